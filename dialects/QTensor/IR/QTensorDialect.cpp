@@ -1,0 +1,55 @@
+//===- QTensorDialect.cpp - The qtensor dialect ---------------------------===//
+
+#include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::qt;
+
+#include "qtensor/Dialect/QTensor/IR/QTensorDialect.cpp.inc"
+
+namespace {
+/// Short aliases keep printed types readable: `#ui4_group128` for a W4
+/// descriptor with groups of 128, `#layout_tiled` for a tiled layout.
+struct QTensorOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (auto affine = dyn_cast<AffineDescriptorAttr>(attr)) {
+      os << (affine.getCode().isSigned() ? "si" : "ui")
+         << affine.getCode().getWidth();
+      if (affine.getZeroPoint() != ZeroPointKind::None)
+        os << "_asym";
+      switch (affine.getGranularity()) {
+      case Granularity::PerTensor:
+        os << "_per_tensor";
+        break;
+      case Granularity::PerAxis:
+        os << "_per_axis" << affine.getAxis();
+        break;
+      case Granularity::Group:
+        os << "_group" << affine.getGroupSize();
+        break;
+      }
+      return AliasResult::FinalAlias;
+    }
+    if (auto layout = dyn_cast<LayoutAttr>(attr)) {
+      os << "layout";
+      return AliasResult::FinalAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
+void QTensorDialect::initialize() {
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.cpp.inc"
+      >();
+  addInterfaces<QTensorOpAsmInterface>();
+}

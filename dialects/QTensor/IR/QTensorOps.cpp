@@ -1,0 +1,281 @@
+//===- QTensorOps.cpp - qtensor operation verifiers -----------------------===//
+//
+// The semantic gates of seed M8.9 0x05C that need more than one value:
+// qparam shapes and dtypes against the descriptor's granularity, code ranges
+// of constant codes, code-preserving repacks and matching linear shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::qt;
+
+#define GET_OP_CLASSES
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.cpp.inc"
+
+namespace {
+/// Prints a shape as [a, b, c].
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// Describes why the qparam shape is what it is, for diagnostics.
+std::string explainQParamShape(QuantizedTensorType type) {
+  auto affine = dyn_cast<AffineDescriptorAttr>(type.getDescriptor());
+  if (!affine)
+    return "";
+  ArrayRef<int64_t> shape = type.getShape();
+  switch (affine.getGranularity()) {
+  case Granularity::PerTensor:
+    return " (per_tensor: one scale)";
+  case Granularity::PerAxis:
+    return " (per_axis along axis " + std::to_string(affine.getAxis()) + ")";
+  case Granularity::Group: {
+    int64_t axis = affine.getAxis(), g = affine.getGroupSize();
+    int64_t dim = shape[axis];
+    return " (ceil(" + std::to_string(dim) + " / " + std::to_string(g) +
+           ") = " + std::to_string((dim + g - 1) / g) +
+           " groups along axis " + std::to_string(axis) + ")";
+  }
+  }
+  return "";
+}
+
+/// Checks one qparam tensor (`role` is "scales" or "zero-points").
+LogicalResult verifyQParamTensor(Operation *op, StringRef role, Type actual,
+                                 QuantizedTensorType type, Type elementType) {
+  auto ranked = dyn_cast<RankedTensorType>(actual);
+  if (!ranked)
+    return op->emitOpError() << role << " must be a ranked tensor";
+  SmallVector<int64_t> expected =
+      type.getDescriptor().getQParamShape(type.getShape());
+  if (ranked.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError()
+           << role << " have shape " << formatShape(ranked.getShape())
+           << " but the descriptor needs " << formatShape(expected)
+           << explainQParamShape(type);
+  if (ranked.getElementType() != elementType)
+    return op->emitOpError() << role << " have element type "
+                             << ranked.getElementType()
+                             << " but the descriptor needs " << elementType;
+  return success();
+}
+
+/// Checks scales and the optional zero-points against the quantized type.
+LogicalResult verifyQParams(Operation *op, QuantizedTensorType type,
+                            Type scales, Type zeroPoints) {
+  if (failed(verifyQParamTensor(op, "scales", scales, type,
+                                type.getDescriptor().getScaleElementType())))
+    return failure();
+  Type zeroType = type.getDescriptor().getZeroPointElementType();
+  if (!zeroType && zeroPoints)
+    return op->emitOpError()
+           << "has zero-points but the descriptor's scheme has none";
+  if (zeroType && !zeroPoints)
+    return op->emitOpError()
+           << "needs zero-points of element type " << zeroType
+           << ": the descriptor is asymmetric";
+  if (zeroPoints)
+    return verifyQParamTensor(op, "zero-points", zeroPoints, type, zeroType);
+  return success();
+}
+
+/// Checks that a tensor type has the quantized type's logical shape.
+LogicalResult verifySameShape(Operation *op, StringRef role, Type actual,
+                              QuantizedTensorType type) {
+  auto ranked = dyn_cast<RankedTensorType>(actual);
+  if (!ranked || ranked.getShape() != type.getShape())
+    return op->emitOpError()
+           << role << " shape must equal the quantized tensor's logical shape "
+           << formatShape(type.getShape());
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// WeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "needs a non-empty artifact tensor name";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  QuantizedTensorType type = getResult().getType();
+  if (failed(verifySameShape(*this, "input", getInput().getType(), type)))
+    return failure();
+  if (!isa<FloatType>(getInput().getType().getElementType()))
+    return emitOpError() << "input must have a float element type, got "
+                         << getInput().getType().getElementType();
+  return verifyQParams(*this, type, getScales().getType(),
+                       getZeroPoints() ? getZeroPoints().getType() : Type());
+}
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  QuantizedTensorType type = getInput().getType();
+  if (getResult().getType() != type.getReconstructedType())
+    return emitOpError() << "result type must be "
+                         << type.getReconstructedType()
+                         << " (the logical shape and element type), got "
+                         << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AssembleOp / DisassembleOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult verifyCodes(Operation *op, Type codes, QuantizedTensorType type) {
+  if (failed(verifySameShape(op, "codes", codes, type)))
+    return failure();
+  Type codeType = type.getDescriptor().getCodeElementType();
+  if (cast<RankedTensorType>(codes).getElementType() != codeType)
+    return op->emitOpError()
+           << "codes have element type "
+           << cast<RankedTensorType>(codes).getElementType()
+           << " but the descriptor's code type is " << codeType;
+  return success();
+}
+} // namespace
+
+LogicalResult AssembleOp::verify() {
+  QuantizedTensorType type = getResult().getType();
+  if (failed(verifyCodes(*this, getCodes().getType(), type)) ||
+      failed(verifyQParams(*this, type, getScales().getType(),
+                           getZeroPoints() ? getZeroPoints().getType()
+                                           : Type())))
+    return failure();
+  // Constant codes can be proven inside the code range (e.g. the restricted
+  // symmetric range forbids -2^(b-1)).
+  DenseIntElementsAttr constant;
+  if (matchPattern(getCodes(), m_Constant(&constant))) {
+    auto [lo, hi] = type.getDescriptor().getCodeBounds();
+    bool isSigned = cast<IntegerType>(constant.getElementType()).isSigned();
+    int64_t index = 0;
+    for (const APInt &value : constant.getValues<APInt>()) {
+      int64_t code = isSigned ? value.getSExtValue()
+                              : static_cast<int64_t>(value.getZExtValue());
+      if (code < lo || code > hi)
+        return emitOpError() << "code " << code << " at flat index " << index
+                             << " is outside the code range [" << lo << ", "
+                             << hi << "]";
+      ++index;
+    }
+  }
+  return success();
+}
+
+LogicalResult DisassembleOp::verify() {
+  QuantizedTensorType type = getInput().getType();
+  if (failed(verifyCodes(*this, getCodes().getType(), type)))
+    return failure();
+  return verifyQParams(*this, type, getScales().getType(),
+                       getZeroPoints() ? getZeroPoints().getType() : Type());
+}
+
+//===----------------------------------------------------------------------===//
+// RepackOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RepackOp::verify() {
+  QuantizedTensorType from = getInput().getType();
+  QuantizedTensorType to = getResult().getType();
+  if (from.getShape() != to.getShape())
+    return emitOpError() << "must preserve the logical shape: "
+                         << formatShape(from.getShape()) << " vs "
+                         << formatShape(to.getShape());
+  if (from.getElementType() != to.getElementType())
+    return emitOpError() << "must preserve the element type";
+  if (from.getDescriptor() != to.getDescriptor())
+    return emitOpError()
+           << "must preserve the descriptor: changing codes, groups or "
+              "qparams is a conversion, not a repack";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  QuantizedTensorType weight = getWeight().getType();
+  if (weight.getRank() != 2)
+    return emitOpError() << "weight must be rank 2 [N, K], got rank "
+                         << weight.getRank();
+  int64_t n = weight.getShape()[0], k = weight.getShape()[1];
+
+  if (auto affine = dyn_cast<AffineDescriptorAttr>(weight.getDescriptor())) {
+    if (affine.getGranularity() == Granularity::Group && affine.getAxis() != 1)
+      return emitOpError()
+             << "weight groups must run along the reduction axis 1 (K), got "
+                "axis "
+             << affine.getAxis();
+    if (affine.getGranularity() == Granularity::PerAxis &&
+        affine.getAxis() != 0)
+      return emitOpError() << "per-axis weight scales must run along the "
+                              "output-channel axis 0 (N), got axis "
+                           << affine.getAxis();
+  }
+
+  RankedTensorType input = getInput().getType();
+  if (input.getRank() < 1)
+    return emitOpError() << "input must have rank >= 1 ([..., K])";
+  int64_t inputK = input.getShape().back();
+  if (!ShapedType::isDynamic(inputK) && inputK != k)
+    return emitOpError() << "input reduction size " << inputK
+                         << " does not match the weight's K = " << k;
+  if (input.getElementType() != weight.getElementType())
+    return emitOpError() << "input element type " << input.getElementType()
+                         << " must match the weight's reconstructed type "
+                         << weight.getElementType();
+
+  RankedTensorType result = getResult().getType();
+  SmallVector<int64_t> expected(input.getShape().drop_back());
+  expected.push_back(n);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape " << formatShape(result.getShape())
+                         << " must be " << formatShape(expected)
+                         << " (input batch dims followed by N)";
+  auto outType = dyn_cast<FloatType>(result.getElementType());
+  if (!outType || !(outType.isF16() || outType.isBF16() || outType.isF32()))
+    return emitOpError() << "output element type must be f16, bf16 or f32, got "
+                         << result.getElementType();
+
+  Type acc = getAccumulator();
+  if (!acc.isF32() && acc != input.getElementType())
+    return emitOpError() << "accumulator must be f32 or the activation type "
+                         << input.getElementType() << ", got " << acc;
+
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getShape() != ArrayRef<int64_t>{n})
+      return emitOpError() << "bias shape " << formatShape(biasType.getShape())
+                           << " must be [" << n << "]";
+    if (biasType.getElementType() != result.getElementType())
+      return emitOpError() << "bias element type " << biasType.getElementType()
+                           << " must match the output type "
+                           << result.getElementType();
+  }
+  return success();
+}

@@ -1,0 +1,155 @@
+//===- Descriptor.h - The logical contract of a quantized tensor -*- C++ -*-===//
+//
+// What stored codes mean (seed M8.9 0x01B): code type, zero-point kind, group
+// axis and size, tail rule, scale dtype, rounding, permutation, decoder
+// version; and how they are laid out physically (family, version, encoding,
+// tiles, padding). These plain structs are the MLIR-free spelling of the
+// `#qtensor.affine` and `#qtensor.layout` attributes and the manifest's tensor
+// schema; the invariants every spelling must satisfy are checked here, once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_DESCRIPTOR_DESCRIPTOR_H
+#define QTENSOR_DESCRIPTOR_DESCRIPTOR_H
+
+#include "qtensor/Numerics/Enums.h"
+#include "qtensor/Support/Expected.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor {
+
+/// Float dtypes used for reconstructed elements and for scales.
+enum class FloatType : uint8_t { F16, BF16, F32 };
+
+/// The integer type of one stored code.
+struct CodeType {
+  unsigned bits = 4; ///< 2, 3, 4 or 8
+  bool isSigned = false;
+  bool operator==(const CodeType &o) const {
+    return bits == o.bits && isSigned == o.isSigned;
+  }
+};
+
+enum class QuantScheme : uint8_t { Symmetric, Asymmetric };
+
+/// How the zero-point (if any) enters reconstruction.
+enum class ZeroPointKind : uint8_t {
+  None,    ///< x = s * q                 (symmetric)
+  Integer, ///< x = s * (q - z), z a code  (M8.1 0x02)
+  Float,   ///< x = s * (q - z), z real, stored in the scale dtype
+  Min,     ///< x = s * q + m, m stored in the scale dtype (ggml Q4_1 "min")
+};
+
+enum class Granularity : uint8_t {
+  PerTensor, ///< one scale for the whole tensor
+  PerAxis,   ///< one scale per index of `axis`
+  Group,     ///< row-bounded groups of `groupSize` along `axis` (M8.1 0x04)
+};
+
+/// What a short final group along the group axis means.
+enum class TailRule : uint8_t {
+  Partial, ///< a short tail group stores its own qparams
+  Exact,   ///< the axis must be a multiple of the group size
+};
+
+/// The affine family: x = s * (q - z) with declared granularity.
+struct AffineDescriptor {
+  CodeType code;
+  QuantScheme scheme = QuantScheme::Symmetric;
+  ZeroPointKind zeroPoint = ZeroPointKind::None;
+  Granularity granularity = Granularity::PerTensor;
+  int64_t axis = -1;      ///< PerAxis and Group only
+  int64_t groupSize = 0;  ///< Group only
+  TailRule tail = TailRule::Partial;
+  FloatType scaleType = FloatType::F16;
+  RoundingMode rounding = RoundingMode::NearestEven;
+  SaturationMode saturation = SaturationMode::Clamp;
+  /// Restricted symmetric range [-Q, Q] (M8.1 0x02B); signed symmetric only.
+  bool narrowRange = false;
+  SignedEncoding encoding = SignedEncoding::TwosComplement;
+  /// Optional permutation of the group axis (act-order); must be a bijection.
+  std::optional<std::vector<int64_t>> permutation;
+  uint32_t decoderVersion = 1;
+
+  bool operator==(const AffineDescriptor &o) const;
+  bool operator!=(const AffineDescriptor &o) const { return !(*this == o); }
+};
+
+/// Physical arrangement of the codes (seed M8.9 0x01D, 0x03C).
+struct LayoutDescriptor {
+  std::string family = "logical"; ///< "logical": row-major, rows byte-aligned
+  uint32_t version = 1;
+  std::string encoding = "lsb_first";
+  std::vector<int64_t> tile;    ///< empty, or one tile size per dimension
+  std::vector<int64_t> padding; ///< empty, or padding elements per dimension
+
+  bool isLogical() const { return family == "logical"; }
+  bool operator==(const LayoutDescriptor &o) const;
+  bool operator!=(const LayoutDescriptor &o) const { return !(*this == o); }
+};
+
+/// A quantized tensor's full logical + physical contract.
+struct QuantizedTensorDescriptor {
+  std::vector<int64_t> shape;
+  FloatType elementType = FloatType::F16;
+  AffineDescriptor descriptor;
+  LayoutDescriptor layout;
+
+  bool operator==(const QuantizedTensorDescriptor &o) const {
+    return shape == o.shape && elementType == o.elementType &&
+           descriptor == o.descriptor && layout == o.layout;
+  }
+};
+
+/// Smallest and largest code the descriptor allows.
+struct CodeBounds {
+  int64_t min, max;
+};
+CodeBounds codeBounds(const AffineDescriptor &d);
+
+/// Checks the descriptor on its own: bit widths, scheme vs zero-point kind,
+/// granularity fields, narrow range, encoding.
+Status verifyDescriptor(const AffineDescriptor &d);
+/// Checks the descriptor against a tensor shape: axis range, group tail rule,
+/// permutation bijection.
+Status verifyDescriptorForShape(const AffineDescriptor &d,
+                                const std::vector<int64_t> &shape);
+/// Checks the layout on its own and against a shape: version, tile sizes,
+/// padding and tile multiples.
+Status verifyLayoutForShape(const LayoutDescriptor &l,
+                            const std::vector<int64_t> &shape);
+/// All three checks, for a whole tensor.
+Status verifyTensorDescriptor(const QuantizedTensorDescriptor &t);
+
+/// Shape of the scale (and zero-point) tensor: [] per tensor, [dim] per axis,
+/// and for groups the shape with the group axis replaced by ceil(dim / G).
+std::vector<int64_t> qparamShape(const AffineDescriptor &d,
+                                 const std::vector<int64_t> &shape);
+
+/// Spellings shared by the MLIR attributes and the JSON form.
+const char *toString(FloatType t);
+const char *toString(QuantScheme s);
+const char *toString(ZeroPointKind k);
+const char *toString(Granularity g);
+const char *toString(TailRule t);
+const char *toString(RoundingMode r);
+const char *toString(SaturationMode s);
+const char *toString(SignedEncoding e);
+std::optional<FloatType> parseFloatType(const std::string &s);
+std::optional<QuantScheme> parseQuantScheme(const std::string &s);
+std::optional<ZeroPointKind> parseZeroPointKind(const std::string &s);
+std::optional<Granularity> parseGranularity(const std::string &s);
+std::optional<TailRule> parseTailRule(const std::string &s);
+std::optional<RoundingMode> parseRoundingMode(const std::string &s);
+std::optional<SaturationMode> parseSaturationMode(const std::string &s);
+std::optional<SignedEncoding> parseSignedEncoding(const std::string &s);
+
+/// "[3, 5]" for diagnostics.
+std::string shapeToString(const std::vector<int64_t> &shape);
+
+} // namespace qtensor
+
+#endif // QTENSOR_DESCRIPTOR_DESCRIPTOR_H

@@ -1,0 +1,29 @@
+//===- DescriptorJson.h - Descriptor <-> JSON (manifest schema) --*- C++ -*-===//
+//
+// The manifest's per-tensor schema. Parsing is strict: a missing required
+// field, an unknown field, a wrong JSON type or an unknown enum spelling is an
+// error that names the JSON path; the result is verified before it returns.
+// See docs/descriptor-json.md for the schema.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_DESCRIPTOR_DESCRIPTORJSON_H
+#define QTENSOR_DESCRIPTOR_DESCRIPTORJSON_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+
+#include <nlohmann/json.hpp>
+
+namespace qtensor {
+
+nlohmann::json toJson(const AffineDescriptor &d);
+nlohmann::json toJson(const LayoutDescriptor &l);
+nlohmann::json toJson(const QuantizedTensorDescriptor &t);
+
+Expected<AffineDescriptor> affineDescriptorFromJson(const nlohmann::json &j);
+Expected<LayoutDescriptor> layoutDescriptorFromJson(const nlohmann::json &j);
+Expected<QuantizedTensorDescriptor>
+tensorDescriptorFromJson(const nlohmann::json &j);
+
+} // namespace qtensor
+
+#endif // QTENSOR_DESCRIPTOR_DESCRIPTORJSON_H

@@ -1,0 +1,72 @@
+//===- QTensorEnums.td - Descriptor policy enums -----------*- tablegen -*-===//
+//
+// The ODS spelling of the policies in include/qtensor/Numerics/Enums.h and
+// include/qtensor/Descriptor/Descriptor.h; DescriptorBridge converts them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD
+#define QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def QTensor_SchemeEnum : I32EnumAttr<"QuantScheme", "quantization scheme", [
+    I32EnumAttrCase<"Symmetric", 0, "symmetric">,
+    I32EnumAttrCase<"Asymmetric", 1, "asymmetric">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_ZeroPointKindEnum : I32EnumAttr<"ZeroPointKind",
+    "how the zero-point enters reconstruction", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Integer", 1, "integer">,
+    I32EnumAttrCase<"Float", 2, "float">,
+    I32EnumAttrCase<"Min", 3, "min">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_GranularityEnum : I32EnumAttr<"Granularity",
+    "which values share one scale", [
+    I32EnumAttrCase<"PerTensor", 0, "per_tensor">,
+    I32EnumAttrCase<"PerAxis", 1, "per_axis">,
+    I32EnumAttrCase<"Group", 2, "group">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_TailRuleEnum : I32EnumAttr<"TailRule",
+    "meaning of a short final group", [
+    I32EnumAttrCase<"Partial", 0, "partial">,
+    I32EnumAttrCase<"Exact", 1, "exact">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_RoundingModeEnum : I32EnumAttr<"RoundingMode",
+    "tie rule of quantize", [
+    I32EnumAttrCase<"NearestEven", 0, "nearest_even">,
+    I32EnumAttrCase<"NearestAway", 1, "nearest_away">,
+    I32EnumAttrCase<"TowardZero", 2, "toward_zero">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_SaturationModeEnum : I32EnumAttr<"SaturationMode",
+    "what quantize does past the code range", [
+    I32EnumAttrCase<"Clamp", 0, "clamp">,
+    I32EnumAttrCase<"Reject", 1, "reject">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_SignedEncodingEnum : I32EnumAttr<"SignedEncoding",
+    "how signed codes are stored", [
+    I32EnumAttrCase<"TwosComplement", 0, "twos_complement">,
+    I32EnumAttrCase<"OffsetBinary", 1, "offset_binary">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+#endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD

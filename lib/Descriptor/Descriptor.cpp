@@ -1,0 +1,284 @@
+//===- Descriptor.cpp - Invariants of the quantized-tensor contract --------===//
+//
+// The checks of seed M8.9 0x05C that a descriptor can make by itself or
+// against a shape. Messages are complete sentences without a subject; the
+// dialect prefixes nothing and reports them as verifier diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Descriptor/Descriptor.h"
+
+#include "qtensor/Support/CheckedMath.h"
+
+#include <algorithm>
+#include <sstream>
+
+using namespace qtensor;
+
+bool AffineDescriptor::operator==(const AffineDescriptor &o) const {
+  return code == o.code && scheme == o.scheme && zeroPoint == o.zeroPoint &&
+         granularity == o.granularity && axis == o.axis &&
+         groupSize == o.groupSize && tail == o.tail &&
+         scaleType == o.scaleType && rounding == o.rounding &&
+         saturation == o.saturation && narrowRange == o.narrowRange &&
+         encoding == o.encoding && permutation == o.permutation &&
+         decoderVersion == o.decoderVersion;
+}
+
+bool LayoutDescriptor::operator==(const LayoutDescriptor &o) const {
+  return family == o.family && version == o.version &&
+         encoding == o.encoding && tile == o.tile && padding == o.padding;
+}
+
+std::string qtensor::shapeToString(const std::vector<int64_t> &shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+CodeBounds qtensor::codeBounds(const AffineDescriptor &d) {
+  unsigned b = d.code.bits;
+  if (!d.code.isSigned)
+    return {0, (int64_t(1) << b) - 1};
+  int64_t q = (int64_t(1) << (b - 1)) - 1;
+  return {d.narrowRange ? -q : -q - 1, q};
+}
+
+Status qtensor::verifyDescriptor(const AffineDescriptor &d) {
+  unsigned b = d.code.bits;
+  if (b != 2 && b != 3 && b != 4 && b != 8)
+    return makeError("code type must be 2, 3, 4 or 8 bits wide, got ", b);
+  bool symmetric = d.scheme == QuantScheme::Symmetric;
+  if (symmetric && d.zeroPoint != ZeroPointKind::None)
+    return makeError("symmetric scheme cannot have a zero-point (got ",
+                     toString(d.zeroPoint), ")");
+  if (!symmetric && d.zeroPoint == ZeroPointKind::None)
+    return makeError(
+        "asymmetric scheme needs a zero-point kind (integer, float or min)");
+  if (d.narrowRange && !(symmetric && d.code.isSigned))
+    return makeError(
+        "narrow_range (the restricted range [-Q, Q]) needs a signed code type "
+        "and the symmetric scheme");
+  if (d.encoding == SignedEncoding::OffsetBinary && !d.code.isSigned)
+    return makeError("offset_binary encoding applies to signed codes only");
+  switch (d.granularity) {
+  case Granularity::PerTensor:
+    if (d.axis != -1)
+      return makeError("per_tensor granularity takes no axis (got ", d.axis,
+                       ")");
+    if (d.groupSize != 0)
+      return makeError("per_tensor granularity takes no group_size");
+    if (d.permutation)
+      return makeError("a permutation needs a per_axis or group axis");
+    break;
+  case Granularity::PerAxis:
+    if (d.axis < 0)
+      return makeError("per_axis granularity needs a non-negative axis");
+    if (d.groupSize != 0)
+      return makeError("per_axis granularity takes no group_size");
+    break;
+  case Granularity::Group:
+    if (d.axis < 0)
+      return makeError("group granularity needs a non-negative axis");
+    if (d.groupSize <= 0)
+      return makeError("group granularity needs a positive group_size, got ",
+                       d.groupSize);
+    break;
+  }
+  if (d.tail == TailRule::Exact && d.granularity != Granularity::Group)
+    return makeError("tail rule 'exact' applies to group granularity only");
+  if (d.decoderVersion == 0)
+    return makeError("decoder_version must be at least 1");
+  return Status::ok();
+}
+
+Status qtensor::verifyDescriptorForShape(const AffineDescriptor &d,
+                                         const std::vector<int64_t> &shape) {
+  if (Status s = verifyDescriptor(d); !s)
+    return s;
+  int64_t rank = static_cast<int64_t>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
+      return makeError("dimension ", i, " is ", shape[i],
+                       "; quantized tensors need static non-negative shapes");
+  if (d.granularity == Granularity::PerTensor)
+    return Status::ok();
+  if (d.axis >= rank)
+    return makeError("axis ", d.axis, " is out of range for a rank-", rank,
+                     " tensor");
+  int64_t dim = shape[d.axis];
+  if (d.granularity == Granularity::Group && d.tail == TailRule::Exact &&
+      dim % d.groupSize != 0)
+    return makeError("tail rule 'exact' needs dimension ", d.axis, " (", dim,
+                     ") to be a multiple of the group size ", d.groupSize);
+  if (d.permutation) {
+    const std::vector<int64_t> &perm = *d.permutation;
+    if (static_cast<int64_t>(perm.size()) != dim)
+      return makeError("permutation has ", perm.size(),
+                       " entries but axis ", d.axis, " has ", dim);
+    std::vector<bool> seen(perm.size(), false);
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] < 0 || perm[i] >= dim)
+        return makeError("permutation entry ", i, " (", perm[i],
+                         ") is outside [0, ", dim, ")");
+      if (seen[perm[i]])
+        return makeError("permutation is not a bijection: ", perm[i],
+                         " appears twice");
+      seen[perm[i]] = true;
+    }
+  }
+  return Status::ok();
+}
+
+Status qtensor::verifyLayoutForShape(const LayoutDescriptor &l,
+                                     const std::vector<int64_t> &shape) {
+  if (l.family.empty())
+    return makeError("layout family must not be empty");
+  if (l.version == 0)
+    return makeError("layout version must be at least 1");
+  if (!l.tile.empty() && l.tile.size() != shape.size())
+    return makeError("layout has ", l.tile.size(), " tile sizes for a rank-",
+                     shape.size(), " tensor");
+  if (!l.padding.empty() && l.padding.size() != shape.size())
+    return makeError("layout has ", l.padding.size(),
+                     " padding entries for a rank-", shape.size(), " tensor");
+  if (l.isLogical() && (!l.tile.empty() || !l.padding.empty()))
+    return makeError("the logical layout has no tiles or padding");
+  for (size_t i = 0; i < l.tile.size(); ++i)
+    if (l.tile[i] <= 0)
+      return makeError("tile size ", l.tile[i], " of dimension ", i,
+                       " must be positive");
+  for (size_t i = 0; i < l.padding.size(); ++i) {
+    if (l.padding[i] < 0)
+      return makeError("padding ", l.padding[i], " of dimension ", i,
+                       " must be non-negative");
+    if (!l.tile.empty() && l.padding[i] >= l.tile[i])
+      return makeError("padding ", l.padding[i], " of dimension ", i,
+                       " must be smaller than its tile ", l.tile[i]);
+  }
+  for (size_t i = 0; i < l.tile.size(); ++i) {
+    int64_t pad = l.padding.empty() ? 0 : l.padding[i];
+    auto padded = checkedAdd(static_cast<uint64_t>(shape[i]), pad);
+    if (!padded)
+      return makeError("padded dimension ", i, " overflows");
+    if (*padded % l.tile[i] != 0)
+      return makeError("dimension ", i, " (", shape[i], " + padding ", pad,
+                       ") is not a multiple of the tile size ", l.tile[i]);
+  }
+  return Status::ok();
+}
+
+Status qtensor::verifyTensorDescriptor(const QuantizedTensorDescriptor &t) {
+  if (Status s = verifyDescriptorForShape(t.descriptor, t.shape); !s)
+    return s;
+  return verifyLayoutForShape(t.layout, t.shape);
+}
+
+std::vector<int64_t> qtensor::qparamShape(const AffineDescriptor &d,
+                                          const std::vector<int64_t> &shape) {
+  switch (d.granularity) {
+  case Granularity::PerTensor:
+    return {};
+  case Granularity::PerAxis:
+    return {shape[d.axis]};
+  case Granularity::Group: {
+    std::vector<int64_t> result = shape;
+    result[d.axis] =
+        static_cast<int64_t>(ceilDiv(shape[d.axis], d.groupSize));
+    return result;
+  }
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Spellings
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename Enum, size_t N>
+std::optional<Enum> lookup(const std::string &s,
+                           const std::pair<const char *, Enum> (&table)[N]) {
+  for (const auto &[name, value] : table)
+    if (s == name)
+      return value;
+  return std::nullopt;
+}
+template <typename Enum, size_t N>
+const char *spell(Enum e, const std::pair<const char *, Enum> (&table)[N]) {
+  for (const auto &[name, value] : table)
+    if (e == value)
+      return name;
+  return "?";
+}
+
+const std::pair<const char *, FloatType> kFloatTypes[] = {
+    {"f16", FloatType::F16}, {"bf16", FloatType::BF16}, {"f32", FloatType::F32}};
+const std::pair<const char *, QuantScheme> kSchemes[] = {
+    {"symmetric", QuantScheme::Symmetric},
+    {"asymmetric", QuantScheme::Asymmetric}};
+const std::pair<const char *, ZeroPointKind> kZeroPoints[] = {
+    {"none", ZeroPointKind::None},
+    {"integer", ZeroPointKind::Integer},
+    {"float", ZeroPointKind::Float},
+    {"min", ZeroPointKind::Min}};
+const std::pair<const char *, Granularity> kGranularities[] = {
+    {"per_tensor", Granularity::PerTensor},
+    {"per_axis", Granularity::PerAxis},
+    {"group", Granularity::Group}};
+const std::pair<const char *, TailRule> kTails[] = {
+    {"partial", TailRule::Partial}, {"exact", TailRule::Exact}};
+const std::pair<const char *, RoundingMode> kRoundings[] = {
+    {"nearest_even", RoundingMode::NearestEven},
+    {"nearest_away", RoundingMode::NearestAway},
+    {"toward_zero", RoundingMode::TowardZero}};
+const std::pair<const char *, SaturationMode> kSaturations[] = {
+    {"clamp", SaturationMode::Clamp}, {"reject", SaturationMode::Reject}};
+const std::pair<const char *, SignedEncoding> kEncodings[] = {
+    {"twos_complement", SignedEncoding::TwosComplement},
+    {"offset_binary", SignedEncoding::OffsetBinary}};
+} // namespace
+
+const char *qtensor::toString(FloatType t) { return spell(t, kFloatTypes); }
+const char *qtensor::toString(QuantScheme s) { return spell(s, kSchemes); }
+const char *qtensor::toString(ZeroPointKind k) { return spell(k, kZeroPoints); }
+const char *qtensor::toString(Granularity g) {
+  return spell(g, kGranularities);
+}
+const char *qtensor::toString(TailRule t) { return spell(t, kTails); }
+const char *qtensor::toString(RoundingMode r) { return spell(r, kRoundings); }
+const char *qtensor::toString(SaturationMode s) {
+  return spell(s, kSaturations);
+}
+const char *qtensor::toString(SignedEncoding e) { return spell(e, kEncodings); }
+
+std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
+  return lookup(s, kFloatTypes);
+}
+std::optional<QuantScheme> qtensor::parseQuantScheme(const std::string &s) {
+  return lookup(s, kSchemes);
+}
+std::optional<ZeroPointKind>
+qtensor::parseZeroPointKind(const std::string &s) {
+  return lookup(s, kZeroPoints);
+}
+std::optional<Granularity> qtensor::parseGranularity(const std::string &s) {
+  return lookup(s, kGranularities);
+}
+std::optional<TailRule> qtensor::parseTailRule(const std::string &s) {
+  return lookup(s, kTails);
+}
+std::optional<RoundingMode> qtensor::parseRoundingMode(const std::string &s) {
+  return lookup(s, kRoundings);
+}
+std::optional<SaturationMode>
+qtensor::parseSaturationMode(const std::string &s) {
+  return lookup(s, kSaturations);
+}
+std::optional<SignedEncoding>
+qtensor::parseSignedEncoding(const std::string &s) {
+  return lookup(s, kEncodings);
+}

@@ -1,0 +1,299 @@
+//===- DescriptorJson.cpp - Descriptor <-> JSON ----------------------------===//
+//
+// Strict both ways: every field toJson writes is one fromJson requires (or
+// knows as optional), and fromJson rejects anything else, naming the path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Descriptor/DescriptorJson.h"
+
+#include <initializer_list>
+#include <set>
+
+using namespace qtensor;
+using json = nlohmann::json;
+
+//===----------------------------------------------------------------------===//
+// toJson
+//===----------------------------------------------------------------------===//
+
+json qtensor::toJson(const AffineDescriptor &d) {
+  json j;
+  j["family"] = "affine";
+  j["decoder_version"] = d.decoderVersion;
+  j["code"] = {{"bits", d.code.bits},
+               {"signed", d.code.isSigned},
+               {"encoding", toString(d.encoding)}};
+  j["scheme"] = toString(d.scheme);
+  j["zero_point"] = toString(d.zeroPoint);
+  json g = {{"kind", toString(d.granularity)}};
+  if (d.granularity != Granularity::PerTensor)
+    g["axis"] = d.axis;
+  if (d.granularity == Granularity::Group) {
+    g["group_size"] = d.groupSize;
+    g["tail"] = toString(d.tail);
+  }
+  j["granularity"] = g;
+  j["scale_dtype"] = toString(d.scaleType);
+  j["rounding"] = toString(d.rounding);
+  j["saturation"] = toString(d.saturation);
+  j["narrow_range"] = d.narrowRange;
+  if (d.permutation)
+    j["permutation"] = *d.permutation;
+  return j;
+}
+
+json qtensor::toJson(const LayoutDescriptor &l) {
+  return {{"family", l.family},
+          {"version", l.version},
+          {"encoding", l.encoding},
+          {"tile", l.tile},
+          {"padding", l.padding}};
+}
+
+json qtensor::toJson(const QuantizedTensorDescriptor &t) {
+  return {{"shape", t.shape},
+          {"element_type", toString(t.elementType)},
+          {"descriptor", toJson(t.descriptor)},
+          {"layout", toJson(t.layout)}};
+}
+
+//===----------------------------------------------------------------------===//
+// fromJson
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads one JSON object, remembering its path for messages and which keys
+/// were consumed so unknown keys can be rejected.
+class ObjectReader {
+public:
+  ObjectReader(const json &j, std::string path)
+      : object(j), path(std::move(path)) {}
+
+  Status expectObject() const {
+    if (!object.is_object())
+      return makeError(path, ": expected a JSON object, got ",
+                       object.type_name());
+    return Status::ok();
+  }
+
+  std::string at(const char *key) const { return path + "." + key; }
+
+  const json *find(const char *key) {
+    seen.insert(key);
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  Status require(const char *key, const json *&out) {
+    out = find(key);
+    if (!out)
+      return makeError(at(key), ": required field is missing");
+    return Status::ok();
+  }
+
+  Status readString(const char *key, std::string &out) {
+    const json *v;
+    if (Status s = require(key, v); !s)
+      return s;
+    if (!v->is_string())
+      return makeError(at(key), ": expected a string, got ", v->type_name());
+    out = v->get<std::string>();
+    return Status::ok();
+  }
+
+  Status readBool(const char *key, bool &out) {
+    const json *v;
+    if (Status s = require(key, v); !s)
+      return s;
+    if (!v->is_boolean())
+      return makeError(at(key), ": expected true or false, got ",
+                       v->type_name());
+    out = v->get<bool>();
+    return Status::ok();
+  }
+
+  Status readInt(const char *key, int64_t min, int64_t max, int64_t &out) {
+    const json *v;
+    if (Status s = require(key, v); !s)
+      return s;
+    return toInt(*v, at(key), min, max, out);
+  }
+
+  static Status toInt(const json &v, const std::string &where, int64_t min,
+                      int64_t max, int64_t &out) {
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(max))
+        return makeError(where, ": ", u, " is larger than ", max);
+      out = static_cast<int64_t>(u);
+    } else if (v.is_number_integer()) {
+      out = v.get<int64_t>();
+    } else {
+      return makeError(where, ": expected an integer, got ", v.type_name());
+    }
+    if (out < min || out > max)
+      return makeError(where, ": ", out, " is outside [", min, ", ", max, "]");
+    return Status::ok();
+  }
+
+  Status readIntArray(const char *key, std::vector<int64_t> &out) {
+    const json *v;
+    if (Status s = require(key, v); !s)
+      return s;
+    return toIntArray(*v, at(key), out);
+  }
+
+  static Status toIntArray(const json &v, const std::string &where,
+                           std::vector<int64_t> &out) {
+    if (!v.is_array())
+      return makeError(where, ": expected an array of integers, got ",
+                       v.type_name());
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t x;
+      if (Status s = toInt(v[i], where + "[" + std::to_string(i) + "]",
+                           INT64_MIN, INT64_MAX, x);
+          !s)
+        return s;
+      out.push_back(x);
+    }
+    return Status::ok();
+  }
+
+  template <typename Enum>
+  Status readEnum(const char *key, std::optional<Enum> (*parse)(const std::string &),
+                  Enum &out) {
+    std::string s;
+    if (Status st = readString(key, s); !st)
+      return st;
+    auto e = parse(s);
+    if (!e)
+      return makeError(at(key), ": unknown value \"", s, "\"");
+    out = *e;
+    return Status::ok();
+  }
+
+  /// Rejects keys nobody asked for.
+  Status noUnknownKeys() const {
+    for (const auto &item : object.items())
+      if (!seen.count(item.key()))
+        return makeError(path, ": unknown field \"", item.key(), "\"");
+    return Status::ok();
+  }
+
+private:
+  const json &object;
+  std::string path;
+  std::set<std::string> seen;
+};
+
+
+Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  std::string family;
+  QTENSOR_TRY(r.readString("family", family));
+  if (family != "affine")
+    return makeError(r.at("family"), ": unknown descriptor family \"", family,
+                     "\" (this build knows: affine)");
+  AffineDescriptor d;
+  int64_t version;
+  QTENSOR_TRY(r.readInt("decoder_version", 1, UINT32_MAX, version));
+  d.decoderVersion = static_cast<uint32_t>(version);
+
+  const json *code;
+  QTENSOR_TRY(r.require("code", code));
+  ObjectReader c(*code, r.at("code"));
+  QTENSOR_TRY(c.expectObject());
+  int64_t bits;
+  QTENSOR_TRY(c.readInt("bits", 1, 64, bits));
+  d.code.bits = static_cast<unsigned>(bits);
+  QTENSOR_TRY(c.readBool("signed", d.code.isSigned));
+  QTENSOR_TRY(c.readEnum("encoding", parseSignedEncoding, d.encoding));
+  QTENSOR_TRY(c.noUnknownKeys());
+
+  QTENSOR_TRY(r.readEnum("scheme", parseQuantScheme, d.scheme));
+  QTENSOR_TRY(r.readEnum("zero_point", parseZeroPointKind, d.zeroPoint));
+
+  const json *gran;
+  QTENSOR_TRY(r.require("granularity", gran));
+  ObjectReader g(*gran, r.at("granularity"));
+  QTENSOR_TRY(g.expectObject());
+  QTENSOR_TRY(g.readEnum("kind", parseGranularity, d.granularity));
+  if (d.granularity != Granularity::PerTensor)
+    QTENSOR_TRY(g.readInt("axis", 0, INT64_MAX, d.axis));
+  if (d.granularity == Granularity::Group) {
+    QTENSOR_TRY(g.readInt("group_size", 1, INT64_MAX, d.groupSize));
+    QTENSOR_TRY(g.readEnum("tail", parseTailRule, d.tail));
+  }
+  QTENSOR_TRY(g.noUnknownKeys());
+
+  QTENSOR_TRY(r.readEnum("scale_dtype", parseFloatType, d.scaleType));
+  QTENSOR_TRY(r.readEnum("rounding", parseRoundingMode, d.rounding));
+  QTENSOR_TRY(r.readEnum("saturation", parseSaturationMode, d.saturation));
+  QTENSOR_TRY(r.readBool("narrow_range", d.narrowRange));
+  if (const json *perm = r.find("permutation")) {
+    std::vector<int64_t> p;
+    QTENSOR_TRY(ObjectReader::toIntArray(*perm, r.at("permutation"), p));
+    d.permutation = std::move(p);
+  }
+  QTENSOR_TRY(r.noUnknownKeys());
+  if (Status s = verifyDescriptor(d); !s)
+    return makeError(path, ": ", s.message());
+  return d;
+}
+
+Expected<LayoutDescriptor> parseLayout(const json &j, const std::string &path) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  LayoutDescriptor l;
+  QTENSOR_TRY(r.readString("family", l.family));
+  int64_t version;
+  QTENSOR_TRY(r.readInt("version", 1, UINT32_MAX, version));
+  l.version = static_cast<uint32_t>(version);
+  QTENSOR_TRY(r.readString("encoding", l.encoding));
+  QTENSOR_TRY(r.readIntArray("tile", l.tile));
+  QTENSOR_TRY(r.readIntArray("padding", l.padding));
+  QTENSOR_TRY(r.noUnknownKeys());
+  return l;
+}
+} // namespace
+
+Expected<AffineDescriptor> qtensor::affineDescriptorFromJson(const json &j) {
+  return parseAffine(j, "descriptor");
+}
+
+Expected<LayoutDescriptor> qtensor::layoutDescriptorFromJson(const json &j) {
+  auto l = parseLayout(j, "layout");
+  if (!l)
+    return l;
+  // Without a shape only the shape-free layout rules can be checked.
+  if (l->family.empty())
+    return makeError("layout.family: must not be empty");
+  return l;
+}
+
+Expected<QuantizedTensorDescriptor>
+qtensor::tensorDescriptorFromJson(const json &j) {
+  ObjectReader r(j, "tensor");
+  QTENSOR_TRY(r.expectObject());
+  QuantizedTensorDescriptor t;
+  QTENSOR_TRY(r.readIntArray("shape", t.shape));
+  QTENSOR_TRY(r.readEnum("element_type", parseFloatType, t.elementType));
+  const json *desc, *layout;
+  QTENSOR_TRY(r.require("descriptor", desc));
+  QTENSOR_TRY(r.require("layout", layout));
+  QTENSOR_TRY(r.noUnknownKeys());
+  auto d = parseAffine(*desc, "tensor.descriptor");
+  if (!d)
+    return d.error();
+  auto l = parseLayout(*layout, "tensor.layout");
+  if (!l)
+    return l.error();
+  t.descriptor = d.take();
+  t.layout = l.take();
+  if (Status s = verifyTensorDescriptor(t); !s)
+    return makeError("tensor: ", s.message());
+  return t;
+}

@@ -1,0 +1,245 @@
+//===- Groupwise.cpp - Row-bounded group-wise weight quantization ---------===//
+//
+// The offline conversion loop of seed M8.1 0x06A with explicit constant-group
+// and nonfinite policies (M8.1 0x02E) and row-bounded tail groups (0x04).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Numerics/Groupwise.h"
+
+#include "qtensor/Numerics/Affine.h"
+
+#include "NumericsDetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+
+namespace qtensor {
+
+using numerics_detail::formatDouble;
+using numerics_detail::mulOverflow;
+
+namespace {
+
+/// Checks N, K, G and that N * K elements (and N * Ng metadata entries) can be
+/// indexed and allocated.
+Status validateShape(int64_t rows, int64_t cols, int64_t groupSize) {
+  if (rows <= 0)
+    return makeError("row count N must be positive, got ", rows);
+  if (cols <= 0)
+    return makeError("column count K must be positive, got ", cols);
+  if (groupSize <= 0)
+    return makeError("group size G must be positive, got ", groupSize);
+  int64_t elements;
+  if (mulOverflow(rows, cols, elements) ||
+      static_cast<uint64_t>(elements) >
+          std::numeric_limits<size_t>::max() / sizeof(int32_t))
+    return makeError("tensor shape [", rows, ", ", cols,
+                     "] has too many elements: N * K overflows");
+  return Status::ok();
+}
+
+std::string groupText(int64_t row, int64_t group, int64_t lo, int64_t hi) {
+  return "row " + std::to_string(row) + ", group " + std::to_string(group) +
+         " (columns " + std::to_string(lo) + ".." + std::to_string(hi - 1) +
+         ")";
+}
+
+} // namespace
+
+Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
+                                               int64_t rows, int64_t cols,
+                                               const GroupwiseConfig &config) {
+  if (Status status = validateShape(rows, cols, config.groupSize); !status)
+    return status.error();
+  if (!weights)
+    return makeError("weight pointer is null for a [", rows, ", ", cols,
+                     "] tensor");
+  if (config.narrow && !config.symmetric)
+    return makeError("narrow [-Q, Q] codes are only valid for symmetric "
+                     "quantization");
+  // The seed's code_range(bits, symmetric): signed codes for symmetric
+  // groups, unsigned codes plus a zero-point for asymmetric ones.
+  Expected<CodeRange> range =
+      codeRange(config.bits, config.symmetric, config.narrow);
+  if (!range)
+    return range.error();
+  if (range->qmin < std::numeric_limits<int32_t>::min() ||
+      range->qmax > std::numeric_limits<int32_t>::max())
+    return makeError("unsigned ", config.bits,
+                     "-bit codes do not fit the int32 code storage");
+  if (config.symmetric && range->qmax <= 0)
+    return makeError("symmetric quantization needs qmax > 0; signed ",
+                     config.bits, "-bit codes span ", "[", range->qmin, ", ",
+                     range->qmax, "]");
+
+  const int64_t numGroups = groupsPerRow(cols, config.groupSize);
+  GroupwiseQuantized result;
+  result.rows = rows;
+  result.cols = cols;
+  result.groupSize = config.groupSize;
+  result.numGroupsPerRow = numGroups;
+  result.range = *range;
+  result.codes.resize(static_cast<size_t>(rows * cols));
+  result.scales.resize(static_cast<size_t>(rows * numGroups));
+  if (!config.symmetric)
+    result.zeroPoints.resize(static_cast<size_t>(rows * numGroups));
+
+  for (int64_t n = 0; n < rows; ++n) {
+    const float *row = weights + n * cols;
+    for (int64_t g = 0; g < numGroups; ++g) {
+      // Groups restart at each row; the last one may be short (M8.1 0x04).
+      const int64_t lo = g * config.groupSize;
+      const int64_t hi = cols - lo > config.groupSize ? lo + config.groupSize
+                                                       : cols;
+
+      // Range reduction over finite values only; a nonfinite value must not
+      // set the scale of the whole group (M8.1 0x02E).
+      double minValue = 0.0, maxValue = 0.0;
+      bool anyFinite = false;
+      for (int64_t k = lo; k < hi; ++k) {
+        double v = row[k];
+        if (!std::isfinite(v)) {
+          if (config.nonfinitePolicy == NonfinitePolicy::Reject)
+            return makeError(groupText(n, g, lo, hi), ", column ", k,
+                             ": value ", formatDouble(v),
+                             " is not finite (NonfinitePolicy::Reject)");
+          continue;
+        }
+        minValue = anyFinite ? std::min(minValue, v) : v;
+        maxValue = anyFinite ? std::max(maxValue, v) : v;
+        anyFinite = true;
+      }
+
+      // Asymmetric ranges always include 0: exact zero stays representable
+      // and a nonzero constant group gets a non-degenerate range. The only
+      // degenerate group left is all zeros (or no finite values at all).
+      double rangeLo = std::min(minValue, 0.0);
+      double rangeHi = std::max(maxValue, 0.0);
+      double absMax = std::max(std::fabs(minValue), std::fabs(maxValue));
+      bool degenerate = config.symmetric ? absMax == 0.0 : rangeLo == rangeHi;
+
+      AffineParams params;
+      if (degenerate) {
+        if (config.constantPolicy == ConstantGroupPolicy::Reject)
+          return makeError(groupText(n, g, lo, hi), ", column ", lo, ": ",
+                           anyFinite ? "all-zero group" : "no finite values",
+                           " gives a degenerate range "
+                           "(ConstantGroupPolicy::Reject)");
+        // A conventional nonzero scale; zero-point 0 is a valid code for
+        // both signed and unsigned ranges, so zeros reconstruct exactly.
+        params = AffineParams{1.0, 0};
+      } else {
+        Expected<AffineParams> chosen =
+            config.symmetric ? symmetricParams(absMax, *range)
+                             : affineParamsFromRange(rangeLo, rangeHi, *range);
+        if (!chosen)
+          return makeError(groupText(n, g, lo, hi), ": ", chosen.message());
+        params = *chosen;
+      }
+
+      const size_t metaIndex = static_cast<size_t>(n * numGroups + g);
+      result.scales[metaIndex] = params.scale;
+      if (!config.symmetric)
+        result.zeroPoints[metaIndex] = static_cast<int32_t>(params.zeroPoint);
+
+      for (int64_t k = lo; k < hi; ++k) {
+        double v = row[k];
+        int64_t code;
+        if (std::isnan(v))
+          code = params.zeroPoint;
+        else if (std::isinf(v))
+          code = v > 0 ? range->qmax : range->qmin;
+        else {
+          Expected<int64_t> q = quantizeValue(v, params, *range,
+                                              config.rounding,
+                                              SaturationMode::Clamp);
+          if (!q)
+            return makeError(groupText(n, g, lo, hi), ", column ", k, ": ",
+                             q.message());
+          code = *q;
+        }
+        result.codes[static_cast<size_t>(n * cols + k)] =
+            static_cast<int32_t>(code);
+      }
+    }
+  }
+  return result;
+}
+
+Status validateGroupwise(const GroupwiseQuantized &q) {
+  if (Status status = validateShape(q.rows, q.cols, q.groupSize); !status)
+    return status;
+  const int64_t numGroups = groupsPerRow(q.cols, q.groupSize);
+  if (q.numGroupsPerRow != numGroups)
+    return makeError("numGroupsPerRow is ", q.numGroupsPerRow,
+                     " but ceil(K / G) = ceil(", q.cols, " / ", q.groupSize,
+                     ") = ", numGroups);
+  int64_t metaCount;
+  if (mulOverflow(q.rows, numGroups, metaCount))
+    return makeError("metadata count N * ceil(K / G) overflows");
+  if (q.codes.size() != static_cast<uint64_t>(q.rows * q.cols))
+    return makeError("codes hold ", q.codes.size(),
+                     " values, expected N * K = ",
+                     q.rows * q.cols);
+  if (q.scales.size() != static_cast<uint64_t>(metaCount))
+    return makeError("scales hold ", q.scales.size(),
+                     " values, expected N * ceil(K / G) = ", metaCount);
+  if (!q.zeroPoints.empty() &&
+      q.zeroPoints.size() != static_cast<uint64_t>(metaCount))
+    return makeError("zeroPoints hold ", q.zeroPoints.size(),
+                     " values, expected 0 (symmetric) or N * ceil(K / G) = ",
+                     metaCount);
+  if (Status status = validateCodeRange(q.range); !status)
+    return status;
+  for (size_t i = 0; i < q.scales.size(); ++i) {
+    if (!std::isfinite(q.scales[i]) || q.scales[i] <= 0.0)
+      return makeError("scale of row ", int64_t(i) / numGroups, ", group ",
+                       int64_t(i) % numGroups,
+                       " must be positive and finite, got ",
+                       formatDouble(q.scales[i]));
+    if (!q.zeroPoints.empty() && !q.range.contains(q.zeroPoints[i]))
+      return makeError("zero-point of row ", int64_t(i) / numGroups,
+                       ", group ", int64_t(i) % numGroups, " is ",
+                       q.zeroPoints[i], ", outside the code range [",
+                       q.range.qmin, ", ", q.range.qmax, "]");
+  }
+  for (size_t i = 0; i < q.codes.size(); ++i)
+    if (!q.range.contains(q.codes[i]))
+      return makeError("code at row ", int64_t(i) / q.cols, ", column ",
+                       int64_t(i) % q.cols, " is ", q.codes[i],
+                       ", outside the code range [", q.range.qmin, ", ",
+                       q.range.qmax, "]");
+  return Status::ok();
+}
+
+std::vector<float> dequantizeGroupwise(const GroupwiseQuantized &q) {
+  if (q.rows <= 0 || q.cols <= 0 || q.groupSize <= 0)
+    return {};
+  const int64_t numGroups = groupsPerRow(q.cols, q.groupSize);
+  int64_t elements, metaCount;
+  if (mulOverflow(q.rows, q.cols, elements) ||
+      mulOverflow(q.rows, numGroups, metaCount) ||
+      q.codes.size() != static_cast<uint64_t>(elements) ||
+      q.scales.size() != static_cast<uint64_t>(metaCount) ||
+      (!q.zeroPoints.empty() &&
+       q.zeroPoints.size() != static_cast<uint64_t>(metaCount)))
+    return {};
+
+  std::vector<float> out(static_cast<size_t>(elements));
+  for (int64_t n = 0; n < q.rows; ++n) {
+    for (int64_t k = 0; k < q.cols; ++k) {
+      const size_t meta = static_cast<size_t>(n * numGroups + k / q.groupSize);
+      const int64_t zero = q.zeroPoints.empty() ? 0 : q.zeroPoints[meta];
+      const size_t index = static_cast<size_t>(n * q.cols + k);
+      out[index] = static_cast<float>(
+          q.scales[meta] * static_cast<double>(q.codes[index] - zero));
+    }
+  }
+  return out;
+}
+
+} // namespace qtensor

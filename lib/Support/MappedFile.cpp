@@ -1,0 +1,72 @@
+//===- MappedFile.cpp - Read-only memory-mapped file ----------------------===//
+
+#include "qtensor/Support/MappedFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace qtensor;
+
+Expected<MappedFile> MappedFile::open(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError(path, ": cannot open: ", std::strerror(errno));
+  return fromDescriptor(fd, path);
+}
+
+Expected<MappedFile> MappedFile::fromDescriptor(int fd,
+                                                const std::string &name) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return makeError(name, ": cannot stat: ", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return makeError(name, ": not a regular file");
+  }
+  MappedFile file;
+  file.name = name;
+  file.length = static_cast<uint64_t>(st.st_size);
+  if (file.length > 0) {
+    void *p = mmap(nullptr, file.length, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return makeError(name, ": cannot map ", file.length,
+                       " bytes: ", std::strerror(err));
+    }
+    file.bytes = static_cast<const uint8_t *>(p);
+  }
+  ::close(fd);
+  return file;
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept
+    : bytes(other.bytes), length(other.length), name(std::move(other.name)) {
+  other.bytes = nullptr;
+  other.length = 0;
+}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    if (bytes)
+      munmap(const_cast<uint8_t *>(bytes), length);
+    bytes = other.bytes;
+    length = other.length;
+    name = std::move(other.name);
+    other.bytes = nullptr;
+    other.length = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (bytes)
+    munmap(const_cast<uint8_t *>(bytes), length);
+}

@@ -1,0 +1,497 @@
+// RUN: qopt %s -split-input-file -verify-diagnostics
+
+// One case per verifier diagnostic of the qtensor dialect (seed M8.9 0x05C),
+// each named for the failure it exercises.
+
+// expected-error @+1 {{code type must be signed (si4) or unsigned (ui4), got signless 'i4'}}
+func.func @code_signless(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = i4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{scale type must be f16, bf16 or f32, got 'f64'}}
+func.func @scale_f64(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, scale = f64>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{code type must be 2, 3, 4 or 8 bits wide, got 5}}
+func.func @code_5_bits(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui5, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symmetric scheme cannot have a zero-point (got integer)}}
+func.func @symmetric_with_zero_point(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, zero_point = integer, granularity = per_tensor, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{asymmetric scheme needs a zero-point kind (integer, float or min)}}
+func.func @asymmetric_without_zero_point(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = asymmetric, granularity = per_tensor, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{narrow_range (the restricted range [-Q, Q]) needs a signed code type and the symmetric scheme}}
+func.func @narrow_range_unsigned(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, scale = f16, narrow_range = true>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{offset_binary encoding applies to signed codes only}}
+func.func @offset_binary_unsigned(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, scale = f16, encoding = offset_binary>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{per_tensor granularity takes no axis (got 0)}}
+func.func @per_tensor_with_axis(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, axis = 0, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{per_tensor granularity takes no group_size}}
+func.func @per_tensor_with_group_size(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a permutation needs a per_axis or group axis}}
+func.func @per_tensor_with_permutation(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_tensor, scale = f16, permutation = [1, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{per_axis granularity needs a non-negative axis}}
+func.func @per_axis_without_axis(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{per_axis granularity takes no group_size}}
+func.func @per_axis_with_group_size(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, axis = 0, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{group granularity needs a non-negative axis}}
+func.func @group_without_axis(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{group granularity needs a positive group_size, got 0}}
+func.func @group_without_size(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tail rule 'exact' applies to group granularity only}}
+func.func @exact_tail_per_axis(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, axis = 0, tail = exact, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{decoder_version must be at least 1}}
+func.func @decoder_version_zero(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16, decoder_version = 0>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{element type must be f16, bf16 or f32, got 'f64'}}
+func.func @element_f64(%w: !qtensor.tensor<4x8xf64, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{element type must be f16, bf16 or f32, got 'i8'}}
+func.func @element_integer(%w: !qtensor.tensor<4x8xi8, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a descriptor attribute (e.g. #qtensor.affine<...>)}}
+func.func @descriptor_not_a_family(%w: !qtensor.tensor<4x8xf32, #qtensor.layout<family = "logical", version = 1, encoding = "lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{axis 2 is out of range for a rank-2 tensor}}
+func.func @group_axis_out_of_range(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 2, group_size = 4, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{axis 1 is out of range for a rank-1 tensor}}
+func.func @per_axis_out_of_range(%w: !qtensor.tensor<8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, axis = 1, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tail rule 'exact' needs dimension 1 (5) to be a multiple of the group size 4}}
+func.func @exact_tail_not_multiple(%w: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, tail = exact, scale = f16>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{permutation has 3 entries but axis 1 has 8}}
+func.func @permutation_wrong_length(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16, permutation = [0, 1, 2]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{permutation entry 3 (4) is outside [0, 4)}}
+func.func @permutation_out_of_range(%w: !qtensor.tensor<2x4xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16, permutation = [0, 1, 2, 4]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{permutation is not a bijection: 1 appears twice}}
+func.func @permutation_not_bijection(%w: !qtensor.tensor<2x4xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16, permutation = [0, 1, 1, 3]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: layout has 1 tile sizes for a rank-2 tensor}}
+func.func @layout_tile_rank(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: layout has 1 padding entries for a rank-2 tensor}}
+func.func @layout_padding_rank(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 8], padding = [0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: the logical layout has no tiles or padding}}
+func.func @layout_logical_with_tiles(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "logical", version = 1, encoding = "lsb_first", tile = [4, 8]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: tile size 0 of dimension 1 must be positive}}
+func.func @layout_tile_zero(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: padding -1 of dimension 0 must be non-negative}}
+func.func @layout_padding_negative(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 8], padding = [-1, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: padding 4 of dimension 0 must be smaller than its tile 4}}
+func.func @layout_padding_not_below_tile(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 8], padding = [4, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: dimension 1 (4096 + padding 0) is not a multiple of the tile size 96}}
+func.func @layout_not_tile_multiple(%w: !qtensor.tensor<4096x4096xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [128, 96]>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: layout version must be at least 1}}
+func.func @layout_version_zero(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 0, encoding = "lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout: layout family must not be empty}}
+func.func @layout_family_empty(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "", version = 1, encoding = "lsb_first">>) {
+  return
+}
+
+// -----
+
+func.func @weight_empty_name() {
+  // expected-error @+1 {{'qtensor.weight' op needs a non-empty artifact tensor name}}
+  %w = qtensor.weight "" : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @quantize_shape_mismatch(%x: tensor<3x4xf32>, %s: tensor<3x2xf16>) {
+  // expected-error @+1 {{'qtensor.quantize' op input shape must equal the quantized tensor's logical shape [3, 5]}}
+  %q = qtensor.quantize %x, %s : tensor<3x4xf32>, tensor<3x2xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @quantize_integer_input(%x: tensor<3x5xi32>, %s: tensor<3x2xf16>) {
+  // expected-error @+1 {{'qtensor.quantize' op input must have a float element type, got 'i32'}}
+  %q = qtensor.quantize %x, %s : tensor<3x5xi32>, tensor<3x2xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @scales_grouped_along_wrong_axis(%x: tensor<3x5xf32>, %s: tensor<1x5xf16>) {
+  // expected-error @+1 {{'qtensor.quantize' op scales have shape [1, 5] but the descriptor needs [3, 2] (ceil(5 / 4) = 2 groups along axis 1)}}
+  %q = qtensor.quantize %x, %s : tensor<3x5xf32>, tensor<1x5xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @scales_flat_group_count(%c: tensor<3x5xui4>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{'qtensor.assemble' op scales have shape [4] but the descriptor needs [3, 2] (ceil(5 / 4) = 2 groups along axis 1)}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xui4>, tensor<4xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @scales_per_axis_shape(%c: tensor<3x5xui8>, %s: tensor<5xf32>) {
+  // expected-error @+1 {{'qtensor.assemble' op scales have shape [5] but the descriptor needs [3] (per_axis along axis 0)}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xui8>, tensor<5xf32> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 0, scale = f32>>
+  return
+}
+
+// -----
+
+func.func @scales_per_tensor_shape(%c: tensor<3x5xui8>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'qtensor.assemble' op scales have shape [1] but the descriptor needs [] (per_tensor: one scale)}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xui8>, tensor<1xf32> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_tensor, scale = f32>>
+  return
+}
+
+// -----
+
+func.func @scales_element_type(%c: tensor<3x5xui4>, %s: tensor<3x2xf32>) {
+  // expected-error @+1 {{'qtensor.assemble' op scales have element type 'f32' but the descriptor needs 'f16'}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xui4>, tensor<3x2xf32> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @zero_points_on_symmetric(%c: tensor<3x5xui4>, %s: tensor<3x2xf16>, %z: tensor<3x2xui4>) {
+  // expected-error @+1 {{'qtensor.assemble' op has zero-points but the descriptor's scheme has none}}
+  %q = qtensor.assemble %c, %s, %z : tensor<3x5xui4>, tensor<3x2xf16>, tensor<3x2xui4> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @zero_points_missing(%c: tensor<3x5xui4>, %s: tensor<3x2xf16>) {
+  // expected-error @+1 {{'qtensor.assemble' op needs zero-points of element type 'ui4': the descriptor is asymmetric}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xui4>, tensor<3x2xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @zero_points_shape(%c: tensor<3x5xui4>, %s: tensor<3x2xf16>, %z: tensor<3x1xui4>) {
+  // expected-error @+1 {{'qtensor.assemble' op zero-points have shape [3, 1] but the descriptor needs [3, 2] (ceil(5 / 4) = 2 groups along axis 1)}}
+  %q = qtensor.assemble %c, %s, %z : tensor<3x5xui4>, tensor<3x2xf16>, tensor<3x1xui4> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @zero_points_element_type(%c: tensor<3x5xui4>, %s: tensor<3x2xf16>, %z: tensor<3x2xui8>) {
+  // expected-error @+1 {{'qtensor.assemble' op zero-points have element type 'ui8' but the descriptor needs 'ui4'}}
+  %q = qtensor.assemble %c, %s, %z : tensor<3x5xui4>, tensor<3x2xf16>, tensor<3x2xui8> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @dequantize_result_type(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.dequantize' op result type must be 'tensor<3x5xf32>' (the logical shape and element type), got 'tensor<3x5xf16>'}}
+  %x = qtensor.dequantize %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<3x5xf16>
+  return
+}
+
+// -----
+
+func.func @assemble_codes_shape(%c: tensor<5x3xui4>, %s: tensor<3x2xf16>) {
+  // expected-error @+1 {{'qtensor.assemble' op codes shape must equal the quantized tensor's logical shape [3, 5]}}
+  %q = qtensor.assemble %c, %s : tensor<5x3xui4>, tensor<3x2xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @assemble_codes_type(%c: tensor<3x5xsi4>, %s: tensor<3x2xf16>) {
+  // expected-error @+1 {{'qtensor.assemble' op codes have element type 'si4' but the descriptor's code type is 'ui4'}}
+  %q = qtensor.assemble %c, %s : tensor<3x5xsi4>, tensor<3x2xf16> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @assemble_code_outside_narrow_range(%s: tensor<f16>) {
+  %c = arith.constant dense<[1, -7, 7, -8]> : tensor<4xsi4>
+  // expected-error @+1 {{'qtensor.assemble' op code -8 at flat index 3 is outside the code range [-7, 7]}}
+  %q = qtensor.assemble %c, %s : tensor<4xsi4>, tensor<f16> -> !qtensor.tensor<4xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16, narrow_range = true>>
+  return
+}
+
+// -----
+
+func.func @disassemble_codes_type(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.disassemble' op codes have element type 'ui8' but the descriptor's code type is 'ui4'}}
+  %c, %s = qtensor.disassemble %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<3x5xui8>, tensor<3x2xf16>
+  return
+}
+
+// -----
+
+func.func @disassemble_missing_zero_points(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.disassemble' op needs zero-points of element type 'ui4': the descriptor is asymmetric}}
+  %c, %s = qtensor.disassemble %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<3x5xui4>, tensor<3x2xf16>
+  return
+}
+
+// -----
+
+func.func @repack_changes_shape(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.repack' op must preserve the logical shape: [3, 5] vs [5, 3]}}
+  %p = qtensor.repack %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> !qtensor.tensor<5x3xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @repack_changes_element_type(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.repack' op must preserve the element type}}
+  %p = qtensor.repack %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> !qtensor.tensor<3x5xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @repack_changes_groups(%q: !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.repack' op must preserve the descriptor: changing codes, groups or qparams is a conversion, not a repack}}
+  %p = qtensor.repack %q : !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 2, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x8xf16>, %w: !qtensor.tensor<2x6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op weight must be rank 2 [N, K], got rank 3}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<2x6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_groups_along_n(%x: tensor<2x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 0, group_size = 2, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op weight groups must run along the reduction axis 1 (K), got axis 0}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 0, group_size = 2, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_per_axis_along_k(%x: tensor<2x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 1, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op per-axis weight scales must run along the output-channel axis 0 (N), got axis 1}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 1, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_input_rank_zero(%x: tensor<f16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op input must have rank >= 1 ([..., K])}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<f16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_k_mismatch(%x: tensor<2x7xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op input reduction size 7 does not match the weight's K = 8}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x7xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_input_element_type(%x: tensor<2x8xbf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op input element type 'bf16' must match the weight's reconstructed type 'f16'}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xbf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<2x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op result shape [2, 8] must be [2, 6] (input batch dims followed by N)}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+func.func @linear_output_type(%x: tensor<2x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op output element type must be f16, bf16 or f32, got 'i32'}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x6xi32>
+  return
+}
+
+// -----
+
+func.func @linear_accumulator(%x: tensor<2x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op accumulator must be f32 or the activation type 'f16', got 'bf16'}}
+  %y = qtensor.linear %x, %w accumulate(bf16) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<2x8xf16>, %b: tensor<8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op bias shape [8] must be [6]}}
+  %y = qtensor.linear %x, %w, %b accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>, tensor<8xf16> -> tensor<2x6xf16>
+  return
+}
+
+// -----
+
+func.func @linear_bias_type(%x: tensor<2x8xf16>, %b: tensor<6xf32>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op bias element type 'f32' must match the output type 'f16'}}
+  %y = qtensor.linear %x, %w, %b accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>, tensor<6xf32> -> tensor<2x6xf16>
+  return
+}

@@ -1,0 +1,117 @@
+//===- DescriptorJsonTest.cpp - The manifest's tensor schema --------------===//
+
+#include "qtensor/Descriptor/DescriptorJson.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+using json = nlohmann::json;
+
+namespace {
+QuantizedTensorDescriptor sampleTensor() {
+  QuantizedTensorDescriptor t;
+  t.shape = {4096, 4096};
+  t.elementType = FloatType::BF16;
+  t.descriptor.code = {4, false};
+  t.descriptor.scheme = QuantScheme::Asymmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::Integer;
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = 128;
+  t.descriptor.rounding = RoundingMode::NearestAway;
+  t.layout.family = "tiled";
+  t.layout.version = 2;
+  t.layout.tile = {128, 64};
+  t.layout.padding = {0, 0};
+  return t;
+}
+} // namespace
+
+TEST(DescriptorJson, TensorRoundTripsBothWays) {
+  QuantizedTensorDescriptor t = sampleTensor();
+  json j = toJson(t);
+  auto back = tensorDescriptorFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, t);
+  EXPECT_EQ(toJson(*back), j);
+}
+
+TEST(DescriptorJson, SpelledAsDocumented) {
+  json j = toJson(sampleTensor());
+  EXPECT_EQ(j["element_type"], "bf16");
+  EXPECT_EQ(j["descriptor"]["family"], "affine");
+  EXPECT_EQ(j["descriptor"]["code"]["bits"], 4);
+  EXPECT_EQ(j["descriptor"]["code"]["signed"], false);
+  EXPECT_EQ(j["descriptor"]["zero_point"], "integer");
+  EXPECT_EQ(j["descriptor"]["granularity"],
+            json::parse(R"({"kind":"group","axis":1,"group_size":128,"tail":"partial"})"));
+  EXPECT_EQ(j["descriptor"]["rounding"], "nearest_away");
+  EXPECT_EQ(j["layout"]["tile"], json::parse("[128, 64]"));
+}
+
+TEST(DescriptorJson, PermutationSurvives) {
+  QuantizedTensorDescriptor t = sampleTensor();
+  t.shape = {2, 4};
+  t.descriptor.groupSize = 2;
+  t.descriptor.permutation = std::vector<int64_t>{2, 0, 3, 1};
+  t.layout = LayoutDescriptor{};
+  auto back = tensorDescriptorFromJson(toJson(t));
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->descriptor.permutation, t.descriptor.permutation);
+}
+
+struct BadCase {
+  const char *mutation; // JSON merge patch applied to a valid tensor
+  const char *message;
+};
+
+class DescriptorJsonReject : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(DescriptorJsonReject, NamesThePath) {
+  json j = toJson(sampleTensor());
+  j.merge_patch(json::parse(GetParam().mutation));
+  auto result = tensorDescriptorFromJson(j);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.message(), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strict, DescriptorJsonReject,
+    ::testing::Values(
+        BadCase{R"({"descriptor":{"family":"codebook"}})",
+                "tensor.descriptor.family: unknown descriptor family "
+                "\"codebook\" (this build knows: affine)"},
+        BadCase{R"({"descriptor":{"decoder_version":null}})",
+                "tensor.descriptor.decoder_version: required field is missing"},
+        BadCase{R"({"descriptor":{"code":{"bits":"4"}}})",
+                "tensor.descriptor.code.bits: expected an integer, got string"},
+        BadCase{R"({"descriptor":{"granularity":{"group_size":0}}})",
+                "tensor.descriptor.granularity.group_size: 0 is outside [1, "
+                "9223372036854775807]"},
+        BadCase{R"({"descriptor":{"scale_dtype":"f64"}})",
+                "tensor.descriptor.scale_dtype: unknown value \"f64\""},
+        BadCase{R"({"descriptor":{"extra":1}})",
+                "tensor.descriptor: unknown field \"extra\""},
+        BadCase{R"({"descriptor":{"zero_point":"none"}})",
+                "tensor.descriptor: asymmetric scheme needs a zero-point kind "
+                "(integer, float or min)"},
+        BadCase{R"({"descriptor":{"code":{"bits":5}}})",
+                "tensor.descriptor: code type must be 2, 3, 4 or 8 bits wide, "
+                "got 5"},
+        BadCase{R"({"shape":[4096, 4000]})",
+                "tensor: dimension 1 (4000 + padding 0) is not a multiple of "
+                "the tile size 64"},
+        BadCase{R"({"shape":[4096, -1]})",
+                "tensor: dimension 1 is -1; quantized tensors need static "
+                "non-negative shapes"},
+        BadCase{R"({"layout":{"version":0}})",
+                "tensor.layout.version: 0 is outside [1, 4294967295]"},
+        BadCase{R"({"element_type":"int8"})",
+                "tensor.element_type: unknown value \"int8\""},
+        BadCase{R"({"layout":null})", "tensor.layout: required field is missing"}));
+
+TEST(DescriptorJson, RejectsNonObject) {
+  auto result = affineDescriptorFromJson(json::array());
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.message(), "descriptor: expected a JSON object, got array");
+}
