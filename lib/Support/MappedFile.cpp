@@ -12,7 +12,8 @@
 using namespace qtensor;
 
 Expected<MappedFile> MappedFile::open(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not block; fromDescriptor rejects it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return makeError(path, ": cannot open: ", std::strerror(errno));
   return fromDescriptor(fd, path);

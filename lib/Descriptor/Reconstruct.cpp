@@ -1,0 +1,97 @@
+//===- Reconstruct.cpp - Reference decoder of an affine tensor ------------===//
+
+#include "qtensor/Descriptor/Reconstruct.h"
+
+#include "qtensor/Support/CheckedMath.h"
+
+using namespace qtensor;
+
+Expected<std::vector<int64_t>>
+qtensor::qparamIndexOfElements(const AffineDescriptor &d,
+                               const std::vector<int64_t> &shape) {
+  QTENSOR_TRY(verifyDescriptorForShape(d, shape));
+  auto count = checkedElementCount(shape, uint64_t(1) << 40);
+  if (!count)
+    return makeError("element count of ", shapeToString(shape),
+                     " exceeds 2^40");
+  std::vector<int64_t> index(*count, 0);
+  if (d.granularity == Granularity::PerTensor || *count == 0)
+    return index;
+
+  std::vector<int64_t> qshape = qparamShape(d, shape);
+  size_t rank = shape.size();
+  size_t axis = static_cast<size_t>(d.axis);
+  // Group of each position along the axis (identity for per-axis).
+  int64_t dim = shape[axis];
+  std::vector<int64_t> slot(dim);
+  std::vector<int64_t> positionOf(dim);
+  for (int64_t i = 0; i < dim; ++i)
+    positionOf[d.permutation ? (*d.permutation)[i] : i] = i;
+  for (int64_t k = 0; k < dim; ++k)
+    slot[k] = d.granularity == Granularity::Group ? positionOf[k] / d.groupSize
+                                                  : positionOf[k];
+
+  std::vector<int64_t> coord(rank, 0);
+  for (uint64_t flat = 0; flat < *count; ++flat) {
+    int64_t q = 0;
+    if (d.granularity == Granularity::PerAxis) {
+      q = slot[coord[axis]];
+    } else {
+      for (size_t r = 0; r < rank; ++r)
+        q = q * qshape[r] + (r == axis ? slot[coord[r]] : coord[r]);
+    }
+    index[flat] = q;
+    for (size_t r = rank; r-- > 0;) {
+      if (++coord[r] < shape[r])
+        break;
+      coord[r] = 0;
+    }
+  }
+  return index;
+}
+
+Expected<std::vector<double>>
+qtensor::reconstructAffine(const QuantizedTensorDescriptor &t,
+                           const std::vector<int32_t> &codes,
+                           const std::vector<double> &scales,
+                           const std::vector<double> &zeros) {
+  const AffineDescriptor &d = t.descriptor;
+  auto index = qparamIndexOfElements(d, t.shape);
+  if (!index)
+    return index.error();
+  if (codes.size() != index->size())
+    return makeError("expected ", index->size(), " codes for shape ",
+                     shapeToString(t.shape), ", got ", codes.size());
+  auto qcount = checkedElementCount(qparamShape(d, t.shape));
+  if (scales.size() != *qcount)
+    return makeError("expected ", *qcount, " scales, got ", scales.size());
+  bool hasZero = d.zeroPoint != ZeroPointKind::None;
+  if (zeros.size() != (hasZero ? *qcount : 0))
+    return makeError("expected ", hasZero ? *qcount : 0,
+                     " zero-points, got ", zeros.size());
+
+  CodeBounds bounds = codeBounds(d);
+  std::vector<double> out(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) {
+    int64_t q = codes[i];
+    if (q < bounds.min || q > bounds.max)
+      return makeError("code ", q, " at flat index ", i,
+                       " is outside the code range [", bounds.min, ", ",
+                       bounds.max, "]");
+    int64_t g = (*index)[i];
+    double s = scales[g];
+    switch (d.zeroPoint) {
+    case ZeroPointKind::None:
+      out[i] = s * double(q);
+      break;
+    case ZeroPointKind::Integer:
+    case ZeroPointKind::Float:
+      out[i] = s * (double(q) - zeros[g]);
+      break;
+    case ZeroPointKind::Min:
+      out[i] = s * double(q) + zeros[g];
+      break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+//===- ReconstructTest.cpp - The reference affine decoder -----------------===//
+
+#include "qtensor/Descriptor/Reconstruct.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+
+namespace {
+QuantizedTensorDescriptor groups(int64_t n, int64_t k, int64_t g) {
+  QuantizedTensorDescriptor t;
+  t.shape = {n, k};
+  t.descriptor.code = {4, false};
+  t.descriptor.scheme = QuantScheme::Asymmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::Integer;
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = g;
+  return t;
+}
+} // namespace
+
+// M8.1 0x04A: out[n, k] = scales[n, k / G] * (q[n, k] - zeros[n, k / G]),
+// with a short tail group at the end of each row (K=5, G=4).
+TEST(Reconstruct, RowBoundedGroupsWithTail) {
+  QuantizedTensorDescriptor t = groups(3, 5, 4);
+  std::vector<int32_t> codes = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15};
+  std::vector<double> scales = {1, 10, 2, 20, 3, 30};
+  std::vector<double> zeros = {0, 4, 1, 9, 2, 15};
+  auto x = reconstructAffine(t, codes, scales, zeros);
+  ASSERT_TRUE(x) << x.message();
+  std::vector<double> expected = {0, 1, 2, 3, 0,      // row 0: s=1,z=0 | s=10,z=4
+                                  8, 10, 12, 14, 0,   // row 1: s=2,z=1 | s=20,z=9
+                                  24, 27, 30, 33, 0}; // row 2: s=3,z=2 | s=30,z=15
+  EXPECT_EQ(*x, expected);
+}
+
+// The seed's 0x05C weight rows as a per-output-channel symmetric tensor.
+TEST(Reconstruct, PerAxisSymmetric) {
+  QuantizedTensorDescriptor t;
+  t.shape = {2, 4};
+  t.descriptor.code = {4, true};
+  t.descriptor.granularity = Granularity::PerAxis;
+  t.descriptor.axis = 0;
+  auto x = reconstructAffine(t, {1, 2, -1, 3, -2, 1, 2, 0}, {0.20, 0.25}, {});
+  ASSERT_TRUE(x) << x.message();
+  std::vector<double> expected = {0.2, 0.4, -0.2, 0.6,
+                                  -0.5, 0.25, 0.5, 0.0};
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR((*x)[i], expected[i], 1e-15) << i;
+}
+
+TEST(Reconstruct, MinZeroPoint) {
+  QuantizedTensorDescriptor t;
+  t.shape = {4};
+  t.descriptor.code = {2, false};
+  t.descriptor.scheme = QuantScheme::Asymmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::Min;
+  auto x = reconstructAffine(t, {0, 1, 2, 3}, {0.5}, {-1.0});
+  ASSERT_TRUE(x) << x.message();
+  EXPECT_EQ(*x, (std::vector<double>{-1.0, -0.5, 0.0, 0.5}));
+}
+
+// Groups are formed over permuted positions: with P = [3, 2, 1, 0] and G = 2,
+// logical columns 3 and 2 share group 0.
+TEST(Reconstruct, PermutedGroups) {
+  QuantizedTensorDescriptor t = groups(1, 4, 2);
+  t.descriptor.scheme = QuantScheme::Symmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::None;
+  t.descriptor.permutation = std::vector<int64_t>{3, 2, 1, 0};
+  auto index = qparamIndexOfElements(t.descriptor, t.shape);
+  ASSERT_TRUE(index);
+  EXPECT_EQ(*index, (std::vector<int64_t>{1, 1, 0, 0}));
+  auto x = reconstructAffine(t, {1, 1, 1, 1}, {10, 20}, {});
+  ASSERT_TRUE(x);
+  EXPECT_EQ(*x, (std::vector<double>{20, 20, 10, 10}));
+}
+
+TEST(Reconstruct, RejectsBadInputs) {
+  QuantizedTensorDescriptor t = groups(3, 5, 4);
+  std::vector<double> six(6, 1.0);
+  auto shortCodes = reconstructAffine(t, std::vector<int32_t>(14, 0), six, six);
+  ASSERT_FALSE(shortCodes);
+  EXPECT_EQ(shortCodes.message(), "expected 15 codes for shape [3, 5], got 14");
+  auto fewScales = reconstructAffine(t, std::vector<int32_t>(15, 0),
+                                     std::vector<double>(3, 1.0), six);
+  ASSERT_FALSE(fewScales);
+  EXPECT_EQ(fewScales.message(), "expected 6 scales, got 3");
+  std::vector<int32_t> codes(15, 0);
+  codes[7] = 16;
+  auto outOfRange = reconstructAffine(t, codes, six, six);
+  ASSERT_FALSE(outOfRange);
+  EXPECT_EQ(outOfRange.message(),
+            "code 16 at flat index 7 is outside the code range [0, 15]");
+}
