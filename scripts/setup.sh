@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # LLVM/MLIR 22: libMLIR.so, mlir-tblgen (needed by the exported CMake targets), lit, FileCheck.
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
+  # libFuzzer and the ASan/UBSan runtimes for clang-22 (test/fuzz).
+  libclang-rt-22-dev
   # Libraries the project links.
   nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev
   # Build tools.

@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "qtensor"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qtensor_obj_root, "test", "lit")
@@ -15,7 +15,13 @@ config.substitutions.append(("%qtensor_src", config.qtensor_src_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["qopt"], [config.qtensor_tools_dir])
+llvm_config.add_tool_substitutions(["qopt", "qtc"], [config.qtensor_tools_dir])
+
+# The shared corpus of real and adversarial files, beside the checkout.
+corpus = os.path.join(config.qtensor_src_root, "..", "shared", "corpus")
+if os.path.isdir(corpus):
+    config.available_features.add("corpus")
+    config.substitutions.append(("%corpus", os.path.realpath(corpus)))
 
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):

@@ -1,0 +1,222 @@
+//===- Manifest.h - The artifact's root manifest.json ------------*- C++
+//-*-===//
+//
+// An artifact is one directory; `manifest.json` is its root of reachability
+// (seed M8.9 0x04B): it lists every file with its byte length and SHA-256,
+// every tensor with the physical tensors that store it, the kernels and the
+// provenance. It is written last and published by rename (ArtifactWriter.h).
+//
+// Every interpretation layer carries its own version (0x0CA): the container
+// profile, the artifact schema, the packing layout, the graph, the runtime and
+// the kernel ABI evolve at different rates, so one `format_version` cannot
+// stand in for them. A version this build does not know is rejected before
+// anything else is read.
+//
+// Parsing is strict (0x05B): every required field must be present with the
+// right JSON type, unknown fields are rejected at every level (except inside
+// the two free-form objects `quantization.config` and `kernels[].capability`),
+// duplicate JSON keys, duplicate file paths, tensor names and kernel ids are
+// rejected, file paths follow the rules of ArtifactPath.h, and the quantized
+// tensors' physical tensors must agree with their logical descriptor. Every
+// error names the JSON path (`manifest.tensors[3].scales.shape: ...`).
+// docs/manifest.md describes the fields; docs/manifest.schema.json is the same
+// contract as a JSON Schema.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_FORMATS_MANIFEST_H
+#define QTENSOR_FORMATS_MANIFEST_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/SafetensorsDType.h"
+#include "qtensor/Support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace qtensor::artifact {
+
+/// The file name of the manifest inside the artifact directory.
+inline constexpr const char *kManifestFileName = "manifest.json";
+/// Largest manifest accepted (and written): the reader never sizes a buffer
+/// from an unchecked length (0x05A).
+inline constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+/// Deepest JSON nesting accepted in a manifest (the schema itself needs 7;
+/// the rest is headroom for the free-form objects).
+inline constexpr unsigned kMaxManifestDepth = 32;
+
+// The versions this build writes and reads. Each one changes only when the
+// meaning of its own layer changes.
+inline constexpr const char *kContainerProfile = "qtensor.safetensors.v1";
+inline constexpr uint32_t kArtifactSchemaVersion = 1;
+inline constexpr uint32_t kPackingLayoutVersion = 1;
+inline constexpr uint32_t kGraphVersion = 1;
+inline constexpr uint32_t kRuntimeVersion = 1;
+inline constexpr uint32_t kKernelAbiVersion = 1;
+/// Largest tp, pp or ep accepted.
+inline constexpr int64_t kMaxTopologyDegree = 65536;
+
+struct Versions {
+  std::string containerProfile = kContainerProfile;
+  uint32_t artifactSchema = kArtifactSchemaVersion;
+  uint32_t packingLayout = kPackingLayoutVersion;
+  uint32_t graph = kGraphVersion;
+  uint32_t runtime = kRuntimeVersion;
+  uint32_t kernelAbi = kKernelAbiVersion;
+  bool operator==(const Versions &o) const;
+};
+
+struct ModelIdentity {
+  std::string architecture; ///< non-empty, e.g. "llama"
+  std::string name;
+  std::string revision;
+  std::optional<std::string> tokenizerSha256; ///< 64 lowercase hex digits
+  bool operator==(const ModelIdentity &o) const;
+};
+
+struct QuantizationSpec {
+  std::string family; ///< non-empty, e.g. "affine_w4a16"
+  nlohmann::json config = nlohmann::json::object(); ///< free-form summary
+  std::optional<std::string> configSha256; ///< of the full config, if kept
+  bool operator==(const QuantizationSpec &o) const;
+};
+
+struct Topology {
+  int64_t tp = 1, pp = 1, ep = 1; ///< each in [1, kMaxTopologyDegree]
+  bool operator==(const Topology &o) const;
+};
+
+enum class FileRole : uint8_t {
+  Shard,  ///< a safetensors file holding tensors
+  Graph,  ///< the graph (.mlir)
+  Kernel, ///< PTX, cubin or host code
+  Trace,  ///< the dispatch trace
+};
+const char *toString(FileRole role);
+std::optional<FileRole> parseFileRole(std::string_view s);
+
+struct FileEntry {
+  std::string path;   ///< relative to the artifact root (ArtifactPath.h rules)
+  uint64_t bytes = 0; ///< exact file size
+  std::string sha256; ///< 64 lowercase hex digits
+  FileRole role = FileRole::Shard;
+  bool operator==(const FileEntry &o) const;
+};
+
+/// One physical tensor inside a shard.
+struct StoredTensor {
+  std::string tensor; ///< its name in the shard's header
+  safetensors::DType dtype = safetensors::DType::U8;
+  std::vector<int64_t> shape;
+  bool operator==(const StoredTensor &o) const;
+};
+
+/// A tensor stored as is: the shard holds a tensor of the same name.
+struct PlainTensor {
+  safetensors::DType dtype = safetensors::DType::F16;
+  std::vector<int64_t> shape;
+  bool operator==(const PlainTensor &o) const;
+};
+
+/// A quantized tensor: the logical descriptor (docs/descriptor-json.md) and
+/// the physical tensors holding its codes and qparams.
+///
+/// Consistency rules (checked by validateManifest):
+///  - codes: U8. For the "logical" layout (row-major, rows byte-aligned) the
+///    shape is the logical shape with the last dimension replaced by
+///    ceil(last * bits / 8) ([1] for a rank-0 tensor). Other layouts must be
+///    rank >= 1 and hold at least ceil(prod(shape + padding) * bits / 8) bytes.
+///  - scales: the descriptor's scale dtype, shape == qparamShape(descriptor).
+///  - zeros: absent iff the zero-point kind is `none`; shape == qparamShape;
+///    an integer dtype for `integer` zero-points (stored unpacked, one per
+///    qparam), the scale dtype for `float` and `min`.
+struct QuantizedTensor {
+  QuantizedTensorDescriptor logical;
+  StoredTensor codes;
+  StoredTensor scales;
+  std::optional<StoredTensor> zeros;
+  bool operator==(const QuantizedTensor &o) const;
+};
+
+struct TensorEntry {
+  std::string name; ///< logical name, non-empty, unique in the manifest
+  std::string file; ///< a listed file with role "shard"
+  std::variant<PlainTensor, QuantizedTensor> data;
+
+  bool isQuantized() const { return data.index() == 1; }
+  const PlainTensor *plain() const { return std::get_if<PlainTensor>(&data); }
+  const QuantizedTensor *quantized() const {
+    return std::get_if<QuantizedTensor>(&data);
+  }
+  /// The physical tensors this entry owns in `file`, each with the role it
+  /// plays ("data", "codes", "scales", "zeros").
+  std::vector<std::pair<const char *, StoredTensor>> storedTensors() const;
+  bool operator==(const TensorEntry &o) const;
+};
+
+struct KernelEntry {
+  std::string id; ///< non-empty, unique
+  /// The capability signature (seed 0x07A); free-form for now.
+  nlohmann::json capability = nlohmann::json::object();
+  std::optional<std::string> file; ///< a listed file with role "kernel"
+  bool operator==(const KernelEntry &o) const;
+};
+
+struct Provenance {
+  std::string sourceCheckpointSha256; ///< 64 lowercase hex digits
+  std::string converterName;          ///< non-empty
+  std::string converterRevision;
+  std::string createdBy;
+  std::optional<std::string> calibrationManifestSha256;
+  bool operator==(const Provenance &o) const;
+};
+
+struct Manifest {
+  Versions versions;
+  ModelIdentity model;
+  QuantizationSpec quantization;
+  Topology topology;
+  std::vector<FileEntry> files;
+  std::vector<TensorEntry> tensors;
+  std::vector<KernelEntry> kernels;
+  Provenance provenance;
+
+  const FileEntry *findFile(std::string_view path) const;
+  const TensorEntry *findTensor(std::string_view name) const;
+  bool operator==(const Manifest &o) const;
+  bool operator!=(const Manifest &o) const { return !(*this == o); }
+};
+
+/// Whether `s` is 64 lowercase hexadecimal digits.
+bool isSha256Hex(std::string_view s);
+
+/// Every rule that does not depend on the JSON spelling: supported versions,
+/// path rules, uniqueness, references, hex digests and the quantized tensors'
+/// consistency. manifestFromJson applies it; the writer applies it before
+/// writing anything.
+Status validateManifest(const Manifest &m);
+
+/// The JSON form (docs/manifest.md). Keys come out sorted (nlohmann::json
+/// objects are ordered maps), so equal manifests serialize to equal bytes.
+nlohmann::json toJson(const Manifest &m);
+/// Strict parsing of the JSON form, then validateManifest.
+Expected<Manifest> manifestFromJson(const nlohmann::json &j);
+
+/// The bytes of manifest.json: toJson pretty-printed with a final newline.
+/// Fails on a string that is not valid UTF-8 or a result above
+/// kMaxManifestBytes.
+Expected<std::string> serializeManifest(const Manifest &m);
+/// Parses manifest.json text: at most kMaxManifestBytes, valid UTF-8 JSON,
+/// no duplicate keys, nesting at most kMaxManifestDepth, then
+/// manifestFromJson. `name` prefixes syntax errors (the file's path).
+Expected<Manifest> parseManifest(std::string_view text,
+                                 const std::string &name = kManifestFileName);
+
+} // namespace qtensor::artifact
+
+#endif // QTENSOR_FORMATS_MANIFEST_H

@@ -1,0 +1,173 @@
+//===- Artifact.cpp - Opening a published artifact directory --------------===//
+
+#include "qtensor/Formats/Artifact.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+using safetensors::SafetensorsFile;
+using safetensors::TensorView;
+
+Expected<std::optional<Manifest>>
+artifact::readManifest(const ArtifactRoot &root, const OpenPolicy &policy) {
+  std::string name = root.display(kManifestFileName);
+  struct stat st;
+  if (::fstatat(root.fd(), kManifestFileName, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT)
+      return std::optional<Manifest>();
+    return makeError(name, ": cannot stat: ", std::strerror(errno));
+  }
+  auto opened = root.openFile(kManifestFileName, policy);
+  if (!opened)
+    return opened.error();
+  // Bounded before anything is allocated (0x05A).
+  if (opened->size > kMaxManifestBytes)
+    return makeError(name, ": ", opened->size, " bytes exceed the limit of ",
+                     kMaxManifestBytes);
+  std::string text(static_cast<size_t>(opened->size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t r = ::pread(opened->fd.get(), text.data() + done,
+                        text.size() - done, static_cast<off_t>(done));
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return makeError(name, ": read failed at byte offset ", done, ": ",
+                       std::strerror(errno));
+    }
+    if (r == 0)
+      return makeError(name, ": the file shrank to ", done,
+                       " bytes while it was read (", text.size(), " expected)");
+    done += static_cast<size_t>(r);
+  }
+  // One more byte would mean the file grew since fstat: reading a moving
+  // manifest is not reading a published one.
+  char extra;
+  ssize_t more = ::pread(opened->fd.get(), &extra, 1, static_cast<off_t>(done));
+  if (more > 0)
+    return makeError(name, ": the file grew while it was read");
+  auto m = parseManifest(text, name);
+  if (!m)
+    return m.error();
+  return std::optional<Manifest>(m.take());
+}
+
+const SafetensorsFile *Artifact::shard(std::string_view path) const {
+  auto it = shards.find(path);
+  return it == shards.end() ? nullptr : &it->second;
+}
+
+const MappedFile *Artifact::file(std::string_view path) const {
+  auto it = others.find(path);
+  return it == others.end() ? nullptr : &it->second;
+}
+
+Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
+  const TensorEntry *entry = man.findTensor(name);
+  if (!entry)
+    return makeError(dir, ": no tensor \"", std::string(name),
+                     "\" in the manifest");
+  const SafetensorsFile *file = shard(entry->file);
+  if (!file) // Impossible after openArtifact; kept as a guard.
+    return makeError(dir, ": tensor \"", entry->name, "\": shard \"",
+                     entry->file, "\" is not open");
+  ResolvedTensor r;
+  r.entry = entry;
+  for (const auto &[role, stored] : entry->storedTensors()) {
+    const TensorView *view = file->find(stored.tensor);
+    if (!view)
+      return makeError(file->path(), ": tensor \"", stored.tensor,
+                       "\" is missing");
+    std::string_view which = role;
+    if (which == "data")
+      r.data = view;
+    else if (which == "codes")
+      r.codes = view;
+    else if (which == "scales")
+      r.scales = view;
+    else
+      r.zeros = view;
+  }
+  return r;
+}
+
+/// Checks that every physical tensor the manifest declares in `file` exists
+/// with the declared dtype and shape; returns the declared names.
+static Status checkInventory(const Manifest &m, const FileEntry &f,
+                             const SafetensorsFile &shard,
+                             const OpenOptions &options) {
+  std::set<std::string, std::less<>> declared;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorEntry &t = m.tensors[i];
+    if (t.file != f.path)
+      continue;
+    for (const auto &[role, stored] : t.storedTensors()) {
+      declared.insert(stored.tensor);
+      std::string what =
+          std::string(role) == "data"
+              ? "tensor \"" + t.name + "\""
+              : std::string(role) + " of tensor \"" + t.name + "\"";
+      const TensorView *view = shard.find(stored.tensor);
+      if (!view)
+        return makeError(shard.path(), ": tensor \"", stored.tensor, "\" (",
+                         what, ", manifest.tensors[", i,
+                         "]) is missing from the shard");
+      if (view->dtype != stored.dtype)
+        return makeError(shard.path(), ": tensor \"", stored.tensor, "\" (",
+                         what, "): dtype is ",
+                         safetensors::dtypeName(view->dtype),
+                         " but the manifest declares ",
+                         safetensors::dtypeName(stored.dtype));
+      if (view->shape != stored.shape)
+        return makeError(shard.path(), ": tensor \"", stored.tensor, "\" (",
+                         what, "): shape is ", shapeToString(view->shape),
+                         " but the manifest declares ",
+                         shapeToString(stored.shape));
+    }
+  }
+  if (!options.allowUndeclaredTensors)
+    for (const TensorView &view : shard.tensors())
+      if (!declared.count(view.name))
+        return makeError(shard.path(), ": tensor \"", view.name,
+                         "\" is not declared by any manifest tensor (strict "
+                         "inventory)");
+  return Status::ok();
+}
+
+Expected<Artifact> artifact::openArtifact(const std::string &dir,
+                                          const OpenOptions &options) {
+  auto root = ArtifactRoot::open(dir);
+  if (!root)
+    return root.error();
+  auto manifest = readManifest(*root, options.files);
+  if (!manifest)
+    return manifest.error();
+  if (!*manifest)
+    return makeError(root->display(kManifestFileName),
+                     ": missing (not an artifact directory, or its write was "
+                     "never published)");
+  Artifact a;
+  a.dir = dir;
+  a.man = std::move(**manifest);
+  for (const FileEntry &f : a.man.files) {
+    auto mapped = root->openVerified(f.path, f.bytes, f.sha256, options.files);
+    if (!mapped)
+      return mapped.error();
+    if (f.role != FileRole::Shard) {
+      a.others.emplace(f.path, mapped.take());
+      continue;
+    }
+    auto shard = SafetensorsFile::fromMappedFile(mapped.take(), options.limits);
+    if (!shard)
+      return shard.error();
+    QTENSOR_TRY(checkInventory(a.man, f, *shard, options));
+    a.shards.emplace(f.path, shard.take());
+  }
+  return a;
+}

@@ -1,0 +1,960 @@
+//===- Manifest.cpp - The artifact's root manifest.json -------------------===//
+//
+// Strict both ways: every field toJson writes is one manifestFromJson
+// requires (or knows as optional), and manifestFromJson rejects anything
+// else, naming the JSON path. docs/manifest.schema.json says the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Formats/Manifest.h"
+
+#include "qtensor/Descriptor/DescriptorJson.h"
+#include "qtensor/Formats/ArtifactPath.h"
+#include "qtensor/Support/CheckedMath.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <utility>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+using json = nlohmann::json;
+using safetensors::DType;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+/// Safetensors can hold at most this rank (safetensors::Limits::maxRank).
+static constexpr size_t kMaxStoredRank = 32;
+
+bool artifact::isSha256Hex(std::string_view s) {
+  if (s.size() != 64)
+    return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+  return true;
+}
+
+const char *artifact::toString(FileRole role) {
+  switch (role) {
+  case FileRole::Shard:
+    return "shard";
+  case FileRole::Graph:
+    return "graph";
+  case FileRole::Kernel:
+    return "kernel";
+  case FileRole::Trace:
+    return "trace";
+  }
+  return "?";
+}
+
+std::optional<FileRole> artifact::parseFileRole(std::string_view s) {
+  for (FileRole r :
+       {FileRole::Shard, FileRole::Graph, FileRole::Kernel, FileRole::Trace})
+    if (s == toString(r))
+      return r;
+  return std::nullopt;
+}
+
+static std::string inQuotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
+
+static std::string indexed(const std::string &path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+static DType dtypeOf(FloatType t) {
+  switch (t) {
+  case FloatType::F16:
+    return DType::F16;
+  case FloatType::BF16:
+    return DType::BF16;
+  case FloatType::F32:
+    return DType::F32;
+  }
+  return DType::F32;
+}
+
+static bool isIntegerDType(DType t) {
+  switch (t) {
+  case DType::U8:
+  case DType::I8:
+  case DType::U16:
+  case DType::I16:
+  case DType::U32:
+  case DType::I32:
+  case DType::U64:
+  case DType::I64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Equality
+//===----------------------------------------------------------------------===//
+
+bool Versions::operator==(const Versions &o) const {
+  return containerProfile == o.containerProfile &&
+         artifactSchema == o.artifactSchema &&
+         packingLayout == o.packingLayout && graph == o.graph &&
+         runtime == o.runtime && kernelAbi == o.kernelAbi;
+}
+bool ModelIdentity::operator==(const ModelIdentity &o) const {
+  return architecture == o.architecture && name == o.name &&
+         revision == o.revision && tokenizerSha256 == o.tokenizerSha256;
+}
+bool QuantizationSpec::operator==(const QuantizationSpec &o) const {
+  return family == o.family && config == o.config &&
+         configSha256 == o.configSha256;
+}
+bool Topology::operator==(const Topology &o) const {
+  return tp == o.tp && pp == o.pp && ep == o.ep;
+}
+bool FileEntry::operator==(const FileEntry &o) const {
+  return path == o.path && bytes == o.bytes && sha256 == o.sha256 &&
+         role == o.role;
+}
+bool StoredTensor::operator==(const StoredTensor &o) const {
+  return tensor == o.tensor && dtype == o.dtype && shape == o.shape;
+}
+bool PlainTensor::operator==(const PlainTensor &o) const {
+  return dtype == o.dtype && shape == o.shape;
+}
+bool QuantizedTensor::operator==(const QuantizedTensor &o) const {
+  return logical == o.logical && codes == o.codes && scales == o.scales &&
+         zeros == o.zeros;
+}
+bool TensorEntry::operator==(const TensorEntry &o) const {
+  return name == o.name && file == o.file && data == o.data;
+}
+bool KernelEntry::operator==(const KernelEntry &o) const {
+  return id == o.id && capability == o.capability && file == o.file;
+}
+bool Provenance::operator==(const Provenance &o) const {
+  return sourceCheckpointSha256 == o.sourceCheckpointSha256 &&
+         converterName == o.converterName &&
+         converterRevision == o.converterRevision && createdBy == o.createdBy &&
+         calibrationManifestSha256 == o.calibrationManifestSha256;
+}
+bool Manifest::operator==(const Manifest &o) const {
+  return versions == o.versions && model == o.model &&
+         quantization == o.quantization && topology == o.topology &&
+         files == o.files && tensors == o.tensors && kernels == o.kernels &&
+         provenance == o.provenance;
+}
+
+const FileEntry *Manifest::findFile(std::string_view path) const {
+  for (const FileEntry &f : files)
+    if (f.path == path)
+      return &f;
+  return nullptr;
+}
+
+const TensorEntry *Manifest::findTensor(std::string_view name) const {
+  for (const TensorEntry &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+std::vector<std::pair<const char *, StoredTensor>>
+TensorEntry::storedTensors() const {
+  std::vector<std::pair<const char *, StoredTensor>> out;
+  if (const PlainTensor *p = plain()) {
+    out.emplace_back("data", StoredTensor{name, p->dtype, p->shape});
+  } else if (const QuantizedTensor *q = quantized()) {
+    out.emplace_back("codes", q->codes);
+    out.emplace_back("scales", q->scales);
+    if (q->zeros)
+      out.emplace_back("zeros", *q->zeros);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// validateManifest
+//===----------------------------------------------------------------------===//
+
+static Status checkVersions(const Versions &v) {
+  const std::string p = "manifest.versions.";
+  if (v.containerProfile != kContainerProfile)
+    return makeError(p, "container_profile: unsupported container profile ",
+                     inQuotes(v.containerProfile), " (this build reads ",
+                     kContainerProfile, ")");
+  const std::pair<const char *, std::pair<uint32_t, uint32_t>> ints[] = {
+      {"artifact_schema", {v.artifactSchema, kArtifactSchemaVersion}},
+      {"packing_layout", {v.packingLayout, kPackingLayoutVersion}},
+      {"graph", {v.graph, kGraphVersion}},
+      {"runtime", {v.runtime, kRuntimeVersion}},
+      {"kernel_abi", {v.kernelAbi, kKernelAbiVersion}},
+  };
+  for (const auto &[key, pair] : ints)
+    if (pair.first != pair.second)
+      return makeError(p, key, ": unsupported version ", pair.first,
+                       " (this build reads ", pair.second, ")");
+  return Status::ok();
+}
+
+static Status checkDigest(const std::string &path, const std::string &value) {
+  if (!isSha256Hex(value))
+    return makeError(
+        path, ": expected 64 lowercase hex digits (SHA-256), got ",
+        inQuotes(value.size() > 80 ? value.substr(0, 80) + "..." : value));
+  return Status::ok();
+}
+
+static Status checkNonEmpty(const std::string &path, const std::string &value) {
+  if (value.empty())
+    return makeError(path, ": must not be empty");
+  return Status::ok();
+}
+
+/// Shape sanity shared by every stored tensor: rank, non-negative dims, the
+/// byte size fits in 64 bits.
+static Status checkStoredShape(const std::string &path, DType dtype,
+                               const std::vector<int64_t> &shape) {
+  if (shape.size() > kMaxStoredRank)
+    return makeError(path, ".shape: rank ", shape.size(), " exceeds the limit ",
+                     kMaxStoredRank);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
+      return makeError(path, ".shape[", i, "]: ", shape[i], " is negative");
+  auto count = checkedElementCount(shape);
+  if (!count || !checkedMul(*count, safetensors::dtypeSize(dtype)))
+    return makeError(path, ".shape: ", shapeToString(shape),
+                     " overflows 64-bit byte arithmetic");
+  return Status::ok();
+}
+
+/// The code tensor's expected shape for the logical layout, or the minimum
+/// byte count for other layouts (see QuantizedTensor).
+static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
+  const QuantizedTensorDescriptor &t = q.logical;
+  const StoredTensor &c = q.codes;
+  unsigned bits = t.descriptor.code.bits;
+  if (c.dtype != DType::U8)
+    return makeError(path,
+                     ".dtype: codes are stored as packed bytes (U8), "
+                     "got ",
+                     safetensors::dtypeName(c.dtype));
+  if (t.layout.isLogical()) {
+    std::vector<int64_t> expected = t.shape;
+    if (expected.empty())
+      expected.push_back(1);
+    auto rowBits = checkedMul(static_cast<uint64_t>(expected.back()), bits);
+    if (!rowBits || ceilDiv(*rowBits, 8) > static_cast<uint64_t>(INT64_MAX))
+      return makeError(path, ": the logical shape ", shapeToString(t.shape),
+                       " overflows 64-bit arithmetic");
+    expected.back() = static_cast<int64_t>(ceilDiv(*rowBits, 8));
+    if (c.shape != expected)
+      return makeError(path, ".shape: the logical layout stores ",
+                       shapeToString(t.shape), " ", bits,
+                       "-bit codes in rows of ceil(cols * bits / 8) bytes: "
+                       "expected ",
+                       shapeToString(expected), ", got ",
+                       shapeToString(c.shape));
+    return Status::ok();
+  }
+  if (c.shape.empty())
+    return makeError(path, ".shape: packed codes need rank >= 1");
+  std::vector<int64_t> padded = t.shape;
+  for (size_t i = 0; i < t.layout.padding.size() && i < padded.size(); ++i)
+    padded[i] += t.layout.padding[i];
+  auto count = checkedElementCount(padded);
+  auto needBits = count ? checkedMul(*count, bits) : std::nullopt;
+  auto have = checkedElementCount(c.shape);
+  if (!needBits || !have)
+    return makeError(path, ": shape arithmetic overflows 64 bits");
+  if (*have < ceilDiv(*needBits, 8))
+    return makeError(path, ".shape: ", shapeToString(c.shape), " holds ", *have,
+                     " bytes but layout ", inQuotes(t.layout.family),
+                     " needs at least ", ceilDiv(*needBits, 8), " for ",
+                     shapeToString(padded), " ", bits, "-bit codes");
+  return Status::ok();
+}
+
+static Status checkQuantized(const std::string &path,
+                             const QuantizedTensor &q) {
+  const QuantizedTensorDescriptor &t = q.logical;
+  if (Status s = verifyTensorDescriptor(t); !s)
+    return makeError(path, ".logical: ", s.message());
+  QTENSOR_TRY(checkCodes(path + ".codes", q));
+  std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
+  DType scaleType = dtypeOf(t.descriptor.scaleType);
+  if (q.scales.dtype != scaleType)
+    return makeError(path, ".scales.dtype: the descriptor's scale_dtype is ",
+                     toString(t.descriptor.scaleType), " (",
+                     safetensors::dtypeName(scaleType), "), got ",
+                     safetensors::dtypeName(q.scales.dtype));
+  if (q.scales.shape != qshape)
+    return makeError(path, ".scales.shape: expected ", shapeToString(qshape),
+                     " (the descriptor's qparam shape for ",
+                     shapeToString(t.shape), "), got ",
+                     shapeToString(q.scales.shape));
+  ZeroPointKind zp = t.descriptor.zeroPoint;
+  if (zp == ZeroPointKind::None) {
+    if (q.zeros)
+      return makeError(path, ".zeros: the descriptor has no zero-point "
+                             "(zero_point \"none\") but a zero tensor is "
+                             "declared");
+    return Status::ok();
+  }
+  if (!q.zeros)
+    return makeError(path, ".zeros: required field is missing (zero_point \"",
+                     toString(zp), "\")");
+  const StoredTensor &z = *q.zeros;
+  if (zp == ZeroPointKind::Integer) {
+    if (!isIntegerDType(z.dtype))
+      return makeError(path,
+                       ".zeros.dtype: integer zero-points need an "
+                       "integer dtype, got ",
+                       safetensors::dtypeName(z.dtype));
+  } else if (z.dtype != scaleType) {
+    return makeError(path, ".zeros.dtype: ", toString(zp),
+                     " zero-points are stored in the scale dtype ",
+                     safetensors::dtypeName(scaleType), ", got ",
+                     safetensors::dtypeName(z.dtype));
+  }
+  if (z.shape != qshape)
+    return makeError(path, ".zeros.shape: expected ", shapeToString(qshape),
+                     " (the descriptor's qparam shape), got ",
+                     shapeToString(z.shape));
+  return Status::ok();
+}
+
+Status artifact::validateManifest(const Manifest &m) {
+  QTENSOR_TRY(checkVersions(m.versions));
+
+  QTENSOR_TRY(
+      checkNonEmpty("manifest.model.architecture", m.model.architecture));
+  if (m.model.tokenizerSha256)
+    QTENSOR_TRY(checkDigest("manifest.model.tokenizer_sha256",
+                            *m.model.tokenizerSha256));
+
+  QTENSOR_TRY(
+      checkNonEmpty("manifest.quantization.family", m.quantization.family));
+  if (!m.quantization.config.is_object())
+    return makeError("manifest.quantization.config: expected a JSON object, "
+                     "got ",
+                     m.quantization.config.type_name());
+  if (m.quantization.configSha256)
+    QTENSOR_TRY(checkDigest("manifest.quantization.config_sha256",
+                            *m.quantization.configSha256));
+
+  const std::pair<const char *, int64_t> degrees[] = {
+      {"tp", m.topology.tp}, {"pp", m.topology.pp}, {"ep", m.topology.ep}};
+  for (const auto &[key, value] : degrees)
+    if (value < 1 || value > kMaxTopologyDegree)
+      return makeError("manifest.topology.", key, ": ", value,
+                       " is outside [1, ", kMaxTopologyDegree, "]");
+
+  std::map<std::string, size_t, std::less<>> fileIndex;
+  for (size_t i = 0; i < m.files.size(); ++i) {
+    const FileEntry &f = m.files[i];
+    std::string p = indexed("manifest.files", i);
+    if (Status s = checkArtifactPath(f.path); !s)
+      return makeError(p, ".path: ", s.message());
+    if (f.path == kManifestFileName)
+      return makeError(p, ".path: ", inQuotes(f.path),
+                       " is the manifest itself");
+    for (size_t start = 0;;) {
+      if (f.path.compare(start, std::strlen(kTempPrefix), kTempPrefix) == 0)
+        return makeError(p, ".path: ", inQuotes(f.path),
+                         " names a temporary file of the writer (prefix \"",
+                         kTempPrefix, "\"); a manifest never references one");
+      size_t slash = f.path.find('/', start);
+      if (slash == std::string::npos)
+        break;
+      start = slash + 1;
+    }
+    if (auto [it, fresh] = fileIndex.emplace(f.path, i); !fresh)
+      return makeError(p, ".path: duplicate path ", inQuotes(f.path),
+                       " (also manifest.files[", it->second, "])");
+    QTENSOR_TRY(checkDigest(p + ".sha256", f.sha256));
+  }
+
+  std::map<std::string, size_t, std::less<>> tensorIndex;
+  // (file, stored tensor name) -> "manifest.tensors[i].codes"
+  std::map<std::pair<std::string, std::string>, std::string> storedOwner;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const TensorEntry &t = m.tensors[i];
+    std::string p = indexed("manifest.tensors", i);
+    QTENSOR_TRY(checkNonEmpty(p + ".name", t.name));
+    if (auto [it, fresh] = tensorIndex.emplace(t.name, i); !fresh)
+      return makeError(p, ".name: duplicate tensor ", inQuotes(t.name),
+                       " (also manifest.tensors[", it->second, "])");
+    auto file = fileIndex.find(t.file);
+    if (file == fileIndex.end())
+      return makeError(p, ".file: ", inQuotes(t.file),
+                       " is not listed in manifest.files");
+    if (m.files[file->second].role != FileRole::Shard)
+      return makeError(p, ".file: ", inQuotes(t.file), " has role ",
+                       inQuotes(toString(m.files[file->second].role)),
+                       "; tensors live in files with role \"shard\"");
+    if (const QuantizedTensor *q = t.quantized()) {
+      QTENSOR_TRY(
+          checkStoredShape(p + ".codes", q->codes.dtype, q->codes.shape));
+      QTENSOR_TRY(
+          checkStoredShape(p + ".scales", q->scales.dtype, q->scales.shape));
+      if (q->zeros)
+        QTENSOR_TRY(
+            checkStoredShape(p + ".zeros", q->zeros->dtype, q->zeros->shape));
+      QTENSOR_TRY(checkQuantized(p, *q));
+    } else {
+      QTENSOR_TRY(checkStoredShape(p, t.plain()->dtype, t.plain()->shape));
+    }
+    for (const auto &[role, stored] : t.storedTensors()) {
+      std::string where = std::string(role) == "data" ? p : p + "." + role;
+      if (t.isQuantized())
+        QTENSOR_TRY(checkNonEmpty(where + ".tensor", stored.tensor));
+      auto [it, fresh] =
+          storedOwner.emplace(std::make_pair(t.file, stored.tensor), where);
+      if (!fresh)
+        return makeError(where, ": stored tensor ", inQuotes(stored.tensor),
+                         " in ", inQuotes(t.file), " is also claimed by ",
+                         it->second);
+    }
+  }
+
+  std::set<std::string, std::less<>> kernelIds;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelEntry &k = m.kernels[i];
+    std::string p = indexed("manifest.kernels", i);
+    QTENSOR_TRY(checkNonEmpty(p + ".id", k.id));
+    if (!kernelIds.insert(k.id).second)
+      return makeError(p, ".id: duplicate kernel id ", inQuotes(k.id));
+    if (!k.capability.is_object())
+      return makeError(p, ".capability: expected a JSON object, got ",
+                       k.capability.type_name());
+    if (k.file) {
+      auto file = fileIndex.find(*k.file);
+      if (file == fileIndex.end())
+        return makeError(p, ".file: ", inQuotes(*k.file),
+                         " is not listed in manifest.files");
+      if (m.files[file->second].role != FileRole::Kernel)
+        return makeError(p, ".file: ", inQuotes(*k.file), " has role ",
+                         inQuotes(toString(m.files[file->second].role)),
+                         "; expected \"kernel\"");
+    }
+  }
+
+  QTENSOR_TRY(checkDigest("manifest.provenance.source_checkpoint_sha256",
+                          m.provenance.sourceCheckpointSha256));
+  QTENSOR_TRY(checkNonEmpty("manifest.provenance.converter.name",
+                            m.provenance.converterName));
+  if (m.provenance.calibrationManifestSha256)
+    QTENSOR_TRY(checkDigest("manifest.provenance.calibration_manifest_sha256",
+                            *m.provenance.calibrationManifestSha256));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// toJson
+//===----------------------------------------------------------------------===//
+
+static json storedJson(const StoredTensor &s) {
+  json j = json::object();
+  j["tensor"] = s.tensor;
+  j["dtype"] = std::string(safetensors::dtypeName(s.dtype));
+  j["shape"] = s.shape;
+  return j;
+}
+
+json artifact::toJson(const Manifest &m) {
+  json j = json::object();
+  j["versions"] = {{"container_profile", m.versions.containerProfile},
+                   {"artifact_schema", m.versions.artifactSchema},
+                   {"packing_layout", m.versions.packingLayout},
+                   {"graph", m.versions.graph},
+                   {"runtime", m.versions.runtime},
+                   {"kernel_abi", m.versions.kernelAbi}};
+  json model = {{"architecture", m.model.architecture},
+                {"name", m.model.name},
+                {"revision", m.model.revision}};
+  if (m.model.tokenizerSha256)
+    model["tokenizer_sha256"] = *m.model.tokenizerSha256;
+  j["model"] = std::move(model);
+  json quant = {{"family", m.quantization.family},
+                {"config", m.quantization.config}};
+  if (m.quantization.configSha256)
+    quant["config_sha256"] = *m.quantization.configSha256;
+  j["quantization"] = std::move(quant);
+  j["topology"] = {
+      {"tp", m.topology.tp}, {"pp", m.topology.pp}, {"ep", m.topology.ep}};
+
+  json files = json::array();
+  for (const FileEntry &f : m.files)
+    files.push_back({{"path", f.path},
+                     {"bytes", f.bytes},
+                     {"sha256", f.sha256},
+                     {"role", toString(f.role)}});
+  j["files"] = std::move(files);
+
+  json tensors = json::array();
+  for (const TensorEntry &t : m.tensors) {
+    json e = json::object();
+    e["name"] = t.name;
+    e["file"] = t.file;
+    if (const PlainTensor *p = t.plain()) {
+      e["kind"] = "plain";
+      e["dtype"] = std::string(safetensors::dtypeName(p->dtype));
+      e["shape"] = p->shape;
+    } else {
+      const QuantizedTensor &q = *t.quantized();
+      e["kind"] = "quantized";
+      e["logical"] = qtensor::toJson(q.logical);
+      e["codes"] = storedJson(q.codes);
+      e["scales"] = storedJson(q.scales);
+      if (q.zeros)
+        e["zeros"] = storedJson(*q.zeros);
+    }
+    tensors.push_back(std::move(e));
+  }
+  j["tensors"] = std::move(tensors);
+
+  json kernels = json::array();
+  for (const KernelEntry &k : m.kernels) {
+    json e = {{"id", k.id}, {"capability", k.capability}};
+    if (k.file)
+      e["file"] = *k.file;
+    kernels.push_back(std::move(e));
+  }
+  j["kernels"] = std::move(kernels);
+
+  json prov = {
+      {"source_checkpoint_sha256", m.provenance.sourceCheckpointSha256},
+      {"converter",
+       {{"name", m.provenance.converterName},
+        {"revision", m.provenance.converterRevision}}},
+      {"created_by", m.provenance.createdBy}};
+  if (m.provenance.calibrationManifestSha256)
+    prov["calibration_manifest_sha256"] =
+        *m.provenance.calibrationManifestSha256;
+  j["provenance"] = std::move(prov);
+  return j;
+}
+
+//===----------------------------------------------------------------------===//
+// manifestFromJson
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads one JSON object, remembering its path for messages and which keys
+/// were consumed so unknown keys can be rejected.
+class ObjectReader {
+public:
+  ObjectReader(const json &j, std::string path)
+      : object(j), path(std::move(path)) {}
+
+  Status expectObject() const {
+    if (!object.is_object())
+      return makeError(path, ": expected a JSON object, got ",
+                       object.type_name());
+    return Status::ok();
+  }
+
+  std::string at(const char *key) const { return path + "." + key; }
+
+  const json *find(const char *key) {
+    seen.insert(key);
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  Status require(const char *key, const json *&out) {
+    out = find(key);
+    if (!out)
+      return makeError(at(key), ": required field is missing");
+    return Status::ok();
+  }
+
+  Status readObject(const char *key, const json *&out) {
+    QTENSOR_TRY(require(key, out));
+    if (!out->is_object())
+      return makeError(at(key), ": expected a JSON object, got ",
+                       out->type_name());
+    return Status::ok();
+  }
+
+  Status readArray(const char *key, const json *&out) {
+    QTENSOR_TRY(require(key, out));
+    if (!out->is_array())
+      return makeError(at(key), ": expected an array, got ", out->type_name());
+    return Status::ok();
+  }
+
+  Status readString(const char *key, std::string &out) {
+    const json *v;
+    QTENSOR_TRY(require(key, v));
+    return toString(*v, at(key), out);
+  }
+
+  Status readOptionalString(const char *key, std::optional<std::string> &out) {
+    out.reset();
+    if (const json *v = find(key)) {
+      std::string s;
+      QTENSOR_TRY(toString(*v, at(key), s));
+      out = std::move(s);
+    }
+    return Status::ok();
+  }
+
+  static Status toString(const json &v, const std::string &where,
+                         std::string &out) {
+    if (!v.is_string())
+      return makeError(where, ": expected a string, got ", v.type_name());
+    out = v.get<std::string>();
+    return Status::ok();
+  }
+
+  Status readUInt(const char *key, uint64_t min, uint64_t max, uint64_t &out) {
+    const json *v;
+    QTENSOR_TRY(require(key, v));
+    return toUInt(*v, at(key), min, max, out);
+  }
+
+  static Status toUInt(const json &v, const std::string &where, uint64_t min,
+                       uint64_t max, uint64_t &out) {
+    if (v.is_number_unsigned()) {
+      out = v.get<uint64_t>();
+    } else if (v.is_number_integer()) {
+      // Built in memory, a non-negative value may be stored signed.
+      int64_t x = v.get<int64_t>();
+      if (x < 0)
+        return makeError(where, ": ", x, " is outside [", min, ", ", max, "]");
+      out = static_cast<uint64_t>(x);
+    } else {
+      return makeError(where, ": expected an integer, got ", v.type_name());
+    }
+    if (out < min || out > max)
+      return makeError(where, ": ", out, " is outside [", min, ", ", max, "]");
+    return Status::ok();
+  }
+
+  Status readShape(const char *key, std::vector<int64_t> &out) {
+    const json *v;
+    QTENSOR_TRY(require(key, v));
+    std::string where = at(key);
+    if (!v->is_array())
+      return makeError(where, ": expected an array of integers, got ",
+                       v->type_name());
+    if (v->size() > kMaxStoredRank)
+      return makeError(where, ": rank ", v->size(), " exceeds the limit ",
+                       kMaxStoredRank);
+    out.clear();
+    for (size_t i = 0; i < v->size(); ++i) {
+      uint64_t d;
+      QTENSOR_TRY(toUInt((*v)[i], indexed(where, i), 0,
+                         static_cast<uint64_t>(INT64_MAX), d));
+      out.push_back(static_cast<int64_t>(d));
+    }
+    return Status::ok();
+  }
+
+  Status readDType(const char *key, DType &out) {
+    std::string s;
+    QTENSOR_TRY(readString(key, s));
+    auto d = safetensors::parseDType(s);
+    if (!d)
+      return makeError(at(key), ": unknown dtype ", inQuotes(s),
+                       " (expected a safetensors dtype such as \"U8\", "
+                       "\"F16\")");
+    out = *d;
+    return Status::ok();
+  }
+
+  /// Rejects keys nobody asked for.
+  Status noUnknownKeys() const {
+    for (const auto &item : object.items())
+      if (!seen.count(item.key()))
+        return makeError(path, ": unknown field ", inQuotes(item.key()));
+    return Status::ok();
+  }
+
+private:
+  const json &object;
+  std::string path;
+  std::set<std::string> seen;
+};
+
+Status parseVersions(ObjectReader &root, Versions &v) {
+  const json *j;
+  QTENSOR_TRY(root.readObject("versions", j));
+  ObjectReader r(*j, root.at("versions"));
+  QTENSOR_TRY(r.readString("container_profile", v.containerProfile));
+  if (v.containerProfile != kContainerProfile)
+    return makeError(r.at("container_profile"),
+                     ": unsupported container profile ",
+                     inQuotes(v.containerProfile), " (this build reads ",
+                     kContainerProfile, ")");
+  const std::pair<const char *, std::pair<uint32_t *, uint32_t>> ints[] = {
+      {"artifact_schema", {&v.artifactSchema, kArtifactSchemaVersion}},
+      {"packing_layout", {&v.packingLayout, kPackingLayoutVersion}},
+      {"graph", {&v.graph, kGraphVersion}},
+      {"runtime", {&v.runtime, kRuntimeVersion}},
+      {"kernel_abi", {&v.kernelAbi, kKernelAbiVersion}},
+  };
+  for (const auto &[key, target] : ints) {
+    const json *x;
+    QTENSOR_TRY(r.require(key, x));
+    if (!x->is_number_integer())
+      return makeError(r.at(key), ": expected an integer, got ",
+                       x->type_name());
+    // Any integer other than ours, however large or negative, is a version
+    // this build does not read.
+    bool same = x->is_number_unsigned()
+                    ? x->get<uint64_t>() == target.second
+                    : x->get<int64_t>() == static_cast<int64_t>(target.second);
+    if (!same)
+      return makeError(r.at(key), ": unsupported version ", x->dump(),
+                       " (this build reads ", target.second, ")");
+    *target.first = target.second;
+  }
+  return r.noUnknownKeys();
+}
+
+Status parseStored(const json &j, const std::string &path, StoredTensor &s) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("tensor", s.tensor));
+  QTENSOR_TRY(r.readDType("dtype", s.dtype));
+  QTENSOR_TRY(r.readShape("shape", s.shape));
+  return r.noUnknownKeys();
+}
+
+/// Re-roots DescriptorJson's "tensor..." paths under `path`.
+Error rerooted(const std::string &path, const std::string &message) {
+  if (message.rfind("tensor", 0) == 0)
+    return makeError(path, message.substr(6));
+  return makeError(path, ": ", message);
+}
+
+Status parseTensor(const json &j, const std::string &path, TensorEntry &t) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("name", t.name));
+  QTENSOR_TRY(r.readString("file", t.file));
+  std::string kind;
+  QTENSOR_TRY(r.readString("kind", kind));
+  if (kind == "plain") {
+    PlainTensor p;
+    QTENSOR_TRY(r.readDType("dtype", p.dtype));
+    QTENSOR_TRY(r.readShape("shape", p.shape));
+    t.data = std::move(p);
+  } else if (kind == "quantized") {
+    QuantizedTensor q;
+    const json *logical, *codes, *scales;
+    QTENSOR_TRY(r.require("logical", logical));
+    auto d = tensorDescriptorFromJson(*logical);
+    if (!d)
+      return rerooted(r.at("logical"), d.message());
+    q.logical = d.take();
+    QTENSOR_TRY(r.require("codes", codes));
+    QTENSOR_TRY(parseStored(*codes, r.at("codes"), q.codes));
+    QTENSOR_TRY(r.require("scales", scales));
+    QTENSOR_TRY(parseStored(*scales, r.at("scales"), q.scales));
+    if (const json *zeros = r.find("zeros")) {
+      StoredTensor z;
+      QTENSOR_TRY(parseStored(*zeros, r.at("zeros"), z));
+      q.zeros = std::move(z);
+    }
+    t.data = std::move(q);
+  } else {
+    return makeError(r.at("kind"), ": unknown tensor kind ", inQuotes(kind),
+                     " (expected \"plain\" or \"quantized\")");
+  }
+  return r.noUnknownKeys();
+}
+} // namespace
+
+Expected<Manifest> artifact::manifestFromJson(const json &j) {
+  ObjectReader root(j, "manifest");
+  QTENSOR_TRY(root.expectObject());
+  Manifest m;
+  // Versions first: a manifest of another schema may legitimately have
+  // fields this build does not know, and the version is the real reason.
+  QTENSOR_TRY(parseVersions(root, m.versions));
+  for (const char *key : {"model", "quantization", "topology", "files",
+                          "tensors", "kernels", "provenance"})
+    root.find(key);
+  QTENSOR_TRY(root.noUnknownKeys());
+
+  {
+    const json *v;
+    QTENSOR_TRY(root.readObject("model", v));
+    ObjectReader r(*v, root.at("model"));
+    QTENSOR_TRY(r.readString("architecture", m.model.architecture));
+    QTENSOR_TRY(r.readString("name", m.model.name));
+    QTENSOR_TRY(r.readString("revision", m.model.revision));
+    QTENSOR_TRY(
+        r.readOptionalString("tokenizer_sha256", m.model.tokenizerSha256));
+    QTENSOR_TRY(r.noUnknownKeys());
+  }
+  {
+    const json *v, *config;
+    QTENSOR_TRY(root.readObject("quantization", v));
+    ObjectReader r(*v, root.at("quantization"));
+    QTENSOR_TRY(r.readString("family", m.quantization.family));
+    QTENSOR_TRY(r.readObject("config", config));
+    m.quantization.config = *config;
+    QTENSOR_TRY(
+        r.readOptionalString("config_sha256", m.quantization.configSha256));
+    QTENSOR_TRY(r.noUnknownKeys());
+  }
+  {
+    const json *v;
+    QTENSOR_TRY(root.readObject("topology", v));
+    ObjectReader r(*v, root.at("topology"));
+    for (auto [key, out] :
+         {std::pair{"tp", &m.topology.tp}, std::pair{"pp", &m.topology.pp},
+          std::pair{"ep", &m.topology.ep}}) {
+      uint64_t x;
+      QTENSOR_TRY(r.readUInt(key, 1, kMaxTopologyDegree, x));
+      *out = static_cast<int64_t>(x);
+    }
+    QTENSOR_TRY(r.noUnknownKeys());
+  }
+  {
+    const json *v;
+    QTENSOR_TRY(root.readArray("files", v));
+    for (size_t i = 0; i < v->size(); ++i) {
+      ObjectReader r((*v)[i], indexed(root.at("files"), i));
+      QTENSOR_TRY(r.expectObject());
+      FileEntry f;
+      QTENSOR_TRY(r.readString("path", f.path));
+      QTENSOR_TRY(r.readUInt("bytes", 0, UINT64_MAX, f.bytes));
+      QTENSOR_TRY(r.readString("sha256", f.sha256));
+      std::string role;
+      QTENSOR_TRY(r.readString("role", role));
+      auto parsed = parseFileRole(role);
+      if (!parsed)
+        return makeError(r.at("role"), ": unknown role ", inQuotes(role),
+                         " (expected \"shard\", \"graph\", \"kernel\" or "
+                         "\"trace\")");
+      f.role = *parsed;
+      QTENSOR_TRY(r.noUnknownKeys());
+      m.files.push_back(std::move(f));
+    }
+  }
+  {
+    const json *v;
+    QTENSOR_TRY(root.readArray("tensors", v));
+    for (size_t i = 0; i < v->size(); ++i) {
+      TensorEntry t;
+      QTENSOR_TRY(parseTensor((*v)[i], indexed(root.at("tensors"), i), t));
+      m.tensors.push_back(std::move(t));
+    }
+  }
+  {
+    const json *v;
+    QTENSOR_TRY(root.readArray("kernels", v));
+    for (size_t i = 0; i < v->size(); ++i) {
+      ObjectReader r((*v)[i], indexed(root.at("kernels"), i));
+      QTENSOR_TRY(r.expectObject());
+      KernelEntry k;
+      const json *capability;
+      QTENSOR_TRY(r.readString("id", k.id));
+      QTENSOR_TRY(r.readObject("capability", capability));
+      k.capability = *capability;
+      QTENSOR_TRY(r.readOptionalString("file", k.file));
+      QTENSOR_TRY(r.noUnknownKeys());
+      m.kernels.push_back(std::move(k));
+    }
+  }
+  {
+    const json *v, *converter;
+    QTENSOR_TRY(root.readObject("provenance", v));
+    ObjectReader r(*v, root.at("provenance"));
+    QTENSOR_TRY(r.readString("source_checkpoint_sha256",
+                             m.provenance.sourceCheckpointSha256));
+    QTENSOR_TRY(r.readObject("converter", converter));
+    ObjectReader c(*converter, r.at("converter"));
+    QTENSOR_TRY(c.readString("name", m.provenance.converterName));
+    QTENSOR_TRY(c.readString("revision", m.provenance.converterRevision));
+    QTENSOR_TRY(c.noUnknownKeys());
+    QTENSOR_TRY(r.readString("created_by", m.provenance.createdBy));
+    QTENSOR_TRY(r.readOptionalString("calibration_manifest_sha256",
+                                     m.provenance.calibrationManifestSha256));
+    QTENSOR_TRY(r.noUnknownKeys());
+  }
+  QTENSOR_TRY(validateManifest(m));
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// Text
+//===----------------------------------------------------------------------===//
+
+Expected<std::string> artifact::serializeManifest(const Manifest &m) {
+  std::string text;
+  try {
+    text = toJson(m).dump(2) + "\n";
+  } catch (const std::exception &e) {
+    return makeError("manifest: cannot serialize: ", e.what());
+  }
+  if (text.size() > kMaxManifestBytes)
+    return makeError("manifest: ", text.size(), " bytes exceed the limit of ",
+                     kMaxManifestBytes);
+  return text;
+}
+
+Expected<Manifest> artifact::parseManifest(std::string_view text,
+                                           const std::string &name) {
+  if (text.size() > kMaxManifestBytes)
+    return makeError(name, ": ", text.size(), " bytes exceed the limit of ",
+                     kMaxManifestBytes);
+  // The callback sees every object and key: duplicate keys (which the DOM
+  // would silently collapse) and excessive nesting are found during the
+  // parse; too-deep values are discarded rather than built.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  bool tooDeep = false;
+  auto callback = [&](int depth, json::parse_event_t event,
+                      json &parsed) -> bool {
+    switch (event) {
+    case json::parse_event_t::object_start:
+    case json::parse_event_t::array_start:
+      if (depth >= static_cast<int>(kMaxManifestDepth)) {
+        tooDeep = true;
+        return false;
+      }
+      if (event == json::parse_event_t::object_start)
+        keys.emplace_back();
+      return true;
+    case json::parse_event_t::key:
+      if (!keys.empty() &&
+          !keys.back().insert(parsed.get<std::string>()).second &&
+          duplicate.empty())
+        duplicate = parsed.get<std::string>();
+      return true;
+    case json::parse_event_t::object_end:
+      if (!keys.empty())
+        keys.pop_back();
+      return true;
+    default:
+      return true;
+    }
+  };
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end(), callback);
+  } catch (const json::exception &e) {
+    return makeError(name, ": not valid JSON: ", e.what());
+  } catch (const std::exception &e) {
+    return makeError(name, ": cannot parse: ", e.what());
+  }
+  if (tooDeep)
+    return makeError(name, ": JSON nesting deeper than ", kMaxManifestDepth,
+                     " levels");
+  if (!duplicate.empty())
+    return makeError(name, ": duplicate key ", inQuotes(duplicate),
+                     " in one JSON object");
+  return manifestFromJson(j);
+}

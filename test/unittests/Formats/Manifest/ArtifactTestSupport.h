@@ -1,0 +1,218 @@
+//===- ArtifactTestSupport.h - Helpers for the artifact tests ---*- C++ -*-===//
+#ifndef QTENSOR_TEST_ARTIFACT_SUPPORT_H
+#define QTENSOR_TEST_ARTIFACT_SUPPORT_H
+
+#include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/ArtifactWriter.h"
+#include "qtensor/Formats/Manifest.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace arttest {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace qtensor;
+using namespace qtensor::artifact;
+using safetensors::DType;
+
+/// A fresh directory under the system temporary directory, removed with
+/// everything in it when the test ends.
+class TempDir {
+public:
+  TempDir() {
+    std::string tmpl =
+        (fs::temp_directory_path() / "qtensor-artifact-test-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+      ADD_FAILURE() << "mkdtemp failed";
+    dir = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  const fs::path &path() const { return dir; }
+  std::string str() const { return dir.string(); }
+  fs::path operator/(const std::string &name) const { return dir / name; }
+
+private:
+  fs::path dir;
+};
+
+inline std::string readText(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline void writeText(const fs::path &p, const std::string &text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+/// Regular entries of a directory, sorted.
+inline std::set<std::string> listNames(const fs::path &dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    names.insert(e.path().filename().string());
+  return names;
+}
+
+inline std::string hexOf(char c) { return std::string(64, c); }
+
+/// Everything except files and tensors, with every optional field set.
+inline Manifest baseManifest() {
+  Manifest m;
+  m.model.architecture = "llama";
+  m.model.name = "tiny-llama";
+  m.model.revision = "r1";
+  m.model.tokenizerSha256 = hexOf('a');
+  m.quantization.family = "affine_w4a16";
+  m.quantization.config = {{"bits", 4}, {"group_size", 32}, {"sym", false}};
+  m.quantization.configSha256 = hexOf('b');
+  m.topology = {1, 1, 1};
+  m.provenance.sourceCheckpointSha256 = hexOf('c');
+  m.provenance.converterName = "qtc";
+  m.provenance.converterRevision = "0123abc";
+  m.provenance.createdBy = "artifact-tests";
+  m.provenance.calibrationManifestSha256 = hexOf('d');
+  return m;
+}
+
+/// 4-bit asymmetric groupwise (axis 1, group 32) over [rows, cols].
+inline QuantizedTensorDescriptor groupDescriptor(int64_t rows, int64_t cols) {
+  QuantizedTensorDescriptor t;
+  t.shape = {rows, cols};
+  t.elementType = FloatType::F16;
+  t.descriptor.code = {4, false};
+  t.descriptor.scheme = QuantScheme::Asymmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::Integer;
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = 32;
+  t.descriptor.scaleType = FloatType::F16;
+  return t;
+}
+
+inline QuantizedTensor quantizedParts(const std::string &name, int64_t rows,
+                                      int64_t cols) {
+  QuantizedTensor q;
+  q.logical = groupDescriptor(rows, cols);
+  q.codes = {name + ".codes", DType::U8, {rows, (cols * 4 + 7) / 8}};
+  q.scales = {name + ".scales", DType::F16, {rows, (cols + 31) / 32}};
+  q.zeros = StoredTensor{name + ".zeros", DType::U8, {rows, (cols + 31) / 32}};
+  return q;
+}
+
+/// A complete, valid manifest with every optional field present (files are
+/// not on disk: for parser tests).
+inline Manifest fullManifest() {
+  Manifest m = baseManifest();
+  m.files = {
+      {"model-00001.safetensors", 1000, hexOf('1'), FileRole::Shard},
+      {"graph.mlir", 10, hexOf('2'), FileRole::Graph},
+      {"kernels/gemm_w4.ptx", 20, hexOf('3'), FileRole::Kernel},
+      {"trace.json", 30, hexOf('4'), FileRole::Trace},
+  };
+  TensorEntry q;
+  q.name = "layers.0.mlp.up.weight";
+  q.file = "model-00001.safetensors";
+  q.data = quantizedParts(q.name, 8, 64);
+  TensorEntry p;
+  p.name = "norm.weight";
+  p.file = "model-00001.safetensors";
+  p.data = PlainTensor{DType::F16, {64}};
+  m.tensors = {q, p};
+  KernelEntry k;
+  k.id = "gemm_w4a16_g32";
+  k.capability = {{"representation", "affine"}, {"group_sizes", {32, 64}}};
+  k.file = "kernels/gemm_w4.ptx";
+  m.kernels = {k};
+  return m;
+}
+
+/// Deterministic pseudo-random bytes.
+inline std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> out(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    out[i] = static_cast<uint8_t>(x);
+  }
+  return out;
+}
+
+/// Source bytes for an artifact and the writer that borrows them. `scale`
+/// multiplies the plain tensors' sizes (1 = a few KiB).
+class ArtifactFixture {
+public:
+  explicit ArtifactFixture(uint32_t seed = 1, size_t shards = 2,
+                           size_t plainBytes = 4096)
+      : writer(baseManifest()) {
+    for (size_t s = 0; s < shards; ++s) {
+      std::string shard = "model-0000" + std::to_string(s + 1) + ".safetensors";
+      std::string name = "layers." + std::to_string(s) + ".mlp.up.weight";
+      QuantizedTensor q = quantizedParts(name, 8, 64);
+      auto &codes = keep(pattern(8 * 32, seed + 10 * s));
+      auto &scales = keep(pattern(8 * 2 * 2, seed + 10 * s + 1));
+      auto &zeros = keep(pattern(8 * 2, seed + 10 * s + 2));
+      expect(writer.addQuantizedTensor(
+          shard, name, q.logical,
+          {q.codes.tensor, q.codes.dtype, q.codes.shape, codes.data(),
+           codes.size()},
+          {q.scales.tensor, q.scales.dtype, q.scales.shape, scales.data(),
+           scales.size()},
+          TensorData{q.zeros->tensor, q.zeros->dtype, q.zeros->shape,
+                     zeros.data(), zeros.size()}));
+      auto &plain = keep(pattern(plainBytes, seed + 10 * s + 3));
+      std::string plainName = "layers." + std::to_string(s) + ".norm.weight";
+      expect(writer.addPlainTensor(shard, {plainName,
+                                           DType::U8,
+                                           {static_cast<int64_t>(plainBytes)},
+                                           plain.data(),
+                                           plain.size()}));
+    }
+    expect(writer.addFile("graph.mlir", FileRole::Graph,
+                          pattern(100, seed + 1000)));
+    expect(writer.addFile("trace.json", FileRole::Trace,
+                          pattern(50, seed + 2000)));
+  }
+
+  ArtifactWriter writer;
+
+private:
+  std::vector<uint8_t> &keep(std::vector<uint8_t> bytes) {
+    buffers.push_back(std::make_unique<std::vector<uint8_t>>(std::move(bytes)));
+    return *buffers.back();
+  }
+  static void expect(const Status &s) { EXPECT_TRUE(s) << s.message(); }
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> buffers;
+};
+
+/// Expects `s` to fail with a message containing `needle`.
+#define EXPECT_ERROR_CONTAINS(expr, needle)                                    \
+  do {                                                                         \
+    auto &&qtensorResult = (expr);                                             \
+    ASSERT_FALSE(qtensorResult) << "expected an error containing: " << needle; \
+    EXPECT_NE(qtensorResult.message().find(needle), std::string::npos)         \
+        << "message: " << qtensorResult.message()                              \
+        << "\nexpected to contain: " << needle;                                \
+  } while (0)
+
+} // namespace arttest
+
+#endif // QTENSOR_TEST_ARTIFACT_SUPPORT_H

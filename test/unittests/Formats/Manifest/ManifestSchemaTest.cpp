@@ -1,0 +1,429 @@
+//===- ManifestSchemaTest.cpp - docs/manifest.schema.json vs the parser ---===//
+//
+// The schema must describe what manifestFromJson accepts. A small validator
+// for the keywords the schema uses runs the schema over the writer's output
+// and over mutations of it, and must agree with the parser on each; each
+// required/optional list is checked against the parser by removing fields.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactTestSupport.h"
+
+#include <functional>
+#include <regex>
+
+using namespace arttest;
+
+namespace {
+
+json loadSchema() {
+  std::ifstream in(std::string(QTENSOR_DOCS_DIR) + "/manifest.schema.json");
+  if (!in)
+    return json();
+  try {
+    return json::parse(in);
+  } catch (const std::exception &) {
+    return json();
+  }
+}
+
+/// Validates JSON against the subset of draft 2020-12 the schema uses:
+/// $ref (local), type, const, enum, properties, required,
+/// additionalProperties, items, maxItems, minLength, maxLength, pattern,
+/// minimum, maximum, allOf, oneOf, not.
+class MiniValidator {
+public:
+  explicit MiniValidator(const json &root) : root(root) {}
+
+  /// "" when `value` is valid, else the first violation with its location.
+  std::string validate(const json &value) const {
+    return check(root, value, "manifest");
+  }
+
+  /// The schema (after $ref) for the object at a JSON pointer of an instance,
+  /// or nullptr where it is not a single object schema.
+  const json *resolve(const json &schema) const {
+    const json *s = &schema;
+    while (s->contains("$ref")) {
+      std::string ref = (*s)["$ref"];
+      if (ref.rfind("#", 0) != 0)
+        return nullptr;
+      s = &root.at(json::json_pointer(ref.substr(1)));
+    }
+    return s;
+  }
+
+private:
+  static size_t codePoints(const std::string &s) {
+    size_t n = 0;
+    for (unsigned char c : s)
+      n += (c & 0xC0) != 0x80;
+    return n;
+  }
+
+  static bool hasType(const json &v, const std::string &type) {
+    if (type == "object")
+      return v.is_object();
+    if (type == "array")
+      return v.is_array();
+    if (type == "string")
+      return v.is_string();
+    if (type == "integer")
+      return v.is_number_integer();
+    if (type == "number")
+      return v.is_number();
+    if (type == "boolean")
+      return v.is_boolean();
+    if (type == "null")
+      return v.is_null();
+    return false;
+  }
+
+  static bool jsonEqual(const json &a, const json &b) {
+    // 1 and 1u are the same number.
+    if (a.is_number_integer() && b.is_number_integer()) {
+      if (a.is_number_unsigned() && b.is_number_unsigned())
+        return a.get<uint64_t>() == b.get<uint64_t>();
+      if (a.is_number_unsigned() || b.is_number_unsigned()) {
+        const json &u = a.is_number_unsigned() ? a : b;
+        const json &s = a.is_number_unsigned() ? b : a;
+        return s.get<int64_t>() >= 0 &&
+               static_cast<uint64_t>(s.get<int64_t>()) == u.get<uint64_t>();
+      }
+      return a.get<int64_t>() == b.get<int64_t>();
+    }
+    return a == b;
+  }
+
+  static bool lessThan(const json &a, const json &b) {
+    // Numbers compared exactly when both are integers.
+    if (a.is_number_integer() && b.is_number_integer()) {
+      bool aNeg = !a.is_number_unsigned() && a.get<int64_t>() < 0;
+      bool bNeg = !b.is_number_unsigned() && b.get<int64_t>() < 0;
+      if (aNeg != bNeg)
+        return aNeg;
+      if (aNeg)
+        return a.get<int64_t>() < b.get<int64_t>();
+      return a.get<uint64_t>() < b.get<uint64_t>();
+    }
+    return a.get<double>() < b.get<double>();
+  }
+
+  std::string check(const json &schemaIn, const json &v,
+                    const std::string &at) const {
+    const json *sp = resolve(schemaIn);
+    if (!sp)
+      return at + ": unsupported $ref";
+    const json &s = *sp;
+    if (s.contains("type") && !hasType(v, s["type"]))
+      return at + ": not of type " + s["type"].get<std::string>();
+    if (s.contains("const") && !jsonEqual(s["const"], v))
+      return at + ": not the constant " + s["const"].dump();
+    if (s.contains("enum")) {
+      bool found = false;
+      for (const json &e : s["enum"])
+        found = found || jsonEqual(e, v);
+      if (!found)
+        return at + ": not in the enum";
+    }
+    if (v.is_string()) {
+      std::string str = v.get<std::string>();
+      if (s.contains("minLength") && codePoints(str) < s["minLength"])
+        return at + ": shorter than minLength";
+      if (s.contains("maxLength") && codePoints(str) > s["maxLength"])
+        return at + ": longer than maxLength";
+      if (s.contains("pattern")) {
+        std::regex re(s["pattern"].get<std::string>(), std::regex::ECMAScript);
+        if (!std::regex_search(str, re))
+          return at + ": does not match " + s["pattern"].get<std::string>();
+      }
+    }
+    if (v.is_number()) {
+      if (s.contains("minimum") && lessThan(v, s["minimum"]))
+        return at + ": below minimum";
+      if (s.contains("maximum") && lessThan(s["maximum"], v))
+        return at + ": above maximum";
+    }
+    if (v.is_array()) {
+      if (s.contains("maxItems") && v.size() > s["maxItems"])
+        return at + ": more than maxItems";
+      if (s.contains("items"))
+        for (size_t i = 0; i < v.size(); ++i)
+          if (std::string e =
+                  check(s["items"], v[i], at + "[" + std::to_string(i) + "]");
+              !e.empty())
+            return e;
+    }
+    if (v.is_object()) {
+      if (s.contains("required"))
+        for (const json &key : s["required"])
+          if (!v.contains(key.get<std::string>()))
+            return at + "." + key.get<std::string>() + ": required";
+      for (const auto &item : v.items()) {
+        if (s.contains("properties") && s["properties"].contains(item.key())) {
+          if (std::string e = check(s["properties"][item.key()], item.value(),
+                                    at + "." + item.key());
+              !e.empty())
+            return e;
+        } else if (s.contains("additionalProperties") &&
+                   s["additionalProperties"] == false) {
+          return at + ": additional property " + item.key();
+        }
+      }
+    }
+    if (s.contains("allOf"))
+      for (const json &sub : s["allOf"])
+        if (std::string e = check(sub, v, at); !e.empty())
+          return e;
+    if (s.contains("oneOf")) {
+      int matches = 0;
+      std::string last;
+      for (const json &sub : s["oneOf"]) {
+        std::string e = check(sub, v, at);
+        matches += e.empty();
+        if (!e.empty())
+          last = e;
+      }
+      if (matches != 1)
+        return at + ": matches " + std::to_string(matches) +
+               " oneOf branches (" + last + ")";
+    }
+    if (s.contains("not") && check(s["not"], v, at).empty())
+      return at + ": matches a 'not' schema";
+    return "";
+  }
+
+  const json &root;
+};
+
+class ManifestSchema : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(schema.is_object())
+        << "docs/manifest.schema.json is missing or not valid JSON ("
+        << QTENSOR_DOCS_DIR << ")";
+  }
+  json schema = loadSchema();
+};
+
+TEST_F(ManifestSchema, IsDraft202012) {
+  EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  EXPECT_EQ(schema["type"], "object");
+  EXPECT_EQ(schema["additionalProperties"], false);
+}
+
+TEST_F(ManifestSchema, AcceptsWhatTheWriterEmits) {
+  MiniValidator v(schema);
+  EXPECT_EQ(v.validate(toJson(fullManifest())), "");
+  // Also a manifest written to disk by the real writer.
+  ArtifactFixture fx;
+  TempDir dir;
+  auto r = fx.writer.write(dir.str());
+  ASSERT_TRUE(r) << r.message();
+  EXPECT_EQ(v.validate(json::parse(readText(dir / kManifestFileName))), "");
+}
+
+/// Walks an instance and its schema together; at every object, checks that
+/// every emitted key is a schema property, that the schema's "required" is
+/// exactly the set of keys whose removal the parser rejects as a missing
+/// field (except `conditional` keys, which the parser requires only in some
+/// cases and the schema lists as optional), and that the object forbids
+/// additional properties unless it is one of the free-form objects.
+void walkObjects(const MiniValidator &v, const json &schemaNode,
+                 const json &full, const json::json_pointer &ptr,
+                 const std::set<std::string> &freeForm,
+                 const std::set<std::string> &conditional,
+                 int &objectsChecked) {
+  const json &instance = full[ptr];
+  const json *s = v.resolve(schemaNode);
+  ASSERT_NE(s, nullptr);
+  if (s->contains("oneOf")) {
+    // The branch whose "const" properties fit the instance ("kind").
+    const json *match = nullptr;
+    for (const json &branch : (*s)["oneOf"]) {
+      const json *b = v.resolve(branch);
+      ASSERT_NE(b, nullptr);
+      bool fits = true;
+      if (instance.is_object() && b->contains("properties"))
+        for (const auto &[key, prop] : (*b)["properties"].items())
+          if (prop.contains("const") && instance.contains(key) &&
+              instance[key] != prop["const"])
+            fits = false;
+      if (fits) {
+        EXPECT_EQ(match, nullptr) << ptr.to_string() << ": two branches fit";
+        match = b;
+      }
+    }
+    ASSERT_NE(match, nullptr) << ptr.to_string();
+    s = match;
+  }
+  if (instance.is_array() && s->contains("items")) {
+    for (size_t i = 0; i < instance.size(); ++i)
+      walkObjects(v, (*s)["items"], full, ptr / i, freeForm, conditional,
+                  objectsChecked);
+    return;
+  }
+  if (!instance.is_object())
+    return;
+  if (!ptr.empty() && freeForm.count(ptr.back())) {
+    EXPECT_FALSE(s->contains("additionalProperties")) << ptr.to_string();
+    return;
+  }
+  ++objectsChecked;
+  SCOPED_TRACE("object at " +
+               (ptr.empty() ? std::string("/") : ptr.to_string()));
+  ASSERT_TRUE(s->contains("properties"));
+  EXPECT_EQ((*s)["additionalProperties"], false);
+  const json &props = (*s)["properties"];
+  std::set<std::string> required;
+  for (const json &r : s->value("required", json::array()))
+    required.insert(r.get<std::string>());
+  for (const auto &[key, value] : instance.items()) {
+    EXPECT_TRUE(props.contains(key))
+        << "emitted key \"" << key << "\" is not in the schema";
+    json mutated = full;
+    mutated[ptr].erase(key);
+    auto parsed = manifestFromJson(mutated);
+    bool parserRequires =
+        !parsed && parsed.message().find(key + ": required field is missing") !=
+                       std::string::npos;
+    EXPECT_EQ(parserRequires, required.count(key) + conditional.count(key) > 0)
+        << "removing \"" << key << "\": parser says "
+        << (parsed ? "fine" : parsed.message());
+    if (!parserRequires)
+      EXPECT_TRUE(parsed) << "removing optional \"" << key
+                          << "\": " << parsed.message();
+    EXPECT_EQ(v.validate(mutated).empty(), required.count(key) == 0)
+        << "removing \"" << key << "\": schema disagrees";
+  }
+  for (const std::string &key : required)
+    EXPECT_TRUE(instance.contains(key))
+        << "required \"" << key << "\" is not emitted";
+  for (const auto &[key, sub] : props.items())
+    if (instance.contains(key))
+      walkObjects(v, sub, full, ptr / key, freeForm, conditional,
+                  objectsChecked);
+}
+
+TEST_F(ManifestSchema, RequiredAndPropertiesMatchTheParser) {
+  MiniValidator v(schema);
+  // Every optional field present, and both tensor kinds.
+  json full = toJson(fullManifest());
+  full["tensors"][0]["logical"]["descriptor"]["permutation"] = json::array();
+  for (int i = 0; i < 64; ++i)
+    full["tensors"][0]["logical"]["descriptor"]["permutation"].push_back(i);
+  ASSERT_TRUE(manifestFromJson(full)) << manifestFromJson(full).message();
+  int objects = 0;
+  // "zeros" is required exactly when the descriptor has a zero-point.
+  walkObjects(v, schema, full, json::json_pointer(""), {"config", "capability"},
+              {"zeros"}, objects);
+  // manifest, versions, model, quantization, topology, 4 files, 2 tensors,
+  // 3 stored, logical, descriptor, code, granularity, layout, 1 kernel,
+  // provenance, converter.
+  EXPECT_EQ(objects, 22);
+}
+
+TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
+  MiniValidator v(schema);
+  const json full = toJson(fullManifest());
+  struct Case {
+    std::string pointer;
+    json value;
+  };
+  // Each mutation: the parser's verdict must equal the schema's.
+  const std::vector<Case> cases = {
+      {"/versions/artifact_schema", 2},
+      {"/versions/artifact_schema", 1},
+      {"/versions/container_profile", "qtensor.safetensors.v2"},
+      {"/versions/kernel_abi", "1"},
+      {"/extra", 1},
+      {"/model/architecture", ""},
+      {"/model/name", ""},
+      {"/model/tokenizer_sha256", hexOf('A')},
+      {"/model/tokenizer_sha256", hexOf('e')},
+      {"/quantization/config", json::array()},
+      {"/quantization/config/x", {{"y", 1}}},
+      {"/topology/tp", 0},
+      {"/topology/tp", 65536},
+      {"/topology/tp", 65537},
+      {"/topology/pp", -1},
+      {"/files/0/bytes", -1},
+      {"/files/0/bytes", 0},
+      {"/files/0/bytes", 1.5},
+      {"/files/0/role", "weights"},
+      {"/files/1/path", "/abs"},
+      {"/files/1/path", "a/../b"},
+      {"/files/1/path", "a/./b"},
+      {"/files/1/path", ".."},
+      {"/files/1/path", "a//b"},
+      {"/files/1/path", "a/"},
+      {"/files/1/path", "a\\b"},
+      {"/files/1/path", "a\tb"},
+      {"/files/1/path", std::string(256, 'x')},
+      {"/files/1/path", std::string(255, 'x')},
+      {"/files/1/path", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p"},
+      {"/files/1/path", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q"},
+      {"/files/1/path", ".qtensor-tmp-x"},
+      {"/files/1/path", "d/.qtensor-tmp-x"},
+      {"/files/1/path", "manifest.json"},
+      {"/files/1/path", "sub/manifest.json"},
+      {"/files/1/path", "..hidden"},
+      {"/files/1/path", ""},
+      {"/files/1/sha256", "abc"},
+      {"/tensors/1/kind", "quantized"},
+      {"/tensors/1/kind", "other"},
+      {"/tensors/1/dtype", "F4"},
+      {"/tensors/1/dtype", "BF16"},
+      {"/tensors/1/shape", json::array()},
+      {"/tensors/1/shape/0", -1},
+      {"/tensors/1/name", ""},
+      {"/tensors/0/codes/tensor", ""},
+      {"/tensors/0/codes/extra", 1},
+      {"/tensors/0/logical/descriptor/code/bits", 5},
+      {"/tensors/0/logical/descriptor/code/signed", "no"},
+      {"/tensors/0/logical/descriptor/family", "lut"},
+      {"/tensors/0/logical/descriptor/decoder_version", 0},
+      {"/tensors/0/logical/descriptor/granularity/kind", "per_tensor"},
+      {"/tensors/0/logical/descriptor/granularity/group_size", 0},
+      {"/tensors/0/logical/descriptor/granularity/tail", "exact"},
+      {"/tensors/0/logical/descriptor/rounding", "stochastic"},
+      {"/tensors/0/logical/layout/family", ""},
+      {"/tensors/0/logical/layout/version", 0},
+      {"/tensors/0/logical/element_type", "f64"},
+      {"/kernels/0/id", ""},
+      {"/kernels/0/capability", 1},
+      {"/provenance/converter/name", ""},
+      {"/provenance/created_by", ""},
+      {"/provenance/source_checkpoint_sha256", "x"},
+  };
+  int disagreements = 0;
+  for (const Case &c : cases) {
+    json j = full;
+    j[json::json_pointer(c.pointer)] = c.value;
+    auto parsed = manifestFromJson(j);
+    std::string schemaError = v.validate(j);
+    bool schemaOk = schemaError.empty();
+    if (bool(parsed) != schemaOk) {
+      ++disagreements;
+      ADD_FAILURE() << c.pointer << " = " << c.value.dump() << ": parser "
+                    << (parsed ? "accepts"
+                               : "rejects (" + parsed.message() + ")")
+                    << ", schema "
+                    << (schemaOk ? "accepts" : "rejects (" + schemaError + ")");
+    }
+  }
+  EXPECT_EQ(disagreements, 0);
+}
+
+TEST_F(ManifestSchema, ValidatorItselfRejects) {
+  // The validator is not vacuous: it rejects a broken manifest.
+  MiniValidator v(schema);
+  json j = toJson(fullManifest());
+  j["files"][0].erase("sha256");
+  EXPECT_EQ(v.validate(j), "manifest.files[0].sha256: required");
+  j = toJson(fullManifest());
+  j["tensors"][0]["logical"]["descriptor"]["granularity"]["kind"] = "blocks";
+  EXPECT_NE(v.validate(j).find("matches 0 oneOf branches"), std::string::npos);
+}
+
+} // namespace

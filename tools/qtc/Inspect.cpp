@@ -1,0 +1,346 @@
+//===- Inspect.cpp - `qtc inspect` ----------------------------------------===//
+//
+// Every input goes through the same readers the runtime uses; inspect adds
+// only format detection and rendering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Inspect.h"
+
+#include "qtensor/Formats/GGUF.h"
+#include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Formats/SafetensorsIndex.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace qtensor;
+using namespace qtensor::qtc;
+using json = nlohmann::json;
+
+namespace {
+
+enum class InputKind { Missing, Directory, Index, GGUF, Safetensors };
+
+InputKind detect(const std::string &path, std::string &why) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    why = path + ": " + std::strerror(errno);
+    return InputKind::Missing;
+  }
+  if (S_ISDIR(st.st_mode))
+    return InputKind::Directory;
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    return InputKind::Index;
+  char magic[4] = {};
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, magic, sizeof(magic));
+    close(fd);
+    if (n == 4 && std::memcmp(magic, "GGUF", 4) == 0)
+      return InputKind::GGUF;
+  }
+  return InputKind::Safetensors;
+}
+
+//===----------------------------------------------------------------------===//
+// GGUF
+//===----------------------------------------------------------------------===//
+
+/// Arrays longer than this are summarized by type and length.
+constexpr uint64_t kArrayPreview = 16;
+
+json ggufValueToJson(const GGUFValue &v) {
+  switch (v.type()) {
+  case GGUFValueType::String:
+    return std::string(*v.get<std::string_view>());
+  case GGUFValueType::Bool:
+    return *v.get<bool>();
+  case GGUFValueType::Float32:
+  case GGUFValueType::Float64:
+    return *v.asDouble();
+  case GGUFValueType::Array: {
+    if (v.arraySize() > kArrayPreview)
+      return {{"array_of", ggufValueTypeName(v.arrayElementType())},
+              {"length", v.arraySize()}};
+    json items = json::array();
+    if (v.arrayElementType() == GGUFValueType::String) {
+      for (std::string_view s : v.arrayStrings())
+        items.push_back(std::string(s));
+    } else if (v.arrayElementType() == GGUFValueType::Array) {
+      for (const GGUFValue &child : v.arrayValues())
+        items.push_back(ggufValueToJson(child));
+    } else {
+      for (uint64_t i = 0; i < v.arraySize(); ++i) {
+        if (auto d = v.arrayDouble(i))
+          items.push_back(*d);
+        else if (auto s = v.arraySigned(i))
+          items.push_back(*s);
+        else if (auto u = v.arrayUnsigned(i))
+          items.push_back(*u);
+      }
+    }
+    return items;
+  }
+  default:
+    if (auto s = v.asSigned())
+      return *s;
+    if (auto u = v.asUnsigned())
+      return *u;
+    return nullptr;
+  }
+}
+
+void inspectGGUF(const std::string &path, InspectReport &report) {
+  report.format = "gguf";
+  auto file = GGUFFile::open(path);
+  if (!file) {
+    report.error = file.message();
+    return;
+  }
+  report.summary["version"] = file->version();
+  report.summary["alignment"] = file->alignment();
+  report.summary["data_offset"] = file->dataSectionOffset();
+  report.summary["file_bytes"] = file->fileSize();
+  for (const GGUFKeyValue &kv : file->metadata())
+    report.metadata[std::string(kv.key)] = ggufValueToJson(kv.value);
+  for (const GGUFTensorInfo &t : file->tensors())
+    report.tensors.push_back({std::string(t.name),
+                              std::string(ggmlTypeName(t.type)), t.ne,
+                              t.absoluteOffset, t.byteSize, ""});
+}
+
+//===----------------------------------------------------------------------===//
+// safetensors and its index
+//===----------------------------------------------------------------------===//
+
+void addSafetensorsTensors(const safetensors::SafetensorsFile &file,
+                           const std::string &fileLabel,
+                           InspectReport &report) {
+  for (const safetensors::TensorView &t : file.tensors())
+    report.tensors.push_back({t.name,
+                              std::string(safetensors::dtypeName(t.dtype)),
+                              t.shape, t.absoluteOffset(), t.byteSize(),
+                              fileLabel});
+}
+
+void inspectSafetensors(const std::string &path, InspectReport &report) {
+  report.format = "safetensors";
+  auto file = safetensors::SafetensorsFile::open(path);
+  if (!file) {
+    report.error = file.message();
+    return;
+  }
+  report.summary["header_bytes"] = file->headerLength();
+  report.summary["buffer_bytes"] = file->bufferSize();
+  report.summary["file_bytes"] = file->fileSize();
+  for (const auto &[key, value] : file->metadata())
+    report.metadata[key] = value;
+  addSafetensorsTensors(*file, "", report);
+}
+
+void inspectIndex(const std::string &path, InspectReport &report) {
+  report.format = "safetensors-index";
+  auto index = safetensors::SafetensorsIndex::open(path);
+  if (!index) {
+    report.error = index.message();
+    return;
+  }
+  report.summary["shards"] = index->shardNames();
+  report.summary["total_size"] = index->totalSize();
+  report.summary["tensor_bytes"] = index->tensorBytes();
+  for (size_t i = 0; i < index->shards().size(); ++i)
+    addSafetensorsTensors(index->shards()[i], index->shardNames()[i], report);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+namespace qtensor::qtc {
+void inspectArtifact(const std::string &path, InspectReport &report);
+Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
+                                                  const std::string &name);
+} // namespace qtensor::qtc
+
+InspectReport qtensor::qtc::inspectPath(const std::string &path) {
+  InspectReport report;
+  report.path = path;
+  std::string why;
+  switch (detect(path, why)) {
+  case InputKind::Missing:
+    report.error = why;
+    break;
+  case InputKind::Directory:
+    inspectArtifact(path, report);
+    break;
+  case InputKind::Index:
+    inspectIndex(path, report);
+    break;
+  case InputKind::GGUF:
+    inspectGGUF(path, report);
+    break;
+  case InputKind::Safetensors:
+    inspectSafetensors(path, report);
+    break;
+  }
+  return report;
+}
+
+Expected<std::vector<float>>
+qtensor::qtc::decodeTensorToF32(const std::string &path,
+                                const std::string &name) {
+  std::string why;
+  switch (detect(path, why)) {
+  case InputKind::Missing:
+    return makeError(why);
+  case InputKind::Directory:
+    return decodeArtifactTensor(path, name);
+  case InputKind::Index: {
+    auto index = safetensors::SafetensorsIndex::open(path);
+    if (!index)
+      return index.error();
+    const safetensors::TensorView *view = index->find(name);
+    if (!view)
+      return makeError(path, ": no tensor named \"", name, "\"");
+    return safetensors::toFloat32(*view);
+  }
+  case InputKind::GGUF: {
+    auto file = GGUFFile::open(path);
+    if (!file)
+      return file.error();
+    const GGUFTensorInfo *info = file->findTensor(name);
+    if (!info)
+      return makeError(path, ": no tensor named \"", name, "\"");
+    return file->decode(*info);
+  }
+  case InputKind::Safetensors: {
+    auto file = safetensors::SafetensorsFile::open(path);
+    if (!file)
+      return file.error();
+    auto view = file->get(name);
+    if (!view)
+      return view.error();
+    return safetensors::toFloat32(**view);
+  }
+  }
+  return makeError(path, ": unknown input");
+}
+
+namespace {
+const char *kInspectUsage =
+    "usage: qtc inspect PATH [--json] [--tensor NAME --dump-f32 OUT]\n"
+    "  PATH   a safetensors file, a model.safetensors.index.json, a GGUF file\n"
+    "         or an artifact directory\n"
+    "  --json          print one JSON object instead of text\n"
+    "  --tensor NAME   select a tensor; with --dump-f32 OUT, write its values\n"
+    "                  as raw little-endian float32 in the file's element\n"
+    "                  order (GGUF: ne[0] fastest)\n"
+    "exit status: 0 valid, 1 invalid input, 2 usage error\n";
+
+/// Writes `values` to `out` through a temporary file and a rename, so a
+/// failed dump never leaves a partial file under the requested name.
+Status writeFloats(const std::string &out, const std::vector<float> &values) {
+  std::string tmp = out + ".tmp." + std::to_string(getpid());
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return makeError(out, ": cannot create: ", std::strerror(errno));
+  static_assert(sizeof(float) == 4, "float32 expected");
+  size_t written = values.empty()
+                       ? 0
+                       : std::fwrite(values.data(), sizeof(float),
+                                     values.size(), f);
+  bool ok = written == values.size() && std::fflush(f) == 0 &&
+            fsync(fileno(f)) == 0;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    return makeError(out, ": write failed: ", std::strerror(err));
+  }
+  return Status::ok();
+}
+} // namespace
+
+int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
+  std::string path, tensor, dump;
+  bool asJson = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= args.size())
+        return false;
+      out = args[++i];
+      return true;
+    };
+    if (a == "--json") {
+      asJson = true;
+    } else if (a == "--tensor") {
+      if (!value(tensor)) {
+        std::cerr << "qtc inspect: --tensor needs a name\n" << kInspectUsage;
+        return 2;
+      }
+    } else if (a == "--dump-f32") {
+      if (!value(dump)) {
+        std::cerr << "qtc inspect: --dump-f32 needs an output path\n"
+                  << kInspectUsage;
+        return 2;
+      }
+    } else if (a == "-h" || a == "--help") {
+      std::cout << kInspectUsage;
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "qtc inspect: unknown option '" << a << "'\n"
+                << kInspectUsage;
+      return 2;
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      std::cerr << "qtc inspect: more than one PATH ('" << path << "', '" << a
+                << "')\n"
+                << kInspectUsage;
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::cerr << "qtc inspect: missing PATH\n" << kInspectUsage;
+    return 2;
+  }
+  if (!dump.empty() && tensor.empty()) {
+    std::cerr << "qtc inspect: --dump-f32 needs --tensor NAME\n"
+              << kInspectUsage;
+    return 2;
+  }
+
+  InspectReport report = inspectPath(path);
+  if (report.ok() && !tensor.empty()) {
+    auto values = decodeTensorToF32(path, tensor);
+    if (!values) {
+      report.error = values.message();
+    } else if (!dump.empty()) {
+      if (Status s = writeFloats(dump, *values); !s)
+        report.error = s.message();
+      else
+        report.summary["dumped"] = {{"tensor", tensor},
+                                    {"values", values->size()},
+                                    {"file", dump}};
+    }
+  }
+  if (asJson)
+    std::cout << report.toJson().dump(2) << "\n";
+  else
+    std::cout << report.toText();
+  if (!report.ok()) {
+    if (!asJson)
+      std::cerr << "qtc inspect: error: " << *report.error << "\n";
+    return 1;
+  }
+  return 0;
+}

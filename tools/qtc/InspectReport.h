@@ -1,0 +1,45 @@
+//===- InspectReport.h - What `qtc inspect` found in a file ------*- C++ -*-===//
+//
+// One report type for every input format, rendered by one function as text
+// for a person or as JSON for a program.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_TOOLS_QTC_INSPECTREPORT_H
+#define QTENSOR_TOOLS_QTC_INSPECTREPORT_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::qtc {
+
+struct InspectedTensor {
+  std::string name;
+  std::string type;           ///< "F32", "Q4_0", "BF16", ...
+  std::vector<int64_t> shape; ///< in the file's own order (GGUF: ne order)
+  uint64_t absoluteOffset = 0;
+  uint64_t bytes = 0;
+  std::string file; ///< shard or file holding it (index and artifact only)
+};
+
+struct InspectReport {
+  std::string path;
+  std::optional<std::string> format; ///< "safetensors", "gguf", ...
+  std::optional<std::string> error;  ///< set when the input is invalid
+  /// Format facts ("version": 3, "alignment": 32, ...).
+  nlohmann::json summary = nlohmann::json::object();
+  /// Metadata as key -> JSON value (long arrays summarized).
+  nlohmann::json metadata = nlohmann::json::object();
+  std::vector<InspectedTensor> tensors;
+
+  bool ok() const { return !error.has_value(); }
+  nlohmann::json toJson() const;
+  std::string toText() const;
+};
+
+} // namespace qtensor::qtc
+
+#endif // QTENSOR_TOOLS_QTC_INSPECTREPORT_H

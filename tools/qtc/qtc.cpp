@@ -1,0 +1,39 @@
+//===- qtc.cpp - The qtensor ahead-of-time driver -------------------------===//
+//
+// `qtc COMMAND ...`. Today: `inspect`. Commands are dispatched here and live
+// in a file each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Inspect.h"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+const char *kUsage =
+    "usage: qtc COMMAND [ARGS]\n"
+    "commands:\n"
+    "  inspect PATH [--json] [--tensor NAME --dump-f32 OUT]\n"
+    "      validate a safetensors file, index, GGUF file or artifact and\n"
+    "      print its inventory, metadata and verdict\n"
+    "run 'qtc COMMAND --help' for a command's options\n";
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "inspect")
+    return qtensor::qtc::runInspect(args);
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "qtc: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}
