@@ -5,6 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${QTENSOR_BUILD_DIR:-$root/build}"
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
 
 "$root/scripts/setup.sh"
 start=$(date +%s)
@@ -12,10 +14,18 @@ start=$(date +%s)
 echo "build: $(( $(date +%s) - start )) s"
 
 echo "== lit"
-/usr/lib/llvm-22/bin/lit -sv "$build/test/lit"
+/usr/lib/llvm-22/bin/lit -sv "$build/test/lit" | tee "$logs/lit.log"
 
 echo "== GoogleTest and CTest"
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" | tee "$logs/ctest.log"
 
 echo "== ASan + UBSan build, corpus replay and a short fuzzing run"
-"$root/scripts/fuzz.sh" "${QTENSOR_FUZZ_SECONDS:-10}"
+"$root/scripts/fuzz.sh" "${QTENSOR_FUZZ_SECONDS:-10}" | tee "$logs/fuzz.log"
+
+# Every step above stops the script on a failure, so reaching here means all
+# passed; the counts are the runners' own.
+lit_passed=$(sed -n 's/^ *Passed: *\([0-9]*\).*/\1/p' "$logs/lit.log")
+ctest_total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$logs/ctest.log")
+san_total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$logs/fuzz.log")
+echo "lit: ${lit_passed:-0} passed; ctest: ${ctest_total:-0} run; ctest under ASan+UBSan: ${san_total:-0} run"
+echo "qtensor: $(( ${lit_passed:-0} + ${ctest_total:-0} + ${san_total:-0} )) passed, 0 failed"

@@ -7,8 +7,8 @@
 
 #include "qtensor/Descriptor/DescriptorJson.h"
 
-#include <initializer_list>
-#include <set>
+#include "qtensor/Support/JsonObjectReader.h"
+
 
 using namespace qtensor;
 using json = nlohmann::json;
@@ -63,131 +63,7 @@ json qtensor::toJson(const QuantizedTensorDescriptor &t) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Reads one JSON object, remembering its path for messages and which keys
-/// were consumed so unknown keys can be rejected.
-class ObjectReader {
-public:
-  ObjectReader(const json &j, std::string path)
-      : object(j), path(std::move(path)) {}
-
-  Status expectObject() const {
-    if (!object.is_object())
-      return makeError(path, ": expected a JSON object, got ",
-                       object.type_name());
-    return Status::ok();
-  }
-
-  std::string at(const char *key) const { return path + "." + key; }
-
-  const json *find(const char *key) {
-    seen.insert(key);
-    auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-  }
-
-  Status require(const char *key, const json *&out) {
-    out = find(key);
-    if (!out)
-      return makeError(at(key), ": required field is missing");
-    return Status::ok();
-  }
-
-  Status readString(const char *key, std::string &out) {
-    const json *v;
-    if (Status s = require(key, v); !s)
-      return s;
-    if (!v->is_string())
-      return makeError(at(key), ": expected a string, got ", v->type_name());
-    out = v->get<std::string>();
-    return Status::ok();
-  }
-
-  Status readBool(const char *key, bool &out) {
-    const json *v;
-    if (Status s = require(key, v); !s)
-      return s;
-    if (!v->is_boolean())
-      return makeError(at(key), ": expected true or false, got ",
-                       v->type_name());
-    out = v->get<bool>();
-    return Status::ok();
-  }
-
-  Status readInt(const char *key, int64_t min, int64_t max, int64_t &out) {
-    const json *v;
-    if (Status s = require(key, v); !s)
-      return s;
-    return toInt(*v, at(key), min, max, out);
-  }
-
-  static Status toInt(const json &v, const std::string &where, int64_t min,
-                      int64_t max, int64_t &out) {
-    if (v.is_number_unsigned()) {
-      uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(max))
-        return makeError(where, ": ", u, " is larger than ", max);
-      out = static_cast<int64_t>(u);
-    } else if (v.is_number_integer()) {
-      out = v.get<int64_t>();
-    } else {
-      return makeError(where, ": expected an integer, got ", v.type_name());
-    }
-    if (out < min || out > max)
-      return makeError(where, ": ", out, " is outside [", min, ", ", max, "]");
-    return Status::ok();
-  }
-
-  Status readIntArray(const char *key, std::vector<int64_t> &out) {
-    const json *v;
-    if (Status s = require(key, v); !s)
-      return s;
-    return toIntArray(*v, at(key), out);
-  }
-
-  static Status toIntArray(const json &v, const std::string &where,
-                           std::vector<int64_t> &out) {
-    if (!v.is_array())
-      return makeError(where, ": expected an array of integers, got ",
-                       v.type_name());
-    out.clear();
-    for (size_t i = 0; i < v.size(); ++i) {
-      int64_t x;
-      if (Status s = toInt(v[i], where + "[" + std::to_string(i) + "]",
-                           INT64_MIN, INT64_MAX, x);
-          !s)
-        return s;
-      out.push_back(x);
-    }
-    return Status::ok();
-  }
-
-  template <typename Enum>
-  Status readEnum(const char *key, std::optional<Enum> (*parse)(const std::string &),
-                  Enum &out) {
-    std::string s;
-    if (Status st = readString(key, s); !st)
-      return st;
-    auto e = parse(s);
-    if (!e)
-      return makeError(at(key), ": unknown value \"", s, "\"");
-    out = *e;
-    return Status::ok();
-  }
-
-  /// Rejects keys nobody asked for.
-  Status noUnknownKeys() const {
-    for (const auto &item : object.items())
-      if (!seen.count(item.key()))
-        return makeError(path, ": unknown field \"", item.key(), "\"");
-    return Status::ok();
-  }
-
-private:
-  const json &object;
-  std::string path;
-  std::set<std::string> seen;
-};
-
+using ObjectReader = JsonObjectReader;
 
 Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
   ObjectReader r(j, path);

@@ -9,6 +9,7 @@
 
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Support/CheckedMath.h"
+#include "qtensor/Support/FileIO.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -245,27 +246,6 @@ std::optional<std::string> contentAddressOf(const std::string &name) {
   return std::nullopt;
 }
 
-Status writeAll(int fd, const uint8_t *data, uint64_t size,
-                const std::string &name) {
-  uint64_t written = 0;
-  while (size > 0) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(size, 1u << 30));
-    ssize_t r = ::write(fd, data, chunk);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return makeError(name, ": write failed at byte offset ", written, ": ",
-                       std::strerror(errno));
-    }
-    if (r == 0)
-      return makeError(name, ": write made no progress at byte offset ",
-                       written);
-    data += r;
-    size -= static_cast<uint64_t>(r);
-    written += static_cast<uint64_t>(r);
-  }
-  return Status::ok();
-}
 
 /// SHA-256 and length of everything in `fd`, read back with pread.
 Status hashDescriptor(int fd, const std::string &name, uint64_t &bytes,
@@ -438,7 +418,9 @@ public:
         return written.error();
       return Status::ok();
     }
-    return writeAll(current.get(), o.blob->data(), o.blob->size(), display);
+    uint64_t offset = 0;
+    return writeAll(current.get(), o.blob->data(), o.blob->size(), display,
+                    offset);
   }
 
   Status syncTemp(Output &o) {
@@ -583,9 +565,10 @@ public:
     if (manifestTemp.empty())
       return makeError(root.path(), ": cannot find a free temporary name for "
                                     "the manifest");
+    uint64_t offset = 0;
     QTENSOR_TRY(writeAll(current.get(),
                          reinterpret_cast<const uint8_t *>(text.data()),
-                         text.size(), root.display(manifestTemp)));
+                         text.size(), root.display(manifestTemp), offset));
     QTENSOR_TRY(step(WriteStep::SyncManifest, kManifestFileName, manifestTemp));
     if (::fsync(current.get()) != 0)
       return makeError(root.display(manifestTemp),

@@ -8,6 +8,8 @@
 
 #include "qtensor/Formats/Manifest.h"
 
+#include "qtensor/Support/JsonObjectReader.h"
+
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/ArtifactPath.h"
 #include "qtensor/Support/CheckedMath.h"
@@ -546,143 +548,39 @@ json artifact::toJson(const Manifest &m) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Reads one JSON object, remembering its path for messages and which keys
-/// were consumed so unknown keys can be rejected.
-class ObjectReader {
-public:
-  ObjectReader(const json &j, std::string path)
-      : object(j), path(std::move(path)) {}
+using ObjectReader = JsonObjectReader;
 
-  Status expectObject() const {
-    if (!object.is_object())
-      return makeError(path, ": expected a JSON object, got ",
-                       object.type_name());
-    return Status::ok();
+Status readShape(ObjectReader &r, const char *key, std::vector<int64_t> &out) {
+  const json *v;
+  QTENSOR_TRY(r.require(key, v));
+  std::string where = r.at(key);
+  if (!v->is_array())
+    return makeError(where, ": expected an array of integers, got ",
+                     v->type_name());
+  if (v->size() > kMaxStoredRank)
+    return makeError(where, ": rank ", v->size(), " exceeds the limit ",
+                     kMaxStoredRank);
+  out.clear();
+  for (size_t i = 0; i < v->size(); ++i) {
+    uint64_t d;
+    QTENSOR_TRY(ObjectReader::toUInt((*v)[i], indexed(where, i), 0,
+                                     static_cast<uint64_t>(INT64_MAX), d));
+    out.push_back(static_cast<int64_t>(d));
   }
+  return Status::ok();
+}
 
-  std::string at(const char *key) const { return path + "." + key; }
-
-  const json *find(const char *key) {
-    seen.insert(key);
-    auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-  }
-
-  Status require(const char *key, const json *&out) {
-    out = find(key);
-    if (!out)
-      return makeError(at(key), ": required field is missing");
-    return Status::ok();
-  }
-
-  Status readObject(const char *key, const json *&out) {
-    QTENSOR_TRY(require(key, out));
-    if (!out->is_object())
-      return makeError(at(key), ": expected a JSON object, got ",
-                       out->type_name());
-    return Status::ok();
-  }
-
-  Status readArray(const char *key, const json *&out) {
-    QTENSOR_TRY(require(key, out));
-    if (!out->is_array())
-      return makeError(at(key), ": expected an array, got ", out->type_name());
-    return Status::ok();
-  }
-
-  Status readString(const char *key, std::string &out) {
-    const json *v;
-    QTENSOR_TRY(require(key, v));
-    return toString(*v, at(key), out);
-  }
-
-  Status readOptionalString(const char *key, std::optional<std::string> &out) {
-    out.reset();
-    if (const json *v = find(key)) {
-      std::string s;
-      QTENSOR_TRY(toString(*v, at(key), s));
-      out = std::move(s);
-    }
-    return Status::ok();
-  }
-
-  static Status toString(const json &v, const std::string &where,
-                         std::string &out) {
-    if (!v.is_string())
-      return makeError(where, ": expected a string, got ", v.type_name());
-    out = v.get<std::string>();
-    return Status::ok();
-  }
-
-  Status readUInt(const char *key, uint64_t min, uint64_t max, uint64_t &out) {
-    const json *v;
-    QTENSOR_TRY(require(key, v));
-    return toUInt(*v, at(key), min, max, out);
-  }
-
-  static Status toUInt(const json &v, const std::string &where, uint64_t min,
-                       uint64_t max, uint64_t &out) {
-    if (v.is_number_unsigned()) {
-      out = v.get<uint64_t>();
-    } else if (v.is_number_integer()) {
-      // Built in memory, a non-negative value may be stored signed.
-      int64_t x = v.get<int64_t>();
-      if (x < 0)
-        return makeError(where, ": ", x, " is outside [", min, ", ", max, "]");
-      out = static_cast<uint64_t>(x);
-    } else {
-      return makeError(where, ": expected an integer, got ", v.type_name());
-    }
-    if (out < min || out > max)
-      return makeError(where, ": ", out, " is outside [", min, ", ", max, "]");
-    return Status::ok();
-  }
-
-  Status readShape(const char *key, std::vector<int64_t> &out) {
-    const json *v;
-    QTENSOR_TRY(require(key, v));
-    std::string where = at(key);
-    if (!v->is_array())
-      return makeError(where, ": expected an array of integers, got ",
-                       v->type_name());
-    if (v->size() > kMaxStoredRank)
-      return makeError(where, ": rank ", v->size(), " exceeds the limit ",
-                       kMaxStoredRank);
-    out.clear();
-    for (size_t i = 0; i < v->size(); ++i) {
-      uint64_t d;
-      QTENSOR_TRY(toUInt((*v)[i], indexed(where, i), 0,
-                         static_cast<uint64_t>(INT64_MAX), d));
-      out.push_back(static_cast<int64_t>(d));
-    }
-    return Status::ok();
-  }
-
-  Status readDType(const char *key, DType &out) {
-    std::string s;
-    QTENSOR_TRY(readString(key, s));
-    auto d = safetensors::parseDType(s);
-    if (!d)
-      return makeError(at(key), ": unknown dtype ", inQuotes(s),
-                       " (expected a safetensors dtype such as \"U8\", "
-                       "\"F16\")");
-    out = *d;
-    return Status::ok();
-  }
-
-  /// Rejects keys nobody asked for.
-  Status noUnknownKeys() const {
-    for (const auto &item : object.items())
-      if (!seen.count(item.key()))
-        return makeError(path, ": unknown field ", inQuotes(item.key()));
-    return Status::ok();
-  }
-
-private:
-  const json &object;
-  std::string path;
-  std::set<std::string> seen;
-};
+Status readDType(ObjectReader &r, const char *key, DType &out) {
+  std::string s;
+  QTENSOR_TRY(r.readString(key, s));
+  auto d = safetensors::parseDType(s);
+  if (!d)
+    return makeError(r.at(key), ": unknown dtype ", inQuotes(s),
+                     " (expected a safetensors dtype such as \"U8\", "
+                     "\"F16\")");
+  out = *d;
+  return Status::ok();
+}
 
 Status parseVersions(ObjectReader &root, Versions &v) {
   const json *j;
@@ -724,8 +622,8 @@ Status parseStored(const json &j, const std::string &path, StoredTensor &s) {
   ObjectReader r(j, path);
   QTENSOR_TRY(r.expectObject());
   QTENSOR_TRY(r.readString("tensor", s.tensor));
-  QTENSOR_TRY(r.readDType("dtype", s.dtype));
-  QTENSOR_TRY(r.readShape("shape", s.shape));
+  QTENSOR_TRY(readDType(r, "dtype", s.dtype));
+  QTENSOR_TRY(readShape(r, "shape", s.shape));
   return r.noUnknownKeys();
 }
 
@@ -745,8 +643,8 @@ Status parseTensor(const json &j, const std::string &path, TensorEntry &t) {
   QTENSOR_TRY(r.readString("kind", kind));
   if (kind == "plain") {
     PlainTensor p;
-    QTENSOR_TRY(r.readDType("dtype", p.dtype));
-    QTENSOR_TRY(r.readShape("shape", p.shape));
+    QTENSOR_TRY(readDType(r, "dtype", p.dtype));
+    QTENSOR_TRY(readShape(r, "shape", p.shape));
     t.data = std::move(p);
   } else if (kind == "quantized") {
     QuantizedTensor q;

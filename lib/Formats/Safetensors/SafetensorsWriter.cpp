@@ -2,6 +2,7 @@
 
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Support/CheckedMath.h"
+#include "qtensor/Support/FileIO.h"
 
 #include "SafetensorsDetail.h"
 
@@ -179,30 +180,6 @@ Expected<uint64_t> SafetensorsWriter::fileSize() const {
   }
   return total;
 }
-
-namespace {
-/// Writes all `size` bytes, retrying on EINTR and short writes.
-Status writeAll(int fd, const uint8_t *data, uint64_t size,
-                const std::string &name, uint64_t &written) {
-  while (size > 0) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(size, 1u << 30));
-    ssize_t r = ::write(fd, data, chunk);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return makeError(name, ": write failed at byte offset ", written, ": ",
-                       std::strerror(errno));
-    }
-    if (r == 0)
-      return makeError(name, ": write made no progress at byte offset ",
-                       written);
-    data += r;
-    size -= static_cast<uint64_t>(r);
-    written += static_cast<uint64_t>(r);
-  }
-  return Status::ok();
-}
-} // namespace
 
 Expected<uint64_t> SafetensorsWriter::write(int fd,
                                             const std::string &name) const {

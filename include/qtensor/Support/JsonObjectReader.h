@@ -1,0 +1,87 @@
+//===- JsonObjectReader.h - Strict reading of one JSON object ----*- C++ -*-===//
+//
+// The manifest and the descriptor JSON are parsed strictly: a missing field,
+// a wrong JSON type, a value out of range or a field nobody asked for is an
+// error naming the JSON path ("manifest.tensors[3].codes.dtype: ..."). This
+// reader remembers which keys were consumed so noUnknownKeys() can reject the
+// rest.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_SUPPORT_JSONOBJECTREADER_H
+#define QTENSOR_SUPPORT_JSONOBJECTREADER_H
+
+#include "qtensor/Support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace qtensor {
+
+class JsonObjectReader {
+public:
+  using json = nlohmann::json;
+
+  JsonObjectReader(const json &object, std::string path)
+      : object(object), path(std::move(path)) {}
+
+  /// The reader's own value must be an object.
+  Status expectObject() const;
+  /// "path.key", for messages about a field.
+  std::string at(const char *key) const { return path + "." + key; }
+  static std::string indexed(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  /// The field `key`, or nullptr; marks it as consumed either way.
+  const json *find(const char *key);
+  Status require(const char *key, const json *&out);
+  Status readObject(const char *key, const json *&out);
+  Status readArray(const char *key, const json *&out);
+  Status readString(const char *key, std::string &out);
+  Status readOptionalString(const char *key, std::optional<std::string> &out);
+  Status readBool(const char *key, bool &out);
+  Status readInt(const char *key, int64_t min, int64_t max, int64_t &out);
+  Status readUInt(const char *key, uint64_t min, uint64_t max, uint64_t &out);
+  /// An array of integers of any sign.
+  Status readIntArray(const char *key, std::vector<int64_t> &out);
+  /// A string spelled as one of an enum's values (`parse` maps it).
+  template <typename Enum>
+  Status readEnum(const char *key,
+                  std::optional<Enum> (*parse)(const std::string &),
+                  Enum &out) {
+    std::string s;
+    QTENSOR_TRY(readString(key, s));
+    std::optional<Enum> e = parse(s);
+    if (!e)
+      return makeError(at(key), ": unknown value \"", s, "\"");
+    out = *e;
+    return Status::ok();
+  }
+
+  /// Rejects every key no read asked for.
+  Status noUnknownKeys() const;
+
+  // Conversions of one value, for array elements; `where` names it.
+  static Status toString(const json &v, const std::string &where,
+                         std::string &out);
+  static Status toInt(const json &v, const std::string &where, int64_t min,
+                      int64_t max, int64_t &out);
+  static Status toUInt(const json &v, const std::string &where, uint64_t min,
+                       uint64_t max, uint64_t &out);
+  static Status toIntArray(const json &v, const std::string &where,
+                           std::vector<int64_t> &out);
+
+private:
+  const json &object;
+  std::string path;
+  std::set<std::string> seen;
+};
+
+} // namespace qtensor
+
+#endif // QTENSOR_SUPPORT_JSONOBJECTREADER_H
