@@ -11,6 +11,7 @@
 #include "qtensor/Support/CheckedMath.h"
 
 #include <cstring>
+#include <vector>
 #include <limits>
 
 using namespace qtensor;
@@ -56,9 +57,25 @@ void ggml_detail::decodeF32(const uint8_t *src, uint64_t n, float *dst) {
   }
 }
 
+namespace {
+/// All 65536 conversions, computed once by fp16ToFp32: whole F16 tensors
+/// decode by lookup (exact by construction) instead of the branchy
+/// conversion, which mispredicts on real weight distributions.
+const float *fp16Table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h)
+      t[h] = fp16ToFp32(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table.data();
+}
+} // namespace
+
 void ggml_detail::decodeF16(const uint8_t *src, uint64_t n, float *dst) {
+  const float *table = fp16Table();
   for (uint64_t i = 0; i < n; ++i)
-    dst[i] = readF16(src + 2 * i);
+    dst[i] = table[readU16(src + 2 * i)];
 }
 
 void ggml_detail::decodeBF16(const uint8_t *src, uint64_t n, float *dst) {
