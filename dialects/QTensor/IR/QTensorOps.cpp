@@ -172,16 +172,22 @@ LogicalResult AssembleOp::verify() {
   if (matchPattern(getCodes(), m_Constant(&constant))) {
     auto [lo, hi] = type.getDescriptor().getCodeBounds();
     bool isSigned = cast<IntegerType>(constant.getElementType()).isSigned();
-    int64_t index = 0;
-    for (const APInt &value : constant.getValues<APInt>()) {
+    auto check = [&](const APInt &value, int64_t index) -> LogicalResult {
       int64_t code = isSigned ? value.getSExtValue()
                               : static_cast<int64_t>(value.getZExtValue());
-      if (code < lo || code > hi)
-        return emitOpError() << "code " << code << " at flat index " << index
-                             << " is outside the code range [" << lo << ", "
-                             << hi << "]";
-      ++index;
-    }
+      if (code >= lo && code <= hi)
+        return success();
+      return emitOpError() << "code " << code << " at flat index " << index
+                           << " is outside the code range [" << lo << ", "
+                           << hi << "]";
+    };
+    // A splat holds one value however large the tensor is.
+    if (constant.isSplat())
+      return check(constant.getSplatValue<APInt>(), 0);
+    int64_t index = 0;
+    for (const APInt &value : constant.getValues<APInt>())
+      if (failed(check(value, index++)))
+        return failure();
   }
   return success();
 }

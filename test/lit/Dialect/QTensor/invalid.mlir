@@ -495,3 +495,12 @@ func.func @linear_bias_type(%x: tensor<2x8xf16>, %b: tensor<6xf32>, %w: !qtensor
   %y = qtensor.linear %x, %w, %b accumulate(f32) : tensor<2x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>, tensor<6xf32> -> tensor<2x6xf16>
   return
 }
+
+// -----
+
+func.func @assemble_splat_code_outside_narrow_range(%s: tensor<f16>) {
+  %c = arith.constant dense<-8> : tensor<4096x4096xsi4>
+  // expected-error @+1 {{'qtensor.assemble' op code -8 at flat index 0 is outside the code range [-7, 7]}}
+  %q = qtensor.assemble %c, %s : tensor<4096x4096xsi4>, tensor<f16> -> !qtensor.tensor<4096x4096xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16, narrow_range = true>>
+  return
+}
