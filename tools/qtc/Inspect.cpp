@@ -7,7 +7,9 @@
 
 #include "Inspect.h"
 
+#include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/GGUF.h"
+#include "qtensor/Formats/GGUFDescriptor.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
 
@@ -109,10 +111,14 @@ void inspectGGUF(const std::string &path, InspectReport &report) {
   report.summary["file_bytes"] = file->fileSize();
   for (const GGUFKeyValue &kv : file->metadata())
     report.metadata[std::string(kv.key)] = ggufValueToJson(kv.value);
-  for (const GGUFTensorInfo &t : file->tensors())
-    report.tensors.push_back({std::string(t.name),
-                              std::string(ggmlTypeName(t.type)), t.ne,
-                              t.absoluteOffset, t.byteSize, ""});
+  for (const GGUFTensorInfo &t : file->tensors()) {
+    InspectedTensor row{std::string(t.name), std::string(ggmlTypeName(t.type)),
+                        t.ne, t.absoluteOffset, t.byteSize, "", nullptr};
+    // Types with an affine spelling carry their descriptor (codes kept).
+    if (auto desc = describeGGUFTensor(t); desc && desc->affine)
+      row.descriptor = toJson(*desc->affine);
+    report.tensors.push_back(std::move(row));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -126,7 +132,7 @@ void addSafetensorsTensors(const safetensors::SafetensorsFile &file,
     report.tensors.push_back({t.name,
                               std::string(safetensors::dtypeName(t.dtype)),
                               t.shape, t.absoluteOffset(), t.byteSize(),
-                              fileLabel});
+                              fileLabel, nullptr});
 }
 
 void inspectSafetensors(const std::string &path, InspectReport &report) {

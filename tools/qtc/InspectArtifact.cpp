@@ -8,6 +8,7 @@
 
 #include "InspectReport.h"
 
+#include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Numerics/Packing.h"
@@ -76,6 +77,7 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
       const artifact::QuantizedTensor *q = entry.quantized();
       row.type = describe(q->logical);
       row.shape = q->logical.shape;
+      row.descriptor = toJson(q->logical);
       row.absoluteOffset = resolved->codes->absoluteOffset();
       row.bytes = resolved->codes->byteSize() + resolved->scales->byteSize() +
                   (resolved->zeros ? resolved->zeros->byteSize() : 0);

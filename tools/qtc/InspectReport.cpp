@@ -17,6 +17,8 @@ json InspectReport::toJson() const {
                   {"bytes", t.bytes}};
     if (!t.file.empty())
       entry["file"] = t.file;
+    if (!t.descriptor.is_null())
+      entry["descriptor"] = t.descriptor;
     tensorList.push_back(std::move(entry));
   }
   return {{"ok", ok()},

@@ -23,6 +23,9 @@ struct InspectedTensor {
   uint64_t absoluteOffset = 0;
   uint64_t bytes = 0;
   std::string file; ///< shard or file holding it (index and artifact only)
+  /// The qtensor descriptor JSON (docs/descriptor-json.md) when the tensor
+  /// has one: quantized artifact tensors, GGUF Q4_0/Q4_1/Q8_0.
+  nlohmann::json descriptor;
 };
 
 struct InspectReport {
