@@ -524,15 +524,36 @@ public:
                        "a new directory)");
     struct stat st;
     if (::fstatat(root.fd(), o.finalPath.c_str(), &st, AT_SYMLINK_NOFOLLOW) ==
-            0 &&
-        S_ISDIR(st.st_mode))
-      return makeError(root.display(o.finalPath),
-                       ": is a directory; cannot publish a file there");
+        0) {
+      if (S_ISDIR(st.st_mode))
+        return makeError(root.display(o.finalPath),
+                         ": is a directory; cannot publish a file there");
+      // A file the current manifest does not reference is not ours to
+      // replace (a user's file, or one of an artifact this build cannot
+      // read), unless it already holds exactly these bytes: the leftover of
+      // an interrupted write of the same content.
+      if (!old && !holdsBytes(o.finalPath, st, o.sha256))
+        return makeError(root.display(o.finalPath),
+                         ": already exists and the current manifest does not "
+                         "reference it; refusing to replace a file this "
+                         "writer does not own");
+    }
     // A name the previous manifest references holds exactly these bytes
     // (same SHA-256): replacing it is invisible to the previous artifact and
     // it must survive a rollback. Any other name is ours.
     o.ownsFinal = old == nullptr;
     return Status::ok();
+  }
+
+  /// Whether `name` (already stat'ed as `st`) is a regular file whose
+  /// SHA-256 is `sha256`.
+  bool holdsBytes(const std::string &name, const struct stat &st,
+                  const std::string &sha256) {
+    if (!S_ISREG(st.st_mode))
+      return false;
+    auto mapped = root.openVerified(name, static_cast<uint64_t>(st.st_size),
+                                    sha256);
+    return static_cast<bool>(mapped);
   }
 
   Status renameFile(Output &o) {
@@ -735,10 +756,16 @@ Expected<WriteResult> ArtifactWriter::write(const std::string &dir,
   Transaction tx(root.take(), options);
   QTENSOR_TRY(
       tx.step(WriteStep::ReadPrevious, kManifestFileName, kManifestFileName));
-  // An unreadable previous manifest protects nothing: no artifact is
-  // published there. Only a valid one constrains names and is collected.
+  // A manifest this build cannot read (a newer schema, corruption) may still
+  // be someone's artifact: refuse rather than write over files it might
+  // reference. No manifest at all protects nothing.
   std::optional<Manifest> previous;
-  if (auto read = readManifest(tx.root); read && *read)
+  auto read = readManifest(tx.root);
+  if (!read)
+    return makeError(read.message(), "; refusing to write over an artifact "
+                                     "this build cannot read (remove it or "
+                                     "use another directory)");
+  if (*read)
     previous = std::move(**read);
 
   for (size_t i = 0; i < shards.size(); ++i) {

@@ -228,6 +228,50 @@ TEST(ArtifactWriter, VerbatimNamesRefuseToClobberTheCurrentArtifact) {
   EXPECT_EQ(listNames(dir.path()), referencedNames(rb->manifest));
 }
 
+// A file under the final name that no manifest references is someone
+// else's: never replaced, whatever the naming mode.
+TEST(ArtifactWriter, NeverReplacesAFileItDoesNotOwn) {
+  ArtifactFixture a(1);
+  WriteOptions verbatim;
+  verbatim.contentAddressedNames = false;
+  TempDir dir;
+  writeText(dir / "model-00001.safetensors", "a user's own file");
+  EXPECT_ERROR_CONTAINS(a.writer.write(dir.str(), verbatim),
+                        "/model-00001.safetensors: already exists and the "
+                        "current manifest does not reference it; refusing to "
+                        "replace a file this writer does not own");
+  EXPECT_EQ(readText(dir / "model-00001.safetensors"), "a user's own file");
+  EXPECT_EQ(listNames(dir.path()),
+            (std::set<std::string>{"model-00001.safetensors"}));
+
+  // The same bytes under that name (an interrupted write of the same
+  // content) may be taken over.
+  TempDir dir2;
+  auto first = a.writer.write(dir2.str(), verbatim);
+  ASSERT_TRUE(first) << first.message();
+  fs::remove(dir2 / kManifestFileName);
+  auto again = a.writer.write(dir2.str(), verbatim);
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_TRUE(openArtifact(dir2.str()));
+}
+
+// A manifest this build cannot read may belong to a newer artifact: the
+// writer stops before creating anything.
+TEST(ArtifactWriter, RefusesToWriteOverAnUnreadableManifest) {
+  ArtifactFixture a(1);
+  TempDir dir;
+  std::string newer = R"({"versions": {"artifact_schema": 2}})";
+  writeText(dir / kManifestFileName, newer);
+  writeText(dir / "model-00001.safetensors", "referenced by that manifest?");
+  EXPECT_ERROR_CONTAINS(a.writer.write(dir.str()),
+                        "refusing to write over an artifact this build cannot "
+                        "read");
+  EXPECT_EQ(readText(dir / kManifestFileName), newer);
+  EXPECT_EQ(listNames(dir.path()),
+            (std::set<std::string>{kManifestFileName,
+                                   "model-00001.safetensors"}));
+}
+
 //===----------------------------------------------------------------------===//
 // Bad requests
 //===----------------------------------------------------------------------===//
@@ -536,15 +580,12 @@ TEST(ArtifactWriterInjection, EveryStepOverAnArtifactSharingFiles) {
 }
 
 TEST(ArtifactWriterInjection, VerbatimNamesOverAnArtifact) {
-  // Verbatim names: the stray-file and same-name paths of the rename plan.
+  // Verbatim names over a content-addressed artifact: a failure after every
+  // rename removes the verbatim names this write created. (A stray file under
+  // such a name is refused up front: NeverReplacesAFileItDoesNotOwn.)
   ArtifactFixture a(1), b(2);
   TempDir dir;
-  WriteOptions verbatim;
-  verbatim.contentAddressedNames = false;
   ASSERT_TRUE(a.writer.write(dir.str()));
-  // A stray file under a verbatim name is not referenced: it may be
-  // replaced, and is removed again on failure.
-  writeText(dir / "graph.mlir", "stray");
   Injection inj;
   inj.failAt = 0;
   WriteOptions o = inj.options();
