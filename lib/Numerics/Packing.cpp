@@ -184,6 +184,9 @@ Expected<std::vector<int32_t>> unpackCodes(const uint8_t *bytes,
 
   const uint32_t signBit = uint32_t(1) << (bits - 1);
   std::vector<int32_t> codes(static_cast<size_t>(elements));
+  // No codes, nothing to read (and no per-row loop over 2^62 empty rows).
+  if (elements == 0)
+    return codes;
   for (int64_t r = 0; r < rows; ++r) {
     uint64_t position = rowStartBit(r, cols, bits, alignment);
     for (int64_t c = 0; c < cols; ++c, position += bits) {

@@ -12,9 +12,11 @@
 #include "qtensor/Formats/GGUFDescriptor.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
+#include "qtensor/Support/FileIO.h"
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
@@ -37,6 +39,11 @@ InputKind detect(const std::string &path, std::string &why) {
   }
   if (S_ISDIR(st.st_mode))
     return InputKind::Directory;
+  if (!S_ISREG(st.st_mode)) {
+    // A FIFO or device would block or never end: not an input.
+    why = path + ": not a regular file or directory";
+    return InputKind::Missing;
+  }
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
     return InputKind::Index;
   char magic[4] = {};
@@ -249,27 +256,30 @@ const char *kInspectUsage =
     "  --tensor NAME   select a tensor; with --dump-f32 OUT, write its values\n"
     "                  as raw little-endian float32 in the file's element\n"
     "                  order (GGUF: ne[0] fastest)\n"
-    "exit status: 0 valid, 1 invalid input, 2 usage error\n";
+    "exit status: 0 valid, 1 invalid input or a failed decode/dump,\n"
+    "             2 usage error\n";
 
-/// Writes `values` to `out` through a temporary file and a rename, so a
-/// failed dump never leaves a partial file under the requested name.
+/// Writes `values` to `out` through a fresh temporary file in the same
+/// directory (mkstemp: never an existing file or a planted symlink) and a
+/// rename, so a failed dump never leaves a partial file under `out`.
 Status writeFloats(const std::string &out, const std::vector<float> &values) {
-  std::string tmp = out + ".tmp." + std::to_string(getpid());
-  FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    return makeError(out, ": cannot create: ", std::strerror(errno));
+  std::string tmp = out + ".XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0)
+    return makeError(out, ": cannot create a temporary file beside it: ",
+                     std::strerror(errno));
   static_assert(sizeof(float) == 4, "float32 expected");
-  size_t written = values.empty()
-                       ? 0
-                       : std::fwrite(values.data(), sizeof(float),
-                                     values.size(), f);
-  bool ok = written == values.size() && std::fflush(f) == 0 &&
-            fsync(fileno(f)) == 0;
-  ok = (std::fclose(f) == 0) && ok;
+  uint64_t offset = 0;
+  Status written =
+      writeAll(fd, reinterpret_cast<const uint8_t *>(values.data()),
+               values.size() * sizeof(float), tmp, offset);
+  bool ok = written && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
+  ok = (close(fd) == 0) && ok;
   if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
     int err = errno;
     std::remove(tmp.c_str());
-    return makeError(out, ": write failed: ", std::strerror(err));
+    return written ? makeError(out, ": write failed: ", std::strerror(err))
+                   : written;
   }
   return Status::ok();
 }
@@ -340,7 +350,11 @@ int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
     }
   }
   if (asJson)
-    std::cout << report.toJson().dump(2) << "\n";
+    // Messages can quote bytes of a malformed file: replace invalid UTF-8
+    // rather than fail to print the report.
+    std::cout << report.toJson().dump(2, ' ', false,
+                                      nlohmann::json::error_handler_t::replace)
+              << "\n";
   else
     std::cout << report.toText();
   if (!report.ok()) {

@@ -12,6 +12,7 @@
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Numerics/Packing.h"
+#include "qtensor/Support/CheckedMath.h"
 
 using namespace qtensor;
 using json = nlohmann::json;
@@ -105,9 +106,14 @@ Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
   // Logical layout: row-major codes, each row (last dimension) starting on a
   // byte boundary, LSB-first inside a byte.
   int64_t cols = t.shape.empty() ? 1 : t.shape.back();
-  int64_t rows = 1;
-  for (size_t i = 0; i + 1 < t.shape.size(); ++i)
-    rows *= t.shape[i];
+  std::vector<int64_t> leading(t.shape.begin(),
+                               t.shape.empty() ? t.shape.end()
+                                               : t.shape.end() - 1);
+  auto rowCount = checkedElementCount(leading, uint64_t(INT64_MAX));
+  if (!rowCount)
+    return makeError(path, ": tensor \"", name, "\": row count of ",
+                     shapeToString(t.shape), " overflows");
+  int64_t rows = static_cast<int64_t>(*rowCount);
   const AffineDescriptor &d = t.descriptor;
   auto codes = unpackCodes(resolved->codes->data, resolved->codes->byteSize(),
                            rows, cols, d.code.bits, d.code.isSigned,

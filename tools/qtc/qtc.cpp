@@ -7,6 +7,7 @@
 
 #include "Inspect.h"
 
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -21,7 +22,20 @@ const char *kUsage =
     "run 'qtc COMMAND --help' for a command's options\n";
 } // namespace
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // The libraries report errors as values; what can still escape is running
+  // out of memory (std::bad_alloc). Say so and fail instead of aborting.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "qtc: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+static int run(int argc, char **argv) {
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;

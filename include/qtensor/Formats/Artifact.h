@@ -70,6 +70,8 @@ private:
   Manifest man;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
   std::map<std::string, MappedFile, std::less<>> others;
+  /// Tensor name -> index into man.tensors.
+  std::map<std::string, size_t, std::less<>> tensorIndex;
 };
 
 /// Opens and validates the artifact in `dir` (see the steps above).

@@ -69,6 +69,9 @@ struct GGUFLimits {
   uint64_t maxKVCount = uint64_t(1) << 20;
   /// Nesting of ARRAY values: 1 = a plain array, 2 = array of arrays, ...
   uint32_t maxArrayDepth = 8;
+  /// Values held in nested arrays (ARRAY elements of ARRAY values) across
+  /// the whole file; ggml itself rejects nested arrays altogether.
+  uint64_t maxNestedArrayValues = uint64_t(1) << 16;
   uint64_t maxArrayLength = uint64_t(1) << 32;
   uint64_t maxStringBytes = uint64_t(256) << 20;
   uint64_t maxKeyBytes = 65535;        ///< gguf.md: keys are at most 65535 bytes

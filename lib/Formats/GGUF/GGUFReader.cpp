@@ -282,6 +282,8 @@ private:
   const uint8_t *base;
   uint64_t size;
   uint64_t pos = 0;
+  /// Values held in nested arrays so far (each costs a GGUFValue).
+  uint64_t nestedValues = 0;
   /// What is being parsed, for messages: "key 'x'" or "tensor 'w'".
   std::string where;
 
@@ -504,6 +506,13 @@ Status GGUFParser::parseArray(uint32_t depth, GGUFValue &out) {
     return fail("array of ", n, " ARRAY at byte ", lengthAt,
                 " cannot fit: each needs at least ", kMinNestedArrayBytes,
                 " bytes and only ", remaining(), " follow");
+  // A 12-byte empty array becomes a whole GGUFValue in memory: bound the
+  // total so a file cannot amplify into many times its size.
+  if (n > limits.maxNestedArrayValues - nestedValues)
+    return fail("array of ", n, " ARRAY at byte ", lengthAt, " brings the "
+                "file's nested array values past the limit of ",
+                limits.maxNestedArrayValues);
+  nestedValues += n;
   out.children.reserve(static_cast<size_t>(std::min(n, kMaxReserve)));
   for (uint64_t i = 0; i < n; ++i) {
     GGUFValue child;

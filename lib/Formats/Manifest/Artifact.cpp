@@ -69,7 +69,9 @@ const MappedFile *Artifact::file(std::string_view path) const {
 }
 
 Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
-  const TensorEntry *entry = man.findTensor(name);
+  auto found = tensorIndex.find(name);
+  const TensorEntry *entry =
+      found == tensorIndex.end() ? nullptr : &man.tensors[found->second];
   if (!entry)
     return makeError(dir, ": no tensor \"", std::string(name),
                      "\" in the manifest");
@@ -99,14 +101,13 @@ Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
 
 /// Checks that every physical tensor the manifest declares in `file` exists
 /// with the declared dtype and shape; returns the declared names.
-static Status checkInventory(const Manifest &m, const FileEntry &f,
+static Status checkInventory(const Manifest &m,
+                             const std::vector<size_t> &entriesInFile,
                              const SafetensorsFile &shard,
                              const OpenOptions &options) {
   std::set<std::string, std::less<>> declared;
-  for (size_t i = 0; i < m.tensors.size(); ++i) {
+  for (size_t i : entriesInFile) {
     const TensorEntry &t = m.tensors[i];
-    if (t.file != f.path)
-      continue;
     for (const auto &[role, stored] : t.storedTensors()) {
       declared.insert(stored.tensor);
       std::string what =
@@ -155,6 +156,12 @@ Expected<Artifact> artifact::openArtifact(const std::string &dir,
   Artifact a;
   a.dir = dir;
   a.man = std::move(**manifest);
+  // Indexes built once keep opening linear in the manifest's size.
+  std::map<std::string_view, std::vector<size_t>> entriesByFile;
+  for (size_t i = 0; i < a.man.tensors.size(); ++i) {
+    a.tensorIndex.emplace(a.man.tensors[i].name, i);
+    entriesByFile[a.man.tensors[i].file].push_back(i);
+  }
   for (const FileEntry &f : a.man.files) {
     auto mapped = root->openVerified(f.path, f.bytes, f.sha256, options.files);
     if (!mapped)
@@ -166,7 +173,7 @@ Expected<Artifact> artifact::openArtifact(const std::string &dir,
     auto shard = SafetensorsFile::fromMappedFile(mapped.take(), options.limits);
     if (!shard)
       return shard.error();
-    QTENSOR_TRY(checkInventory(a.man, f, *shard, options));
+    QTENSOR_TRY(checkInventory(a.man, entriesByFile[f.path], *shard, options));
     a.shards.emplace(f.path, shard.take());
   }
   return a;

@@ -266,9 +266,13 @@ static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
   }
   if (c.shape.empty())
     return makeError(path, ".shape: packed codes need rank >= 1");
-  std::vector<int64_t> padded = t.shape;
-  for (size_t i = 0; i < t.layout.padding.size() && i < padded.size(); ++i)
-    padded[i] += t.layout.padding[i];
+  std::vector<uint64_t> padded(t.shape.begin(), t.shape.end());
+  for (size_t i = 0; i < t.layout.padding.size() && i < padded.size(); ++i) {
+    auto sum = checkedAdd(padded[i], static_cast<uint64_t>(t.layout.padding[i]));
+    if (!sum)
+      return makeError(path, ": padded dimension ", i, " overflows 64 bits");
+    padded[i] = *sum;
+  }
   auto count = checkedElementCount(padded);
   auto needBits = count ? checkedMul(*count, bits) : std::nullopt;
   auto have = checkedElementCount(c.shape);
@@ -278,7 +282,9 @@ static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
     return makeError(path, ".shape: ", shapeToString(c.shape), " holds ", *have,
                      " bytes but layout ", inQuotes(t.layout.family),
                      " needs at least ", ceilDiv(*needBits, 8), " for ",
-                     shapeToString(padded), " ", bits, "-bit codes");
+                     shapeToString(std::vector<int64_t>(padded.begin(),
+                                                        padded.end())),
+                     " ", bits, "-bit codes");
   return Status::ok();
 }
 
@@ -808,6 +814,11 @@ Expected<Manifest> artifact::parseManifest(std::string_view text,
   if (text.size() > kMaxManifestBytes)
     return makeError(name, ": ", text.size(), " bytes exceed the limit of ",
                      kMaxManifestBytes);
+  // nlohmann::json stops at a NUL as if the input ended there, which would
+  // let anything after it through unread.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return makeError(name, ": NUL byte at offset ", nul,
+                     " (a manifest is UTF-8 JSON text)");
   // The callback sees every object and key: duplicate keys (which the DOM
   // would silently collapse) and excessive nesting are found during the
   // parse; too-deep values are discarded rather than built.

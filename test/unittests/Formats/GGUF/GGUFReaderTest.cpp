@@ -600,6 +600,18 @@ TEST(GGUFReader, RejectsMalformedValues) {
                         1),
                     shallow),
               "nested 2 deep; the limit is 1");
+  // Many empty nested arrays: bounded in total, not only in depth.
+  GGUFLimits few;
+  few.maxNestedArrayValues = 3;
+  auto fourEmpty = [](Writer &w) {
+    w.str("a").u32(9).u32(9).u64(4);
+    for (int i = 0; i < 4; ++i)
+      w.u32(0).u64(0);
+  };
+  expectError(parse(withTensor(fourEmpty, 1), few),
+              "brings the file's nested array values past the limit of 3");
+  few.maxNestedArrayValues = 4;
+  EXPECT_TRUE(parse(withTensor(fourEmpty, 1), few));
 }
 
 TEST(GGUFReader, AlignmentMustBeAUInt32PowerOfTwo) {

@@ -369,6 +369,31 @@ TEST(Manifest, QuantizedCodesForOtherLayoutsNeedEnoughBytes) {
                         "bytes but layout \"marlin\" needs at least 256");
 }
 
+TEST(Manifest, PaddedShapesMustNotOverflow) {
+  Manifest m = fullManifest();
+  auto &q = std::get<QuantizedTensor>(m.tensors[0].data);
+  q.logical.shape = {INT64_MAX - 1};
+  q.logical.descriptor.granularity = Granularity::PerTensor;
+  q.logical.descriptor.axis = -1;
+  q.logical.descriptor.groupSize = 0;
+  q.logical.layout.family = "tiled";
+  q.logical.layout.tile = {int64_t(1) << 62};
+  q.logical.layout.padding = {2};
+  q.codes.shape = {16};
+  q.scales.shape = {};
+  q.zeros->shape = {};
+  EXPECT_FALSE(validateManifest(m));
+}
+
+TEST(Manifest, NulBytesAreRejected) {
+  auto text = serializeManifest(fullManifest());
+  ASSERT_TRUE(text) << text.message();
+  std::string withNul = *text;
+  withNul.insert(withNul.size() - 2, std::string("\0garbage", 8));
+  EXPECT_ERROR_CONTAINS(parseManifest(withNul),
+                        "manifest.json: NUL byte at offset ");
+}
+
 TEST(Manifest, ThreeBitRowsRoundUp) {
   Manifest m = fullManifest();
   auto &q = std::get<QuantizedTensor>(m.tensors[0].data);
