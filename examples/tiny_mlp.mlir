@@ -10,7 +10,7 @@
 
 !act = tensor<4x512xf16>
 !hid = tensor<4x2048xf16>
-!W_gate = !qtensor.tensor<2048x512xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
+!W_gate = !qtensor.tensor<2048x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
 !W_down = !qtensor.tensor<512x2048xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 128, scale = f16>>
 
 func.func @mlp(%x: !act) -> !act {
@@ -20,8 +20,8 @@ func.func @mlp(%x: !act) -> !act {
 
   // Round trip through codes + scales: removed by the fold of assemble and
   // disassemble.
-  %codes, %scales = qtensor.disassemble %up_w : !W_gate -> tensor<2048x512xui4>, tensor<2048x4xf16>
-  %up_w2 = qtensor.assemble %codes, %scales : tensor<2048x512xui4>, tensor<2048x4xf16> -> !W_gate
+  %codes, %scales = qtensor.disassemble %up_w : !W_gate -> tensor<2048x512xsi4>, tensor<2048x4xf16>
+  %up_w2 = qtensor.assemble %codes, %scales : tensor<2048x512xsi4>, tensor<2048x4xf16> -> !W_gate
 
   %g = qtensor.linear %x, %gate_w accumulate(f32) : !act, !W_gate -> !hid
   %u = qtensor.linear %x, %up_w2 accumulate(f32) : !act, !W_gate -> !hid

@@ -133,28 +133,41 @@ Status qtensor::verifyDescriptorForShape(const AffineDescriptor &d,
   return Status::ok();
 }
 
-Status qtensor::verifyLayoutForShape(const LayoutDescriptor &l,
-                                     const std::vector<int64_t> &shape) {
+Status qtensor::verifyLayout(const LayoutDescriptor &l) {
   if (l.family.empty())
     return makeError("layout family must not be empty");
   if (l.version == 0)
     return makeError("layout version must be at least 1");
+  if (l.isLogical()) {
+    // The one layout every reader unpacks itself: no variants of it.
+    if (l.version != 1 || l.encoding != "lsb_first")
+      return makeError("the logical layout is version 1 with encoding "
+                       "\"lsb_first\"; got version ",
+                       l.version, " with encoding \"", l.encoding, "\"");
+    if (!l.tile.empty() || !l.padding.empty())
+      return makeError("the logical layout has no tiles or padding");
+  }
+  for (size_t i = 0; i < l.tile.size(); ++i)
+    if (l.tile[i] <= 0)
+      return makeError("tile size ", l.tile[i], " of dimension ", i,
+                       " must be positive");
+  for (size_t i = 0; i < l.padding.size(); ++i)
+    if (l.padding[i] < 0)
+      return makeError("padding ", l.padding[i], " of dimension ", i,
+                       " must be non-negative");
+  return Status::ok();
+}
+
+Status qtensor::verifyLayoutForShape(const LayoutDescriptor &l,
+                                     const std::vector<int64_t> &shape) {
+  QTENSOR_TRY(verifyLayout(l));
   if (!l.tile.empty() && l.tile.size() != shape.size())
     return makeError("layout has ", l.tile.size(), " tile sizes for a rank-",
                      shape.size(), " tensor");
   if (!l.padding.empty() && l.padding.size() != shape.size())
     return makeError("layout has ", l.padding.size(),
                      " padding entries for a rank-", shape.size(), " tensor");
-  if (l.isLogical() && (!l.tile.empty() || !l.padding.empty()))
-    return makeError("the logical layout has no tiles or padding");
-  for (size_t i = 0; i < l.tile.size(); ++i)
-    if (l.tile[i] <= 0)
-      return makeError("tile size ", l.tile[i], " of dimension ", i,
-                       " must be positive");
   for (size_t i = 0; i < l.padding.size(); ++i) {
-    if (l.padding[i] < 0)
-      return makeError("padding ", l.padding[i], " of dimension ", i,
-                       " must be non-negative");
     if (!l.tile.empty() && l.padding[i] >= l.tile[i])
       return makeError("padding ", l.padding[i], " of dimension ", i,
                        " must be smaller than its tile ", l.tile[i]);

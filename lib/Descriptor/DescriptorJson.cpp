@@ -145,8 +145,8 @@ Expected<LayoutDescriptor> qtensor::layoutDescriptorFromJson(const json &j) {
   if (!l)
     return l;
   // Without a shape only the shape-free layout rules can be checked.
-  if (l->family.empty())
-    return makeError("layout.family: must not be empty");
+  if (Status s = verifyLayout(*l); !s)
+    return makeError("layout: ", s.message());
   return l;
 }
 

@@ -144,6 +144,9 @@ mlir::qt::toDescriptor(QuantizedTensorType type) {
 ::qtensor::Expected<AffineDescriptorAttr>
 mlir::qt::toAttr(MLIRContext *context,
                       const ::qtensor::AffineDescriptor &d) {
+  // IntegerType::get asserts on absurd widths: check the plain form first.
+  if (::qtensor::Status s = ::qtensor::verifyDescriptor(d); !s)
+    return s.error();
   Builder b(context);
   CapturedDiagnostic captured(context);
   auto code = IntegerType::get(context, d.code.bits,

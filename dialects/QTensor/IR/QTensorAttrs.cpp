@@ -113,6 +113,29 @@ std::pair<int64_t, int64_t> AffineDescriptorAttr::getCodeBounds() const {
 // LayoutAttr
 //===----------------------------------------------------------------------===//
 
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef family, uint32_t version,
+                                 StringRef encoding, DenseI64ArrayAttr tile,
+                                 DenseI64ArrayAttr padding) {
+  // One spelling per layout: an absent list, never an empty one.
+  if (tile && tile.empty())
+    return emitError() << "omit `tile` instead of giving an empty list";
+  if (padding && padding.empty())
+    return emitError() << "omit `padding` instead of giving an empty list";
+  ::qtensor::LayoutDescriptor plain;
+  plain.family = family.str();
+  plain.version = version;
+  plain.encoding = encoding.str();
+  if (tile)
+    plain.tile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+  if (padding)
+    plain.padding.assign(padding.asArrayRef().begin(),
+                         padding.asArrayRef().end());
+  if (::qtensor::Status status = ::qtensor::verifyLayout(plain); !status)
+    return emitError() << status.message();
+  return success();
+}
+
 LayoutAttr LayoutAttr::getLogical(MLIRContext *context) {
   return LayoutAttr::get(context, "logical", 1, "lsb_first", {}, {});
 }

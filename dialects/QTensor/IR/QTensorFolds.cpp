@@ -13,7 +13,10 @@ using namespace mlir::qt;
 /// assemble(disassemble(%q)) -> %q
 OpFoldResult AssembleOp::fold(FoldAdaptor) {
   auto source = getCodes().getDefiningOp<DisassembleOp>();
-  if (!source || getScales() != source.getScales() ||
+  // All three operands must be the matching results of one disassemble
+  // (codes and zero-points can have the same type).
+  if (!source || getCodes() != source.getCodes() ||
+      getScales() != source.getScales() ||
       getZeroPoints() != source.getZeroPoints() ||
       source.getInput().getType() != getType())
     return {};

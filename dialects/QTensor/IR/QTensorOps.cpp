@@ -8,6 +8,8 @@
 
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
 
+#include "qtensor/Support/CheckedMath.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -44,7 +46,7 @@ std::string explainQParamShape(QuantizedTensorType type) {
     int64_t axis = affine.getAxis(), g = affine.getGroupSize();
     int64_t dim = shape[axis];
     return " (ceil(" + std::to_string(dim) + " / " + std::to_string(g) +
-           ") = " + std::to_string((dim + g - 1) / g) +
+           ") = " + std::to_string(::qtensor::ceilDiv(dim, g)) +
            " groups along axis " + std::to_string(axis) + ")";
   }
   }
@@ -170,7 +172,8 @@ LogicalResult AssembleOp::verify() {
   // symmetric range forbids -2^(b-1)).
   DenseIntElementsAttr constant;
   if (matchPattern(getCodes(), m_Constant(&constant))) {
-    auto [lo, hi] = type.getDescriptor().getCodeBounds();
+    std::pair<int64_t, int64_t> bounds = type.getDescriptor().getCodeBounds();
+    int64_t lo = bounds.first, hi = bounds.second;
     bool isSigned = cast<IntegerType>(constant.getElementType()).isSigned();
     auto check = [&](const APInt &value, int64_t index) -> LogicalResult {
       int64_t code = isSigned ? value.getSExtValue()

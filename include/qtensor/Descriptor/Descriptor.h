@@ -117,8 +117,11 @@ Status verifyDescriptor(const AffineDescriptor &d);
 /// permutation bijection.
 Status verifyDescriptorForShape(const AffineDescriptor &d,
                                 const std::vector<int64_t> &shape);
-/// Checks the layout on its own and against a shape: version, tile sizes,
-/// padding and tile multiples.
+/// Checks the layout on its own: family, version, positive tiles,
+/// non-negative padding; `logical` is version 1, "lsb_first", untiled.
+Status verifyLayout(const LayoutDescriptor &l);
+/// verifyLayout, then against a shape: one tile and padding per dimension,
+/// padding below its tile, tile multiples.
 Status verifyLayoutForShape(const LayoutDescriptor &l,
                             const std::vector<int64_t> &shape);
 /// All three checks, for a whole tensor.

@@ -14,9 +14,9 @@ int main() {
   mlir::MLIRContext context;
   context.loadDialect<mlir::qt::QTensorDialect, mlir::func::FuncDialect>();
   const char *source = R"mlir(
-    func.func @f() -> !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>> {
-      %w = qtensor.weight "layers.0.q_proj" : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
-      return %w : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
+    func.func @f() -> !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>> {
+      %w = qtensor.weight "layers.0.q_proj" : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
+      return %w : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
     })mlir";
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context);

@@ -108,7 +108,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "tensor.layout.version: 0 is outside [1, 4294967295]"},
         BadCase{R"({"element_type":"int8"})",
                 "tensor.element_type: unknown value \"int8\""},
-        BadCase{R"({"layout":null})", "tensor.layout: required field is missing"}));
+        BadCase{R"({"layout":null})", "tensor.layout: required field is missing"},
+        BadCase{R"({"layout":{"family":"logical","tile":[],"padding":[],"encoding":"msb_first"}})",
+                "tensor: the logical layout is version 1 with encoding "
+                "\"lsb_first\"; got version 2 with encoding \"msb_first\""}));
 
 TEST(DescriptorJson, RejectsNonObject) {
   auto result = affineDescriptorFromJson(json::array());

@@ -39,9 +39,9 @@ func.func @assemble_with_other_scales(%q: !W, %s2: tensor<3x2xf16>) -> !W {
 
 // CHECK-DAG: #[[V2:layout[0-9]*]] = #qtensor.layout<family = "tiled", version = 2, encoding = "lsb_first", tile = [64, 64]>
 
-!L = !qtensor.tensor<256x512xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>>
-!T = !qtensor.tensor<256x512xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [128, 64]>>
-!U = !qtensor.tensor<256x512xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>, #qtensor.layout<family = "tiled", version = 2, encoding = "lsb_first", tile = [64, 64]>>
+!L = !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>>
+!T = !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [128, 64]>>
+!U = !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>, #qtensor.layout<family = "tiled", version = 2, encoding = "lsb_first", tile = [64, 64]>>
 
 // CHECK-LABEL: func.func @repack_identity
 // CHECK-SAME: (%[[Q:.*]]: !qtensor.tensor
@@ -64,10 +64,26 @@ func.func @repack_round_trip(%q: !L) -> !L {
 // Two repacks in a row become one, straight from the source layout.
 // CHECK-LABEL: func.func @repack_chain
 // CHECK-SAME: (%[[Q:.*]]: !qtensor.tensor
-// CHECK-NEXT: %[[P:.*]] = qtensor.repack %[[Q]] : !qtensor.tensor<256x512xf16, #ui4_group64> -> !qtensor.tensor<256x512xf16, #ui4_group64, #[[V2]]>
+// CHECK-NEXT: %[[P:.*]] = qtensor.repack %[[Q]] : !qtensor.tensor<256x512xf16, #si4_group64> -> !qtensor.tensor<256x512xf16, #si4_group64, #[[V2]]>
 // CHECK-NEXT: return %[[P]]
 func.func @repack_chain(%q: !L) -> !U {
   %t = qtensor.repack %q : !L -> !T
   %u = qtensor.repack %t : !T -> !U
   return %u : !U
+}
+
+// -----
+
+// Codes and zero-points have the same type here (per-axis, rank 1): passing
+// the zero-points as codes is a different tensor, which must not fold.
+!V = !qtensor.tensor<8xf32, #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32>>
+
+// CHECK-LABEL: func.func @assemble_with_swapped_operands
+// CHECK: %[[C:.*]], %[[S:.*]], %[[Z:.*]] = qtensor.disassemble
+// CHECK: %[[R:.*]] = qtensor.assemble %[[Z]], %[[S]], %[[Z]]
+// CHECK: return %[[R]]
+func.func @assemble_with_swapped_operands(%q: !V) -> !V {
+  %c, %s, %z = qtensor.disassemble %q : !V -> tensor<8xui8>, tensor<8xf32>, tensor<8xui8>
+  %r = qtensor.assemble %z, %s, %z : tensor<8xui8>, tensor<8xf32>, tensor<8xui8> -> !V
+  return %r : !V
 }

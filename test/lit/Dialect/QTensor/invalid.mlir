@@ -192,21 +192,21 @@ func.func @layout_padding_rank(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code
 
 // -----
 
-// expected-error @+1 {{layout: the logical layout has no tiles or padding}}
+// expected-error @+1 {{the logical layout has no tiles or padding}}
 func.func @layout_logical_with_tiles(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "logical", version = 1, encoding = "lsb_first", tile = [4, 8]>>) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{layout: tile size 0 of dimension 1 must be positive}}
+// expected-error @+1 {{tile size 0 of dimension 1 must be positive}}
 func.func @layout_tile_zero(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 0]>>) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{layout: padding -1 of dimension 0 must be non-negative}}
+// expected-error @+1 {{padding -1 of dimension 0 must be non-negative}}
 func.func @layout_padding_negative(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 8], padding = [-1, 0]>>) {
   return
 }
@@ -227,14 +227,14 @@ func.func @layout_not_tile_multiple(%w: !qtensor.tensor<4096x4096xf32, #qtensor.
 
 // -----
 
-// expected-error @+1 {{layout: layout version must be at least 1}}
+// expected-error @+1 {{layout version must be at least 1}}
 func.func @layout_version_zero(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "tiled", version = 0, encoding = "lsb_first">>) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{layout: layout family must not be empty}}
+// expected-error @+1 {{layout family must not be empty}}
 func.func @layout_family_empty(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>, #qtensor.layout<family = "", version = 1, encoding = "lsb_first">>) {
   return
 }
@@ -504,3 +504,25 @@ func.func @assemble_splat_code_outside_narrow_range(%s: tensor<f16>) {
   %q = qtensor.assemble %c, %s : tensor<4096x4096xsi4>, tensor<f16> -> !qtensor.tensor<4096x4096xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16, narrow_range = true>>
   return
 }
+
+// -----
+
+// expected-error @+1 {{the logical layout is version 1 with encoding "lsb_first"; got version 2 with encoding "lsb_first"}}
+func.func @layout_logical_other_version(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "logical", version = 2, encoding = "lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the logical layout is version 1 with encoding "lsb_first"; got version 1 with encoding "msb_first"}}
+func.func @layout_logical_other_encoding(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "logical", version = 1, encoding = "msb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{omit `tile` instead of giving an empty list}}
+func.func @layout_empty_tile_list(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "logical", version = 1, encoding = "lsb_first", tile = []>>) {
+  return
+}
+

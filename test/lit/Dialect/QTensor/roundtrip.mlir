@@ -15,16 +15,16 @@
 // CHECK-DAG: #ui2_asym_per_tensor = #qtensor.affine<code = ui2, scheme = asymmetric, zero_point = min, granularity = per_tensor, scale = f16>
 // CHECK-DAG: #ui4_asym_group4 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = float, granularity = group, axis = 1, group_size = 4, tail = exact, scale = bf16, rounding = nearest_away, saturation = reject, permutation = [7, 6, 5, 4, 3, 2, 1, 0], decoder_version = 2>
 // CHECK-DAG: #ui4_asym_group64 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 64, scale = f16>
-// CHECK-DAG: #ui4_group128 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
+// CHECK-DAG: #si4_group128 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
 // CHECK-DAG: #ui8_asym_per_axis0 = #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32>
 
 // 4096x4096 W4, groups of 128 along K, FP16 scales: scales are [4096, 32].
 // CHECK-LABEL: func.func @w4_g128_fp16
-// CHECK-SAME: (%{{.*}}: !qtensor.tensor<4096x4096xf16, #ui4_group128>)
-// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<4096x4096xf16, #ui4_group128> -> tensor<4096x4096xui4>, tensor<4096x32xf16>
-func.func @w4_g128_fp16(%w: !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>) -> (tensor<4096x4096xui4>, tensor<4096x32xf16>) {
-  %c, %s = qtensor.disassemble %w : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>> -> tensor<4096x4096xui4>, tensor<4096x32xf16>
-  return %c, %s : tensor<4096x4096xui4>, tensor<4096x32xf16>
+// CHECK-SAME: (%{{.*}}: !qtensor.tensor<4096x4096xf16, #si4_group128>)
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<4096x4096xf16, #si4_group128> -> tensor<4096x4096xsi4>, tensor<4096x32xf16>
+func.func @w4_g128_fp16(%w: !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>) -> (tensor<4096x4096xsi4>, tensor<4096x32xf16>) {
+  %c, %s = qtensor.disassemble %w : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>> -> tensor<4096x4096xsi4>, tensor<4096x32xf16>
+  return %c, %s : tensor<4096x4096xsi4>, tensor<4096x32xf16>
 }
 
 // Asymmetric per-output-channel W8 with integer zero-points.

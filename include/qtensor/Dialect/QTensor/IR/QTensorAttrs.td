@@ -22,7 +22,7 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
 
     ```mlir
     // W4 weight, groups of 128 along K, FP16 scales (M8.9 0x03B).
-    #qtensor.affine<code = ui4, scheme = symmetric, granularity = group,
+    #qtensor.affine<code = si4, scheme = symmetric, granularity = group,
                     axis = 1, group_size = 128, scale = f16>
     // Asymmetric per-output-channel W8.
     #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer,
@@ -89,6 +89,7 @@ def QTensor_LayoutAttr : QTensor_Attr<"Layout", "layout"> {
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$padding
   );
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The default layout: row-major, byte-aligned rows.
     static LayoutAttr getLogical(::mlir::MLIRContext *context);

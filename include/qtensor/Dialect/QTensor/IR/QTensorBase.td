@@ -19,7 +19,7 @@ def QTensor_Dialect : Dialect {
 
     ```mlir
     %w = qtensor.weight "model.layers.0.q_proj"
-        : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = ui4,
+        : !qtensor.tensor<4096x4096xf16, #qtensor.affine<code = si4,
             scheme = symmetric, granularity = group, axis = 1,
             group_size = 128, scale = f16>>
     %y = qtensor.linear %x, %w accumulate(f32)

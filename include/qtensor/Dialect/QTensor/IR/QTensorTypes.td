@@ -14,7 +14,7 @@ def QTensor_QuantizedTensorType : QTensor_Type<"QuantizedTensor", "tensor"> {
     says. An omitted layout is `#qtensor.layout<family = "logical", ...>`.
 
     ```mlir
-    !qtensor.tensor<3x5xf32, #qtensor.affine<code = ui4, scheme = symmetric,
+    !qtensor.tensor<3x5xf32, #qtensor.affine<code = si4, scheme = symmetric,
         granularity = group, axis = 1, group_size = 4, scale = f16>>
     ```
 
