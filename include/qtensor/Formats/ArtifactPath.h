@@ -41,6 +41,7 @@
 #define QTENSOR_FORMATS_ARTIFACTPATH_H
 
 #include "qtensor/Support/Expected.h"
+#include "qtensor/Support/Sha256.h"
 #include "qtensor/Support/MappedFile.h"
 
 #include <cstddef>
@@ -59,8 +60,8 @@ inline constexpr const char *kTempPrefix = ".qtensor-tmp-";
 /// The lexical rules above. The error names the path and the broken rule.
 Status checkArtifactPath(std::string_view path);
 
-/// SHA-256 of `size` bytes as 64 lowercase hex digits (OpenSSL EVP).
-Expected<std::string> sha256Hex(const uint8_t *data, size_t size);
+/// SHA-256 as 64 lowercase hex digits (qtensor/Support/Sha256.h).
+using ::qtensor::sha256Hex;
 
 /// An owned file descriptor (closed on destruction).
 class FileDescriptor {

@@ -312,9 +312,9 @@ TEST(GGMLDecode, FixturesAreBitExact) {
         readBytes(dir / entry["blocks_file"].get<std::string>());
     std::vector<uint8_t> want =
         readBytes(dir / entry["values_file"].get<std::string>());
-    ASSERT_EQ(sha256Hex(blocks.data(), blocks.size()),
+    ASSERT_EQ(hexDigest(blocks.data(), blocks.size()),
               entry["blocks_sha256"].get<std::string>());
-    ASSERT_EQ(sha256Hex(want.data(), want.size()),
+    ASSERT_EQ(hexDigest(want.data(), want.size()),
               entry["values_sha256"].get<std::string>());
     const int64_t n = entry["n_values"].get<int64_t>();
     ASSERT_EQ(blocks.size(), static_cast<size_t>(n / t.blockSize * t.typeSize));

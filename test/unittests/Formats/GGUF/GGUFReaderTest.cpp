@@ -313,13 +313,13 @@ TEST(GGUFCorpus, DequantizedReferencesAreBitExact) {
       const GGUFTensorInfo *t = file->findTensor(name);
       ASSERT_NE(t, nullptr);
       EXPECT_EQ(ggmlTypeName(t->type), ref["type"].get<std::string>());
-      EXPECT_EQ(sha256Hex(t->data, t->byteSize),
+      EXPECT_EQ(hexDigest(t->data, t->byteSize),
                 ref["quantized_bytes_sha256"].get<std::string>());
       auto got = file->decode(*t);
       ASSERT_TRUE(got) << got.message();
       ASSERT_EQ(got->size(), ref["n_values"].get<size_t>());
       // Bit-exact against the digest of ggml's own output...
-      EXPECT_EQ(sha256Hex(got->data(), got->size() * sizeof(float)),
+      EXPECT_EQ(hexDigest(got->data(), got->size() * sizeof(float)),
                 ref["ref_sha256"].get<std::string>());
       for (size_t i = 0; i < ref["first8"].size(); ++i)
         EXPECT_EQ(floatBits((*got)[i]),

@@ -2,8 +2,9 @@
 #ifndef QTENSOR_TEST_FORMATS_GGUF_TESTSUPPORT_H
 #define QTENSOR_TEST_FORMATS_GGUF_TESTSUPPORT_H
 
+#include "qtensor/Support/Sha256.h"
+
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <cstdint>
 #include <cstring>
@@ -35,17 +36,8 @@ inline std::vector<uint8_t> readBytes(const std::filesystem::path &p) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-inline std::string sha256Hex(const void *data, size_t n) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data, n, md, &len, EVP_sha256(), nullptr);
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+inline std::string hexDigest(const void *data, size_t n) {
+  return *qtensor::sha256Hex(static_cast<const uint8_t *>(data), n);
 }
 
 /// Little-endian GGUF byte builder for hand-made cases.

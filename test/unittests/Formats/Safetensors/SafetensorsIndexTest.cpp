@@ -68,7 +68,7 @@ TEST_P(CorpusIndex, Verdict) {
     if (it != shardTensors.end()) {
       EXPECT_EQ(dtypeName(v->dtype), it->second["dtype"].get<std::string>());
       EXPECT_EQ(v->absoluteOffset(), it->second["abs_offset"].get<uint64_t>());
-      EXPECT_EQ(sha256Hex(v->data, v->byteSize()),
+      EXPECT_EQ(hexDigest(v->data, v->byteSize()),
                 it->second["bytes_sha256"].get<std::string>());
     }
   }

@@ -256,7 +256,7 @@ TEST_P(CorpusSafetensors, Verdict) {
     EXPECT_EQ(v->end, t["data_offsets"][1].get<uint64_t>());
     EXPECT_EQ(v->absoluteOffset(), t["abs_offset"].get<uint64_t>());
     EXPECT_EQ(v->byteSize(), t["nbytes"].get<uint64_t>());
-    EXPECT_EQ(sha256Hex(v->data, v->byteSize()),
+    EXPECT_EQ(hexDigest(v->data, v->byteSize()),
               t["bytes_sha256"].get<std::string>());
     auto got = file->get(name);
     ASSERT_TRUE(got);

@@ -3,10 +3,10 @@
 #define QTENSOR_TEST_SAFETENSORS_SUPPORT_H
 
 #include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Support/Sha256.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -84,17 +84,8 @@ inline std::string readAll(const fs::path &p) {
   return ss.str();
 }
 
-inline std::string sha256Hex(const uint8_t *data, size_t size) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data, size, md, &len, EVP_sha256(), nullptr);
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+inline std::string hexDigest(const uint8_t *data, size_t size) {
+  return *qtensor::sha256Hex(data, size);
 }
 
 /// A fresh temporary directory, removed with its contents on destruction.

@@ -1,0 +1,18 @@
+//===- Sha256.h - SHA-256 through OpenSSL ------------------------*- C++ -*-===//
+#ifndef QTENSOR_SUPPORT_SHA256_H
+#define QTENSOR_SUPPORT_SHA256_H
+
+#include "qtensor/Support/Expected.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qtensor {
+
+/// SHA-256 of `size` bytes as 64 lowercase hex digits (OpenSSL EVP).
+Expected<std::string> sha256Hex(const uint8_t *data, size_t size);
+
+} // namespace qtensor
+
+#endif // QTENSOR_SUPPORT_SHA256_H
