@@ -31,6 +31,18 @@ namespace {
 
 enum class InputKind { Missing, Directory, Index, GGUF, Safetensors };
 
+/// An artifact's manifest.json stands for its directory.
+bool isManifestPath(const std::string &path) {
+  static const std::string name = "/manifest.json";
+  return path == "manifest.json" ||
+         (path.size() >= name.size() &&
+          path.compare(path.size() - name.size(), name.size(), name) == 0);
+}
+
+std::string artifactDirectory(const std::string &path) {
+  return path == "manifest.json" ? "." : path.substr(0, path.size() - 14);
+}
+
 InputKind detect(const std::string &path, std::string &why) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
@@ -44,6 +56,8 @@ InputKind detect(const std::string &path, std::string &why) {
     why = path + ": not a regular file or directory";
     return InputKind::Missing;
   }
+  if (isManifestPath(path))
+    return InputKind::Directory;
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
     return InputKind::Index;
   char magic[4] = {};
@@ -192,7 +206,8 @@ InspectReport qtensor::qtc::inspectPath(const std::string &path) {
     report.error = why;
     break;
   case InputKind::Directory:
-    inspectArtifact(path, report);
+    inspectArtifact(isManifestPath(path) ? artifactDirectory(path) : path,
+                    report);
     break;
   case InputKind::Index:
     inspectIndex(path, report);
@@ -215,7 +230,8 @@ qtensor::qtc::decodeTensorToF32(const std::string &path,
   case InputKind::Missing:
     return makeError(why);
   case InputKind::Directory:
-    return decodeArtifactTensor(path, name);
+    return decodeArtifactTensor(
+        isManifestPath(path) ? artifactDirectory(path) : path, name);
   case InputKind::Index: {
     auto index = safetensors::SafetensorsIndex::open(path);
     if (!index)
@@ -251,7 +267,7 @@ namespace {
 const char *kInspectUsage =
     "usage: qtc inspect PATH [--json] [--tensor NAME --dump-f32 OUT]\n"
     "  PATH   a safetensors file, a model.safetensors.index.json, a GGUF file\n"
-    "         or an artifact directory\n"
+    "         or an artifact directory (or its manifest.json)\n"
     "  --json          print one JSON object instead of text\n"
     "  --tensor NAME   select a tensor; with --dump-f32 OUT, write its values\n"
     "                  as raw little-endian float32 in the file's element\n"
