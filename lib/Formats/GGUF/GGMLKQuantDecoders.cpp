@@ -27,6 +27,16 @@ inline void scaleMinK4(int j, const uint8_t *q, uint8_t &sc, uint8_t &m) {
   }
 }
 
+/// The effective scale d * s_j and min dmin * m_j of Q4_K/Q5_K sub-block j,
+/// each one float product as in ggml.
+inline void subBlockScaleMin(int j, const uint8_t *scales, float d, float dmin,
+                             float &scale, float &min) {
+  uint8_t sc, m;
+  scaleMinK4(j, scales, sc, m);
+  scale = d * static_cast<float>(sc);
+  min = dmin * static_cast<float>(m);
+}
+
 /// Q3_K's 16 6-bit scales (before the -32): low nibbles in bytes 0..7 (j < 8
 /// low nibble of byte j, j >= 8 high nibble of byte j-8), high 2 bits in bytes
 /// 8..11 (byte 8 + j%4, bit pair j/4).
@@ -100,13 +110,9 @@ void ggml_detail::decodeQ4_K(const uint8_t *src, uint64_t blocks, float *y) {
     const uint8_t *scales = src + 4;
     const uint8_t *q = src + 16;
     for (int j = 0; j < 4; ++j, q += 32) {
-      uint8_t sc, m;
-      scaleMinK4(2 * j, scales, sc, m);
-      const float d1 = d * static_cast<float>(sc);
-      const float m1 = dmin * static_cast<float>(m);
-      scaleMinK4(2 * j + 1, scales, sc, m);
-      const float d2 = d * static_cast<float>(sc);
-      const float m2 = dmin * static_cast<float>(m);
+      float d1, m1, d2, m2;
+      subBlockScaleMin(2 * j, scales, d, dmin, d1, m1);
+      subBlockScaleMin(2 * j + 1, scales, d, dmin, d2, m2);
       for (int l = 0; l < 32; ++l) {
         const float p = d1 * static_cast<float>(q[l] & 0xF);
         *y++ = p - m1;
@@ -129,13 +135,9 @@ void ggml_detail::decodeQ5_K(const uint8_t *src, uint64_t blocks, float *y) {
     const uint8_t *ql = src + 48;
     uint8_t u1 = 1, u2 = 2;
     for (int j = 0; j < 4; ++j, ql += 32) {
-      uint8_t sc, m;
-      scaleMinK4(2 * j, scales, sc, m);
-      const float d1 = d * static_cast<float>(sc);
-      const float m1 = dmin * static_cast<float>(m);
-      scaleMinK4(2 * j + 1, scales, sc, m);
-      const float d2 = d * static_cast<float>(sc);
-      const float m2 = dmin * static_cast<float>(m);
+      float d1, m1, d2, m2;
+      subBlockScaleMin(2 * j, scales, d, dmin, d1, m1);
+      subBlockScaleMin(2 * j + 1, scales, d, dmin, d2, m2);
       for (int l = 0; l < 32; ++l) {
         const int code = (ql[l] & 0xF) + ((qh[l] & u1) ? 16 : 0);
         const float p = d1 * static_cast<float>(code);
