@@ -139,6 +139,25 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
         if (!chosen)
           return makeError(groupText(n, g, lo, hi), ": ", chosen.message());
         params = *chosen;
+        if (config.scaleFormat) {
+          double stored = roundToFormat(params.scale, *config.scaleFormat);
+          if (!std::isfinite(stored) || stored <= 0.0)
+            return makeError(groupText(n, g, lo, hi), ": scale ",
+                             formatDouble(params.scale),
+                             " is not representable in the scale format "
+                             "(rounds to ",
+                             formatDouble(stored), ")");
+          if (!config.symmetric && stored != params.scale) {
+            // The zero-point of the seed's formula, from the stored scale.
+            double z = roundToInteger(static_cast<double>(range->qmin) -
+                                          rangeLo / stored,
+                                      RoundingMode::NearestEven);
+            params.zeroPoint = static_cast<int64_t>(
+                std::clamp(z, static_cast<double>(range->qmin),
+                           static_cast<double>(range->qmax)));
+          }
+          params.scale = stored;
+        }
       }
 
       const size_t metaIndex = static_cast<size_t>(n * numGroups + g);

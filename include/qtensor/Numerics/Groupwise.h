@@ -12,9 +12,11 @@
 
 #include "qtensor/Numerics/CodeRange.h"
 #include "qtensor/Numerics/Enums.h"
+#include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace qtensor {
@@ -56,6 +58,12 @@ struct GroupwiseConfig {
   RoundingMode rounding = RoundingMode::NearestEven;
   ConstantGroupPolicy constantPolicy = ConstantGroupPolicy::Reject;
   NonfinitePolicy nonfinitePolicy = NonfinitePolicy::Reject;
+  /// The format scales are stored in. When set, each scale is rounded to it
+  /// before any code is computed (and an asymmetric zero-point is recomputed
+  /// from the rounded scale), so codes agree with the stored scale; a scale
+  /// that rounds to 0 or inf is an error naming the group. Unset: scales
+  /// stay exact doubles (the seed's reference quantizer).
+  std::optional<FloatFormat> scaleFormat;
 };
 
 /// A group-wise quantized [rows, cols] tensor. Codes are row-major; scales and
