@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace qtensor;
@@ -28,5 +31,42 @@ Status qtensor::writeAll(int fd, const uint8_t *data, uint64_t size,
     size -= static_cast<uint64_t>(r);
     offset += static_cast<uint64_t>(r);
   }
+  return Status::ok();
+}
+
+Status qtensor::writeFileAtomically(const std::string &path,
+                                    std::string_view data) {
+  if (path.empty())
+    return makeError("cannot write a file with an empty path");
+  std::string temp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    return makeError(path, ": cannot create a temporary file next to it: ",
+                     std::strerror(errno));
+  auto fail = [&](Error err) -> Status {
+    if (fd >= 0)
+      ::close(fd);
+    ::unlink(temp.c_str());
+    return err;
+  };
+  // mkstemp creates 0600; a trace or report is an ordinary readable file.
+  if (::fchmod(fd, 0644) != 0)
+    return fail(makeError(path, ": cannot set permissions: ",
+                          std::strerror(errno)));
+  uint64_t offset = 0;
+  if (Status s = writeAll(fd, reinterpret_cast<const uint8_t *>(data.data()),
+                          data.size(), path, offset);
+      !s)
+    return fail(s.error());
+  if (::fsync(fd) != 0)
+    return fail(makeError(path, ": fsync failed: ", std::strerror(errno)));
+  int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0)
+    return fail(makeError(path, ": close failed: ", std::strerror(errno)));
+  if (::rename(temp.c_str(), path.c_str()) != 0)
+    return fail(makeError(path, ": cannot rename the temporary file into "
+                                "place: ",
+                          std::strerror(errno)));
   return Status::ok();
 }

@@ -2,19 +2,95 @@
 
 #include "qtensor/Pipelines/Pipelines.h"
 
+#include "qtensor/Transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-void qtensor::buildCleanupPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+using namespace mlir;
+
+void qtensor::buildCleanupPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
+void qtensor::buildCompilePipeline(OpPassManager &pm,
+                                   const CompileOptions &options) {
+  pm.addPass(qt::createQTensorImport());
+  buildCleanupPipeline(pm);
+  pm.addPass(qt::createQTensorFuseLinear());
+  buildCleanupPipeline(pm);
+
+  qt::QTensorPlaceShardsOptions place;
+  place.tp = options.tp;
+  place.strategies.assign(options.strategies.begin(),
+                          options.strategies.end());
+  place.groupPolicy = options.groupPolicy;
+  pm.addPass(qt::createQTensorPlaceShards(place));
+
+  qt::QTensorSelectLayoutsOptions select;
+  select.target = options.target;
+  select.phase = options.phase;
+  select.fallback = options.fallback;
+  select.traceFile = options.traceFile;
+  pm.addPass(qt::createQTensorSelectLayouts(select));
+}
+
+namespace {
+/// `--qtensor-compile="target=... tp=... phase=... fallback=..."`.
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("sm_80, sm_90 or host"),
+                             llvm::cl::init("sm_90")};
+  Option<int64_t> tp{*this, "tp", llvm::cl::desc("Tensor-parallel ranks"),
+                     llvm::cl::init(1)};
+  Option<std::string> phase{*this, "phase",
+                            llvm::cl::desc("decode, prefill or both"),
+                            llvm::cl::init("both")};
+  Option<std::string> fallback{
+      *this, "fallback",
+      llvm::cl::desc("Full-dequant fallback: forbid, warn or allow"),
+      llvm::cl::init("forbid")};
+  Option<std::string> groupPolicy{
+      *this, "group-policy",
+      llvm::cl::desc("A K-slice cutting a group: error, align, "
+                     "replicate-boundary or repack"),
+      llvm::cl::init("error")};
+  ListOption<std::string> strategies{
+      *this, "strategy",
+      llvm::cl::desc("Per-op placement PATTERN:column|row|replicate")};
+  Option<std::string> traceFile{
+      *this, "trace-file",
+      llvm::cl::desc("Write the dispatch trace as JSON to this file")};
+
+  qtensor::CompileOptions toCompileOptions() const {
+    qtensor::CompileOptions options;
+    options.target = target;
+    options.tp = tp;
+    options.phase = phase;
+    options.fallback = fallback;
+    options.groupPolicy = groupPolicy;
+    options.strategies.assign(strategies.begin(), strategies.end());
+    options.traceFile = traceFile;
+    return options;
+  }
+};
+} // namespace
+
 void qtensor::registerPipelines() {
-  mlir::PassPipelineRegistration<>(
+  PassPipelineRegistration<>(
       "qtensor-cleanup",
       "Fold qtensor assemble/disassemble pairs and identity repacks, then "
       "canonicalize and CSE",
       buildCleanupPipeline);
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "qtensor-compile",
+      "Import, canonicalize, fuse into qtensor.linear, place shards and "
+      "select kernels and layouts",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, options.toCompileOptions());
+      });
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qtensor/Conversion/Passes.h"
 #include "qtensor/InitAll.h"
 #include "qtensor/Pipelines/Pipelines.h"
+#include "qtensor/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -30,6 +32,12 @@
 #include "mlir/Transforms/Passes.h"
 
 void qtensor::registerPasses() {
+  mlir::qt::registerQTensorTransformsPasses();
+  mlir::qt::registerQTensorConversionPasses();
+  mlir::PassPipelineRegistration<>(
+      "qtensor-lower-kernels-to-host",
+      "Lower host kernels (func.func on memrefs) to the LLVM dialect",
+      qtensor::buildLowerKernelsToHostPipeline);
   registerPipelines();
 
   // Generic transforms: canonicalize, cse, inline, symbol-dce, ...

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Inspect.h"
+#include "Kernels.h"
 
 #include <exception>
 #include <iostream>
@@ -19,6 +20,8 @@ const char *kUsage =
     "  inspect PATH [--json] [--tensor NAME --dump-f32 OUT]\n"
     "      validate a safetensors file, index, GGUF file or artifact and\n"
     "      print its inventory, metadata and verdict\n"
+    "  kernels [--json]\n"
+    "      list the kernel capability registry (layouts, repacks, kernels)\n"
     "run 'qtc COMMAND --help' for a command's options\n";
 } // namespace
 
@@ -44,6 +47,8 @@ static int run(int argc, char **argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "inspect")
     return qtensor::qtc::runInspect(args);
+  if (command == "kernels")
+    return qtensor::qtc::runKernels(args);
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kUsage;
     return 0;

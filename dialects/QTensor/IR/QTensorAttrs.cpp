@@ -139,3 +139,51 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LayoutAttr LayoutAttr::getLogical(MLIRContext *context) {
   return LayoutAttr::get(context, "logical", 1, "lsb_first", {}, {});
 }
+
+LogicalResult
+PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ShardStrategy strategy, int64_t ranks, int64_t dim,
+                      DenseI64ArrayAttr bounds, GroupPolicy groupPolicy,
+                      DenseI64ArrayAttr qparams) {
+  if (ranks < 1)
+    return emitError() << "placement needs at least 1 rank, got " << ranks;
+  int64_t expectedDim = strategy == ShardStrategy::Column ? 0
+                        : strategy == ShardStrategy::Row  ? 1
+                                                          : -1;
+  if (dim != expectedDim)
+    return emitError() << "a " << stringifyShardStrategy(strategy)
+                       << " placement slices dim " << expectedDim << ", got "
+                       << dim;
+  // Sizes are compared without computing ranks + 1 or 2 * ranks, which
+  // overflow for a hostile `ranks`.
+  if (bounds.empty() || bounds.size() - 1 != ranks)
+    return emitError() << "bounds needs ranks + 1 entries for " << ranks
+                       << " ranks, got " << bounds.size();
+  if (bounds[0] != 0)
+    return emitError() << "bounds must start at 0, got " << bounds[0];
+  bool replicated = strategy == ShardStrategy::Replicated;
+  if (replicated && bounds[1] <= 0)
+    return emitError() << "a replicated placement needs bounds [0, N, N, ...] "
+                          "with N > 0, got bounds[1] = "
+                       << bounds[1];
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (replicated && bounds[r + 1] != bounds[1])
+      return emitError() << "a replicated placement gives every rank [0, "
+                         << bounds[1] << "), but bounds[" << r + 1
+                         << "] = " << bounds[r + 1];
+    if (!replicated && bounds[r + 1] <= bounds[r])
+      return emitError() << "rank " << r << " has the empty or decreasing "
+                         << "slice [" << bounds[r] << ", " << bounds[r + 1]
+                         << ")";
+  }
+  if (qparams.size() % 2 != 0 ||
+      qparams.size() / 2 != ranks)
+    return emitError() << "qparams needs 2 * ranks entries for " << ranks
+                       << " ranks, got " << qparams.size();
+  for (int64_t r = 0; r < ranks; ++r)
+    if (qparams[2 * r] < 0 || qparams[2 * r + 1] <= qparams[2 * r])
+      return emitError() << "rank " << r << " has the empty qparam range ["
+                         << qparams[2 * r] << ", " << qparams[2 * r + 1]
+                         << ")";
+  return success();
+}

@@ -2,6 +2,8 @@
 
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorDispatch.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorPlacement.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -30,7 +32,10 @@ struct QTensorOpAsmInterface : public OpAsmDialectInterface {
         os << "_per_axis" << affine.getAxis();
         break;
       case Granularity::Group:
+        // Groups run along K (axis 1) in a linear's weight; say so otherwise.
         os << "_group" << affine.getGroupSize();
+        if (affine.getAxis() != 1)
+          os << "_axis" << affine.getAxis();
         break;
       }
       return AliasResult::FinalAlias;
@@ -52,4 +57,11 @@ void QTensorDialect::initialize() {
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.cpp.inc"
       >();
   addInterfaces<QTensorOpAsmInterface>();
+}
+
+LogicalResult QTensorDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  if (failed(verifyPlacementOpAttribute(op, attr)))
+    return failure();
+  return verifyDispatchOpAttribute(op, attr);
 }

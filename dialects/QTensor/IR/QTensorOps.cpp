@@ -22,13 +22,28 @@ using namespace mlir::qt;
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.cpp.inc"
 
 namespace {
-/// Prints a shape as [a, b, c].
+/// Prints a shape as [a, b, c], a dynamic size as `?`.
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
+  llvm::interleaveComma(shape, os, [&](int64_t dim) {
+    if (ShapedType::isDynamic(dim))
+      os << "?";
+    else
+      os << dim;
+  });
   os << "]";
   return s;
+}
+
+/// Prints a type in quotes, as a Diagnostic does, for messages built in a
+/// plain stream.
+struct Quoted {
+  Type type;
+};
+Quoted quoted(Type type) { return {type}; }
+raw_ostream &operator<<(raw_ostream &os, Quoted q) {
+  return os << '\'' << q.type << '\'';
 }
 
 /// Describes why the qparam shape is what it is, for diagnostics.
@@ -227,64 +242,157 @@ LogicalResult RepackOp::verify() {
 // LinearOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LinearOp::verify() {
-  QuantizedTensorType weight = getWeight().getType();
-  if (weight.getRank() != 2)
-    return emitOpError() << "weight must be rank 2 [N, K], got rank "
-                         << weight.getRank();
+LogicalResult LinearOp::checkTypes(RankedTensorType input,
+                                   QuantizedTensorType weight,
+                                   RankedTensorType bias,
+                                   RankedTensorType result, Type accumulator,
+                                   raw_ostream &reason) {
+  if (weight.getRank() != 2) {
+    reason << "weight must be rank 2 [N, K], got rank " << weight.getRank();
+    return failure();
+  }
   int64_t n = weight.getShape()[0], k = weight.getShape()[1];
 
   if (auto affine = dyn_cast<AffineDescriptorAttr>(weight.getDescriptor())) {
-    if (affine.getGranularity() == Granularity::Group && affine.getAxis() != 1)
-      return emitOpError()
-             << "weight groups must run along the reduction axis 1 (K), got "
+    if (affine.getGranularity() == Granularity::Group &&
+        affine.getAxis() != 1) {
+      reason << "weight groups must run along the reduction axis 1 (K), got "
                 "axis "
              << affine.getAxis();
+      return failure();
+    }
     if (affine.getGranularity() == Granularity::PerAxis &&
-        affine.getAxis() != 0)
-      return emitOpError() << "per-axis weight scales must run along the "
-                              "output-channel axis 0 (N), got axis "
-                           << affine.getAxis();
+        affine.getAxis() != 0) {
+      reason << "per-axis weight scales must run along the output-channel "
+                "axis 0 (N), got axis "
+             << affine.getAxis();
+      return failure();
+    }
   }
 
-  RankedTensorType input = getInput().getType();
-  if (input.getRank() < 1)
-    return emitOpError() << "input must have rank >= 1 ([..., K])";
+  if (input.getRank() < 1) {
+    reason << "input must have rank >= 1 ([..., K])";
+    return failure();
+  }
   int64_t inputK = input.getShape().back();
-  if (!ShapedType::isDynamic(inputK) && inputK != k)
-    return emitOpError() << "input reduction size " << inputK
-                         << " does not match the weight's K = " << k;
-  if (input.getElementType() != weight.getElementType())
-    return emitOpError() << "input element type " << input.getElementType()
-                         << " must match the weight's reconstructed type "
-                         << weight.getElementType();
+  if (!ShapedType::isDynamic(inputK) && inputK != k) {
+    reason << "input reduction size " << inputK
+           << " does not match the weight's K = " << k;
+    return failure();
+  }
+  if (input.getElementType() != weight.getElementType()) {
+    reason << "input element type " << quoted(input.getElementType())
+           << " must match the weight's reconstructed type "
+           << quoted(weight.getElementType());
+    return failure();
+  }
 
-  RankedTensorType result = getResult().getType();
   SmallVector<int64_t> expected(input.getShape().drop_back());
   expected.push_back(n);
-  if (result.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "result shape " << formatShape(result.getShape())
-                         << " must be " << formatShape(expected)
-                         << " (input batch dims followed by N)";
-  auto outType = dyn_cast<FloatType>(result.getElementType());
-  if (!outType || !(outType.isF16() || outType.isBF16() || outType.isF32()))
-    return emitOpError() << "output element type must be f16, bf16 or f32, got "
-                         << result.getElementType();
-
-  Type acc = getAccumulator();
-  if (!acc.isF32() && acc != input.getElementType())
-    return emitOpError() << "accumulator must be f32 or the activation type "
-                         << input.getElementType() << ", got " << acc;
-
-  if (Value bias = getBias()) {
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getShape() != ArrayRef<int64_t>{n})
-      return emitOpError() << "bias shape " << formatShape(biasType.getShape())
-                           << " must be [" << n << "]";
-    if (biasType.getElementType() != result.getElementType())
-      return emitOpError() << "bias element type " << biasType.getElementType()
-                           << " must match the output type "
-                           << result.getElementType();
+  if (result.getShape() != ArrayRef<int64_t>(expected)) {
+    reason << "result shape " << formatShape(result.getShape()) << " must be "
+           << formatShape(expected) << " (input batch dims followed by N)";
+    return failure();
   }
+  auto outType = dyn_cast<FloatType>(result.getElementType());
+  if (!outType || !(outType.isF16() || outType.isBF16() || outType.isF32())) {
+    reason << "output element type must be f16, bf16 or f32, got "
+           << quoted(result.getElementType());
+    return failure();
+  }
+
+  if (!accumulator.isF32() && accumulator != input.getElementType()) {
+    reason << "accumulator must be f32 or the activation type "
+           << quoted(input.getElementType()) << ", got " << quoted(accumulator);
+    return failure();
+  }
+
+  if (bias) {
+    if (bias.getShape() != ArrayRef<int64_t>{n}) {
+      reason << "bias shape " << formatShape(bias.getShape()) << " must be ["
+             << n << "]";
+      return failure();
+    }
+    if (bias.getElementType() != result.getElementType()) {
+      reason << "bias element type " << quoted(bias.getElementType())
+             << " must match the output type "
+             << quoted(result.getElementType());
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
+  RankedTensorType bias =
+      getBias() ? cast<RankedTensorType>(getBias().getType()) : nullptr;
+  if (failed(checkTypes(getInput().getType(), getWeight().getType(), bias,
+                        getResult().getType(), getAccumulator(), os)))
+    return emitOpError() << reason;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+FailureOr<QuantizedTensorType>
+TransposeOp::inferResultType(QuantizedTensorType input, raw_ostream &reason) {
+  if (input.getRank() != 2) {
+    reason << "input must be rank 2, got rank " << input.getRank();
+    return failure();
+  }
+  if (!input.getLayout().isLogical()) {
+    reason << "input layout must be logical: rearranging a physical layout "
+              "is a qtensor.repack";
+    return failure();
+  }
+  auto affine = dyn_cast<AffineDescriptorAttr>(input.getDescriptor());
+  if (!affine) {
+    reason << "cannot transpose a descriptor of family '"
+           << input.getDescriptor().getFamilyName() << "'";
+    return failure();
+  }
+  // The axis follows its dimension; per-tensor has none (axis = -1).
+  int64_t axis = affine.getAxis() < 0 ? affine.getAxis() : 1 - affine.getAxis();
+  auto transposed = AffineDescriptorAttr::get(
+      affine.getContext(), affine.getCode(), affine.getScheme(),
+      affine.getZeroPoint(), affine.getGranularity(), axis,
+      affine.getGroupSize(), affine.getTail(), affine.getScale(),
+      affine.getRounding(), affine.getSaturation(), affine.getNarrowRange(),
+      affine.getEncoding(), affine.getPermutation(),
+      affine.getDecoderVersion());
+  ArrayRef<int64_t> shape = input.getShape();
+  return QuantizedTensorType::get({shape[1], shape[0]}, input.getElementType(),
+                                  transposed, input.getLayout());
+}
+
+LogicalResult TransposeOp::verify() {
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
+  FailureOr<QuantizedTensorType> expected =
+      inferResultType(getInput().getType(), os);
+  if (failed(expected))
+    return emitOpError() << reason;
+  QuantizedTensorType result = getResult().getType();
+  if (result.getShape() != expected->getShape())
+    return emitOpError() << "result shape " << formatShape(result.getShape())
+                         << " must be " << formatShape(expected->getShape())
+                         << " (the input's dimensions swapped)";
+  if (result.getElementType() != expected->getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " must be the input's "
+                         << expected->getElementType();
+  if (!result.getLayout().isLogical())
+    return emitOpError() << "result layout must be logical: rearranging a "
+                            "physical layout is a qtensor.repack";
+  if (result.getDescriptor() != expected->getDescriptor())
+    return emitOpError() << "result descriptor must be "
+                         << expected->getDescriptor()
+                         << " (the input's, with the axis moved to its new "
+                            "dimension), got "
+                         << result.getDescriptor();
   return success();
 }

@@ -2,6 +2,10 @@
 #ifndef QTENSOR_PIPELINES_PIPELINES_H
 #define QTENSOR_PIPELINES_PIPELINES_H
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace mlir {
 class OpPassManager;
 } // namespace mlir
@@ -12,7 +16,27 @@ namespace qtensor {
 /// CSE, then verify. Registered as `qtensor-cleanup`.
 void buildCleanupPipeline(mlir::OpPassManager &pm);
 
-/// Registers every pipeline above with the global pass registry.
+/// What `--qtensor-compile` and `qtc compile` take. Values are checked by
+/// the passes that use them, which answer bad ones with a diagnostic.
+struct CompileOptions {
+  std::string target = "sm_90";     ///< sm_80 | sm_90 | host
+  int64_t tp = 1;                   ///< tensor-parallel ranks
+  std::string phase = "both";       ///< decode | prefill | both
+  std::string fallback = "forbid";  ///< forbid | warn | allow
+  std::string groupPolicy = "error"; ///< error | align | replicate-boundary | repack
+  std::vector<std::string> strategies; ///< PATTERN:column|row|replicate
+  std::string traceFile;            ///< dispatch trace JSON, when not empty
+};
+
+/// The compiler's middle, in the order of DESIGN.md: import upstream quant
+/// and raw arith dequantization, canonicalize, fuse dequantize->matmul into
+/// qtensor.linear, place shards over `tp` ranks, then select layouts and
+/// kernels (placement first: a rank's slice is packed for its kernel).
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompileOptions &options);
+
+/// Registers every pipeline above with the global pass registry
+/// (`qtensor-cleanup`, `qtensor-compile`).
 void registerPipelines();
 
 } // namespace qtensor

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace qtensor {
 
@@ -14,6 +15,11 @@ namespace qtensor {
 /// written; a failure (ENOSPC, EIO, ...) names `name` and that offset.
 Status writeAll(int fd, const uint8_t *data, uint64_t size,
                 const std::string &name, uint64_t &offset);
+
+/// Replaces `path` with `data` atomically: writes a temporary file beside
+/// it, syncs, and renames it over `path`, so a reader sees the old file or
+/// the whole new one. Errors name `path` and the system's reason.
+Status writeFileAtomically(const std::string &path, std::string_view data);
 
 } // namespace qtensor
 

@@ -526,3 +526,263 @@ func.func @layout_empty_tile_list(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<c
   return
 }
 
+
+// -----
+
+func.func @linear_result_shape_dynamic(%x: tensor<?x8xf16>, %w: !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.linear' op result shape [4, 6] must be [?, 6] (input batch dims followed by N)}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<?x8xf16>, !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<4x6xf16>
+  return
+}
+
+// -----
+
+func.func @transpose_input_rank(%w: !qtensor.tensor<2x6x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op input must be rank 2, got rank 3}}
+  %t = qtensor.transpose %w : !qtensor.tensor<2x6x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>> -> !qtensor.tensor<8x6x2xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @transpose_tiled_input(%w: !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 4]>>) {
+  // expected-error @+1 {{'qtensor.transpose' op input layout must be logical: rearranging a physical layout is a qtensor.repack}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 4]>> -> !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @transpose_tiled_result(%w: !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result layout must be logical: rearranging a physical layout is a qtensor.repack}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>> -> !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>, #qtensor.layout<family = "tiled", version = 1, encoding = "lsb_first", tile = [4, 4]>>
+  return
+}
+
+// -----
+
+func.func @transpose_result_shape_not_swapped(%w: !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result shape [8, 6] must be [6, 8] (the input's dimensions swapped)}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>> -> !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @transpose_result_element_type(%w: !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result element type 'bf16' must be the input's 'f16'}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>> -> !qtensor.tensor<6x8xbf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>
+  return
+}
+
+// -----
+
+// Groups along K of a [K, N] weight are groups along axis 1 of its [N, K]
+// transpose: keeping axis 0 would put them along N.
+func.func @transpose_group_axis_not_moved(%w: !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 4, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result descriptor must be #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16> (the input's, with the axis moved to its new dimension), got #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 4, scale = f16>}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 4, scale = f16>> -> !qtensor.tensor<6x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 4, scale = f16>>
+  return
+}
+
+// -----
+
+func.func @transpose_per_axis_not_moved(%w: !qtensor.tensor<8x6xf16, #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 1, scale = f32>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result descriptor must be #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32> (the input's, with the axis moved to its new dimension), got #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 1, scale = f32>}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x6xf16, #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 1, scale = f32>> -> !qtensor.tensor<6x8xf16, #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 1, scale = f32>>
+  return
+}
+
+// -----
+
+// Every other field stays: a transpose does not change the code type.
+func.func @transpose_changes_code_type(%w: !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+  // expected-error @+1 {{'qtensor.transpose' op result descriptor must be #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16> (the input's, with the axis moved to its new dimension), got #qtensor.affine<code = si8, scheme = symmetric, granularity = per_tensor, scale = f16>}}
+  %t = qtensor.transpose %w : !qtensor.tensor<8x6xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = per_tensor, scale = f16>> -> !qtensor.tensor<6x8xf16, #qtensor.affine<code = si8, scheme = symmetric, granularity = per_tensor, scale = f16>>
+  return
+}
+
+// -----
+
+// #qtensor.placement on its own (seed M8.9 0x06B).
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_zero_ranks(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{placement needs at least 1 rank, got 0}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 0, dim = 1, bounds = [0], group_policy = error, qparams = []>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_row_slicing_dim_0(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{a row placement slices dim 1, got 0}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 0, bounds = [0, 4, 8], group_policy = error, qparams = [0, 4, 0, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_bounds_count(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{bounds needs ranks + 1 entries for 2 ranks, got 2}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 16], group_policy = error, qparams = [0, 2, 2, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_bounds_start(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{bounds must start at 0, got 4}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [4, 8, 16], group_policy = error, qparams = [1, 2, 2, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_empty_slice(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{rank 1 has the empty or decreasing slice [16, 16)}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 16, 16], group_policy = error, qparams = [0, 4, 4, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_replicated_unequal(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{a replicated placement gives every rank [0, 8), but bounds[2] = 4}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = replicated, ranks = 2, dim = -1, bounds = [0, 8, 4], group_policy = error, qparams = [0, 4, 0, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_replicated_nothing(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{a replicated placement needs bounds [0, N, N, ...] with N > 0, got bounds[1] = 0}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = replicated, ranks = 2, dim = -1, bounds = [0, 0, 0], group_policy = error, qparams = [0, 4, 0, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_qparams_count(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{qparams needs 2 * ranks entries for 2 ranks, got 3}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 8, 16], group_policy = error, qparams = [0, 2, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_empty_qparam_range(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{rank 1 has the empty qparam range [2, 2)}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 8, 16], group_policy = error, qparams = [0, 2, 2, 2]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+// `qtensor.placement` checked against the weight it slices
+// (QTensorPlacement.cpp).
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_on_weight_op() {
+  // expected-error @+1 {{'qtensor.placement' belongs on a qtensor.linear only}}
+  %w = qtensor.weight "o_proj" {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 8, 16], group_policy = error, qparams = [0, 2, 2, 4]>} : !W_placed
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_not_a_placement(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op 'qtensor.placement' must be a #qtensor.placement, got 3 : i64}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = 3} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_row_bounds_short_of_k(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: bounds [0, 8, 12] end at 12, but the weight's K (dim 1) is 16}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 8, 12], group_policy = error, qparams = [0, 2, 2, 3]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_column_bounds_past_n(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: bounds [0, 8, 16] end at 16, but the weight's N (dim 0) is 8}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = column, ranks = 2, dim = 0, bounds = [0, 8, 16], group_policy = error, qparams = [0, 4, 0, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_replicated_not_all_channels(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: a replicated placement gives every rank all 8 output channels, got bounds [0, 16, 16]}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = replicated, ranks = 2, dim = -1, bounds = [0, 16, 16], group_policy = error, qparams = [0, 4, 0, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_qparams_disagree_with_bounds(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: qparams [0, 2, 1, 4] do not follow from the bounds: expected [0, 2, 2, 4]}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 8, 16], group_policy = error, qparams = [0, 2, 1, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_align_cuts_group(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: rank 1 starts at K = 6, inside group 1 (G = 4), which group_policy = align does not allow}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 16], group_policy = align, qparams = [0, 2, 1, 4]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @placement_repack_without_reverify(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op placement: a repack placement that cuts a group re-groups the weight, which changes reconstruction; the op must carry 'qtensor.reverify' until parity is re-validated}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 16], group_policy = repack, qparams = [0, 2, 2, 5]>} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_permuted = !qtensor.tensor<8x8xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16, permutation = [7, 6, 5, 4, 3, 2, 1, 0]>>
+func.func @placement_row_slice_of_permuted_k(%x: tensor<2x8xf16>, %w: !W_permuted) {
+  // expected-error @+1 {{'qtensor.linear' op placement: the weight permutes axis 1 (act-order), so its groups are not contiguous ranges and a slice along it owns no qparam range}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 4, 8], group_policy = error, qparams = [0, 1, 1, 2]>} : tensor<2x8xf16>, !W_permuted -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @reverify_not_unit(%x: tensor<2x16xf16>, %w: !W_placed) {
+  // expected-error @+1 {{'qtensor.linear' op 'qtensor.reverify' must be a unit attribute}}
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.reverify = true} : tensor<2x16xf16>, !W_placed -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+!W_placed = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+func.func @reverify_on_weight_op() {
+  // expected-error @+1 {{'qtensor.reverify' belongs on a qtensor.linear only}}
+  %w = qtensor.weight "o_proj" {qtensor.reverify} : !W_placed
+  return
+}

@@ -91,3 +91,25 @@ func.func @float_weight() -> tensor<4096xf32> {
   %w = qtensor.weight "model.norm.weight" : tensor<4096xf32>
   return %w : tensor<4096xf32>
 }
+
+// A [K, N] weight with groups along K (axis 0) and its [N, K] view, whose
+// groups along K are axis 1.
+// CHECK-LABEL: func.func @transpose_kn_weight
+// CHECK: %[[T:.*]] = qtensor.transpose %{{.*}} : !qtensor.tensor<512x256xf16, #{{.*}}> -> !qtensor.tensor<256x512xf16, #si4_group128>
+// CHECK: return %[[T]]
+func.func @transpose_kn_weight(%w: !qtensor.tensor<512x256xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 128, scale = f16>>) -> !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>> {
+  %t = qtensor.transpose %w : !qtensor.tensor<512x256xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 0, group_size = 128, scale = f16>> -> !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
+  return %t : !qtensor.tensor<256x512xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>>
+}
+
+// Placements as qtensor-place-shards writes them: a cut group's qparams held
+// by both neighbours (replicate_boundary), and re-grouped ranks with the
+// re-verification mark (repack).
+// CHECK-LABEL: func.func @placements
+// CHECK: qtensor.linear {{.*}} {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = replicate_boundary, qparams = [0, 2, 1, 3]>}
+// CHECK: qtensor.linear {{.*}} {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = repack, qparams = [0, 2, 2, 4]>, qtensor.reverify}
+func.func @placements(%x: tensor<2x12xf16>, %w: !qtensor.tensor<8x12xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>) -> (tensor<2x8xf16>, tensor<2x8xf16>) {
+  %a = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = replicate_boundary, qparams = [0, 2, 1, 3]>} : tensor<2x12xf16>, !qtensor.tensor<8x12xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x8xf16>
+  %b = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = repack, qparams = [0, 2, 2, 4]>, qtensor.reverify} : tensor<2x12xf16>, !qtensor.tensor<8x12xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x8xf16>
+  return %a, %b : tensor<2x8xf16>, tensor<2x8xf16>
+}

@@ -105,4 +105,112 @@ def QTensor_LayoutAttr : QTensor_Attr<"Layout", "layout"> {
   }];
 }
 
+def QTensor_PlacementAttr : QTensor_Attr<"Placement", "placement"> {
+  let summary = "Tensor-parallel placement of one weight (seed M8.9 0x06B)";
+  let description = [{
+    Set by `qtensor-place-shards` on `qtensor.linear` ops as the
+    discardable attribute `qtensor.placement`; the IR keeps global shapes
+    and this attribute says what each of `ranks` ranks holds. `strategy`
+    says which weight dimension `dim` is sliced (`column`: N = 0, `row`:
+    K = 1, `replicated`: none, dim = -1). `bounds` has `ranks + 1` entries:
+    rank r holds `[bounds[r], bounds[r+1])` along `dim`; a replicated
+    placement has `[0, N, N, ...]` (every rank holds all N channels). An op
+    without the attribute is held whole by a single rank.
+
+    `qparams` has `2 * ranks` entries: rank r holds the qparam indices
+    `[qparams[2r], qparams[2r+1])` along the weight's scale axis (groups
+    along K for a grouped weight, channels along N for a per-axis one,
+    `[0, 1)` for a per-tensor scale). A slice across the scale axis holds
+    all of them: a column slice of a grouped weight holds every group of
+    its rows, a row slice of a per-axis weight every channel scale.
+    Where a row slice cuts a group, `group_policy` says what happened:
+    `replicate_boundary` gives the cut group's qparams to both neighbours
+    (ranges overlap; the lower rank owns them) and reconstruction keeps the
+    global group index, so rank r's first element sits at offset
+    `bounds[r] % G` inside its first group (`getFirstGroupOffset`);
+    `repack` re-groups each rank's slice from its own first element, the
+    ranges then number the new groups rank after rank, and the op carries
+    `qtensor.reverify` because reconstruction changed. `error` and `align`
+    never cut a group. The dialect checks the attribute against the weight
+    it is attached to (qtensor/Dialect/QTensor/IR/QTensorPlacement.h).
+
+    ```mlir
+    // down_proj K = 11008 = 86 groups of 128 over 4 ranks, aligned.
+    #qtensor.placement<strategy = row, ranks = 4, dim = 1,
+                       bounds = [0, 2816, 5632, 8320, 11008],
+                       group_policy = align,
+                       qparams = [0, 22, 22, 44, 44, 65, 65, 86]>
+    // The same split evenly: groups 21 and 64 are held by two ranks.
+    #qtensor.placement<strategy = row, ranks = 4, dim = 1,
+                       bounds = [0, 2752, 5504, 8256, 11008],
+                       group_policy = replicate_boundary,
+                       qparams = [0, 22, 21, 43, 43, 65, 64, 86]>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<QTensor_ShardStrategyEnum>:$strategy,
+    "int64_t":$ranks,
+    "int64_t":$dim,
+    "::mlir::DenseI64ArrayAttr":$bounds,
+    EnumParameter<QTensor_GroupPolicyEnum>:$group_policy,
+    "::mlir::DenseI64ArrayAttr":$qparams
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The slice of rank `rank` along `dim`: [begin, end).
+    std::pair<int64_t, int64_t> getSlice(int64_t rank) const {
+      return {getBounds()[rank], getBounds()[rank + 1]};
+    }
+    /// The qparam groups or channels rank `rank` holds: [begin, end).
+    std::pair<int64_t, int64_t> getQParamRange(int64_t rank) const {
+      return {getQparams()[2 * rank], getQparams()[2 * rank + 1]};
+    }
+    /// For a weight grouped along K in groups of `groupSize` (> 0): where
+    /// rank `rank`'s first element sits inside its first group. Non-zero
+    /// only where `replicate_boundary` kept a cut group's global indexing.
+    int64_t getFirstGroupOffset(int64_t rank, int64_t groupSize) const {
+      if (getDim() != 1 || getGroupPolicy() != GroupPolicy::ReplicateBoundary)
+        return 0;
+      return getBounds()[rank] % groupSize;
+    }
+  }];
+}
+
+def QTensor_DispatchAttr : QTensor_Attr<"Dispatch", "dispatch"> {
+  let summary = "The kernels selected for a qtensor.linear (seed M8.9 0x07)";
+  let description = [{
+    Set by `qtensor-select-layouts` on each quantized `qtensor.linear` as the
+    discardable attribute `qtensor.dispatch`: the kernel (by its registry
+    id, docs/kernels.md) admitted for each selected phase on `target`,
+    whether that kernel is the full-dequant fallback, the layout the weight
+    is stored in for it, and how the weight gets there (`repack`: `none`,
+    `prepacked` by the exporter, or `load_time` through a `qtensor.repack`).
+    `secondary_layout` is a second packed copy for prefill, present only
+    when the phases' kernels read different layouts and the pass ran with
+    `layouts=per-phase` (HBM is paid twice; seed 0x07C).
+
+    ```mlir
+    qtensor.dispatch = #qtensor.dispatch<target = "sm_90",
+        decode = "affine_mma_prefill_sm80", prefill = "affine_mma_prefill_sm80",
+        layout = <family = "prefill_mma", version = 1,
+                  encoding = "offset_binary", tile = [64, 16]>,
+        repack = prepacked>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"target the kernels were admitted for">:$target,
+    OptionalParameter<"::mlir::StringAttr">:$decode,
+    OptionalParameter<"::mlir::StringAttr">:$prefill,
+    DefaultValuedParameter<"bool", "false">:$decode_fallback,
+    DefaultValuedParameter<"bool", "false">:$prefill_fallback,
+    "::mlir::qt::LayoutAttr":$layout,
+    DefaultValuedParameter<"::mlir::qt::RepackKind",
+        "::mlir::qt::RepackKind::None">:$repack,
+    OptionalParameter<"::mlir::qt::LayoutAttr">:$secondary_layout
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSORATTRS_TD

@@ -31,6 +31,18 @@ def QTensor_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // Set by qtensor-place-shards on qtensor.linear; checked against the
+  // weight by verifyOperationAttribute (QTensorPlacement.cpp).
+  // Set by qtensor-select-layouts: `dispatch` on qtensor.linear, `prepacked`
+  // on a qtensor.weight the exporter packs into its kernel layout; checked
+  // by verifyDispatchOpAttribute (QTensorDispatch.cpp).
+  let discardableAttrs = (ins
+    "::mlir::qt::PlacementAttr":$placement,
+    "::mlir::UnitAttr":$reverify,
+    "::mlir::qt::DispatchAttr":$dispatch,
+    "::mlir::UnitAttr":$prepacked
+  );
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();

@@ -69,4 +69,32 @@ def QTensor_SignedEncodingEnum : I32EnumAttr<"SignedEncoding",
   let genSpecializedAttr = 0;
 }
 
+def QTensor_ShardStrategyEnum : I32EnumAttr<"ShardStrategy",
+    "how a linear's weight is split over tensor-parallel ranks", [
+    I32EnumAttrCase<"Column", 0, "column">,        // slice N; outputs concatenate
+    I32EnumAttrCase<"Row", 1, "row">,              // slice K; partial sums all-reduce
+    I32EnumAttrCase<"Replicated", 2, "replicated">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_GroupPolicyEnum : I32EnumAttr<"GroupPolicy",
+    "what a K-slice that cuts a quantization group does (seed M8.9 0x06B)", [
+    I32EnumAttrCase<"Error", 0, "error">,
+    I32EnumAttrCase<"Align", 1, "align">,
+    I32EnumAttrCase<"ReplicateBoundary", 2, "replicate_boundary">,
+    I32EnumAttrCase<"Repack", 3, "repack">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_RepackKindEnum : I32EnumAttr<"RepackKind",
+    "how a weight reaches the layout its kernel reads (seed M8.9 0x07B)", [
+    I32EnumAttrCase<"None", 0, "none">,            // stored in that layout
+    I32EnumAttrCase<"Prepacked", 1, "prepacked">,  // packed by the exporter
+    I32EnumAttrCase<"LoadTime", 2, "load_time">]> { // repacked by the loader
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
 #endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD

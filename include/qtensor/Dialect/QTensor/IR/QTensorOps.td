@@ -38,6 +38,8 @@ def QTensor_QuantizeOp : QTensor_Op<"quantize", [Pure]> {
     calibration concern, seed M8.2). Scale and zero-point shapes follow the
     descriptor's granularity: `[]` per tensor, `[dim]` per axis, and for
     groups the shape with the group axis replaced by `ceil(dim / G)`.
+    Scales must be positive and finite (M8.1 0x0A); the codes are
+    unspecified otherwise.
 
     ```mlir
     %q = qtensor.quantize %x, %s : tensor<3x5xf32>, tensor<3x2xf16>
@@ -54,6 +56,10 @@ def QTensor_QuantizeOp : QTensor_Op<"quantize", [Pure]> {
     type($scales) (`,` type($zero_points)^)? `->` qualified(type($result))
   }];
   let hasVerifier = 1;
+  // quantize(dequantize(%q), <qparams of %q>) -> %q where the types prove the
+  // round trip exact (QTensorFolds.cpp). The reverse, dequantize(quantize(x)),
+  // never folds: it is x plus the quantization error.
+  let hasFolder = 1;
 }
 
 def QTensor_DequantizeOp : QTensor_Op<"dequantize", [Pure]> {
@@ -172,6 +178,56 @@ def QTensor_LinearOp : QTensor_Op<"linear", [Pure]> {
     (`,` type($bias)^)? `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The verifier's checks on types alone: lets a rewrite ask whether a
+    /// linear it is about to build would verify. On failure the reason
+    /// (without the op name) is written to `reason`. `bias` may be null.
+    static ::llvm::LogicalResult
+    checkTypes(::mlir::RankedTensorType input, QuantizedTensorType weight,
+               ::mlir::RankedTensorType bias, ::mlir::RankedTensorType result,
+               ::mlir::Type accumulator, ::llvm::raw_ostream &reason);
+  }];
+}
+
+def QTensor_TransposeOp : QTensor_Op<"transpose", [Pure]> {
+  let summary = "Swap the two dimensions of a 2-D quantized tensor, keeping every code";
+  let description = [{
+    `result[i, j] = input[j, i]`, for codes and qparams alike: nothing is
+    re-quantized. The descriptor's axis moves with its dimension (groups
+    along axis 0 become groups along axis 1, per-axis 1 becomes per-axis 0,
+    per-tensor stays); every other field (code type, group size, tail,
+    rounding, the permutation of the group axis, ...) is unchanged, so the
+    qparam tensor is transposed too. This is a logical view: input and
+    result have the logical layout, and rearranging physical tiles is a
+    `qtensor.repack`. `transpose(transpose(%w))` folds to `%w`.
+
+    `qtensor-fuse-linear` uses it to give `qtensor.linear`, which takes
+    `W: [N, K]`, a weight stored as `[K, N]`:
+
+    ```mlir
+    %t = qtensor.transpose %w
+        : !qtensor.tensor<4096x11008xf16, #qtensor.affine<code = si4,
+            scheme = symmetric, granularity = group, axis = 0,
+            group_size = 128, scale = f16>>
+        -> !qtensor.tensor<11008x4096xf16, #qtensor.affine<code = si4,
+            scheme = symmetric, granularity = group, axis = 1,
+            group_size = 128, scale = f16>>
+    ```
+  }];
+  let arguments = (ins QTensor_QuantizedTensor:$input);
+  let results = (outs QTensor_QuantizedTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let extraClassDeclaration = [{
+    /// The result type of transposing a value of type `input`; failure, with
+    /// the reason written to `reason`, where there is none (not rank 2, not
+    /// the logical layout, a descriptor family without a transposed form).
+    static ::mlir::FailureOr<QuantizedTensorType>
+    inferResultType(QuantizedTensorType input, ::llvm::raw_ostream &reason);
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 #endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSOROPS_TD

@@ -1,0 +1,57 @@
+//===- Passes.h - qtensor kernel generation and lowering passes --*- C++ -*-===//
+//
+// Declarations generated from Passes.td, plus the pipeline that
+// qtensor-lower-to-ptx runs on the device code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_CONVERSION_PASSES_H
+#define QTENSOR_CONVERSION_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+namespace qt {
+
+#define GEN_PASS_DECL
+#include "qtensor/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "qtensor/Conversion/Passes.h.inc"
+
+} // namespace qt
+} // namespace mlir
+
+namespace qtensor {
+
+/// A validated NVPTX target: chip and PTX ISA version (times ten).
+struct PTXTarget {
+  std::string chip;
+  unsigned ptxVersion = 0;
+  unsigned optLevel = 3;
+};
+
+/// Checks chip (sm_80, sm_90) and PTX version (one LLVM knows, at least the
+/// chip's minimum; 0 picks the minimum) before anything reaches the NVPTX
+/// backend, which aborts the process on some combinations. Returns the
+/// resolved target, or a sentence naming the bad value.
+mlir::FailureOr<PTXTarget> resolvePTXTarget(llvm::StringRef chip,
+                                            unsigned ptxVersion,
+                                            unsigned optLevel,
+                                            std::string &error);
+
+/// Device-only lowering of every gpu.module to a gpu.binary with PTX
+/// (format isa). Host functions are not touched. `target` must come from
+/// resolvePTXTarget.
+void buildLowerToPTXPipeline(mlir::OpPassManager &pm, const PTXTarget &target);
+
+/// Lowers host kernels (func.func on memrefs with scf/vector/arith/math) to
+/// the LLVM dialect, ready for mlir::ExecutionEngine or mlir-translate.
+void buildLowerKernelsToHostPipeline(mlir::OpPassManager &pm);
+
+} // namespace qtensor
+
+#endif // QTENSOR_CONVERSION_PASSES_H

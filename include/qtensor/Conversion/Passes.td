@@ -1,0 +1,87 @@
+//===- Passes.td - qtensor kernel generation and lowering --*- tablegen -*-===//
+//
+// Code generation for quantized linears (issue 5): building the kernels with
+// upstream dialects, and lowering them to PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTENSOR_CONVERSION_PASSES
+#define QTENSOR_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def QTensorGenerateKernelsPass
+    : Pass<"qtensor-generate-kernels", "::mlir::ModuleOp"> {
+  let summary = "Build quantized linear kernels with gpu/vector/arith/memref/scf";
+  let description = [{
+    Appends one kernel per entry of `kernels` to the module. Each entry is a
+    kernel spec `family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK[:sS]`, e.g.
+    `decode_gemv:w4:g128:sym:f16:t4:n4096:k4096:s2`. For `target=sm_80` or
+    `sm_90` each kernel becomes `gpu.module @<name>` holding a `gpu.func
+    @<name> kernel` (the module gets `gpu.container_module`); for
+    `target=host` it becomes a `func.func @<name>` with a C interface that
+    runs the same per-lane arithmetic in loops (see KernelBuilders.h).
+
+    ```mlir
+    // qopt --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g128:sym:f16:t1:n64:k256"
+    gpu.module @qt_decode_gemv_w4sym_g128_f16_t1_n64_k256_s1 {
+      gpu.func @qt_decode_gemv_w4sym_g128_f16_t1_n64_k256_s1(
+          %x: memref<1x256xf16>, %w: memref<64x32xi32>,
+          %s: memref<64x2xf16>, %y: memref<1x64xf32>) kernel ...
+    }
+    ```
+
+    A malformed spec, an unsupported variant or a duplicate kernel is an
+    error naming the spec; nothing is built then.
+  }];
+  let options = [
+    ListOption<"kernels", "kernels", "std::string",
+               "Kernel specs family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK[:sS]">,
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90\"",
+           "sm_80, sm_90 (gpu.module kernels) or host (func.func)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def QTensorLowerToPTXPass : Pass<"qtensor-lower-to-ptx", "::mlir::ModuleOp"> {
+  let summary = "Lower every gpu.module to a gpu.binary holding PTX";
+  let description = [{
+    Validates the target first (upstream hard-aborts on some chip/PTX
+    combinations, e.g. sm_90 below PTX 7.8), then attaches
+    `#nvvm.target<chip, +ptxNN>` to every `gpu.module`, converts the device
+    code to NVVM (SCF to CF, GPU/vector/arith/memref to LLVM+NVVM) and
+    serializes each module with `gpu-module-to-binary{format=isa}`, so the
+    `#gpu.object` of each `gpu.binary` holds PTX text. Host code is left
+    alone. With `ptx-dir`, the PTX of each binary is also written to
+    `<ptx-dir>/<binary name>.ptx`.
+
+    ```mlir
+    // qopt --qtensor-lower-to-ptx="chip=sm_90 ptx-version=80"
+    gpu.binary @k [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">,
+                               assembly = "...">]
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target: sm_80 or sm_90">,
+    Option<"ptxVersion", "ptx-version", "unsigned", /*default=*/"0",
+           "PTX ISA version times ten (e.g. 78); 0 picks the chip's minimum "
+           "(sm_80: 70, sm_90: 78)">,
+    Option<"optLevel", "opt-level", "unsigned", /*default=*/"3",
+           "LLVM optimization level for the NVPTX backend (0-3)">,
+    Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"\"\"",
+           "Also write one <kernel>.ptx file per gpu.binary into this "
+           "existing directory">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
+#endif // QTENSOR_CONVERSION_PASSES

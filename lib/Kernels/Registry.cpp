@@ -1,0 +1,324 @@
+//===- Registry.cpp - The built-in kernel capability table ----------------===//
+//
+// The registry is a table of structs, not a JSON file embedded at build
+// time: the compiler type-checks every entry, the runtime gets it without a
+// parse step that could fail at load, and the JSON spelling is still one
+// call away (registryToJson) and round-trip tested. docs/kernels.md mirrors
+// this table; keep both in step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Kernels/Registry.h"
+
+#include "qtensor/Numerics/KernelLayout.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace qtensor;
+using namespace qtensor::kernels;
+
+namespace {
+
+LayoutId layoutOf(KernelLayoutKind kind) {
+  KernelLayoutId id = kernelLayoutId(kind);
+  return {std::string(id.family), id.version, std::string(id.encoding)};
+}
+
+const LayoutId kLogical{"logical", 1, "lsb_first"};
+const LayoutId kGGMLQ4_0{"ggml_block", 1, "q4_0"};
+const LayoutId kGGMLQ8_0{"ggml_block", 1, "q8_0"};
+
+const CodeContract kSI4{4, true, SignedEncoding::TwosComplement};
+const CodeContract kSI4Offset{4, true, SignedEncoding::OffsetBinary};
+const CodeContract kUI4{4, false, SignedEncoding::TwosComplement};
+const CodeContract kSI8{8, true, SignedEncoding::TwosComplement};
+const CodeContract kUI8{8, false, SignedEncoding::TwosComplement};
+
+/// Every affine code contract, for the full-dequant kernel.
+std::vector<CodeContract> allAffineCodes() {
+  std::vector<CodeContract> codes;
+  for (unsigned bits : {2u, 3u, 4u, 8u}) {
+    codes.push_back({bits, false, SignedEncoding::TwosComplement});
+    codes.push_back({bits, true, SignedEncoding::TwosComplement});
+    codes.push_back({bits, true, SignedEncoding::OffsetBinary});
+  }
+  return codes;
+}
+
+/// The W4A16 / W8A16 contract the generated kernels share: affine codes of
+/// 4 or 8 bits, signed ones symmetric (ggml Q4_0's offset-binary si4
+/// included: the layouts store every code offset binary anyway) and
+/// unsigned ones with an integer zero-point; f16/bf16 scales in groups of
+/// 32/64/128 along K or one per output channel; f16/bf16 activations, f32
+/// accumulation.
+KernelCapability affineA16(std::string id, std::string summary) {
+  KernelCapability k;
+  k.id = std::move(id);
+  k.summary = std::move(summary);
+  k.representations = {"affine"};
+  k.codes = {kSI4, kSI4Offset, kUI4, kSI8, kUI8};
+  k.signedZeroPoints = {ZeroPointKind::None};
+  k.unsignedZeroPoints = {ZeroPointKind::Integer};
+  k.scaleTypes = {FloatType::F16, FloatType::BF16};
+  k.groupSizes = {32, 64, 128};
+  k.perChannel = true;
+  k.activations = {FloatType::F16, FloatType::BF16};
+  k.accumulators = {FloatType::F32};
+  k.outputs = {FloatType::F16, FloatType::BF16};
+  k.topologies = {Topology::Single, Topology::Replicated, Topology::Column,
+                  Topology::Row};
+  k.epilogues = {Epilogue::None, Epilogue::Bias};
+  return k;
+}
+
+/// Decode GEMV: T = 1..16, one warp per output row, 16-byte code chunks
+/// read with 128-bit loads from the decode_gemv layout; K in whole 128-code
+/// tiles so no group of 32/64/128 straddles a lane's chunk run.
+KernelCapability gemv(std::string id, std::string summary, Backend backend,
+                      uint32_t minCapability) {
+  KernelCapability k = affineA16(std::move(id), std::move(summary));
+  k.phases = {Phase::Decode};
+  k.backends = {backend};
+  k.minCapability = minCapability;
+  k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
+  k.tileN = 1;
+  k.tileK = 128;
+  k.tokens = {1, kMaxDecodeTokens};
+  k.priority = 100;
+  return k;
+}
+
+/// Tensor-core GEMM: mma.sync m16n8k16 on B-fragment panels of the
+/// prefill_mma layout, 64 x 128 (N x K) block tiles. Serves decode too (the
+/// m16 tile padded, as Marlin does), below the GEMV in priority, so one
+/// packed copy can serve both phases.
+KernelCapability mma(std::string id, std::string summary, Backend backend,
+                     uint32_t minCapability) {
+  KernelCapability k = affineA16(std::move(id), std::move(summary));
+  k.phases = {Phase::Decode, Phase::Prefill};
+  k.backends = {backend};
+  k.minCapability = minCapability;
+  k.layout = layoutOf(KernelLayoutKind::PrefillMma);
+  k.tileN = 64;
+  k.tileK = 128;
+  k.tokens = {1, std::nullopt};
+  k.priority = 90;
+  return k;
+}
+
+/// Dequantize the whole weight with the reference decoder, then a dense
+/// matmul: any affine descriptor, any stored layout, any shape. Admitted
+/// only when the fallback policy allows it, and then counted.
+KernelCapability fullDequant() {
+  KernelCapability k;
+  k.id = "full_dequant_linear";
+  k.summary = "dequantize the whole weight, then a dense matmul (fallback)";
+  k.phases = {Phase::Decode, Phase::Prefill};
+  k.backends = {Backend::Cuda, Backend::Host};
+  k.minCapability = 70;
+  k.representations = {"affine"};
+  k.codes = allAffineCodes();
+  k.signedZeroPoints = {ZeroPointKind::None, ZeroPointKind::Integer,
+                        ZeroPointKind::Float, ZeroPointKind::Min};
+  k.unsignedZeroPoints = k.signedZeroPoints;
+  k.scaleTypes = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.anyGroupSize = true;
+  k.perChannel = true;
+  k.perTensor = true;
+  k.actOrder = true;
+  k.activations = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.accumulators = {FloatType::F32, FloatType::F16, FloatType::BF16};
+  k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.topologies = {Topology::Single, Topology::Replicated, Topology::Column,
+                  Topology::Row};
+  k.tokens = {1, std::nullopt};
+  k.epilogues = {Epilogue::None, Epilogue::Bias};
+  k.priority = 0;
+  k.fullDequant = true;
+  return k;
+}
+
+KernelRegistry makeBuiltinRegistry() {
+  KernelRegistry r;
+  LayoutId decode = layoutOf(KernelLayoutKind::DecodeGemv);
+  LayoutId prefill = layoutOf(KernelLayoutKind::PrefillMma);
+  // Tiles are what the packers round to (Numerics/KernelLayout.h): a GEMV
+  // row is whole 16-byte chunks (128 / b codes); an mma panel is 256 / b
+  // rows by k16.
+  r.layouts = {
+      {decode,
+       "row-major, each row whole 16-byte chunks of codes for 128-bit loads",
+       {4, 8},
+       {1, 32},
+       {1, 16}},
+      {prefill,
+       "mma.sync m16n8k16 B-fragment panels of 256/b rows by k16",
+       {4, 8},
+       {64, 16},
+       {32, 16}},
+  };
+  // Our own logical weights are packed by the exporter; GGUF blocks (and a
+  // weight already in the other kernel layout) are repacked at load, codes
+  // unchanged.
+  r.repackPaths = {
+      {kLogical, decode, true},   {kLogical, prefill, true},
+      {kGGMLQ4_0, decode, false}, {kGGMLQ4_0, prefill, false},
+      {kGGMLQ8_0, decode, false}, {kGGMLQ8_0, prefill, false},
+      {decode, prefill, false},   {prefill, decode, false},
+  };
+  r.kernels = {
+      gemv("affine_gemv_decode_sm80",
+           "W4A16/W8A16 decode GEMV, 128-bit loads, warp reduction",
+           Backend::Cuda, 80),
+      mma("affine_mma_prefill_sm80",
+          "W4A16/W8A16 tensor-core GEMM, mma.sync m16n8k16 f16/bf16 -> f32",
+          Backend::Cuda, 80),
+      gemv("affine_gemv_decode_host",
+           "host build of the decode GEMV (CI parity)", Backend::Host, 0),
+      mma("affine_gemm_prefill_host",
+          "host build of the tensor-core GEMM's tiling (CI parity)",
+          Backend::Host, 0),
+      fullDequant(),
+  };
+  return r;
+}
+
+} // namespace
+
+const KernelRegistry &kernels::builtinRegistry() {
+  static const KernelRegistry registry = makeBuiltinRegistry();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// Invariants
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename T> bool contains(const std::vector<T> &v, const T &x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+Status verifyKernel(const KernelRegistry &r, const KernelCapability &k) {
+  std::string what = "kernel '" + k.id + "'";
+  auto empty = [&](const char *field) {
+    return makeError(what, ": ", field, " must not be empty");
+  };
+  if (k.summary.empty())
+    return empty("summary");
+  if (k.phases.empty())
+    return empty("phases");
+  if (k.backends.empty())
+    return empty("backends");
+  if (k.representations.empty())
+    return empty("representations");
+  if (k.codes.empty())
+    return empty("codes");
+  if (k.signedZeroPoints.empty() && k.unsignedZeroPoints.empty())
+    return empty("zero_points");
+  for (const CodeContract &c : k.codes)
+    if ((c.isSigned ? k.signedZeroPoints : k.unsignedZeroPoints).empty())
+      return makeError(what, ": admits ", toString(c),
+                       " but no zero-point "
+                       "kind for ",
+                       c.isSigned ? "signed" : "unsigned", " codes");
+  if (k.scaleTypes.empty())
+    return empty("scales");
+  if (k.activations.empty())
+    return empty("activations");
+  if (k.accumulators.empty())
+    return empty("accumulators");
+  if (k.outputs.empty())
+    return empty("outputs");
+  if (k.topologies.empty())
+    return empty("topologies");
+  if (k.epilogues.empty())
+    return empty("epilogues");
+  if (k.groupSizes.empty() && !k.anyGroupSize && !k.perChannel && !k.perTensor)
+    return makeError(what, ": admits no scale granularity");
+  for (int64_t g : k.groupSizes)
+    if (g <= 0)
+      return makeError(what, ": group size ", g, " must be positive");
+  if (k.tileN <= 0 || k.tileK <= 0)
+    return makeError(what, ": tiles must be positive, got N ", k.tileN, " K ",
+                     k.tileK);
+  if (k.tokens.min < 1 || (k.tokens.max && *k.tokens.max < k.tokens.min))
+    return makeError(what, ": token range ", toString(k.tokens),
+                     " must be non-empty and start at T >= 1");
+  if (contains(k.backends, Backend::Cuda) && k.minCapability == 0)
+    return makeError(what, ": a CUDA kernel needs a minimum capability");
+  // The phases it claims are exactly those its token range reaches.
+  for (Phase p : {Phase::Decode, Phase::Prefill}) {
+    TokenRange range = phaseTokens(p);
+    bool reaches = (!k.tokens.max || *k.tokens.max >= range.min) &&
+                   (!range.max || k.tokens.min <= *range.max);
+    bool claims = contains(k.phases, p);
+    if (reaches != claims)
+      return makeError(what, ": phases must list ", toString(p),
+                       " exactly "
+                       "when the token range ",
+                       toString(k.tokens), " reaches it");
+  }
+  // Wildcards (any layout, any group size) are for the full-dequant kernel,
+  // which decodes through the reference decoder.
+  if (!k.fullDequant && (!k.layout || k.anyGroupSize))
+    return makeError(what, ": only a full-dequant kernel may read any "
+                           "layout or any group size");
+  if (k.layout) {
+    const KernelLayout *layout = r.findLayout(*k.layout);
+    if (!layout)
+      return makeError(what, ": layout ", toString(*k.layout),
+                       " is not in the registry's layouts");
+    for (const CodeContract &c : k.codes)
+      if (!contains(layout->bits, c.bits))
+        return makeError(what, ": admits ", toString(c), " but layout ",
+                         toString(*k.layout), " cannot hold ", c.bits,
+                         "-bit codes");
+  }
+  return Status::ok();
+}
+} // namespace
+
+Status kernels::verifyRegistry(const KernelRegistry &r) {
+  std::set<std::string> ids;
+  for (const KernelCapability &k : r.kernels) {
+    if (k.id.empty())
+      return makeError("a kernel has an empty id");
+    if (!ids.insert(k.id).second)
+      return makeError("kernel id '", k.id, "' appears twice");
+    QTENSOR_TRY(verifyKernel(r, k));
+  }
+  for (size_t i = 0; i < r.layouts.size(); ++i) {
+    const KernelLayout &l = r.layouts[i];
+    if (l.id.family.empty() || l.id.encoding.empty() || l.id.version == 0)
+      return makeError("layout ", toString(l.id),
+                       " needs a family, encoding and version >= 1");
+    for (size_t j = 0; j < i; ++j)
+      if (r.layouts[j].id == l.id)
+        return makeError("layout ", toString(l.id), " appears twice");
+    if (l.bits.empty())
+      return makeError("layout ", toString(l.id), " holds no code width");
+    for (unsigned b : l.bits) {
+      std::vector<int64_t> tile = l.tileFor(b);
+      if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0)
+        return makeError("layout ", toString(l.id),
+                         " needs a positive "
+                         "[N, K] tile for ",
+                         b, "-bit codes");
+    }
+  }
+  for (const RepackPath &p : r.repackPaths) {
+    if (!r.findLayout(p.to))
+      return makeError("repack path ", toString(p.from), " -> ", toString(p.to),
+                       " ends outside the registry's layouts");
+    if (p.from == p.to)
+      return makeError("repack path ", toString(p.from),
+                       " -> itself is not a repack");
+    if (p.atExport && p.from.family != "logical")
+      return makeError("repack path ", toString(p.from), " -> ", toString(p.to),
+                       ": only the logical layout is packed "
+                       "at export");
+  }
+  return Status::ok();
+}

@@ -1,0 +1,65 @@
+//===- GenerateKernels.cpp - qtensor-generate-kernels ---------------------===//
+//
+// Parses every kernel spec before building anything, so a bad entry leaves
+// the module untouched, then calls the family's builder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::qt {
+#define GEN_PASS_DEF_QTENSORGENERATEKERNELSPASS
+#include "qtensor/Conversion/Passes.h.inc"
+} // namespace mlir::qt
+
+using namespace mlir;
+
+namespace {
+
+struct GenerateKernelsPass
+    : public qt::impl::QTensorGenerateKernelsPassBase<GenerateKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    qtensor::KernelTarget kernelTarget;
+    if (target == "host") {
+      kernelTarget = qtensor::KernelTarget::Host;
+    } else if (target == "sm_80" || target == "sm_90") {
+      kernelTarget = qtensor::KernelTarget::NVPTX;
+    } else {
+      module.emitError("qtensor-generate-kernels: unknown target '")
+          << target << "', expected sm_80, sm_90 or host";
+      return signalPassFailure();
+    }
+    SmallVector<qtensor::QuantKernelSpec> specs;
+    for (const std::string &text : kernels) {
+      qtensor::Expected<qtensor::QuantKernelSpec> spec =
+          qtensor::parseQuantKernelSpec(text);
+      if (!spec) {
+        module.emitError("qtensor-generate-kernels: ") << spec.message();
+        return signalPassFailure();
+      }
+      if (spec->family == qtensor::KernelFamily::PrefillMma) {
+        module.emitError("qtensor-generate-kernels: kernel '")
+            << spec->name()
+            << "': the prefill_mma generator is not available yet";
+        return signalPassFailure();
+      }
+      specs.push_back(*spec);
+    }
+    for (const qtensor::QuantKernelSpec &spec : specs)
+      if (failed(qtensor::buildDecodeGemvKernel(module, spec, kernelTarget)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,149 @@
+//===- KernelSpec.cpp - Kernel specialization: text form, name, limits ----===//
+
+#include "qtensor/Conversion/KernelSpec.h"
+
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+namespace qtensor {
+
+namespace {
+
+/// The largest N or K a generated kernel takes: index math stays far from
+/// overflow and the padded buffers stay below 2^40 bytes.
+constexpr int64_t kMaxExtent = int64_t(1) << 20;
+
+std::vector<std::string_view> splitFields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  while (true) {
+    size_t colon = text.find(':', start);
+    fields.push_back(text.substr(start, colon - start));
+    if (colon == std::string_view::npos)
+      return fields;
+    start = colon + 1;
+  }
+}
+
+/// Parses `<prefix><decimal>` into `out`; false when malformed.
+bool parsePrefixed(std::string_view field, std::string_view prefix,
+                   int64_t &out) {
+  if (field.substr(0, prefix.size()) != prefix || field.size() == prefix.size())
+    return false;
+  const char *first = field.data() + prefix.size();
+  const char *last = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && ptr == last;
+}
+
+std::string_view familyName(KernelFamily family) {
+  return family == KernelFamily::DecodeGemv ? "decode_gemv" : "prefill_mma";
+}
+
+} // namespace
+
+int64_t QuantKernelSpec::groupsPerRow() const {
+  const int64_t g = effectiveGroupSize();
+  return g <= 0 ? 0 : (k + g - 1) / g;
+}
+
+KernelLayoutSpec QuantKernelSpec::layout() const {
+  return {family == KernelFamily::DecodeGemv ? KernelLayoutKind::DecodeGemv
+                                             : KernelLayoutKind::PrefillMma,
+          bits, symmetric};
+}
+
+std::string QuantKernelSpec::name() const {
+  std::string out = "qt_";
+  out += familyName(family);
+  out += "_w" + std::to_string(bits) + (symmetric ? "sym" : "asym");
+  out += groupSize == 0 ? "_gch" : "_g" + std::to_string(groupSize);
+  out += activation == ActivationType::F16 ? "_f16" : "_bf16";
+  out += "_t" + std::to_string(rows) + "_n" + std::to_string(n) + "_k" +
+         std::to_string(k) + "_s" + std::to_string(splitK);
+  return out;
+}
+
+Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
+  if (spec.bits != 4 && spec.bits != 8)
+    return makeError("code width must be 4 or 8 bits, got ", spec.bits);
+  if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
+      spec.groupSize != 128)
+    return makeError("group size must be 32, 64, 128 or per-channel, got ",
+                     spec.groupSize);
+  if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
+    return makeError("weight shape [", spec.n, ", ", spec.k,
+                     "] must have extents in [1, ", kMaxExtent, "]");
+  if (spec.family == KernelFamily::DecodeGemv) {
+    if (spec.rows < 1 || spec.rows > 16)
+      return makeError("decode kernels take T in [1, 16] rows, got ",
+                       spec.rows);
+    const int64_t chunks = (spec.k + spec.chunkCodes() - 1) / spec.chunkCodes();
+    if (spec.splitK < 1 || spec.splitK > chunks)
+      return makeError("split-K must be in [1, ", chunks, "] (the ",
+                       spec.chunkCodes(), "-code chunks of K = ", spec.k,
+                       "), got ", spec.splitK);
+  } else {
+    if (spec.rows < 1 || spec.rows > kMaxExtent)
+      return makeError("prefill kernels take T in [1, ", kMaxExtent,
+                       "] rows, got ", spec.rows);
+    if (spec.splitK != 1)
+      return makeError("prefill kernels do not split K, got split ",
+                       spec.splitK);
+  }
+  return Status::ok();
+}
+
+Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
+  // List options split on commas only; tolerate the spaces of a wrapped
+  // command line around each spec.
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  auto fail = [&](std::string_view what) -> Error {
+    return makeError("kernel spec '", text, "': ", what,
+                     " (expected family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK"
+                     "[:sS])");
+  };
+  std::vector<std::string_view> f = splitFields(text);
+  if (f.size() != 8 && f.size() != 9)
+    return fail("wrong number of fields");
+  QuantKernelSpec spec;
+  if (f[0] == "decode_gemv")
+    spec.family = KernelFamily::DecodeGemv;
+  else if (f[0] == "prefill_mma")
+    spec.family = KernelFamily::PrefillMma;
+  else
+    return fail("unknown family '" + std::string(f[0]) +
+                "', expected decode_gemv or prefill_mma");
+  int64_t bits;
+  if (!parsePrefixed(f[1], "w", bits))
+    return fail("bad code width '" + std::string(f[1]) + "'");
+  spec.bits = static_cast<unsigned>(bits == 4 || bits == 8 ? bits : 0);
+  if (f[2] == "gch")
+    spec.groupSize = 0;
+  else if (!parsePrefixed(f[2], "g", spec.groupSize) || spec.groupSize == 0)
+    return fail("bad group '" + std::string(f[2]) + "'");
+  if (f[3] != "sym" && f[3] != "asym")
+    return fail("bad symmetry '" + std::string(f[3]) + "'");
+  spec.symmetric = f[3] == "sym";
+  if (f[4] == "f16")
+    spec.activation = ActivationType::F16;
+  else if (f[4] == "bf16")
+    spec.activation = ActivationType::BF16;
+  else
+    return fail("bad activation type '" + std::string(f[4]) + "'");
+  if (!parsePrefixed(f[5], "t", spec.rows) ||
+      !parsePrefixed(f[6], "n", spec.n) || !parsePrefixed(f[7], "k", spec.k) ||
+      (f.size() == 9 && !parsePrefixed(f[8], "s", spec.splitK)))
+    return fail("bad extent");
+  if (bits != 4 && bits != 8)
+    return fail("code width must be 4 or 8 bits, got " + std::to_string(bits));
+  if (Status status = validateQuantKernelSpec(spec); !status)
+    return fail(status.message());
+  return spec;
+}
+
+} // namespace qtensor

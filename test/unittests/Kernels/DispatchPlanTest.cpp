@@ -1,0 +1,285 @@
+//===- DispatchPlanTest.cpp - Selection, layouts, repacks and the trace ---===//
+
+#include "qtensor/Kernels/Admission.h"
+#include "qtensor/Kernels/DispatchTrace.h"
+#include "qtensor/Kernels/Registry.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+using namespace qtensor::kernels;
+using json = nlohmann::json;
+
+namespace {
+const KernelRegistry &builtin() { return builtinRegistry(); }
+
+const LayoutId kGemvLayout{"decode_gemv", 1, "offset_binary"};
+const LayoutId kMmaLayout{"prefill_mma", 1, "offset_binary"};
+const LayoutId kLogical{"logical", 1, "lsb_first"};
+
+OpSignature w4(int64_t groupSize = 128, int64_t n = 4096, int64_t k = 4096) {
+  OpSignature sig;
+  sig.descriptor.code = {4, true};
+  sig.descriptor.granularity = Granularity::Group;
+  sig.descriptor.axis = 1;
+  sig.descriptor.groupSize = groupSize;
+  sig.n = n;
+  sig.k = k;
+  sig.ranks = {{0, n, 0, k}};
+  return sig;
+}
+
+DispatchQuery query(const std::string &device, std::vector<Phase> phases,
+                    FallbackPolicy policy = FallbackPolicy::Forbid,
+                    LayoutMode mode = LayoutMode::Shared) {
+  DispatchQuery q{*parseTarget(device), policy, mode, {}};
+  for (Phase p : phases)
+    q.phases.push_back({p, phaseTokens(p)});
+  return q;
+}
+
+std::string selected(const PhaseSelection &sel) {
+  return sel.selected ? sel.selected->id : "none";
+}
+
+const Candidate &candidate(const PhaseSelection &sel, const std::string &id) {
+  for (const Candidate &c : sel.candidates)
+    if (c.kernel == id)
+      return c;
+  ADD_FAILURE() << "no candidate " << id;
+  return sel.candidates.front();
+}
+} // namespace
+
+TEST(DispatchPlan, DecodeAloneTakesTheGemv) {
+  DispatchPlan plan =
+      planDispatch(builtin(), w4(), query("sm_90", {Phase::Decode}));
+  ASSERT_EQ(plan.phases.size(), 1u);
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_sm80");
+  EXPECT_FALSE(plan.phases[0].fallback);
+  EXPECT_EQ(plan.layout, kGemvLayout);
+  EXPECT_EQ(candidate(plan.phases[0], "affine_mma_prefill_sm80").reason,
+            "admitted; lower priority than affine_gemv_decode_sm80 (90 < 100)");
+  EXPECT_EQ(candidate(plan.phases[0], "full_dequant_linear").reason,
+            "full-dequant fallback forbidden by fallback=forbid");
+}
+
+TEST(DispatchPlan, SharedLayoutServesBothPhasesWithTheMma) {
+  // One packed copy: the mma layout is the only one both phases can read.
+  DispatchPlan plan = planDispatch(
+      builtin(), w4(), query("sm_90", {Phase::Decode, Phase::Prefill}));
+  ASSERT_EQ(plan.phases.size(), 2u);
+  EXPECT_EQ(selected(plan.phases[0]), "affine_mma_prefill_sm80");
+  EXPECT_EQ(selected(plan.phases[1]), "affine_mma_prefill_sm80");
+  EXPECT_EQ(plan.layout, kMmaLayout);
+  EXPECT_FALSE(plan.secondaryLayout);
+  EXPECT_EQ(plan.resolution, "one layout serves decode and prefill");
+  const Candidate &gemv = candidate(plan.phases[0], "affine_gemv_decode_sm80");
+  EXPECT_TRUE(gemv.accepted);
+  EXPECT_EQ(gemv.reason, "admitted; reads (decode_gemv, 1, offset_binary) but "
+                         "the weight's one layout is (prefill_mma, 1, "
+                         "offset_binary) (layouts=shared)");
+}
+
+TEST(DispatchPlan, PerPhaseLayoutsPickDifferentKernels) {
+  DispatchPlan plan =
+      planDispatch(builtin(), w4(),
+                   query("sm_80", {Phase::Decode, Phase::Prefill},
+                         FallbackPolicy::Forbid, LayoutMode::PerPhase));
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_sm80");
+  EXPECT_EQ(selected(plan.phases[1]), "affine_mma_prefill_sm80");
+  EXPECT_EQ(plan.layout, kGemvLayout);
+  EXPECT_EQ(plan.secondaryLayout, kMmaLayout);
+  EXPECT_EQ(plan.secondaryPhase, Phase::Prefill);
+  EXPECT_EQ(plan.resolution,
+            "secondary layout (prefill_mma, 1, offset_binary) for prefill: "
+            "both packings are stored (layouts=per-phase)");
+}
+
+TEST(DispatchPlan, HostTargetTakesTheHostKernels) {
+  DispatchPlan plan =
+      planDispatch(builtin(), w4(),
+                   query("host", {Phase::Decode, Phase::Prefill},
+                         FallbackPolicy::Forbid, LayoutMode::PerPhase));
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_host");
+  EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_prefill_host");
+  EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_sm80").reason,
+            "needs sm_80, target is host");
+}
+
+TEST(DispatchPlan, NoKernelUnderForbidSelectsNothing) {
+  DispatchPlan plan =
+      planDispatch(builtin(), w4(96), query("sm_90", {Phase::Decode}));
+  EXPECT_EQ(selected(plan.phases[0]), "none");
+  EXPECT_FALSE(plan.phases[0].fallback);
+  EXPECT_FALSE(plan.layout);
+  for (const Candidate &c : plan.phases[0].candidates) {
+    EXPECT_FALSE(c.accepted) << c.kernel;
+    EXPECT_FALSE(c.reason.empty()) << c.kernel;
+  }
+  EXPECT_EQ(plan.resolution,
+            "no kernel-native layout admitted; the stored layout stays");
+}
+
+TEST(DispatchPlan, AllowTakesTheFallback) {
+  DispatchPlan plan =
+      planDispatch(builtin(), w4(96),
+                   query("sm_90", {Phase::Decode}, FallbackPolicy::Allow));
+  EXPECT_EQ(selected(plan.phases[0]), "full_dequant_linear");
+  EXPECT_TRUE(plan.phases[0].fallback);
+  EXPECT_EQ(candidate(plan.phases[0], "full_dequant_linear").reason,
+            "selected: full-dequant fallback (fallback=allow)");
+  EXPECT_FALSE(plan.layout);
+}
+
+TEST(DispatchPlan, SharedLayoutLeavesAPhaseToTheFallback) {
+  // Column-parallel over 2 ranks with local N = 2080: the GEMV takes any N,
+  // the mma needs N % 64. The decode layout wins; prefill falls back.
+  OpSignature sig = w4(128, 4160, 4096);
+  sig.topology = Topology::Column;
+  sig.ranks = {{0, 2080, 0, 4096}, {2080, 2080, 0, 4096}};
+  DispatchPlan plan = planDispatch(
+      builtin(), sig,
+      query("sm_90", {Phase::Decode, Phase::Prefill}, FallbackPolicy::Allow));
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_sm80");
+  EXPECT_EQ(selected(plan.phases[1]), "full_dequant_linear");
+  EXPECT_TRUE(plan.phases[1].fallback);
+  EXPECT_EQ(plan.layout, kGemvLayout);
+  EXPECT_EQ(candidate(plan.phases[1], "affine_mma_prefill_sm80").reason,
+            "local N 2080 not a multiple of tile 64 on rank 0 (and 1 more "
+            "rank)");
+  EXPECT_EQ(plan.resolution,
+            "one layout; the other phase has no kernel reading it");
+}
+
+TEST(DispatchPlan, SharedLayoutPrefersDecodeOnATie) {
+  // A registry whose decode and prefill kernels read different layouts and
+  // nothing reads both: each layout covers one phase; decode wins the tie.
+  KernelRegistry r = builtin();
+  r.kernels[1].tokens.min = kMaxDecodeTokens + 1;
+  r.kernels[1].phases = {Phase::Prefill};
+  ASSERT_TRUE(verifyRegistry(r)) << verifyRegistry(r).message();
+  DispatchPlan plan =
+      planDispatch(r, w4(), query("sm_90", {Phase::Decode, Phase::Prefill}));
+  EXPECT_EQ(plan.layout, kGemvLayout);
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_sm80");
+  EXPECT_EQ(selected(plan.phases[1]), "none");
+  EXPECT_EQ(candidate(plan.phases[1], "affine_mma_prefill_sm80").reason,
+            "admitted; reads (prefill_mma, 1, offset_binary) but the weight's "
+            "one layout is (decode_gemv, 1, offset_binary) (layouts=shared)");
+}
+
+TEST(DispatchPlan, RepackKinds) {
+  const KernelRegistry &r = builtin();
+  EXPECT_EQ(repackKind(r, kMmaLayout, kMmaLayout, true), RepackKind::None);
+  EXPECT_EQ(repackKind(r, kLogical, kMmaLayout, true), RepackKind::Prepacked);
+  EXPECT_EQ(repackKind(r, kLogical, kMmaLayout, false), RepackKind::LoadTime);
+  EXPECT_EQ(repackKind(r, {"ggml_block", 1, "q4_0"}, kGemvLayout, true),
+            RepackKind::LoadTime);
+  EXPECT_EQ(repackKind(r, kGemvLayout, kMmaLayout, true), RepackKind::LoadTime);
+  EXPECT_FALSE(repackKind(r, {"ggml_block", 1, "q4_1"}, kGemvLayout, true));
+}
+
+TEST(DispatchPlan, StoredLayoutMustAgreeWithTheDescriptor) {
+  const KernelRegistry &r = builtin();
+  AffineDescriptor q4_0;
+  q4_0.code = {4, true};
+  q4_0.encoding = SignedEncoding::OffsetBinary;
+  q4_0.granularity = Granularity::Group;
+  q4_0.axis = 1;
+  q4_0.groupSize = 32;
+  LayoutDescriptor ggml{"ggml_block", 1, "q4_0", {1, 32}, {0, 0}};
+  EXPECT_TRUE(verifyStoredLayout(r, q4_0, ggml, {64, 256}));
+
+  AffineDescriptor si8 = q4_0;
+  si8.code = {8, true};
+  si8.encoding = SignedEncoding::TwosComplement;
+  Status s = verifyStoredLayout(r, si8, ggml, {64, 256});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "layout (ggml_block, 1, q4_0) holds si4 "
+                         "offset_binary codes, the descriptor says si8 "
+                         "twos_complement");
+
+  AffineDescriptor g64 = q4_0;
+  g64.groupSize = 64;
+  s = verifyStoredLayout(r, g64, ggml, {64, 256});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "layout (ggml_block, 1, q4_0) stores one scale per "
+                         "32 codes along the last axis (1), the descriptor "
+                         "has other granularity");
+
+  LayoutDescriptor mma{"prefill_mma", 1, "offset_binary", {32, 16}, {}};
+  s = verifyStoredLayout(r, q4_0, mma, {64, 256});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "layout (prefill_mma, 1, offset_binary) has tile "
+                         "[64, 16] for 4-bit codes, got [32, 16]");
+
+  AffineDescriptor ui2 = q4_0;
+  ui2.code = {2, false};
+  s = verifyStoredLayout(r, ui2, mma, {64, 256});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "layout (prefill_mma, 1, offset_binary) holds {4, "
+                         "8}-bit codes, the descriptor says ui2");
+  // An unknown layout is admission's business, not a contradiction.
+  EXPECT_TRUE(
+      verifyStoredLayout(r, q4_0, {"tiled", 2, "x", {}, {}}, {64, 256}));
+}
+
+TEST(DispatchPlan, KernelLayoutDescriptorPadsToItsTile) {
+  auto exact = kernelLayoutDescriptor(builtin(), kMmaLayout, 4, {4096, 11008});
+  ASSERT_TRUE(exact) << exact.message();
+  EXPECT_EQ(exact->tile, (std::vector<int64_t>{64, 16}));
+  EXPECT_TRUE(exact->padding.empty());
+  EXPECT_TRUE(verifyLayoutForShape(*exact, {4096, 11008}));
+  auto padded = kernelLayoutDescriptor(builtin(), kMmaLayout, 8, {100, 40});
+  ASSERT_TRUE(padded) << padded.message();
+  EXPECT_EQ(padded->tile, (std::vector<int64_t>{32, 16}));
+  EXPECT_EQ(padded->padding, (std::vector<int64_t>{28, 8}));
+  EXPECT_TRUE(verifyLayoutForShape(*padded, {100, 40}));
+  EXPECT_FALSE(kernelLayoutDescriptor(builtin(), kMmaLayout, 2, {64, 64}));
+}
+
+TEST(DispatchTrace, OneObjectPerPhaseWithTheRequiredFields) {
+  OpSignature sig = w4(96);
+  DispatchPlan plan = planDispatch(
+      builtin(), sig,
+      query("sm_90", {Phase::Decode, Phase::Prefill}, FallbackPolicy::Allow));
+  TraceOp op{"model.layers.0.mlp.down_proj",
+             3,
+             &sig,
+             &plan,
+             "sm_90",
+             RepackKind::None,
+             RepackKind::None};
+  json j = json::parse(traceToJson(op).dump());
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["op"], "model.layers.0.mlp.down_proj");
+  EXPECT_EQ(j[0]["phase"], "decode");
+  EXPECT_EQ(j[1]["phase"], "prefill");
+  EXPECT_EQ(j[0]["selected"], "full_dequant_linear");
+  EXPECT_EQ(j[0]["fallback"], true);
+  EXPECT_EQ(j[0]["device"], "sm_90");
+  EXPECT_EQ(j[0]["shape"], json::parse(R"({"N": 4096, "K": 4096, "T": null})"));
+  EXPECT_EQ(j[0]["tokens"], json::parse(R"({"min": 1, "max": 16})"));
+  EXPECT_EQ(j[0]["layout"]["family"], "logical");
+  ASSERT_EQ(j[0]["candidates"].size(), builtin().kernels.size());
+  EXPECT_EQ(j[0]["candidates"][0],
+            json::parse(R"({"kernel": "affine_gemv_decode_sm80",
+                            "accepted": false,
+                            "reason": "group size 96 not in {32, 64, 128}"})"));
+  EXPECT_EQ(j[0]["signature"]["group_size"], 96);
+
+  std::string text = traceToText(op);
+  EXPECT_NE(text.find("dispatch 'model.layers.0.mlp.down_proj': requested "
+                      "affine si4 twos_complement zp=none g96"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[affine_gemv_decode_sm80 -> rejected: group size 96 "
+                      "not in {32, 64, 128}]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("selected=full_dequant_linear (fallback)"),
+            std::string::npos)
+      << text;
+}

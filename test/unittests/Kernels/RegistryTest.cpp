@@ -1,0 +1,230 @@
+//===- RegistryTest.cpp - Registry invariants and its JSON listing --------===//
+
+#include "qtensor/Kernels/Registry.h"
+#include "qtensor/Kernels/Admission.h"
+#include "qtensor/Numerics/KernelLayout.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace qtensor;
+using namespace qtensor::kernels;
+using json = nlohmann::json;
+
+namespace {
+const KernelRegistry &builtin() { return builtinRegistry(); }
+
+std::string failure(const KernelRegistry &r) {
+  Status s = verifyRegistry(r);
+  return s ? std::string("ok") : s.message();
+}
+} // namespace
+
+TEST(Registry, BuiltinHoldsItsInvariants) {
+  EXPECT_EQ(failure(builtin()), "ok");
+  std::set<std::string> ids;
+  for (const KernelCapability &k : builtin().kernels)
+    EXPECT_TRUE(ids.insert(k.id).second) << k.id;
+  // The planned kernels of docs/kernels.md, by their stable ids.
+  EXPECT_EQ(ids, (std::set<std::string>{
+                     "affine_gemv_decode_sm80", "affine_mma_prefill_sm80",
+                     "affine_gemv_decode_host", "affine_gemm_prefill_host",
+                     "full_dequant_linear"}));
+}
+
+TEST(Registry, ExactlyOneFullDequantKernelWithLowestPriority) {
+  int fallbacks = 0;
+  for (const KernelCapability &k : builtin().kernels) {
+    if (!k.fullDequant)
+      continue;
+    ++fallbacks;
+    for (const KernelCapability &other : builtin().kernels)
+      if (!other.fullDequant)
+        EXPECT_LT(k.priority, other.priority) << other.id;
+  }
+  EXPECT_EQ(fallbacks, 1);
+}
+
+TEST(Registry, LayoutIdsAreThePackersOwn) {
+  // The kernel layouts are the ones Numerics/KernelLayout.h packs, and
+  // their tiles are exactly what the packer rounds a shape up to.
+  for (KernelLayoutKind kind :
+       {KernelLayoutKind::DecodeGemv, KernelLayoutKind::PrefillMma}) {
+    KernelLayoutId packer = kernelLayoutId(kind);
+    LayoutId id{std::string(packer.family), packer.version,
+                std::string(packer.encoding)};
+    const KernelLayout *layout = builtin().findLayout(id);
+    ASSERT_NE(layout, nullptr) << toString(id);
+    for (unsigned bits : {4u, 8u}) {
+      std::vector<int64_t> tile = layout->tileFor(bits);
+      ASSERT_EQ(tile.size(), 2u);
+      auto exact = kernelLayoutGeometry({kind, bits, true}, tile[0], tile[1]);
+      ASSERT_TRUE(exact) << exact.message();
+      EXPECT_EQ(exact->paddedRows, tile[0]) << toString(id) << " " << bits;
+      EXPECT_EQ(exact->paddedCols, tile[1]) << toString(id) << " " << bits;
+      // One element fewer than a tile is padded up to the tile.
+      auto padded = kernelLayoutGeometry(
+          {kind, bits, true}, tile[0] == 1 ? 1 : tile[0] - 1, tile[1] - 1);
+      ASSERT_TRUE(padded) << padded.message();
+      EXPECT_EQ(padded->paddedRows, tile[0]);
+      EXPECT_EQ(padded->paddedCols, tile[1]);
+    }
+  }
+}
+
+TEST(Registry, DuplicateIdIsRejected) {
+  KernelRegistry r = builtin();
+  r.kernels.push_back(r.kernels.front());
+  EXPECT_EQ(failure(r), "kernel id 'affine_gemv_decode_sm80' appears twice");
+}
+
+TEST(Registry, EmptyContractIsRejected) {
+  KernelRegistry r = builtin();
+  r.kernels.front().codes.clear();
+  EXPECT_EQ(failure(r),
+            "kernel 'affine_gemv_decode_sm80': codes must not be empty");
+}
+
+TEST(Registry, EveryCodeNeedsAZeroPointKind) {
+  KernelRegistry r = builtin();
+  r.kernels.front().unsignedZeroPoints.clear();
+  EXPECT_EQ(failure(r), "kernel 'affine_gemv_decode_sm80': admits ui4 but no "
+                        "zero-point kind for unsigned codes");
+}
+
+TEST(Registry, PhasesMustMatchTheTokenRange) {
+  KernelRegistry r = builtin();
+  r.kernels.front().phases = {Phase::Decode, Phase::Prefill};
+  EXPECT_EQ(failure(r),
+            "kernel 'affine_gemv_decode_sm80': phases must list prefill "
+            "exactly when the token range T in [1, 16] reaches it");
+}
+
+TEST(Registry, WildcardsOnlyOnTheFallback) {
+  KernelRegistry r = builtin();
+  r.kernels.front().anyGroupSize = true;
+  EXPECT_EQ(failure(r), "kernel 'affine_gemv_decode_sm80': only a "
+                        "full-dequant kernel may read any layout or any "
+                        "group size");
+}
+
+TEST(Registry, KernelLayoutMustHoldItsCodes) {
+  KernelRegistry r = builtin();
+  r.kernels.front().codes.push_back({2, false});
+  EXPECT_EQ(failure(r), "kernel 'affine_gemv_decode_sm80': admits ui2 but "
+                        "layout (decode_gemv, 1, offset_binary) cannot hold "
+                        "2-bit codes");
+}
+
+TEST(Registry, RepackPathsEndInKernelLayouts) {
+  KernelRegistry r = builtin();
+  r.repackPaths.push_back(
+      {{"logical", 1, "lsb_first"}, {"ggml_block", 1, "q4_0"}, true});
+  EXPECT_EQ(failure(r), "repack path (logical, 1, lsb_first) -> (ggml_block, "
+                        "1, q4_0) ends outside the registry's layouts");
+}
+
+TEST(Registry, JsonRoundTrip) {
+  json j = registryToJson(builtin());
+  auto back = registryFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_TRUE(*back == builtin());
+  EXPECT_EQ(registryToJson(*back), j);
+  // Through text too, as `qtc kernels --json` prints it.
+  auto reparsed = registryFromJson(json::parse(j.dump(2)));
+  ASSERT_TRUE(reparsed) << reparsed.message();
+  EXPECT_TRUE(*reparsed == builtin());
+}
+
+TEST(Registry, JsonSpelledAsDocumented) {
+  json j = registryToJson(builtin());
+  EXPECT_EQ(j["schema"], "qtensor.kernels");
+  EXPECT_EQ(j["version"], 1);
+  const json &gemv = j["kernels"][0];
+  EXPECT_EQ(gemv["id"], "affine_gemv_decode_sm80");
+  EXPECT_EQ(gemv["layout"], json::parse(R"({"family": "decode_gemv",
+      "version": 1, "encoding": "offset_binary"})"));
+  EXPECT_EQ(gemv["qparams"]["group_sizes"], json::parse("[32, 64, 128]"));
+  EXPECT_EQ(gemv["qparams"]["zero_points"],
+            json::parse(R"({"signed": ["none"], "unsigned": ["integer"]})"));
+  EXPECT_EQ(gemv["tokens"], json::parse(R"({"min": 1, "max": 16})"));
+  EXPECT_EQ(gemv["min_capability"], 80);
+  const json &fallback = j["kernels"][4];
+  EXPECT_EQ(fallback["layout"], nullptr);
+  EXPECT_EQ(fallback["qparams"]["group_sizes"], "any");
+  EXPECT_EQ(fallback["full_dequant"], true);
+}
+
+TEST(Registry, JsonIsStrict) {
+  json j = registryToJson(builtin());
+  json unknown = j;
+  unknown["kernels"][1]["speed"] = "fast";
+  auto a = registryFromJson(unknown);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.message(), "registry.kernels[1]: unknown field \"speed\"");
+
+  json badEnum = j;
+  badEnum["kernels"][0]["topologies"][2] = "diagonal";
+  auto b = registryFromJson(badEnum);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.message(),
+            "registry.kernels[0].topologies[2]: unknown value \"diagonal\"");
+
+  json missing = j;
+  missing["kernels"][0]["qparams"].erase("scales");
+  auto c = registryFromJson(missing);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.message(),
+            "registry.kernels[0].qparams.scales: required field is missing");
+
+  json duplicate = j;
+  duplicate["kernels"].push_back(j["kernels"][0]);
+  auto d = registryFromJson(duplicate);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.message(),
+            "registry: kernel id 'affine_gemv_decode_sm80' appears twice");
+
+  json schema = j;
+  schema["schema"] = "other";
+  EXPECT_FALSE(registryFromJson(schema));
+}
+
+TEST(Registry, TextListsEveryKernelAndLayout) {
+  std::string text = registryToText(builtin());
+  for (const KernelCapability &k : builtin().kernels)
+    EXPECT_NE(text.find("\n" + k.id + "\n"), std::string::npos) << k.id;
+  EXPECT_NE(text.find("(prefill_mma, 1, offset_binary)"), std::string::npos);
+  EXPECT_NE(text.find("groups          32, 64, 128 along K (axis 1); "
+                      "per-channel along N (axis 0)"),
+            std::string::npos);
+  EXPECT_NE(text.find("targets         cuda sm_80+"), std::string::npos);
+}
+
+TEST(Registry, EveryRejectionHasAReason) {
+  // A spread of requests; every rejected candidate must say why.
+  std::vector<OpSignature> sigs;
+  for (int64_t g : {32, 96, 128})
+    for (unsigned bits : {2u, 4u, 8u}) {
+      OpSignature sig;
+      sig.descriptor.code = {bits, true};
+      sig.descriptor.granularity = Granularity::Group;
+      sig.descriptor.axis = 1;
+      sig.descriptor.groupSize = g;
+      sig.n = 4096;
+      sig.k = 4096 + g;
+      sig.ranks = {{0, sig.n, 0, sig.k}};
+      sigs.push_back(sig);
+    }
+  for (const std::string &device : knownTargets())
+    for (const OpSignature &sig : sigs)
+      for (Phase phase : {Phase::Decode, Phase::Prefill}) {
+        DispatchQuery q{*parseTarget(device),
+                        FallbackPolicy::Forbid,
+                        LayoutMode::Shared,
+                        {{phase, phaseTokens(phase)}}};
+        DispatchPlan plan = planDispatch(builtin(), sig, q);
+        for (const Candidate &c : plan.phases.front().candidates)
+          EXPECT_FALSE(c.reason.empty()) << c.kernel << " on " << device;
+      }
+}
