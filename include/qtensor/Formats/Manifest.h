@@ -96,6 +96,7 @@ enum class FileRole : uint8_t {
   Graph,  ///< the graph (.mlir)
   Kernel, ///< PTX, cubin or host code
   Trace,  ///< the dispatch trace
+  Report, ///< the compile report (quantization error, ledger, parity)
 };
 const char *toString(FileRole role);
 std::optional<FileRole> parseFileRole(std::string_view s);

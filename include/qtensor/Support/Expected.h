@@ -94,4 +94,17 @@ private:
       return qtensorTryStatus.error();                                         \
   } while (0)
 
+/// `QTENSOR_ASSIGN_OR_RETURN(Type x, expected)`: declares/assigns the value of
+/// an Expected, or returns its error from the enclosing function.
+#define QTENSOR_ASSIGN_OR_RETURN(lhs, expr)                                    \
+  QTENSOR_ASSIGN_OR_RETURN_IMPL(QTENSOR_CONCAT(qtensorAssign, __LINE__), lhs,  \
+                                expr)
+#define QTENSOR_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                          \
+  auto tmp = (expr);                                                           \
+  if (!tmp)                                                                    \
+    return tmp.error();                                                        \
+  lhs = tmp.take()
+#define QTENSOR_CONCAT(a, b) QTENSOR_CONCAT_IMPL(a, b)
+#define QTENSOR_CONCAT_IMPL(a, b) a##b
+
 #endif // QTENSOR_SUPPORT_EXPECTED_H

@@ -50,13 +50,16 @@ const char *artifact::toString(FileRole role) {
     return "kernel";
   case FileRole::Trace:
     return "trace";
+  case FileRole::Report:
+    return "report";
   }
   return "?";
 }
 
 std::optional<FileRole> artifact::parseFileRole(std::string_view s) {
   for (FileRole r :
-       {FileRole::Shard, FileRole::Graph, FileRole::Kernel, FileRole::Trace})
+       {FileRole::Shard, FileRole::Graph, FileRole::Kernel, FileRole::Trace,
+        FileRole::Report})
     if (s == toString(r))
       return r;
   return std::nullopt;
@@ -740,8 +743,8 @@ Expected<Manifest> artifact::manifestFromJson(const json &j) {
       auto parsed = parseFileRole(role);
       if (!parsed)
         return makeError(r.at("role"), ": unknown role ", inQuotes(role),
-                         " (expected \"shard\", \"graph\", \"kernel\" or "
-                         "\"trace\")");
+                         " (expected \"shard\", \"graph\", \"kernel\", "
+                         "\"trace\" or \"report\")");
       f.role = *parsed;
       QTENSOR_TRY(r.noUnknownKeys());
       m.files.push_back(std::move(f));

@@ -1,0 +1,64 @@
+//===- QuantizedStorage.h - Stored codes <-> logical codes -------*- C++ -*-===//
+//
+// The packer's contract for an artifact's quantized tensors, in one place:
+// which bytes a (descriptor, layout) pair stores its codes in, and how
+// qparams are stored. The exporter packs with it, `qtc verify` and the
+// runtime unpack with it, so a layout has exactly one implementation.
+//
+//   logical (v1, lsb_first)    Numerics/Packing.h: rows byte-aligned, first
+//                              code in the low bits, the descriptor's signed
+//                              encoding; stored shape = logical shape with
+//                              the last dim in bytes.
+//   decode_gemv / prefill_mma  Numerics/KernelLayout.h (2-D, 4 or 8 bits);
+//                              stored shape [bytes].
+//
+// Everything else (e.g. ggml_block, which interleaves qparams with codes) is
+// not a storage layout of this artifact version and is refused by name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_FORMATS_QUANTIZEDSTORAGE_H
+#define QTENSOR_FORMATS_QUANTIZEDSTORAGE_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/SafetensorsDType.h"
+#include "qtensor/Support/Expected.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace qtensor::artifact {
+
+/// The stored code tensor's shape for `t` (U8 bytes).
+Expected<std::vector<int64_t>> storedCodeShape(const QuantizedTensorDescriptor &t);
+
+/// Logical codes (row-major, one per element) -> stored bytes.
+Expected<std::vector<uint8_t>> packStoredCodes(const QuantizedTensorDescriptor &t,
+                                               const std::vector<int32_t> &codes);
+
+/// Stored bytes -> logical codes; padding must be zero and every code inside
+/// the descriptor's range (errors name the element).
+Expected<std::vector<int32_t>> unpackStoredCodes(const QuantizedTensorDescriptor &t,
+                                                 const uint8_t *bytes,
+                                                 size_t numBytes);
+
+/// The safetensors dtype scales (and float zero-points) are stored in.
+safetensors::DType scaleDType(const AffineDescriptor &d);
+
+/// Stored qparams (F16/BF16/F32 floats, or integer zero-points of any
+/// integer dtype) as doubles.
+Expected<std::vector<double>> readQParams(safetensors::DType dtype,
+                                          const uint8_t *bytes,
+                                          size_t numBytes);
+
+/// SHA-256 of the reconstruction x_hat = s * (q - z) (Descriptor/
+/// Reconstruct.h) as little-endian binary32: the value a compile records and
+/// `qtc verify` recomputes from the reopened artifact (parity level L2).
+Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
+                                           const std::vector<int32_t> &codes,
+                                           const std::vector<double> &scales,
+                                           const std::vector<double> &zeros);
+
+} // namespace qtensor::artifact
+
+#endif // QTENSOR_FORMATS_QUANTIZEDSTORAGE_H

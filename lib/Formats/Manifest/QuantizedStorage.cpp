@@ -1,0 +1,202 @@
+//===- QuantizedStorage.cpp - Stored codes <-> logical codes --------------===//
+
+#include "qtensor/Formats/QuantizedStorage.h"
+
+#include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Numerics/Packing.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <cstring>
+
+namespace qtensor::artifact {
+namespace {
+
+/// The kernel layout `t` is stored in, or an error naming the layout.
+Expected<KernelLayoutSpec> kernelSpec(const QuantizedTensorDescriptor &t) {
+  KernelLayoutKind kind;
+  if (!parseKernelLayoutFamily(t.layout.family, kind))
+    return makeError("layout family \"", t.layout.family,
+                     "\" is not a storage layout of this artifact version "
+                     "(logical, decode_gemv, prefill_mma)");
+  KernelLayoutId id = kernelLayoutId(kind);
+  if (t.layout.version != id.version || t.layout.encoding != id.encoding)
+    return makeError("layout ", t.layout.family, " v", t.layout.version, " ",
+                     t.layout.encoding, " is not the one this build packs (v",
+                     id.version, " ", std::string(id.encoding), ")");
+  if (t.shape.size() != 2)
+    return makeError("layout ", t.layout.family,
+                     " stores 2-D weights, the tensor has rank ",
+                     t.shape.size());
+  const CodeType &code = t.descriptor.code;
+  if (code.bits != 4 && code.bits != 8)
+    return makeError("layout ", t.layout.family, " stores 4- or 8-bit codes, "
+                                                 "not ",
+                     code.bits);
+  KernelLayoutSpec spec;
+  spec.kind = kind;
+  spec.bits = code.bits;
+  spec.isSigned = code.isSigned;
+  return spec;
+}
+
+int64_t rowsOf(const QuantizedTensorDescriptor &t) {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < t.shape.size(); ++i)
+    rows *= t.shape[i];
+  return rows;
+}
+int64_t colsOf(const QuantizedTensorDescriptor &t) {
+  return t.shape.empty() ? 1 : t.shape.back();
+}
+
+} // namespace
+
+Expected<std::vector<int64_t>>
+storedCodeShape(const QuantizedTensorDescriptor &t) {
+  if (t.layout.isLogical()) {
+    std::vector<int64_t> shape = t.shape;
+    if (shape.empty())
+      shape.push_back(1);
+    shape.back() = packedRowBytes(shape.back(), t.descriptor.code.bits);
+    return shape;
+  }
+  QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
+  QTENSOR_ASSIGN_OR_RETURN(
+      KernelLayoutGeometry g,
+      kernelLayoutGeometry(spec, t.shape[0], t.shape[1]));
+  return std::vector<int64_t>{static_cast<int64_t>(g.bytes)};
+}
+
+Expected<std::vector<uint8_t>>
+packStoredCodes(const QuantizedTensorDescriptor &t,
+                const std::vector<int32_t> &codes) {
+  int64_t rows = rowsOf(t), cols = colsOf(t);
+  if (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) !=
+      codes.size())
+    return makeError("expected ", rows * cols, " codes, got ", codes.size());
+  if (t.layout.isLogical())
+    return packCodes(codes.data(), rows, cols, t.descriptor.code.bits,
+                     t.descriptor.code.isSigned, t.descriptor.encoding,
+                     BitOrder::LsbFirst, RowAlignment::Byte);
+  QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
+  return packKernelLayout(spec, codes.data(), rows, cols);
+}
+
+Expected<std::vector<int32_t>>
+unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
+                  size_t numBytes) {
+  int64_t rows = rowsOf(t), cols = colsOf(t);
+  std::vector<int32_t> codes;
+  if (t.layout.isLogical()) {
+    QTENSOR_ASSIGN_OR_RETURN(
+        codes, unpackCodes(bytes, numBytes, rows, cols,
+                           t.descriptor.code.bits, t.descriptor.code.isSigned,
+                           t.descriptor.encoding, BitOrder::LsbFirst,
+                           RowAlignment::Byte));
+  } else {
+    QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
+    QTENSOR_ASSIGN_OR_RETURN(
+        codes, unpackKernelLayout(spec, bytes, numBytes, rows, cols));
+  }
+  CodeBounds bounds = codeBounds(t.descriptor);
+  for (size_t i = 0; i < codes.size(); ++i)
+    if (codes[i] < bounds.min || codes[i] > bounds.max)
+      return makeError("code ", codes[i], " at element ", i,
+                       " (row ", int64_t(i) / cols, ", column ",
+                       int64_t(i) % cols, ") is outside the descriptor's "
+                                          "range [",
+                       bounds.min, ", ", bounds.max, "]");
+  return codes;
+}
+
+safetensors::DType scaleDType(const AffineDescriptor &d) {
+  switch (d.scaleType) {
+  case FloatType::F16:
+    return safetensors::DType::F16;
+  case FloatType::BF16:
+    return safetensors::DType::BF16;
+  case FloatType::F32:
+    return safetensors::DType::F32;
+  }
+  return safetensors::DType::F32;
+}
+
+Expected<std::vector<double>> readQParams(safetensors::DType dtype,
+                                          const uint8_t *bytes,
+                                          size_t numBytes) {
+  switch (dtype) {
+  case safetensors::DType::F16:
+  case safetensors::DType::BF16:
+  case safetensors::DType::F32:
+  case safetensors::DType::U8:
+  case safetensors::DType::U16:
+  case safetensors::DType::U32:
+  case safetensors::DType::I8:
+  case safetensors::DType::I16:
+  case safetensors::DType::I32:
+    break;
+  default:
+    return makeError("qparams of dtype ", safetensors::dtypeName(dtype),
+                     " are not supported");
+  }
+  unsigned size = safetensors::dtypeSize(dtype);
+  if (size == 0 || numBytes % size != 0)
+    return makeError("qparams of ", numBytes, " bytes are not a whole number "
+                                              "of ",
+                     safetensors::dtypeName(dtype), " values");
+  std::vector<double> out(numBytes / size);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t *p = bytes + i * size;
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, size); // safetensors and the host: little-endian
+    switch (dtype) {
+    case safetensors::DType::F16:
+      out[i] = halfBitsToFloat(static_cast<uint16_t>(raw));
+      break;
+    case safetensors::DType::BF16:
+      out[i] = bfloat16BitsToFloat(static_cast<uint16_t>(raw));
+      break;
+    case safetensors::DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      out[i] = f;
+      break;
+    }
+    case safetensors::DType::U8:
+    case safetensors::DType::U16:
+    case safetensors::DType::U32:
+      out[i] = static_cast<double>(raw);
+      break;
+    case safetensors::DType::I8:
+      out[i] = static_cast<int8_t>(raw);
+      break;
+    case safetensors::DType::I16:
+      out[i] = static_cast<int16_t>(raw);
+      break;
+    case safetensors::DType::I32:
+      out[i] = static_cast<int32_t>(raw);
+      break;
+    default:
+      break; // refused above
+    }
+  }
+  return out;
+}
+
+Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
+                                           const std::vector<int32_t> &codes,
+                                           const std::vector<double> &scales,
+                                           const std::vector<double> &zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
+                           reconstructAffine(t, codes, scales, zeros));
+  std::vector<uint8_t> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    float f = static_cast<float>(values[i]);
+    std::memcpy(bytes.data() + 4 * i, &f, 4);
+  }
+  return sha256Hex(bytes.data(), bytes.size());
+}
+
+} // namespace qtensor::artifact

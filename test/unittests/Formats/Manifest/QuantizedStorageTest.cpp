@@ -1,0 +1,123 @@
+//===- QuantizedStorageTest.cpp - Stored codes <-> logical codes ----------===//
+
+#include "qtensor/Formats/QuantizedStorage.h"
+
+#include "qtensor/Numerics/FloatFormats.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+
+namespace {
+
+QuantizedTensorDescriptor weight(int64_t n, int64_t k, unsigned bits,
+                                 bool isSigned, const char *family) {
+  QuantizedTensorDescriptor t;
+  t.shape = {n, k};
+  t.descriptor.code = CodeType{bits, isSigned};
+  t.descriptor.scheme =
+      isSigned ? QuantScheme::Symmetric : QuantScheme::Asymmetric;
+  t.descriptor.zeroPoint = isSigned ? ZeroPointKind::None
+                                    : ZeroPointKind::Integer;
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = 32;
+  t.layout.family = family;
+  if (std::string(family) != "logical")
+    t.layout.encoding = "offset_binary";
+  return t;
+}
+
+std::vector<int32_t> codesFor(const QuantizedTensorDescriptor &t) {
+  CodeBounds b = codeBounds(t.descriptor);
+  std::vector<int32_t> codes(t.shape[0] * t.shape[1]);
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = static_cast<int32_t>(b.min + (i * 7919) % (b.max - b.min + 1));
+  return codes;
+}
+
+} // namespace
+
+// Every storage layout gives the logical codes back exactly, with tails.
+TEST(QuantizedStorage, RoundTripsEveryLayout) {
+  for (const char *family : {"logical", "decode_gemv", "prefill_mma"})
+    for (unsigned bits : {4u, 8u})
+      for (bool isSigned : {true, false})
+        for (auto [n, k] : {std::pair<int64_t, int64_t>{3, 40}, {70, 96}}) {
+          auto t = weight(n, k, bits, isSigned, family);
+          auto codes = codesFor(t);
+          auto bytes = packStoredCodes(t, codes);
+          ASSERT_TRUE(bytes) << family << ": " << bytes.message();
+          auto shape = storedCodeShape(t);
+          ASSERT_TRUE(shape);
+          int64_t expected = 1;
+          for (int64_t d : *shape)
+            expected *= d;
+          EXPECT_EQ(static_cast<int64_t>(bytes->size()), expected) << family;
+          auto back = unpackStoredCodes(t, bytes->data(), bytes->size());
+          ASSERT_TRUE(back) << family << ": " << back.message();
+          EXPECT_EQ(*back, codes) << family << " " << bits << " " << isSigned;
+        }
+}
+
+TEST(QuantizedStorage, RefusesLayoutsItDoesNotStore) {
+  auto t = weight(4, 32, 4, true, "ggml_block");
+  auto bytes = packStoredCodes(t, codesFor(t));
+  ASSERT_FALSE(bytes);
+  EXPECT_NE(bytes.message().find("ggml_block"), std::string::npos);
+  auto wrongVersion = weight(4, 32, 4, true, "decode_gemv");
+  wrongVersion.layout.version = 2;
+  EXPECT_FALSE(packStoredCodes(wrongVersion, codesFor(wrongVersion)));
+}
+
+// A code outside the descriptor's range (here -8 under narrow si4) is
+// named by element, row and column.
+TEST(QuantizedStorage, UnpackChecksTheDescriptorsRange) {
+  auto t = weight(2, 32, 4, true, "logical");
+  auto codes = codesFor(t);
+  for (int32_t &c : codes)
+    c = 0;
+  codes[37] = -8;
+  auto bytes = packStoredCodes(t, codes);
+  ASSERT_TRUE(bytes);
+  t.descriptor.narrowRange = true;
+  auto back = unpackStoredCodes(t, bytes->data(), bytes->size());
+  ASSERT_FALSE(back);
+  EXPECT_NE(back.message().find("element 37 (row 1, column 5)"),
+            std::string::npos)
+      << back.message();
+}
+
+TEST(QuantizedStorage, ReadsQParams) {
+  uint16_t halves[2] = {floatToHalfBits(0.5f), floatToHalfBits(-2.0f)};
+  auto v = readQParams(safetensors::DType::F16,
+                       reinterpret_cast<const uint8_t *>(halves), 4);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, (std::vector<double>{0.5, -2.0}));
+  uint8_t zeros[3] = {0, 8, 255};
+  auto z = readQParams(safetensors::DType::U8, zeros, 3);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(*z, (std::vector<double>{0, 8, 255}));
+  EXPECT_FALSE(readQParams(safetensors::DType::F16, zeros, 3)); // odd bytes
+  EXPECT_FALSE(readQParams(safetensors::DType::F64, zeros, 0));
+}
+
+// The digest depends on every code and scale, not on the layout.
+TEST(QuantizedStorage, ReconstructionDigestSeesEveryValue) {
+  auto t = weight(2, 64, 4, true, "logical");
+  auto codes = codesFor(t);
+  std::vector<double> scales(4, 0.25);
+  auto a = reconstructionDigest(t, codes, scales, {});
+  ASSERT_TRUE(a) << a.message();
+  auto kernel = t;
+  kernel.layout.family = "decode_gemv";
+  EXPECT_EQ(*reconstructionDigest(kernel, codes, scales, {}), *a);
+  codes[100] = codes[100] == 0 ? 1 : 0;
+  EXPECT_NE(*reconstructionDigest(t, codes, scales, {}), *a);
+  codes[100] = codesFor(t)[100];
+  scales[3] = 0.5;
+  EXPECT_NE(*reconstructionDigest(t, codes, scales, {}), *a);
+}
