@@ -1,0 +1,307 @@
+//===- Checkpoint.cpp - Reading a model checkpoint for qtc compile --------===//
+
+#include "Checkpoint.h"
+
+#include "qtensor/Formats/GGMLTypes.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <sys/stat.h>
+
+namespace qtensor::qtc {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t(1) << 20; // 1 Mi: above any real model
+constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+/// An integer field of config.json in [1, kMaxDim].
+Status readDim(const nlohmann::json &cfg, const std::string &file,
+               const char *key, int64_t &out, std::optional<int64_t> fallback =
+                                                  std::nullopt) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) {
+    if (fallback) {
+      out = *fallback;
+      return Status::ok();
+    }
+    return makeError(file, ": missing field \"", key, "\"");
+  }
+  if (!it->is_number_integer())
+    return makeError(file, ": field \"", key, "\" must be an integer, got ",
+                     it->dump());
+  int64_t v = it->get<int64_t>();
+  if (v < 1 || v > kMaxDim)
+    return makeError(file, ": field \"", key, "\" = ", v,
+                     " is outside [1, ", kMaxDim, "]");
+  out = v;
+  return Status::ok();
+}
+
+Status checkConfig(const ModelConfig &c, const std::string &file) {
+  if (c.hidden % c.heads != 0)
+    return makeError(file, ": hidden_size ", c.hidden,
+                     " is not a multiple of num_attention_heads ", c.heads);
+  if (c.kvHeads > c.heads || c.heads % c.kvHeads != 0)
+    return makeError(file, ": num_key_value_heads ", c.kvHeads,
+                     " must divide num_attention_heads ", c.heads);
+  if (c.layers > 1024)
+    return makeError(file, ": num_hidden_layers ", c.layers,
+                     " is above the 1024 this compiler accepts");
+  return Status::ok();
+}
+
+/// The block linears by role, with their expected [N, K].
+struct RoleShape {
+  const char *role;
+  int64_t n, k;
+};
+std::vector<RoleShape> roleShapes(const ModelConfig &c) {
+  return {{"q_proj", c.hidden, c.hidden},
+          {"k_proj", c.kvWidth(), c.hidden},
+          {"v_proj", c.kvWidth(), c.hidden},
+          {"o_proj", c.hidden, c.hidden},
+          {"gate_proj", c.intermediate, c.hidden},
+          {"up_proj", c.intermediate, c.hidden},
+          {"down_proj", c.hidden, c.intermediate}};
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Digest of several files: SHA-256 of "<name> <sha256>\n" lines.
+Expected<std::string> digestFiles(const std::vector<std::string> &paths) {
+  std::string lines;
+  for (const std::string &path : paths) {
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(file.data(), file.size()));
+    std::string base = path.substr(path.find_last_of('/') + 1);
+    lines += base + " " + hex + "\n";
+  }
+  return sha256Hex(reinterpret_cast<const uint8_t *>(lines.data()),
+                   lines.size());
+}
+
+} // namespace
+
+Expected<std::vector<float>>
+Checkpoint::readFloat(const SourceTensor &t) const {
+  if (t.view)
+    return safetensors::toFloat32(*t.view);
+  if (t.gguf)
+    return ggufFile->decode(*t.gguf);
+  return makeError(t.name, ": no data");
+}
+
+Expected<Checkpoint> Checkpoint::open(const std::string &path) {
+  Checkpoint cp;
+  std::vector<SourceTensor> all;
+  std::map<std::string, size_t> byName;
+
+  if (isDirectory(path)) {
+    cp.kind = "safetensors";
+    std::string configPath = path + "/config.json";
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile, MappedFile::open(configPath));
+    if (configFile.size() > kMaxConfigBytes)
+      return makeError(configPath, ": ", configFile.size(),
+                       " bytes is above the ", kMaxConfigBytes,
+                       " a config.json may have");
+    nlohmann::json cfg = nlohmann::json::parse(
+        configFile.data(), configFile.data() + configFile.size(), nullptr,
+        /*allow_exceptions=*/false);
+    if (cfg.is_discarded() || !cfg.is_object())
+      return makeError(configPath, ": not a JSON object");
+    auto type = cfg.find("model_type");
+    if (type == cfg.end() || !type->is_string())
+      return makeError(configPath, ": missing string field \"model_type\"");
+    cp.cfg.architecture = type->get<std::string>();
+    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "mistral" &&
+        cp.cfg.architecture != "qwen2")
+      return makeError(configPath, ": model_type \"", cp.cfg.architecture,
+                       "\" is not supported (llama, mistral, qwen2)");
+    QTENSOR_TRY(readDim(cfg, configPath, "hidden_size", cp.cfg.hidden));
+    QTENSOR_TRY(readDim(cfg, configPath, "intermediate_size",
+                          cp.cfg.intermediate));
+    QTENSOR_TRY(
+        readDim(cfg, configPath, "num_hidden_layers", cp.cfg.layers));
+    QTENSOR_TRY(
+        readDim(cfg, configPath, "num_attention_heads", cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads",
+                          cp.cfg.kvHeads, cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
+    QTENSOR_TRY(checkConfig(cp.cfg, configPath));
+    if (auto n = cfg.find("_name_or_path"); n != cfg.end() && n->is_string())
+      cp.cfg.name = n->get<std::string>();
+    if (cp.cfg.name.empty())
+      cp.cfg.name = path.substr(path.find_last_of('/') + 1);
+
+    cp.inputs.push_back(configPath);
+    std::string indexPath = path + "/model.safetensors.index.json";
+    std::string singlePath = path + "/model.safetensors";
+    std::vector<const safetensors::TensorView *> views;
+    if (exists(indexPath)) {
+      QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsIndex idx,
+                  safetensors::SafetensorsIndex::open(indexPath));
+      cp.index = std::make_shared<safetensors::SafetensorsIndex>(
+          std::move(idx));
+      cp.inputs.push_back(indexPath);
+      for (const std::string &shard : cp.index->shardNames())
+        cp.inputs.push_back(path + "/" + shard);
+      for (const auto &[name, shard] : cp.index->weightMap())
+        views.push_back(cp.index->find(name));
+    } else if (exists(singlePath)) {
+      QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile file,
+                  safetensors::SafetensorsFile::open(singlePath));
+      cp.single =
+          std::make_shared<safetensors::SafetensorsFile>(std::move(file));
+      cp.inputs.push_back(singlePath);
+      for (const auto &view : cp.single->tensors())
+        views.push_back(&view);
+    } else {
+      return makeError(path, ": neither model.safetensors nor "
+                             "model.safetensors.index.json exists");
+    }
+    for (const safetensors::TensorView *view : views) {
+      if (!view)
+        return makeError(indexPath, ": a weight_map entry has no tensor");
+      SourceTensor t;
+      t.name = view->name;
+      t.view = view;
+      t.shape = view->shape;
+      t.dtype = std::string(safetensors::dtypeName(view->dtype));
+      byName[t.name] = all.size();
+      all.push_back(std::move(t));
+    }
+  } else {
+    cp.kind = "gguf";
+    QTENSOR_ASSIGN_OR_RETURN(GGUFFile file, GGUFFile::open(path));
+    cp.ggufFile = std::make_shared<GGUFFile>(std::move(file));
+    cp.inputs.push_back(path);
+    const GGUFFile &g = *cp.ggufFile;
+    auto str = [&](const char *key) -> std::string {
+      const GGUFValue *v = g.findMetadata(key);
+      auto s = v ? v->get<std::string_view>() : std::nullopt;
+      return s ? std::string(*s) : std::string();
+    };
+    cp.cfg.architecture = str("general.architecture");
+    if (cp.cfg.architecture != "llama")
+      return makeError(path, ": general.architecture \"",
+                       cp.cfg.architecture,
+                       "\" is not supported (llama)");
+    cp.cfg.name = str("general.name");
+    auto dim = [&](const std::string &key, int64_t &out,
+                   std::optional<int64_t> fallback) -> Status {
+      const GGUFValue *v = g.findMetadata(key);
+      if (!v) {
+        if (fallback) {
+          out = *fallback;
+          return Status::ok();
+        }
+        return makeError(path, ": missing metadata ", key);
+      }
+      std::optional<uint64_t> u = v->asUnsigned();
+      if (!u || *u < 1 || *u > uint64_t(kMaxDim))
+        return makeError(path, ": metadata ", key, " must be an integer in "
+                                                   "[1, ",
+                         kMaxDim, "]");
+      out = static_cast<int64_t>(*u);
+      return Status::ok();
+    };
+    QTENSOR_TRY(dim("llama.embedding_length", cp.cfg.hidden, std::nullopt));
+    QTENSOR_TRY(
+        dim("llama.feed_forward_length", cp.cfg.intermediate, std::nullopt));
+    QTENSOR_TRY(dim("llama.block_count", cp.cfg.layers, std::nullopt));
+    QTENSOR_TRY(
+        dim("llama.attention.head_count", cp.cfg.heads, std::nullopt));
+    QTENSOR_TRY(dim("llama.attention.head_count_kv", cp.cfg.kvHeads,
+                      cp.cfg.heads));
+    QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
+    QTENSOR_TRY(checkConfig(cp.cfg, path));
+    for (const GGUFTensorInfo &info : g.tensors()) {
+      SourceTensor t;
+      t.name = std::string(info.name);
+      t.gguf = &info;
+      t.shape.assign(info.ne.rbegin(), info.ne.rend());
+      t.dtype = std::string(ggmlTypeName(info.type));
+      byName[t.name] = all.size();
+      all.push_back(std::move(t));
+    }
+  }
+
+  // The block linears, by each format's names.
+  static const std::map<std::string, std::string> kGGUFRoles = {
+      {"attn_q", "q_proj"},     {"attn_k", "k_proj"},
+      {"attn_v", "v_proj"},     {"attn_output", "o_proj"},
+      {"ffn_gate", "gate_proj"}, {"ffn_up", "up_proj"},
+      {"ffn_down", "down_proj"}};
+  auto weightName = [&](int64_t layer, const std::string &role) {
+    if (cp.kind == "gguf") {
+      for (const auto &[g, r] : kGGUFRoles)
+        if (r == role)
+          return "blk." + std::to_string(layer) + "." + g + ".weight";
+    }
+    std::string part = role == "gate_proj" || role == "up_proj" ||
+                               role == "down_proj"
+                           ? "mlp."
+                           : "self_attn.";
+    return "model.layers." + std::to_string(layer) + "." + part + role +
+           ".weight";
+  };
+  std::vector<bool> used(all.size(), false);
+  for (int64_t layer = 0; layer < cp.cfg.layers; ++layer) {
+    for (const RoleShape &rs : roleShapes(cp.cfg)) {
+      std::string name = weightName(layer, rs.role);
+      auto it = byName.find(name);
+      if (it == byName.end())
+        return makeError(path, ": missing tensor ", name, " (layer ", layer,
+                         " of ", cp.cfg.layers, ")");
+      const SourceTensor &w = all[it->second];
+      std::vector<int64_t> expected = {rs.n, rs.k};
+      if (w.shape != expected)
+        return makeError(path, ": tensor ", name, " has shape ",
+                         shapeText(w.shape), ", config says ",
+                         shapeText(expected), " ([N, K] for ", rs.role, ")");
+      used[it->second] = true;
+      SourceLinear linear;
+      linear.layer = layer;
+      linear.role = rs.role;
+      linear.name = name;
+      linear.weight = w;
+      std::string biasName = name.substr(0, name.size() - 6) + "bias";
+      if (auto b = byName.find(biasName); b != byName.end()) {
+        const SourceTensor &bias = all[b->second];
+        if (bias.shape != std::vector<int64_t>{rs.n})
+          return makeError(path, ": tensor ", biasName, " has shape ",
+                           shapeText(bias.shape), ", expected [", rs.n, "]");
+        used[b->second] = true;
+        linear.bias = bias;
+      }
+      cp.lin.push_back(std::move(linear));
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!used[i])
+      cp.rest.push_back(all[i]);
+
+  QTENSOR_ASSIGN_OR_RETURN(cp.digest, digestFiles(cp.inputs));
+  return cp;
+}
+
+} // namespace qtensor::qtc

@@ -1,0 +1,92 @@
+//===- Checkpoint.h - Reading a model checkpoint for qtc compile -*- C++ -*-===//
+//
+// One view of the inputs `qtc compile` takes: a Hugging Face style directory
+// (config.json plus model.safetensors or a sharded index; llama, mistral and
+// qwen2 names) or a GGUF file (llama names). It finds the linear weights of
+// each decoder block, checks their shapes against the model's config, and
+// keeps every other tensor (embeddings, norms, the output head) as a plain
+// tensor to copy. Nothing is decoded here: views point into the mappings,
+// which the Checkpoint owns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_TOOLS_QTC_COMPILE_CHECKPOINT_H
+#define QTENSOR_TOOLS_QTC_COMPILE_CHECKPOINT_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/GGUF.h"
+#include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Formats/SafetensorsIndex.h"
+#include "qtensor/Support/Expected.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::qtc {
+
+/// The decoder-block shapes of a llama-family model.
+struct ModelConfig {
+  std::string architecture; ///< llama | mistral | qwen2
+  std::string name;
+  int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
+          vocab = 0;
+  int64_t kvWidth() const { return hidden / heads * kvHeads; }
+};
+
+/// Where a tensor's bytes are: a safetensors view or a GGUF tensor.
+struct SourceTensor {
+  std::string name; ///< as the checkpoint spells it
+  const safetensors::TensorView *view = nullptr;
+  const GGUFTensorInfo *gguf = nullptr;
+  std::vector<int64_t> shape; ///< C order ([N, K] for a weight)
+  std::string dtype;          ///< "BF16", "F16", "F32", "Q4_0", ...
+};
+
+/// One linear of a decoder block: y = x W^T (+ b), W: [N, K].
+struct SourceLinear {
+  int64_t layer = 0;
+  std::string role; ///< q_proj k_proj v_proj o_proj gate_proj up_proj down_proj
+  std::string name; ///< the artifact's name: the checkpoint's weight name
+  SourceTensor weight;
+  std::optional<SourceTensor> bias; ///< qwen2 q/k/v
+  int64_t n() const { return weight.shape[0]; }
+  int64_t k() const { return weight.shape[1]; }
+};
+
+class Checkpoint {
+public:
+  /// Opens `path` (a directory with config.json, or a .gguf file) and
+  /// validates what compile needs. Errors name the file, tensor and field.
+  static Expected<Checkpoint> open(const std::string &path);
+
+  const std::string &format() const { return kind; } ///< "safetensors" | "gguf"
+  const ModelConfig &config() const { return cfg; }
+  const std::vector<SourceLinear> &linears() const { return lin; }
+  /// Every tensor that is not a block linear (kept as stored).
+  const std::vector<SourceTensor> &others() const { return rest; }
+  /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
+  const std::string &sha256() const { return digest; }
+  /// The input files hashed, for the report.
+  const std::vector<std::string> &files() const { return inputs; }
+
+  /// The tensor's values as floats (F32/F16/BF16 safetensors; any decodable
+  /// GGUF type).
+  Expected<std::vector<float>> readFloat(const SourceTensor &t) const;
+
+private:
+  Checkpoint() = default;
+  std::string kind;
+  ModelConfig cfg;
+  std::vector<SourceLinear> lin;
+  std::vector<SourceTensor> rest;
+  std::string digest;
+  std::vector<std::string> inputs;
+  std::shared_ptr<safetensors::SafetensorsFile> single;
+  std::shared_ptr<safetensors::SafetensorsIndex> index;
+  std::shared_ptr<GGUFFile> ggufFile;
+};
+
+} // namespace qtensor::qtc
+
+#endif // QTENSOR_TOOLS_QTC_COMPILE_CHECKPOINT_H

@@ -1,0 +1,358 @@
+//===- Compile.cpp - `qtc compile` ----------------------------------------===//
+//
+// checkpoint -> quantize -> graph -> --qtensor-compile (place shards, select
+// kernels and layouts) -> kernels -> export -> reopen and run the parity
+// ladder -> publish the report with the ladder's results. Each stage is its
+// own file; this one parses the command line and runs them in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Compile.h"
+
+#include "Checkpoint.h"
+#include "CompileKernels.h"
+#include "Dispatch.h"
+#include "Export.h"
+#include "GraphBuilder.h"
+#include "Quantize.h"
+
+#include "../Progress.h"
+#include "../verify/Ladder.h"
+
+#include "qtensor/InitAll.h"
+#include "qtensor/Pipelines/Pipelines.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace qtensor::qtc {
+namespace {
+
+const char *kUsage =
+    "usage: qtc compile INPUT --target sm_80|sm_90|host -o DIR\n"
+    "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep]\n"
+    "           [--tp N] [--phase decode|prefill|both]\n"
+    "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
+    "           [--quiet] [--json]\n"
+    "  INPUT  a Hugging Face style directory (config.json + safetensors) or\n"
+    "         a GGUF file; GGUF Q4_0/Q4_1/Q8_0 codes are kept as stored\n"
+    "  -o     the artifact directory (written transactionally: manifest last)\n"
+    "  --quant       default w4a16:g128 (symmetric)\n"
+    "  --tp          tensor-parallel ranks (default 1)\n"
+    "  --phase       which phases need a kernel (default both)\n"
+    "  --fallback    full-dequant fallback policy (default forbid)\n"
+    "  --json        print the result as one JSON object; progress as JSON\n"
+    "                lines on stderr\n";
+
+struct Options {
+  std::string input, output, target, quant = "w4a16:g128", phase = "both",
+                                     fallback = "forbid",
+                                     groupPolicy = "error";
+  int64_t tp = 1;
+  bool quiet = false, json = false;
+};
+
+int usage(const std::string &message) {
+  std::cerr << "qtc compile: " << message << "\n" << kUsage;
+  return 2;
+}
+
+/// Parses argv; returns 0 when `options` is complete, else an exit status.
+int parse(const std::vector<std::string> &args, Options &o) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= args.size())
+        return false;
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return -1;
+    } else if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "-o" || a == "--output") {
+      if (!value(o.output))
+        return usage(a + " needs a directory");
+    } else if (a == "--target" || a == "--quant" || a == "--phase" ||
+               a == "--fallback" || a == "--group-policy" || a == "--tp") {
+      if (!value(v))
+        return usage(a + " needs a value");
+      if (a == "--target")
+        o.target = v;
+      else if (a == "--quant")
+        o.quant = v;
+      else if (a == "--phase")
+        o.phase = v;
+      else if (a == "--fallback")
+        o.fallback = v;
+      else if (a == "--group-policy")
+        o.groupPolicy = v;
+      else {
+        char *end = nullptr;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1 || n > 64)
+          return usage("--tp " + v + ": expected an integer in [1, 64]");
+        o.tp = n;
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option " + a);
+    } else if (o.input.empty()) {
+      o.input = a;
+    } else {
+      return usage("unexpected argument " + a);
+    }
+  }
+  if (o.input.empty())
+    return usage("missing INPUT");
+  if (o.output.empty())
+    return usage("missing -o DIR");
+  if (o.target != "sm_80" && o.target != "sm_90" && o.target != "host")
+    return usage("--target " + (o.target.empty() ? "(missing)" : o.target) +
+                 ": expected sm_80, sm_90 or host");
+  if (o.phase != "decode" && o.phase != "prefill" && o.phase != "both")
+    return usage("--phase " + o.phase + ": expected decode, prefill or both");
+  if (o.fallback != "forbid" && o.fallback != "warn" && o.fallback != "allow")
+    return usage("--fallback " + o.fallback +
+                 ": expected forbid, warn or allow");
+  if (o.groupPolicy != "error" && o.groupPolicy != "align")
+    return usage("--group-policy " + o.groupPolicy +
+                 ": the exporter supports error and align (replicate-"
+                 "boundary and repack change what a rank stores; qopt "
+                 "shows their placement)");
+  return 0;
+}
+
+/// A scratch directory removed when the compile ends.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/qtc-compile-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()))
+      path = buf.data();
+  }
+  ~ScratchDir() {
+    if (!path.empty())
+      std::system(("rm -rf '" + path + "'").c_str());
+  }
+};
+
+std::vector<uint8_t> readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+int fail(const Options &o, const std::string &stage,
+         const std::string &message) {
+  if (o.json)
+    std::cout << nlohmann::json{{"ok", false},
+                                {"stage", stage},
+                                {"error", message}}
+                     .dump(2)
+              << "\n";
+  std::cerr << "qtc compile: error: " << message << "\n";
+  return 1;
+}
+
+} // namespace
+
+int runCompile(const std::vector<std::string> &args) {
+  Options o;
+  if (int status = parse(args, o))
+    return status < 0 ? 0 : status;
+  Progress progress(o.quiet  ? Progress::Mode::Quiet
+                    : o.json ? Progress::Mode::Json
+                             : Progress::Mode::Text,
+                    6);
+
+  progress.stage("read " + o.input);
+  auto spec = parseQuantSpec(o.quant);
+  if (!spec)
+    return usage(spec.message());
+  auto checkpoint = Checkpoint::open(o.input);
+  if (!checkpoint)
+    return fail(o, "read", checkpoint.message());
+  const ModelConfig &config = checkpoint->config();
+  progress.finish(checkpoint->format() + ", " + config.architecture + ", " +
+                  std::to_string(config.layers) + " layers, " +
+                  std::to_string(checkpoint->linears().size()) + " linears");
+
+  // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else f16.
+  FloatType element = FloatType::F16;
+  if (!checkpoint->linears().empty() &&
+      checkpoint->linears()[0].weight.dtype == "BF16")
+    element = FloatType::BF16;
+
+  progress.stage("quantize (" + spec->text + ")");
+  std::vector<QuantizedWeight> weights;
+  weights.reserve(checkpoint->linears().size());
+  for (const SourceLinear &l : checkpoint->linears()) {
+    auto w = quantizeLinear(*checkpoint, l, *spec, element);
+    if (!w)
+      return fail(o, "quantize", w.message());
+    weights.push_back(w.take());
+    progress.advance(weights.size(), checkpoint->linears().size(), "linears");
+  }
+  progress.finish();
+
+  progress.stage("graph and --qtensor-compile (target " + o.target +
+                 ", tp " + std::to_string(o.tp) + ", phase " + o.phase +
+                 ", fallback " + o.fallback + ")");
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::vector<GraphLinear> graphLinears;
+  for (size_t i = 0; i < weights.size(); ++i)
+    graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
+                            checkpoint->linears()[i].bias.has_value()});
+  auto module = buildModelGraph(context, config, graphLinears, element);
+  if (!module)
+    return fail(o, "graph", module.message());
+
+  ScratchDir scratch;
+  if (scratch.path.empty())
+    return fail(o, "graph", "cannot create a scratch directory");
+  CompileOptions pipeline;
+  pipeline.target = o.target;
+  pipeline.tp = o.tp;
+  pipeline.phase = o.phase;
+  pipeline.fallback = o.fallback;
+  pipeline.groupPolicy = o.groupPolicy;
+  pipeline.traceFile = scratch.path + "/dispatch-trace.json";
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
+        return mlir::success(); // the trace file has the details
+      os << d.getLocation() << ": " << d << "\n";
+      for (const mlir::Diagnostic &note : d.getNotes())
+        os << "  note: " << note << "\n";
+      return mlir::success();
+    });
+    mlir::PassManager pm(&context);
+    buildCompilePipeline(pm, pipeline);
+    if (mlir::failed(pm.run(**module)))
+      return fail(o, "pipeline", "--qtensor-compile failed:\n" + diagnostics);
+  }
+  if (!diagnostics.empty() && !o.quiet && !o.json)
+    std::cerr << diagnostics;
+  auto dispatch = readDispatch(**module, weights, checkpoint->linears());
+  if (!dispatch)
+    return fail(o, "pipeline", dispatch.message());
+  progress.finish(std::to_string(dispatch->fallbacks) + " fallbacks");
+
+  progress.stage("kernels");
+  auto kernels = compileKernels(context, **module, *dispatch, o.target,
+                                scratch.path, progress);
+  if (!kernels)
+    return fail(o, "kernels", kernels.message());
+  progress.finish(std::to_string(kernels->files.size()) + " kernel files");
+
+  // The graph as compiled: placement and dispatch decisions included.
+  std::string graph;
+  {
+    llvm::raw_string_ostream os(graph);
+    (*module)->print(os);
+  }
+
+  ExportInput input;
+  input.checkpoint = &*checkpoint;
+  input.tp = o.tp;
+  for (size_t i = 0; i < weights.size(); ++i)
+    input.linears.push_back({&checkpoint->linears()[i], &weights[i],
+                             dispatch->linears[i].placement,
+                             dispatch->linears[i].layout});
+  input.files.push_back({"graph.mlir", artifact::FileRole::Graph,
+                         std::vector<uint8_t>(graph.begin(), graph.end())});
+  input.files.push_back({"dispatch-trace.json", artifact::FileRole::Trace,
+                         readAll(pipeline.traceFile)});
+  for (ExportFile &f : kernels->files)
+    input.files.push_back(std::move(f));
+  input.kernels = kernels->entries;
+  input.model.architecture = config.architecture;
+  input.model.name = config.name.empty() ? "model" : config.name;
+  input.quantization.family =
+      spec->keep ? "kept" : "affine_w" + std::to_string(spec->bits) + "a16";
+  input.quantization.config = {{"quant", spec->text},
+                               {"target", o.target},
+                               {"phase", o.phase},
+                               {"fallback", o.fallback},
+                               {"group_policy", o.groupPolicy},
+                               {"activation", element == FloatType::BF16
+                                                  ? "bf16"
+                                                  : "f16"}};
+  input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
+  input.provenance.converterName = "qtc";
+  input.provenance.converterRevision = QTENSOR_VERSION_STRING;
+  input.provenance.createdBy = "qtc compile";
+  input.report["report_version"] = 1;
+  input.report["source"] = {{"path", o.input},
+                            {"format", checkpoint->format()},
+                            {"sha256", checkpoint->sha256()}};
+  input.report["options"] = input.quantization.config;
+  input.report["options"]["tp"] = o.tp;
+  input.report["fallbacks"] = dispatch->fallbacks;
+
+  progress.stage("export to " + o.output);
+  auto written = exportArtifact(input, o.output, progress);
+  if (!written)
+    return fail(o, "export", written.message());
+  progress.finish(std::to_string(written->manifest.files.size()) + " files");
+
+  // The parity ladder on the reopened artifact; its result goes into the
+  // report, which is published again (the shards keep their names: they
+  // are content-addressed and unchanged).
+  progress.stage("verify the reopened artifact");
+  LadderResult ladder = runLadder(o.output);
+  input.report["parity"] = ladder.toJson();
+  ExportInput again = input;
+  Progress silent(Progress::Mode::Quiet, 1);
+  auto republished = exportArtifact(again, o.output, silent);
+  if (!republished)
+    return fail(o, "verify", republished.message());
+  progress.finish(ladder.ok ? "every level passed" : "FAILED");
+
+  nlohmann::ordered_json result;
+  result["ok"] = ladder.ok;
+  result["artifact"] = o.output;
+  result["linears"] = weights.size();
+  result["ledger"] = again.report["ledger"];
+  result["fallbacks"] = dispatch->fallbacks;
+  result["parity"] = ladder.toJson();
+  if (o.json) {
+    std::cout << result.dump(2) << "\n";
+  } else {
+    std::cout << "compiled " << o.input << " -> " << o.output << "\n"
+              << "  " << weights.size() << " linears, "
+              << again.report["ledger"]["bits_per_weight"].get<double>()
+              << " bits per weight (codes + qparams), "
+              << dispatch->fallbacks << " fallbacks\n";
+    for (const LevelResult &l : ladder.levels)
+      std::cout << "  " << l.level << " " << l.name << ": "
+                << (l.ok ? "ok" : "FAILED") << " - " << l.detail << "\n";
+  }
+  return ladder.ok ? 0 : 1;
+}
+
+} // namespace qtensor::qtc

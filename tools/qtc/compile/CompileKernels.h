@@ -1,0 +1,44 @@
+//===- CompileKernels.h - Kernel files for the artifact ----------*- C++ -*-===//
+//
+// Generates the kernel instances the pipeline selected (one per distinct
+// kernel, local shape and dtypes) and returns the artifact's kernel files and
+// manifest entries (docs/kernel-abi.md): PTX (and cubin where ptxas exists)
+// for sm_80/sm_90, one `kernels-host.so` for the host.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_TOOLS_QTC_COMPILE_COMPILEKERNELS_H
+#define QTENSOR_TOOLS_QTC_COMPILE_COMPILEKERNELS_H
+
+#include "Dispatch.h"
+#include "Export.h"
+
+#include "qtensor/Formats/Manifest.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace qtensor::qtc {
+
+class Progress;
+
+struct KernelBuild {
+  std::vector<ExportFile> files;
+  std::vector<artifact::KernelEntry> entries;
+};
+
+Expected<KernelBuild> compileKernels(mlir::MLIRContext &context,
+                                     mlir::ModuleOp module,
+                                     const DispatchResult &dispatch,
+                                     const std::string &target,
+                                     const std::string &scratchDir,
+                                     Progress &progress);
+
+} // namespace qtensor::qtc
+
+#endif // QTENSOR_TOOLS_QTC_COMPILE_COMPILEKERNELS_H

@@ -1,0 +1,49 @@
+//===- GraphBuilder.h - The model graph qtc compiles -------------*- C++ -*-===//
+//
+// Builds the graph contract (DESIGN.md) of a llama-family checkpoint: one
+// `func.func @forward(%x: tensor<?xHxE>)` whose blocks hold the seven
+// quantized `qtensor.linear` ops on `qtensor.weight` references, in the data
+// flow of a decoder block. The parts of a block that are not linears
+// (attention, RMSNorm, SiLU) are stood in for by elementwise arith ops with
+// the same operands, so placement and layout selection see the real shapes
+// and dependencies; qtc runs and verifies the linears, not a full forward.
+// Each layer's k and v projections are results (the rows a decoder appends
+// to its KV cache), so nothing is dead code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_TOOLS_QTC_COMPILE_GRAPHBUILDER_H
+#define QTENSOR_TOOLS_QTC_COMPILE_GRAPHBUILDER_H
+
+#include "Checkpoint.h"
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Support/Expected.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace qtensor::qtc {
+
+/// One linear as the graph needs it.
+struct GraphLinear {
+  const SourceLinear *source = nullptr;
+  QuantizedTensorDescriptor logical;
+  bool hasBias = false;
+};
+
+/// `linears` in checkpoint order (7 per layer, roles as Checkpoint names
+/// them). Errors name the linear whose descriptor has no IR spelling.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
+                const std::vector<GraphLinear> &linears,
+                FloatType elementType);
+
+} // namespace qtensor::qtc
+
+#endif // QTENSOR_TOOLS_QTC_COMPILE_GRAPHBUILDER_H

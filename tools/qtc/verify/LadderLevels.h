@@ -1,0 +1,36 @@
+//===- LadderLevels.h - Shared pieces of the parity ladder -------*- C++ -*-===//
+#ifndef QTENSOR_TOOLS_QTC_VERIFY_LADDERLEVELS_H
+#define QTENSOR_TOOLS_QTC_VERIFY_LADDERLEVELS_H
+
+#include "Ladder.h"
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/Artifact.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace qtensor::qtc::detail {
+
+/// A stored quantized tensor, unpacked.
+struct LogicalTensor {
+  QuantizedTensorDescriptor descriptor; ///< as stored (with its layout)
+  const uint8_t *codeBytes = nullptr;
+  size_t codeSize = 0;
+  std::vector<int32_t> codes;
+  std::vector<double> scales;
+  std::vector<double> zeros;
+};
+
+Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
+                                      const artifact::TensorEntry &entry);
+Expected<nlohmann::json> readReport(const artifact::Artifact &a);
+
+LevelResult levelOperator(const artifact::Artifact &a);
+LevelResult levelDispatch(const artifact::Artifact &a);
+
+} // namespace qtensor::qtc::detail
+
+#endif // QTENSOR_TOOLS_QTC_VERIFY_LADDERLEVELS_H
