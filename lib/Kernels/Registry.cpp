@@ -72,9 +72,13 @@ KernelCapability affineA16(std::string id, std::string summary) {
   return k;
 }
 
-/// Decode GEMV: T = 1..16, one warp per output row, 16-byte code chunks
-/// read with 128-bit loads from the decode_gemv layout; K in whole 128-code
-/// tiles so no group of 32/64/128 straddles a lane's chunk run.
+/// Decode GEMV (passes/Conversion/DecodeGemv.cpp): T = 1..16, one warp per
+/// output row, 16-byte code chunks read with 128-bit loads from the
+/// decode_gemv layout. Any N and K: N tails are a warp-uniform guard, the K
+/// tail one masked load of X, and a chunk never crosses a group of
+/// 32/64/128 (the last group may be short). Scales f16 or bf16 whatever the
+/// activation; the output in the linear's type, f32 included (split-K
+/// needs it); the bias added in f32 before the one rounding.
 KernelCapability gemv(std::string id, std::string summary, Backend backend,
                       uint32_t minCapability) {
   KernelCapability k = affineA16(std::move(id), std::move(summary));
@@ -82,17 +86,22 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   k.backends = {backend};
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
+  k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
   k.tileN = 1;
-  k.tileK = 128;
+  k.tileK = 1;
   k.tokens = {1, kMaxDecodeTokens};
   k.priority = 100;
   return k;
 }
 
-/// Tensor-core GEMM: mma.sync m16n8k16 on B-fragment panels of the
-/// prefill_mma layout, 64 x 128 (N x K) block tiles. Serves decode too (the
+/// Tensor-core GEMM (passes/Conversion/PrefillMma.cpp): mma.sync m16n8k16
+/// on B-fragment panels of the prefill_mma layout. Serves decode too (the
 /// m16 tile padded, as Marlin does), below the GEMV in priority, so one
-/// packed copy can serve both phases.
+/// packed copy can serve both phases. Any T and N (tails guarded); K a
+/// multiple of 8, because X is staged with 16-byte cp.async copies. Scales
+/// f16 or bf16 whatever the activation, applied per group in f32; the
+/// output in the linear's type, f32 included; the bias added in f32 before
+/// the one rounding.
 KernelCapability mma(std::string id, std::string summary, Backend backend,
                      uint32_t minCapability) {
   KernelCapability k = affineA16(std::move(id), std::move(summary));
@@ -100,8 +109,9 @@ KernelCapability mma(std::string id, std::string summary, Backend backend,
   k.backends = {backend};
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::PrefillMma);
-  k.tileN = 64;
-  k.tileK = 128;
+  k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.tileN = 1;
+  k.tileK = 8;
   k.tokens = {1, std::nullopt};
   k.priority = 90;
   return k;

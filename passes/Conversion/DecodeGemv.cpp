@@ -17,8 +17,14 @@
 //    dot product with X is scaled once: acc += s * dot (one fma), in f32;
 //  - the K tail (K not a multiple of the chunk) is read with a masked load
 //    of X; padded codes are zero and their X lanes are masked to 0;
-//  - lanes combine with a gpu.shuffle xor butterfly; lane 0 stores, or adds
-//    atomically when K is split.
+//  - lanes combine with a gpu.shuffle xor butterfly; lane 0 adds the bias,
+//    rounds to the output dtype and stores, or adds atomically into an f32
+//    y when K is split;
+//  - T is static, or dynamic with one entry point per T bucket (1, 2, 4, 8,
+//    16 rows): the accumulators are registers, so a bucket is unrolled over
+//    its rows; rows of a bucket past T re-read row T - 1 (in bounds) and
+//    are not stored. Separate entries keep T = 1 at its own register count
+//    instead of the T = 16 body's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,20 +38,54 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <tuple>
+
 using namespace mlir;
 
 namespace qtensor {
 
 namespace {
 
+/// The rows one entry point computes: `count` accumulators per lane. Rows
+/// from `firstGuarded` on exist only when T is larger (dynamic-T buckets);
+/// a static entry has firstGuarded == count.
+struct EntryRows {
+  int64_t count;
+  int64_t firstGuarded;
+};
+
+/// The T buckets of a dynamic-T kernel: [1], [2], [3, 4], [5, 8], [9, 16].
+constexpr int64_t kBucketMax[] = {1, 2, 4, 8, 16};
+
+Type floatType(MLIRContext *ctx, ActivationType t) {
+  return t == ActivationType::F16 ? Type(Float16Type::get(ctx))
+                                  : Type(BFloat16Type::get(ctx));
+}
+
+Type floatType(MLIRContext *ctx, OutputType t) {
+  switch (t) {
+  case OutputType::F16:
+    return Float16Type::get(ctx);
+  case OutputType::BF16:
+    return BFloat16Type::get(ctx);
+  case OutputType::F32:
+    break;
+  }
+  return Float32Type::get(ctx);
+}
+
+Value indexConst(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
 /// The builder state shared by the NVPTX and host wrappers.
 class DecodeGemvEmitter {
 public:
   explicit DecodeGemvEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
       : spec(spec), f32(Float32Type::get(ctx)),
-        act(spec.activation == ActivationType::F16
-                ? Type(Float16Type::get(ctx))
-                : Type(BFloat16Type::get(ctx))) {
+        act(floatType(ctx, spec.activation)),
+        scale(floatType(ctx, spec.scaleType())),
+        out(floatType(ctx, spec.output)) {
     chunk = spec.chunkCodes();
     chunks = (spec.k + chunk - 1) / chunk;
     fullChunks = spec.k / chunk;
@@ -53,50 +93,83 @@ public:
     chunksPerSplit = (chunks + spec.splitK - 1) / spec.splitK;
   }
 
-  /// x, w, s, [z], y.
+  /// x, w, s, [z], [b], y; T is `?` for a dynamic-T spec.
   SmallVector<Type> argumentTypes(MLIRContext *ctx) const {
-    const int64_t t = spec.rows, n = spec.n, k = spec.k;
+    const int64_t t = spec.dynamicRows() ? ShapedType::kDynamic : spec.rows;
+    const int64_t n = spec.n, k = spec.k;
     const int64_t g = spec.groupsPerRow();
     SmallVector<Type> types = {
         MemRefType::get({t, k}, act),
         MemRefType::get({n, 4 * chunks}, IntegerType::get(ctx, 32)),
-        MemRefType::get({n, g}, act)};
+        MemRefType::get({n, g}, scale)};
     if (!spec.symmetric)
       types.push_back(MemRefType::get({n, g}, IntegerType::get(ctx, 8)));
-    types.push_back(MemRefType::get({t, n}, f32));
+    if (spec.bias)
+      types.push_back(MemRefType::get({n}, out));
+    types.push_back(MemRefType::get({t, n}, out));
     return types;
   }
 
-  /// The T partial sums lane `lane` holds for output feature `n` and K split
-  /// `split` before the warp reduction.
-  SmallVector<Value> emitLanePartials(ImplicitLocOpBuilder &b, ValueRange args,
+  /// What one entry's body works on: its arguments, rows, the X row each
+  /// accumulator reads and, for dynamic T, T itself.
+  struct Body {
+    ValueRange args;
+    EntryRows rows;
+    SmallVector<Value> xRows;
+    Value tokens;
+  };
+
+  /// Row t of a bucket reads X row min(t, T - 1): in bounds, and its result
+  /// is dropped when t >= T. Call where T is known to be in the entry's range.
+  Body makeBody(ImplicitLocOpBuilder &b, ValueRange args, EntryRows rows,
+                Value tokens) const {
+    Body body{args, rows, {}, tokens};
+    Value last =
+        tokens ? arith::SubIOp::create(b, tokens, indexConst(b, 1)) : Value();
+    for (int64_t t = 0; t < rows.count; ++t)
+      body.xRows.push_back(
+          t < rows.firstGuarded
+              ? indexConst(b, t)
+              : Value(arith::MinUIOp::create(b, indexConst(b, t), last)));
+    return body;
+  }
+
+  /// The partial sums lane `lane` holds for output feature `n` and K split
+  /// `split` before the warp reduction, one per row.
+  SmallVector<Value> emitLanePartials(ImplicitLocOpBuilder &b, const Body &body,
                                       Value n, Value split, Value lane) const;
 
-  /// y[t, n] = value (or += when K is split).
-  void emitStore(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                 ArrayRef<Value> values) const;
+  /// y[t, n] = round(value + b[n]), or y[t, n] += value (+ b[n] in split 0)
+  /// when K is split; rows past T are skipped.
+  void emitStore(ImplicitLocOpBuilder &b, const Body &body, Value n,
+                 Value split, ArrayRef<Value> values) const;
 
   const QuantKernelSpec &spec;
-  Type f32, act;
+  Type f32, act, scale, out;
   int64_t chunk, chunks, fullChunks, tail, chunksPerSplit;
 
 private:
-  /// acc[t] += s * dot(X[t, chunk c], q - z) for one chunk.
-  SmallVector<Value> emitChunk(ImplicitLocOpBuilder &b, ValueRange args,
+  Value zeroPoints(ValueRange args) const {
+    return spec.symmetric ? Value() : args[3];
+  }
+  Value bias(ValueRange args) const {
+    return spec.bias ? args[spec.symmetric ? 3 : 4] : Value();
+  }
+
+  /// acc[t] += s * dot(X[row t, chunk c], q - z) for one chunk.
+  SmallVector<Value> emitChunk(ImplicitLocOpBuilder &b, const Body &body,
                                Value n, Value c, ValueRange acc,
                                bool isTail) const;
 };
 
-Value indexConst(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-
-SmallVector<Value>
-DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                             Value c, ValueRange acc, bool isTail) const {
+SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
+                                                const Body &body, Value n,
+                                                Value c, ValueRange acc,
+                                                bool isTail) const {
   MLIRContext *ctx = b.getContext();
+  ValueRange args = body.args;
   Value x = args[0], w = args[1], s = args[2];
-  Value z = spec.symmetric ? Value() : args[3];
+  Value z = zeroPoints(args);
   Type i32 = IntegerType::get(ctx, 32);
   auto wordsTy = VectorType::get({4}, i32);
   auto fieldsTy = VectorType::get({chunk}, i32);
@@ -105,9 +178,9 @@ DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b, ValueRange args, Value n,
 
   // One 128-bit load of the chunk's four words.
   Value word0 = arith::MulIOp::create(b, c, indexConst(b, 4));
-  Value words = vector::LoadOp::create(b, wordsTy, w, ValueRange{n, word0},
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16));
+  Value words =
+      vector::LoadOp::create(b, wordsTy, w, ValueRange{n, word0},
+                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   // Field j of the chunk is bits [b * (j % perWord), ...) of word j / perWord.
   SmallVector<int64_t> spread;
   SmallVector<int32_t> shifts;
@@ -118,40 +191,42 @@ DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b, ValueRange args, Value n,
   Value fields = vector::ShuffleOp::create(b, words, words, spread);
   fields = arith::ShRUIOp::create(
       b, fields,
-      arith::ConstantOp::create(b, DenseIntElementsAttr::get(fieldsTy, shifts)));
+      arith::ConstantOp::create(b,
+                                DenseIntElementsAttr::get(fieldsTy, shifts)));
   const int32_t mask = (1 << spec.bits) - 1;
   fields = arith::AndIOp::create(
       b, fields,
-      arith::ConstantOp::create(b, SplatElementsAttr::get(
-                                       fieldsTy, b.getI32IntegerAttr(mask))));
+      arith::ConstantOp::create(
+          b, SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(mask))));
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value magic = arith::OrIOp::create(
       b, fields,
       arith::ConstantOp::create(
-          b, SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(0x4B000000))));
+          b,
+          SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(0x4B000000))));
   Value biased = vector::BitCastOp::create(b, valuesTy, magic);
 
   // Group of this chunk: G is a multiple of the chunk, so one per chunk.
   Value k0 = arith::MulIOp::create(b, c, indexConst(b, chunk));
   Value group =
       arith::DivUIOp::create(b, k0, indexConst(b, spec.effectiveGroupSize()));
-  Value bias;
+  Value offset;
   const double twoTo23 = 8388608.0;
   if (spec.symmetric) {
     // Signed codes are stored offset binary: field = q + 2^(b-1).
-    bias = arith::ConstantOp::create(
+    offset = arith::ConstantOp::create(
         b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
   } else {
     Value zp = memref::LoadOp::create(b, z, ValueRange{n, group});
     zp = arith::ExtUIOp::create(b, i32, zp);
     zp = arith::UIToFPOp::create(b, f32, zp);
-    bias = arith::AddFOp::create(
+    offset = arith::AddFOp::create(
         b, zp, arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
   }
   Value dequant = arith::SubFOp::create(
-      b, biased, vector::BroadcastOp::create(b, valuesTy, bias));
-  Value scale = memref::LoadOp::create(b, s, ValueRange{n, group});
-  scale = arith::ExtFOp::create(b, f32, scale);
+      b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
+  Value scaleValue = memref::LoadOp::create(b, s, ValueRange{n, group});
+  scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
 
   auto xTy = VectorType::get({chunk}, act);
   // 16-byte aligned X chunks only when every row starts 16-byte aligned.
@@ -167,15 +242,14 @@ DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b, ValueRange args, Value n,
     zeros = arith::ConstantOp::create(
         b, SplatElementsAttr::get(xTy, b.getFloatAttr(act, 0.0)));
   }
-  SmallVector<Value> out;
-  for (int64_t t = 0; t < spec.rows; ++t) {
-    SmallVector<Value, 2> at{indexConst(b, t), k0};
-    Value xs = isTail
-                   ? Value(vector::MaskedLoadOp::create(b, xTy, x, at, tailMask,
-                                                        zeros, xAlign))
-                   : Value(vector::LoadOp::create(b, xTy, x, at,
-                                                  /*nontemporal=*/false,
-                                                  xAlign));
+  SmallVector<Value> result;
+  for (int64_t t = 0; t < body.rows.count; ++t) {
+    SmallVector<Value, 2> at{body.xRows[t], k0};
+    Value xs =
+        isTail ? Value(vector::MaskedLoadOp::create(b, xTy, x, at, tailMask,
+                                                    zeros, xAlign))
+               : Value(vector::LoadOp::create(b, xTy, x, at,
+                                              /*nontemporal=*/false, xAlign));
     Value xf = arith::ExtFOp::create(b, valuesTy, xs);
     Value products = arith::MulFOp::create(b, xf, dequant);
     // Ordered sum: the host and the GPU add in the same order.
@@ -184,17 +258,18 @@ DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b, ValueRange args, Value n,
     // mul + add marked `contract`: NVPTX emits one fma.rn.f32 (math.fma
     // would become a libdevice call that ptxas cannot resolve).
     auto contract = arith::FastMathFlags::contract;
-    Value scaled = arith::MulFOp::create(b, scale, dot, contract);
-    out.push_back(arith::AddFOp::create(b, scaled, acc[t], contract));
+    Value scaled = arith::MulFOp::create(b, scaleValue, dot, contract);
+    result.push_back(arith::AddFOp::create(b, scaled, acc[t], contract));
   }
-  return out;
+  return result;
 }
 
-SmallVector<Value>
-DecodeGemvEmitter::emitLanePartials(ImplicitLocOpBuilder &b, ValueRange args,
-                                    Value n, Value split, Value lane) const {
+SmallVector<Value> DecodeGemvEmitter::emitLanePartials(ImplicitLocOpBuilder &b,
+                                                       const Body &body,
+                                                       Value n, Value split,
+                                                       Value lane) const {
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0));
-  SmallVector<Value> init(spec.rows, zero);
+  SmallVector<Value> init(body.rows.count, zero);
   // This split's chunks: [begin, end), the last split possibly shorter.
   Value begin = arith::MulIOp::create(b, split, indexConst(b, chunksPerSplit));
   Value end = arith::MinUIOp::create(
@@ -206,7 +281,7 @@ DecodeGemvEmitter::emitLanePartials(ImplicitLocOpBuilder &b, ValueRange args,
       b, first, fullEnd, indexConst(b, kWarpSize), init,
       [&](OpBuilder &nested, Location loc, Value c, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        scf::YieldOp::create(ib, emitChunk(ib, args, n, c, acc, false));
+        scf::YieldOp::create(ib, emitChunk(ib, body, n, c, acc, false));
       });
   SmallVector<Value> acc(loop.getResults());
   if (tail == 0)
@@ -215,20 +290,18 @@ DecodeGemvEmitter::emitLanePartials(ImplicitLocOpBuilder &b, ValueRange args,
   // The partial last chunk belongs to one lane of one split.
   Value tailChunk = indexConst(b, fullChunks);
   Value inSplit = arith::AndIOp::create(
-      b,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, tailChunk, begin),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, tailChunk, begin),
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tailChunk, end));
   Value owner = arith::RemUIOp::create(
       b, arith::SubIOp::create(b, tailChunk, begin), indexConst(b, kWarpSize));
   Value mine = arith::AndIOp::create(
       b, inSplit,
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, owner, lane));
-  SmallVector<Type> types(spec.rows, f32);
   auto ifOp = scf::IfOp::create(
       b, mine,
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        scf::YieldOp::create(ib, emitChunk(ib, args, n, tailChunk, acc, true));
+        scf::YieldOp::create(ib, emitChunk(ib, body, n, tailChunk, acc, true));
       },
       [&](OpBuilder &nested, Location loc) {
         scf::YieldOp::create(nested, loc, acc);
@@ -236,33 +309,95 @@ DecodeGemvEmitter::emitLanePartials(ImplicitLocOpBuilder &b, ValueRange args,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-void DecodeGemvEmitter::emitStore(ImplicitLocOpBuilder &b, ValueRange args,
-                                  Value n, ArrayRef<Value> values) const {
-  Value y = args.back();
-  for (int64_t t = 0; t < spec.rows; ++t) {
-    SmallVector<Value, 2> at{indexConst(b, t), n};
+void DecodeGemvEmitter::emitStore(ImplicitLocOpBuilder &b, const Body &body,
+                                  Value n, Value split,
+                                  ArrayRef<Value> values) const {
+  Value y = body.args.back();
+  Value biasValue;
+  if (Value bv = bias(body.args)) {
+    biasValue = memref::LoadOp::create(b, bv, ValueRange{n});
+    if (out != f32)
+      biasValue = arith::ExtFOp::create(b, f32, biasValue);
+    // Split partial sums are added into y: the bias comes from split 0 only.
     if (spec.splitK > 1)
-      memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, values[t], y,
-                                  at);
-    else
-      memref::StoreOp::create(b, values[t], y, at);
+      biasValue = arith::SelectOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split,
+                                indexConst(b, 0)),
+          biasValue, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0)));
+  }
+  for (int64_t t = 0; t < body.rows.count; ++t) {
+    auto store = [&, t](ImplicitLocOpBuilder &sb) {
+      Value v = values[t];
+      if (biasValue)
+        v = arith::AddFOp::create(sb, v, biasValue);
+      SmallVector<Value, 2> at{indexConst(sb, t), n};
+      if (spec.splitK > 1) {
+        memref::AtomicRMWOp::create(sb, arith::AtomicRMWKind::addf, v, y, at);
+        return;
+      }
+      if (out != f32)
+        v = arith::TruncFOp::create(sb, out, v);
+      memref::StoreOp::create(sb, v, y, at);
+    };
+    if (t < body.rows.firstGuarded) {
+      store(b);
+      continue;
+    }
+    Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         indexConst(b, t), body.tokens);
+    scf::IfOp::create(b, exists, [&](OpBuilder &nested, Location loc) {
+      ImplicitLocOpBuilder sb(loc, nested);
+      store(sb);
+      scf::YieldOp::create(sb);
+    });
   }
 }
 
-void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
-  MLIRContext *ctx = module.getContext();
-  const std::string name = e.spec.name();
-  ImplicitLocOpBuilder b(module.getLoc(), ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  b.getUnitAttr());
-  auto gpuModule = gpu::GPUModuleOp::create(b, name);
-  b.setInsertionPointToStart(gpuModule.getBody());
+/// One entry point: its symbol, rows, and the T range it serves.
+struct Entry {
+  std::string symbol;
+  EntryRows rows;
+  int64_t minT, maxT;
+};
+
+SmallVector<Entry> entriesOf(const QuantKernelSpec &spec) {
+  if (!spec.dynamicRows())
+    return {{spec.name(), {spec.rows, spec.rows}, spec.rows, spec.rows}};
+  SmallVector<Entry> entries;
+  int64_t minT = 1;
+  for (int64_t maxT : kBucketMax) {
+    entries.push_back(
+        {spec.name() + "_t" + std::to_string(maxT), {maxT, minT}, minT, maxT});
+    minT = maxT + 1;
+  }
+  return entries;
+}
+
+/// For a dynamic-T entry: T = dim(x, 0) and whether it is in [minT, maxT]
+/// (one unsigned compare: T - minT wraps below minT). Null for static T.
+std::pair<Value, Value> tokensInRange(ImplicitLocOpBuilder &b, ValueRange args,
+                                      const Entry &entry, bool dynamic) {
+  if (!dynamic)
+    return {Value(), Value()};
+  Value tokens = memref::DimOp::create(b, args[0], 0);
+  Value inRange = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ule,
+      arith::SubIOp::create(b, tokens, indexConst(b, entry.minT)),
+      indexConst(b, entry.maxT - entry.minT));
+  return {tokens, inRange};
+}
+
+void buildNVPTXEntry(ImplicitLocOpBuilder &b, const DecodeGemvEmitter &e,
+                     const Entry &entry) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
   auto fn = gpu::GPUFuncOp::create(
-      b, name, FunctionType::get(ctx, e.argumentTypes(ctx), {}));
+      b, entry.symbol, FunctionType::get(ctx, e.argumentTypes(ctx), {}));
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  const int32_t threads = static_cast<int32_t>(kDecodeWarpsPerBlock * kWarpSize);
-  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  // No known_block_size: it becomes `.maxntid 128`, under which ptxas caps
+  // the 4-row W4 entry at 72 registers and spills; without it the entry
+  // takes 76 and spills nothing (CUDA 13, sm_90).
   b.setInsertionPointToStart(&fn.getBody().front());
   ValueRange args = fn.getArguments();
 
@@ -275,13 +410,19 @@ void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
                             indexConst(b, kDecodeWarpsPerBlock)),
       warp);
   Value split = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  // The row test is uniform across a warp, so every shuffle below has its
-  // full warp.
+  // The row and T tests are uniform across a warp, so every shuffle below
+  // has its full warp.
   Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, n,
                                         indexConst(b, e.spec.n));
+  Value tokens, tokensOk;
+  std::tie(tokens, tokensOk) =
+      tokensInRange(b, args, entry, e.spec.dynamicRows());
+  if (tokensOk)
+    inRange = arith::AndIOp::create(b, inRange, tokensOk);
   scf::IfOp::create(b, inRange, [&](OpBuilder &nested, Location loc) {
     ImplicitLocOpBuilder ib(loc, nested);
-    SmallVector<Value> acc = e.emitLanePartials(ib, args, n, split, lane);
+    DecodeGemvEmitter::Body body = e.makeBody(ib, args, entry.rows, tokens);
+    SmallVector<Value> acc = e.emitLanePartials(ib, body, n, split, lane);
     for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
       for (Value &v : acc) {
         auto shuffle = gpu::ShuffleOp::create(ib, v, offset,
@@ -289,11 +430,11 @@ void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
                                               gpu::ShuffleMode::XOR);
         v = arith::AddFOp::create(ib, v, shuffle.getShuffleResult());
       }
-    Value lane0 =
-        arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, lane, indexConst(ib, 0));
+    Value lane0 = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, lane,
+                                        indexConst(ib, 0));
     scf::IfOp::create(ib, lane0, [&](OpBuilder &inner, Location innerLoc) {
       ImplicitLocOpBuilder sb(innerLoc, inner);
-      e.emitStore(sb, args, n, acc);
+      e.emitStore(sb, body, n, split, acc);
       scf::YieldOp::create(sb);
     });
     scf::YieldOp::create(ib);
@@ -301,92 +442,139 @@ void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
   gpu::ReturnOp::create(b);
 }
 
-/// The same kernel on the CPU: blocks, splits, warps and lanes become loops;
-/// the shuffle butterfly is replayed on a [32, T] lane array, so lane 0 adds
-/// exactly the values, in exactly the order, that it adds on the GPU.
-void buildHost(ModuleOp module, const DecodeGemvEmitter &e) {
+void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
   MLIRContext *ctx = module.getContext();
   ImplicitLocOpBuilder b(module.getLoc(), ctx);
   b.setInsertionPointToEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  auto gpuModule = gpu::GPUModuleOp::create(b, e.spec.name());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  for (const Entry &entry : entriesOf(e.spec))
+    buildNVPTXEntry(b, e, entry);
+}
+
+/// The same kernel on the CPU: blocks, splits, warps and lanes become loops;
+/// the shuffle butterfly is replayed on a [32, rows] lane array, so lane 0
+/// adds exactly the values, in exactly the order, that it adds on the GPU.
+void buildHostEntry(ImplicitLocOpBuilder &b, const DecodeGemvEmitter &e,
+                    const Entry &entry) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
   auto fn = func::FuncOp::create(
-      b, e.spec.name(), FunctionType::get(ctx, e.argumentTypes(ctx), {}));
+      b, entry.symbol, FunctionType::get(ctx, e.argumentTypes(ctx), {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   b.setInsertionPointToStart(fn.addEntryBlock());
   ValueRange args = fn.getArguments();
-  const int64_t rows = e.spec.rows;
-  auto laneTy = MemRefType::get({kWarpSize, rows}, e.f32);
-  Value lanes = memref::AllocaOp::create(b, laneTy);
-  Value swap = memref::AllocaOp::create(b, laneTy);
-  Value c0 = indexConst(b, 0);
+  const int64_t rows = entry.rows.count;
   const int64_t blocks =
       (e.spec.n + kDecodeWarpsPerBlock - 1) / kDecodeWarpsPerBlock;
 
   auto forLoop = [&](ImplicitLocOpBuilder &ob, int64_t count,
                      function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-    scf::ForOp::create(ob, indexConst(ob, 0), indexConst(ob, count),
-                       indexConst(ob, 1), ValueRange{},
-                       [&](OpBuilder &nested, Location loc, Value iv,
-                           ValueRange) {
-                         ImplicitLocOpBuilder ib(loc, nested);
-                         body(ib, iv);
-                         scf::YieldOp::create(ib);
-                       });
-  };
-  forLoop(b, blocks, [&](ImplicitLocOpBuilder &bb, Value block) {
-    forLoop(bb, e.spec.splitK, [&](ImplicitLocOpBuilder &sb, Value split) {
-      forLoop(sb, kDecodeWarpsPerBlock, [&](ImplicitLocOpBuilder &wb,
-                                            Value warp) {
-        Value n = arith::AddIOp::create(
-            wb,
-            arith::MulIOp::create(wb, block,
-                                  indexConst(wb, kDecodeWarpsPerBlock)),
-            warp);
-        Value inRange = arith::CmpIOp::create(wb, arith::CmpIPredicate::ult, n,
-                                              indexConst(wb, e.spec.n));
-        scf::IfOp::create(wb, inRange, [&](OpBuilder &nested, Location loc) {
+    scf::ForOp::create(
+        ob, indexConst(ob, 0), indexConst(ob, count), indexConst(ob, 1),
+        ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
           ImplicitLocOpBuilder ib(loc, nested);
-          forLoop(ib, kWarpSize, [&](ImplicitLocOpBuilder &lb, Value lane) {
-            SmallVector<Value> acc = e.emitLanePartials(lb, args, n, split, lane);
-            for (int64_t t = 0; t < rows; ++t)
-              memref::StoreOp::create(lb, acc[t], lanes,
-                                      ValueRange{lane, indexConst(lb, t)});
-          });
-          for (int64_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-            forLoop(ib, kWarpSize, [&](ImplicitLocOpBuilder &lb, Value lane) {
-              Value partner =
-                  arith::XOrIOp::create(lb, lane, indexConst(lb, offset));
-              for (int64_t t = 0; t < rows; ++t) {
-                Value tt = indexConst(lb, t);
-                Value mineV =
-                    memref::LoadOp::create(lb, lanes, ValueRange{lane, tt});
-                Value theirs =
-                    memref::LoadOp::create(lb, lanes, ValueRange{partner, tt});
-                memref::StoreOp::create(lb,
-                                        arith::AddFOp::create(lb, mineV, theirs),
-                                        swap, ValueRange{lane, tt});
-              }
-            });
-            memref::CopyOp::create(ib, swap, lanes);
-          }
-          SmallVector<Value> result;
-          for (int64_t t = 0; t < rows; ++t)
-            result.push_back(memref::LoadOp::create(
-                ib, lanes, ValueRange{c0, indexConst(ib, t)}));
-          e.emitStore(ib, args, n, result);
+          body(ib, iv);
           scf::YieldOp::create(ib);
         });
+  };
+  auto kernel = [&](ImplicitLocOpBuilder &kb, Value tokens) {
+    auto laneTy = MemRefType::get({kWarpSize, rows}, e.f32);
+    Value lanes = memref::AllocaOp::create(kb, laneTy);
+    Value swap = memref::AllocaOp::create(kb, laneTy);
+    Value c0 = indexConst(kb, 0);
+    DecodeGemvEmitter::Body body = e.makeBody(kb, args, entry.rows, tokens);
+    forLoop(kb, blocks, [&](ImplicitLocOpBuilder &bb, Value block) {
+      forLoop(bb, e.spec.splitK, [&](ImplicitLocOpBuilder &sb, Value split) {
+        forLoop(
+            sb, kDecodeWarpsPerBlock,
+            [&](ImplicitLocOpBuilder &wb, Value warp) {
+              Value n = arith::AddIOp::create(
+                  wb,
+                  arith::MulIOp::create(wb, block,
+                                        indexConst(wb, kDecodeWarpsPerBlock)),
+                  warp);
+              Value inRange = arith::CmpIOp::create(
+                  wb, arith::CmpIPredicate::ult, n, indexConst(wb, e.spec.n));
+              scf::IfOp::create(
+                  wb, inRange, [&](OpBuilder &nested, Location loc) {
+                    ImplicitLocOpBuilder ib(loc, nested);
+                    forLoop(ib, kWarpSize,
+                            [&](ImplicitLocOpBuilder &lb, Value lane) {
+                              SmallVector<Value> acc =
+                                  e.emitLanePartials(lb, body, n, split, lane);
+                              for (int64_t t = 0; t < rows; ++t)
+                                memref::StoreOp::create(
+                                    lb, acc[t], lanes,
+                                    ValueRange{lane, indexConst(lb, t)});
+                            });
+                    for (int64_t offset = kWarpSize / 2; offset > 0;
+                         offset /= 2) {
+                      forLoop(ib, kWarpSize,
+                              [&](ImplicitLocOpBuilder &lb, Value lane) {
+                                Value partner = arith::XOrIOp::create(
+                                    lb, lane, indexConst(lb, offset));
+                                for (int64_t t = 0; t < rows; ++t) {
+                                  Value tt = indexConst(lb, t);
+                                  Value mineV = memref::LoadOp::create(
+                                      lb, lanes, ValueRange{lane, tt});
+                                  Value theirs = memref::LoadOp::create(
+                                      lb, lanes, ValueRange{partner, tt});
+                                  memref::StoreOp::create(
+                                      lb,
+                                      arith::AddFOp::create(lb, mineV, theirs),
+                                      swap, ValueRange{lane, tt});
+                                }
+                              });
+                      memref::CopyOp::create(ib, swap, lanes);
+                    }
+                    SmallVector<Value> result;
+                    for (int64_t t = 0; t < rows; ++t)
+                      result.push_back(memref::LoadOp::create(
+                          ib, lanes, ValueRange{c0, indexConst(ib, t)}));
+                    e.emitStore(ib, body, n, split, result);
+                    scf::YieldOp::create(ib);
+                  });
+            });
       });
     });
-  });
+  };
+  Value tokens, tokensOk;
+  std::tie(tokens, tokensOk) =
+      tokensInRange(b, args, entry, e.spec.dynamicRows());
+  if (!tokensOk) {
+    kernel(b, Value());
+  } else {
+    scf::IfOp::create(b, tokensOk, [&](OpBuilder &nested, Location loc) {
+      ImplicitLocOpBuilder ib(loc, nested);
+      kernel(ib, tokens);
+      scf::YieldOp::create(ib);
+    });
+  }
   func::ReturnOp::create(b);
+}
+
+void buildHost(ModuleOp module, const DecodeGemvEmitter &e) {
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  for (const Entry &entry : entriesOf(e.spec))
+    buildHostEntry(b, e, entry);
 }
 
 } // namespace
 
-KernelLaunch decodeGemvLaunch(const QuantKernelSpec &spec) {
-  return {{(spec.n + kDecodeWarpsPerBlock - 1) / kDecodeWarpsPerBlock,
-           spec.splitK, 1},
-          {kDecodeWarpsPerBlock * kWarpSize, 1, 1}};
+KernelAbi decodeGemvAbi(const QuantKernelSpec &spec) {
+  KernelAbi abi;
+  for (const Entry &entry : entriesOf(spec))
+    abi.entries.push_back({entry.symbol, entry.minT, entry.maxT});
+  abi.launch.grid = {(spec.n + kDecodeWarpsPerBlock - 1) / kDecodeWarpsPerBlock,
+                     spec.splitK, 1};
+  abi.launch.block = {kDecodeWarpsPerBlock * kWarpSize, 1, 1};
+  abi.zeroOutput = spec.splitK > 1;
+  return abi;
 }
 
 LogicalResult buildDecodeGemvKernel(ModuleOp module,
@@ -400,6 +588,10 @@ LogicalResult buildDecodeGemvKernel(ModuleOp module,
            << spec.name() << "': " << status.message();
   if (module.lookupSymbol(spec.name()))
     return module.emitError("kernel '") << spec.name() << "' already exists";
+  for (const Entry &entry : entriesOf(spec))
+    if (module.lookupSymbol(entry.symbol))
+      return module.emitError("kernel entry '")
+             << entry.symbol << "' already exists";
   DecodeGemvEmitter emitter(spec, module.getContext());
   if (target == KernelTarget::NVPTX)
     buildNVPTX(module, emitter);

@@ -11,7 +11,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -48,16 +51,13 @@ struct GenerateKernelsPass
         module.emitError("qtensor-generate-kernels: ") << spec.message();
         return signalPassFailure();
       }
-      if (spec->family == qtensor::KernelFamily::PrefillMma) {
-        module.emitError("qtensor-generate-kernels: kernel '")
-            << spec->name()
-            << "': the prefill_mma generator is not available yet";
-        return signalPassFailure();
-      }
       specs.push_back(*spec);
     }
     for (const qtensor::QuantKernelSpec &spec : specs)
-      if (failed(qtensor::buildDecodeGemvKernel(module, spec, kernelTarget)))
+      if (failed(spec.family == qtensor::KernelFamily::PrefillMma
+                     ? qtensor::buildPrefillMmaKernel(module, spec, kernelTarget)
+                     : qtensor::buildDecodeGemvKernel(module, spec,
+                                                      kernelTarget)))
         return signalPassFailure();
   }
 };

@@ -54,14 +54,38 @@ KernelLayoutSpec QuantKernelSpec::layout() const {
           bits, symmetric};
 }
 
+const char *toString(ActivationType type) {
+  return type == ActivationType::F16 ? "f16" : "bf16";
+}
+
+const char *toString(OutputType type) {
+  switch (type) {
+  case OutputType::F16:
+    return "f16";
+  case OutputType::BF16:
+    return "bf16";
+  case OutputType::F32:
+    return "f32";
+  }
+  return "f32";
+}
+
 std::string QuantKernelSpec::name() const {
   std::string out = "qt_";
   out += familyName(family);
   out += "_w" + std::to_string(bits) + (symmetric ? "sym" : "asym");
   out += groupSize == 0 ? "_gch" : "_g" + std::to_string(groupSize);
-  out += activation == ActivationType::F16 ? "_f16" : "_bf16";
-  out += "_t" + std::to_string(rows) + "_n" + std::to_string(n) + "_k" +
-         std::to_string(k) + "_s" + std::to_string(splitK);
+  out += std::string("_") + toString(activation);
+  out += dynamicRows() ? std::string("_tdyn") : "_t" + std::to_string(rows);
+  out += "_n" + std::to_string(n) + "_k" + std::to_string(k) + "_s" +
+         std::to_string(splitK);
+  // Defaults add nothing, so the names of existing kernels stay stable.
+  if (scaleType() != activation)
+    out += std::string("_sc") + toString(scaleType());
+  if (output != OutputType::F32)
+    out += std::string("_o") + toString(output);
+  if (bias)
+    out += "_bias";
   return out;
 }
 
@@ -76,7 +100,7 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");
   if (spec.family == KernelFamily::DecodeGemv) {
-    if (spec.rows < 1 || spec.rows > 16)
+    if (!spec.dynamicRows() && (spec.rows < 1 || spec.rows > 16))
       return makeError("decode kernels take T in [1, 16] rows, got ",
                        spec.rows);
     const int64_t chunks = (spec.k + spec.chunkCodes() - 1) / spec.chunkCodes();
@@ -84,13 +108,24 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
       return makeError("split-K must be in [1, ", chunks, "] (the ",
                        spec.chunkCodes(), "-code chunks of K = ", spec.k,
                        "), got ", spec.splitK);
+    // Split partial sums meet in y through f32 atomics; a 16-bit y would
+    // round every partial sum (and bf16 atomics need sm_90).
+    if (spec.splitK > 1 && spec.output != OutputType::F32)
+      return makeError("split-K ", spec.splitK,
+                       " needs an f32 output (partial sums are added "
+                       "atomically), got ",
+                       toString(spec.output));
   } else {
-    if (spec.rows < 1 || spec.rows > kMaxExtent)
+    if (!spec.dynamicRows() && (spec.rows < 1 || spec.rows > kMaxExtent))
       return makeError("prefill kernels take T in [1, ", kMaxExtent,
                        "] rows, got ", spec.rows);
     if (spec.splitK != 1)
       return makeError("prefill kernels do not split K, got split ",
                        spec.splitK);
+    if (spec.k % 8 != 0)
+      return makeError("prefill kernels stage X in 16-byte cp.async copies, "
+                       "so K must be a multiple of 8, got ",
+                       spec.k);
   }
   return Status::ok();
 }
@@ -104,11 +139,14 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     text.remove_suffix(1);
   auto fail = [&](std::string_view what) -> Error {
     return makeError("kernel spec '", text, "': ", what,
-                     " (expected family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK"
-                     "[:sS])");
+                     " (expected family:wB:gG|gch:sym|asym:f16|bf16:tT|tdyn:"
+                     "nN:kK[:sS][:scf16|scbf16][:of16|obf16|of32][:bias])");
   };
   std::vector<std::string_view> f = splitFields(text);
-  if (f.size() != 8 && f.size() != 9)
+  // A prefill kernel serves any T: `prefill_mma:...:nN:kK` means tdyn.
+  if (f.size() >= 7 && f[0] == "prefill_mma" && !f[5].empty() && f[5][0] == 'n')
+    f.insert(f.begin() + 5, "tdyn");
+  if (f.size() < 8)
     return fail("wrong number of fields");
   QuantKernelSpec spec;
   if (f[0] == "decode_gemv")
@@ -135,10 +173,39 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     spec.activation = ActivationType::BF16;
   else
     return fail("bad activation type '" + std::string(f[4]) + "'");
-  if (!parsePrefixed(f[5], "t", spec.rows) ||
-      !parsePrefixed(f[6], "n", spec.n) || !parsePrefixed(f[7], "k", spec.k) ||
-      (f.size() == 9 && !parsePrefixed(f[8], "s", spec.splitK)))
+  if (f[5] == "tdyn")
+    spec.rows = kDynamicRows;
+  else if (!parsePrefixed(f[5], "t", spec.rows) || spec.rows == kDynamicRows)
+    return fail("bad rows '" + std::string(f[5]) + "'");
+  if (!parsePrefixed(f[6], "n", spec.n) || !parsePrefixed(f[7], "k", spec.k))
     return fail("bad extent");
+  // Trailing options, each at most once.
+  bool seenSplit = false, seenScale = false, seenOutput = false;
+  for (size_t i = 8; i < f.size(); ++i) {
+    std::string_view o = f[i];
+    bool repeated = false;
+    if (o == "bias") {
+      repeated = spec.bias;
+      spec.bias = true;
+    } else if (o == "scf16" || o == "scbf16") {
+      repeated = seenScale;
+      seenScale = true;
+      spec.scale = o == "scf16" ? ActivationType::F16 : ActivationType::BF16;
+    } else if (o == "of16" || o == "obf16" || o == "of32") {
+      repeated = seenOutput;
+      seenOutput = true;
+      spec.output = o == "of16"    ? OutputType::F16
+                    : o == "obf16" ? OutputType::BF16
+                                   : OutputType::F32;
+    } else if (parsePrefixed(o, "s", spec.splitK)) {
+      repeated = seenSplit;
+      seenSplit = true;
+    } else {
+      return fail("unknown option '" + std::string(o) + "'");
+    }
+    if (repeated)
+      return fail("option '" + std::string(o) + "' given twice");
+  }
   if (bits != 4 && bits != 8)
     return fail("code width must be 4 or 8 bits, got " + std::to_string(bits));
   if (Status status = validateQuantKernelSpec(spec); !status)

@@ -43,9 +43,10 @@ bool isKnownPTXVersion(unsigned v) {
 
 } // namespace
 
-FailureOr<qtensor::PTXTarget>
-qtensor::resolvePTXTarget(StringRef chip, unsigned ptxVersion,
-                          unsigned optLevel, std::string &error) {
+FailureOr<qtensor::PTXTarget> qtensor::resolvePTXTarget(StringRef chip,
+                                                        unsigned ptxVersion,
+                                                        unsigned optLevel,
+                                                        std::string &error) {
   // The minimum PTX ISA per chip (PTX ISA release notes: sm_80 arrived in
   // 7.0, sm_90 in 7.8); the generated kernels use nothing newer.
   unsigned minimum;
@@ -104,11 +105,51 @@ namespace {
 
 /// Kernel names become file names: keep them to a safe alphabet.
 bool isSafeFileStem(StringRef name) {
-  return !name.empty() && name.front() != '.' &&
-         llvm::all_of(name, [](char c) {
-           return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.';
-         });
+  return !name.empty() && name.front() != '.' && llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.';
+  });
 }
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>>
+qtensor::collectPTX(ModuleOp module) {
+  std::vector<std::pair<std::string, std::string>> result;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute attr : binary.getObjectsAttr()) {
+      auto object = dyn_cast<gpu::ObjectAttr>(attr);
+      if (object && object.getFormat() == gpu::CompilationTarget::Assembly)
+        result.emplace_back(binary.getSymName().str(),
+                            object.getObject().getValue().str());
+    }
+  return result;
+}
+
+LogicalResult qtensor::writePTXFiles(ModuleOp module, StringRef dir) {
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    StringRef name = binary.getSymName();
+    if (!isSafeFileStem(name))
+      return binary.emitError("kernel name '")
+             << name << "' is not a safe file name for ptx-dir";
+  }
+  for (const auto &[name, ptx] : collectPTX(module)) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, name + ".ptx");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+    if (!ec) {
+      out << ptx;
+      out.close();
+      ec = out.error();
+    }
+    if (ec)
+      return module.emitError("cannot write '")
+             << path << "': " << ec.message();
+  }
+  return success();
+}
+
+namespace {
 
 struct LowerToPTXPass
     : public qt::impl::QTensorLowerToPTXPassBase<LowerToPTXPass> {
@@ -142,35 +183,8 @@ struct LowerToPTXPass
     qtensor::buildLowerToPTXPipeline(pm, *target);
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
-    if (!ptxDir.empty() && failed(writePTXFiles(module)))
+    if (!ptxDir.empty() && failed(qtensor::writePTXFiles(module, ptxDir)))
       return signalPassFailure();
-  }
-
-  LogicalResult writePTXFiles(ModuleOp module) {
-    for (auto binary : module.getOps<gpu::BinaryOp>()) {
-      StringRef name = binary.getSymName();
-      if (!isSafeFileStem(name))
-        return binary.emitError("kernel name '")
-               << name << "' is not a safe file name for ptx-dir";
-      for (Attribute attr : binary.getObjectsAttr()) {
-        auto object = dyn_cast<gpu::ObjectAttr>(attr);
-        if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
-          continue;
-        SmallString<256> path(ptxDir);
-        llvm::sys::path::append(path, name + ".ptx");
-        std::error_code ec;
-        llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-        if (!ec) {
-          out << object.getObject().getValue();
-          out.close();
-          ec = out.error();
-        }
-        if (ec)
-          return binary.emitError("cannot write '")
-                 << path << "': " << ec.message();
-      }
-    }
-    return success();
   }
 };
 

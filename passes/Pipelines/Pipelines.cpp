@@ -2,6 +2,7 @@
 
 #include "qtensor/Pipelines/Pipelines.h"
 
+#include "qtensor/Conversion/Passes.h"
 #include "qtensor/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -36,6 +37,14 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
   select.fallback = options.fallback;
   select.traceFile = options.traceFile;
   pm.addPass(qt::createQTensorSelectLayouts(select));
+
+  if (!options.lower.empty() || !options.ptxDir.empty()) {
+    qt::QTensorInstantiateKernelsPassOptions instantiate;
+    instantiate.target = options.target;
+    instantiate.lower = options.lower.empty() ? "none" : options.lower;
+    instantiate.ptxDir = options.ptxDir;
+    pm.addPass(qt::createQTensorInstantiateKernelsPass(instantiate));
+  }
 }
 
 namespace {
@@ -65,6 +74,14 @@ struct CompilePipelineOptions
   Option<std::string> traceFile{
       *this, "trace-file",
       llvm::cl::desc("Write the dispatch trace as JSON to this file")};
+  Option<std::string> lower{
+      *this, "lower",
+      llvm::cl::desc("Generate the kernel instances: none (in the IR) or "
+                     "ptx (gpu.binary ops holding PTX)")};
+  Option<std::string> ptxDir{
+      *this, "ptx-dir",
+      llvm::cl::desc("With lower=ptx: write <instance>.ptx into this "
+                     "existing directory")};
 
   qtensor::CompileOptions toCompileOptions() const {
     qtensor::CompileOptions options;
@@ -75,6 +92,8 @@ struct CompilePipelineOptions
     options.groupPolicy = groupPolicy;
     options.strategies.assign(strategies.begin(), strategies.end());
     options.traceFile = traceFile;
+    options.lower = lower;
+    options.ptxDir = ptxDir;
     return options;
   }
 };
@@ -88,8 +107,9 @@ void qtensor::registerPipelines() {
       buildCleanupPipeline);
   PassPipelineRegistration<CompilePipelineOptions>(
       "qtensor-compile",
-      "Import, canonicalize, fuse into qtensor.linear, place shards and "
-      "select kernels and layouts",
+      "Import, canonicalize, fuse into qtensor.linear, place shards, "
+      "select kernels and layouts, and with lower=none|ptx generate the "
+      "kernel instances",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         buildCompilePipeline(pm, options.toCompileOptions());
       });

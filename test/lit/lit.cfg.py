@@ -15,7 +15,8 @@ config.substitutions.append(("%qtensor_src", config.qtensor_src_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["qopt", "qtc"], [config.qtensor_tools_dir])
+llvm_config.add_tool_substitutions(["qopt", "qtc", "make-tiny-llama"],
+                                  [config.qtensor_tools_dir])
 
 # The shared corpus of real and adversarial files, beside the checkout.
 corpus = os.path.join(config.qtensor_src_root, "..", "shared", "corpus")

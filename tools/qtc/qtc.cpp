@@ -7,6 +7,11 @@
 
 #include "Inspect.h"
 #include "Kernels.h"
+#include "Run.h"
+#if QTENSOR_QTC_COMPILER
+#include "compile/Compile.h"
+#include "verify/Verify.h"
+#endif
 
 #include <exception>
 #include <iostream>
@@ -22,6 +27,12 @@ const char *kUsage =
     "      print its inventory, metadata and verdict\n"
     "  kernels [--json]\n"
     "      list the kernel capability registry (layouts, repacks, kernels)\n"
+    "  run DIR [--op NAME] [--input FILE] [--tokens T] [--backend ...] [--json]\n"
+    "      load an artifact (verify, admit, materialize) and run its linears\n"
+    "  compile INPUT --target sm_80|sm_90|host -o DIR [--quant ...] [--tp N]\n"
+    "      quantize a checkpoint, select kernels and write a verified artifact\n"
+    "  verify DIR [--json]\n"
+    "      run the parity ladder (L0-L3, L5) on an artifact\n"
     "run 'qtc COMMAND --help' for a command's options\n";
 } // namespace
 
@@ -49,6 +60,21 @@ static int run(int argc, char **argv) {
     return qtensor::qtc::runInspect(args);
   if (command == "kernels")
     return qtensor::qtc::runKernels(args);
+  if (command == "run")
+    return qtensor::qtc::runRun(args);
+#if QTENSOR_QTC_COMPILER
+  if (command == "compile")
+    return qtensor::qtc::runCompile(args);
+  if (command == "verify")
+    return qtensor::qtc::runVerify(args);
+#else
+  if (command == "compile" || command == "verify") {
+    std::cerr << "qtc: '" << command
+              << "' needs the compiler; this qtc was built with "
+                 "QTENSOR_ENABLE_MLIR=OFF\n";
+    return 2;
+  }
+#endif
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kUsage;
     return 0;

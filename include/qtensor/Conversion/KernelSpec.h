@@ -2,11 +2,12 @@
 //
 // The static configuration the kernel generators specialize a quantized
 // linear kernel for (seed M8.9 0x07A): family, code width, symmetry, group
-// size, activation dtype, rows T, the weight shape [N, K] and the split-K
-// factor. A spec has a one-line text form used by pass options and a
-// canonical kernel name used for symbols and `.ptx` file names. Validation
-// happens here, before any IR is built, so that bad options get a sentence
-// rather than a crash in the NVPTX backend.
+// size, activation, scale and output dtypes, the bias epilogue, rows T
+// (static, or dynamic: one instance for every T of its phase), the weight
+// shape [N, K] and the split-K factor. A spec has a one-line text form used
+// by pass options and a canonical kernel name used for symbols and `.ptx`
+// file names. Validation happens here, before any IR is built, so that bad
+// options get a sentence rather than a crash in the NVPTX backend.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_CONVERSION_KERNELSPEC_H
@@ -16,6 +17,7 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,7 +28,13 @@ enum class KernelFamily : uint8_t {
   PrefillMma, ///< tensor-core GEMM: mma.sync m16n8k16, cp.async staging
 };
 
+/// Activation and scale element types (16-bit floats).
 enum class ActivationType : uint8_t { F16, BF16 };
+/// Output (and bias) element types: the linear's result type.
+enum class OutputType : uint8_t { F16, BF16, F32 };
+
+/// `rows` of a spec whose T is a dynamic dimension of x and y.
+constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
@@ -34,11 +42,18 @@ struct QuantKernelSpec {
   bool symmetric = true;  ///< signed codes, no zero-points
   int64_t groupSize = 128; ///< 32, 64, 128, or 0 for per-channel (G = K)
   ActivationType activation = ActivationType::F16;
-  int64_t rows = 1;  ///< T
+  /// Scale dtype; unset means the activation's (a bf16 model may well
+  /// carry f16 scales, so the two are independent).
+  std::optional<ActivationType> scale;
+  OutputType output = OutputType::F32;
+  bool bias = false; ///< y += b[n], b: [N] in the output dtype
+  int64_t rows = 1;  ///< T, or kDynamicRows
   int64_t n = 0;     ///< output features (weight rows)
   int64_t k = 0;     ///< input features (weight columns)
   int64_t splitK = 1;
 
+  ActivationType scaleType() const { return scale.value_or(activation); }
+  bool dynamicRows() const { return rows == kDynamicRows; }
   /// The group size the kernel indexes with: K for per-channel.
   int64_t effectiveGroupSize() const { return groupSize == 0 ? k : groupSize; }
   int64_t groupsPerRow() const;
@@ -46,17 +61,29 @@ struct QuantKernelSpec {
   int64_t chunkCodes() const { return 128 / bits; }
   /// The kernel-native layout this kernel reads its codes in.
   KernelLayoutSpec layout() const;
-  /// e.g. qt_decode_gemv_w4sym_g128_f16_t4_n4096_k4096_s1
+  /// e.g. qt_decode_gemv_w4sym_g128_f16_t4_n4096_k4096_s1, with suffixes
+  /// for what differs from the defaults: `_scbf16` (scale dtype other than
+  /// the activation's), `_of16` / `_obf16` (output other than f32),
+  /// `_bias`; `tdyn` for dynamic T.
   std::string name() const;
 };
+
+/// "f16", "bf16", "f32".
+const char *toString(ActivationType type);
+const char *toString(OutputType type);
 
 /// Threads per block and output rows per block of the decode kernel: one
 /// warp per output feature.
 constexpr int64_t kDecodeWarpsPerBlock = 4;
 constexpr int64_t kWarpSize = 32;
 
-/// Parses `family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK[:sS]`, e.g.
-/// `decode_gemv:w4:g128:sym:f16:t4:n4096:k4096:s2`, and validates it.
+/// Parses `family:wB:gG|gch:sym|asym:f16|bf16:tT|tdyn:nN:kK[:OPT]...` with
+/// OPT one of `sS` (split-K), `scf16|scbf16` (scale dtype), `of16|obf16|of32`
+/// (output dtype, default f32), `bias`; e.g.
+/// `decode_gemv:w4:g128:sym:bf16:tdyn:n4096:k4096:scf16:obf16:bias`. Each
+/// option at most once. `prefill_mma` specs may leave T out
+/// (`prefill_mma:w4:g128:sym:f16:n4096:k4096:of16`), which means tdyn.
+/// Validates the result.
 Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text);
 
 /// Checks the limits of the generated kernels; the message names the field.

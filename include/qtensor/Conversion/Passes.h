@@ -11,6 +11,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir {
 class ModuleOp;
@@ -51,6 +53,15 @@ void buildLowerToPTXPipeline(mlir::OpPassManager &pm, const PTXTarget &target);
 /// Lowers host kernels (func.func on memrefs with scf/vector/arith/math) to
 /// the LLVM dialect, ready for mlir::ExecutionEngine or mlir-translate.
 void buildLowerKernelsToHostPipeline(mlir::OpPassManager &pm);
+
+/// The PTX text of each gpu.binary of `module` (after the PTX pipeline),
+/// as (binary name, PTX) pairs in module order.
+std::vector<std::pair<std::string, std::string>>
+collectPTX(mlir::ModuleOp module);
+
+/// Writes each gpu.binary's PTX to `<dir>/<binary name>.ptx`; a name that
+/// is not a safe file stem or an unwritable file is an error on the module.
+mlir::LogicalResult writePTXFiles(mlir::ModuleOp module, llvm::StringRef dir);
 
 } // namespace qtensor
 

@@ -12,7 +12,7 @@ include "mlir/Pass/PassBase.td"
 
 def QTensorGenerateKernelsPass
     : Pass<"qtensor-generate-kernels", "::mlir::ModuleOp"> {
-  let summary = "Build quantized linear kernels with gpu/vector/arith/memref/scf";
+  let summary = "Build quantized linear kernels with gpu/nvgpu/vector/arith/memref/scf";
   let description = [{
     Appends one kernel per entry of `kernels` to the module. Each entry is a
     kernel spec `family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK[:sS]`, e.g.
@@ -31,6 +31,11 @@ def QTensorGenerateKernelsPass
     }
     ```
 
+    `prefill_mma` specs build the tensor-core GEMM (cp.async double
+    buffering, ldmatrix, mma.sync m16n8k16; see docs/codegen.md) and may
+    leave T out: `prefill_mma:w4:g128:asym:f16:n4096:k4096:of16` serves any
+    T. Its device code also uses the nvgpu, NVVM and LLVM dialects.
+
     A malformed spec, an unsupported variant or a duplicate kernel is an
     error naming the spec; nothing is built then.
   }];
@@ -42,8 +47,9 @@ def QTensorGenerateKernelsPass
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
 }
@@ -81,6 +87,53 @@ def QTensorLowerToPTXPass : Pass<"qtensor-lower-to-ptx", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
+def QTensorInstantiateKernelsPass
+    : Pass<"qtensor-instantiate-kernels", "::mlir::ModuleOp"> {
+  let summary = "Generate the kernel instances the dispatched linears need";
+  let description = [{
+    Derives, from each `qtensor.linear`'s `qtensor.dispatch` (the registry
+    kernel of each phase) and `qtensor.placement` (each rank's local N and
+    K), one kernel instance per distinct (kernel, local shape, code width
+    and sign, group, activation, scale and output dtypes, bias), so
+    identical linears share an instance (include/qtensor/Conversion/
+    KernelInstances.h, the same derivation `qtc compile` uses). Each native
+    instance is generated with its family's builder: for `target=sm_80` or
+    `sm_90` a `gpu.module` holding one kernel per entry point, for
+    `target=host` C-interface `func.func`s. The full-dequant fallback needs
+    no code. Every linear gets `qtensor.kernels`, the instance of each
+    stored slice per phase:
+
+    ```mlir
+    %y = qtensor.linear %x, %w accumulate(f32) {qtensor.dispatch = ...,
+        qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16"]}}
+    ```
+
+    With `lower=ptx` the gpu.modules are then lowered to `gpu.binary` ops
+    holding PTX (as qtensor-lower-to-ptx does) and, with `ptx-dir`, written
+    to `<ptx-dir>/<instance>.ptx`. A dispatch for another target, an
+    unknown kernel, a kernel no builder generates or a signature outside
+    the generated kernels' limits is an error naming the linear and kernel.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90\"",
+           "sm_80, sm_90 (gpu.module kernels) or host (func.func); must be "
+           "the target the dispatch was selected for">,
+    Option<"lower", "lower", "std::string", /*default=*/"\"none\"",
+           "none (leave the kernels in the IR) or ptx (lower them to "
+           "gpu.binary ops holding PTX; sm_80 and sm_90 only)">,
+    Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"\"\"",
+           "With lower=ptx: also write <instance>.ptx into this existing "
+           "directory">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -26,12 +26,18 @@ struct CompileOptions {
   std::string groupPolicy = "error"; ///< error | align | replicate-boundary | repack
   std::vector<std::string> strategies; ///< PATTERN:column|row|replicate
   std::string traceFile;            ///< dispatch trace JSON, when not empty
+  /// After select-layouts, generate the kernel instances the linears need
+  /// (qtensor-instantiate-kernels): "" skips it, "none" leaves them in the
+  /// IR, "ptx" lowers them to gpu.binary ops holding PTX.
+  std::string lower;
+  std::string ptxDir; ///< with lower=ptx: write <instance>.ptx here
 };
 
 /// The compiler's middle, in the order of DESIGN.md: import upstream quant
 /// and raw arith dequantization, canonicalize, fuse dequantize->matmul into
 /// qtensor.linear, place shards over `tp` ranks, then select layouts and
-/// kernels (placement first: a rank's slice is packed for its kernel).
+/// kernels (placement first: a rank's slice is packed for its kernel), and
+/// with `lower` set, generate the kernel instances.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 

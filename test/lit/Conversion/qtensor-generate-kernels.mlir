@@ -8,6 +8,12 @@
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64:s3" 2>&1 | FileCheck %s --check-prefix=BADSPLIT
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_70 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADTARGET
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64,decode_gemv:w4:g32:sym:f16:t1:n8:k64" 2>&1 | FileCheck %s --check-prefix=DUP
+// RUN: qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w8:g32:asym:bf16:tdyn:n6:k64:scf16:of16:bias" | FileCheck %s --check-prefix=DYN
+// RUN: qopt %s --qtensor-generate-kernels="target=host kernels=decode_gemv:w4:g64:sym:f16:tdyn:n6:k64:obf16" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=DYNLLVM
+// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k256:s2:of16" 2>&1 | FileCheck %s --check-prefix=SPLIT16
+// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64:bias:bias" 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64:of8" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t0:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADT
 
 // The decode GEMV is built from upstream dialects only. W4, T = 2, K = 196:
 // 7 chunks of 32 codes (28 words) per row, the last one a tail of 4 codes
@@ -16,7 +22,7 @@
 // W4: module attributes {gpu.container_module}
 // W4: gpu.module @qt_decode_gemv_w4sym_g128_f16_t2_n8_k196_s1
 // W4: gpu.func @qt_decode_gemv_w4sym_g128_f16_t2_n8_k196_s1(%{{.*}}: memref<2x196xf16>, %{{.*}}: memref<8x28xi32>, %{{.*}}: memref<8x2xf16>, %{{.*}}: memref<2x8xf32>) kernel
-// W4-SAME: known_block_size = array<i32: 128, 1, 1>
+// W4-NOT: known_block_size
 // W4: scf.for
 // W4: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x28xi32>, vector<4xi32>
 // W4: vector.shuffle
@@ -59,6 +65,41 @@
 // LLVM: llvm.intr.masked.load
 // LLVM: llvm.func @_mlir_ciface_qt_decode_gemv_w4asym_gch_f16_t3_n5_k40_s1(
 // LLVM-NOT: unrealized_conversion_cast
+
+// Dynamic T: one entry per T bucket, T read from x; rows of a bucket that
+// may not exist (T = 3 in the [3, 4] entry) read row T - 1 and are stored
+// only when t < T. Scales are f16 for bf16 activations; the bias is added in
+// f32 and the sum rounded once to the f16 output.
+// DYN: gpu.module @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias {
+// DYN: gpu.func @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias_t1(%{{.*}}: memref<?x64xbf16>, %{{.*}}: memref<6x16xi32>, %{{.*}}: memref<6x2xf16>, %{{.*}}: memref<6x2xi8>, %[[B1:.*]]: memref<6xf16>, %[[Y1:.*]]: memref<?x6xf16>) kernel
+// DYN: %[[T1:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x64xbf16>
+// DYN: %[[BIAS1:.*]] = memref.load %[[B1]][%{{.*}}] : memref<6xf16>
+// DYN: %[[BIASF:.*]] = arith.extf %[[BIAS1]] : f16 to f32
+// DYN: %[[SUM:.*]] = arith.addf %{{.*}}, %[[BIASF]] : f32
+// DYN: %[[OUT:.*]] = arith.truncf %[[SUM]] : f32 to f16
+// DYN: memref.store %[[OUT]], %[[Y1]][%{{.*}}, %{{.*}}] : memref<?x6xf16>
+// DYN: gpu.func @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias_t2(
+// DYN: gpu.func @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias_t4(
+// DYN: %[[T4:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x64xbf16>
+// DYN: %[[FROM3:.*]] = arith.subi %[[T4]], %c3{{.*}} : index
+// DYN: arith.cmpi ule, %[[FROM3]], %c1{{.*}} : index
+// DYN: %[[LAST:.*]] = arith.subi %[[T4]], %c1{{.*}} : index
+// DYN: arith.minui %c3{{.*}}, %[[LAST]] : index
+// DYN: %[[ROW3:.*]] = arith.cmpi ult, %c3{{.*}}, %[[T4]] : index
+// DYN: scf.if %[[ROW3]] {
+// DYN: gpu.func @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias_t8(
+// DYN: gpu.func @qt_decode_gemv_w8asym_g32_bf16_tdyn_n6_k64_s1_scf16_of16_bias_t16(
+// DYN-NOT: gpu.func
+
+// DYNLLVM: llvm.func @_mlir_ciface_qt_decode_gemv_w4sym_g64_f16_tdyn_n6_k64_s1_obf16_t1(
+// DYNLLVM: llvm.func @_mlir_ciface_qt_decode_gemv_w4sym_g64_f16_tdyn_n6_k64_s1_obf16_t16(
+// DYNLLVM-NOT: arith.truncf
+// DYNLLVM-NOT: llvm.fptrunc {{.*}} to bf16
+
+// SPLIT16: split-K 2 needs an f32 output (partial sums are added atomically), got f16
+// TWICE: kernel spec 'decode_gemv:w4:g32:sym:f16:t1:n8:k64:bias:bias': option 'bias' given twice
+// BADOPT: kernel spec 'decode_gemv:w4:g32:sym:f16:t1:n8:k64:of8': unknown option 'of8'
+// BADT: kernel spec 'decode_gemv:w4:g32:sym:f16:t0:n8:k64': bad rows 't0'
 
 // BADWIDTH: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w3:g128:sym:f16:t1:n8:k64': code width must be 4 or 8 bits, got 3
 // BADGROUP: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w4:g96:sym:f16:t1:n8:k64': group size must be 32, 64, 128 or per-channel, got 96

@@ -26,7 +26,8 @@
 // PTX90: .version 7.8
 // PTX90-NEXT: .target sm_90
 // PTX90: .visible .entry qt_decode_gemv_w4sym_g128_f16_t4_n256_k4096_s1(
-// PTX90: .maxntid 128, 1, 1
+// No .maxntid: under it ptxas caps some entries at 72 registers and spills.
+// PTX90-NOT: .maxntid
 // Codes and (16-byte aligned, K % 8 == 0) activations in 128-bit loads.
 // PTX90: ld.global.v4.b32
 // PTX90: fma.rn.f32

@@ -2,8 +2,11 @@
 """Static gates for generated PTX (issue 5): for every <kernel>.ptx in a
 directory, ptxas must accept it for the given arch, `ptxas -v` must report 0
 bytes of spill stores and loads, code must be loaded with 128-bit vector loads
-(ld.global[.nc].v4), and prefill kernels must contain mma.sync. Prints one
-GATE line per kernel with the measured numbers; exits 1 if any gate fails.
+(ld.global[.nc].v4), and prefill kernels must contain mma.sync, ldmatrix
+and cp.async (counted per file, printed after mma=). Prints one
+GATE line per kernel entry point (a file may hold several, e.g. the T buckets
+of a dynamic-T decode GEMV) with the measured numbers; exits 1 if any gate
+fails.
 
 usage: ptxas_gate.py PTXAS ARCH DIR
 """
@@ -30,25 +33,40 @@ def main():
             print("FAIL %s: ptxas rejected it:\n%s" % (kernel, report))
             failed = True
             continue
-        regs = re.search(r"Used (\d+) registers", report)
-        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
-        if not regs or not spill:
-            print("FAIL %s: no register/spill line in ptxas -v output:\n%s" % (kernel, report))
+        # ptxas -v reports each entry function in its own block.
+        blocks = re.split(r"Compiling entry function '([^']+)'", report)[1:]
+        entries = list(zip(blocks[0::2], blocks[1::2]))
+        if not entries:
+            print("FAIL %s: no entry function in ptxas -v output:\n%s" % (kernel, report))
             failed = True
             continue
         v4 = len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", text))
         mma = len(re.findall(r"mma\.sync", text))
-        stores, loads = int(spill.group(1)), int(spill.group(2))
-        print("GATE %s arch=%s regs=%s spill-stores=%d spill-loads=%d v4-loads=%d mma=%d"
-              % (kernel, arch, regs.group(1), stores, loads, v4, mma))
-        if stores or loads:
-            print("FAIL %s: spills" % kernel)
-            failed = True
+        ldmatrix = len(re.findall(r"ldmatrix\.sync", text))
+        cp_async = len(re.findall(r"cp\.async\.c[ag]\.shared\.global", text))
+        for entry, block in entries:
+            regs = re.search(r"Used (\d+) registers", block)
+            spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
+            if not regs or not spill:
+                print("FAIL %s: no register/spill line in ptxas -v output:\n%s" % (entry, block))
+                failed = True
+                continue
+            stores, loads = int(spill.group(1)), int(spill.group(2))
+            print("GATE %s arch=%s regs=%s spill-stores=%d spill-loads=%d v4-loads=%d mma=%d"
+                  " ldmatrix=%d cp-async=%d"
+                  % (entry, arch, regs.group(1), stores, loads, v4, mma, ldmatrix,
+                     cp_async))
+            if stores or loads:
+                print("FAIL %s: spills" % entry)
+                failed = True
         if v4 == 0:
             print("FAIL %s: no 128-bit ld.global.v4 load" % kernel)
             failed = True
         if "prefill_mma" in kernel and mma == 0:
             print("FAIL %s: prefill kernel without mma.sync" % kernel)
+            failed = True
+        if "prefill_mma" in kernel and (ldmatrix == 0 or cp_async == 0):
+            print("FAIL %s: prefill kernel without ldmatrix or cp.async" % kernel)
             failed = True
     sys.exit(1 if failed else 0)
 

@@ -173,19 +173,20 @@ func.func @row_parallel_admitted_on_every_rank(%x: tensor<?x1024xf16>) -> tensor
 
 // -----
 
-// Only rank 3 of a row-parallel placement misses the K tile: the rejection
-// names the rank. Nothing else admits it and the fallback is forbidden.
+// Only rank 3 of a row-parallel placement misses the tensor-core GEMM's K
+// tile (K % 8: X is staged in 16-byte copies): the rejection names the
+// rank. The GEMV takes any K but not T = 32, and the fallback is forbidden.
 #W4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>
-func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<1x4160xf16>) -> tensor<1x256xf16> {
-  %w = qtensor.weight "model.layers.3.mlp.down_proj" : !qtensor.tensor<256x4160xf16, #W4>
-  // expected-error @+6 {{no kernel admits 'model.layers.3.mlp.down_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
-  // expected-note @+5 {{affine_gemv_decode_sm80: local K 1088 not a multiple of tile 128 on rank 3}}
-  // expected-note @+4 {{affine_mma_prefill_sm80: local K 1088 not a multiple of tile 128 on rank 3}}
-  // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; local K 1088 not a multiple of tile 128 on rank 3}}
-  // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1088 not a multiple of tile 128 on rank 3}}
+func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tensor<32x256xf16> {
+  %w = qtensor.weight "model.layers.3.mlp.down_proj" : !qtensor.tensor<256x4100xf16, #W4>
+  // expected-error @+6 {{no kernel admits 'model.layers.3.mlp.down_proj' for prefill (T = 32) on sm_90 with fallback=forbid}}
+  // expected-note @+5 {{affine_gemv_decode_sm80: T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+4 {{affine_mma_prefill_sm80: local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1028 not a multiple of tile 8 on rank 3}}
   // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
-  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 4, dim = 1, bounds = [0, 1024, 2048, 3072, 4160], group_policy = align, qparams = [0, 16, 16, 32, 32, 48, 48, 65]>} : tensor<1x4160xf16>, !qtensor.tensor<256x4160xf16, #W4> -> tensor<1x256xf16>
-  return %y : tensor<1x256xf16>
+  %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 4, dim = 1, bounds = [0, 1024, 2048, 3072, 4100], group_policy = align, qparams = [0, 16, 16, 32, 32, 48, 48, 65]>} : tensor<32x4100xf16>, !qtensor.tensor<256x4100xf16, #W4> -> tensor<32x256xf16>
+  return %y : tensor<32x256xf16>
 }
 
 // -----

@@ -239,10 +239,29 @@ TEST(Admission, Dtypes) {
   sig.accumulator = FloatType::F16;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
             Reasons{"accumulator f16 not in {f32}"});
+  // The GEMV writes f32 too (split-K needs it); a kernel that does not
+  // names its outputs.
   sig = w4g128();
   sig.output = FloatType::F32;
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  KernelCapability narrow = kernel(kGemv);
+  narrow.outputs = {FloatType::F16, FloatType::BF16};
+  EXPECT_EQ(admit(registry(), narrow, sig, decode(), target("sm_90"),
+                  FallbackPolicy::Forbid)
+                .reasons,
             Reasons{"output f32 not in {f16, bf16}"});
+}
+
+TEST(Admission, ScaleDtypeIsIndependentOfTheActivation) {
+  // A bf16 model quantized with f16 scales (what qtc compile writes).
+  OpSignature sig = w4g128();
+  sig.activation = FloatType::BF16;
+  sig.output = FloatType::BF16;
+  sig.descriptor.scaleType = FloatType::F16;
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  sig.descriptor.scaleType = FloatType::BF16;
+  sig.activation = FloatType::F16;
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
 }
 
 TEST(Admission, EpilogueAndTopology) {
@@ -260,11 +279,36 @@ TEST(Admission, EpilogueAndTopology) {
                      "topology row not in {single, column}"}));
 }
 
+/// A GEMV that wants K in whole 128-code tiles: the tile clause in
+/// isolation (the built-in GEMV takes any N and K).
+KernelCapability tiledGemv() {
+  KernelCapability k = kernel(kGemv);
+  k.tileN = 1;
+  k.tileK = 128;
+  return k;
+}
+
+Verdict admitTiled(const OpSignature &sig) {
+  return admit(registry(), tiledGemv(), sig, decode(), target("sm_90"),
+               FallbackPolicy::Forbid);
+}
+
 TEST(Admission, TileMultiplesOfTheWholeWeight) {
-  EXPECT_EQ(reasons(admitOn(kMma, w4g128(4100, 4096), prefill())),
+  KernelCapability mma = kernel(kMma);
+  mma.tileN = 64;
+  EXPECT_EQ(admit(registry(), mma, w4g128(4100, 4096), prefill(),
+                  target("sm_90"), FallbackPolicy::Forbid)
+                .reasons,
             Reasons{"N 4100 not a multiple of tile 64"});
-  EXPECT_EQ(reasons(admitOn(kGemv, w4g128(4100, 4096 + 64))),
+  EXPECT_EQ(reasons(admitTiled(w4g128(4100, 4096 + 64))),
             Reasons{"K 4160 not a multiple of tile 128"});
+}
+
+TEST(Admission, TheGemvTakesAnyShape) {
+  // N and K tails are the kernel's business: a guard and a masked load.
+  EXPECT_TRUE(admitOn(kGemv, w4g128(4100, 4096 + 64)).accepted());
+  EXPECT_TRUE(admitOn(kGemv, w4g128(37, 300)).accepted());
+  EXPECT_TRUE(admitOn(kHostGemv, w4g128(6, 77), decode(), "host").accepted());
 }
 
 TEST(Admission, TileMultiplesPerRank) {
@@ -276,7 +320,7 @@ TEST(Admission, TileMultiplesPerRank) {
                {0, 4096, 1024, 1024},
                {0, 4096, 2048, 1024},
                {0, 4096, 3072, 1088}};
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  EXPECT_EQ(reasons(admitTiled(sig)),
             Reasons{"local K 1088 not a multiple of tile 128 on rank 3"});
   // tp=4 row-parallel down_proj (K = 11008) cut evenly: every rank misses.
   sig = w4g128(4096, 11008);
@@ -285,7 +329,7 @@ TEST(Admission, TileMultiplesPerRank) {
   sig.ranks.clear();
   for (int64_t r = 0; r < 4; ++r)
     sig.ranks.push_back({0, 4096, 2752 * r, 2752});
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  EXPECT_EQ(reasons(admitTiled(sig)),
             Reasons{"local K 2752 not a multiple of tile 128 on rank 0 (and "
                     "3 more ranks)"});
 }
@@ -311,17 +355,17 @@ TEST(Admission, GroupAlignmentOfRowSlices) {
 }
 
 TEST(Admission, EveryFailingClauseIsReported) {
-  OpSignature sig = w4g128(4100, 4096);
+  OpSignature sig = w4g128(4096, 4100);
   sig.descriptor.groupSize = 96;
   sig.activation = FloatType::F32;
   Verdict v = admitOn(kMma, sig, prefill(), "host");
   EXPECT_EQ(v.reasons, (Reasons{"needs sm_80, target is host",
                                 "group size 96 not in {32, 64, 128}",
                                 "activation f32 not in {f16, bf16}",
-                                "N 4100 not a multiple of tile 64"}));
+                                "K 4100 not a multiple of tile 8"}));
   EXPECT_EQ(v.reason(), "needs sm_80, target is host; group size 96 not in "
                         "{32, 64, 128}; activation f32 not in {f16, bf16}; "
-                        "N 4100 not a multiple of tile 64");
+                        "K 4100 not a multiple of tile 8");
 }
 
 TEST(Admission, RequestIsDescribedInFull) {

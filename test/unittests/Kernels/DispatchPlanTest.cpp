@@ -133,11 +133,9 @@ TEST(DispatchPlan, AllowTakesTheFallback) {
 }
 
 TEST(DispatchPlan, SharedLayoutLeavesAPhaseToTheFallback) {
-  // Column-parallel over 2 ranks with local N = 2080: the GEMV takes any N,
-  // the mma needs N % 64. The decode layout wins; prefill falls back.
-  OpSignature sig = w4(128, 4160, 4096);
-  sig.topology = Topology::Column;
-  sig.ranks = {{0, 2080, 0, 4096}, {2080, 2080, 0, 4096}};
+  // K = 4100: the GEMV takes any K, the mma needs K % 8 (16-byte cp.async
+  // copies of X). The decode layout wins; prefill falls back.
+  OpSignature sig = w4(128, 4096, 4100);
   DispatchPlan plan = planDispatch(
       builtin(), sig,
       query("sm_90", {Phase::Decode, Phase::Prefill}, FallbackPolicy::Allow));
@@ -146,8 +144,7 @@ TEST(DispatchPlan, SharedLayoutLeavesAPhaseToTheFallback) {
   EXPECT_TRUE(plan.phases[1].fallback);
   EXPECT_EQ(plan.layout, kGemvLayout);
   EXPECT_EQ(candidate(plan.phases[1], "affine_mma_prefill_sm80").reason,
-            "local N 2080 not a multiple of tile 64 on rank 0 (and 1 more "
-            "rank)");
+            "K 4100 not a multiple of tile 8");
   EXPECT_EQ(plan.resolution,
             "one layout; the other phase has no kernel reading it");
 }

@@ -22,7 +22,9 @@
 #include "qtensor/InitAll.h"
 #include "qtensor/Pipelines/Pipelines.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,7 +32,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -220,6 +225,7 @@ int runCompile(const std::vector<std::string> &args) {
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // messages name the tensor instead
   context.loadAllAvailableDialects();
   std::vector<GraphLinear> graphLinears;
   for (size_t i = 0; i < weights.size(); ++i)
@@ -245,7 +251,12 @@ int runCompile(const std::vector<std::string> &args) {
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
       if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
         return mlir::success(); // the trace file has the details
-      os << d.getLocation() << ": " << d << "\n";
+      // Weight ops are located by their tensor's name (GraphBuilder).
+      if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
+        os << name.getName().strref() << ": ";
+      else
+        os << d.getLocation() << ": ";
+      os << d << "\n";
       for (const mlir::Diagnostic &note : d.getNotes())
         os << "  note: " << note << "\n";
       return mlir::success();
@@ -332,6 +343,17 @@ int runCompile(const std::vector<std::string> &args) {
   if (!republished)
     return fail(o, "verify", republished.message());
   progress.finish(ladder.ok ? "every level passed" : "FAILED");
+  if (!ladder.ok) {
+    // A model that fails its own parity ladder must not stay loadable: the
+    // manifest (the root of reachability) is moved aside, with the report
+    // that says why still listed in it.
+    std::string manifest = o.output + "/manifest.json";
+    std::string rejected = o.output + "/manifest.rejected.json";
+    if (std::rename(manifest.c_str(), rejected.c_str()) != 0)
+      return fail(o, "verify",
+                  "the artifact failed verification and " + manifest +
+                      " could not be withdrawn: " + std::strerror(errno));
+  }
 
   nlohmann::ordered_json result;
   result["ok"] = ladder.ok;
@@ -352,6 +374,10 @@ int runCompile(const std::vector<std::string> &args) {
       std::cout << "  " << l.level << " " << l.name << ": "
                 << (l.ok ? "ok" : "FAILED") << " - " << l.detail << "\n";
   }
+  if (!ladder.ok && !o.json)
+    std::cerr << "qtc compile: error: the artifact failed its parity ladder; "
+                 "its manifest was withdrawn to "
+              << o.output << "/manifest.rejected.json\n";
   return ladder.ok ? 0 : 1;
 }
 

@@ -36,11 +36,15 @@ def QTensor_Dialect : Dialect {
   // Set by qtensor-select-layouts: `dispatch` on qtensor.linear, `prepacked`
   // on a qtensor.weight the exporter packs into its kernel layout; checked
   // by verifyDispatchOpAttribute (QTensorDispatch.cpp).
+  // Set by qtensor-instantiate-kernels: `kernels` on qtensor.linear maps
+  // each dispatched phase to the kernel instance of every stored slice,
+  // {decode = ["<instance>", ...], prefill = [...]}.
   let discardableAttrs = (ins
     "::mlir::qt::PlacementAttr":$placement,
     "::mlir::UnitAttr":$reverify,
     "::mlir::qt::DispatchAttr":$dispatch,
-    "::mlir::UnitAttr":$prepacked
+    "::mlir::UnitAttr":$prepacked,
+    "::mlir::DictionaryAttr":$kernels
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

@@ -1,0 +1,105 @@
+//===- ArtifactLoadBench.cpp - Loading a compiled artifact ----------------===//
+//
+// Three ways to get a compiled artifact into memory, in the same run:
+//   PlainRead   read() every file the manifest lists (no checks at all): the
+//               baseline a naive loader pays;
+//   OpenVerify  openArtifact: bounded manifest parse, every file's size and
+//               SHA-256, every shard's header and inventory, mapped;
+//   LoadModel   the runtime's whole load order for the host backend
+//               (docs/runtime.md): open and verify, plan and re-admit
+//               kernels, load kernels-host.so, materialize (no warmup).
+// The artifact comes from QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load
+// compiles one); the page cache is warm for all three.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Formats/Artifact.h"
+#include "qtensor/Runtime/Loader.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+const char *artifactDir() { return std::getenv("QTENSOR_BENCH_ARTIFACT"); }
+
+void BM_PlainRead(benchmark::State &state) {
+  const char *dir = artifactDir();
+  if (!dir) {
+    state.SkipWithError("set QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load)");
+    return;
+  }
+  auto a = qtensor::artifact::openArtifact(dir);
+  if (!a) {
+    state.SkipWithError(a.message().c_str());
+    return;
+  }
+  std::vector<std::string> paths;
+  for (const auto &f : a->manifest().files)
+    paths.push_back(std::string(dir) + "/" + f.path);
+  std::vector<char> buffer;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    bytes = 0;
+    for (const std::string &p : paths) {
+      int fd = ::open(p.c_str(), O_RDONLY);
+      if (fd < 0) {
+        state.SkipWithError(("cannot open " + p).c_str());
+        return;
+      }
+      off_t size = ::lseek(fd, 0, SEEK_END);
+      buffer.resize(static_cast<size_t>(size));
+      ssize_t got = ::pread(fd, buffer.data(), buffer.size(), 0);
+      ::close(fd);
+      bytes += got > 0 ? static_cast<uint64_t>(got) : 0;
+      benchmark::DoNotOptimize(buffer.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+}
+
+void BM_OpenVerify(benchmark::State &state) {
+  const char *dir = artifactDir();
+  if (!dir) {
+    state.SkipWithError("set QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load)");
+    return;
+  }
+  for (auto _ : state) {
+    auto a = qtensor::artifact::openArtifact(dir);
+    if (!a) {
+      state.SkipWithError(a.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(a->manifest().files.size());
+  }
+}
+
+void BM_LoadModel(benchmark::State &state) {
+  const char *dir = artifactDir();
+  if (!dir) {
+    state.SkipWithError("set QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load)");
+    return;
+  }
+  qtensor::runtime::LoadOptions options;
+  options.backend = qtensor::runtime::BackendChoice::Host;
+  options.warmup = false;
+  for (auto _ : state) {
+    auto model = qtensor::runtime::loadModel(dir, options);
+    if (!model) {
+      state.SkipWithError(model.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(model->get());
+  }
+}
+
+} // namespace
+
+BENCHMARK(BM_PlainRead)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OpenVerify)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoadModel)->Unit(benchmark::kMillisecond);

@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""GPU check of the generated kernels (issue 5, item 4): the dynamic-T decode
+GEMV and the prefill tensor-core GEMM, called exactly as docs/kernel-abi.md
+says the runtime calls them.
+
+Three steps, so the PTX is built where qopt is and run where the GPU is:
+
+  prepare OUT     (CPU, in the lit suite) qopt generates each instance and
+                  lowers it to sm_90 PTX (OUT/<instance>.ptx); the script
+                  checks every entry's .entry symbol and parameter count in
+                  the PTX against the ABI and writes OUT/plan.json (entries
+                  and their T ranges, arguments, launch geometry).
+  selfcheck       (CPU, pure Python, in the lit suite) the Python packers
+                  against hand-checked words and against the layouts' defining
+                  read rules (plain bit stream; mma.sync B fragments).
+  run OUT --results DIR
+                  (H100/H200 with torch and cupy) for each instance: random
+                  W4 weights quantized and packed in Python, the PTX loaded
+                  with cupy.RawModule, parity against a float64 torch
+                  evaluation of x W_hat^T with the kernel's error bound as the
+                  tolerance, timing of decode (T = 1, 4, 16) and prefill
+                  (T = 512, 2048) against torch fp16 F.linear (cuBLAS) on the
+                  dequantized weight, and the device copy bandwidth (cupy
+                  memcpy). Writes DIR/gpu-check-<date>.md and .json.
+
+  python3 bench/gpu/gpu_check.py prepare /tmp/qt-gpu --qopt build/bin/qopt
+  python3 bench/gpu/gpu_check.py run /tmp/qt-gpu --results docs/benchmarks
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SHAPES = (4096, 8192, 16384)  # N = K
+BITS, GROUP, SYMMETRIC, ACT, OUT_DTYPE = 4, 128, True, "f16", "f16"
+DECODE_T = (1, 4, 16)
+PREFILL_T = (512, 2048)
+
+# --- ABI (docs/kernel-abi.md, include/qtensor/Conversion/KernelBuilders.h) --
+
+DECODE_WARPS_PER_BLOCK = 4
+DECODE_BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16))  # symbol suffix _t<max>
+PREFILL_ROWS_PER_BLOCK, PREFILL_COLS_PER_BLOCK, PREFILL_THREADS = 32, 256, 256
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def spec_text(family, n, k):
+    return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:o%s" % (
+        family, BITS, GROUP, "sym" if SYMMETRIC else "asym", ACT, n, k, OUT_DTYPE)
+
+
+def instance_name(family, n, k):
+    # QuantKernelSpec::name(); only used to find the file, which is checked.
+    return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_o%s" % (
+        family, BITS, "sym" if SYMMETRIC else "asym", GROUP, ACT, n, k, OUT_DTYPE)
+
+
+def w_shape(layout, n, k):
+    if layout == "decode_gemv":  # [N, 4C], C = 16-byte chunks per row
+        return [n, 4 * cdiv(k, 128 // BITS)]
+    # [P, 128 S]: P panel rows of 256 / b features, S k16 steps
+    return [cdiv(n, 256 // BITS), 128 * cdiv(k, 16)]
+
+
+def plan_kernel(family, n, k):
+    name = instance_name(family, n, k)
+    groups = cdiv(k, GROUP)
+    args = [{"name": "x", "dtype": ACT, "shape": [-1, k]},
+            {"name": "w", "dtype": "i32", "shape": w_shape(family, n, k)},
+            {"name": "s", "dtype": ACT, "shape": [n, groups]}]
+    if not SYMMETRIC:
+        args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
+    args.append({"name": "y", "dtype": OUT_DTYPE, "shape": [-1, n]})
+    if family == "decode_gemv":
+        entries = [{"symbol": "%s_t%d" % (name, hi), "tokens": [lo, hi]}
+                   for lo, hi in DECODE_BUCKETS]
+        launch = {"grid": [cdiv(n, DECODE_WARPS_PER_BLOCK), 1, 1],
+                  "block": [32 * DECODE_WARPS_PER_BLOCK, 1, 1], "shared_bytes": 0}
+    else:
+        entries = [{"symbol": name, "tokens": [1, None]}]
+        launch = {"grid": [1, cdiv(n, PREFILL_COLS_PER_BLOCK), 1],
+                  "block": [PREFILL_THREADS, 1, 1], "shared_bytes": 0,
+                  "token_axis": 0, "tokens_per_block": PREFILL_ROWS_PER_BLOCK}
+    return {"instance": name, "spec": spec_text(family, n, k), "file": name + ".ptx",
+            "layout": family, "phase": "decode" if family == "decode_gemv" else "prefill",
+            "n": n, "k": k, "bits": BITS, "group_size": GROUP, "signed": SYMMETRIC,
+            "activation": ACT, "scale": ACT, "output": OUT_DTYPE, "bias": False,
+            "entries": entries, "args": args,
+            # A rank-R memref is 3 + 2R kernel parameters.
+            "params": sum(3 + 2 * len(a["shape"]) for a in args),
+            "launch": launch, "split_k": 1, "zero_output": False}
+
+
+def ptx_entry_params(text):
+    """{entry symbol: parameter count} of a PTX file."""
+    out = {}
+    for m in re.finditer(r"\.visible\s+\.entry\s+(\w+)\s*\(([^)]*)\)", text):
+        out[m.group(1)] = len(re.findall(r"\.param\s", m.group(2)))
+    return out
+
+
+def prepare(args):
+    os.makedirs(args.out, exist_ok=True)
+    kernels = [plan_kernel(f, nk, nk) for f in ("decode_gemv", "prefill_mma")
+               for nk in SHAPES]
+    for kern in kernels:
+        # One qopt run per spec into its own directory: the file it writes is
+        # the instance, whatever its name.
+        with tempfile.TemporaryDirectory(dir=args.out) as tmp:
+            cmd = [args.qopt, "-",
+                   "--qtensor-generate-kernels=target=%s kernels=%s" % (args.chip, kern["spec"]),
+                   "--qtensor-lower-to-ptx=chip=%s ptx-dir=%s" % (args.chip, tmp)]
+            run = subprocess.run(cmd, input="module {}\n", capture_output=True, text=True)
+            if run.returncode != 0:
+                sys.exit("prepare: qopt failed for %s:\n%s" % (kern["spec"], run.stderr))
+            files = os.listdir(tmp)
+            if files != [kern["file"]]:
+                sys.exit("prepare: %s: expected %s, qopt wrote %s" % (kern["spec"], kern["file"], files))
+            os.replace(os.path.join(tmp, files[0]), os.path.join(args.out, kern["file"]))
+        with open(os.path.join(args.out, kern["file"]), encoding="utf-8") as f:
+            text = f.read()
+        if ".target " + args.chip not in text:
+            sys.exit("prepare: %s is not for %s" % (kern["file"], args.chip))
+        found = ptx_entry_params(text)
+        want = {e["symbol"]: kern["params"] for e in kern["entries"]}
+        if found != want:
+            sys.exit("prepare: %s: PTX entries/params %s, the ABI says %s" % (kern["file"], found, want))
+    with open(os.path.join(args.out, "plan.json"), "w") as f:
+        json.dump({"chip": args.chip, "kernels": kernels}, f, indent=1)
+    print("prepared %d instances (%d entries) for %s in %s" % (
+        len(kernels), sum(len(k["entries"]) for k in kernels), args.chip, args.out))
+
+
+# --- Packing (port of lib/Numerics/KernelLayout.cpp) ------------------------
+# position() uses only + - * // %, so it runs on Python ints (selfcheck) and
+# elementwise on torch int64 tensors (run).
+
+def geometry(layout, bits, rows, cols):
+    """(padded rows, padded cols, chunks per row, words)."""
+    if layout == "decode_gemv":
+        pr, pc = rows, cdiv(cols, 128 // bits) * (128 // bits)
+        chunks = pc // (128 // bits)
+    else:
+        pr, pc = cdiv(rows, 256 // bits) * (256 // bits), cdiv(cols, 16) * 16
+        chunks = pc // 16
+    return pr, pc, chunks, pr * pc * bits // 32
+
+
+def position(layout, bits, geom, row, col):
+    """(32-bit word index, bit shift) of logical code (row, col)."""
+    _, padded_cols, chunks, _ = geom
+    per_word = 32 // bits
+    if layout == "decode_gemv":
+        return row * (padded_cols // per_word) + col // per_word, (col % per_word) * bits
+    panel_rows = 256 // bits
+    slab, n_in_panel = row // panel_rows, row % panel_rows
+    k_step, k_in_step = col // 16, col % 16
+    tile = n_in_panel // 8
+    high_register = k_in_step // 8  # b1 holds k0 + 8, k0 + 9
+    kk = k_in_step % 8
+    lane = (n_in_panel % 8) * 4 + kk // 2
+    pair_half = kk % 2
+    word = (slab * chunks + k_step) * 128 + lane * 4
+    if bits == 4:
+        word = word + tile // 2
+        shift = 4 * ((tile % 2) * 2 + high_register + 4 * pair_half)
+    else:
+        word = word + tile
+        shift = 8 * (high_register + 2 * pair_half)
+    return word, shift
+
+
+def pack_py(layout, bits, signed, codes):
+    """Row-major list-of-lists codes -> list of unsigned 32-bit words."""
+    rows, cols = len(codes), len(codes[0])
+    geom = geometry(layout, bits, rows, cols)
+    offset = 1 << (bits - 1) if signed else 0
+    words = [0] * geom[3]
+    for r in range(rows):
+        for c in range(cols):
+            field = codes[r][c] + offset
+            assert 0 <= field < (1 << bits), (r, c, codes[r][c])
+            w, s = position(layout, bits, geom, r, c)
+            words[w] |= field << s
+    return words
+
+
+def pack_torch(layout, bits, signed, codes, shape):
+    """codes: int tensor [N, K] on the GPU -> int32 tensor of `shape`."""
+    import torch
+    rows, cols = codes.shape
+    geom = geometry(layout, bits, rows, cols)
+    offset = 1 << (bits - 1) if signed else 0
+    words = torch.zeros(geom[3], dtype=torch.int64, device=codes.device)
+    col = torch.arange(cols, dtype=torch.int64, device=codes.device)
+    step = max(1, (1 << 24) // cols)
+    for r0 in range(0, rows, step):
+        r = torch.arange(r0, min(rows, r0 + step), dtype=torch.int64, device=codes.device)
+        w, s = position(layout, bits, geom, r[:, None], col[None, :])
+        field = codes[r0:r0 + len(r)].to(torch.int64) + offset
+        # Every field has its own bits, so adding is OR-ing.
+        words.index_add_(0, w.reshape(-1), (field << s).reshape(-1))
+    words = torch.where(words >= 1 << 31, words - (1 << 32), words).to(torch.int32)
+    return words.view(*shape)
+
+
+# --- selfcheck: the packers against the layouts' definitions ---------------
+
+def selfcheck(_args):
+    import random
+    rng = random.Random(5)
+    checks = 0
+    # Hand-checked words. decode_gemv W4 sym, K = 3 padded to 32: fields
+    # 1+8, -1+8, 7+8 = 9, 7, 15 at bits 0, 4, 8 of word 0; row 1 starts at word 4.
+    got = pack_py("decode_gemv", 4, True, [[1, -1, 7], [0, 0, -8]])
+    assert got == [0xF79, 0, 0, 0, 0x088, 0, 0, 0], [hex(v) for v in got]
+    # prefill_mma W4 unsigned, one code 5 at (n 9, k 10): tile 1, lane
+    # (9 % 8) * 4 + (10 % 8) / 2 = 5, b1 (k0 + 8), low half -> word 5*4 + 0,
+    # pair 3 -> nibble 3 (shift 12). W8: word 5*4 + 1, byte 1 (shift 8).
+    codes = [[0] * 16 for _ in range(64)]
+    codes[9][10] = 5
+    got = pack_py("prefill_mma", 4, False, codes)
+    assert len(got) == 128 and got[20] == 5 << 12 and sum(got) == 5 << 12
+    got = pack_py("prefill_mma", 8, False, [row[:] for row in codes[:32]])
+    assert len(got) == 128 and got[21] == 5 << 8 and sum(got) == 5 << 8
+    checks += 3
+    for bits in (4, 8):
+        for signed in (True, False):
+            lo = -(1 << (bits - 1)) if signed else 0
+            off = -lo
+            for rows, cols in ((3, 37), (70, 40), (33, 17)):
+                codes = [[rng.randint(lo, lo + (1 << bits) - 1) for _ in range(cols)]
+                         for _ in range(rows)]
+                mask = (1 << bits) - 1
+                # decode_gemv: each row a plain LSB-first bit stream, zero-padded
+                # to 16-byte chunks.
+                words = pack_py("decode_gemv", bits, signed, codes)
+                per_row = len(words) // rows
+                assert per_row % 4 == 0 and per_row * 32 // bits >= cols
+                for r in range(rows):
+                    stream = sum(w << (32 * i) for i, w in enumerate(words[r * per_row:(r + 1) * per_row]))
+                    want = sum((codes[r][c] + off) << (bits * c) for c in range(cols))
+                    assert stream == want, ("decode_gemv", bits, signed, r)
+                # prefill_mma: read it as mma.sync m16n8k16 reads B (lane l:
+                # k0 = 2 (l % 4), n = 8 tile + l / 4; b0 = k0, k0+1; b1 = +8).
+                words = pack_py("prefill_mma", bits, signed, codes)
+                pr = cdiv(rows, 256 // bits) * (256 // bits)
+                steps = cdiv(cols, 16)
+                seen = {}
+                for panel in range(len(words) // 128):
+                    slab, step = divmod(panel, steps)
+                    for lane in range(32):
+                        k0, nl = 2 * (lane % 4), lane // 4
+                        for j in range(4):
+                            word = words[panel * 128 + lane * 4 + j]
+                            if bits == 4:  # nibbles i, i + 4 = pair i
+                                for i in range(4):
+                                    tile, hi = 2 * j + i // 2, i % 2
+                                    for half in range(2):
+                                        seen[(slab * 64 + 8 * tile + nl, 16 * step + k0 + 8 * hi + half)] = \
+                                            (word >> (4 * (i + 4 * half))) & mask
+                            else:  # bytes 0, 2 = b0 pair; 1, 3 = b1 pair
+                                for byte in range(4):
+                                    hi, half = byte % 2, byte // 2
+                                    seen[(slab * 32 + 8 * j + nl, 16 * step + k0 + 8 * hi + half)] = \
+                                        (word >> (8 * byte)) & mask
+                assert len(seen) == pr * steps * 16, "prefill_mma: fields not a bijection"
+                for (n, k), field in seen.items():
+                    want = codes[n][k] + off if n < rows and k < cols else 0
+                    assert field == want, ("prefill_mma", bits, signed, n, k, field, want)
+                checks += 2
+    print("selfcheck: %d packer checks passed" % checks)
+
+
+# --- run (GPU) --------------------------------------------------------------
+
+def quantize_w4_sym(w, group):
+    """Symmetric signed per-group codes and f16 scales; W_hat in f32."""
+    import torch
+    n, k = w.shape
+    qmax = (1 << (BITS - 1)) - 1
+    wg = w.view(n, k // group, group)
+    scale = (wg.abs().amax(-1) / qmax).clamp_min(1e-4).half()
+    q = torch.round(wg / scale.float()[..., None]).clamp(-qmax - 1, qmax)
+    deq = (q * scale.float()[..., None]).view(n, k)
+    return q.view(n, k).to(torch.int32), scale.contiguous(), deq
+
+
+def memref_params(tensor, sizes):
+    """A memref descriptor flattened: allocated, aligned, offset, sizes, strides."""
+    import numpy as np
+    strides = [1] * len(sizes)
+    for i in range(len(sizes) - 2, -1, -1):
+        strides[i] = strides[i + 1] * sizes[i + 1]
+    ptr = np.uint64(tensor.data_ptr())
+    return [ptr, ptr, np.int64(0)] + [np.int64(v) for v in sizes] + [np.int64(v) for v in strides]
+
+
+def entry_for(kern, t):
+    for e in kern["entries"]:
+        lo, hi = e["tokens"]
+        if lo <= t and (hi is None or t <= hi):
+            return e["symbol"]
+    raise ValueError("%s has no entry for T = %d" % (kern["instance"], t))
+
+
+def time_us(fn, iters):
+    import torch
+    for _ in range(3):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) * 1e3 / iters
+
+
+def error_bound(kern, t_abs):
+    """Per-element tolerance on |y - x W_hat^T| (docs/kernel-abi.md,
+    docs/codegen.md), t_abs = sum_k |x_k W_hat_nk|, plus f16 output rounding."""
+    k = kern["k"]
+    if kern["layout"] == "decode_gemv":
+        chunks = cdiv(k, 128 // BITS)
+        acc = (128 // BITS + 2 * cdiv(chunks, 32) + 5 + 1) * 2.0 ** -24
+    else:  # tensor cores truncate when they add: u = 2^-23
+        acc = (GROUP + cdiv(k, GROUP) - 1) * 2.0 ** -23
+    return acc * t_abs
+
+
+def run(args):
+    import cupy
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cuda.matmul.allow_tf32 = False
+    with open(os.path.join(args.out, "plan.json")) as f:
+        plan = json.load(f)
+    dev = torch.device("cuda")
+    gpu = torch.cuda.get_device_name(0)
+    cupy.cuda.Device(torch.cuda.current_device()).use()
+    stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    result = {"date": datetime.date.today().isoformat(), "command": " ".join(sys.argv),
+              "gpu": gpu, "chip": plan["chip"], "torch": torch.__version__,
+              "cupy": cupy.__version__, "parity": [], "timing": []}
+    failed = False
+    with stream:
+        # Device copy bandwidth: 4 GiB device-to-device memcpy, read + write.
+        nbytes = 4 << 30
+        src, dst = cupy.empty(nbytes, cupy.uint8), cupy.empty(nbytes, cupy.uint8)
+        copy_us = time_us(lambda: dst.data.copy_from_device_async(src.data, nbytes, stream), 10)
+        result["copy_gbs"] = 2 * nbytes / copy_us / 1e3
+        del src, dst
+        cupy.get_default_memory_pool().free_all_blocks()
+        torch.manual_seed(0)
+        for kern in plan["kernels"]:
+            n, k = kern["n"], kern["k"]
+            w = torch.randn(n, k, device=dev) * 0.05
+            q, s, deq = quantize_w4_sym(w, GROUP)
+            wshape = next(a["shape"] for a in kern["args"] if a["name"] == "w")
+            packed = pack_torch(kern["layout"], BITS, True, q, wshape)
+            deq64, abs64 = deq.double(), deq.double().abs()
+            deq16 = deq.half()  # cuBLAS's weight (rounded: q s may need 14 bits)
+            module = cupy.RawModule(path=os.path.join(args.out, kern["file"]))
+            launch = kern["launch"]
+            phase_t = DECODE_T if kern["phase"] == "decode" else PREFILL_T
+            # Parity at every entry of the decode GEMV and at a prefill T with
+            # a partial token block.
+            checks = ([hi for _, hi in DECODE_BUCKETS] + [3] if kern["phase"] == "decode"
+                      else [37] + list(phase_t))
+            for t in sorted(set(checks) | set(phase_t)):
+                x = torch.randn(t, k, device=dev).half()
+                y = torch.full((t, n), float("nan"), device=dev).half()
+                tensors = {"x": x, "w": packed, "s": s, "y": y}
+                params = []
+                for a in kern["args"]:
+                    sizes = [t if v == -1 else v for v in a["shape"]]
+                    params += memref_params(tensors[a["name"]], sizes)
+                assert len(params) == kern["params"]
+                grid = list(launch["grid"])
+                if "token_axis" in launch:
+                    grid[launch["token_axis"]] = cdiv(t, launch["tokens_per_block"])
+                symbol = entry_for(kern, t)
+                fn = module.get_function(symbol)
+                call = lambda: fn(tuple(grid), tuple(launch["block"]), tuple(params),
+                                  shared_mem=launch["shared_bytes"])
+                call()
+                torch.cuda.synchronize()
+                ref = x.double() @ deq64.T
+                acc_bound = error_bound(kern, x.double().abs() @ abs64.T)
+                bound = acc_bound + 2.0 ** -11 * (ref.abs() + acc_bound)  # f16 rounding of y
+                err = (y.double() - ref).abs()
+                ratio = (err / bound).max().item()  # NaN (y not written) fails
+                ok = ratio <= 1.0
+                failed |= not ok
+                result["parity"].append({"instance": kern["instance"], "entry": symbol, "t": t,
+                                         "max_abs_err": err.max().item(),
+                                         "max_err_over_bound": ratio, "ok": ok})
+                if t not in phase_t:
+                    continue
+                us = time_us(call, 200 if t <= 16 else 20)
+                blas_us = time_us(lambda: F.linear(x, deq16), 200 if t <= 16 else 20)
+                weight_bytes = packed.numel() * 4 + s.numel() * 2
+                result["timing"].append({
+                    "instance": kern["instance"], "phase": kern["phase"], "n": n, "k": k, "t": t,
+                    "kernel_us": us, "cublas_fp16_us": blas_us, "speedup": blas_us / us,
+                    "weight_gbs": weight_bytes / us / 1e3,
+                    "tflops": 2.0 * t * n * k / us / 1e6})
+            del w, q, s, deq, deq64, abs64, deq16, packed, module
+            torch.cuda.empty_cache()
+    os.makedirs(args.results, exist_ok=True)
+    stem = os.path.join(args.results, "gpu-check-" + result["date"])
+    with open(stem + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    with open(stem + ".md", "w") as f:
+        f.write(markdown(result))
+    print(markdown(result))
+    sys.exit(1 if failed else 0)
+
+
+def markdown(r):
+    lines = ["# GPU check: decode GEMV and prefill GEMM", "",
+             "- date: %s" % r["date"], "- command: `%s`" % r["command"],
+             "- GPU: %s (PTX for %s, JIT by the driver); torch %s, cupy %s" % (
+                 r["gpu"], r["chip"], r["torch"], r["cupy"]),
+             "- device copy bandwidth (4 GiB memcpy, read + write): %.0f GB/s" % r["copy_gbs"],
+             "- weights: W4 symmetric, groups of 128, f16 scales, f16 activations and output",
+             "", "## Parity (float64 reference of x W_hat^T; bound: docs/kernel-abi.md)", "",
+             "| entry | T | max abs err | max err / bound | |", "|---|---|---|---|---|"]
+    for p in r["parity"]:
+        lines.append("| %s | %d | %.3e | %.3f | %s |" % (
+            p["entry"], p["t"], p["max_abs_err"], p["max_err_over_bound"], "ok" if p["ok"] else "FAIL"))
+    lines += ["", "## Timing (cuBLAS: torch fp16 F.linear on W_hat)", "",
+              "| phase | N = K | T | kernel us | cuBLAS us | speedup | weight GB/s | % of copy BW | TFLOP/s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for t in r["timing"]:
+        lines.append("| %s | %d | %d | %.1f | %.1f | %.2fx | %.0f | %.0f%% | %.1f |" % (
+            t["phase"], t["n"], t["t"], t["kernel_us"], t["cublas_fp16_us"], t["speedup"],
+            t["weight_gbs"], 100 * t["weight_gbs"] / r["copy_gbs"], t["tflops"]))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("out")
+    p.add_argument("--qopt", default="qopt")
+    p.add_argument("--chip", default="sm_90", choices=["sm_80", "sm_90"])
+    sub.add_parser("selfcheck")
+    r = sub.add_parser("run")
+    r.add_argument("out")
+    r.add_argument("--results", required=True)
+    args = parser.parse_args()
+    {"prepare": prepare, "selfcheck": selfcheck, "run": run}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+//===- HostBackend.h - Running compiled host kernels ------------*- C++ -*-===//
+//
+// A host artifact carries one shared object, kernels-host.so, with every
+// host kernel instance exported through MLIR's C interface
+// (`llvm.emit_c_interface`): `void _mlir_ciface_<name>(D0 *, D1 *, ...)`
+// where each argument points to a strided memref descriptor
+//
+//   struct { T *allocated; T *aligned; int64_t offset;
+//            int64_t sizes[R]; int64_t strides[R]; }
+//
+// Loading it is loading native code: whoever produced the artifact runs
+// code in this process, exactly as with any shared library (docs/runtime.md
+// says so plainly). The loader verifies the file's SHA-256 against the
+// manifest first, which proves the bytes are the ones the manifest names,
+// not that their producer is benign. To load exactly the verified bytes,
+// HostKernelLibrary copies them into a sealed anonymous memory file and
+// dlopens that, never the path again (a file swapped after the hash check
+// cannot be what runs).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_HOSTBACKEND_H
+#define QTENSOR_RUNTIME_HOSTBACKEND_H
+
+#include "qtensor/Support/Expected.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qtensor::runtime {
+
+/// A shared object loaded from verified bytes.
+class HostKernelLibrary {
+public:
+  /// Loads `size` bytes (already verified by the caller) named `name` for
+  /// messages. Errors carry dlerror()'s text (a missing dependency, an
+  /// undefined symbol, a file that is not an ELF shared object).
+  static Expected<std::unique_ptr<HostKernelLibrary>>
+  load(const uint8_t *bytes, size_t size, const std::string &name);
+  ~HostKernelLibrary();
+  HostKernelLibrary(const HostKernelLibrary &) = delete;
+  HostKernelLibrary &operator=(const HostKernelLibrary &) = delete;
+
+  /// The address of `symbol`; an error names the library and the symbol.
+  Expected<void *> resolve(const std::string &symbol) const;
+  const std::string &name() const { return libName; }
+  /// "memfd" or "temporary file": how the bytes reached dlopen.
+  const char *via() const { return loadedVia; }
+
+private:
+  HostKernelLibrary() = default;
+  void *handle = nullptr;
+  int memfd = -1; ///< kept open while loaded (see load)
+  std::string libName;
+  const char *loadedVia = "memfd";
+};
+
+/// One memref argument: contiguous row-major data and its shape.
+struct HostOperand {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+};
+
+/// The largest memref rank and argument count callMlirCInterface handles.
+constexpr size_t kMaxMemRefRank = 4;
+constexpr size_t kMaxKernelArgs = 8;
+
+/// Calls `function` (an `_mlir_ciface_` symbol returning void) with one
+/// descriptor per operand, in order: allocated = aligned = data, offset 0,
+/// row-major strides. Refuses more than kMaxKernelArgs operands, ranks
+/// above kMaxMemRefRank, negative sizes and null data.
+Status callMlirCInterface(void *function,
+                          const std::vector<HostOperand> &operands);
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_HOSTBACKEND_H

@@ -1,0 +1,148 @@
+//===- Loader.h - Loading an artifact to run it (seed 0x05D) ----*- C++ -*-===//
+//
+// loadModel runs the load order of seed M8.9 0x05D, each step timed into
+// the startup timeline (Timeline.h) and accounted in the memory ledgers
+// (MemoryLedger.h):
+//
+//  1. discover  open the root; find manifest.json
+//  2. parse     the bounded manifest (Formats/Manifest.h: versions, paths,
+//               references, descriptors); the dispatch trace and report
+//               (ArtifactMetadata.h) after their hashes are checked; every
+//               kernel capability (KernelInstance.h)
+//  3. verify    container and graph: one trace, one graph whose text names
+//               every traced op, a report at most; inventory against the
+//               model schema (ModelSchema.h); placement and kernel
+//               admission with this build's registry (Plan.h), fallback per
+//               policy -- all before any tensor byte is read
+//  4. read      map only the files the plan needs (this rank's shards, the
+//               kernels of this backend), each checked against its size and
+//               SHA-256; the needed tensors checked against the manifest
+//  5. engine    load kernel code: kernels-host.so from its verified bytes
+//               (HostBackend.h), or PTX/cubin modules (CudaDevice.h)
+//  6. repack / transfer
+//               materialize the layouts the kernels read: in place where the
+//               stored bytes already are (and aligned), repacked where the
+//               kernel reads another layout, copied to the GPU for CUDA;
+//               full-dequant fallback weights reconstructed (counted)
+//  7. warmup    one call per kernel instance (optional)
+//
+// Every failure is an error naming the file, tensor or JSON field; nothing
+// partially loaded is returned.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_LOADER_H
+#define QTENSOR_RUNTIME_LOADER_H
+
+#include "qtensor/Formats/Artifact.h"
+#include "qtensor/Runtime/ArtifactMetadata.h"
+#include "qtensor/Runtime/ExecutionTrace.h"
+#include "qtensor/Runtime/KernelInstance.h"
+#include "qtensor/Runtime/MemoryLedger.h"
+#include "qtensor/Runtime/ModelSchema.h"
+#include "qtensor/Runtime/OpKernel.h"
+#include "qtensor/Runtime/Plan.h"
+#include "qtensor/Runtime/Timeline.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::runtime {
+
+class CudaDevice;
+class HostKernelLibrary;
+
+/// Which backend runs the native kernels.
+enum class BackendChoice : uint8_t {
+  Host,
+  Cuda,
+  /// The GPU when the artifact has GPU kernels and a GPU is present (else
+  /// the host, with the reason noted); the host otherwise.
+  Auto,
+};
+const char *toString(BackendChoice b);
+std::optional<BackendChoice> parseBackendChoice(const std::string &s);
+
+struct LoadOptions {
+  int64_t rank = 0;
+  BackendChoice backend = BackendChoice::Auto;
+  /// Overrides the report's fallback policy.
+  std::optional<kernels::FallbackPolicy> fallback;
+  /// Ops to load and run; empty: all of this rank's.
+  std::vector<std::string> ops;
+  bool warmup = true;
+  std::string cudaLibrary = "libcuda.so.1";
+  int cudaDevice = 0;
+  artifact::OpenPolicy files;
+  safetensors::Limits limits;
+};
+
+class LoadedModel {
+public:
+  ~LoadedModel();
+  const artifact::Manifest &manifest() const { return man; }
+  const RunPlan &plan() const { return runPlan; }
+  const SchemaCheck &schema() const { return schemaCheck; }
+  const Timeline &timeline() const { return times; }
+  const MemoryLedger &ledger() const { return memory; }
+  const ExecutionTrace &trace() const { return calls; }
+  /// "host", or "cuda (NVIDIA H200, sm_90)".
+  const std::string &backend() const { return backendName; }
+  /// Why the backend is what it is, policy warnings, and the like.
+  const std::vector<std::string> &notes() const { return noteList; }
+  /// Bytes of files mapped vs bytes of the tensors the plan reads
+  /// (read amplification, seed 0x06C).
+  uint64_t mappedBytes() const { return mapped; }
+  uint64_t referencedBytes() const { return referenced; }
+
+  /// y = x W^T (+ b) for op `name` (manifest tensor or trace op name);
+  /// x is [T, K] in the op's activation dtype.
+  Expected<HostTensor> run(const std::string &name, const HostTensor &x);
+
+  /// The op's reference weight W_hat [N, K] and bias (empty when none), in
+  /// float64, from the stored bytes (Reference.h).
+  Expected<std::vector<double>> referenceWeight(const OpPlan &op) const;
+  Expected<std::vector<double>> referenceBias(const OpPlan &op) const;
+
+private:
+  friend class Loader;
+  LoadedModel() = default;
+  struct OpRuntime {
+    const OpPlan *plan = nullptr;
+    std::vector<std::pair<const KernelInstance *, std::unique_ptr<OpKernel>>>
+        native;
+    std::unique_ptr<OpKernel> fallback;
+  };
+  Expected<HostTensor> call(OpRuntime &op, const HostTensor &x, bool warmup);
+  const safetensors::TensorView *view(const std::string &tensor,
+                                      const char *role) const;
+
+  std::string dir;
+  artifact::Manifest man;
+  std::vector<KernelInstance> instances;
+  std::vector<TraceEntry> traceEntries;
+  ReportOptions report;
+  SchemaCheck schemaCheck;
+  RunPlan runPlan;
+  std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
+  std::map<std::string, MappedFile, std::less<>> kernelFiles;
+  std::map<std::string, std::unique_ptr<HostKernelLibrary>> hostLibraries;
+  std::unique_ptr<CudaDevice> device;
+  std::vector<OpRuntime> ops;
+  Timeline times;
+  MemoryLedger memory;
+  ExecutionTrace calls;
+  std::string backendName = "host";
+  std::vector<std::string> noteList;
+  uint64_t mapped = 0, referenced = 0;
+};
+
+/// Loads the artifact in `dir` (see above).
+Expected<std::unique_ptr<LoadedModel>> loadModel(const std::string &dir,
+                                                 const LoadOptions &options);
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_LOADER_H

@@ -1,0 +1,111 @@
+//===- OpKernel.h - One op's executable kernel, on some backend -*- C++ -*-===//
+//
+// After load, each (op, kernel instance) pair is an OpKernel: y = x W^T
+// (+ b) for T rows, with W already materialized where the kernel reads it.
+// The implementations are the host kernels of kernels-host.so
+// (HostNativeKernel), the CUDA kernels (CudaNativeKernel, CudaBackend.h)
+// and the full-dequant fallback (FullDequantKernel). Activations and
+// outputs cross this interface as host tensors in the op's dtypes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_OPKERNEL_H
+#define QTENSOR_RUNTIME_OPKERNEL_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Runtime/KernelInstance.h"
+#include "qtensor/Support/Expected.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qtensor::runtime {
+
+/// A row-major [rows, cols] host tensor in f16, bf16 or f32.
+struct HostTensor {
+  FloatType dtype = FloatType::F16;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> bytes;
+
+  static size_t elementBytes(FloatType t) {
+    return t == FloatType::F32 ? 4 : 2;
+  }
+  /// Zero-filled; the size is overflow-checked.
+  static Expected<HostTensor> zeros(FloatType dtype, int64_t rows,
+                                    int64_t cols);
+  /// Each value rounded to nearest even in `dtype`.
+  static Expected<HostTensor> fromDoubles(FloatType dtype, int64_t rows,
+                                          int64_t cols,
+                                          const std::vector<double> &values);
+  std::vector<double> toDoubles() const;
+  double at(size_t i) const;
+  size_t size() const { return size_t(rows) * size_t(cols); }
+};
+
+class OpKernel {
+public:
+  virtual ~OpKernel();
+  /// y = x W^T (+ b): x is [T, K] in the op's activation dtype, y becomes
+  /// [T, N] in its output dtype.
+  virtual Status run(const HostTensor &x, HostTensor &y) = 0;
+  /// "host", "cuda" or "host (full-dequant fallback)".
+  virtual const char *backend() const = 0;
+  /// The instance name, or the registry id of the fallback.
+  virtual const std::string &name() const = 0;
+};
+
+/// The operands a native kernel reads besides x and y, in host memory.
+/// Pointers borrow from the mapping or from `owned` buffers.
+struct WeightOperands {
+  const void *w = nullptr;
+  uint64_t wBytes = 0;
+  const void *s = nullptr;
+  uint64_t sBytes = 0;
+  const void *z = nullptr;
+  uint64_t zBytes = 0;
+  const void *b = nullptr;
+  uint64_t bBytes = 0;
+  std::vector<std::vector<uint8_t>> owned;
+  /// What was copied rather than read in place ("aligned copy X.codes",
+  /// "repacked X.codes (decode_gemv)", "bias X"), with its bytes.
+  std::vector<std::pair<std::string, uint64_t>> copies;
+  bool repacked = false; ///< codes repacked into the kernel's layout
+
+  uint64_t qparamBytes() const { return sBytes + zBytes + bBytes; }
+};
+
+/// The host operands of kernel `k` for one op, from its stored tensors:
+/// read in place where aligned (w to 16 bytes for its 128-bit loads, the
+/// rest per element), else copied; codes stored in another layout repacked
+/// code-preservingly (unpack, then pack for the kernel); the bias (`bias`,
+/// empty when the op has none; zeros when the kernel takes b but this rank
+/// adds none) converted to the kernel's b dtype.
+Expected<std::shared_ptr<WeightOperands>> makeHostOperands(
+    const KernelInstance &k, const artifact::TensorEntry &entry,
+    const safetensors::TensorView &codes, const safetensors::TensorView &scales,
+    const safetensors::TensorView *zeros, const std::vector<double> &bias);
+
+/// A host kernel instance: calls the entry point whose T range holds T
+/// (`functions` parallel to instance.entries) through callMlirCInterface
+/// with the operands in the instance's argument order.
+std::unique_ptr<OpKernel>
+makeHostNativeKernel(const KernelInstance &instance,
+                     std::vector<void *> functions,
+                     std::shared_ptr<const WeightOperands> operands,
+                     FloatType activation, FloatType output);
+
+/// Seed M8.9 0x08D: the reference reconstruction of the whole weight held
+/// as f32 [N, K], a float64 accumulation per output, the bias added, the
+/// result rounded once to the output dtype.
+std::unique_ptr<OpKernel> makeFullDequantKernel(std::vector<float> weight,
+                                                int64_t n, int64_t k,
+                                                std::vector<double> bias,
+                                                FloatType activation,
+                                                FloatType output);
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_OPKERNEL_H

@@ -1,0 +1,121 @@
+//===- Plan.h - Which kernel runs which op, decided up front ----*- C++ -*-===//
+//
+// Seed M8.9 0x05D: only after structural and semantic validation does the
+// loader select placement and kernels, and it does so before it
+// materializes anything, so HBM is never filled with an object that is
+// later rejected or silently dequantized. planRun works on metadata alone
+// (manifest, kernel capabilities, trace, report) and decides:
+//
+//  - which rank this process is (`rank`), hence which manifest tensors are
+//    local: `<name>@rank<r>` for sharded weights, unsuffixed ones for all;
+//  - which ops run (all, or the ones named);
+//  - per op and phase, which kernel instance, re-admitted with THIS build's
+//    registry (lib/Kernels) on THIS backend's target: the artifact says what
+//    was admitted at compile time; the runtime proves it still is;
+//  - where admission fails, or the artifact itself chose the full-dequant
+//    fallback, what the fallback policy says: forbid (an error naming the
+//    op, phase, kernel and every reason), warn (run the fallback, warn) or
+//    allow (run it); a fallback is counted either way, never silent.
+//
+// What a capability claims about the op is checked against the manifest
+// tensor it binds (N, K, activation and output dtypes, bias, code width and
+// sign, group size, scale dtype, the packed word count of its layout, scale
+// and zero-point shapes) and against the trace (the registry kernel it
+// implements). A mismatch is a corrupt artifact and always an error; only an
+// admission rejection is subject to the fallback policy. On a GPU, a cubin
+// entry is used when built for exactly this device, its PTX twin otherwise.
+// A row-parallel slice adds no bias: its kernels write partial sums and the
+// bias follows the all-reduce (docs/kernel-abi.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_PLAN_H
+#define QTENSOR_RUNTIME_PLAN_H
+
+#include "qtensor/Formats/Manifest.h"
+#include "qtensor/Kernels/Admission.h"
+#include "qtensor/Runtime/ArtifactMetadata.h"
+#include "qtensor/Runtime/KernelInstance.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace qtensor::runtime {
+
+/// One phase of one op: a native kernel instance, or the fallback.
+struct PhasePlan {
+  kernels::Phase phase = kernels::Phase::Decode;
+  /// Instances that may serve this phase (T ranges), admitted; empty for
+  /// the fallback.
+  std::vector<const KernelInstance *> instances;
+  bool fallback = false;
+  /// "admitted" details, or why the fallback runs.
+  std::string reason;
+  /// The stored layout differs from the kernel's: repacked at load.
+  bool loadTimeRepack = false;
+};
+
+struct OpPlan {
+  std::string tensor; ///< manifest tensor (with @rank<r> when sharded)
+  std::string op;     ///< the trace's op name (the weight)
+  const artifact::TensorEntry *entry = nullptr;
+  kernels::RankSlice slice; ///< what this rank holds
+  kernels::OpSignature signature;
+  FloatType activation = FloatType::F16;
+  FloatType output = FloatType::F16;
+  /// The manifest tensor added after the matmul, if this rank adds one.
+  std::optional<std::string> bias;
+  std::vector<PhasePlan> phases;
+
+  int64_t n() const { return slice.n; }
+  int64_t k() const { return slice.k; }
+  /// The phase plan for T rows, or nullptr when none serves it.
+  const PhasePlan *phaseFor(int64_t tokens) const;
+};
+
+struct PlanOptions {
+  int64_t rank = 0;
+  /// The device the kernels must run on: host, or the GPU's sm_XY.
+  kernels::Target target{"host", kernels::Backend::Host, 0};
+  /// Overrides the policy recorded in the report.
+  std::optional<kernels::FallbackPolicy> fallback;
+  /// Ops to run (trace op or manifest tensor names); empty: every op.
+  std::vector<std::string> ops;
+};
+
+struct RunPlan {
+  int64_t rank = 0, tp = 1;
+  kernels::Target target;
+  kernels::FallbackPolicy policy = kernels::FallbackPolicy::Forbid;
+  std::string policySource; ///< "override", "report" or "default"
+  std::vector<OpPlan> ops;
+  std::vector<std::string> warnings;
+  /// Files the plan reads: the shards of its tensors, its kernels' files.
+  std::set<std::string> files;
+
+  /// (op, phase) pairs that run the full-dequant fallback.
+  size_t fallbacks() const;
+  const OpPlan *find(const std::string &name) const;
+};
+
+/// Decides the plan from metadata alone (see above).
+Expected<RunPlan> planRun(const artifact::Manifest &manifest,
+                          const std::vector<KernelInstance> &instances,
+                          const std::vector<TraceEntry> &trace,
+                          const ReportOptions &report,
+                          const PlanOptions &options);
+
+/// "name@rank3" -> ("name", 3); any other name -> (name, none).
+std::pair<std::string, std::optional<int64_t>>
+splitRankName(const std::string &tensor);
+
+/// The bias tensor a sharded or whole weight adds, by the exporter's
+/// naming: "<p>.weight" -> "<p>.bias" ("<name>.bias" otherwise), with the
+/// weight's "@rank<r>" suffix for column slices.
+std::string biasTensorName(const std::string &op, int64_t rank,
+                           bool rankSuffix);
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_PLAN_H

@@ -1,0 +1,80 @@
+//===- Reference.h - The reference weight and matmul of one op --*- C++ -*-===//
+//
+// The slow, explicit oracle every fast path is compared with (seed M8.9
+// 0x09C, 0x09D): stored codes unpacked by the packer's own inverse
+// (Formats/QuantizedStorage.h), qparams read as stored, and the reference
+// decoder (Descriptor/Reconstruct.h) giving W_hat in float64; then
+// Y = X W_hat^T (+ b) accumulated in float64. The full-dequant fallback,
+// `qtc run --check` and the parity ladder's operator level share it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_REFERENCE_H
+#define QTENSOR_RUNTIME_REFERENCE_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Support/Expected.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace qtensor::runtime {
+
+/// W_hat [N, K] of a quantized tensor from its stored physical tensors.
+/// Errors name the tensor and the physical tensor that failed.
+Expected<std::vector<double>>
+reconstructWeight(const artifact::TensorEntry &entry,
+                  const safetensors::TensorView &codes,
+                  const safetensors::TensorView &scales,
+                  const safetensors::TensorView *zeros);
+
+/// Y [T, N] = X [T, K] W [N, K]^T (+ b [N]) in float64.
+std::vector<double> referenceLinear(const std::vector<double> &x,
+                                    const std::vector<double> &w, int64_t t,
+                                    int64_t n, int64_t k,
+                                    const std::vector<double> &bias = {});
+
+/// Per output, sum_k |x_k w_k| (the magnitude a rounding bound scales
+/// with); [T, N] like referenceLinear.
+std::vector<double> absoluteProducts(const std::vector<double> &x,
+                                     const std::vector<double> &w, int64_t t,
+                                     int64_t n, int64_t k);
+
+/// The largest |y_kernel - y_ref| a correct kernel may show for one output
+/// whose reference is `yRef`, with `absSum` = sum_k |x_k w_k| over an
+/// accumulation of `k` terms, f32 accumulators and one final rounding to
+/// `output`. With u = 2^-24 (f32) and gamma(m) = m u / (1 - m u):
+///  - every term x_k * s * (q - z) is rounded at most twice in f32: (q - z)
+///    is exact, s (q - z) is exact (an 11- or 8-bit significand times a
+///    9-bit integer), x times it, or s times a partial sum, round once each;
+///  - any summation order of K terms (serial, chunked, butterfly, split-K)
+///    is within gamma(K - 1) sum|terms| (Higham, Accuracy and Stability of
+///    Numerical Algorithms, 2nd ed., eq. 4.4 and its order-free form);
+///  so the f32 result is within gamma(K + 2) absSum of y_ref; rounding it to
+///  f16 / bf16 adds half an ulp, u_out |y| (u_out = 2^-11, 2^-8; 0 for
+///  f32), plus half the smallest f16 subnormal (2^-25) for underflow.
+/// A bound, not an estimate: a kernel beyond it has a bug, not bad luck.
+double kernelErrorBound(double absSum, double yRef, int64_t k,
+                        FloatType output);
+
+/// A kernel's output against the float64 reference (seed 0x09D's E_kernel,
+/// elementwise): the largest |y - y_ref| and the largest ratio of it to
+/// kernelErrorBound (the bias's magnitude included in the sum, as it is
+/// added in f32). `worstRatio <= 1` for a correct kernel.
+struct KernelError {
+  double maxAbsError = 0;
+  double worstRatio = 0;
+  size_t worstIndex = 0; ///< flat [T, N] index of the worst ratio
+  bool finite = true;    ///< every output and error is finite
+  bool within() const { return finite && worstRatio <= 1.0; }
+};
+KernelError measureKernelError(const std::vector<double> &x,
+                               const std::vector<double> &w,
+                               const std::vector<double> &bias,
+                               const std::vector<double> &y, int64_t t,
+                               int64_t n, int64_t k, FloatType output);
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_REFERENCE_H

@@ -1,0 +1,306 @@
+//===- KernelInstances.cpp - The kernels a dispatched module needs --------===//
+//
+// Reads each dispatched qtensor.linear through the same signature the
+// admission predicate saw (SelectLayoutsSignature), turns its selected
+// kernel and every stored slice into a kernel spec, and keeps one instance
+// per distinct spec. The generated kernels' limits are checked again here:
+// a hand-written dispatch attribute must not produce a wrong kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Conversion/KernelInstances.h"
+
+#include "../Transforms/SelectLayoutsSignature.h"
+
+#include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+#include "qtensor/Kernels/Registry.h"
+#include "qtensor/Numerics/KernelLayout.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+using namespace mlir;
+namespace kernels = qtensor::kernels;
+
+namespace qtensor {
+
+std::vector<kernels::Phase> KernelInstance::phases() const {
+  std::vector<kernels::Phase> result;
+  for (kernels::Phase p : {kernels::Phase::Decode, kernels::Phase::Prefill})
+    if (llvm::any_of(uses,
+                     [&](const KernelInstanceUse &u) { return u.phase == p; }))
+      result.push_back(p);
+  return result;
+}
+
+namespace {
+
+/// The slices a weight is stored as: one per rank for column and row
+/// placements, one whole copy otherwise (a replicated weight is stored once
+/// and every rank reads it).
+struct StoredSlice {
+  int64_t rank, ranks, n, k;
+};
+
+std::vector<StoredSlice> storedSlices(const kernels::OpSignature &sig) {
+  if (sig.topology != kernels::Topology::Column &&
+      sig.topology != kernels::Topology::Row)
+    return {{0, 1, sig.n, sig.k}};
+  std::vector<StoredSlice> slices;
+  const int64_t ranks = static_cast<int64_t>(sig.ranks.size());
+  for (int64_t r = 0; r < ranks; ++r)
+    slices.push_back({r, ranks, sig.ranks[r].n, sig.ranks[r].k});
+  return slices;
+}
+
+/// "f16" -> ActivationType; fails for f32.
+std::optional<ActivationType> toHalf(FloatType t) {
+  if (t == FloatType::F16)
+    return ActivationType::F16;
+  if (t == FloatType::BF16)
+    return ActivationType::BF16;
+  return std::nullopt;
+}
+
+OutputType toOutput(FloatType t) {
+  return t == FloatType::F16    ? OutputType::F16
+         : t == FloatType::BF16 ? OutputType::BF16
+                                : OutputType::F32;
+}
+
+/// The part of a spec that is the same for every slice, or the reason the
+/// generated kernels cannot run this linear.
+Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
+                                   const kernels::OpSignature &sig) {
+  KernelLayoutKind kind;
+  if (!kernel.layout || !parseKernelLayoutFamily(kernel.layout->family, kind))
+    return makeError("no generator builds kernels reading ",
+                     kernel.layout ? kernels::toString(*kernel.layout)
+                                   : std::string("any layout"));
+  kernels::LayoutId stored = kernels::LayoutId::of(sig.layout);
+  if (stored != *kernel.layout)
+    return makeError("the kernel reads ", kernels::toString(*kernel.layout),
+                     " but the weight is stored as ",
+                     kernels::toString(stored));
+  if (sig.representation != "affine")
+    return makeError("representation ", sig.representation,
+                     " has no generated kernel");
+  const AffineDescriptor &d = sig.descriptor;
+  QuantKernelSpec spec;
+  spec.family = kind == KernelLayoutKind::DecodeGemv ? KernelFamily::DecodeGemv
+                                                     : KernelFamily::PrefillMma;
+  spec.bits = d.code.bits;
+  spec.symmetric = d.code.isSigned;
+  if (d.code.bits != 4 && d.code.bits != 8)
+    return makeError(d.code.bits, "-bit codes have no generated kernel");
+  if (d.code.isSigned ? d.zeroPoint != ZeroPointKind::None
+                      : d.zeroPoint != ZeroPointKind::Integer)
+    return makeError("zero-point ", toString(d.zeroPoint), " with ",
+                     d.code.isSigned ? "signed" : "unsigned",
+                     " codes: the generated kernels take signed codes "
+                     "symmetric and unsigned codes with an integer "
+                     "zero-point");
+  if (d.permutation)
+    return makeError("act-order permutations have no generated kernel");
+  if (d.granularity == Granularity::Group && d.axis == 1)
+    spec.groupSize = d.groupSize;
+  else if (d.granularity == Granularity::PerAxis && d.axis == 0)
+    spec.groupSize = 0;
+  else
+    return makeError("scales must be grouped along K or per output channel");
+  std::optional<ActivationType> act = toHalf(sig.activation);
+  std::optional<ActivationType> scale = toHalf(d.scaleType);
+  if (!act)
+    return makeError("activation ", toString(sig.activation),
+                     " has no generated kernel (f16, bf16)");
+  if (!scale)
+    return makeError("scale ", toString(d.scaleType),
+                     " has no generated kernel (f16, bf16)");
+  if (sig.accumulator != FloatType::F32)
+    return makeError("accumulator ", toString(sig.accumulator),
+                     " has no generated kernel (f32)");
+  spec.activation = *act;
+  spec.scale = scale;
+  spec.output = toOutput(sig.output);
+  // A row-parallel slice yields a partial sum: the bias is added once,
+  // after the all-reduce, by the runtime (it is a plain tensor then).
+  spec.bias = sig.epilogue == kernels::Epilogue::Bias &&
+              sig.topology != kernels::Topology::Row;
+  spec.rows = kDynamicRows;
+  spec.splitK = 1;
+  return spec;
+}
+
+std::string fullDequantName(const StoredSlice &slice, FloatType act,
+                            FloatType out, bool bias) {
+  return "qt_full_dequant_n" + std::to_string(slice.n) + "_k" +
+         std::to_string(slice.k) + "_" + toString(act) + "_o" + toString(out) +
+         (bias ? "_bias" : "");
+}
+
+/// Collects instances, one per distinct (kernel, name).
+class Collector {
+public:
+  explicit Collector(const kernels::Target &target) : target(target) {}
+
+  LogicalResult addLinear(qt::LinearOp op, int64_t index);
+
+  std::vector<KernelInstance> take() { return std::move(instances); }
+
+private:
+  LogicalResult addPhase(qt::LinearOp op, const std::string &name,
+                         const kernels::OpSignature &sig, kernels::Phase phase,
+                         StringRef kernelId);
+
+  const kernels::Target &target;
+  std::vector<KernelInstance> instances;
+  std::map<std::string, size_t> byKey;
+};
+
+LogicalResult Collector::addLinear(qt::LinearOp op, int64_t index) {
+  auto *dialect = op->getContext()->getLoadedDialect<qt::QTensorDialect>();
+  qt::DispatchAttr dispatch = dialect->getDispatchAttrHelper().getAttr(op);
+  if (!dispatch)
+    return success(); // not selected for any requested phase
+  std::string name = qt::getLinearName(op, index);
+  if (dispatch.getTarget() != target.name)
+    return op.emitError("linear '")
+           << name << "' was dispatched for " << dispatch.getTarget()
+           << ", kernels are being generated for " << target.name;
+  FailureOr<kernels::OpSignature> sig =
+      qt::getLinearSignature(op, name, kernels::builtinRegistry());
+  if (failed(sig))
+    return failure();
+  if (StringAttr id = dispatch.getDecode())
+    if (failed(addPhase(op, name, *sig, kernels::Phase::Decode, id)))
+      return failure();
+  if (StringAttr id = dispatch.getPrefill())
+    if (failed(addPhase(op, name, *sig, kernels::Phase::Prefill, id)))
+      return failure();
+  return success();
+}
+
+LogicalResult Collector::addPhase(qt::LinearOp op, const std::string &name,
+                                  const kernels::OpSignature &sig,
+                                  kernels::Phase phase, StringRef kernelId) {
+  auto fail = [&]() {
+    return op.emitError("linear '") << name << "': " << kernels::toString(phase)
+                                    << " kernel '" << kernelId << "': ";
+  };
+  const kernels::KernelCapability *kernel =
+      kernels::builtinRegistry().findKernel(kernelId.str());
+  if (!kernel)
+    return fail() << "not in the kernel registry";
+  if (!llvm::is_contained(kernel->backends, target.backend))
+    return fail() << "does not run on " << target.name;
+
+  std::optional<QuantKernelSpec> base;
+  if (!kernel->fullDequant) {
+    Expected<QuantKernelSpec> spec = baseSpec(*kernel, sig);
+    if (!spec)
+      return fail() << spec.message();
+    base = *spec;
+  }
+  const bool bias = sig.epilogue == kernels::Epilogue::Bias &&
+                    sig.topology != kernels::Topology::Row;
+  for (const StoredSlice &slice : storedSlices(sig)) {
+    KernelInstance instance;
+    instance.capability = kernel;
+    instance.n = slice.n;
+    instance.k = slice.k;
+    instance.activation = sig.activation;
+    instance.output = sig.output;
+    instance.bias = bias;
+    if (base) {
+      QuantKernelSpec spec = *base;
+      spec.n = slice.n;
+      spec.k = slice.k;
+      if (Status s = validateQuantKernelSpec(spec); !s)
+        return fail() << "rank " << slice.rank << " of " << slice.ranks << ": "
+                      << s.message();
+      instance.spec = spec;
+      instance.name = spec.name();
+    } else {
+      instance.name = fullDequantName(slice, sig.activation, sig.output, bias);
+    }
+    std::string key = kernel->id + "|" + instance.name;
+    auto [it, inserted] = byKey.try_emplace(key, instances.size());
+    if (inserted)
+      instances.push_back(std::move(instance));
+    instances[it->second].uses.push_back(
+        {op, name, slice.rank, slice.ranks, phase});
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::vector<KernelInstance>> deriveKernelInstances(ModuleOp module,
+                                                             StringRef target) {
+  std::optional<kernels::Target> parsed = kernels::parseTarget(target.str());
+  if (!parsed || (target != "sm_80" && target != "sm_90" && target != "host"))
+    return module.emitError("unknown kernel target '")
+           << target << "', expected sm_80, sm_90 or host";
+  Collector collector(*parsed);
+  int64_t index = 0;
+  WalkResult walk = module.walk([&](qt::LinearOp op) {
+    return failed(collector.addLinear(op, index++)) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return collector.take();
+}
+
+KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
+  if (!instance.spec)
+    return {};
+  return instance.spec->family == KernelFamily::DecodeGemv
+             ? decodeGemvAbi(*instance.spec)
+             : prefillMmaAbi(*instance.spec);
+}
+
+LogicalResult buildKernelInstance(ModuleOp module,
+                                  const KernelInstance &instance,
+                                  KernelTarget target) {
+  if (!instance.spec)
+    return module.emitError("kernel instance '")
+           << instance.name << "' is the full-dequant fallback: the runtime "
+           << "runs it, nothing is generated";
+  return instance.spec->family == KernelFamily::DecodeGemv
+             ? buildDecodeGemvKernel(module, *instance.spec, target)
+             : buildPrefillMmaKernel(module, *instance.spec, target);
+}
+
+void annotateKernelInstances(ArrayRef<KernelInstance> instances) {
+  // linear -> phase -> instance name per slice
+  std::map<Operation *, std::map<kernels::Phase, std::vector<std::string>>>
+      names;
+  std::vector<Operation *> order;
+  for (const KernelInstance &instance : instances)
+    for (const KernelInstanceUse &use : instance.uses) {
+      if (!names.count(use.linear))
+        order.push_back(use.linear);
+      std::vector<std::string> &slot = names[use.linear][use.phase];
+      slot.resize(use.ranks);
+      slot[use.rank] = instance.name;
+    }
+  for (Operation *op : order) {
+    Builder b(op->getContext());
+    SmallVector<NamedAttribute> entries;
+    for (const auto &[phase, slices] : names[op]) {
+      SmallVector<Attribute> values;
+      for (const std::string &s : slices)
+        values.push_back(b.getStringAttr(s));
+      entries.push_back(
+          b.getNamedAttr(kernels::toString(phase), b.getArrayAttr(values)));
+    }
+    auto *dialect = op->getContext()->getLoadedDialect<qt::QTensorDialect>();
+    dialect->getKernelsAttrHelper().setAttr(op, b.getDictionaryAttr(entries));
+  }
+}
+
+} // namespace qtensor

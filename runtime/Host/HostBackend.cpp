@@ -1,0 +1,202 @@
+//===- HostBackend.cpp - Running compiled host kernels --------------------===//
+
+#include "qtensor/Runtime/HostBackend.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+static_assert(sizeof(void *) == sizeof(int64_t),
+              "memref descriptors are built as 64-bit words");
+
+namespace {
+
+Status writeWhole(int fd, const uint8_t *bytes, size_t size,
+                  const std::string &what) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t w = ::write(fd, bytes + done, size - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return makeError(what, ": write failed: ", std::strerror(errno));
+    done += size_t(w);
+  }
+  return Status::ok();
+}
+
+/// An anonymous memory file holding `bytes`, sealed against change.
+int memoryFile(const uint8_t *bytes, size_t size, const std::string &name,
+               std::string &error) {
+#ifdef MFD_CLOEXEC
+  int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    error = std::string("memfd_create: ") + std::strerror(errno);
+    return -1;
+  }
+  if (Status s = writeWhole(fd, bytes, size, name); !s) {
+    error = s.message();
+    ::close(fd);
+    return -1;
+  }
+  // Best effort: the seals make the file immutable for everyone holding it.
+  (void)::fcntl(fd, F_ADD_SEALS,
+                F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return fd;
+#else
+  error = "memfd_create is not available";
+  return -1;
+#endif
+}
+
+} // namespace
+
+Expected<std::unique_ptr<HostKernelLibrary>>
+HostKernelLibrary::load(const uint8_t *bytes, size_t size,
+                        const std::string &name) {
+  std::unique_ptr<HostKernelLibrary> lib(new HostKernelLibrary());
+  lib->libName = name;
+  std::string memfdError;
+  int fd = memoryFile(bytes, size, "qtensor-host-kernels", memfdError);
+  if (fd >= 0) {
+    std::string path = "/proc/self/fd/" + std::to_string(fd);
+    lib->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const char *why = lib->handle ? nullptr : ::dlerror();
+    std::string reason = why ? why : "";
+    // The descriptor stays open while the library is loaded: dlopen matches
+    // already loaded objects by name, and a reused descriptor number would
+    // otherwise name another library's code.
+    if (lib->handle) {
+      lib->memfd = fd;
+      return lib;
+    }
+    ::close(fd);
+    // /proc may be missing (a minimal container): try a private file below.
+    if (reason.find("/proc/self/fd") == std::string::npos)
+      return makeError(name, ": cannot load host kernels: ", reason);
+    memfdError = reason;
+  }
+  // A private temporary file, unlinked as soon as it is loaded.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/qtensor-kernels-XXXXXX";
+  std::vector<char> path(pattern.begin(), pattern.end());
+  path.push_back('\0');
+  int tfd = ::mkstemp(path.data());
+  if (tfd < 0)
+    return makeError(name, ": cannot stage host kernels (", memfdError,
+                     "; mkstemp: ", std::strerror(errno), ")");
+  Status written = writeWhole(tfd, bytes, size, path.data());
+  ::close(tfd);
+  if (written)
+    lib->handle = ::dlopen(path.data(), RTLD_NOW | RTLD_LOCAL);
+  const char *why = lib->handle ? nullptr : ::dlerror();
+  ::unlink(path.data());
+  if (!written)
+    return makeError(name, ": cannot stage host kernels: ", written.message());
+  if (!lib->handle)
+    return makeError(name, ": cannot load host kernels: ",
+                     why ? why : "unknown dlopen error");
+  lib->loadedVia = "temporary file";
+  return lib;
+}
+
+HostKernelLibrary::~HostKernelLibrary() {
+  if (handle)
+    ::dlclose(handle);
+  if (memfd >= 0)
+    ::close(memfd);
+}
+
+Expected<void *> HostKernelLibrary::resolve(const std::string &symbol) const {
+  ::dlerror();
+  void *p = ::dlsym(handle, symbol.c_str());
+  if (!p) {
+    const char *why = ::dlerror();
+    return makeError(libName, ": symbol ", symbol, " is not exported",
+                     why ? std::string(" (") + why + ")" : std::string());
+  }
+  return p;
+}
+
+Status
+qtensor::runtime::callMlirCInterface(void *function,
+                                     const std::vector<HostOperand> &operands) {
+  if (!function)
+    return makeError("host kernel call: null function");
+  if (operands.empty() || operands.size() > kMaxKernelArgs)
+    return makeError("host kernel call: ", operands.size(),
+                     " arguments, expected 1 to ", kMaxKernelArgs);
+  // One descriptor per operand as 64-bit words: allocated, aligned, offset,
+  // sizes[R], strides[R] (MLIR's StridedMemRefType layout).
+  std::vector<std::vector<int64_t>> descriptors;
+  descriptors.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const HostOperand &o = operands[i];
+    size_t rank = o.shape.size();
+    if (rank == 0 || rank > kMaxMemRefRank)
+      return makeError("host kernel call: argument ", i, " has rank ", rank,
+                       ", expected 1 to ", kMaxMemRefRank);
+    if (!o.data)
+      return makeError("host kernel call: argument ", i, " has no data");
+    std::vector<int64_t> d(3 + 2 * rank);
+    int64_t ptr = static_cast<int64_t>(reinterpret_cast<intptr_t>(o.data));
+    d[0] = ptr;
+    d[1] = ptr;
+    d[2] = 0;
+    int64_t stride = 1;
+    for (size_t j = rank; j-- > 0;) {
+      if (o.shape[j] < 0)
+        return makeError("host kernel call: argument ", i, " dimension ", j,
+                         " is negative");
+      d[3 + j] = o.shape[j];
+      d[3 + rank + j] = stride;
+      stride *= o.shape[j];
+    }
+    descriptors.push_back(std::move(d));
+  }
+  void *a[kMaxKernelArgs] = {};
+  for (size_t i = 0; i < descriptors.size(); ++i)
+    a[i] = descriptors[i].data();
+  // Every argument is a pointer, so the C calling convention for N pointer
+  // arguments is the same whatever the memrefs' element types.
+  using P = void *;
+  switch (operands.size()) {
+  case 1:
+    reinterpret_cast<void (*)(P)>(function)(a[0]);
+    break;
+  case 2:
+    reinterpret_cast<void (*)(P, P)>(function)(a[0], a[1]);
+    break;
+  case 3:
+    reinterpret_cast<void (*)(P, P, P)>(function)(a[0], a[1], a[2]);
+    break;
+  case 4:
+    reinterpret_cast<void (*)(P, P, P, P)>(function)(a[0], a[1], a[2], a[3]);
+    break;
+  case 5:
+    reinterpret_cast<void (*)(P, P, P, P, P)>(function)(a[0], a[1], a[2], a[3],
+                                                        a[4]);
+    break;
+  case 6:
+    reinterpret_cast<void (*)(P, P, P, P, P, P)>(function)(a[0], a[1], a[2],
+                                                           a[3], a[4], a[5]);
+    break;
+  case 7:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(function)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    break;
+  case 8:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(function)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    break;
+  }
+  return Status::ok();
+}

@@ -1,0 +1,100 @@
+//===- HostOperands.cpp - A native kernel's weight operands on the host ---===//
+
+#include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Runtime/OpKernel.h"
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+namespace {
+
+bool aligned(const void *p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+/// `v`'s bytes where the kernel can read them: in place, or an aligned copy.
+const void *inPlaceOrCopy(const safetensors::TensorView &v, size_t alignment,
+                          const std::string &what, WeightOperands &ops) {
+  if (aligned(v.data, alignment))
+    return v.data;
+  // operator new aligns to at least 16 bytes.
+  ops.owned.emplace_back(v.data, v.data + v.byteSize());
+  ops.copies.emplace_back("aligned copy " + what, v.byteSize());
+  return ops.owned.back().data();
+}
+
+FloatType floatOf(ArgType t) {
+  return t == ArgType::F16    ? FloatType::F16
+         : t == ArgType::BF16 ? FloatType::BF16
+                              : FloatType::F32;
+}
+
+} // namespace
+
+Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
+    const KernelInstance &k, const artifact::TensorEntry &entry,
+    const safetensors::TensorView &codes, const safetensors::TensorView &scales,
+    const safetensors::TensorView *zeros, const std::vector<double> &bias) {
+  const artifact::QuantizedTensor *q = entry.quantized();
+  if (!q || k.isReference())
+    return makeError(k.where(), ": no native operands for \"", entry.name,
+                     "\"");
+  auto ops = std::make_shared<WeightOperands>();
+  const std::string &name = entry.name;
+  if (q->logical.layout.family == k.layout) {
+    ops->w = inPlaceOrCopy(codes, 16, name + ".codes", *ops);
+    ops->wBytes = codes.byteSize();
+  } else {
+    auto logical =
+        artifact::unpackStoredCodes(q->logical, codes.data, codes.byteSize());
+    if (!logical)
+      return makeError(name, ".codes: ", logical.message());
+    KernelLayoutKind kind;
+    if (!parseKernelLayoutFamily(k.layout, kind))
+      return makeError(k.where(), ": layout ", k.layout, " is not packable");
+    const AffineDescriptor &d = q->logical.descriptor;
+    auto packed = packKernelLayout({kind, d.code.bits, d.code.isSigned},
+                                   logical->data(), k.n, k.k);
+    if (!packed)
+      return makeError(name, ": repacking into ", k.layout, ": ",
+                       packed.message());
+    ops->wBytes = packed->size();
+    ops->owned.push_back(packed.take());
+    ops->w = ops->owned.back().data();
+    ops->copies.emplace_back("repacked " + name + ".codes (" + k.layout + ")",
+                             ops->wBytes);
+    ops->repacked = true;
+  }
+  // The kernel reads exactly the words its `w` shape says (checked against
+  // the layout's geometry by the planner; checked here against the buffer).
+  uint64_t words = 1;
+  for (int64_t d : k.arg(ArgRole::W)->shape)
+    words *= uint64_t(d);
+  if (words * 4 != ops->wBytes)
+    return makeError(name, ".codes: ", ops->wBytes, " bytes, but ", k.id,
+                     " reads ", words * 4);
+  ops->s = inPlaceOrCopy(scales, byteWidth(k.arg(ArgRole::S)->type),
+                         name + ".scales", *ops);
+  ops->sBytes = scales.byteSize();
+  if (k.arg(ArgRole::Z)) {
+    if (!zeros)
+      return makeError(name, ": the kernel reads zero-points; none stored");
+    ops->z = zeros->data; // u8: any address
+    ops->zBytes = zeros->byteSize();
+  }
+  if (const KernelArg *b = k.arg(ArgRole::B)) {
+    std::vector<double> values =
+        bias.empty() ? std::vector<double>(size_t(k.n), 0.0) : bias;
+    if (values.size() != size_t(k.n))
+      return makeError(name, ": bias of ", values.size(), " values, N = ", k.n);
+    QTENSOR_ASSIGN_OR_RETURN(
+        HostTensor t,
+        HostTensor::fromDoubles(floatOf(b->type), 1, k.n, values));
+    ops->bBytes = t.bytes.size();
+    ops->copies.emplace_back("bias " + name, ops->bBytes);
+    ops->owned.push_back(std::move(t.bytes));
+    ops->b = ops->owned.back().data();
+  }
+  return ops;
+}

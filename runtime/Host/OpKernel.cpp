@@ -1,0 +1,204 @@
+//===- OpKernel.cpp - Host kernels and the full-dequant fallback ----------===//
+
+#include "qtensor/Runtime/OpKernel.h"
+
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Runtime/HostBackend.h"
+#include "qtensor/Support/CheckedMath.h"
+
+#include <cstring>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+OpKernel::~OpKernel() = default;
+
+Expected<HostTensor> HostTensor::zeros(FloatType dtype, int64_t rows,
+                                       int64_t cols) {
+  if (rows < 0 || cols < 0)
+    return makeError("tensor shape [", rows, ", ", cols, "] is negative");
+  auto bytes =
+      checkedElementCount(std::vector<uint64_t>{uint64_t(rows), uint64_t(cols),
+                                                elementBytes(dtype)},
+                          uint64_t(1) << 40);
+  if (!bytes)
+    return makeError("tensor shape [", rows, ", ", cols,
+                     "] is too large (over 1 TiB)");
+  HostTensor t;
+  t.dtype = dtype;
+  t.rows = rows;
+  t.cols = cols;
+  t.bytes.assign(size_t(*bytes), 0);
+  return t;
+}
+
+Expected<HostTensor>
+HostTensor::fromDoubles(FloatType dtype, int64_t rows, int64_t cols,
+                        const std::vector<double> &values) {
+  QTENSOR_ASSIGN_OR_RETURN(HostTensor t, zeros(dtype, rows, cols));
+  if (values.size() != t.size())
+    return makeError("expected ", t.size(), " values, got ", values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    float f = float(values[i]);
+    if (dtype == FloatType::F32) {
+      std::memcpy(&t.bytes[4 * i], &f, 4);
+      continue;
+    }
+    // Round from double once: via float would round twice.
+    uint16_t h =
+        dtype == FloatType::F16
+            ? floatToHalfBits(float(roundToFormat(values[i], FloatFormat::F16)))
+            : floatToBFloat16Bits(
+                  float(roundToFormat(values[i], FloatFormat::BF16)));
+    std::memcpy(&t.bytes[2 * i], &h, 2);
+  }
+  return t;
+}
+
+double HostTensor::at(size_t i) const {
+  if (dtype == FloatType::F32) {
+    float f;
+    std::memcpy(&f, &bytes[4 * i], 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, &bytes[2 * i], 2);
+  return dtype == FloatType::F16 ? halfBitsToFloat(h) : bfloat16BitsToFloat(h);
+}
+
+std::vector<double> HostTensor::toDoubles() const {
+  std::vector<double> out(size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = at(i);
+  return out;
+}
+
+namespace {
+
+Status checkShapes(const HostTensor &x, FloatType activation, int64_t k) {
+  if (x.dtype != activation)
+    return makeError("activations are ", qtensor::toString(x.dtype),
+                     ", the op reads ", qtensor::toString(activation));
+  if (x.cols != k)
+    return makeError("activations have K = ", x.cols, ", the op needs ", k);
+  if (x.rows < 1)
+    return makeError("activations have T = ", x.rows, " rows, need at least 1");
+  return Status::ok();
+}
+
+class HostNativeKernel final : public OpKernel {
+public:
+  HostNativeKernel(const KernelInstance &instance,
+                   std::vector<void *> functions,
+                   std::shared_ptr<const WeightOperands> operands,
+                   FloatType activation, FloatType output)
+      : instance(instance), functions(std::move(functions)),
+        operands(std::move(operands)), activation(activation), output(output) {}
+
+  Status run(const HostTensor &x, HostTensor &y) override {
+    QTENSOR_TRY(checkShapes(x, activation, instance.k));
+    int64_t t = x.rows;
+    const EntryPoint *entry = instance.entryFor(t);
+    if (!entry)
+      return makeError(instance.id, ": no entry point accepts T = ", t,
+                       " (the instance's T range is [", instance.tokens.min,
+                       ", ", *instance.tokens.max, "])");
+    void *function = functions[size_t(entry - instance.entries.data())];
+    // zero_output: the buffer is zero-filled already.
+    QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
+    HostTensor &out = y;
+    std::vector<HostOperand> args;
+    for (const KernelArg &a : instance.args) {
+      HostOperand o;
+      o.shape = a.shape;
+      switch (a.role) {
+      case ArgRole::X:
+        o.shape[0] = t;
+        o.data = const_cast<uint8_t *>(x.bytes.data());
+        break;
+      case ArgRole::Y:
+        o.shape[0] = t;
+        o.data = out.bytes.data();
+        break;
+      case ArgRole::W:
+        o.data = const_cast<void *>(operands->w);
+        break;
+      case ArgRole::S:
+        o.data = const_cast<void *>(operands->s);
+        break;
+      case ArgRole::Z:
+        o.data = const_cast<void *>(operands->z);
+        break;
+      case ArgRole::B:
+        o.data = const_cast<void *>(operands->b);
+        break;
+      }
+      args.push_back(std::move(o));
+    }
+    QTENSOR_TRY(callMlirCInterface(function, args));
+    return Status::ok();
+  }
+  const char *backend() const override { return "host"; }
+  const std::string &name() const override { return instance.id; }
+
+private:
+  const KernelInstance &instance;
+  std::vector<void *> functions;
+  std::shared_ptr<const WeightOperands> operands;
+  FloatType activation, output;
+};
+
+class FullDequantKernel final : public OpKernel {
+public:
+  FullDequantKernel(std::vector<float> weight, int64_t n, int64_t k,
+                    std::vector<double> bias, FloatType activation,
+                    FloatType output)
+      : weight(std::move(weight)), bias(std::move(bias)), n(n), k(k),
+        activation(activation), output(output) {}
+
+  Status run(const HostTensor &x, HostTensor &y) override {
+    QTENSOR_TRY(checkShapes(x, activation, k));
+    std::vector<double> xs = x.toDoubles();
+    std::vector<double> ys(size_t(x.rows) * size_t(n));
+    for (int64_t t = 0; t < x.rows; ++t)
+      for (int64_t o = 0; o < n; ++o) {
+        const double *xr = &xs[size_t(t) * size_t(k)];
+        const float *wr = &weight[size_t(o) * size_t(k)];
+        double acc = 0;
+        for (int64_t i = 0; i < k; ++i)
+          acc += xr[i] * double(wr[i]);
+        ys[size_t(t) * size_t(n) + size_t(o)] =
+            acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
+      }
+    QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::fromDoubles(output, x.rows, n, ys));
+    return Status::ok();
+  }
+  const char *backend() const override {
+    return "host (full-dequant fallback)";
+  }
+  const std::string &name() const override { return id; }
+
+private:
+  std::vector<float> weight;
+  std::vector<double> bias;
+  int64_t n, k;
+  FloatType activation, output;
+  std::string id = "full_dequant_linear";
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> qtensor::runtime::makeHostNativeKernel(
+    const KernelInstance &instance, std::vector<void *> functions,
+    std::shared_ptr<const WeightOperands> operands, FloatType activation,
+    FloatType output) {
+  return std::make_unique<HostNativeKernel>(
+      instance, std::move(functions), std::move(operands), activation, output);
+}
+
+std::unique_ptr<OpKernel> qtensor::runtime::makeFullDequantKernel(
+    std::vector<float> weight, int64_t n, int64_t k, std::vector<double> bias,
+    FloatType activation, FloatType output) {
+  return std::make_unique<FullDequantKernel>(
+      std::move(weight), n, k, std::move(bias), activation, output);
+}

@@ -1,0 +1,656 @@
+//===- Loader.cpp - Loading an artifact for execution (seed 0x05D) --------===//
+
+#include "qtensor/Runtime/Loader.h"
+
+#include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Runtime/CudaBackend.h"
+#include "qtensor/Runtime/CudaDevice.h"
+#include "qtensor/Runtime/HostBackend.h"
+#include "qtensor/Runtime/Reference.h"
+#include "qtensor/Support/CheckedMath.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+const char *qtensor::runtime::toString(BackendChoice b) {
+  switch (b) {
+  case BackendChoice::Host:
+    return "host";
+  case BackendChoice::Cuda:
+    return "cuda";
+  case BackendChoice::Auto:
+    return "auto";
+  }
+  return "?";
+}
+
+std::optional<BackendChoice>
+qtensor::runtime::parseBackendChoice(const std::string &s) {
+  for (BackendChoice b :
+       {BackendChoice::Host, BackendChoice::Cuda, BackendChoice::Auto})
+    if (s == toString(b))
+      return b;
+  return std::nullopt;
+}
+
+LoadedModel::~LoadedModel() {
+  // Kernels reference device memory and library code: drop them first.
+  ops.clear();
+  device.reset();
+  hostLibraries.clear();
+}
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Shard tensors of `entry` by role ("data", "codes", "scales", "zeros").
+std::string storedName(const artifact::TensorEntry &entry, const char *role) {
+  for (const auto &[r, stored] : entry.storedTensors())
+    if (std::strcmp(r, role) == 0)
+      return stored.tensor;
+  return "";
+}
+
+} // namespace
+
+namespace qtensor::runtime {
+
+/// The load order of Loader.h, one method per step.
+class Loader {
+public:
+  Loader(const std::string &dir, const LoadOptions &options)
+      : dir(dir), options(options), model(new LoadedModel()), m(*model) {
+    m.dir = dir;
+  }
+
+  Expected<std::unique_ptr<LoadedModel>> load() {
+    QTENSOR_TRY(discoverAndParse());
+    QTENSOR_TRY(readMetadata());
+    QTENSOR_TRY(chooseBackend());
+    QTENSOR_TRY(verifyAndPlan());
+    QTENSOR_TRY(readFiles());
+    QTENSOR_TRY(loadKernels());
+    QTENSOR_TRY(materialize());
+    if (options.warmup)
+      QTENSOR_TRY(warmup());
+    return std::move(model);
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  Status discoverAndParse() {
+    auto start = Clock::now();
+    auto r = artifact::ArtifactRoot::open(dir);
+    if (!r)
+      return r.error();
+    root.emplace(r.take());
+    m.times.record(Stage::Discover, secondsSince(start), dir);
+
+    start = Clock::now();
+    auto manifest = artifact::readManifest(*root, options.files);
+    if (!manifest)
+      return manifest.error();
+    if (!*manifest)
+      return makeError(root->display(artifact::kManifestFileName),
+                       ": missing (not an artifact directory, or its write "
+                       "was never published)");
+    m.man = std::move(**manifest);
+    m.times.record(Stage::Parse, secondsSince(start),
+                   "manifest.json: " + std::to_string(m.man.files.size()) +
+                       " files, " + std::to_string(m.man.tensors.size()) +
+                       " tensors, " + std::to_string(m.man.kernels.size()) +
+                       " kernels");
+    for (const artifact::FileEntry &f : m.man.files)
+      QTENSOR_TRY(m.memory.add(MemoryCategory::Disk, f.path, f.bytes));
+    return Status::ok();
+  }
+
+  /// The one file with `role`; `required` says whether none is an error.
+  Expected<const artifact::FileEntry *> soleFile(artifact::FileRole role,
+                                                 bool required) {
+    const artifact::FileEntry *found = nullptr;
+    for (const artifact::FileEntry &f : m.man.files) {
+      if (f.role != role)
+        continue;
+      if (found)
+        return makeError(root->display(artifact::kManifestFileName),
+                         ": more than one file with role \"",
+                         artifact::toString(role), "\" (", found->path, ", ",
+                         f.path, ")");
+      found = &f;
+    }
+    if (!found && required)
+      return makeError(root->display(artifact::kManifestFileName),
+                       ": no file with role \"", artifact::toString(role),
+                       "\"; the runtime needs it");
+    return found;
+  }
+
+  /// Maps and hashes a small metadata file (verify), for parsing (parse).
+  Expected<MappedFile> verified(const artifact::FileEntry &f) {
+    auto start = Clock::now();
+    auto file = root->openVerified(f.path, f.bytes, f.sha256, options.files);
+    if (!file)
+      return file.error();
+    m.times.record(Stage::Verify, secondsSince(start), f.path + " hashed");
+    return file.take();
+  }
+
+  Status readMetadata() {
+    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *traceFile,
+                             soleFile(artifact::FileRole::Trace, true));
+    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *reportFile,
+                             soleFile(artifact::FileRole::Report, false));
+    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *graphFile,
+                             soleFile(artifact::FileRole::Graph, true));
+
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile trace, verified(*traceFile));
+    auto start = Clock::now();
+    std::string traceName = root->display(traceFile->path);
+    QTENSOR_ASSIGN_OR_RETURN(
+        nlohmann::json traceJson,
+        parseBoundedJson({reinterpret_cast<const char *>(trace.data()),
+                          size_t(trace.size())},
+                         traceName));
+    QTENSOR_ASSIGN_OR_RETURN(m.traceEntries, parseTrace(traceJson, traceName));
+    m.times.record(Stage::Parse, secondsSince(start),
+                   traceFile->path + ": " +
+                       std::to_string(m.traceEntries.size()) + " entries");
+
+    if (reportFile) {
+      QTENSOR_ASSIGN_OR_RETURN(MappedFile report, verified(*reportFile));
+      start = Clock::now();
+      std::string name = root->display(reportFile->path);
+      QTENSOR_ASSIGN_OR_RETURN(
+          nlohmann::json reportJson,
+          parseBoundedJson({reinterpret_cast<const char *>(report.data()),
+                            size_t(report.size())},
+                           name));
+      QTENSOR_ASSIGN_OR_RETURN(m.report, parseReportOptions(reportJson, name));
+      m.times.record(Stage::Parse, secondsSince(start), reportFile->path);
+    } else {
+      m.noteList.push_back("the artifact has no report: the fallback policy "
+                           "defaults to forbid");
+    }
+
+    // Graph validation without MLIR: the role graph must name every op
+    // the trace dispatches (as the qtensor.weight it reads).
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile graph, verified(*graphFile));
+    std::string_view text(reinterpret_cast<const char *>(graph.data()),
+                          size_t(graph.size()));
+    for (const TraceEntry &e : m.traceEntries)
+      if (text.find("\"" + e.op + "\"") == std::string_view::npos)
+        return makeError(root->display(graphFile->path),
+                         ": the graph does not name op \"", e.op,
+                         "\", which the dispatch trace dispatches");
+
+    start = Clock::now();
+    for (size_t i = 0; i < m.man.kernels.size(); ++i) {
+      QTENSOR_ASSIGN_OR_RETURN(KernelInstance k, parseKernelInstance(m.man, i));
+      m.instances.push_back(std::move(k));
+    }
+    m.times.record(Stage::Parse, secondsSince(start),
+                   std::to_string(m.instances.size()) + " kernel capabilities");
+    return Status::ok();
+  }
+
+  Status chooseBackend() {
+    bool gpuKernels =
+        std::any_of(m.instances.begin(), m.instances.end(),
+                    [](const KernelInstance &k) { return !k.isHost(); });
+    bool wantCuda = options.backend == BackendChoice::Cuda ||
+                    (options.backend == BackendChoice::Auto && gpuKernels);
+    if (!wantCuda) {
+      target = {"host", kernels::Backend::Host, 0};
+      m.backendName = "host";
+      return Status::ok();
+    }
+    auto start = Clock::now();
+    auto device = CudaDevice::open(options.cudaDevice, options.cudaLibrary);
+    if (!device) {
+      m.times.record(Stage::Discover, secondsSince(start),
+                     "no GPU: " + device.message());
+      if (options.backend == BackendChoice::Cuda)
+        return makeError("--backend cuda: ", device.message());
+      noGpu = device.message();
+      m.noteList.push_back("the artifact has GPU kernels but no GPU is usable "
+                           "here (" +
+                           noGpu + "); the host backend runs");
+      target = {"host", kernels::Backend::Host, 0};
+      m.backendName = "host";
+      return Status::ok();
+    }
+    m.device = device.take();
+    target = m.device->target();
+    m.backendName = "cuda (" + m.device->info().name + ", " + target.name + ")";
+    m.times.record(Stage::Discover, secondsSince(start), m.backendName);
+    return Status::ok();
+  }
+
+  Status verifyAndPlan() {
+    auto start = Clock::now();
+    QTENSOR_ASSIGN_OR_RETURN(m.schemaCheck,
+                             checkModelSchema(m.man, m.traceEntries));
+    PlanOptions po;
+    po.rank = options.rank;
+    po.target = target;
+    po.fallback = options.fallback;
+    po.ops = options.ops;
+    auto plan = planRun(m.man, m.instances, m.traceEntries, m.report, po);
+    if (!plan) {
+      if (!noGpu.empty()) // the reason is the missing GPU: say so
+        return makeError(plan.message(),
+                         " (the artifact's GPU kernels cannot "
+                         "run here: ",
+                         noGpu, ")");
+      return plan.error();
+    }
+    m.runPlan = plan.take();
+    for (const std::string &w : m.runPlan.warnings)
+      m.noteList.push_back("warning: " + w);
+    m.times.record(Stage::Verify, secondsSince(start),
+                   m.schemaCheck.summary + "; " +
+                       std::to_string(m.runPlan.ops.size()) +
+                       " ops admitted on " + target.name + ", " +
+                       std::to_string(m.runPlan.fallbacks()) + " fallbacks");
+    return Status::ok();
+  }
+
+  /// Every physical tensor the manifest declares in `shard` exists as
+  /// declared, and the shard holds nothing else (strict inventory).
+  Status checkShardInventory(const std::string &path,
+                             const safetensors::SafetensorsFile &shard) {
+    std::set<std::string, std::less<>> declared;
+    for (const artifact::TensorEntry &t : m.man.tensors) {
+      if (t.file != path)
+        continue;
+      for (const auto &[role, stored] : t.storedTensors()) {
+        declared.insert(stored.tensor);
+        const safetensors::TensorView *v = shard.find(stored.tensor);
+        if (!v)
+          return makeError(shard.path(), ": tensor \"", stored.tensor, "\" (",
+                           role, " of \"", t.name,
+                           "\") is missing from the shard");
+        if (v->dtype != stored.dtype || v->shape != stored.shape)
+          return makeError(shard.path(), ": tensor \"", stored.tensor, "\" is ",
+                           safetensors::dtypeName(v->dtype), " ",
+                           shapeToString(v->shape), ", the manifest declares ",
+                           safetensors::dtypeName(stored.dtype), " ",
+                           shapeToString(stored.shape));
+      }
+    }
+    for (const safetensors::TensorView &v : shard.tensors())
+      if (!declared.count(v.name))
+        return makeError(shard.path(), ": tensor \"", v.name,
+                         "\" is not declared by any manifest tensor (strict "
+                         "inventory)");
+    return Status::ok();
+  }
+
+  Status readFiles() {
+    auto start = Clock::now();
+    for (const std::string &path : m.runPlan.files) {
+      const artifact::FileEntry *f = m.man.findFile(path);
+      if (!f) // planRun only names listed files
+        return makeError("the plan reads unlisted file ", path);
+      auto file =
+          root->openVerified(f->path, f->bytes, f->sha256, options.files);
+      if (!file)
+        return file.error();
+      QTENSOR_TRY(m.memory.add(MemoryCategory::Mapped, f->path, f->bytes));
+      m.mapped += f->bytes;
+      if (f->role == artifact::FileRole::Kernel) {
+        m.kernelFiles.emplace(f->path, file.take());
+        continue;
+      }
+      auto shard = safetensors::SafetensorsFile::fromMappedFile(file.take(),
+                                                                options.limits);
+      if (!shard)
+        return shard.error();
+      QTENSOR_TRY(checkShardInventory(f->path, *shard));
+      m.shards.emplace(f->path, shard.take());
+    }
+    for (const OpPlan &op : m.runPlan.ops) {
+      for (const auto &[role, stored] : op.entry->storedTensors())
+        if (const safetensors::TensorView *v = m.view(op.tensor, role))
+          m.referenced += v->byteSize();
+      if (op.bias)
+        if (const safetensors::TensorView *v = m.view(*op.bias, "data"))
+          m.referenced += v->byteSize();
+    }
+    m.times.record(Stage::Read, secondsSince(start),
+                   std::to_string(m.runPlan.files.size()) +
+                       " files mapped and hashed (" + formatBytes(m.mapped) +
+                       "), " + formatBytes(m.referenced) +
+                       " referenced by the plan");
+    return Status::ok();
+  }
+
+  Status loadKernels() {
+    auto start = Clock::now();
+    std::set<const KernelInstance *> used;
+    for (const OpPlan &op : m.runPlan.ops)
+      for (const PhasePlan &p : op.phases)
+        used.insert(p.instances.begin(), p.instances.end());
+    size_t symbols = 0;
+    for (const KernelInstance *k : used) {
+      const MappedFile &file = m.kernelFiles.at(k->file);
+      std::vector<void *> fns;
+      if (k->isHost()) {
+        auto &lib = m.hostLibraries[k->file];
+        if (!lib) {
+          QTENSOR_ASSIGN_OR_RETURN(
+              lib, HostKernelLibrary::load(file.data(), size_t(file.size()),
+                                           root->display(k->file)));
+          // The copy dlopen maps is host memory this process holds.
+          QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
+                                   "kernel code " + k->file, file.size()));
+        }
+        for (const EntryPoint &e : k->entries) {
+          QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(e.symbol));
+          fns.push_back(fn);
+        }
+      } else {
+        auto &module = modules[k->file];
+        if (!module) {
+          QTENSOR_ASSIGN_OR_RETURN(
+              module, m.device->loadModule(file.data(), size_t(file.size()),
+                                           k->format == KernelFormat::Ptx,
+                                           root->display(k->file)));
+        }
+        for (const EntryPoint &e : k->entries) {
+          QTENSOR_ASSIGN_OR_RETURN(
+              CudaDevice::Function fn,
+              m.device->function(module, e.symbol, k->file));
+          fns.push_back(fn);
+        }
+      }
+      symbols += fns.size();
+      functions[k] = std::move(fns);
+    }
+    m.times.record(Stage::Engine, secondsSince(start),
+                   std::to_string(used.size()) + " kernel instances, " +
+                       std::to_string(symbols) + " entry points resolved");
+    return Status::ok();
+  }
+
+  /// Host memory the runtime holds (released after upload for CUDA).
+  Status holdHost(const std::string &item, uint64_t bytes) {
+    stagedHost.push_back(item);
+    return m.memory.add(MemoryCategory::ResidentHost, item, bytes);
+  }
+
+  /// Host operands of `op` for kernel `k` (shared by instances that read
+  /// the same layout and bias dtype).
+  Expected<std::shared_ptr<const WeightOperands>>
+  hostOperands(const OpPlan &op, const KernelInstance &k) {
+    std::string key =
+        op.tensor + "|" + k.layout + "|" +
+        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-");
+    if (auto it = hostCache.find(key); it != hostCache.end())
+      return std::shared_ptr<const WeightOperands>(it->second);
+    const safetensors::TensorView *codes = m.view(op.tensor, "codes");
+    const safetensors::TensorView *scales = m.view(op.tensor, "scales");
+    if (!codes || !scales)
+      return makeError("op \"", op.tensor, "\": codes or scales not mapped");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> bias, m.referenceBias(op));
+    auto start = Clock::now();
+    QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<WeightOperands> ops,
+                             makeHostOperands(k, *op.entry, *codes, *scales,
+                                              m.view(op.tensor, "zeros"),
+                                              bias));
+    if (ops->repacked)
+      m.times.record(Stage::Repack, secondsSince(start),
+                     op.tensor + " " + op.signature.layout.family + " -> " +
+                         k.layout);
+    for (const auto &[item, bytes] : ops->copies)
+      QTENSOR_TRY(holdHost(item, bytes));
+    // Where the host kernels read them (in place or the copies above).
+    if (!m.device) {
+      QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,
+                               op.tensor + ".codes (" + k.layout + ")",
+                               ops->wBytes));
+      QTENSOR_TRY(
+          m.memory.add(MemoryCategory::QParams, key, ops->qparamBytes()));
+    }
+    hostCache[key] = ops;
+    return std::shared_ptr<const WeightOperands>(ops);
+  }
+
+  /// Device copies of `op`'s operands for kernel `k`.
+  Expected<DeviceOperands> deviceOperands(const OpPlan &op,
+                                          const KernelInstance &k) {
+    std::string key =
+        op.tensor + "|" + k.layout + "|" +
+        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-");
+    if (auto it = deviceCache.find(key); it != deviceCache.end())
+      return it->second;
+    // The host view first (repacks happen there), then one copy each.
+    QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<const WeightOperands> host,
+                             hostOperands(op, k));
+    auto start = Clock::now();
+    DeviceOperands d;
+    uint64_t moved = 0;
+    auto upload = [&](const void *src, uint64_t bytes, const char *what,
+                      CudaDevice::DevicePtr &out) -> Status {
+      QTENSOR_ASSIGN_OR_RETURN(out,
+                               m.device->allocate(bytes, op.tensor + what));
+      moved += bytes;
+      return m.device->copyToDevice(out, src, bytes, op.tensor + what);
+    };
+    QTENSOR_TRY(upload(host->w, host->wBytes, ".codes", d.w));
+    QTENSOR_TRY(upload(host->s, host->sBytes, ".scales", d.s));
+    if (host->z)
+      QTENSOR_TRY(upload(host->z, host->zBytes, ".zeros", d.z));
+    if (host->b)
+      QTENSOR_TRY(upload(host->b, host->bBytes, ".bias", d.b));
+    QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,
+                             op.tensor + ".codes (" + k.layout + ")",
+                             host->wBytes));
+    QTENSOR_TRY(
+        m.memory.add(MemoryCategory::QParams, key, moved - host->wBytes));
+    m.times.record(Stage::Transfer, secondsSince(start),
+                   op.tensor + ": " + formatBytes(moved) + " to " +
+                       target.name);
+    deviceCache[key] = d;
+    return d;
+  }
+
+  Status materialize() {
+    for (const OpPlan &op : m.runPlan.ops) {
+      LoadedModel::OpRuntime rt;
+      rt.plan = &op;
+      for (const PhasePlan &p : op.phases) {
+        if (p.fallback) {
+          if (!rt.fallback) {
+            QTENSOR_ASSIGN_OR_RETURN(rt.fallback, makeFallback(op));
+          }
+          continue;
+        }
+        for (const KernelInstance *k : p.instances) {
+          std::unique_ptr<OpKernel> kernel;
+          if (k->isHost()) {
+            QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<const WeightOperands> w,
+                                     hostOperands(op, *k));
+            kernel = makeHostNativeKernel(*k, functions.at(k), std::move(w),
+                                          op.activation, op.output);
+          } else {
+            QTENSOR_ASSIGN_OR_RETURN(DeviceOperands d, deviceOperands(op, *k));
+            std::vector<CudaDevice::Function> fns(functions.at(k).begin(),
+                                                  functions.at(k).end());
+            kernel = makeCudaNativeKernel(*m.device, *k, std::move(fns), d,
+                                          op.activation, op.output, m.memory);
+          }
+          rt.native.emplace_back(k, std::move(kernel));
+        }
+      }
+      m.ops.push_back(std::move(rt));
+    }
+    // What the CUDA kernels read lives on the device; the host copies made
+    // on the way there (aligned copies, repacks, converted biases) go.
+    if (m.device) {
+      hostCache.clear();
+      for (const std::string &item : stagedHost)
+        QTENSOR_TRY(m.memory.release(MemoryCategory::ResidentHost, item));
+    }
+    return Status::ok();
+  }
+
+  /// Seed 0x08D: the whole weight reconstructed by the reference decoder,
+  /// held as f32 (a buffer no native kernel needs: counted as fallback).
+  Expected<std::unique_ptr<OpKernel>> makeFallback(const OpPlan &op) {
+    auto start = Clock::now();
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w, m.referenceWeight(op));
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> bias, m.referenceBias(op));
+    std::vector<float> weight(w.begin(), w.end());
+    QTENSOR_TRY(m.memory.add(MemoryCategory::Fallback, op.tensor + " W_hat f32",
+                             uint64_t(weight.size()) * sizeof(float)));
+    m.times.record(Stage::Repack, secondsSince(start),
+                   op.tensor + ": full-dequant fallback weight");
+    return makeFullDequantKernel(std::move(weight), op.n(), op.k(),
+                                 std::move(bias), op.activation, op.output);
+  }
+
+  Status warmup() {
+    auto start = Clock::now();
+    size_t calls = 0;
+    for (LoadedModel::OpRuntime &rt : m.ops) {
+      // Every entry point once, at its smallest T; a fallback phase once.
+      std::vector<int64_t> tokens;
+      for (const auto &[k, kernel] : rt.native)
+        for (const EntryPoint &e : k->entries)
+          if (e.tokens.min <= *k->tokens.max)
+            tokens.push_back(std::max(e.tokens.min, k->tokens.min));
+      for (const PhasePlan &p : rt.plan->phases)
+        if (p.fallback)
+          tokens.push_back(p.phase == kernels::Phase::Decode
+                               ? 1
+                               : kernels::kMaxDecodeTokens + 1);
+      for (int64_t t : tokens) {
+        QTENSOR_ASSIGN_OR_RETURN(
+            HostTensor x,
+            HostTensor::zeros(rt.plan->activation, t, rt.plan->k()));
+        auto y = m.call(rt, x, /*warmup=*/true);
+        if (!y)
+          return makeError("warmup of \"", rt.plan->tensor, "\" (T = ", t,
+                           "): ", y.message());
+        ++calls;
+      }
+    }
+    m.times.record(Stage::Warmup, secondsSince(start),
+                   std::to_string(calls) + " calls");
+    return Status::ok();
+  }
+
+  std::string dir;
+  const LoadOptions &options;
+  std::unique_ptr<LoadedModel> model;
+  LoadedModel &m;
+  std::optional<artifact::ArtifactRoot> root;
+  kernels::Target target;
+  std::map<std::string, CudaDevice::Module> modules;
+  std::map<const KernelInstance *, std::vector<void *>> functions;
+  std::map<std::string, std::shared_ptr<WeightOperands>> hostCache;
+  std::map<std::string, DeviceOperands> deviceCache;
+  std::vector<std::string> stagedHost;
+  std::string noGpu; ///< why `auto` could not use the GPU
+};
+
+} // namespace qtensor::runtime
+
+const safetensors::TensorView *LoadedModel::view(const std::string &tensor,
+                                                 const char *role) const {
+  const artifact::TensorEntry *entry = man.findTensor(tensor);
+  if (!entry)
+    return nullptr;
+  auto shard = shards.find(entry->file);
+  if (shard == shards.end())
+    return nullptr;
+  std::string name = storedName(*entry, role);
+  return name.empty() ? nullptr : shard->second.find(name);
+}
+
+Expected<std::vector<double>>
+LoadedModel::referenceWeight(const OpPlan &op) const {
+  const safetensors::TensorView *codes = view(op.tensor, "codes");
+  const safetensors::TensorView *scales = view(op.tensor, "scales");
+  if (!codes || !scales)
+    return makeError("op \"", op.tensor, "\": codes or scales not mapped");
+  return reconstructWeight(*op.entry, *codes, *scales,
+                           view(op.tensor, "zeros"));
+}
+
+Expected<std::vector<double>>
+LoadedModel::referenceBias(const OpPlan &op) const {
+  if (!op.bias)
+    return std::vector<double>();
+  const safetensors::TensorView *v = view(*op.bias, "data");
+  if (!v)
+    return makeError("bias \"", *op.bias, "\" is not mapped");
+  return safetensors::toFloat64(*v);
+}
+
+Expected<HostTensor> LoadedModel::call(OpRuntime &rt, const HostTensor &x,
+                                       bool warmup) {
+  const OpPlan &op = *rt.plan;
+  int64_t t = x.rows;
+  const PhasePlan *phase = op.phaseFor(t);
+  if (!phase)
+    return makeError("op \"", op.tensor,
+                     "\": no kernel was planned for T = ", t, " (",
+                     kernels::toString(kernels::phaseOfTokens(t)),
+                     "); the artifact's phases do not cover it");
+  OpKernel *kernel = nullptr;
+  if (phase->fallback) {
+    kernel = rt.fallback.get();
+  } else {
+    for (auto &[k, impl] : rt.native)
+      if (k->phase == phase->phase && k->entryFor(t)) {
+        kernel = impl.get();
+        break;
+      }
+  }
+  if (!kernel)
+    return makeError("op \"", op.tensor, "\": no kernel accepts T = ", t);
+  uint64_t work =
+      uint64_t(x.bytes.size()) +
+      uint64_t(t) * uint64_t(op.n()) * HostTensor::elementBytes(op.output);
+  std::string item = "call " + op.tensor;
+  QTENSOR_TRY(memory.add(MemoryCategory::Workspace, item, work));
+  auto start = std::chrono::steady_clock::now();
+  HostTensor y;
+  Status s = kernel->run(x, y);
+  double seconds = secondsSince(start);
+  QTENSOR_TRY(memory.release(MemoryCategory::Workspace, item));
+  if (!s)
+    return makeError("op \"", op.tensor, "\": ", s.message());
+  calls.add({op.tensor, kernel->name(), kernel->backend(), phase->phase, t,
+             seconds, phase->fallback, warmup});
+  return y;
+}
+
+Expected<HostTensor> LoadedModel::run(const std::string &name,
+                                      const HostTensor &x) {
+  for (OpRuntime &rt : ops)
+    if (rt.plan->tensor == name || rt.plan->op == name)
+      return call(rt, x, /*warmup=*/false);
+  return makeError("no loaded op \"", name, "\"");
+}
+
+Expected<std::unique_ptr<LoadedModel>>
+qtensor::runtime::loadModel(const std::string &dir,
+                            const LoadOptions &options) {
+  Loader loader(dir, options);
+  return loader.load();
+}

@@ -1,0 +1,516 @@
+//===- Plan.cpp - Which kernel runs which op, decided before any byte -----===//
+
+#include "qtensor/Runtime/Plan.h"
+
+#include "qtensor/Kernels/Registry.h"
+#include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Support/CheckedMath.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+using kernels::FallbackPolicy;
+using kernels::Phase;
+
+const PhasePlan *OpPlan::phaseFor(int64_t tokens) const {
+  // The phase T belongs to, as the trace planned it: an instance whose T
+  // range holds T, else that phase's fallback.
+  Phase want = kernels::phaseOfTokens(tokens);
+  for (const PhasePlan &p : phases) {
+    if (p.phase != want)
+      continue;
+    if (p.fallback)
+      return &p;
+    for (const KernelInstance *k : p.instances)
+      if (tokens >= k->tokens.min && tokens <= *k->tokens.max)
+        return &p;
+  }
+  return nullptr;
+}
+
+size_t RunPlan::fallbacks() const {
+  size_t n = 0;
+  for (const OpPlan &op : ops)
+    for (const PhasePlan &p : op.phases)
+      n += p.fallback;
+  return n;
+}
+
+const OpPlan *RunPlan::find(const std::string &name) const {
+  for (const OpPlan &op : ops)
+    if (op.tensor == name || op.op == name)
+      return &op;
+  return nullptr;
+}
+
+std::string qtensor::runtime::biasTensorName(const std::string &op,
+                                             int64_t rank, bool rankSuffix) {
+  static const std::string weight = ".weight";
+  std::string base =
+      op.size() > weight.size() &&
+              op.compare(op.size() - weight.size(), weight.size(), weight) == 0
+          ? op.substr(0, op.size() - weight.size()) + ".bias"
+          : op + ".bias";
+  return rankSuffix ? base + "@rank" + std::to_string(rank) : base;
+}
+
+std::pair<std::string, std::optional<int64_t>>
+qtensor::runtime::splitRankName(const std::string &tensor) {
+  size_t at = tensor.rfind("@rank");
+  if (at == std::string::npos || at == 0 || at + 5 >= tensor.size() ||
+      tensor.size() - at - 5 > 5)
+    return {tensor, std::nullopt};
+  int64_t r = 0;
+  for (size_t i = at + 5; i < tensor.size(); ++i) {
+    if (tensor[i] < '0' || tensor[i] > '9')
+      return {tensor, std::nullopt};
+    r = r * 10 + (tensor[i] - '0');
+  }
+  return {tensor.substr(0, at), r};
+}
+
+namespace {
+
+safetensors::DType dtypeOf(ArgType t) {
+  switch (t) {
+  case ArgType::F16:
+    return safetensors::DType::F16;
+  case ArgType::BF16:
+    return safetensors::DType::BF16;
+  case ArgType::F32:
+    return safetensors::DType::F32;
+  case ArgType::I32:
+    return safetensors::DType::I32;
+  case ArgType::I8:
+    return safetensors::DType::I8;
+  case ArgType::U8:
+    return safetensors::DType::U8;
+  }
+  return safetensors::DType::U8;
+}
+
+ArgType argTypeOf(FloatType t) {
+  return t == FloatType::F16    ? ArgType::F16
+         : t == FloatType::BF16 ? ArgType::BF16
+                                : ArgType::F32;
+}
+
+uint64_t elements(const std::vector<int64_t> &shape) {
+  return checkedElementCount(shape).value_or(0);
+}
+
+/// What the instance claims about `op` against what the manifest stores.
+/// Any mismatch is a corrupt artifact.
+Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
+                              const artifact::QuantizedTensor &q,
+                              bool biasApplies) {
+  std::string where = k.where() + ".capability";
+  std::string of = " (tensor \"" + op.tensor + "\")";
+  if (k.n != op.n() || k.k != op.k())
+    return makeError(where, ": n = ", k.n, ", k = ", k.k, ", but", of,
+                     " holds [", op.n(), ", ", op.k(), "] on this rank");
+  if (k.activation != op.activation)
+    return makeError(where, ".activation: ", qtensor::toString(k.activation),
+                     ", but the op", of, " reads ",
+                     qtensor::toString(op.activation));
+  if (k.output != op.output)
+    return makeError(where, ".output: ", qtensor::toString(k.output),
+                     ", but the op", of, " writes ",
+                     qtensor::toString(op.output));
+  if (k.bias != biasApplies)
+    return makeError(where, ".bias: ", k.bias ? "true" : "false",
+                     ", but the op", of,
+                     biasApplies ? " adds a bias on this rank"
+                                 : " adds no bias in this kernel");
+  if (k.isReference())
+    return Status::ok();
+
+  const AffineDescriptor &d = q.logical.descriptor;
+  if (k.codeBits != d.code.bits || k.codeSigned != d.code.isSigned)
+    return makeError(where, ".code: ", k.codeBits, "-bit ",
+                     k.codeSigned ? "signed" : "unsigned", ", but", of,
+                     " stores ", d.code.bits, "-bit ",
+                     d.code.isSigned ? "signed" : "unsigned", " codes");
+  int64_t group = d.granularity == Granularity::Group     ? d.groupSize
+                  : d.granularity == Granularity::PerAxis ? 0
+                                                          : -1;
+  if (k.groupSize != group)
+    return makeError(where, ".group_size: ",
+                     k.groupSize ? std::to_string(k.groupSize)
+                                 : std::string("per_channel"),
+                     ", but", of, " has ",
+                     group > 0    ? "groups of " + std::to_string(group)
+                     : group == 0 ? std::string("per-channel scales")
+                                  : std::string("per-tensor scales"));
+  if (dtypeOf(argTypeOf(k.scale)) != q.scales.dtype)
+    return makeError(where, ".scale: ", qtensor::toString(k.scale), ", but", of,
+                     " stores scales as ",
+                     safetensors::dtypeName(q.scales.dtype));
+
+  // Packed words: the kernel layout's geometry for these codes.
+  KernelLayoutKind kind;
+  if (!parseKernelLayoutFamily(k.layout, kind))
+    return makeError(where, ".layout: \"", k.layout,
+                     "\" is not a kernel layout this build packs");
+  KernelLayoutSpec spec{kind, d.code.bits, d.code.isSigned};
+  auto geometry = kernelLayoutGeometry(spec, k.n, k.k);
+  if (!geometry)
+    return makeError(where, ".layout: ", k.layout, " cannot hold", of, ": ",
+                     geometry.message());
+  uint64_t words = geometry->bytes / 4;
+  const KernelArg &w = *k.arg(ArgRole::W);
+  if (elements(w.shape) != words)
+    return makeError(where, ".args: w has shape ", shapeToString(w.shape), " (",
+                     elements(w.shape), " words), but ", k.layout, " packs ",
+                     op.n(), " x ", op.k(), " ", d.code.bits, "-bit codes", of,
+                     " into ", words, " 32-bit words");
+  const KernelArg &sArg = *k.arg(ArgRole::S);
+  if (elements(sArg.shape) != elements(q.scales.shape))
+    return makeError(where, ".args: s has shape ", shapeToString(sArg.shape),
+                     ", but", of, " stores scales of shape ",
+                     shapeToString(q.scales.shape));
+  const KernelArg *z = k.arg(ArgRole::Z);
+  if (bool(z) != q.zeros.has_value())
+    return makeError(where, ".args: ", z ? "has" : "lacks",
+                     " a zero-point argument z, but", of,
+                     q.zeros ? " stores zero-points" : " is symmetric");
+  if (z) {
+    if (q.zeros->dtype != safetensors::DType::U8)
+      return makeError(where, ".args: z reads u8 zero-points, but", of,
+                       " stores them as ",
+                       safetensors::dtypeName(q.zeros->dtype));
+    if (elements(z->shape) != elements(q.zeros->shape))
+      return makeError(where, ".args: z has shape ", shapeToString(z->shape),
+                       ", but", of, " stores zero-points of shape ",
+                       shapeToString(q.zeros->shape));
+  }
+  return Status::ok();
+}
+
+struct Planner {
+  const artifact::Manifest &m;
+  const std::vector<KernelInstance> &instances;
+  const PlanOptions &options;
+  RunPlan &plan;
+  const kernels::KernelRegistry &registry = kernels::builtinRegistry();
+  std::map<std::string, std::vector<const KernelInstance *>> byTensor;
+
+  std::string policyText() const {
+    return std::string("fallback=") + kernels::toString(plan.policy) + " (" +
+           plan.policySource + ")";
+  }
+
+  /// The full-dequant kernel must itself be admitted (policy, target,
+  /// representation) before an op may fall back to it.
+  Status admitFallback(const OpPlan &op, Phase phase, PhasePlan &out,
+                       const std::string &why) {
+    const kernels::KernelCapability *fd =
+        registry.findKernel("full_dequant_linear");
+    std::string what = "op \"" + op.tensor + "\" " + kernels::toString(phase);
+    if (!fd)
+      return makeError(what, ": ", why,
+                       "; this build's registry has no full-dequant kernel");
+    kernels::Target host{"host", kernels::Backend::Host, 0};
+    kernels::Verdict v =
+        kernels::admit(registry, *fd, op.signature,
+                       {phase, kernels::phaseTokens(phase)}, host, plan.policy);
+    if (!v.accepted())
+      return makeError(what, ": ", why,
+                       "; the full-dequant fallback is not "
+                       "admitted either: ",
+                       v.reason(), " [", policyText(), "]");
+    out.fallback = true;
+    out.reason = why;
+    if (plan.policy == FallbackPolicy::Warn)
+      plan.warnings.push_back(what +
+                              ": runs the full-dequant fallback: " + why);
+    return Status::ok();
+  }
+
+  Expected<PhasePlan> planPhase(OpPlan &op, const TraceEntry &te,
+                                const artifact::QuantizedTensor &q,
+                                bool biasApplies) {
+    PhasePlan p;
+    p.phase = te.phase;
+    std::string what =
+        "op \"" + op.tensor + "\" " + kernels::toString(te.phase);
+    if (te.fallback) {
+      if (plan.policy == FallbackPolicy::Forbid)
+        return makeError(what,
+                         ": the artifact runs the full-dequant "
+                         "fallback (selected at compile time), "
+                         "forbidden by ",
+                         policyText());
+      for (const KernelInstance *k : byTensor[op.tensor])
+        if (k->phase == te.phase && k->isReference()) {
+          if (k->registryId != *te.selected)
+            return makeError(k->where(), ".capability.registry_id: \"",
+                             k->registryId,
+                             "\", but the dispatch trace selected \"",
+                             *te.selected, "\" for ", what);
+          QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
+        }
+      QTENSOR_TRY(admitFallback(op, te.phase, p,
+                                "the artifact selected " + *te.selected +
+                                    " at compile time"));
+      return p;
+    }
+    std::vector<std::string> rejected;
+    bool any = false;
+    for (const KernelInstance *k : byTensor[op.tensor]) {
+      if (k->phase != te.phase || k->isReference())
+        continue;
+      any = true;
+      if (k->registryId != *te.selected)
+        return makeError(k->where(), ".capability.registry_id: \"",
+                         k->registryId,
+                         "\", but the dispatch trace selected \"", *te.selected,
+                         "\" for ", what);
+      QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
+      if (k->target.backend != options.target.backend) {
+        rejected.push_back(k->id + ": built for " + k->target.name +
+                           ", this run uses " + options.target.name);
+        continue;
+      }
+      const kernels::KernelCapability *cap = registry.findKernel(k->registryId);
+      if (!cap) {
+        rejected.push_back(k->id + ": registry kernel \"" + k->registryId +
+                           "\" is not in this build's registry");
+        continue;
+      }
+      if (!cap->layout || cap->layout->family != k->layout)
+        return makeError(k->where(), ".capability.layout: \"", k->layout,
+                         "\", but registry kernel ", cap->id, " reads ",
+                         cap->layout ? kernels::toString(*cap->layout)
+                                     : std::string("any layout"));
+      kernels::Verdict v =
+          kernels::admit(registry, *cap, op.signature, {te.phase, k->tokens},
+                         options.target, plan.policy);
+      if (!v.accepted()) {
+        rejected.push_back(k->id + " (" + cap->id + "): " + v.reason());
+        continue;
+      }
+      p.instances.push_back(k);
+      p.loadTimeRepack |= op.signature.layout.family != k->layout;
+    }
+    // A cubin runs only on its own architecture; elsewhere the driver JITs
+    // the PTX (docs/kernel-abi.md). Keep one format per phase.
+    if (options.target.backend == kernels::Backend::Cuda) {
+      bool exactCubin = std::any_of(
+          p.instances.begin(), p.instances.end(), [&](const KernelInstance *k) {
+            return k->format == KernelFormat::Cubin &&
+                   k->target.name == options.target.name;
+          });
+      KernelFormat keep = exactCubin ? KernelFormat::Cubin : KernelFormat::Ptx;
+      p.instances.erase(std::remove_if(p.instances.begin(), p.instances.end(),
+                                       [&](const KernelInstance *k) {
+                                         return k->format != keep;
+                                       }),
+                        p.instances.end());
+    }
+    if (!p.instances.empty()) {
+      p.reason = "admitted by this build's registry on " + options.target.name;
+      for (const KernelInstance *k : p.instances)
+        plan.files.insert(k->file);
+      return p;
+    }
+    std::string why =
+        !any ? "the artifact has no kernel instance for it (the trace "
+               "selected " +
+                   *te.selected + ")"
+             : "no kernel instance admitted: ";
+    for (size_t i = 0; i < rejected.size(); ++i)
+      why += (i ? "; " : "") + rejected[i];
+    if (plan.policy == FallbackPolicy::Forbid)
+      return makeError(what, ": ", why, " [", policyText(), "]");
+    QTENSOR_TRY(admitFallback(op, te.phase, p, why));
+    return p;
+  }
+
+  Status run(const std::vector<TraceEntry> &trace) {
+    std::map<std::string, std::vector<const TraceEntry *>> traceByOp;
+    for (const TraceEntry &e : trace)
+      traceByOp[e.op].push_back(&e);
+    for (const KernelInstance &k : instances)
+      for (const std::string &t : k.ops)
+        byTensor[t].push_back(&k);
+
+    std::set<std::string> mappedOps;
+    std::set<std::string> wanted(options.ops.begin(), options.ops.end()),
+        matched;
+    for (const artifact::TensorEntry &t : m.tensors) {
+      const artifact::QuantizedTensor *q = t.quantized();
+      if (!q)
+        continue;
+      auto [opName, rankSuffix] = splitRankName(t.name);
+      if (rankSuffix && *rankSuffix >= plan.tp)
+        return makeError("manifest tensor \"", t.name, "\": rank ", *rankSuffix,
+                         " is not below topology.tp = ", plan.tp);
+      auto traced = traceByOp.find(opName);
+      if (traced == traceByOp.end())
+        return makeError("manifest tensor \"", t.name,
+                         "\": the dispatch trace has no entry for op \"",
+                         opName, "\"");
+      mappedOps.insert(opName);
+      if (rankSuffix && *rankSuffix != plan.rank)
+        continue; // another rank's slice
+      if (!wanted.empty()) {
+        bool hit = wanted.count(t.name) || wanted.count(opName);
+        if (!hit)
+          continue;
+        matched.insert(wanted.count(t.name) ? t.name : opName);
+      }
+      if (t.quantized()->logical.shape.size() != 2)
+        return makeError("manifest tensor \"", t.name,
+                         "\": a linear weight "
+                         "is 2-D, this one has "
+                         "shape ",
+                         shapeToString(q->logical.shape));
+
+      const TraceEntry &first = *traced->second.front();
+      OpPlan op;
+      op.tensor = t.name;
+      op.op = opName;
+      op.entry = &t;
+      using kernels::Topology;
+      bool sliced =
+          first.topology == Topology::Column || first.topology == Topology::Row;
+      if (rankSuffix && !sliced && first.ranks.size() > 1)
+        return makeError("manifest tensor \"", t.name,
+                         "\" is a rank slice, "
+                         "but the trace places "
+                         "op \"",
+                         opName, "\" ", kernels::toString(first.topology));
+      if (!rankSuffix && sliced && first.ranks.size() > 1)
+        return makeError("manifest tensor \"", t.name,
+                         "\" is whole, but the "
+                         "trace slices op \"",
+                         opName, "\" over ", first.ranks.size(), " ranks");
+      if (first.ranks.size() > 1 && int64_t(first.ranks.size()) != plan.tp)
+        return makeError("op \"", opName, "\": the trace places it on ",
+                         first.ranks.size(), " ranks, topology.tp is ",
+                         plan.tp);
+      size_t r = first.ranks.size() > 1 ? size_t(plan.rank) : 0;
+      op.slice = first.ranks[r];
+      if (q->logical.shape != std::vector<int64_t>{op.slice.n, op.slice.k})
+        return makeError("manifest tensor \"", t.name, "\" has shape ",
+                         shapeToString(q->logical.shape),
+                         ", but the trace gives rank ", plan.rank, " of op \"",
+                         opName, "\" the slice [", op.slice.n, ", ", op.slice.k,
+                         "]");
+      op.activation = first.activation;
+      op.output = first.output;
+      kernels::OpSignature &sig = op.signature;
+      sig.descriptor = q->logical.descriptor;
+      sig.layout = q->logical.layout;
+      sig.activation = first.activation;
+      sig.accumulator = first.accumulator;
+      sig.output = first.output;
+      sig.epilogue = first.epilogue;
+      sig.n = first.n;
+      sig.k = first.k;
+      sig.topology = first.topology;
+      sig.ranks = first.ranks;
+
+      // A row-parallel op's kernels write partial sums; its bias is added
+      // once, after the all-reduce, never by a kernel (docs/kernel-abi.md).
+      bool biasApplies = first.epilogue == kernels::Epilogue::Bias &&
+                         first.topology != Topology::Row;
+      if (biasApplies) {
+        std::string name =
+            biasTensorName(opName, plan.rank,
+                           rankSuffix && first.topology == Topology::Column);
+        const artifact::TensorEntry *b = m.findTensor(name);
+        if (!b || !b->plain())
+          return makeError("op \"", t.name,
+                           "\" has a bias epilogue, but the "
+                           "manifest has no plain tensor \"",
+                           name, "\"");
+        if (b->plain()->shape != std::vector<int64_t>{op.slice.n})
+          return makeError("bias \"", name, "\" has shape ",
+                           shapeToString(b->plain()->shape), ", expected [",
+                           op.slice.n, "]");
+        if (!safetensors::isFloatDType(b->plain()->dtype))
+          return makeError("bias \"", name, "\" has dtype ",
+                           safetensors::dtypeName(b->plain()->dtype),
+                           ", expected a float dtype");
+        op.bias = name;
+        plan.files.insert(b->file);
+      }
+
+      for (const TraceEntry *te : traced->second) {
+        if (te->n != first.n || te->k != first.k ||
+            te->topology != first.topology ||
+            te->activation != first.activation || te->output != first.output ||
+            te->epilogue != first.epilogue ||
+            te->ranks.size() != first.ranks.size())
+          return makeError("op \"", opName, "\": its ",
+                           kernels::toString(te->phase), " and ",
+                           kernels::toString(first.phase),
+                           " trace entries disagree on shape, placement, "
+                           "dtypes or epilogue");
+        if (!te->selected)
+          continue; // the compile selected nothing for this phase
+        QTENSOR_ASSIGN_OR_RETURN(PhasePlan p,
+                                 planPhase(op, *te, *q, biasApplies));
+        op.phases.push_back(std::move(p));
+      }
+      if (op.phases.empty())
+        return makeError("op \"", t.name,
+                         "\": the trace selects no kernel "
+                         "for any phase");
+      plan.files.insert(t.file);
+      plan.ops.push_back(std::move(op));
+    }
+    for (const auto &[opName, entries] : traceByOp)
+      if (!mappedOps.count(opName))
+        return makeError("dispatch trace op \"", opName,
+                         "\" has no quantized tensor in the manifest");
+    for (const std::string &w : wanted)
+      if (!matched.count(w)) {
+        std::string some;
+        size_t shown = 0;
+        for (const auto &[opName, entries] : traceByOp)
+          if (shown++ < 3)
+            some += (shown > 1 ? ", " : "") + opName;
+        return makeError("--op \"", w, "\": no quantized op of rank ",
+                         plan.rank, " has that name (ops include ", some, ")");
+      }
+    return Status::ok();
+  }
+};
+
+} // namespace
+
+Expected<RunPlan>
+qtensor::runtime::planRun(const artifact::Manifest &manifest,
+                          const std::vector<KernelInstance> &instances,
+                          const std::vector<TraceEntry> &trace,
+                          const ReportOptions &report,
+                          const PlanOptions &options) {
+  RunPlan plan;
+  plan.tp = manifest.topology.tp;
+  if (options.rank < 0 || options.rank >= plan.tp)
+    return makeError("rank ", options.rank, " is outside [0, ", plan.tp,
+                     ") (topology.tp = ", plan.tp, ")");
+  plan.rank = options.rank;
+  if (report.tp && *report.tp != plan.tp)
+    return makeError("the report's options.tp = ", *report.tp,
+                     ", but manifest.topology.tp = ", plan.tp);
+  plan.target = options.target;
+  if (options.fallback) {
+    plan.policy = *options.fallback;
+    plan.policySource = "override";
+  } else if (report.fallback) {
+    plan.policy = *report.fallback;
+    plan.policySource = "report";
+  } else {
+    plan.policySource = "default";
+  }
+  Planner planner{
+      manifest, instances, options, plan, kernels::builtinRegistry(), {}};
+  QTENSOR_TRY(planner.run(trace));
+  return plan;
+}

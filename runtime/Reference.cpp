@@ -1,0 +1,113 @@
+//===- Reference.cpp - The reference weight and matmul of one op ----------===//
+
+#include "qtensor/Runtime/Reference.h"
+
+#include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Formats/QuantizedStorage.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+Expected<std::vector<double>>
+qtensor::runtime::reconstructWeight(const artifact::TensorEntry &entry,
+                                    const safetensors::TensorView &codes,
+                                    const safetensors::TensorView &scales,
+                                    const safetensors::TensorView *zeros) {
+  const artifact::QuantizedTensor *q = entry.quantized();
+  if (!q)
+    return makeError(entry.name, ": not a quantized tensor");
+  auto logical =
+      artifact::unpackStoredCodes(q->logical, codes.data, codes.byteSize());
+  if (!logical)
+    return makeError(entry.name, ".codes: ", logical.message());
+  auto s = artifact::readQParams(scales.dtype, scales.data, scales.byteSize());
+  if (!s)
+    return makeError(entry.name, ".scales: ", s.message());
+  std::vector<double> z;
+  if (zeros) {
+    auto read =
+        artifact::readQParams(zeros->dtype, zeros->data, zeros->byteSize());
+    if (!read)
+      return makeError(entry.name, ".zeros: ", read.message());
+    z = read.take();
+  }
+  auto w = reconstructAffine(q->logical, *logical, *s, z);
+  if (!w)
+    return makeError(entry.name, ": reconstruction: ", w.message());
+  return w.take();
+}
+
+std::vector<double> qtensor::runtime::referenceLinear(
+    const std::vector<double> &x, const std::vector<double> &w, int64_t t,
+    int64_t n, int64_t k, const std::vector<double> &bias) {
+  std::vector<double> y(size_t(t) * size_t(n));
+  for (int64_t r = 0; r < t; ++r)
+    for (int64_t o = 0; o < n; ++o) {
+      const double *xr = &x[size_t(r) * size_t(k)];
+      const double *wr = &w[size_t(o) * size_t(k)];
+      double acc = 0;
+      for (int64_t i = 0; i < k; ++i)
+        acc += xr[i] * wr[i];
+      y[size_t(r) * size_t(n) + size_t(o)] =
+          acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
+    }
+  return y;
+}
+
+std::vector<double>
+qtensor::runtime::absoluteProducts(const std::vector<double> &x,
+                                   const std::vector<double> &w, int64_t t,
+                                   int64_t n, int64_t k) {
+  std::vector<double> y(size_t(t) * size_t(n));
+  for (int64_t r = 0; r < t; ++r)
+    for (int64_t o = 0; o < n; ++o) {
+      const double *xr = &x[size_t(r) * size_t(k)];
+      const double *wr = &w[size_t(o) * size_t(k)];
+      double acc = 0;
+      for (int64_t i = 0; i < k; ++i)
+        acc += std::fabs(xr[i] * wr[i]);
+      y[size_t(r) * size_t(n) + size_t(o)] = acc;
+    }
+  return y;
+}
+
+double qtensor::runtime::kernelErrorBound(double absSum, double yRef, int64_t k,
+                                          FloatType output) {
+  const double u = std::ldexp(1.0, -24);
+  double m = double(k + 2);
+  double gamma = m * u / (1.0 - m * u);
+  double f32Error = gamma * absSum;
+  double uOut = output == FloatType::F16    ? std::ldexp(1.0, -11)
+                : output == FloatType::BF16 ? std::ldexp(1.0, -8)
+                                            : 0.0;
+  double underflow = output == FloatType::F16 ? std::ldexp(1.0, -25) : 0.0;
+  return f32Error + uOut * (std::fabs(yRef) + f32Error) + underflow;
+}
+
+KernelError qtensor::runtime::measureKernelError(
+    const std::vector<double> &x, const std::vector<double> &w,
+    const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
+    int64_t n, int64_t k, FloatType output) {
+  std::vector<double> ref = referenceLinear(x, w, t, n, k, bias);
+  std::vector<double> mag = absoluteProducts(x, w, t, n, k);
+  KernelError e;
+  for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
+    double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
+    double err = std::fabs(y[i] - ref[i]);
+    if (!std::isfinite(err)) {
+      e.finite = false;
+      continue;
+    }
+    double ratio = err / kernelErrorBound(mag[i] + b, ref[i], k, output);
+    e.maxAbsError = std::max(e.maxAbsError, err);
+    if (ratio > e.worstRatio) {
+      e.worstRatio = ratio;
+      e.worstIndex = i;
+    }
+  }
+  e.finite &= y.size() == ref.size();
+  return e;
+}

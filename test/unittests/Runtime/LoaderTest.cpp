@@ -1,0 +1,564 @@
+//===- LoaderTest.cpp - The load order, host kernels and its failures -----===//
+//
+// Artifacts written by RuntimeTestArtifact.h (with real host kernels built
+// from TestHostKernels.c) loaded through loadModel: the host backend's
+// results against the float64 reference, the ledgers and the timeline of a
+// load, and each failure mode of seed M8.9 0x05D named by file and field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestArtifact.h"
+
+#include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+using namespace rttest;
+
+namespace {
+
+::testing::AssertionResult contains(const std::string &text,
+                                    const std::string &part) {
+  if (text.find(part) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
+}
+
+LoadOptions hostOptions() {
+  LoadOptions o;
+  o.backend = BackendChoice::Host;
+  return o;
+}
+
+/// Deterministic f16 activations in [-1, 1).
+HostTensor activations(int64_t t, int64_t k, uint32_t seed) {
+  std::vector<double> v(size_t(t * k));
+  uint32_t x = seed * 2654435761u + 7;
+  for (double &d : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    d = double(x % 2048) / 1024.0 - 1.0;
+  }
+  return *HostTensor::fromDoubles(FloatType::F16, t, k, v);
+}
+
+/// max |y - reference| / bound over every output; <= 1 for a correct kernel.
+double worstErrorRatio(LoadedModel &model, const std::string &op,
+                       const HostTensor &x, const HostTensor &y) {
+  const OpPlan *plan = model.plan().find(op);
+  EXPECT_NE(plan, nullptr);
+  auto w = model.referenceWeight(*plan);
+  auto b = model.referenceBias(*plan);
+  EXPECT_TRUE(bool(w) && bool(b));
+  KernelError e =
+      measureKernelError(x.toDoubles(), *w, *b, y.toDoubles(), x.rows,
+                         plan->n(), plan->k(), plan->output);
+  EXPECT_TRUE(e.finite);
+  return e.worstRatio;
+}
+
+Expected<std::unique_ptr<LoadedModel>> loadSpec(const TempDir &dir,
+                                                const TestArtifactSpec &spec,
+                                                LoadOptions o = hostOptions()) {
+  writeTestArtifact(dir.str(), spec);
+  return loadModel(dir.str(), o);
+}
+
+} // namespace
+
+TEST(Loader, RunsHostKernelAgainstTheReference) {
+  TempDir dir;
+  auto model = loadSpec(dir, {});
+  ASSERT_TRUE(bool(model)) << model.message();
+  LoadedModel &m = **model;
+  EXPECT_EQ(m.backend(), "host");
+  ASSERT_EQ(m.plan().ops.size(), 1u);
+  EXPECT_EQ(m.plan().fallbacks(), 0u);
+  for (int64_t t : {1, 5, 16}) {
+    HostTensor x = activations(t, 256, uint32_t(t));
+    auto y = m.run("layer.a.weight", x);
+    ASSERT_TRUE(bool(y)) << y.message();
+    EXPECT_EQ(y->rows, t);
+    EXPECT_EQ(y->cols, 6);
+    EXPECT_EQ(y->dtype, FloatType::F16);
+    EXPECT_LE(worstErrorRatio(m, "layer.a.weight", x, *y), 1.0) << "T = " << t;
+  }
+  // The execution trace: a warmup per entry point (T = 1, 2, 3, 5, 9),
+  // then the three calls.
+  const auto &calls = m.trace().all();
+  ASSERT_EQ(calls.size(), 8u);
+  EXPECT_TRUE(calls[0].warmup);
+  EXPECT_EQ(calls[4].tokens, 9);
+  EXPECT_FALSE(calls[5].warmup);
+  EXPECT_EQ(calls[5].kernel, "test_gemv_0");
+  EXPECT_EQ(calls[5].backend, "host");
+  EXPECT_EQ(calls[5].tokens, 1);
+  EXPECT_EQ(calls[6].tokens, 5);
+  EXPECT_EQ(calls[7].phase, kernels::Phase::Decode);
+  EXPECT_FALSE(calls[7].fallback);
+  EXPECT_EQ(m.trace().fallbacks(), 0u);
+}
+
+TEST(Loader, AWrongKernelExceedsTheErrorBound) {
+  // The bound is not vacuous: a kernel off by 0.5 is caught.
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears[0].symbol = "_mlir_ciface_test_gemv_w4s_g32_f16_wrong";
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  HostTensor x = activations(3, 256, 3);
+  auto y = (*model)->run("layer.a.weight", x);
+  ASSERT_TRUE(bool(y)) << y.message();
+  EXPECT_GT(worstErrorRatio(**model, "layer.a.weight", x, *y), 10.0);
+}
+
+TEST(Loader, AsymmetricWithBiasAndF32Output) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears[0].asymmetric = true;
+  spec.linears[0].n = 10;
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  const OpPlan *op = (*model)->plan().find("layer.a.weight");
+  ASSERT_NE(op, nullptr);
+  ASSERT_TRUE(op->bias.has_value());
+  EXPECT_EQ(*op->bias, "layer.a.bias");
+  HostTensor x = activations(4, 256, 11);
+  auto y = (*model)->run("layer.a.weight", x);
+  ASSERT_TRUE(bool(y)) << y.message();
+  EXPECT_EQ(y->dtype, FloatType::F32);
+  EXPECT_LE(worstErrorRatio(**model, "layer.a.weight", x, *y), 1.0);
+}
+
+TEST(Loader, RepacksALogicalWeightAtLoadTime) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears[0].storedLogical = true;
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  const LoadedModel &m = **model;
+  EXPECT_TRUE(m.plan().ops[0].phases[0].loadTimeRepack);
+  EXPECT_GT(m.timeline().total(Stage::Repack), 0.0);
+  // 6 rows x 256 codes x 4 bits, now held by the runtime.
+  EXPECT_EQ(m.ledger().held(MemoryCategory::ResidentHost,
+                            "repacked layer.a.weight.codes (decode_gemv)"),
+            768u);
+  HostTensor x = activations(2, 256, 5);
+  auto y = (*model)->run("layer.a.weight", x);
+  ASSERT_TRUE(bool(y)) << y.message();
+  EXPECT_LE(worstErrorRatio(**model, "layer.a.weight", x, *y), 1.0);
+}
+
+TEST(Loader, LedgersAndTimelineOfALoad) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears.push_back({"layer.b.weight", 4, 128, false, false, ""});
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  const LoadedModel &m = **model;
+  uint64_t disk = 0;
+  for (const auto &f : m.manifest().files)
+    disk += f.bytes;
+  const MemoryLedger &l = m.ledger();
+  EXPECT_EQ(l.current(MemoryCategory::Disk), disk);
+  // Mapped: the shard and the kernels, not the trace/report/graph (read,
+  // hashed and released during parse).
+  uint64_t shardBytes = 0, soBytes = 0;
+  std::string soName;
+  for (const auto &f : m.manifest().files) {
+    if (f.role == artifact::FileRole::Shard)
+      shardBytes += f.bytes;
+    if (f.role == artifact::FileRole::Kernel) {
+      soBytes += f.bytes;
+      soName = f.path;
+    }
+  }
+  EXPECT_EQ(l.current(MemoryCategory::Mapped), shardBytes + soBytes);
+  EXPECT_EQ(m.mappedBytes(), shardBytes + soBytes);
+  // Codes in place: 6x256 and 4x128 W4 codes; scales 6x8 and 4x4 f16.
+  EXPECT_EQ(l.current(MemoryCategory::DeviceCodes), 768u + 256u);
+  EXPECT_EQ(l.current(MemoryCategory::QParams), 96u + 32u);
+  EXPECT_EQ(m.referencedBytes(), 768u + 256u + 96u + 32u);
+  EXPECT_EQ(l.current(MemoryCategory::Fallback), 0u);
+  // Workspace is per call: released after, its peak kept. The largest
+  // warmup is the first op's last bucket, T = 9: x [9, 256] + y [9, 6] f16.
+  EXPECT_EQ(l.current(MemoryCategory::Workspace), 0u);
+  EXPECT_EQ(l.peak(MemoryCategory::Workspace), 2u * 9 * 256 + 2u * 9 * 6);
+  // The kernel code copy is host memory the process holds.
+  EXPECT_EQ(l.held(MemoryCategory::ResidentHost, "kernel code " + soName),
+            soBytes);
+  for (Stage s : {Stage::Discover, Stage::Parse, Stage::Verify, Stage::Read,
+                  Stage::Engine, Stage::Warmup})
+    EXPECT_GT(m.timeline().total(s), 0.0) << toString(s);
+  EXPECT_EQ(m.timeline().total(Stage::Transfer), 0.0);
+}
+
+TEST(Loader, OnlyTheNamedOpIsPlanned) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears.push_back({"layer.b.weight", 4, 128, false, false, ""});
+  writeTestArtifact(dir.str(), spec);
+  LoadOptions o = hostOptions();
+  o.ops = {"layer.b.weight"};
+  auto model = loadModel(dir.str(), o);
+  ASSERT_TRUE(bool(model)) << model.message();
+  ASSERT_EQ((*model)->plan().ops.size(), 1u);
+  EXPECT_EQ((*model)->plan().ops[0].tensor, "layer.b.weight");
+  EXPECT_EQ((*model)->ledger().current(MemoryCategory::DeviceCodes), 256u);
+  o.ops = {"layer.c.weight"};
+  auto missing = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(missing));
+  EXPECT_TRUE(contains(missing.message(), "--op \"layer.c.weight\""));
+}
+
+//===----------------------------------------------------------------------===//
+// Failure modes
+//===----------------------------------------------------------------------===//
+
+TEST(LoaderErrors, HashMismatchNamesTheFile) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  fs::path shard = publishedFile(dir, "weights");
+  corrupt(shard, size_t(fs::file_size(shard)) - 1);
+  auto model = loadModel(dir.str(), hostOptions());
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), shard.filename().string()));
+  EXPECT_TRUE(contains(model.message(), "SHA-256 mismatch"));
+}
+
+TEST(LoaderErrors, KernelCodeIsVerifiedBeforeItIsLoaded) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  fs::path so = publishedFile(dir, "kernels-host");
+  corrupt(so, size_t(fs::file_size(so)) / 2);
+  auto model = loadModel(dir.str(), hostOptions());
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), so.filename().string()));
+  EXPECT_TRUE(contains(model.message(), "SHA-256 mismatch"));
+}
+
+TEST(LoaderErrors, MissingCapabilityField) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c.erase("n"); };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       "manifest.kernels[0].capability.n: required field is "
+                       "missing"));
+}
+
+TEST(LoaderErrors, CapabilityFieldOfTheWrongType) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["tokens"] = {"1", 16}; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(
+      contains(model.message(), "manifest.kernels[0].capability.tokens[0]"));
+}
+
+TEST(LoaderErrors, CapabilityOutOfRange) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["tokens"] = {1, 64}; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "capability.tokens"));
+  EXPECT_TRUE(contains(model.message(), "decode phase's T range"));
+}
+
+TEST(LoaderErrors, CapabilityLiesAboutN) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) {
+    c["n"] = 7;
+    c["args"].back()["shape"] = {-1, 7};
+  };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "n = 7, k = 256, but (tensor "
+                                        "\"layer.a.weight\") holds [6, 256]"));
+}
+
+TEST(LoaderErrors, CapabilityLiesAboutPackedWords) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) {
+    c["args"][1]["shape"] = {6, 64}; // twice the words decode_gemv packs
+  };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "w has shape [6, 64] (384 words)"));
+  EXPECT_TRUE(contains(model.message(), "into 192 32-bit words"));
+}
+
+TEST(LoaderErrors, CapabilityLiesAboutScaleShape) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["args"][2]["shape"] = {6, 4}; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "s has shape [6, 4]"));
+}
+
+TEST(LoaderErrors, CapabilityOpIsNotATensor) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["ops"] = {"nope.weight"}; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       "manifest.kernels[0].capability.ops[0]: \"nope.weight\" "
+                       "is not a manifest tensor"));
+}
+
+TEST(LoaderErrors, HostSymbolMissingFromTheLibrary) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears[0].symbol = "_mlir_ciface_no_such_kernel";
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       "symbol _mlir_ciface_no_such_kernel is not exported"));
+}
+
+TEST(LoaderErrors, AdmissionRejectsAndFallbackIsForbidden) {
+  // The artifact claims a CUDA kernel in host code: this build's registry
+  // rejects it on the host, and the report forbids the fallback.
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.registryId = "affine_gemv_decode_sm80";
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "op \"layer.a.weight\" decode"));
+  EXPECT_TRUE(contains(model.message(), "needs sm_80, target is host"));
+  EXPECT_TRUE(contains(model.message(), "fallback=forbid (report)"));
+}
+
+TEST(LoaderErrors, AdmissionRejectsAnOutputTheKernelLacks) {
+  // The registry's GEMV writes f16, bf16 or f32; the kernel entry agrees
+  // with the op, but this build's registry has the last word.
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.registryId = "affine_gemm_prefill_host";
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       "registry kernel affine_gemm_prefill_host reads "
+                       "(prefill_mma, 1, offset_binary)"));
+}
+
+TEST(Loader, TheEntryPointIsChosenByT) {
+  // Buckets [1] and [2, 16] call different symbols: the second is wrong by
+  // 0.5, so only T = 1 matches the reference.
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) {
+    c["entries"] = {
+        {{"symbol", "_mlir_ciface_test_gemv_w4s_g32_f16"}, {"tokens", {1, 1}}},
+        {{"symbol", "_mlir_ciface_test_gemv_w4s_g32_f16_wrong"},
+         {"tokens", {2, 16}}}};
+  };
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  HostTensor x1 = activations(1, 256, 21), x2 = activations(2, 256, 22);
+  auto y1 = (*model)->run("layer.a.weight", x1);
+  auto y2 = (*model)->run("layer.a.weight", x2);
+  ASSERT_TRUE(y1 && y2);
+  EXPECT_LE(worstErrorRatio(**model, "layer.a.weight", x1, *y1), 1.0);
+  EXPECT_GT(worstErrorRatio(**model, "layer.a.weight", x2, *y2), 10.0);
+}
+
+TEST(LoaderErrors, CapabilityDisagreesWithTheCodes) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["group_size"] = 64; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), ".capability.group_size: 64, but "
+                                        "(tensor \"layer.a.weight\") has "
+                                        "groups of 32"));
+}
+
+TEST(Loader, FallbackAllowedRunsTheReferenceAndIsCounted) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.registryId = "affine_gemv_decode_sm80";
+  writeTestArtifact(dir.str(), spec);
+  LoadOptions o = hostOptions();
+  o.fallback = kernels::FallbackPolicy::Allow;
+  auto model = loadModel(dir.str(), o);
+  ASSERT_TRUE(bool(model)) << model.message();
+  LoadedModel &m = **model;
+  EXPECT_EQ(m.plan().policySource, "override");
+  EXPECT_EQ(m.plan().fallbacks(), 1u);
+  EXPECT_TRUE(contains(m.plan().ops[0].phases[0].reason,
+                       "needs sm_80, target is host"));
+  // The whole weight as f32, counted; nothing in the native ledgers.
+  EXPECT_EQ(m.ledger().current(MemoryCategory::Fallback), 6u * 256 * 4);
+  EXPECT_EQ(m.ledger().current(MemoryCategory::DeviceCodes), 0u);
+  HostTensor x = activations(2, 256, 9);
+  auto y = m.run("layer.a.weight", x);
+  ASSERT_TRUE(bool(y)) << y.message();
+  EXPECT_LE(worstErrorRatio(m, "layer.a.weight", x, *y), 1.0);
+  const DispatchRecord &last = m.trace().all().back();
+  EXPECT_TRUE(last.fallback);
+  EXPECT_EQ(last.kernel, "full_dequant_linear");
+  EXPECT_EQ(last.backend, "host (full-dequant fallback)");
+  EXPECT_TRUE(m.notes().empty()); // allow: counted, not warned
+}
+
+TEST(Loader, FallbackWarnLeavesANote) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.registryId = "affine_gemv_decode_sm80";
+  spec.reportFallback = "warn";
+  auto model = loadSpec(dir, spec);
+  ASSERT_TRUE(bool(model)) << model.message();
+  EXPECT_EQ((*model)->plan().policySource, "report");
+  ASSERT_EQ((*model)->notes().size(), 1u);
+  EXPECT_TRUE(contains((*model)->notes()[0], "runs the full-dequant fallback"));
+}
+
+TEST(LoaderErrors, CompileTimeFallbackForbiddenAtLoad) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.traceFallback = true;
+  spec.reportFallback = "allow";
+  writeTestArtifact(dir.str(), spec);
+  LoadOptions o = hostOptions();
+  o.fallback = kernels::FallbackPolicy::Forbid;
+  auto model = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "selected at compile time"));
+  EXPECT_TRUE(contains(model.message(), "fallback=forbid (override)"));
+  // The report's own policy admits it.
+  auto allowed = loadModel(dir.str(), hostOptions());
+  ASSERT_TRUE(bool(allowed)) << allowed.message();
+  EXPECT_EQ((*allowed)->plan().fallbacks(), 1u);
+}
+
+TEST(LoaderErrors, TraceAndCapabilityDisagreeOnTheKernel) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editTrace = [](json &t) {
+    t[0]["selected"] = "affine_gemm_prefill_host";
+  };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       "manifest.kernels[0] (test_gemv_0).capability."
+                       "registry_id: \"affine_gemv_decode_host\", but the "
+                       "dispatch trace selected \"affine_gemm_prefill_host\""));
+}
+
+TEST(LoaderErrors, TraceFieldOfTheWrongType) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editTrace = [](json &t) { t[0]["shape"]["N"] = "six"; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "dispatch-trace."));
+  EXPECT_TRUE(contains(model.message(), ".json[0].shape.N: "));
+}
+
+TEST(LoaderErrors, TraceSliceDoesNotMatchTheTensor) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editTrace = [](json &t) {
+    t[0]["shape"]["N"] = 12;
+    t[0]["topology"]["ranks"][0]["n"] = 12;
+  };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "manifest tensor \"layer.a.weight\" "
+                                        "has shape [6, 256], but the trace"));
+}
+
+TEST(LoaderErrors, TensorWithoutATraceEntry) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.linears.push_back({"layer.b.weight", 4, 128, false, false, ""});
+  spec.editTrace = [](json &t) { t.erase(1); };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "the dispatch trace has no entry for "
+                                        "op \"layer.b.weight\""));
+}
+
+TEST(LoaderErrors, GraphDoesNotNameATracedOp) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.graph = "module {}\n";
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), ": the graph does not name op "
+                                        "\"layer.a.weight\""));
+}
+
+TEST(LoaderErrors, ModelSchemaOfAKnownArchitecture) {
+  // "llama" has a schema: one lone linear is not a llama.
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.architecture = "llama";
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "model schema (llama): op "
+                                        "\"layer.a.weight\" is not a linear"));
+}
+
+TEST(LoaderErrors, RankOutsideTheTopology) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  LoadOptions o = hostOptions();
+  o.rank = 1;
+  auto model = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "rank 1 is outside [0, 1)"));
+}
+
+TEST(LoaderErrors, NotAnArtifact) {
+  TempDir dir;
+  auto model = loadModel(dir.str(), hostOptions());
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "manifest.json: missing"));
+}
+
+TEST(LoaderErrors, RunRejectsBadActivations) {
+  TempDir dir;
+  auto model = loadSpec(dir, {});
+  ASSERT_TRUE(bool(model)) << model.message();
+  auto wrongK = (*model)->run("layer.a.weight", activations(1, 128, 1));
+  ASSERT_FALSE(bool(wrongK));
+  EXPECT_TRUE(contains(wrongK.message(), "activations have K = 128"));
+  // Decode only: T = 17 is prefill, which the artifact was not compiled for.
+  auto prefill = (*model)->run("layer.a.weight", activations(17, 256, 1));
+  ASSERT_FALSE(bool(prefill));
+  EXPECT_TRUE(contains(prefill.message(), "no kernel was planned for T = 17"));
+  auto unknown = (*model)->run("layer.z.weight", activations(1, 256, 1));
+  ASSERT_FALSE(bool(unknown));
+}
+
+TEST(Loader, CudaBackendWithoutAGpuSaysWhy) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  LoadOptions o;
+  o.backend = BackendChoice::Cuda;
+  o.cudaLibrary = "libqtensor-no-such-driver.so.1";
+  auto model = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(), "--backend cuda: no CUDA driver"));
+  // auto on a host artifact never needs the GPU.
+  o.backend = BackendChoice::Auto;
+  auto host = loadModel(dir.str(), o);
+  ASSERT_TRUE(bool(host)) << host.message();
+  EXPECT_EQ((*host)->backend(), "host");
+}

@@ -1,0 +1,299 @@
+//===- MetadataTest.cpp - Trace, report and capability parsing ------------===//
+//
+// The JSON the loader reads besides the manifest is untrusted: each test
+// feeds one malformed field and expects the error to name it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestArtifact.h"
+
+#include "qtensor/Runtime/ArtifactMetadata.h"
+#include "qtensor/Runtime/KernelInstance.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+using namespace rttest;
+
+namespace {
+
+template <typename T> std::string errorOf(const Expected<T> &e) {
+  return e ? "" : e.message();
+}
+
+json rowTrace() {
+  TestLinear l;
+  json e = traceEntryOf(l, 0, "affine_gemv_decode_host", false);
+  e["topology"] = {
+      {"kind", "row"},
+      {"ranks",
+       {{{"rank", 0}, {"n_offset", 0}, {"n", 6}, {"k_offset", 0}, {"k", 128}},
+        {{"rank", 1},
+         {"n_offset", 0},
+         {"n", 6},
+         {"k_offset", 128},
+         {"k", 128}}}}};
+  return json::array({e});
+}
+
+/// A manifest with the default test linear and one kernel entry whose
+/// capability is `capability`.
+artifact::Manifest manifestWith(const json &capability) {
+  artifact::Manifest m = baseManifest("test");
+  m.files = {{"weights.safetensors", 10, std::string(64, 'a'),
+              artifact::FileRole::Shard},
+             {"k.ptx", 10, std::string(64, 'b'), artifact::FileRole::Kernel}};
+  TestWeights w = makeWeights(TestLinear{});
+  artifact::TensorEntry t;
+  t.name = "layer.a.weight";
+  t.file = "weights.safetensors";
+  artifact::QuantizedTensor q;
+  q.logical = w.logical;
+  q.codes = {"c", safetensors::DType::U8, {6, 128}};
+  q.scales = {"s", safetensors::DType::F16, {6, 8}};
+  t.data = q;
+  m.tensors = {t};
+  m.kernels = {{"k0", capability, std::string("k.ptx")}};
+  return m;
+}
+
+json gpuCapability() {
+  json c = capabilityOf(TestLinear{}, "affine_gemv_decode_sm80");
+  c["target"] = "sm_80";
+  c["format"] = "ptx";
+  c["entries"] = {{{"symbol", "qt_decode"}, {"tokens", {1, 16}}}};
+  c["launch"] = {
+      {"grid", {2, 1, 1}}, {"block", {128, 1, 1}}, {"shared_bytes", 0}};
+  return c;
+}
+
+} // namespace
+
+TEST(BoundedJson, RejectsWhatTheDomWouldHide) {
+  EXPECT_EQ(errorOf(parseBoundedJson("{\"a\": 1, \"a\": 2}", "t.json")),
+            "t.json: duplicate key \"a\" in one JSON object");
+  std::string deep(40, '[');
+  deep += std::string(40, ']');
+  EXPECT_EQ(errorOf(parseBoundedJson(deep, "t.json")),
+            "t.json: JSON nesting deeper than 32 levels");
+  EXPECT_EQ(errorOf(parseBoundedJson(std::string("[1]\0[2]", 7), "t.json")),
+            "t.json: NUL byte at offset 3");
+  EXPECT_EQ(errorOf(parseBoundedJson("[1, 2]", "t.json", 4)),
+            "t.json: 6 bytes exceed the limit of 4");
+  EXPECT_NE(errorOf(parseBoundedJson("[1,", "t.json")).find("not valid JSON"),
+            std::string::npos);
+}
+
+TEST(Trace, RowSlicesMustTileK) {
+  json t = rowTrace();
+  t[0]["shape"]["K"] = 256;
+  auto ok = parseTrace(t, "trace.json");
+  ASSERT_TRUE(bool(ok)) << ok.message();
+  ASSERT_EQ(ok->at(0).ranks.size(), 2u);
+  EXPECT_EQ(ok->at(0).ranks[1].kOffset, 128);
+
+  t[0]["topology"]["ranks"][1]["k_offset"] = 120;
+  EXPECT_EQ(errorOf(parseTrace(t, "trace.json")),
+            "trace.json[0].topology.ranks[1]: row slice [n_offset 0, n 6, "
+            "k_offset 120, k 128] does not continue at K = 128 with the "
+            "whole N = 6");
+  t[0]["topology"]["ranks"][1]["k_offset"] = 128;
+  t[0]["shape"]["K"] = 300;
+  EXPECT_EQ(errorOf(parseTrace(t, "trace.json")),
+            "trace.json[0].topology.ranks: row slices cover K = 256 of 300");
+}
+
+TEST(Trace, EntriesAreUniquePerPhaseAndWellFormed) {
+  json e = traceEntryOf(TestLinear{}, 0, "affine_gemv_decode_host", false);
+  EXPECT_EQ(errorOf(parseTrace(json::array({e, e}), "trace.json")),
+            "trace.json[1]: a second decode entry for op \"layer.a.weight\"");
+  json bad = e;
+  bad["phase"] = "both";
+  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
+            "trace.json[0].phase: unknown value \"both\"");
+  bad = e;
+  bad["selected"] = nullptr;
+  bad["fallback"] = true;
+  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
+            "trace.json[0].fallback: a fallback with no kernel selected");
+  bad = e;
+  bad["topology"]["ranks"][0]["rank"] = 3;
+  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
+            "trace.json[0].topology.ranks[0].rank: 3, expected 0 (ranks in "
+            "order)");
+  // A skipped op (static T outside the compiled phases) is no entry.
+  json skipped = {{"op", "x"}, {"phase", "both"}, {"skipped", "static T"}};
+  auto parsed = parseTrace(json::array({skipped}), "trace.json");
+  ASSERT_TRUE(bool(parsed));
+  EXPECT_TRUE(parsed->empty());
+  EXPECT_EQ(errorOf(parseTrace(json::object(), "trace.json")),
+            "trace.json: expected a JSON list of trace entries, got object");
+}
+
+TEST(Report, FallbackPolicySpelling) {
+  auto o = parseReportOptions({{"options", {{"fallback", "warn"}, {"tp", 2}}}},
+                              "report.json");
+  ASSERT_TRUE(bool(o)) << o.message();
+  EXPECT_EQ(*o->fallback, kernels::FallbackPolicy::Warn);
+  EXPECT_EQ(*o->tp, 2);
+  EXPECT_EQ(errorOf(parseReportOptions({{"options", {{"fallback", "maybe"}}}},
+                                       "report.json")),
+            "report.json.options.fallback: unknown value \"maybe\"");
+  auto none = parseReportOptions(json::object(), "report.json");
+  ASSERT_TRUE(bool(none));
+  EXPECT_FALSE(none->fallback.has_value());
+}
+
+TEST(KernelInstance, GpuLaunchAndTokenBuckets) {
+  json c = gpuCapability();
+  c["entries"] = {{{"symbol", "qt_t1"}, {"tokens", {1, 1}}},
+                  {{"symbol", "qt_t2"}, {"tokens", {2, 2}}},
+                  {{"symbol", "qt_t4"}, {"tokens", {3, 4}}},
+                  {{"symbol", "qt_t16"}, {"tokens", {5, 16}}}};
+  artifact::Manifest m = manifestWith(c);
+  auto k = parseKernelInstance(m, 0);
+  ASSERT_TRUE(bool(k)) << k.message();
+  EXPECT_EQ(k->entries.size(), 4u);
+  EXPECT_EQ(k->entryFor(3)->symbol, "qt_t4");
+  EXPECT_EQ(k->entryFor(16)->symbol, "qt_t16");
+  EXPECT_EQ(k->entryFor(17), nullptr);
+  EXPECT_EQ(k->tokens.min, 1);
+  EXPECT_EQ(*k->tokens.max, 16);
+  ASSERT_TRUE(k->launch.has_value());
+  EXPECT_EQ(k->launch->gridFor(5)[0], 2); // no token axis: fixed
+
+  // A gap between buckets leaves some T without a kernel.
+  c["entries"][2]["tokens"] = {4, 4};
+  EXPECT_EQ(errorOf(parseKernelInstance(manifestWith(c), 0)),
+            "manifest.kernels[0].capability.entries[2].tokens: starts at T = "
+            "4, expected 3 (entries ascend without gaps or overlaps)");
+}
+
+TEST(KernelInstance, OneGemmEntryServesEitherPhase) {
+  // The tensor-core GEMM has one entry point for any T; its decode entry
+  // narrows it to [1, 16] and its prefill entry to [17, inf).
+  json c = gpuCapability();
+  c["entries"] = {{{"symbol", "qt_mma"}, {"tokens", {1, nullptr}}}};
+  auto k = parseKernelInstance(manifestWith(c), 0);
+  ASSERT_TRUE(bool(k)) << k.message();
+  EXPECT_EQ(k->entryFor(16)->symbol, "qt_mma");
+  EXPECT_EQ(k->entryFor(17), nullptr); // prefill is another manifest entry
+}
+
+TEST(KernelInstance, TokenAxisGrid) {
+  json c = gpuCapability();
+  c["phase"] = "prefill";
+  c["tokens"] = {17, nullptr};
+  c["entries"] = {{{"symbol", "qt_mma"}, {"tokens", {1, nullptr}}}};
+  c["registry_id"] = "affine_mma_prefill_sm80";
+  c["launch"] = {{"grid", {1, 3, 1}},
+                 {"block", {128, 1, 1}},
+                 {"shared_bytes", 9216},
+                 {"token_axis", 0},
+                 {"tokens_per_block", 32}};
+  auto k = parseKernelInstance(manifestWith(c), 0);
+  ASSERT_TRUE(bool(k)) << k.message();
+  EXPECT_EQ(*k->tokens.max, kMaxDimension);
+  auto g = k->launch->gridFor(65);
+  EXPECT_EQ(g[0], 3); // ceil(65 / 32)
+  EXPECT_EQ(g[1], 3);
+  c["launch"]["grid"] = {2, 3, 1};
+  EXPECT_EQ(errorOf(parseKernelInstance(manifestWith(c), 0)),
+            "manifest.kernels[0].capability.launch.grid[0]: the token axis is "
+            "computed from T; the stored extent must be 1, got 2");
+}
+
+TEST(KernelInstance, RejectsInconsistentCapabilities) {
+  auto errorWith = [](const std::function<void(json &)> &edit) {
+    json c = gpuCapability();
+    edit(c);
+    return errorOf(parseKernelInstance(manifestWith(c), 0));
+  };
+  EXPECT_EQ(errorWith([](json &c) { c["format"] = "host_so"; }),
+            "manifest.kernels[0].capability.format: format host_so does not "
+            "run on target sm_80");
+  EXPECT_EQ(errorWith([](json &c) { c.erase("launch"); }),
+            "manifest.kernels[0].capability.launch: required for a GPU kernel");
+  EXPECT_EQ(errorWith([](json &c) {
+              c["launch"]["block"] = {64, 32, 1};
+            }),
+            "manifest.kernels[0].capability.launch.block: 2048 threads exceed "
+            "1024 per block");
+  EXPECT_EQ(errorWith([](json &c) { c["entries"][0]["symbol"] = "bad name"; }),
+            "manifest.kernels[0].capability.entries[0].symbol: \"bad name\" "
+            "is not a symbol name");
+  EXPECT_EQ(errorWith([](json &c) {
+              c["entries"][0]["tokens"] = {1, 8};
+            }),
+            "manifest.kernels[0].capability.entries[0].tokens: ends at T = 8, "
+            "so T = 9 of \"tokens\" has no entry point");
+  EXPECT_EQ(errorWith([](json &c) { c["args"][2]["dtype"] = "bf16"; }),
+            "manifest.kernels[0].capability.args: s is bf16, but \"scale\" is "
+            "f16");
+  EXPECT_EQ(errorWith([](json &c) { c["code"]["signed"] = false; }),
+            "manifest.kernels[0].capability.args: argument \"z\" is missing");
+  EXPECT_EQ(errorWith([](json &c) { c["group_size"] = "per_row"; }),
+            "manifest.kernels[0].capability.group_size: \"per_row\", expected "
+            "an integer or \"per_channel\"");
+  EXPECT_EQ(errorWith([](json &c) {
+              c["args"][0]["shape"] = {-1, 100};
+            }),
+            "manifest.kernels[0].capability.args: x has shape [-1, 100], "
+            "expected [-1, 256] (dynamic T, K = 256)");
+  EXPECT_EQ(errorWith([](json &c) {
+              c["args"][1]["shape"] = {-1, 32};
+            }),
+            "manifest.kernels[0].capability.args[1].shape[0]: -1 must be in "
+            "[1, 2^31] (only the T of x and y may be dynamic)");
+  EXPECT_EQ(errorWith([](json &c) { c["args"].erase(2); }),
+            "manifest.kernels[0].capability.args: argument \"s\" is missing");
+  EXPECT_EQ(errorWith([](json &c) { c["args"][2]["name"] = "x"; }),
+            "manifest.kernels[0].capability.args[2]: argument \"x\" appears "
+            "twice");
+  EXPECT_EQ(errorWith([](json &c) { std::swap(c["args"][1], c["args"][2]); }),
+            "manifest.kernels[0].capability.args[2]: argument \"w\" out of "
+            "order (x, w, s, z, b, y)");
+  EXPECT_EQ(errorWith([](json &c) { c["split_k"] = 4; }),
+            "manifest.kernels[0].capability.zero_output: split_k = 4 "
+            "accumulates partial sums into y, which must then be zeroed "
+            "before the call");
+  EXPECT_EQ(errorWith([](json &c) { c["target"] = "sm_75"; }),
+            "manifest.kernels[0].capability.target: unknown target \"sm_75\"");
+  EXPECT_EQ(errorWith([](json &c) { c["bias"] = true; }),
+            "manifest.kernels[0].capability.args: argument \"b\" is missing");
+  artifact::Manifest m = manifestWith(gpuCapability());
+  m.kernels[0].file.reset();
+  EXPECT_EQ(errorOf(parseKernelInstance(m, 0)),
+            "manifest.kernels[0].file: required for a compiled kernel "
+            "instance");
+}
+
+TEST(KernelInstance, ReferenceFallbackEntry) {
+  json c = {{"registry_id", "full_dequant_linear"},
+            {"target", "host"},
+            {"format", "reference"},
+            {"phase", "decode"},
+            {"tokens", {1, 16}},
+            {"n", 6},
+            {"k", 256},
+            {"activation", "f16"},
+            {"output", "f16"},
+            {"bias", false},
+            {"layout", nullptr},
+            {"args",
+             {{{"name", "x"}, {"dtype", "f16"}, {"shape", {-1, 256}}},
+              {{"name", "y"}, {"dtype", "f16"}, {"shape", {-1, 6}}}}},
+            {"execution", "reference"},
+            {"ops", {"layer.a.weight"}}};
+  artifact::Manifest m = manifestWith(c);
+  m.kernels[0].file.reset();
+  auto k = parseKernelInstance(m, 0);
+  ASSERT_TRUE(bool(k)) << k.message();
+  EXPECT_TRUE(k->isReference());
+  EXPECT_TRUE(k->entries.empty());
+  m.kernels[0].file = "k.ptx";
+  EXPECT_EQ(errorOf(parseKernelInstance(m, 0)),
+            "manifest.kernels[0].file: a reference (full-dequant) entry has no "
+            "code file");
+}
