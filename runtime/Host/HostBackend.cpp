@@ -126,6 +126,13 @@ Expected<void *> HostKernelLibrary::resolve(const std::string &symbol) const {
   return p;
 }
 
+// A symbol from dlsym carries no type information, so UBSan's
+// -fsanitize=function check (calls through a pointer of a different function
+// type) cannot apply to it; the C interface's signature is checked against
+// the capability instead (argument count and ranks, docs/kernel-abi.md).
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
 Status
 qtensor::runtime::callMlirCInterface(void *function,
                                      const std::vector<HostOperand> &operands) {
