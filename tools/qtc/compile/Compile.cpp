@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -156,8 +157,9 @@ struct ScratchDir {
       path = buf.data();
   }
   ~ScratchDir() {
+    std::error_code ignored; // a leftover temp folder is not worth failing
     if (!path.empty())
-      std::system(("rm -rf '" + path + "'").c_str());
+      std::filesystem::remove_all(path, ignored);
   }
 };
 
