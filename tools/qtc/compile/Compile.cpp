@@ -163,8 +163,10 @@ struct ScratchDir {
   }
 };
 
-std::vector<uint8_t> readAll(const std::string &path) {
+Expected<std::vector<uint8_t>> readAll(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError("cannot read ", path);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
@@ -298,15 +300,25 @@ int runCompile(const std::vector<std::string> &args) {
                              dispatch->linears[i].layout});
   input.files.push_back({"graph.mlir", artifact::FileRole::Graph,
                          std::vector<uint8_t>(graph.begin(), graph.end())});
-  input.files.push_back({"dispatch-trace.json", artifact::FileRole::Trace,
-                         readAll(pipeline.traceFile)});
+  auto trace = readAll(pipeline.traceFile);
+  if (!trace)
+    return fail(o, "pipeline",
+                "the pipeline wrote no dispatch trace: " + trace.message());
+  input.files.push_back(
+      {"dispatch-trace.json", artifact::FileRole::Trace, trace.take()});
   for (ExportFile &f : kernels->files)
     input.files.push_back(std::move(f));
   input.kernels = kernels->entries;
   input.model.architecture = config.architecture;
   input.model.name = config.name.empty() ? "model" : config.name;
+  // Kept GGUF codes are whatever the file had, not what --quant says.
+  size_t kept = 0;
+  for (const QuantizedWeight &w : weights)
+    kept += w.keptStoredCodes;
   input.quantization.family =
-      spec->keep ? "kept" : "affine_w" + std::to_string(spec->bits) + "a16";
+      kept == weights.size() && kept
+          ? "kept"
+          : (kept ? "mixed" : "affine_w" + std::to_string(spec->bits) + "a16");
   input.quantization.config = {{"quant", spec->text},
                                {"target", o.target},
                                {"phase", o.phase},
@@ -337,25 +349,42 @@ int runCompile(const std::vector<std::string> &args) {
   // report, which is published again (the shards keep their names: they
   // are content-addressed and unchanged).
   progress.stage("verify the reopened artifact");
-  LadderResult ladder = runLadder(o.output);
-  input.report["parity"] = ladder.toJson();
-  ExportInput again = input;
-  Progress silent(Progress::Mode::Quiet, 1);
-  auto republished = exportArtifact(again, o.output, silent);
-  if (!republished)
-    return fail(o, "verify", republished.message());
-  progress.finish(ladder.ok ? "every level passed" : "FAILED");
-  if (!ladder.ok) {
-    // A model that fails its own parity ladder must not stay loadable: the
-    // manifest (the root of reachability) is moved aside, with the report
-    // that says why still listed in it.
+  // A model that fails its own parity ladder (or whose ladder could not
+  // finish) must not stay loadable: the manifest, the root of reachability,
+  // is moved aside, with the report that says why still listed in it.
+  auto withdraw = [&]() -> std::string {
     std::string manifest = o.output + "/manifest.json";
     std::string rejected = o.output + "/manifest.rejected.json";
     if (std::rename(manifest.c_str(), rejected.c_str()) != 0)
-      return fail(o, "verify",
-                  "the artifact failed verification and " + manifest +
-                      " could not be withdrawn: " + std::strerror(errno));
+      return manifest + " could not be withdrawn: " + std::strerror(errno);
+    return "";
+  };
+  LadderResult ladder;
+  ExportInput again = input;
+  Expected<artifact::WriteResult> republished =
+      makeError("the ladder did not finish");
+  try {
+    ladder = runLadder(o.output);
+    // Its result goes into the report, published again (the shards keep
+    // their content-addressed names).
+    input.report["parity"] = ladder.toJson();
+    again = input;
+    Progress silent(Progress::Mode::Quiet, 1);
+    republished = exportArtifact(again, o.output, silent);
+  } catch (const std::exception &e) {
+    ladder.ok = false;
+    republished = makeError("verifying the artifact: ", e.what());
   }
+  if (!ladder.ok || !republished) {
+    std::string why = withdraw();
+    if (!republished)
+      return fail(o, "verify",
+                  republished.message() +
+                      (why.empty() ? "; the artifact was withdrawn" : "; " + why));
+    if (!why.empty())
+      return fail(o, "verify", "the artifact failed verification and " + why);
+  }
+  progress.finish(ladder.ok ? "every level passed" : "FAILED");
 
   nlohmann::ordered_json result;
   result["ok"] = ladder.ok;

@@ -45,6 +45,14 @@ Expected<Slice> sliceLinear(const ExportLinear &l, int64_t rank) {
   int64_t n = w.logical.shape[0], k = w.logical.shape[1];
   int64_t rb = 0, re = n, cb = 0, ce = k;
   using Kind = WeightPlacement::Kind;
+  if (l.placement.kind == Kind::Column || l.placement.kind == Kind::Row) {
+    const std::vector<int64_t> &b = l.placement.bounds;
+    int64_t extent = l.placement.kind == Kind::Column ? n : k;
+    if (rank + 1 >= static_cast<int64_t>(b.size()) || b[rank] < 0 ||
+        b[rank] >= b[rank + 1] || b[rank + 1] > extent)
+      return makeError(l.source->name, ": placement bounds do not give rank ",
+                       rank, " a slice of [0, ", extent, ")");
+  }
   if (l.placement.kind == Kind::Column) {
     rb = l.placement.bounds[rank];
     re = l.placement.bounds[rank + 1];
@@ -179,8 +187,9 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
                         : 1;
     values += static_cast<uint64_t>(w.codes.size());
     codeBits += w.codes.size() * w.logical.descriptor.code.bits;
+    // Integer zero-points are stored one per byte (U8).
     qparamBits += (w.scales.size() + w.zeroFloats.size()) * 16 +
-                  w.zeros.size() * w.logical.descriptor.code.bits;
+                  w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, rank));
       std::string name = rankTensorName(l.source->name, rank, ranks);

@@ -244,10 +244,22 @@ LadderResult runLadder(const std::string &dir) {
     result.ok = false;
     return result;
   }
-  result.levels.push_back(levelPacking(*a));
-  result.levels.push_back(levelReference(*a));
-  result.levels.push_back(detail::levelOperator(*a));
-  result.levels.push_back(detail::levelDispatch(*a));
+  // A level reads JSON the artifact supplies; a field of the wrong type
+  // fails that level with the library's message instead of the command.
+  auto guarded = [&](const char *level, const char *name, auto run) {
+    try {
+      result.levels.push_back(run());
+    } catch (const nlohmann::json::exception &e) {
+      result.levels.push_back(
+          {level, name, false, std::string("malformed JSON: ") + e.what()});
+    }
+  };
+  guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
+  guarded("L2", "reference reconstruction",
+          [&] { return levelReference(*a); });
+  guarded("L3", "operator parity", [&] { return detail::levelOperator(*a); });
+  guarded("L5", "dispatch and resources",
+          [&] { return detail::levelDispatch(*a); });
   result.ok = true;
   for (const LevelResult &l : result.levels)
     result.ok &= l.ok;

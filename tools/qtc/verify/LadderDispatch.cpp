@@ -5,9 +5,10 @@
 // build's kernel registry with the signature rebuilt from the manifest (the
 // stored descriptor, layout and per-rank shapes) and the trace's graph facts
 // (activation, output, epilogue), and planning it again selects the same
-// kernel. Fallbacks must be within the recorded policy; no quantized weight
-// may also be stored as a float copy (a persistent full-dequant buffer); the
-// bytes of the stored tensors must equal the report's ledger.
+// kernel, and every quantized weight has a selection. Fallbacks must be
+// within the recorded policy; no plain tensor may carry a quantized weight's
+// name (a float copy kept beside it, e.g. one rank slice stored dequantized);
+// the bytes of the stored tensors must equal the report's ledger.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,8 +74,10 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
   auto phase = kernels::parsePhase(*phaseName);
   if (!phase)
     return where + ".phase: unknown phase \"" + *phaseName + "\"";
-  if (!e.contains("selected") || e["selected"].is_null())
-    return ""; // nothing selected: the trace says why (skipped phase)
+  if (!e.contains("selected"))
+    return where + ": no \"selected\" field";
+  if (e["selected"].is_null())
+    return ""; // nothing selected: the trace says why (a skipped phase)
   if (!e["selected"].is_string())
     return where + ".selected: expected a kernel id or null";
   std::string selected = e["selected"];
@@ -135,11 +138,27 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
       return name + ": stored shape differs from the trace's rank " +
              std::to_string(r) + " slice [" + std::to_string(n) + ", " +
              std::to_string(k) + "]";
+    // Offsets follow from the stored slices (prefix sums along the sliced
+    // dimension), not from what the trace claims; they must agree.
     kernels::RankSlice slice;
     slice.n = n;
     slice.k = k;
-    slice.nOffset = rank.value("n_offset", int64_t(0));
-    slice.kOffset = rank.value("k_offset", int64_t(0));
+    if (r > 0) {
+      const kernels::RankSlice &prev = sig.ranks.back();
+      bool column = *tp == kernels::Topology::Column;
+      bool row = *tp == kernels::Topology::Row;
+      slice.nOffset = column ? prev.nOffset + prev.n : 0;
+      slice.kOffset = row ? prev.kOffset + prev.k : 0;
+      if ((row && n != prev.n) || (column && k != prev.k))
+        return name + ": ranks of a " + *topology +
+               " placement disagree on the unsliced dimension";
+    }
+    if (rank.value("n_offset", int64_t(0)) != slice.nOffset ||
+        rank.value("k_offset", int64_t(0)) != slice.kOffset)
+      return where + ".topology.ranks[" + std::to_string(r) +
+             "]: offsets differ from the stored slices (n " +
+             std::to_string(slice.nOffset) + ", k " +
+             std::to_string(slice.kOffset) + ")";
     sig.ranks.push_back(slice);
     if (r == 0) {
       sig.descriptor = d.descriptor;
@@ -241,6 +260,18 @@ LevelResult levelDispatch(const artifact::Artifact &a) {
     }
     ++checked;
   }
+  // Every quantized weight must have been planned: a trace that lost an op
+  // proves nothing about it.
+  std::set<std::string> planned;
+  for (const json &e : *trace)
+    if (e.is_object() && e.contains("op") && e["op"].is_string() &&
+        e.contains("selected") && e["selected"].is_string())
+      planned.insert(e["op"].get<std::string>());
+  for (const artifact::TensorEntry &e : a.manifest().tensors)
+    if (e.isQuantized() && !planned.count(e.name.substr(0, e.name.find('@')))) {
+      r.detail = e.name + ": no kernel selection for it in the dispatch trace";
+      return r;
+    }
   if (*policy == kernels::FallbackPolicy::Forbid && fallbacks != 0) {
     r.detail = std::to_string(fallbacks) +
                " fallbacks in the trace under fallback=forbid";
