@@ -14,54 +14,7 @@ using json = nlohmann::json;
 Expected<json> qtensor::runtime::parseBoundedJson(std::string_view text,
                                                   const std::string &name,
                                                   uint64_t maxBytes) {
-  if (text.size() > maxBytes)
-    return makeError(name, ": ", text.size(), " bytes exceed the limit of ",
-                     maxBytes);
-  // nlohmann::json stops at a NUL as if the input ended there.
-  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return makeError(name, ": NUL byte at offset ", nul);
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  bool tooDeep = false;
-  auto callback = [&](int depth, json::parse_event_t event,
-                      json &parsed) -> bool {
-    switch (event) {
-    case json::parse_event_t::object_start:
-    case json::parse_event_t::array_start:
-      if (depth >= static_cast<int>(kMaxMetadataDepth)) {
-        tooDeep = true;
-        return false;
-      }
-      if (event == json::parse_event_t::object_start)
-        keys.emplace_back();
-      return true;
-    case json::parse_event_t::key:
-      if (!keys.empty() &&
-          !keys.back().insert(parsed.get<std::string>()).second &&
-          duplicate.empty())
-        duplicate = parsed.get<std::string>();
-      return true;
-    case json::parse_event_t::object_end:
-      if (!keys.empty())
-        keys.pop_back();
-      return true;
-    default:
-      return true;
-    }
-  };
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end(), callback);
-  } catch (const json::exception &e) {
-    return makeError(name, ": not valid JSON: ", e.what());
-  }
-  if (tooDeep)
-    return makeError(name, ": JSON nesting deeper than ", kMaxMetadataDepth,
-                     " levels");
-  if (!duplicate.empty())
-    return makeError(name, ": duplicate key \"", duplicate,
-                     "\" in one JSON object");
-  return j;
+  return parseStrictJson(text, name, maxBytes, kMaxMetadataDepth);
 }
 
 namespace {

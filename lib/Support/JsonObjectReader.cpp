@@ -2,6 +2,10 @@
 
 #include "qtensor/Support/JsonObjectReader.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 using namespace qtensor;
 using json = nlohmann::json;
 
@@ -154,4 +158,63 @@ Status JsonObjectReader::toIntArray(const json &v, const std::string &where,
     out.push_back(x);
   }
   return Status::ok();
+}
+
+Expected<nlohmann::json> qtensor::parseStrictJson(std::string_view text,
+                                                  const std::string &name,
+                                                  uint64_t maxBytes,
+                                                  unsigned maxDepth,
+                                                  std::string_view nulHint) {
+  using json = nlohmann::json;
+  if (text.size() > maxBytes)
+    return makeError(name, ": ", text.size(), " bytes exceed the limit of ",
+                     maxBytes);
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return makeError(name, ": NUL byte at offset ", nul, nulHint);
+  // The callback sees every object and key, so duplicates and excessive
+  // nesting are found during the parse.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  bool tooDeep = false;
+  auto callback = [&](int depth, json::parse_event_t event,
+                      json &parsed) -> bool {
+    switch (event) {
+    case json::parse_event_t::object_start:
+    case json::parse_event_t::array_start:
+      if (depth >= static_cast<int>(maxDepth)) {
+        tooDeep = true;
+        return false;
+      }
+      if (event == json::parse_event_t::object_start)
+        keys.emplace_back();
+      return true;
+    case json::parse_event_t::key:
+      if (!keys.empty() &&
+          !keys.back().insert(parsed.get<std::string>()).second &&
+          duplicate.empty())
+        duplicate = parsed.get<std::string>();
+      return true;
+    case json::parse_event_t::object_end:
+      if (!keys.empty())
+        keys.pop_back();
+      return true;
+    default:
+      return true;
+    }
+  };
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end(), callback);
+  } catch (const json::exception &e) {
+    return makeError(name, ": not valid JSON: ", e.what());
+  } catch (const std::exception &e) {
+    return makeError(name, ": cannot parse: ", e.what());
+  }
+  if (tooDeep)
+    return makeError(name, ": JSON nesting deeper than ", maxDepth,
+                     " levels");
+  if (!duplicate.empty())
+    return makeError(name, ": duplicate key \"", duplicate,
+                     "\" in one JSON object");
+  return j;
 }

@@ -18,9 +18,21 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qtensor {
+
+/// Parses JSON text that came from a file strictly: at most `maxBytes`, no
+/// NUL (nlohmann::json stops at one as if the input ended, letting what
+/// follows through unread), no duplicate keys (the DOM would silently keep
+/// one), nesting at most `maxDepth` (too-deep values are discarded during the
+/// parse, not built). `name` prefixes every error; `nulHint` is appended to
+/// the NUL error.
+Expected<nlohmann::json> parseStrictJson(std::string_view text,
+                                         const std::string &name,
+                                         uint64_t maxBytes, unsigned maxDepth,
+                                         std::string_view nulHint = "");
 
 class JsonObjectReader {
 public:

@@ -814,59 +814,8 @@ Expected<std::string> artifact::serializeManifest(const Manifest &m) {
 
 Expected<Manifest> artifact::parseManifest(std::string_view text,
                                            const std::string &name) {
-  if (text.size() > kMaxManifestBytes)
-    return makeError(name, ": ", text.size(), " bytes exceed the limit of ",
-                     kMaxManifestBytes);
-  // nlohmann::json stops at a NUL as if the input ended there, which would
-  // let anything after it through unread.
-  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return makeError(name, ": NUL byte at offset ", nul,
-                     " (a manifest is UTF-8 JSON text)");
-  // The callback sees every object and key: duplicate keys (which the DOM
-  // would silently collapse) and excessive nesting are found during the
-  // parse; too-deep values are discarded rather than built.
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  bool tooDeep = false;
-  auto callback = [&](int depth, json::parse_event_t event,
-                      json &parsed) -> bool {
-    switch (event) {
-    case json::parse_event_t::object_start:
-    case json::parse_event_t::array_start:
-      if (depth >= static_cast<int>(kMaxManifestDepth)) {
-        tooDeep = true;
-        return false;
-      }
-      if (event == json::parse_event_t::object_start)
-        keys.emplace_back();
-      return true;
-    case json::parse_event_t::key:
-      if (!keys.empty() &&
-          !keys.back().insert(parsed.get<std::string>()).second &&
-          duplicate.empty())
-        duplicate = parsed.get<std::string>();
-      return true;
-    case json::parse_event_t::object_end:
-      if (!keys.empty())
-        keys.pop_back();
-      return true;
-    default:
-      return true;
-    }
-  };
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end(), callback);
-  } catch (const json::exception &e) {
-    return makeError(name, ": not valid JSON: ", e.what());
-  } catch (const std::exception &e) {
-    return makeError(name, ": cannot parse: ", e.what());
-  }
-  if (tooDeep)
-    return makeError(name, ": JSON nesting deeper than ", kMaxManifestDepth,
-                     " levels");
-  if (!duplicate.empty())
-    return makeError(name, ": duplicate key ", inQuotes(duplicate),
-                     " in one JSON object");
+  QTENSOR_ASSIGN_OR_RETURN(
+      json j, parseStrictJson(text, name, kMaxManifestBytes, kMaxManifestDepth,
+                              " (a manifest is UTF-8 JSON text)"));
   return manifestFromJson(j);
 }

@@ -3,6 +3,7 @@
 #include "Checkpoint.h"
 
 #include "qtensor/Formats/GGMLTypes.h"
+#include "qtensor/Support/JsonObjectReader.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t(1) << 20; // 1 Mi: above any real model
 constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
+constexpr unsigned kMaxConfigDepth = 32;
 
 bool isDirectory(const std::string &path) {
   struct stat st;
@@ -119,14 +121,12 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path) {
     cp.kind = "safetensors";
     std::string configPath = path + "/config.json";
     QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile, MappedFile::open(configPath));
-    if (configFile.size() > kMaxConfigBytes)
-      return makeError(configPath, ": ", configFile.size(),
-                       " bytes is above the ", kMaxConfigBytes,
-                       " a config.json may have");
-    nlohmann::json cfg = nlohmann::json::parse(
-        configFile.data(), configFile.data() + configFile.size(), nullptr,
-        /*allow_exceptions=*/false);
-    if (cfg.is_discarded() || !cfg.is_object())
+    QTENSOR_ASSIGN_OR_RETURN(
+        nlohmann::json cfg,
+        parseStrictJson({reinterpret_cast<const char *>(configFile.data()),
+                         configFile.size()},
+                        configPath, kMaxConfigBytes, kMaxConfigDepth));
+    if (!cfg.is_object())
       return makeError(configPath, ": not a JSON object");
     auto type = cfg.find("model_type");
     if (type == cfg.end() || !type->is_string())

@@ -5,6 +5,7 @@
 
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Support/Sha256.h"
 
 #include <map>
@@ -25,21 +26,29 @@ nlohmann::ordered_json LadderResult::toJson() const {
 
 namespace detail {
 
-Expected<nlohmann::json> readReport(const artifact::Artifact &a) {
+Expected<nlohmann::json> readRoleJson(const artifact::Artifact &a,
+                                      artifact::FileRole role,
+                                      const char *what) {
   for (const artifact::FileEntry &f : a.manifest().files) {
-    if (f.role != artifact::FileRole::Report)
+    if (f.role != role)
       continue;
     const MappedFile *file = a.file(f.path);
     if (!file)
       return makeError(f.path, ": not mapped");
-    nlohmann::json report =
-        nlohmann::json::parse(file->data(), file->data() + file->size(),
-                              nullptr, /*allow_exceptions=*/false);
-    if (report.is_discarded() || !report.is_object())
-      return makeError(f.path, ": not a JSON object");
-    return report;
+    // The same bounded, strict parse the runtime's loader applies.
+    return runtime::parseBoundedJson(
+        {reinterpret_cast<const char *>(file->data()), file->size()}, f.path);
   }
-  return makeError("the manifest lists no file with role \"report\"");
+  return makeError("the manifest lists no ", what);
+}
+
+Expected<nlohmann::json> readReport(const artifact::Artifact &a) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      nlohmann::json report,
+      readRoleJson(a, artifact::FileRole::Report, "file with role \"report\""));
+  if (!report.is_object())
+    return makeError("the report is not a JSON object");
+  return report;
 }
 
 Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
@@ -91,9 +100,12 @@ std::string locateChangedTensors(const std::string &dir) {
       auto file = root->openVerified(f.path, f.bytes, f.sha256);
       if (!file)
         return "";
-      report = nlohmann::json::parse(file->data(),
-                                     file->data() + file->size(), nullptr,
-                                     /*allow_exceptions=*/false);
+      auto parsed = runtime::parseBoundedJson(
+          {reinterpret_cast<const char *>(file->data()), file->size()},
+          f.path);
+      if (!parsed)
+        return "";
+      report = parsed.take();
     }
   if (!report.is_object() || !report.contains("stored_sha256") ||
       !report["stored_sha256"].is_object())

@@ -25,23 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-Expected<json> readRole(const artifact::Artifact &a, artifact::FileRole role,
-                        const char *what) {
-  for (const artifact::FileEntry &f : a.manifest().files) {
-    if (f.role != role)
-      continue;
-    const MappedFile *file = a.file(f.path);
-    if (!file)
-      return makeError(f.path, ": not mapped");
-    json j = json::parse(file->data(), file->data() + file->size(), nullptr,
-                         /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      return makeError(f.path, ": the ", what, " is not JSON");
-    return j;
-  }
-  return makeError("the manifest lists no ", what);
-}
-
 /// A string field of a JSON object, or an error naming it.
 Expected<std::string> field(const json &o, const char *key,
                             const std::string &where) {
@@ -209,7 +192,7 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
 LevelResult levelDispatch(const artifact::Artifact &a) {
   LevelResult r{"L5", "dispatch and resources", false, ""};
   auto report = readReport(a);
-  auto trace = readRole(a, artifact::FileRole::Trace, "dispatch trace");
+  auto trace = readRoleJson(a, artifact::FileRole::Trace, "dispatch trace");
   if (!report || !trace) {
     r.detail = !report ? report.message() : trace.message();
     return r;

@@ -26,6 +26,12 @@ struct LogicalTensor {
 
 Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
                                       const artifact::TensorEntry &entry);
+/// The JSON file of `role` (trace, report), parsed as strictly as the
+/// runtime's loader parses it; `what` names it when none is listed.
+Expected<nlohmann::json> readRoleJson(const artifact::Artifact &a,
+                                      artifact::FileRole role,
+                                      const char *what);
+/// The report, which must be a JSON object.
 Expected<nlohmann::json> readReport(const artifact::Artifact &a);
 
 LevelResult levelOperator(const artifact::Artifact &a);
