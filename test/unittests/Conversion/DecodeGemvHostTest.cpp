@@ -40,6 +40,8 @@
 
 #include "llvm/Support/TargetSelect.h"
 
+#include "HostKernelJit.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,6 +55,8 @@
 
 using namespace qtensor;
 using llvm::SmallVector;
+using qtensor::testing::fromBits;
+using qtensor::testing::toBits;
 
 namespace {
 
@@ -82,54 +86,20 @@ template <typename T> struct Buffer1D {
   }
 };
 
-uint16_t toBits(float v, ActivationType act) {
-  return act == ActivationType::F16 ? floatToHalfBits(v)
-                                    : floatToBFloat16Bits(v);
-}
-float fromBits(uint16_t bits, ActivationType act) {
-  return act == ActivationType::F16 ? halfBitsToFloat(bits)
-                                    : bfloat16BitsToFloat(bits);
-}
 /// The 16-bit type of a 16-bit output.
 ActivationType halfOf(OutputType out) {
   return out == OutputType::F16 ? ActivationType::F16 : ActivationType::BF16;
 }
 
+/// The shared host JIT (HostKernelJit.h), building decode GEMV kernels.
 class HostJit {
 public:
-  HostJit() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    mlir::DialectRegistry registry;
-    registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                    mlir::LLVM::LLVMDialect, mlir::math::MathDialect,
-                    mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                    mlir::vector::VectorDialect>();
-    mlir::registerBuiltinDialectTranslation(registry);
-    mlir::registerLLVMDialectTranslation(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
-  /// Builds, lowers and JIT-compiles the host twin of `spec`.
   std::unique_ptr<mlir::ExecutionEngine> compile(const QuantKernelSpec &spec) {
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (mlir::failed(buildDecodeGemvKernel(*module, spec, KernelTarget::Host)))
-      return nullptr;
-    mlir::PassManager pm(&context);
-    buildLowerKernelsToHostPipeline(pm);
-    if (mlir::failed(pm.run(*module)))
-      return nullptr;
-    auto engine = mlir::ExecutionEngine::create(*module);
-    if (!engine) {
-      llvm::consumeError(engine.takeError());
-      return nullptr;
-    }
-    return std::move(*engine);
+    return jit.compile(spec, buildDecodeGemvKernel);
   }
 
-  mlir::MLIRContext context;
+private:
+  qtensor::testing::HostKernelJit jit;
 };
 
 struct Case {
