@@ -8,6 +8,8 @@
 
 #include "qtensor/Descriptor/Descriptor.h"
 
+#include "qtensor/Support/EnumSpelling.h"
+
 #include "qtensor/Support/CheckedMath.h"
 
 #include <algorithm>
@@ -212,21 +214,6 @@ std::vector<int64_t> qtensor::qparamShape(const AffineDescriptor &d,
 //===----------------------------------------------------------------------===//
 
 namespace {
-template <typename Enum, size_t N>
-std::optional<Enum> lookup(const std::string &s,
-                           const std::pair<const char *, Enum> (&table)[N]) {
-  for (const auto &[name, value] : table)
-    if (s == name)
-      return value;
-  return std::nullopt;
-}
-template <typename Enum, size_t N>
-const char *spell(Enum e, const std::pair<const char *, Enum> (&table)[N]) {
-  for (const auto &[name, value] : table)
-    if (e == value)
-      return name;
-  return "?";
-}
 
 const std::pair<const char *, FloatType> kFloatTypes[] = {
     {"f16", FloatType::F16}, {"bf16", FloatType::BF16}, {"f32", FloatType::F32}};
@@ -255,43 +242,43 @@ const std::pair<const char *, SignedEncoding> kEncodings[] = {
     {"offset_binary", SignedEncoding::OffsetBinary}};
 } // namespace
 
-const char *qtensor::toString(FloatType t) { return spell(t, kFloatTypes); }
-const char *qtensor::toString(QuantScheme s) { return spell(s, kSchemes); }
-const char *qtensor::toString(ZeroPointKind k) { return spell(k, kZeroPoints); }
+const char *qtensor::toString(FloatType t) { return spellEnum(t, kFloatTypes); }
+const char *qtensor::toString(QuantScheme s) { return spellEnum(s, kSchemes); }
+const char *qtensor::toString(ZeroPointKind k) { return spellEnum(k, kZeroPoints); }
 const char *qtensor::toString(Granularity g) {
-  return spell(g, kGranularities);
+  return spellEnum(g, kGranularities);
 }
-const char *qtensor::toString(TailRule t) { return spell(t, kTails); }
-const char *qtensor::toString(RoundingMode r) { return spell(r, kRoundings); }
+const char *qtensor::toString(TailRule t) { return spellEnum(t, kTails); }
+const char *qtensor::toString(RoundingMode r) { return spellEnum(r, kRoundings); }
 const char *qtensor::toString(SaturationMode s) {
-  return spell(s, kSaturations);
+  return spellEnum(s, kSaturations);
 }
-const char *qtensor::toString(SignedEncoding e) { return spell(e, kEncodings); }
+const char *qtensor::toString(SignedEncoding e) { return spellEnum(e, kEncodings); }
 
 std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
-  return lookup(s, kFloatTypes);
+  return lookupEnum(s, kFloatTypes);
 }
 std::optional<QuantScheme> qtensor::parseQuantScheme(const std::string &s) {
-  return lookup(s, kSchemes);
+  return lookupEnum(s, kSchemes);
 }
 std::optional<ZeroPointKind>
 qtensor::parseZeroPointKind(const std::string &s) {
-  return lookup(s, kZeroPoints);
+  return lookupEnum(s, kZeroPoints);
 }
 std::optional<Granularity> qtensor::parseGranularity(const std::string &s) {
-  return lookup(s, kGranularities);
+  return lookupEnum(s, kGranularities);
 }
 std::optional<TailRule> qtensor::parseTailRule(const std::string &s) {
-  return lookup(s, kTails);
+  return lookupEnum(s, kTails);
 }
 std::optional<RoundingMode> qtensor::parseRoundingMode(const std::string &s) {
-  return lookup(s, kRoundings);
+  return lookupEnum(s, kRoundings);
 }
 std::optional<SaturationMode>
 qtensor::parseSaturationMode(const std::string &s) {
-  return lookup(s, kSaturations);
+  return lookupEnum(s, kSaturations);
 }
 std::optional<SignedEncoding>
 qtensor::parseSignedEncoding(const std::string &s) {
-  return lookup(s, kEncodings);
+  return lookupEnum(s, kEncodings);
 }

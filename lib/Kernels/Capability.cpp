@@ -2,6 +2,8 @@
 
 #include "qtensor/Kernels/Capability.h"
 
+#include "qtensor/Support/EnumSpelling.h"
+
 #include <tuple>
 
 using namespace qtensor;
@@ -77,21 +79,6 @@ const RepackPath *KernelRegistry::findRepack(const LayoutId &from,
 //===----------------------------------------------------------------------===//
 
 namespace {
-template <typename Enum, size_t N>
-const char *spell(Enum e, const std::pair<const char *, Enum> (&table)[N]) {
-  for (const auto &[name, value] : table)
-    if (value == e)
-      return name;
-  return "?";
-}
-template <typename Enum, size_t N>
-std::optional<Enum> lookup(const std::string &s,
-                           const std::pair<const char *, Enum> (&table)[N]) {
-  for (const auto &[name, value] : table)
-    if (s == name)
-      return value;
-  return std::nullopt;
-}
 
 const std::pair<const char *, Phase> kPhases[] = {{"decode", Phase::Decode},
                                                   {"prefill", Phase::Prefill}};
@@ -116,34 +103,34 @@ const std::pair<const char *, RepackKind> kRepackKinds[] = {
     {"load_time", RepackKind::LoadTime}};
 } // namespace
 
-const char *kernels::toString(Phase p) { return spell(p, kPhases); }
-const char *kernels::toString(Backend b) { return spell(b, kBackends); }
-const char *kernels::toString(Epilogue e) { return spell(e, kEpilogues); }
-const char *kernels::toString(Topology t) { return spell(t, kTopologies); }
-const char *kernels::toString(FallbackPolicy p) { return spell(p, kPolicies); }
-const char *kernels::toString(LayoutMode m) { return spell(m, kLayoutModes); }
-const char *kernels::toString(RepackKind k) { return spell(k, kRepackKinds); }
+const char *kernels::toString(Phase p) { return spellEnum(p, kPhases); }
+const char *kernels::toString(Backend b) { return spellEnum(b, kBackends); }
+const char *kernels::toString(Epilogue e) { return spellEnum(e, kEpilogues); }
+const char *kernels::toString(Topology t) { return spellEnum(t, kTopologies); }
+const char *kernels::toString(FallbackPolicy p) { return spellEnum(p, kPolicies); }
+const char *kernels::toString(LayoutMode m) { return spellEnum(m, kLayoutModes); }
+const char *kernels::toString(RepackKind k) { return spellEnum(k, kRepackKinds); }
 std::optional<Phase> kernels::parsePhase(const std::string &s) {
-  return lookup(s, kPhases);
+  return lookupEnum(s, kPhases);
 }
 std::optional<Backend> kernels::parseBackend(const std::string &s) {
-  return lookup(s, kBackends);
+  return lookupEnum(s, kBackends);
 }
 std::optional<Epilogue> kernels::parseEpilogue(const std::string &s) {
-  return lookup(s, kEpilogues);
+  return lookupEnum(s, kEpilogues);
 }
 std::optional<Topology> kernels::parseTopology(const std::string &s) {
-  return lookup(s, kTopologies);
+  return lookupEnum(s, kTopologies);
 }
 std::optional<FallbackPolicy>
 kernels::parseFallbackPolicy(const std::string &s) {
-  return lookup(s, kPolicies);
+  return lookupEnum(s, kPolicies);
 }
 std::optional<LayoutMode> kernels::parseLayoutMode(const std::string &s) {
-  return lookup(s, kLayoutModes);
+  return lookupEnum(s, kLayoutModes);
 }
 std::optional<RepackKind> kernels::parseRepackKind(const std::string &s) {
-  return lookup(s, kRepackKinds);
+  return lookupEnum(s, kRepackKinds);
 }
 
 const std::vector<std::string> &kernels::knownTargets() {
