@@ -110,6 +110,13 @@ std::optional<ShardStrategy> defaultStrategy(StringRef component) {
       .Cases({"o_proj", "down_proj", "w2", "wo", "dense", "dense_4h_to_h",
               "c_proj", "fc2", "out_proj"},
              ShardStrategy::Row)
+      // GGUF (llama.cpp) tensor names.
+      .Cases({"attn_q", "attn_k", "attn_v", "attn_qkv", "ffn_gate", "ffn_up"},
+             ShardStrategy::Column)
+      .Cases({"attn_output", "ffn_down"}, ShardStrategy::Row)
+      // The output head is vocabulary-parallel: each rank owns a slice of
+      // the logits (an all-gather, or a sharded softmax, follows).
+      .Case("lm_head", ShardStrategy::Column)
       .Default(std::nullopt);
 }
 
@@ -136,6 +143,10 @@ StrategyChoice place_shards::chooseStrategy(StringRef weightName,
   if (weightName.empty())
     return {ShardStrategy::Replicated, "an unnamed weight"};
   StringRef layer = layerComponent(weightName);
+  // GGUF's head is the top-level "output.weight"; "output" inside a name
+  // (BERT's attention.output.*) is not a head.
+  if (weightName == "output.weight" || weightName == "output")
+    layer = "lm_head";
   if (std::optional<ShardStrategy> strategy = defaultStrategy(layer))
     return {*strategy, "the transformer default for '" + layer.str() + "'"};
   return {ShardStrategy::Replicated,

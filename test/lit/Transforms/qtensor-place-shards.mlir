@@ -154,7 +154,7 @@ func.func @tied(%x: tensor<2x16xf16>, %x2: tensor<3x16xf16>) -> (tensor<2x8xf16>
 // (bounds cover all N = 8 rows, all K groups held); a trailing ".weight" and
 // a repack in between don't hide the layer name.
 // CHECK-LABEL: func.func @names
-// CHECK: qtensor.weight "lm_head"
+// CHECK: qtensor.weight "classifier"
 // CHECK-NEXT: qtensor.linear {{.*}} {qtensor.placement = #qtensor.placement<strategy = replicated, ranks = 2, dim = -1, bounds = [0, 8, 8], group_policy = error, qparams = [0, 4, 0, 4]>}
 // CHECK-NEXT: qtensor.linear %{{.*}}, %arg1 {{.*}} {qtensor.placement = #qtensor.placement<strategy = replicated, ranks = 2, dim = -1, bounds = [0, 8, 8], group_policy = error, qparams = [0, 4, 0, 4]>}
 // CHECK: qtensor.weight "model.layers.3.mlp.down_proj.weight"
@@ -163,7 +163,7 @@ func.func @tied(%x: tensor<2x16xf16>, %x2: tensor<3x16xf16>) -> (tensor<2x8xf16>
 // CHECK: qtensor.repack
 // CHECK-NEXT: qtensor.linear {{.*}} {qtensor.placement = #qtensor.placement<strategy = column,
 func.func @names(%x: tensor<2x16xf16>, %unnamed: !G4_8x16) -> (tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>) {
-  %wh = qtensor.weight "lm_head" : !G4_8x16
+  %wh = qtensor.weight "classifier" : !G4_8x16
   %h = qtensor.linear %x, %wh accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
   %u = qtensor.linear %x, %unnamed accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
   %ws = qtensor.weight "model.layers.3.mlp.down_proj.weight" : !G4_8x16
@@ -172,6 +172,46 @@ func.func @names(%x: tensor<2x16xf16>, %unnamed: !G4_8x16) -> (tensor<2x8xf16>, 
   %p = qtensor.repack %wr : !G4_8x16 -> !G4_8x16_tiled
   %r = qtensor.linear %x, %p accumulate(f32) : tensor<2x16xf16>, !G4_8x16_tiled -> tensor<2x8xf16>
   return %h, %u, %s, %r : tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>
+}
+
+// -----
+
+!G4_8x16 = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
+
+// GGUF (llama.cpp) names get the same defaults as Hugging Face names, and the
+// output head is vocabulary-parallel under both namings; an "output" inside a
+// name (BERT's attention.output) is not the head.
+// CHECK-LABEL: func.func @gguf_names_and_heads
+// CHECK: qtensor.weight "blk.0.attn_q.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = column,
+// CHECK: qtensor.weight "blk.0.ffn_up.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = column,
+// CHECK: qtensor.weight "blk.0.ffn_down.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = row,
+// CHECK: qtensor.weight "blk.0.attn_output.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = row,
+// CHECK: qtensor.weight "output.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = column,
+// CHECK: qtensor.weight "lm_head.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = column,
+// CHECK: qtensor.weight "encoder.layer.0.attention.output.weight"
+// CHECK-NEXT: qtensor.linear {{.*}}strategy = replicated,
+func.func @gguf_names_and_heads(%x: tensor<2x16xf16>) -> (tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>) {
+  %w0 = qtensor.weight "blk.0.attn_q.weight" : !G4_8x16
+  %y0 = qtensor.linear %x, %w0 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w1 = qtensor.weight "blk.0.ffn_up.weight" : !G4_8x16
+  %y1 = qtensor.linear %x, %w1 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w2 = qtensor.weight "blk.0.ffn_down.weight" : !G4_8x16
+  %y2 = qtensor.linear %x, %w2 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w3 = qtensor.weight "blk.0.attn_output.weight" : !G4_8x16
+  %y3 = qtensor.linear %x, %w3 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w4 = qtensor.weight "output.weight" : !G4_8x16
+  %y4 = qtensor.linear %x, %w4 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w5 = qtensor.weight "lm_head.weight" : !G4_8x16
+  %y5 = qtensor.linear %x, %w5 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  %w6 = qtensor.weight "encoder.layer.0.attention.output.weight" : !G4_8x16
+  %y6 = qtensor.linear %x, %w6 accumulate(f32) : tensor<2x16xf16>, !G4_8x16 -> tensor<2x8xf16>
+  return %y0, %y1, %y2, %y3, %y4, %y5, %y6 : tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>, tensor<2x8xf16>
 }
 
 // -----
