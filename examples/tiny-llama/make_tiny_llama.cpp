@@ -11,6 +11,7 @@
 // checkpoints have outlier channels).
 //
 //   make-tiny-llama OUT_DIR [--shards N] [--dtype bf16|f16|f32] [--layers N]
+//                   [--tied] (no lm_head.weight: the head is the embedding)
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,15 +106,20 @@ int fail(const std::string &message) {
 int main(int argc, char **argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
     std::cerr << "usage: make-tiny-llama OUT_DIR [--shards N] "
-                 "[--dtype bf16|f16|f32] [--layers N]\n";
+                 "[--dtype bf16|f16|f32] [--layers N] [--tied]\n";
     return 2;
   }
   std::string dir = argv[1];
   int64_t shards = 1;
   std::string dtypeName = "bf16";
   Config config;
+  bool tied = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--tied") {
+      tied = true;
+      continue;
+    }
     if (i + 1 >= argc)
       return fail("option " + arg + " needs a value");
     std::string value = argv[++i];
@@ -151,7 +157,8 @@ int main(int argc, char **argv) {
     tensors.push_back(weight(p + "mlp.down_proj.weight", h, f));
   }
   tensors.push_back(norm("model.norm.weight", h));
-  tensors.push_back(weight("lm_head.weight", config.vocab, h));
+  if (!tied)
+    tensors.push_back(weight("lm_head.weight", config.vocab, h));
 
   safetensors::DType dtype = dtypeName == "bf16"  ? safetensors::DType::BF16
                              : dtypeName == "f16" ? safetensors::DType::F16
@@ -216,7 +223,7 @@ int main(int argc, char **argv) {
   cfg["max_position_embeddings"] = 128;
   cfg["rms_norm_eps"] = 1e-5;
   cfg["rope_theta"] = 10000.0;
-  cfg["tie_word_embeddings"] = false;
+  cfg["tie_word_embeddings"] = tied;
   cfg["torch_dtype"] = dtypeName == "bf16"  ? "bfloat16"
                        : dtypeName == "f16" ? "float16"
                                             : "float32";

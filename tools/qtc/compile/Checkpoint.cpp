@@ -112,7 +112,8 @@ Checkpoint::readFloat(const SourceTensor &t) const {
   return makeError(t.name, ": no data");
 }
 
-Expected<Checkpoint> Checkpoint::open(const std::string &path) {
+Expected<Checkpoint> Checkpoint::open(const std::string &path,
+                                      WeightSelection &selection) {
   Checkpoint cp;
   std::vector<SourceTensor> all;
   std::map<std::string, size_t> byName;
@@ -265,6 +266,24 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path) {
            ".weight";
   };
   std::vector<bool> used(all.size(), false);
+  // Quantized linears go to `lin`; excluded ones stay plain tensors (not
+  // marked used) and are remembered for the graph.
+  auto place = [&](SourceLinear linear, TensorKind kind) -> Status {
+    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
+                             selection.decide(linear.name, kind));
+    if (!d.quantize) {
+      cp.floatLin.push_back(std::move(linear));
+      return Status::ok();
+    }
+    if (auto it = byName.find(linear.weight.name); it != byName.end() &&
+                                                   linear.name ==
+                                                       linear.weight.name)
+      used[it->second] = true;
+    if (linear.bias)
+      used[byName.at(linear.bias->name)] = true;
+    cp.lin.push_back(std::move(linear));
+    return Status::ok();
+  };
   for (int64_t layer = 0; layer < cp.cfg.layers; ++layer) {
     for (const RoleShape &rs : roleShapes(cp.cfg)) {
       std::string name = weightName(layer, rs.role);
@@ -278,7 +297,6 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path) {
         return makeError(path, ": tensor ", name, " has shape ",
                          shapeText(w.shape), ", config says ",
                          shapeText(expected), " ([N, K] for ", rs.role, ")");
-      used[it->second] = true;
       SourceLinear linear;
       linear.layer = layer;
       linear.role = rs.role;
@@ -290,15 +308,66 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path) {
         if (bias.shape != std::vector<int64_t>{rs.n})
           return makeError(path, ": tensor ", biasName, " has shape ",
                            shapeText(bias.shape), ", expected [", rs.n, "]");
-        used[b->second] = true;
         linear.bias = bias;
       }
-      cp.lin.push_back(std::move(linear));
+      QTENSOR_TRY(place(std::move(linear), TensorKind::Linear));
     }
   }
-  for (size_t i = 0; i < all.size(); ++i)
-    if (!used[i])
-      cp.rest.push_back(all[i]);
+
+  // The output head: its own tensor, or tied to the embedding. A quantized
+  // tied head is a quantized copy under the head's name; the embedding
+  // stays plain (a lookup needs the float rows).
+  const bool gguf = cp.kind == "gguf";
+  const std::string headName = gguf ? "output.weight" : "lm_head.weight";
+  const std::string embedName =
+      gguf ? "token_embd.weight" : "model.embed_tokens.weight";
+  auto head = byName.find(headName);
+  bool tied = head == byName.end();
+  if (tied)
+    head = byName.find(embedName);
+  if (head == byName.end())
+    return makeError(path, ": neither the output head ", headName,
+                     " nor the embedding ", embedName, " it could be tied "
+                     "to exists");
+  const SourceTensor &headTensor = all[head->second];
+  if (headTensor.shape.size() != 2 || headTensor.shape[1] != cp.cfg.hidden ||
+      (!gguf && headTensor.shape[0] != cp.cfg.vocab))
+    return makeError(path, ": tensor ", headTensor.name, " has shape ",
+                     shapeText(headTensor.shape), ", expected [",
+                     gguf ? std::string("vocab") : std::to_string(cp.cfg.vocab),
+                     ", ", cp.cfg.hidden, "] (the output head)");
+  SourceLinear headLinear;
+  headLinear.layer = -1;
+  headLinear.role = "lm_head";
+  headLinear.name = headName;
+  headLinear.weight = headTensor;
+  QTENSOR_TRY(place(std::move(headLinear), TensorKind::Head));
+  if (tied && !cp.floatLin.empty() && cp.floatLin.back().role == "lm_head")
+    cp.floatLin.back().name = embedName; // the float head is the embedding
+
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (used[i])
+      continue;
+    cp.rest.push_back(all[i]);
+    TensorKind kind = kindFromName(all[i].name);
+    for (const SourceLinear &f : cp.floatLin)
+      if (f.weight.name == all[i].name)
+        kind = f.role == "lm_head" ? TensorKind::Head : TensorKind::Linear;
+    if (tied && all[i].name == embedName)
+      kind = TensorKind::Embedding; // also the (float) head
+    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
+                             selection.decide(all[i].name, kind));
+    std::string reason = d.reason;
+    if (d.quantize) // only possible for a tied head's embedding
+      return makeError("internal: ", all[i].name, " selected twice");
+    if (tied && all[i].name == embedName)
+      reason += cp.lin.empty() || cp.lin.back().role != "lm_head"
+                    ? "; also the tied output head"
+                    : "; the tied output head is a quantized copy named " +
+                          headName;
+    cp.keptList.push_back({all[i].name, kind, reason});
+  }
+  QTENSOR_TRY(selection.checkAllPatternsUsed(path));
 
   QTENSOR_ASSIGN_OR_RETURN(cp.digest, digestFiles(cp.inputs));
   return cp;

@@ -3,14 +3,17 @@
 // One view of the inputs `qtc compile` takes: a Hugging Face style directory
 // (config.json plus model.safetensors or a sharded index; llama, mistral and
 // qwen2 names) or a GGUF file (llama names). It finds the linear weights of
-// each decoder block, checks their shapes against the model's config, and
-// keeps every other tensor (embeddings, norms, the output head) as a plain
-// tensor to copy. Nothing is decoded here: views point into the mappings,
-// which the Checkpoint owns.
+// each decoder block and the output head, checks their shapes against the
+// model's config, and decides with a WeightSelection which of them are
+// quantized; every other tensor (embeddings, norms, excluded linears) is a
+// plain tensor to copy. Nothing is decoded here: views point into the
+// mappings, which the Checkpoint owns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_TOOLS_QTC_COMPILE_CHECKPOINT_H
 #define QTENSOR_TOOLS_QTC_COMPILE_CHECKPOINT_H
+
+#include "Selection.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/GGUF.h"
@@ -43,28 +46,46 @@ struct SourceTensor {
   std::string dtype;          ///< "BF16", "F16", "F32", "Q4_0", ...
 };
 
-/// One linear of a decoder block: y = x W^T (+ b), W: [N, K].
+/// One linear of a decoder block, or the output head: y = x W^T (+ b),
+/// W: [N, K].
 struct SourceLinear {
-  int64_t layer = 0;
-  std::string role; ///< q_proj k_proj v_proj o_proj gate_proj up_proj down_proj
-  std::string name; ///< the artifact's name: the checkpoint's weight name
-  SourceTensor weight;
+  int64_t layer = 0; ///< -1 for the head
+  std::string role; ///< q_proj k_proj v_proj o_proj gate_proj up_proj
+                    ///< down_proj, or lm_head
+  std::string name; ///< the artifact's name: the checkpoint's weight name (a
+                    ///< quantized tied head: lm_head.weight / output.weight)
+  SourceTensor weight; ///< for a tied head, the embedding
   std::optional<SourceTensor> bias; ///< qwen2 q/k/v
   int64_t n() const { return weight.shape[0]; }
   int64_t k() const { return weight.shape[1]; }
 };
 
+/// What was decided for a tensor that is not quantized (for the report).
+struct KeptTensor {
+  std::string name;
+  TensorKind kind;
+  std::string reason;
+};
+
 class Checkpoint {
 public:
   /// Opens `path` (a directory with config.json, or a .gguf file) and
-  /// validates what compile needs. Errors name the file, tensor and field.
-  static Expected<Checkpoint> open(const std::string &path);
+  /// validates what compile needs; `selection` decides which linears are
+  /// quantized. Errors name the file, tensor and field.
+  static Expected<Checkpoint> open(const std::string &path,
+                                   WeightSelection &selection);
 
   const std::string &format() const { return kind; } ///< "safetensors" | "gguf"
   const ModelConfig &config() const { return cfg; }
+  /// The linears to quantize, in model order (the head last).
   const std::vector<SourceLinear> &linears() const { return lin; }
-  /// Every tensor that is not a block linear (kept as stored).
+  /// The linears kept in float (excluded; the head by default), in model
+  /// order. Their tensors are among others().
+  const std::vector<SourceLinear> &floatLinears() const { return floatLin; }
+  /// Every stored tensor that is not quantized (kept as stored).
   const std::vector<SourceTensor> &others() const { return rest; }
+  /// Why each of others() is kept (and, for a tied head, what it shares).
+  const std::vector<KeptTensor> &kept() const { return keptList; }
   /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
   const std::string &sha256() const { return digest; }
   /// The input files hashed, for the report.
@@ -78,8 +99,9 @@ private:
   Checkpoint() = default;
   std::string kind;
   ModelConfig cfg;
-  std::vector<SourceLinear> lin;
+  std::vector<SourceLinear> lin, floatLin;
   std::vector<SourceTensor> rest;
+  std::vector<KeptTensor> keptList;
   std::string digest;
   std::vector<std::string> inputs;
   std::shared_ptr<safetensors::SafetensorsFile> single;

@@ -50,6 +50,7 @@ const char *kUsage =
     "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep]\n"
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
+    "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
     "           [--quiet] [--json]\n"
     "  INPUT  a Hugging Face style directory (config.json + safetensors) or\n"
     "         a GGUF file; GGUF Q4_0/Q4_1/Q8_0 codes are kept as stored\n"
@@ -58,6 +59,11 @@ const char *kUsage =
     "  --tp          tensor-parallel ranks (default 1)\n"
     "  --phase       which phases need a kernel (default both)\n"
     "  --fallback    full-dequant fallback policy (default forbid)\n"
+    "  --exclude     keep the linears whose names match in float (fnmatch\n"
+    "                globs over the whole name; repeatable)\n"
+    "  --include     quantize what is excluded by default: the output head\n"
+    "                (lm_head.weight, GGUF output.weight); embeddings and\n"
+    "                norms are never quantized\n"
     "  --json        print the result as one JSON object; progress as JSON\n"
     "                lines on stderr\n";
 
@@ -65,9 +71,23 @@ struct Options {
   std::string input, output, target, quant = "w4a16:g128", phase = "both",
                                      fallback = "forbid",
                                      groupPolicy = "error";
+  std::vector<std::string> excludes, includes;
   int64_t tp = 1;
   bool quiet = false, json = false;
 };
+
+/// "a,b,,c" -> {"a", "b", "", "c"}: empty entries are kept so that the
+/// selection refuses them.
+void appendList(std::vector<std::string> &out, const std::string &value) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    out.push_back(value.substr(start, comma - start));
+    if (comma == std::string::npos)
+      return;
+    start = comma + 1;
+  }
+}
 
 int usage(const std::string &message) {
   std::cerr << "qtc compile: " << message << "\n" << kUsage;
@@ -95,6 +115,10 @@ int parse(const std::vector<std::string> &args, Options &o) {
     } else if (a == "-o" || a == "--output") {
       if (!value(o.output))
         return usage(a + " needs a directory");
+    } else if (a == "--exclude" || a == "--include") {
+      if (!value(v))
+        return usage(a + " needs a pattern");
+      appendList(a == "--exclude" ? o.excludes : o.includes, v);
     } else if (a == "--target" || a == "--quant" || a == "--phase" ||
                a == "--fallback" || a == "--group-policy" || a == "--tp") {
       if (!value(v))
@@ -197,18 +221,27 @@ int runCompile(const std::vector<std::string> &args) {
   auto spec = parseQuantSpec(o.quant);
   if (!spec)
     return usage(spec.message());
-  auto checkpoint = Checkpoint::open(o.input);
+  auto selection = WeightSelection::create(o.excludes, o.includes);
+  if (!selection)
+    return usage(selection.message());
+  auto checkpoint = Checkpoint::open(o.input, *selection);
   if (!checkpoint)
     return fail(o, "read", checkpoint.message());
   const ModelConfig &config = checkpoint->config();
+  if (checkpoint->linears().empty())
+    return fail(o, "read",
+                "nothing to quantize: every linear of " + o.input +
+                    " is excluded");
   progress.finish(checkpoint->format() + ", " + config.architecture + ", " +
                   std::to_string(config.layers) + " layers, " +
-                  std::to_string(checkpoint->linears().size()) + " linears");
+                  std::to_string(checkpoint->linears().size()) +
+                  " linears to quantize, " +
+                  std::to_string(checkpoint->floatLinears().size()) +
+                  " kept in float");
 
   // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else f16.
   FloatType element = FloatType::F16;
-  if (!checkpoint->linears().empty() &&
-      checkpoint->linears()[0].weight.dtype == "BF16")
+  if (checkpoint->linears()[0].weight.dtype == "BF16")
     element = FloatType::BF16;
 
   progress.stage("quantize (" + spec->text + ")");
@@ -235,6 +268,8 @@ int runCompile(const std::vector<std::string> &args) {
   for (size_t i = 0; i < weights.size(); ++i)
     graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
                             checkpoint->linears()[i].bias.has_value()});
+  for (const SourceLinear &l : checkpoint->floatLinears())
+    graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
   auto module = buildModelGraph(context, config, graphLinears, element);
   if (!module)
     return fail(o, "graph", module.message());
@@ -312,13 +347,14 @@ int runCompile(const std::vector<std::string> &args) {
   input.model.architecture = config.architecture;
   input.model.name = config.name.empty() ? "model" : config.name;
   // Kept GGUF codes are whatever the file had, not what --quant says.
-  size_t kept = 0;
+  size_t keptCodes = 0;
   for (const QuantizedWeight &w : weights)
-    kept += w.keptStoredCodes;
+    keptCodes += w.keptStoredCodes;
   input.quantization.family =
-      kept == weights.size() && kept
+      keptCodes == weights.size() && keptCodes
           ? "kept"
-          : (kept ? "mixed" : "affine_w" + std::to_string(spec->bits) + "a16");
+          : (keptCodes ? "mixed"
+                       : "affine_w" + std::to_string(spec->bits) + "a16");
   input.quantization.config = {{"quant", spec->text},
                                {"target", o.target},
                                {"phase", o.phase},
@@ -337,6 +373,15 @@ int runCompile(const std::vector<std::string> &args) {
                             {"sha256", checkpoint->sha256()}};
   input.report["options"] = input.quantization.config;
   input.report["options"]["tp"] = o.tp;
+  input.report["options"]["exclude"] = o.excludes;
+  input.report["options"]["include"] = o.includes;
+  // Every stored tensor that is not quantized, and why (seed M8.1 0x07).
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  for (const KeptTensor &t : checkpoint->kept())
+    kept.push_back({{"name", t.name},
+                    {"kind", tensorKindName(t.kind)},
+                    {"reason", t.reason}});
+  input.report["not_quantized"] = std::move(kept);
   input.report["fallbacks"] = dispatch->fallbacks;
 
   progress.stage("export to " + o.output);

@@ -320,8 +320,10 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   ledger["statement"] =
       "bits_per_weight counts the code bits and stored qparam bits (scales, "
       "zero-points) of the quantized linears, divided by their number of "
-      "weights; it excludes plain tensors (embeddings, norms, output head), "
-      "biases, layout padding and rank duplication; "
+      "weights; it excludes the plain tensors listed under not_quantized "
+      "(by default the embeddings, the norms and the output head; linears "
+      "kept in float by --exclude), biases, layout padding and rank "
+      "duplication; "
       "stored_quantized_bytes counts what is stored for the quantized "
       "linears (codes with padding, scales, zero-points, every rank)";
   ledger["quantized_weights"] = values;

@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
@@ -15,13 +17,73 @@
 #include <map>
 
 namespace qtensor::qtc {
+namespace {
+
+/// The element type a plain tensor is stored with (Export copies float
+/// safetensors tensors as they are and decodes GGUF blocks to F32).
+mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t) {
+  if (!t.view)
+    return b.getF32Type();
+  switch (t.view->dtype) {
+  case safetensors::DType::F16:
+    return b.getF16Type();
+  case safetensors::DType::BF16:
+    return b.getBF16Type();
+  case safetensors::DType::F64:
+    return b.getF64Type();
+  case safetensors::DType::F8_E5M2:
+    return b.getType<mlir::Float8E5M2Type>();
+  case safetensors::DType::F8_E4M3:
+    return b.getType<mlir::Float8E4M3FNType>();
+  default:
+    return b.getF32Type();
+  }
+}
+
+std::string typeText(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// y = x w^T as upstream linalg: a zero-filled [T, N] init and a matmul whose
+/// B map reads the [N, K] weight as stored; it accumulates in the activation
+/// type, as the framework's float linear does.
+mlir::Value floatMatmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                        mlir::Value w, mlir::RankedTensorType resultType) {
+  mlir::Value rows = mlir::tensor::DimOp::create(b, loc, x, 0);
+  mlir::Value empty = mlir::tensor::EmptyOp::create(
+      b, loc, resultType.getShape(), resultType.getElementType(),
+      mlir::ValueRange{rows});
+  mlir::Value zero = mlir::arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(resultType.getElementType(), 0.0));
+  mlir::Value init =
+      mlir::linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  auto matmul = mlir::linalg::MatmulOp::create(
+      b, loc, mlir::TypeRange{resultType}, mlir::ValueRange{x, w},
+      mlir::ValueRange{init});
+  mlir::AffineExpr m, n, k;
+  mlir::bindDims(b.getContext(), m, n, k);
+  auto map = [&](llvm::ArrayRef<mlir::AffineExpr> e) {
+    return mlir::AffineMapAttr::get(
+        mlir::AffineMap::get(3, 0, e, b.getContext()));
+  };
+  // The default maps are (m, k), (k, n), (m, n); B is [N, K] here.
+  matmul->setAttr("indexing_maps",
+                  b.getArrayAttr({map({m, k}), map({n, k}), map({m, n})}));
+  return matmul.getResult(0);
+}
+
+} // namespace
 
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
                 const std::vector<GraphLinear> &linears,
                 FloatType elementType) {
   context.loadDialect<mlir::qt::QTensorDialect, mlir::func::FuncDialect,
-                      mlir::arith::ArithDialect>();
+                      mlir::arith::ArithDialect, mlir::linalg::LinalgDialect,
+                      mlir::tensor::TensorDialect>();
   mlir::OpBuilder b(&context);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
@@ -34,9 +96,14 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     return mlir::RankedTensorType::get({mlir::ShapedType::kDynamic, width},
                                        element);
   };
-  // Results: the last hidden state, then each layer's new K and V rows
-  // (what a decoder writes to its KV cache), so no projection is dead.
-  llvm::SmallVector<mlir::Type> results = {act(config.hidden)};
+  // The head's rows: its weight's N (GGUF files may not state the vocab).
+  int64_t vocab = config.vocab;
+  for (const GraphLinear &l : linears)
+    if (l.source->role == "lm_head")
+      vocab = l.source->n();
+  // Results: the logits, then each layer's new K and V rows (what a decoder
+  // writes to its KV cache), so no projection is dead.
+  llvm::SmallVector<mlir::Type> results = {act(vocab)};
   for (int64_t layer = 0; layer < config.layers; ++layer)
     results.append({act(config.kvWidth()), act(config.kvWidth())});
   auto fnType = b.getFunctionType({act(config.hidden)}, results);
@@ -55,21 +122,52 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     if (it == byRole.end())
       return makeError("layer ", layer, " has no ", role);
     const GraphLinear &l = *it->second;
-    auto wtype = mlir::qt::toType(&context, l.logical);
-    if (!wtype)
-      return makeError("tensor ", l.source->name, ": ", wtype.message());
     // Weight ops are named by the checkpoint; `loc` carries the name too so
     // diagnostics of later passes point at the tensor.
     mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
+    if (!l.logical) {
+      const SourceTensor &t = l.source->weight;
+      mlir::Value w = mlir::qt::WeightOp::create(
+          b, wloc,
+          mlir::RankedTensorType::get(t.shape, storedElementType(b, t)),
+          l.source->name);
+      mlir::Value y = floatMatmul(b, wloc, x, w, act(l.source->n()));
+      if (l.hasBias) {
+        // The bias broadcast over the rows, as the framework adds it.
+        const SourceTensor &bt = *l.source->bias;
+        if (storedElementType(b, bt) != element)
+          return makeError("tensor ", bt.name, ": a float linear's bias "
+                           "stored as ", bt.dtype, " in a model whose "
+                           "activations are ", typeText(element),
+                           " is not supported");
+        mlir::Value bias = mlir::qt::WeightOp::create(
+            b, wloc,
+            mlir::RankedTensorType::get(bt.shape, storedElementType(b, bt)),
+            bt.name);
+        mlir::Value rows = mlir::tensor::DimOp::create(b, wloc, x, 0);
+        mlir::Value empty = mlir::tensor::EmptyOp::create(
+            b, wloc, act(l.source->n()).getShape(), element,
+            mlir::ValueRange{rows});
+        mlir::Value wide =
+            mlir::linalg::BroadcastOp::create(b, wloc, bias, empty,
+                                              llvm::ArrayRef<int64_t>{0})
+                ->getResult(0);
+        y = mlir::arith::AddFOp::create(b, wloc, y, wide);
+      }
+      return y;
+    }
+    auto wtype = mlir::qt::toType(&context, *l.logical);
+    if (!wtype)
+      return makeError("tensor ", l.source->name, ": ", wtype.message());
     mlir::Value w =
         mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
     mlir::Value bias;
     if (l.hasBias)
       bias = mlir::qt::WeightOp::create(
           b, wloc,
-          mlir::RankedTensorType::get({l.logical.shape[0]}, element),
+          mlir::RankedTensorType::get({l.logical->shape[0]}, element),
           l.source->bias->name);
-    return mlir::qt::LinearOp::create(b, wloc, act(l.logical.shape[0]), x, w,
+    return mlir::qt::LinearOp::create(b, wloc, act(l.logical->shape[0]), x, w,
                                       bias, b.getF32Type())
         .getResult();
   };
@@ -92,7 +190,9 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     QTENSOR_ASSIGN_OR_RETURN(mlir::Value d, linear(layer, "down_proj", gu));
     cur = mlir::arith::AddFOp::create(b, loc, res, d);
   }
-  llvm::SmallVector<mlir::Value> returned = {cur};
+  // The final norm's stand-in is the identity; the head gives the logits.
+  QTENSOR_ASSIGN_OR_RETURN(mlir::Value logits, linear(-1, "lm_head", cur));
+  llvm::SmallVector<mlir::Value> returned = {logits};
   returned.append(cacheRows);
   mlir::func::ReturnOp::create(b, loc, returned);
   if (mlir::failed(mlir::verify(*module)))
