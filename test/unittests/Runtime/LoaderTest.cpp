@@ -513,6 +513,14 @@ TEST(LoaderErrors, ModelSchemaOfAKnownArchitecture) {
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(), "model schema (llama): op "
                                         "\"layer.a.weight\" is not a linear"));
+  // A GGUF-named linear is one: the schema then asks for the rest of its
+  // layer by GGUF names (ModelSchemaTest.cpp covers the schema itself).
+  TempDir gguf;
+  spec.linears[0].name = "blk.0.attn_q.weight";
+  auto named = loadSpec(gguf, spec);
+  ASSERT_FALSE(bool(named));
+  EXPECT_TRUE(contains(named.message(), "model schema (llama): "
+                                        "blk.0.attn_k.weight is missing"));
 }
 
 TEST(LoaderErrors, RankOutsideTheTopology) {
