@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - Reading a model checkpoint for qtc compile --------===//
 
 #include "Checkpoint.h"
+#include "CheckpointDetail.h"
 
 #include "qtensor/Formats/GGMLTypes.h"
 #include "qtensor/Support/JsonObjectReader.h"
@@ -81,15 +82,16 @@ std::vector<RoleShape> roleShapes(const ModelConfig &c) {
           {"down_proj", c.hidden, c.intermediate}};
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
+} // namespace
+
+std::string detail::shapeText(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
-/// Digest of several files: SHA-256 of "<name> <sha256>\n" lines.
-Expected<std::string> digestFiles(const std::vector<std::string> &paths) {
+Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths) {
   std::string lines;
   for (const std::string &path : paths) {
     QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
@@ -101,8 +103,6 @@ Expected<std::string> digestFiles(const std::vector<std::string> &paths) {
                    lines.size());
 }
 
-} // namespace
-
 Expected<std::vector<float>>
 Checkpoint::readFloat(const SourceTensor &t) const {
   if (t.view)
@@ -110,6 +110,56 @@ Checkpoint::readFloat(const SourceTensor &t) const {
   if (t.gguf)
     return ggufFile->decode(*t.gguf);
   return makeError(t.name, ": no data");
+}
+
+Status Checkpoint::listSafetensors(const std::string &file, bool isIndex,
+                                   std::vector<SourceTensor> &all) {
+  std::vector<const safetensors::TensorView *> views;
+  if (isIndex) {
+    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsIndex idx,
+                             safetensors::SafetensorsIndex::open(file));
+    index = std::make_shared<safetensors::SafetensorsIndex>(std::move(idx));
+    inputs.push_back(file);
+    std::string dir = file.substr(0, file.find_last_of('/') + 1);
+    for (const std::string &shard : index->shardNames())
+      inputs.push_back(dir + shard);
+    for (const auto &[name, shard] : index->weightMap())
+      views.push_back(index->find(name));
+  } else {
+    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile f,
+                             safetensors::SafetensorsFile::open(file));
+    single = std::make_shared<safetensors::SafetensorsFile>(std::move(f));
+    inputs.push_back(file);
+    for (const auto &view : single->tensors())
+      views.push_back(&view);
+  }
+  for (const safetensors::TensorView *view : views) {
+    if (!view)
+      return makeError(file, ": a weight_map entry has no tensor");
+    SourceTensor t;
+    t.name = view->name;
+    t.view = view;
+    t.shape = view->shape;
+    t.dtype = std::string(safetensors::dtypeName(view->dtype));
+    all.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Status Checkpoint::listGGUF(const std::string &file,
+                            std::vector<SourceTensor> &all) {
+  QTENSOR_ASSIGN_OR_RETURN(GGUFFile f, GGUFFile::open(file));
+  ggufFile = std::make_shared<GGUFFile>(std::move(f));
+  inputs.push_back(file);
+  for (const GGUFTensorInfo &info : ggufFile->tensors()) {
+    SourceTensor t;
+    t.name = std::string(info.name);
+    t.gguf = &info;
+    t.shape.assign(info.ne.rbegin(), info.ne.rend());
+    t.dtype = std::string(ggmlTypeName(info.type));
+    all.push_back(std::move(t));
+  }
+  return Status::ok();
 }
 
 Expected<Checkpoint> Checkpoint::open(const std::string &path,
@@ -156,45 +206,16 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     cp.inputs.push_back(configPath);
     std::string indexPath = path + "/model.safetensors.index.json";
     std::string singlePath = path + "/model.safetensors";
-    std::vector<const safetensors::TensorView *> views;
-    if (exists(indexPath)) {
-      QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsIndex idx,
-                  safetensors::SafetensorsIndex::open(indexPath));
-      cp.index = std::make_shared<safetensors::SafetensorsIndex>(
-          std::move(idx));
-      cp.inputs.push_back(indexPath);
-      for (const std::string &shard : cp.index->shardNames())
-        cp.inputs.push_back(path + "/" + shard);
-      for (const auto &[name, shard] : cp.index->weightMap())
-        views.push_back(cp.index->find(name));
-    } else if (exists(singlePath)) {
-      QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile file,
-                  safetensors::SafetensorsFile::open(singlePath));
-      cp.single =
-          std::make_shared<safetensors::SafetensorsFile>(std::move(file));
-      cp.inputs.push_back(singlePath);
-      for (const auto &view : cp.single->tensors())
-        views.push_back(&view);
-    } else {
+    if (exists(indexPath))
+      QTENSOR_TRY(cp.listSafetensors(indexPath, /*isIndex=*/true, all));
+    else if (exists(singlePath))
+      QTENSOR_TRY(cp.listSafetensors(singlePath, /*isIndex=*/false, all));
+    else
       return makeError(path, ": neither model.safetensors nor "
                              "model.safetensors.index.json exists");
-    }
-    for (const safetensors::TensorView *view : views) {
-      if (!view)
-        return makeError(indexPath, ": a weight_map entry has no tensor");
-      SourceTensor t;
-      t.name = view->name;
-      t.view = view;
-      t.shape = view->shape;
-      t.dtype = std::string(safetensors::dtypeName(view->dtype));
-      byName[t.name] = all.size();
-      all.push_back(std::move(t));
-    }
   } else {
     cp.kind = "gguf";
-    QTENSOR_ASSIGN_OR_RETURN(GGUFFile file, GGUFFile::open(path));
-    cp.ggufFile = std::make_shared<GGUFFile>(std::move(file));
-    cp.inputs.push_back(path);
+    QTENSOR_TRY(cp.listGGUF(path, all));
     const GGUFFile &g = *cp.ggufFile;
     auto str = [&](const char *key) -> std::string {
       const GGUFValue *v = g.findMetadata(key);
@@ -235,16 +256,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
                       cp.cfg.heads));
     QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
     QTENSOR_TRY(checkConfig(cp.cfg, path));
-    for (const GGUFTensorInfo &info : g.tensors()) {
-      SourceTensor t;
-      t.name = std::string(info.name);
-      t.gguf = &info;
-      t.shape.assign(info.ne.rbegin(), info.ne.rend());
-      t.dtype = std::string(ggmlTypeName(info.type));
-      byName[t.name] = all.size();
-      all.push_back(std::move(t));
-    }
   }
+  for (size_t i = 0; i < all.size(); ++i)
+    byName[all[i].name] = i;
 
   // The block linears, by each format's names.
   static const std::map<std::string, std::string> kGGUFRoles = {
@@ -295,8 +309,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       std::vector<int64_t> expected = {rs.n, rs.k};
       if (w.shape != expected)
         return makeError(path, ": tensor ", name, " has shape ",
-                         shapeText(w.shape), ", config says ",
-                         shapeText(expected), " ([N, K] for ", rs.role, ")");
+                         detail::shapeText(w.shape), ", config says ",
+                         detail::shapeText(expected), " ([N, K] for ", rs.role, ")");
       SourceLinear linear;
       linear.layer = layer;
       linear.role = rs.role;
@@ -307,7 +321,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         const SourceTensor &bias = all[b->second];
         if (bias.shape != std::vector<int64_t>{rs.n})
           return makeError(path, ": tensor ", biasName, " has shape ",
-                           shapeText(bias.shape), ", expected [", rs.n, "]");
+                           detail::shapeText(bias.shape), ", expected [", rs.n, "]");
         linear.bias = bias;
       }
       QTENSOR_TRY(place(std::move(linear), TensorKind::Linear));
@@ -333,7 +347,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   if (headTensor.shape.size() != 2 || headTensor.shape[1] != cp.cfg.hidden ||
       (!gguf && headTensor.shape[0] != cp.cfg.vocab))
     return makeError(path, ": tensor ", headTensor.name, " has shape ",
-                     shapeText(headTensor.shape), ", expected [",
+                     detail::shapeText(headTensor.shape), ", expected [",
                      gguf ? std::string("vocab") : std::to_string(cp.cfg.vocab),
                      ", ", cp.cfg.hidden, "] (the output head)");
   SourceLinear headLinear;
@@ -369,7 +383,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   }
   QTENSOR_TRY(selection.checkAllPatternsUsed(path));
 
-  QTENSOR_ASSIGN_OR_RETURN(cp.digest, digestFiles(cp.inputs));
+  QTENSOR_ASSIGN_OR_RETURN(cp.digest, detail::digestFiles(cp.inputs));
   return cp;
 }
 

@@ -55,9 +55,22 @@ struct SourceLinear {
   std::string name; ///< the artifact's name: the checkpoint's weight name (a
                     ///< quantized tied head: lm_head.weight / output.weight)
   SourceTensor weight; ///< for a tied head, the embedding
+  /// The activation (and reconstruction) type when the input declares it
+  /// (an MLIR module); none: derived from the checkpoint's dtype.
+  std::optional<FloatType> elementType;
   std::optional<SourceTensor> bias; ///< qwen2 q/k/v
   int64_t n() const { return weight.shape[0]; }
   int64_t k() const { return weight.shape[1]; }
+};
+
+/// A tensor an MLIR module references by name (`qtensor.weight`), as the
+/// module types it.
+struct ModuleReference {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype; ///< the IR element type as a safetensors name (F16...)
+  /// Read as the weight operand of a contraction (through transposes).
+  bool contraction = false;
 };
 
 /// What was decided for a tensor that is not quantized (for the report).
@@ -74,9 +87,25 @@ public:
   /// quantized. Errors name the file, tensor and field.
   static Expected<Checkpoint> open(const std::string &path,
                                    WeightSelection &selection);
+  /// The weights of an MLIR module (`qtc compile MODULE --weights FILE`):
+  /// `weights` is a safetensors file, a safetensors index or a GGUF file;
+  /// every reference must name one of its tensors with the module's shape.
+  /// A contraction weight is a linear to quantize unless `selection` keeps
+  /// it; a kept tensor must be stored with the module's dtype. Tensors the
+  /// module does not reference are listed by unreferenced() and not
+  /// exported. (ModuleCheckpoint.cpp)
+  static Expected<Checkpoint>
+  openForModule(const std::string &modulePath, const std::string &weights,
+                const std::vector<ModuleReference> &references,
+                WeightSelection &selection);
 
   const std::string &format() const { return kind; } ///< "safetensors" | "gguf"
   const ModelConfig &config() const { return cfg; }
+  /// Makes the kept tensor `bias` the bias of the linear `linear` (an MLIR
+  /// module's linears are known only after fusion): it is then stored with
+  /// the linear, not as a plain tensor. (ModuleCheckpoint.cpp)
+  Status attachBias(const std::string &linear, const std::string &bias);
+
   /// The linears to quantize, in model order (the head last).
   const std::vector<SourceLinear> &linears() const { return lin; }
   /// The linears kept in float (excluded; the head by default), in model
@@ -86,6 +115,8 @@ public:
   const std::vector<SourceTensor> &others() const { return rest; }
   /// Why each of others() is kept (and, for a tied head, what it shares).
   const std::vector<KeptTensor> &kept() const { return keptList; }
+  /// Tensors of a module's weights file that the module does not use.
+  const std::vector<std::string> &unreferenced() const { return unused; }
   /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
   const std::string &sha256() const { return digest; }
   /// The input files hashed, for the report.
@@ -97,11 +128,18 @@ public:
 
 private:
   Checkpoint() = default;
+  /// Opens a safetensors file or index (`isIndex`), or a GGUF file, keeps
+  /// it open and appends its tensors to `all`.
+  Status listSafetensors(const std::string &file, bool isIndex,
+                         std::vector<SourceTensor> &all);
+  Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
+
   std::string kind;
   ModelConfig cfg;
   std::vector<SourceLinear> lin, floatLin;
   std::vector<SourceTensor> rest;
   std::vector<KeptTensor> keptList;
+  std::vector<std::string> unused;
   std::string digest;
   std::vector<std::string> inputs;
   std::shared_ptr<safetensors::SafetensorsFile> single;

@@ -14,6 +14,7 @@
 #include "Dispatch.h"
 #include "Export.h"
 #include "GraphBuilder.h"
+#include "ModuleInput.h"
 #include "Quantize.h"
 
 #include "../Progress.h"
@@ -51,9 +52,13 @@ const char *kUsage =
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
-    "           [--quiet] [--json]\n"
-    "  INPUT  a Hugging Face style directory (config.json + safetensors) or\n"
-    "         a GGUF file; GGUF Q4_0/Q4_1/Q8_0 codes are kept as stored\n"
+    "           [--weights FILE] [--quiet] [--json]\n"
+    "  INPUT  a Hugging Face style directory (config.json + safetensors), a\n"
+    "         GGUF file (Q4_0/Q4_1/Q8_0 codes are kept as stored), or an MLIR\n"
+    "         module (.mlir) whose weights are qtensor.weight references or\n"
+    "         external ml_program globals, with --weights FILE\n"
+    "  --weights     the module's weights: a .safetensors file, a\n"
+    "                .safetensors.index.json, or a .gguf file\n"
     "  -o     the artifact directory (written transactionally: manifest last)\n"
     "  --quant       default w4a16:g128 (symmetric)\n"
     "  --tp          tensor-parallel ranks (default 1)\n"
@@ -68,7 +73,7 @@ const char *kUsage =
     "                lines on stderr\n";
 
 struct Options {
-  std::string input, output, target, quant = "w4a16:g128", phase = "both",
+  std::string input, output, weights, target, quant = "w4a16:g128", phase = "both",
                                      fallback = "forbid",
                                      groupPolicy = "error";
   std::vector<std::string> excludes, includes;
@@ -115,6 +120,9 @@ int parse(const std::vector<std::string> &args, Options &o) {
     } else if (a == "-o" || a == "--output") {
       if (!value(o.output))
         return usage(a + " needs a directory");
+    } else if (a == "--weights") {
+      if (!value(o.weights))
+        return usage(a + " needs a file");
     } else if (a == "--exclude" || a == "--include") {
       if (!value(v))
         return usage(a + " needs a pattern");
@@ -152,6 +160,11 @@ int parse(const std::vector<std::string> &args, Options &o) {
     return usage("missing INPUT");
   if (o.output.empty())
     return usage("missing -o DIR");
+  if (isModulePath(o.input) && o.weights.empty())
+    return usage("an MLIR module INPUT needs --weights FILE");
+  if (!isModulePath(o.input) && !o.weights.empty())
+    return usage("--weights is for an MLIR module INPUT (.mlir); " + o.input +
+                 " holds its own weights");
   if (o.target != "sm_80" && o.target != "sm_90" && o.target != "host")
     return usage("--target " + (o.target.empty() ? "(missing)" : o.target) +
                  ": expected sm_80, sm_90 or host");
@@ -224,7 +237,27 @@ int runCompile(const std::vector<std::string> &args) {
   auto selection = WeightSelection::create(o.excludes, o.includes);
   if (!selection)
     return usage(selection.message());
-  auto checkpoint = Checkpoint::open(o.input, *selection);
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // messages name the tensor instead
+  context.loadAllAvailableDialects();
+  // An MLIR module brings its own graph; a checkpoint gets one built.
+  mlir::OwningOpRef<mlir::ModuleOp> userModule;
+  Expected<Checkpoint> checkpoint = makeError("no input read");
+  if (isModulePath(o.input)) {
+    auto parsed = parseModelModule(context, o.input);
+    if (!parsed)
+      return fail(o, "read", parsed.message());
+    userModule = parsed.take();
+    auto references = collectReferences(*userModule, o.input);
+    if (!references)
+      return fail(o, "read", references.message());
+    checkpoint = Checkpoint::openForModule(o.input, o.weights, *references,
+                                           *selection);
+  } else {
+    checkpoint = Checkpoint::open(o.input, *selection);
+  }
   if (!checkpoint)
     return fail(o, "read", checkpoint.message());
   const ModelConfig &config = checkpoint->config();
@@ -232,14 +265,27 @@ int runCompile(const std::vector<std::string> &args) {
     return fail(o, "read",
                 "nothing to quantize: every linear of " + o.input +
                     " is excluded");
-  progress.finish(checkpoint->format() + ", " + config.architecture + ", " +
-                  std::to_string(config.layers) + " layers, " +
-                  std::to_string(checkpoint->linears().size()) +
-                  " linears to quantize, " +
-                  std::to_string(checkpoint->floatLinears().size()) +
-                  " kept in float");
+  std::string unreferenced =
+      checkpoint->unreferenced().empty()
+          ? std::string()
+          : ", " + std::to_string(checkpoint->unreferenced().size()) +
+                " tensors of " + o.weights + " unreferenced";
+  if (userModule)
+    progress.finish("MLIR module: " +
+                    std::to_string(checkpoint->linears().size()) +
+                    " linears to quantize, " +
+                    std::to_string(checkpoint->kept().size()) +
+                    " other weights kept as stored" + unreferenced);
+  else
+    progress.finish(checkpoint->format() + ", " + config.architecture + ", " +
+                    std::to_string(config.layers) + " layers, " +
+                    std::to_string(checkpoint->linears().size()) +
+                    " linears to quantize, " +
+                    std::to_string(checkpoint->floatLinears().size()) +
+                    " kept in float");
 
-  // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else f16.
+  // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else
+  // f16; a module declares its own.
   FloatType element = FloatType::F16;
   if (checkpoint->linears()[0].weight.dtype == "BF16")
     element = FloatType::BF16;
@@ -248,7 +294,8 @@ int runCompile(const std::vector<std::string> &args) {
   std::vector<QuantizedWeight> weights;
   weights.reserve(checkpoint->linears().size());
   for (const SourceLinear &l : checkpoint->linears()) {
-    auto w = quantizeLinear(*checkpoint, l, *spec, element);
+    auto w = quantizeLinear(*checkpoint, l, *spec,
+                            l.elementType.value_or(element));
     if (!w)
       return fail(o, "quantize", w.message());
     weights.push_back(w.take());
@@ -259,20 +306,40 @@ int runCompile(const std::vector<std::string> &args) {
   progress.stage("graph and --qtensor-compile (target " + o.target +
                  ", tp " + std::to_string(o.tp) + ", phase " + o.phase +
                  ", fallback " + o.fallback + ")");
-  mlir::DialectRegistry registry;
-  registerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.printOpOnDiagnostic(false); // messages name the tensor instead
-  context.loadAllAvailableDialects();
-  std::vector<GraphLinear> graphLinears;
-  for (size_t i = 0; i < weights.size(); ++i)
-    graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
-                            checkpoint->linears()[i].bias.has_value()});
-  for (const SourceLinear &l : checkpoint->floatLinears())
-    graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
-  auto module = buildModelGraph(context, config, graphLinears, element);
-  if (!module)
-    return fail(o, "graph", module.message());
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<std::string> widened; // f16 accumulators compiled as f32
+  if (userModule) {
+    auto formed = formLinears(*userModule, o.input, checkpoint->linears(),
+                              weights);
+    if (!formed)
+      return fail(o, "graph", formed.message());
+    widened = formed->widenedAccumulators;
+    for (const auto &[linear, bias] : formed->biases) {
+      if (Status st = checkpoint->attachBias(linear, bias); !st)
+        return fail(o, "graph", st.message());
+      for (size_t i = 0; i < weights.size(); ++i) {
+        const SourceLinear &l = checkpoint->linears()[i];
+        if (l.name != linear)
+          continue;
+        auto bits = readBias(*checkpoint, l, weights[i].logical.elementType);
+        if (!bits)
+          return fail(o, "graph", bits.message());
+        weights[i].bias = bits.take();
+      }
+    }
+    module = std::move(userModule);
+  } else {
+    std::vector<GraphLinear> graphLinears;
+    for (size_t i = 0; i < weights.size(); ++i)
+      graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
+                              checkpoint->linears()[i].bias.has_value()});
+    for (const SourceLinear &l : checkpoint->floatLinears())
+      graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
+    auto built = buildModelGraph(context, config, graphLinears, element);
+    if (!built)
+      return fail(o, "graph", built.message());
+    module = built.take();
+  }
 
   ScratchDir scratch;
   if (scratch.path.empty())
@@ -290,9 +357,14 @@ int runCompile(const std::vector<std::string> &args) {
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
       if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
         return mlir::success(); // the trace file has the details
-      // Weight ops are located by their tensor's name (GraphBuilder).
+      // Weight ops are located by their tensor's name (GraphBuilder); a
+      // module's ops by file:line:col.
       if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
         os << name.getName().strref() << ": ";
+      else if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(
+                   d.getLocation()))
+        os << file.getFilename().strref() << ":" << file.getLine() << ":"
+           << file.getColumn() << ": ";
       else
         os << d.getLocation() << ": ";
       os << d << "\n";
@@ -302,18 +374,22 @@ int runCompile(const std::vector<std::string> &args) {
     });
     mlir::PassManager pm(&context);
     buildCompilePipeline(pm, pipeline);
-    if (mlir::failed(pm.run(**module)))
+    if (mlir::failed(pm.run(*module)))
       return fail(o, "pipeline", "--qtensor-compile failed:\n" + diagnostics);
   }
   if (!diagnostics.empty() && !o.quiet && !o.json)
     std::cerr << diagnostics;
-  auto dispatch = readDispatch(**module, weights, checkpoint->linears());
+  auto dispatch = readDispatch(*module, weights, checkpoint->linears());
   if (!dispatch)
     return fail(o, "pipeline", dispatch.message());
-  progress.finish(std::to_string(dispatch->fallbacks) + " fallbacks");
+  progress.finish(std::to_string(dispatch->fallbacks) + " fallbacks" +
+                  (widened.empty()
+                       ? std::string()
+                       : ", " + std::to_string(widened.size()) +
+                             " f16/bf16 accumulators compiled as f32"));
 
   progress.stage("kernels");
-  auto kernels = compileKernels(context, **module, *dispatch, o.target,
+  auto kernels = compileKernels(context, *module, *dispatch, o.target,
                                 scratch.path, progress);
   if (!kernels)
     return fail(o, "kernels", kernels.message());
@@ -323,7 +399,7 @@ int runCompile(const std::vector<std::string> &args) {
   std::string graph;
   {
     llvm::raw_string_ostream os(graph);
-    (*module)->print(os);
+    module->print(os);
   }
 
   ExportInput input;
@@ -371,6 +447,11 @@ int runCompile(const std::vector<std::string> &args) {
   input.report["source"] = {{"path", o.input},
                             {"format", checkpoint->format()},
                             {"sha256", checkpoint->sha256()}};
+  if (!o.weights.empty()) {
+    input.report["source"]["weights"] = o.weights;
+    input.report["source"]["unreferenced"] = checkpoint->unreferenced();
+    input.report["widened_accumulators"] = widened;
+  }
   input.report["options"] = input.quantization.config;
   input.report["options"]["tp"] = o.tp;
   input.report["options"]["exclude"] = o.excludes;

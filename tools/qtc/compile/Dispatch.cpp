@@ -42,8 +42,10 @@ readDispatch(mlir::ModuleOp module, const std::vector<QuantizedWeight> &weights,
               "\" is not a linear of the checkpoint";
       return;
     }
-    LinearDispatch &d = result.linears[it->second];
-    seen[it->second] = true;
+    // A weight read by several linears (a module may share one) is stored
+    // once: their decisions must agree.
+    LinearDispatch fresh;
+    LinearDispatch &d = seen[it->second] ? fresh : result.linears[it->second];
     d.loadTimeRepack = repacked;
 
     auto *dialect =
@@ -95,6 +97,19 @@ readDispatch(mlir::ModuleOp module, const std::vector<QuantizedWeight> &weights,
       auto bounds = placement.getBounds().asArrayRef();
       d.placement.bounds.assign(bounds.begin(), bounds.end());
     }
+    if (seen[it->second]) {
+      const LinearDispatch &first = result.linears[it->second];
+      if (!(d.layout == first.layout) ||
+          d.placement.kind != first.placement.kind ||
+          d.placement.bounds != first.placement.bounds ||
+          d.decodeKernel != first.decodeKernel ||
+          d.prefillKernel != first.prefillKernel)
+        error = it->first + ": the linears that read this weight got "
+                            "different placements or kernels; it is stored "
+                            "once";
+      return;
+    }
+    seen[it->second] = true;
   });
   if (!error.empty())
     return makeError(error);

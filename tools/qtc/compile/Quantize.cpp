@@ -54,19 +54,6 @@ Status measure(const std::vector<float> &exact,
   return Status::ok();
 }
 
-Expected<std::vector<uint16_t>> readBias(const Checkpoint &checkpoint,
-                                         const SourceLinear &linear,
-                                         FloatType type) {
-  std::vector<uint16_t> bits;
-  if (!linear.bias)
-    return bits;
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
-                           checkpoint.readFloat(*linear.bias));
-  for (float v : values)
-    bits.push_back(toBits(v, type));
-  return bits;
-}
-
 /// GGUF Q4_0 / Q4_1 / Q8_0: the stored codes and scales, unchanged, in the
 /// logical layout (a code-preserving move out of ggml's blocks).
 Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
@@ -105,6 +92,19 @@ Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
 }
 
 } // namespace
+
+Expected<std::vector<uint16_t>> readBias(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         FloatType type) {
+  std::vector<uint16_t> bits;
+  if (!linear.bias)
+    return bits;
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
+                           checkpoint.readFloat(*linear.bias));
+  for (float v : values)
+    bits.push_back(toBits(v, type));
+  return bits;
+}
 
 Expected<QuantSpec> parseQuantSpec(std::string_view text) {
   QuantSpec spec;

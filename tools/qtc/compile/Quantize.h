@@ -57,6 +57,11 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
                                          const QuantSpec &spec,
                                          FloatType elementType);
 
+/// The linear's bias in `elementType` bits (empty without a bias).
+Expected<std::vector<uint16_t>> readBias(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         FloatType elementType);
+
 } // namespace qtensor::qtc
 
 #endif // QTENSOR_TOOLS_QTC_COMPILE_QUANTIZE_H
