@@ -202,6 +202,17 @@ struct Planner {
            plan.policySource + ")";
   }
 
+  /// A GPU artifact carries, for each GPU kernel instance, a host twin:
+  /// the registry's host kernel for the selected kernel's layout and phases
+  /// (KernelRegistry::hostTwin), so it also runs where no GPU is.
+  bool isHostTwinOf(const KernelInstance &k, const std::string &selected) {
+    const kernels::KernelCapability *gpu = registry.findKernel(selected);
+    const kernels::KernelCapability *twin =
+        gpu ? registry.hostTwin(*gpu) : nullptr;
+    return twin && twin != gpu && twin->id == k.registryId &&
+           k.target.backend == kernels::Backend::Host;
+  }
+
   /// The full-dequant kernel must itself be admitted (policy, target,
   /// representation) before an op may fall back to it.
   Status admitFallback(const OpPlan &op, Phase phase, PhasePlan &out,
@@ -263,7 +274,7 @@ struct Planner {
       if (k->phase != te.phase || k->isReference())
         continue;
       any = true;
-      if (k->registryId != *te.selected)
+      if (k->registryId != *te.selected && !isHostTwinOf(*k, *te.selected))
         return makeError(k->where(), ".capability.registry_id: \"",
                          k->registryId,
                          "\", but the dispatch trace selected \"", *te.selected,

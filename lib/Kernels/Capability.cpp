@@ -4,6 +4,7 @@
 
 #include "qtensor/Support/EnumSpelling.h"
 
+#include <algorithm>
 #include <tuple>
 
 using namespace qtensor;
@@ -55,6 +56,23 @@ const KernelCapability *
 KernelRegistry::findKernel(const std::string &id) const {
   for (const KernelCapability &k : kernels)
     if (k.id == id)
+      return &k;
+  return nullptr;
+}
+
+const KernelCapability *
+KernelRegistry::hostTwin(const KernelCapability &kernel) const {
+  auto onHost = [](const KernelCapability &k) {
+    return std::find(k.backends.begin(), k.backends.end(), Backend::Host) !=
+           k.backends.end();
+  };
+  if (kernel.fullDequant)
+    return nullptr;
+  if (onHost(kernel))
+    return &kernel;
+  for (const KernelCapability &k : kernels)
+    if (!k.fullDequant && onHost(k) && k.layout == kernel.layout &&
+        k.phases == kernel.phases)
       return &k;
   return nullptr;
 }

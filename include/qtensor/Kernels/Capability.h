@@ -165,6 +165,11 @@ struct KernelRegistry {
   std::vector<KernelCapability> kernels;
 
   const KernelCapability *findKernel(const std::string &id) const;
+  /// The host kernel that reads `kernel`'s layout with its contract and
+  /// phases (built by the same emitter): what runs a GPU artifact's
+  /// kernels on a machine without a GPU. `kernel` itself when it runs on
+  /// the host; none for the full-dequant fallback or without such a kernel.
+  const KernelCapability *hostTwin(const KernelCapability &kernel) const;
   const KernelLayout *findLayout(const LayoutId &id) const;
   const RepackPath *findRepack(const LayoutId &from, const LayoutId &to) const;
   bool operator==(const KernelRegistry &o) const {

@@ -46,6 +46,27 @@ TEST(Registry, ExactlyOneFullDequantKernelWithLowestPriority) {
   EXPECT_EQ(fallbacks, 1);
 }
 
+TEST(Registry, EveryGpuKernelHasItsHostTwin) {
+  // A GPU artifact carries the twins so it runs (and L3 checks it) where no
+  // GPU is; the runtime accepts the twin for the kernel the trace selected.
+  auto twin = [](const char *id) -> std::string {
+    const KernelCapability *k = builtin().findKernel(id);
+    const KernelCapability *t = k ? builtin().hostTwin(*k) : nullptr;
+    return t ? t->id : "none";
+  };
+  EXPECT_EQ(twin("affine_gemv_decode_sm80"), "affine_gemv_decode_host");
+  EXPECT_EQ(twin("affine_mma_prefill_sm80"), "affine_gemm_prefill_host");
+  EXPECT_EQ(twin("affine_gemv_decode_host"), "affine_gemv_decode_host");
+  EXPECT_EQ(twin("full_dequant_linear"), "none");
+  for (const KernelCapability &k : builtin().kernels) {
+    const KernelCapability *t = builtin().hostTwin(k);
+    if (!t)
+      continue;
+    EXPECT_EQ(t->layout, k.layout) << k.id;
+    EXPECT_EQ(t->phases, k.phases) << k.id;
+  }
+}
+
 TEST(Registry, LayoutIdsAreThePackersOwn) {
   // The kernel layouts are the ones Numerics/KernelLayout.h packs, and
   // their tiles are exactly what the packer rounds a shape up to.

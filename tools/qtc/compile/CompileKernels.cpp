@@ -389,14 +389,9 @@ hostTwins(const std::vector<KernelInstance> &instances) {
   for (const KernelInstance &instance : instances) {
     if (instance.fullDequant())
       continue;
-    const kernels::KernelCapability *twin = nullptr;
-    for (const kernels::KernelCapability &k : registry.kernels)
-      if (!k.fullDequant && k.layout == instance.capability->layout &&
-          k.phases == instance.capability->phases &&
-          std::find(k.backends.begin(), k.backends.end(),
-                    kernels::Backend::Host) != k.backends.end())
-        twin = &k;
-    if (!twin)
+    const kernels::KernelCapability *twin =
+        registry.hostTwin(*instance.capability);
+    if (!twin || twin == instance.capability)
       continue;
     KernelInstance host = instance;
     host.name = instance.name + "_host";
