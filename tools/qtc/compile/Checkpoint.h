@@ -103,8 +103,10 @@ public:
   const ModelConfig &config() const { return cfg; }
   /// Makes the kept tensor `bias` the bias of the linear `linear` (an MLIR
   /// module's linears are known only after fusion): it is then stored with
-  /// the linear, not as a plain tensor. (ModuleCheckpoint.cpp)
-  Status attachBias(const std::string &linear, const std::string &bias);
+  /// the linear under `storedName`, not as a plain tensor.
+  /// (ModuleCheckpoint.cpp)
+  Status attachBias(const std::string &linear, const std::string &bias,
+                    const std::string &storedName);
 
   /// The linears to quantize, in model order (the head last).
   const std::vector<SourceLinear> &linears() const { return lin; }

@@ -315,7 +315,12 @@ int runCompile(const std::vector<std::string> &args) {
       return fail(o, "graph", formed.message());
     widened = formed->widenedAccumulators;
     for (const auto &[linear, bias] : formed->biases) {
-      if (Status st = checkpoint->attachBias(linear, bias); !st)
+      auto renamed = formed->storedBiasNames.find(linear);
+      if (Status st = checkpoint->attachBias(
+              linear, bias,
+              renamed == formed->storedBiasNames.end() ? bias
+                                                       : renamed->second);
+          !st)
         return fail(o, "graph", st.message());
       for (size_t i = 0; i < weights.size(); ++i) {
         const SourceLinear &l = checkpoint->linears()[i];

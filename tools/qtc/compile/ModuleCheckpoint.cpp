@@ -120,7 +120,8 @@ Checkpoint::openForModule(const std::string &modulePath,
 }
 
 Status Checkpoint::attachBias(const std::string &linear,
-                              const std::string &bias) {
+                              const std::string &bias,
+                              const std::string &storedName) {
   auto l = std::find_if(lin.begin(), lin.end(),
                         [&](const SourceLinear &s) { return s.name == linear; });
   if (l == lin.end())
@@ -138,6 +139,7 @@ Status Checkpoint::attachBias(const std::string &linear,
     return makeError(bias, ", the bias of ", linear, ", is ",
                      detail::shapeText(t->shape), ", expected [", l->n(), "]");
   l->bias = *t;
+  l->bias->name = storedName; // the data is read through the view
   rest.erase(t);
   keptList.erase(std::remove_if(keptList.begin(), keptList.end(),
                                 [&](const KeptTensor &k) {

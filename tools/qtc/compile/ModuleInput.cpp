@@ -5,6 +5,7 @@
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+#include "qtensor/Runtime/Plan.h"
 #include "qtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -319,6 +320,32 @@ formLinears(mlir::ModuleOp module, const std::string &path,
     return makeError(path, ": ", error);
   for (auto it = biases.begin(); it != biases.end();)
     it = it->second.empty() ? biases.erase(it) : std::next(it);
+
+  // The runtime finds a linear's bias by name (runtime::biasTensorName:
+  // "fc1.weight" -> "fc1.bias"); a bias the module names otherwise is
+  // renamed in the graph, and stored, under that name.
+  std::set<std::string> referenced;
+  module.walk([&](mlir::qt::WeightOp op) {
+    referenced.insert(op.getName().str());
+  });
+  std::map<std::string, std::string> renames;
+  for (const auto &[linear, bias] : biases) {
+    std::string stored = runtime::biasTensorName(linear, 0, false);
+    if (stored == bias)
+      continue;
+    if (referenced.count(stored))
+      return makeError(path, ": ", bias, " is the bias of ", linear,
+                       " and is stored as ", stored,
+                       " (the name the runtime looks it up by), but the "
+                       "module also references a weight of that name");
+    renames[bias] = stored;
+    formed.storedBiasNames[linear] = stored;
+  }
+  module.walk([&](mlir::qt::WeightOp op) {
+    auto it = renames.find(op.getName().str());
+    if (it != renames.end())
+      op.setName(it->second);
+  });
   return formed;
 }
 

@@ -51,6 +51,10 @@ collectReferences(mlir::ModuleOp module, const std::string &path);
 struct FormedLinears {
   /// Per linear name, the weight its linear adds as bias (absent: none).
   std::map<std::string, std::string> biases;
+  /// Per linear name, the name its bias is stored (and now referenced in
+  /// the graph) under when the module's name differs from the one the
+  /// runtime looks up (runtime::biasTensorName).
+  std::map<std::string, std::string> storedBiasNames;
   /// Linears declared with an f16/bf16 accumulator (a matmul into an f16
   /// init, as frameworks export it) that qtc compiles with f32
   /// accumulation, the only one its kernels have: more accurate, never
