@@ -94,7 +94,6 @@ bool readByContraction(mlir::Value value, unsigned depth = 0) {
 /// `ml_program.global_load_const @w` becomes `qtensor.weight "w" : T`.
 Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   mlir::SymbolTable symbols(module);
-  std::string error;
   llvm::SmallVector<mlir::ml_program::GlobalLoadConstOp> loads;
   module.walk([&](mlir::ml_program::GlobalLoadConstOp op) {
     loads.push_back(op);
@@ -122,6 +121,20 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   for (mlir::Operation *global : globals)
     if (mlir::SymbolTable::symbolKnownUseEmpty(global, module))
       global->erase();
+  // An external global read any other way would reach the artifact with no
+  // data behind it.
+  std::string error;
+  module.walk([&](mlir::ml_program::GlobalOp global) {
+    if (error.empty() && global.getValue() &&
+        llvm::isa<mlir::ml_program::ExternAttr>(*global.getValue()))
+      error = text(global.getLoc()) + ": external global @" +
+              global.getSymName().str() +
+              " is read other than by ml_program.global_load_const; qtc "
+              "takes an external weight through global_load_const (or "
+              "qtensor.weight)";
+  });
+  if (!error.empty())
+    return makeError(path, ": ", error);
   return Status::ok();
 }
 
