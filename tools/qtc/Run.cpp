@@ -4,8 +4,10 @@
 // --input or the deterministic generator (Runtime/Activations.h), one call
 // per op, then the report. --check compares each output with the float64
 // reference of the reference-dequantized weight, against the error bound of
-// Runtime/Reference.h. No MLIR: qtc run works in a QTENSOR_ENABLE_MLIR=OFF
-// build too.
+// Runtime/Reference.h. --rank all loads every rank in this process and
+// joins their outputs with the host stand-in for the collectives
+// (Runtime/TensorParallel.h; not NCCL), checked against the whole weight.
+// No MLIR: qtc run works in a QTENSOR_ENABLE_MLIR=OFF build too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "qtensor/Runtime/Activations.h"
 #include "qtensor/Runtime/Loader.h"
 #include "qtensor/Runtime/Reference.h"
+#include "qtensor/Runtime/TensorParallel.h"
 #include "qtensor/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -32,7 +35,7 @@ using namespace qtensor::runtime;
 
 const char *kRunUsage =
     "usage: qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
-    "               [--rank R] [--backend host|cuda|auto]\n"
+    "               [--rank R|all] [--backend host|cuda|auto]\n"
     "               [--fallback forbid|warn|allow] [--seed S] [--check]\n"
     "               [--no-warmup] [--json]\n"
     "  load the artifact in DIR (verified, admitted, materialized: seed\n"
@@ -42,11 +45,17 @@ const char *kRunUsage =
     "  --input FILE  activations: the tensor named after the op, else \"x\";\n"
     "                [T, K] or [K] (T = 1), any float dtype, rounded to the\n"
     "                op's activation dtype; a row-parallel rank takes its K\n"
-    "                slice of a [T, K_global] input\n"
+    "                slice of a [T, K_global] input (with --rank all: the\n"
+    "                tensor named after the op or \"x\", [T, K_global])\n"
     "  --tokens T    rows of generated activations (default 1; seeded by\n"
     "                --seed, default 0x5EED, and the op name: "
     "docs/runtime.md)\n"
     "  --rank R      tensor-parallel rank to load (default 0)\n"
+    "  --rank all    load every rank in this process and join their outputs\n"
+    "                as the collectives would (all_gather of column slices,\n"
+    "                all_reduce(sum) of row partials, then the bias; on the\n"
+    "                host, standing in for NCCL); --check then compares with\n"
+    "                the whole weight\n"
     "  --backend     host, cuda, or auto (default: the GPU when the artifact\n"
     "                has GPU kernels and a GPU is present)\n"
     "  --fallback    override the report's full-dequant fallback policy\n"
@@ -60,6 +69,7 @@ struct Options {
   std::string dir, op, input;
   std::optional<int64_t> tokens;
   int64_t rank = 0;
+  bool allRanks = false; ///< --rank all
   uint64_t seed = kDefaultActivationSeed;
   BackendChoice backend = BackendChoice::Auto;
   std::optional<kernels::FallbackPolicy> fallback;
@@ -119,9 +129,11 @@ int parse(const std::vector<std::string> &args, Options &o) {
         o.tokens = *t;
       } else if (a == "--rank") {
         auto r = parseInt(v, 0, 65535);
-        if (!r)
-          return usage("--rank " + v + ": expected an integer in [0, 65535]");
-        o.rank = *r;
+        if (v != "all" && !r)
+          return usage("--rank " + v +
+                       ": expected all or an integer in [0, 65535]");
+        o.allRanks = v == "all";
+        o.rank = r.value_or(0);
       } else if (a == "--seed") {
         auto s = parseInt(v, 0, INT64_MAX);
         if (!s)
@@ -153,50 +165,85 @@ int parse(const std::vector<std::string> &args, Options &o) {
   return 0;
 }
 
-/// The op's activations from --input (see the usage text).
+/// The first tensor of --input named in `names`, as [rows, cols].
+struct InputTensor {
+  const safetensors::TensorView *view = nullptr;
+  int64_t rows = 1, cols = 0;
+};
+Expected<InputTensor> findInput(const safetensors::SafetensorsFile &file,
+                                const std::vector<std::string> &names) {
+  InputTensor in;
+  for (const std::string &name : names)
+    if ((in.view = file.find(name)))
+      break;
+  if (!in.view) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i)
+      list += std::string(i ? (i + 1 == names.size() ? " or " : ", ") : "") +
+              "\"" + names[i] + "\"";
+    return makeError(file.path(), ": no tensor named ", list);
+  }
+  const safetensors::TensorView &v = *in.view;
+  if (!safetensors::isFloatDType(v.dtype))
+    return makeError(file.path(), ": tensor \"", v.name, "\" is ",
+                     safetensors::dtypeName(v.dtype),
+                     ", expected a float dtype");
+  if (v.shape.size() == 1) {
+    in.cols = v.shape[0];
+  } else if (v.shape.size() == 2) {
+    in.rows = v.shape[0];
+    in.cols = v.shape[1];
+  } else {
+    return makeError(file.path(), ": tensor \"", v.name, "\" has shape ",
+                     shapeToString(v.shape), ", expected [T, K] or [K]");
+  }
+  if (in.rows < 1)
+    return makeError(file.path(), ": tensor \"", v.name, "\" has no rows");
+  return in;
+}
+
+/// Columns [from, from + k) of every row of `in`, rounded to `dtype`.
+Expected<HostTensor> inputColumns(const InputTensor &in, int64_t from,
+                                  int64_t k, FloatType dtype) {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> all,
+                           safetensors::toFloat64(*in.view));
+  std::vector<double> x;
+  x.reserve(size_t(in.rows) * size_t(k));
+  for (int64_t r = 0; r < in.rows; ++r)
+    x.insert(x.end(), all.begin() + r * in.cols + from,
+             all.begin() + r * in.cols + from + k);
+  return HostTensor::fromDoubles(dtype, in.rows, k, x);
+}
+
+/// One rank's activations from --input (see the usage text).
 Expected<HostTensor> inputFor(const safetensors::SafetensorsFile &file,
                               const OpPlan &op) {
-  const safetensors::TensorView *v = nullptr;
-  for (const std::string &name : {op.tensor, op.op, std::string("x")})
-    if ((v = file.find(name)))
-      break;
-  if (!v)
-    return makeError(file.path(), ": no tensor named \"", op.tensor, "\", \"",
-                     op.op, "\" or \"x\"");
-  if (!safetensors::isFloatDType(v->dtype))
-    return makeError(file.path(), ": tensor \"", v->name, "\" is ",
-                     safetensors::dtypeName(v->dtype),
-                     ", expected a float dtype");
-  int64_t rows = 1, cols = 0;
-  if (v->shape.size() == 1) {
-    cols = v->shape[0];
-  } else if (v->shape.size() == 2) {
-    rows = v->shape[0];
-    cols = v->shape[1];
-  } else {
-    return makeError(file.path(), ": tensor \"", v->name, "\" has shape ",
-                     shapeToString(v->shape), ", expected [T, K] or [K]");
-  }
-  if (rows < 1)
-    return makeError(file.path(), ": tensor \"", v->name, "\" has no rows");
+  QTENSOR_ASSIGN_OR_RETURN(InputTensor in,
+                           findInput(file, {op.tensor, op.op, "x"}));
   // A row-parallel rank reads its slice of the whole K.
   int64_t from = 0;
-  if (cols != op.k()) {
+  if (in.cols != op.k()) {
     if (op.signature.topology == kernels::Topology::Row &&
-        cols == op.signature.k) {
+        in.cols == op.signature.k) {
       from = op.slice.kOffset;
     } else {
-      return makeError(file.path(), ": tensor \"", v->name, "\" has K = ", cols,
-                       ", op \"", op.tensor, "\" needs ", op.k());
+      return makeError(file.path(), ": tensor \"", in.view->name,
+                       "\" has K = ", in.cols, ", op \"", op.tensor,
+                       "\" needs ", op.k());
     }
   }
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> all, safetensors::toFloat64(*v));
-  std::vector<double> x;
-  x.reserve(size_t(rows) * size_t(op.k()));
-  for (int64_t r = 0; r < rows; ++r)
-    x.insert(x.end(), all.begin() + r * cols + from,
-             all.begin() + r * cols + from + op.k());
-  return HostTensor::fromDoubles(op.activation, rows, op.k(), x);
+  return inputColumns(in, from, op.k(), op.activation);
+}
+
+/// The whole op's activations from --input, for --rank all.
+Expected<HostTensor> groupInputFor(const safetensors::SafetensorsFile &file,
+                                   const GroupOp &op) {
+  QTENSOR_ASSIGN_OR_RETURN(InputTensor in, findInput(file, {op.op, "x"}));
+  if (in.cols != op.k)
+    return makeError(file.path(), ": tensor \"", in.view->name,
+                     "\" has K = ", in.cols, ", op \"", op.op,
+                     "\" (the whole weight) needs ", op.k);
+  return inputColumns(in, 0, op.k, op.activation);
 }
 
 Expected<KernelError> checkOutput(const LoadedModel &model, const OpPlan &op,
@@ -221,12 +268,216 @@ int fail(const Options &o, const char *stage, const std::string &message) {
   return 1;
 }
 
+/// The sum and first eight values of an output, and its hash prefix.
+void summarize(const HostTensor &y, json &entry, std::string &text) {
+  double sum = 0;
+  json values = json::array();
+  for (size_t i = 0; i < y.size(); ++i) {
+    sum += y.at(i);
+    if (i < 8)
+      values.push_back(y.at(i));
+  }
+  entry["shape"] = {y.rows, y.cols};
+  entry["dtype"] = qtensor::toString(y.dtype);
+  entry["sha256_16"] = hexPrefix(y.bytes);
+  entry["sum"] = sum;
+  entry["values"] = values;
+  char line[96];
+  std::snprintf(line, sizeof(line), "    sha256 %s  sum %.9g  first",
+                entry["sha256_16"].get<std::string>().c_str(), sum);
+  text += line;
+  for (const auto &v : values) {
+    std::snprintf(line, sizeof(line), " %.6g", v.get<double>());
+    text += line;
+  }
+  text += "\n";
+}
+
+/// --rank all: every rank in this process, outputs joined by the host
+/// stand-in for the collectives (Runtime/TensorParallel.h).
+int runAllRanks(const Options &o) {
+  LoadOptions lo;
+  lo.backend = o.backend;
+  lo.fallback = o.fallback;
+  lo.warmup = o.warmup;
+  if (!o.op.empty())
+    lo.ops = {o.op};
+  auto loaded = TensorParallelGroup::load(o.dir, lo);
+  if (!loaded)
+    return fail(o, "load", loaded.message());
+  TensorParallelGroup &group = **loaded;
+
+  std::optional<safetensors::SafetensorsFile> input;
+  if (!o.input.empty()) {
+    auto f = safetensors::SafetensorsFile::open(o.input);
+    if (!f)
+      return fail(o, "input", f.message());
+    input.emplace(f.take());
+  }
+
+  json ops = json::array();
+  bool allOk = true;
+  std::string text;
+  for (const GroupOp &op : group.ops()) {
+    Expected<HostTensor> x =
+        input ? groupInputFor(*input, op)
+              : deterministicActivations(op.activation, o.tokens.value_or(1),
+                                         op.k, o.seed, op.op);
+    if (!x)
+      return fail(o, "input", x.message());
+    auto out = group.run(op, *x);
+    if (!out)
+      return fail(o, "run", out.message());
+    const GroupCall &call = group.calls().back();
+    json entry;
+    entry["op"] = op.op;
+    entry["topology"] = kernels::toString(op.topology);
+    entry["collective"] = call.collective;
+    entry["phase"] = kernels::toString(call.phase);
+    bool fallback = false;
+    json ranks = json::array();
+    std::string rankText;
+    for (size_t r = 0; r < out->parts.size(); ++r) {
+      const DispatchRecord &d = call.ranks[r];
+      const HostTensor &part = out->parts[r];
+      fallback |= d.fallback;
+      ranks.push_back({{"rank", r},
+                       {"op", d.op},
+                       {"kernel", d.kernel},
+                       {"backend", d.backend},
+                       {"fallback", d.fallback},
+                       {"shape", {part.rows, part.cols}},
+                       {"sha256_16", hexPrefix(part.bytes)}});
+      char line[160];
+      std::snprintf(line, sizeof(line), "    rank %zu: [%lld, %lld] via ", r,
+                    (long long)part.rows, (long long)part.cols);
+      rankText += line + d.kernel + " (" + d.backend +
+                  (d.fallback ? ", FALLBACK" : "") + ")\n";
+    }
+    entry["fallback"] = fallback;
+    char line[256];
+    std::snprintf(line, sizeof(line), "  %s: [%lld, %lld] %s, %s: %s\n",
+                  op.op.c_str(), (long long)out->y.rows, (long long)out->y.cols,
+                  qtensor::toString(out->y.dtype),
+                  kernels::toString(op.topology), call.collective.c_str());
+    text += line + rankText;
+    if (op.reducedBias) {
+      entry["bias_after_reduce"] = *op.reducedBias;
+      text += "    + " + *op.reducedBias + " after the all-reduce\n";
+    }
+    summarize(out->y, entry, text);
+    entry["ranks"] = std::move(ranks);
+    if (o.check) {
+      auto c = group.check(op, *x, out->y);
+      if (!c)
+        return fail(o, "check", c.message());
+      bool ok = c->within();
+      const char *bound = op.collective == Collective::AllReduceSum
+                              ? "all-reduce bound"
+                              : "kernel bound";
+      entry["check"] = {{"ok", ok},
+                        {"reference", "whole weight"},
+                        {"bound", bound},
+                        {"max_abs_error", c->maxAbsError},
+                        {"worst_error_over_bound", c->worstRatio}};
+      std::snprintf(line, sizeof(line),
+                    "    check: %s, max |y - y_ref| %.3g, worst error / "
+                    "%s %.3g (whole weight)\n",
+                    ok ? "ok" : "FAILED", c->maxAbsError, bound, c->worstRatio);
+      text += line;
+      allOk &= ok;
+    }
+    ops.push_back(std::move(entry));
+  }
+
+  const LoadedModel &first = group.rank(0);
+  size_t fallbacks = 0;
+  for (int64_t r = 0; r < group.tp(); ++r)
+    fallbacks += group.rank(r).plan().fallbacks();
+  std::vector<std::string> notes = group.notes();
+  for (int64_t r = 0; r < group.tp(); ++r)
+    for (const std::string &n : group.rank(r).notes())
+      notes.push_back("rank " + std::to_string(r) + ": " + n);
+  const char *collectives =
+      "in process, on the host (a stand-in for NCCL, not NCCL)";
+  auto amplification = [](const LoadedModel &m) {
+    return m.referencedBytes()
+               ? double(m.mappedBytes()) / double(m.referencedBytes())
+               : 0.0;
+  };
+  if (o.json) {
+    json out;
+    out["ok"] = allOk;
+    out["artifact"] = o.dir;
+    out["backend"] = first.backend();
+    out["rank"] = "all";
+    out["tp"] = group.tp();
+    out["collectives"] = collectives;
+    out["fallback_policy"] = {
+        {"policy", kernels::toString(first.plan().policy)},
+        {"source", first.plan().policySource}};
+    out["fallbacks"] = fallbacks;
+    out["schema"] = first.schema().summary;
+    out["notes"] = notes;
+    out["ops"] = std::move(ops);
+    out["collective_trace"] = group.callsToJson();
+    out["group_mapped_bytes"] = group.mappedBytes();
+    json ranks = json::array();
+    for (int64_t r = 0; r < group.tp(); ++r) {
+      const LoadedModel &m = group.rank(r);
+      ranks.push_back({{"rank", r},
+                       {"backend", m.backend()},
+                       {"trace", m.trace().toJson()},
+                       {"timeline", m.timeline().toJson()},
+                       {"ledger", m.ledger().toJson(/*withItems=*/true)},
+                       {"read",
+                        {{"mapped_bytes", m.mappedBytes()},
+                         {"referenced_bytes", m.referencedBytes()},
+                         {"amplification", amplification(m)}}}});
+    }
+    out["ranks"] = std::move(ranks);
+    std::cout << out.dump(2) << "\n";
+    return allOk ? 0 : 1;
+  }
+  std::cout << "loaded " << o.dir << " on " << first.backend() << " (all "
+            << group.tp() << (group.tp() == 1 ? " rank" : " ranks")
+            << " in this process, " << group.ops().size() << " ops, "
+            << fallbacks << " full-dequant fallbacks, fallback="
+            << kernels::toString(first.plan().policy) << " from "
+            << first.plan().policySource << ")\n";
+  std::cout << "  collectives: " << collectives << "\n";
+  std::cout << "  schema: " << first.schema().summary << "\n";
+  for (const std::string &n : notes)
+    std::cout << "  note: " << n << "\n";
+  std::cout << "outputs (joined over " << group.tp()
+            << (group.tp() == 1 ? " rank" : " ranks") << "):\n"
+            << text;
+  std::cout << "collective trace:\n" << group.callsToText();
+  for (int64_t r = 0; r < group.tp(); ++r) {
+    const LoadedModel &m = group.rank(r);
+    std::cout << "rank " << r << " dispatch trace:\n" << m.trace().toText();
+    std::cout << "rank " << r << " startup timeline:\n"
+              << m.timeline().toText();
+    std::cout << "rank " << r << " memory ledgers:\n" << m.ledger().toText();
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "  read amplification: %s mapped for %s referenced "
+                  "(%.2fx)\n",
+                  formatBytes(m.mappedBytes()).c_str(),
+                  formatBytes(m.referencedBytes()).c_str(), amplification(m));
+    std::cout << line;
+  }
+  return allOk ? 0 : 1;
+}
+
 } // namespace
 
 int runRun(const std::vector<std::string> &args) {
   Options o;
   if (int status = parse(args, o))
     return status < 0 ? 0 : status;
+  if (o.allRanks)
+    return runAllRanks(o);
 
   LoadOptions lo;
   lo.rank = o.rank;
@@ -262,13 +513,6 @@ int runRun(const std::vector<std::string> &args) {
     if (!y)
       return fail(o, "run", y.message());
     const DispatchRecord &call = model.trace().all().back();
-    double sum = 0;
-    json values = json::array();
-    for (size_t i = 0; i < y->size(); ++i) {
-      sum += y->at(i);
-      if (i < 8)
-        values.push_back(y->at(i));
-    }
     bool partial = op.signature.topology == kernels::Topology::Row;
     json entry;
     entry["op"] = op.tensor;
@@ -276,29 +520,18 @@ int runRun(const std::vector<std::string> &args) {
     entry["backend"] = call.backend;
     entry["phase"] = kernels::toString(call.phase);
     entry["fallback"] = call.fallback;
-    entry["shape"] = {y->rows, y->cols};
-    entry["dtype"] = qtensor::toString(y->dtype);
-    entry["sha256_16"] = hexPrefix(y->bytes);
-    entry["sum"] = sum;
-    entry["values"] = values;
-    if (partial)
-      entry["partial_sum"] = "row-parallel rank " + std::to_string(o.rank) +
-                             " of " + std::to_string(model.plan().tp) +
-                             ": the all-reduce and the bias come after";
     char line[256];
     std::snprintf(line, sizeof(line), "  %s: [%lld, %lld] %s via %s (%s%s)\n",
                   op.tensor.c_str(), (long long)y->rows, (long long)y->cols,
                   qtensor::toString(y->dtype), call.kernel.c_str(),
                   call.backend.c_str(), call.fallback ? ", FALLBACK" : "");
     text += line;
-    std::snprintf(line, sizeof(line), "    sha256 %s  sum %.9g  first",
-                  entry["sha256_16"].get<std::string>().c_str(), sum);
-    text += line;
-    for (const auto &v : values) {
-      std::snprintf(line, sizeof(line), " %.6g", v.get<double>());
-      text += line;
-    }
-    text += "\n";
+    summarize(*y, entry, text);
+    if (partial)
+      entry["partial_sum"] = "row-parallel rank " + std::to_string(o.rank) +
+                             " of " + std::to_string(model.plan().tp) +
+                             ": run --rank all for the all-reduce and the "
+                             "bias";
     if (partial)
       text += "    (" + entry["partial_sum"].get<std::string>() + ")\n";
     if (o.check) {

@@ -21,10 +21,20 @@
 //
 // Host artifacts run every host kernel entry of the manifest, for every op
 // it lists (every rank), through the runtime's host backend (the verified
-// kernels-host.so, the MLIR C interface). GPU artifacts hold no host code:
-// with a GPU present, each rank is loaded through the runtime's CUDA backend
-// and every planned op runs there; without one, L3 is reported as not run
+// kernels-host.so, the MLIR C interface). A GPU artifact runs on the GPU
+// when one is present, each rank loaded through the runtime's CUDA backend;
+// without one, the host twins it carries run as a host artifact's kernels
+// do and the level's name says so; with neither, L3 is reported as not run
 // (ok = false: nothing was tested).
+//
+// An artifact with tp > 1 run on the host is also run composed: every rank loaded
+// through the runtime's host backend in one process, each op's outputs
+// joined by the host stand-in for the collectives (Runtime/TensorParallel.h:
+// all_gather of column slices, all_reduce(sum) of row partials and then the
+// bias), at one decode and one prefill T, against the float64 reference of
+// the whole weight: kernelErrorBound for gathered outputs,
+// allReduceErrorBound (the partials rounded before the reduction) for
+// reduced ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +48,7 @@
 #include "qtensor/Runtime/OpKernel.h"
 #include "qtensor/Runtime/Plan.h"
 #include "qtensor/Runtime/Reference.h"
+#include "qtensor/Runtime/TensorParallel.h"
 
 #include <cstdio>
 #include <map>
@@ -142,6 +153,49 @@ std::string describeFailure(const KernelError &e, const KernelInstance &k,
          format("%.3g", e.maxAbsError) + ")";
 }
 
+/// tp > 1 (see the top of the file): "composed over R ranks: ..." on
+/// success, the failing op, T and ratio otherwise.
+Expected<std::string> composedRanks(const artifact::Artifact &a) {
+  LoadOptions o;
+  o.backend = BackendChoice::Host;
+  o.warmup = false;
+  QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<TensorParallelGroup> group,
+                           TensorParallelGroup::load(a.directory(), o));
+  Worst worst;
+  size_t calls = 0;
+  for (const GroupOp &op : group->ops())
+    for (int64_t t : {int64_t(5), kernels::kMaxDecodeTokens + 1}) {
+      if (!op.plans[0]->phaseFor(t))
+        continue; // the artifact has no kernel for that phase
+      QTENSOR_ASSIGN_OR_RETURN(HostTensor x,
+                               deterministicActivations(op.activation, t, op.k,
+                                                        kDefaultActivationSeed,
+                                                        op.op));
+      QTENSOR_ASSIGN_OR_RETURN(GroupOutput out, group->run(op, x));
+      QTENSOR_ASSIGN_OR_RETURN(KernelError e, group->check(op, x, out.y));
+      std::string where = op.op + " T=" + std::to_string(t);
+      ++calls;
+      worst.update(e, where);
+      if (!e.within())
+        return makeError(
+            where, " joined by ",
+            describeCollective(op.collective, group->tp()),
+            e.finite ? ": error " + format("%.3g", e.worstRatio) +
+                           " times its bound at output [" +
+                           std::to_string(e.worstIndex / size_t(op.n)) + ", " +
+                           std::to_string(e.worstIndex % size_t(op.n)) +
+                           "] (max |y - y_ref| " +
+                           format("%.3g", e.maxAbsError) + ")"
+                     : std::string(": non-finite output"));
+    }
+  return "composed over " + std::to_string(group->tp()) +
+         " ranks (host collectives, not NCCL): " + std::to_string(calls) +
+         " joined calls of " + std::to_string(group->ops().size()) +
+         " ops against the whole weight, at most " +
+         format("%.3g", worst.ratio) +
+         " of their bounds (worst: " + worst.where + ")";
+}
+
 LevelResult hostLevel(const artifact::Artifact &a,
                       const std::vector<KernelInstance> &instances) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
@@ -243,9 +297,20 @@ LevelResult hostLevel(const artifact::Artifact &a,
       }
     }
   }
+  std::string composed;
+  if (a.manifest().topology.tp > 1) {
+    auto c = composedRanks(a);
+    if (!c) {
+      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+                 "; composed over " + std::to_string(a.manifest().topology.tp) +
+                 " ranks: " + c.message();
+      return r;
+    }
+    composed = c.take() + "; ";
+  }
   r.ok = true;
   r.detail = kernelSummary(calls, ops.size(), entries, worst) + "; " +
-             quantizationSummary(a);
+             composed + quantizationSummary(a);
   return r;
 }
 

@@ -1,0 +1,567 @@
+//===- TensorParallel.cpp - Every rank of a tp artifact, one process ------===//
+//
+// The host stand-in for a tensor-parallel deployment's collectives (not
+// NCCL): see TensorParallel.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Runtime/TensorParallel.h"
+
+#include "qtensor/Formats/ArtifactPath.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+using kernels::RankSlice;
+using kernels::Topology;
+
+Collective qtensor::runtime::collectiveFor(Topology topology, int64_t ranks) {
+  if (ranks <= 1)
+    return Collective::None;
+  if (topology == Topology::Column)
+    return Collective::AllGather;
+  if (topology == Topology::Row)
+    return Collective::AllReduceSum;
+  return Collective::None;
+}
+
+std::string qtensor::runtime::describeCollective(Collective c, int64_t ranks) {
+  std::string r = std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
+  switch (c) {
+  case Collective::AllGather:
+    return "all_gather(" + r + ")";
+  case Collective::AllReduceSum:
+    return "all_reduce(sum, " + r + ")";
+  case Collective::None:
+    break;
+  }
+  // Replicated: every rank computes the whole output; they must agree.
+  return ranks > 1 ? "none (" + r + ", identical)" : "none";
+}
+
+Expected<HostTensor> qtensor::runtime::sliceColumns(const HostTensor &x,
+                                                    int64_t from,
+                                                    int64_t count) {
+  if (from < 0 || count < 1 || from > x.cols || count > x.cols - from)
+    return makeError("columns [", from, ", ", from + count,
+                     ") are not inside [0, ", x.cols, ")");
+  QTENSOR_ASSIGN_OR_RETURN(HostTensor out,
+                           HostTensor::zeros(x.dtype, x.rows, count));
+  size_t eb = HostTensor::elementBytes(x.dtype);
+  for (int64_t t = 0; t < x.rows; ++t)
+    std::memcpy(&out.bytes[size_t(t) * size_t(count) * eb],
+                &x.bytes[(size_t(t) * size_t(x.cols) + size_t(from)) * eb],
+                size_t(count) * eb);
+  return out;
+}
+
+Expected<HostTensor>
+qtensor::runtime::allGatherColumns(const std::vector<HostTensor> &parts,
+                                   const std::vector<RankSlice> &slices,
+                                   int64_t n) {
+  if (parts.empty() || parts.size() != slices.size())
+    return makeError("all_gather: ", parts.size(), " outputs for ",
+                     slices.size(), " rank slices");
+  // The slices must tile [0, n): each column has exactly one owner.
+  std::vector<size_t> order(slices.size());
+  for (size_t r = 0; r < order.size(); ++r)
+    order[r] = r;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return slices[a].nOffset < slices[b].nOffset;
+  });
+  int64_t next = 0;
+  for (size_t r : order) {
+    if (slices[r].nOffset != next || slices[r].n < 1)
+      return makeError("all_gather: rank ", r, "'s columns [",
+                       slices[r].nOffset, ", ", slices[r].nOffset + slices[r].n,
+                       ") do not continue the tiling of [0, ", n, ") at ",
+                       next);
+    next += slices[r].n;
+  }
+  if (next != n)
+    return makeError("all_gather: the rank slices cover [0, ", next,
+                     "), the op has N = ", n);
+  const HostTensor &first = parts.front();
+  for (size_t r = 0; r < parts.size(); ++r) {
+    if (parts[r].dtype != first.dtype || parts[r].rows != first.rows)
+      return makeError("all_gather: rank ", r, "'s output is ",
+                       qtensor::toString(parts[r].dtype), " [", parts[r].rows,
+                       ", ...], rank 0's is ", qtensor::toString(first.dtype),
+                       " [", first.rows, ", ...]");
+    if (parts[r].cols != slices[r].n)
+      return makeError("all_gather: rank ", r, "'s output has ", parts[r].cols,
+                       " columns, its slice has n = ", slices[r].n);
+  }
+  QTENSOR_ASSIGN_OR_RETURN(HostTensor out,
+                           HostTensor::zeros(first.dtype, first.rows, n));
+  size_t eb = HostTensor::elementBytes(first.dtype);
+  for (size_t r = 0; r < parts.size(); ++r)
+    for (int64_t t = 0; t < first.rows; ++t)
+      std::memcpy(
+          &out.bytes[(size_t(t) * size_t(n) + size_t(slices[r].nOffset)) * eb],
+          &parts[r].bytes[size_t(t) * size_t(slices[r].n) * eb],
+          size_t(slices[r].n) * eb);
+  return out;
+}
+
+Expected<HostTensor>
+qtensor::runtime::allReduceSum(const std::vector<HostTensor> &parts,
+                               const std::vector<double> &bias,
+                               FloatType output) {
+  if (parts.empty())
+    return makeError("all_reduce: no outputs to reduce");
+  const HostTensor &first = parts.front();
+  for (size_t r = 0; r < parts.size(); ++r)
+    if (parts[r].dtype != output || parts[r].rows != first.rows ||
+        parts[r].cols != first.cols)
+      return makeError("all_reduce: rank ", r, "'s partial is ",
+                       qtensor::toString(parts[r].dtype), " [", parts[r].rows,
+                       ", ", parts[r].cols, "], expected ",
+                       qtensor::toString(output), " [", first.rows, ", ",
+                       first.cols, "]");
+  if (!bias.empty() && int64_t(bias.size()) != first.cols)
+    return makeError("all_reduce: the bias has ", bias.size(),
+                     " values, the output ", first.cols, " columns");
+  std::vector<double> sums(first.size());
+  for (size_t i = 0; i < sums.size(); ++i) {
+    // f16/bf16/f32 values are exact in f32; the additions round in f32.
+    float acc = float(parts[0].at(i));
+    for (size_t r = 1; r < parts.size(); ++r)
+      acc += float(parts[r].at(i));
+    if (!bias.empty())
+      acc += float(bias[i % size_t(first.cols)]);
+    sums[i] = double(acc);
+  }
+  // fromDoubles rounds each (exact) f32 sum once to the output dtype.
+  return HostTensor::fromDoubles(output, first.rows, first.cols, sums);
+}
+
+Status
+qtensor::runtime::checkReplicasAgree(const std::vector<HostTensor> &parts) {
+  // Every rank ran the same kernel on the same bytes: a replica that
+  // differs is a nondeterministic kernel, not a rounding difference.
+  for (size_t r = 1; r < parts.size(); ++r) {
+    const HostTensor &a = parts[0], &b = parts[r];
+    if (b.dtype != a.dtype || b.rows != a.rows || b.cols != a.cols)
+      return makeError("rank ", r, "'s output is ", qtensor::toString(b.dtype),
+                       " [", b.rows, ", ", b.cols, "], rank 0's ",
+                       qtensor::toString(a.dtype), " [", a.rows, ", ", a.cols,
+                       "]");
+    if (b.bytes == a.bytes)
+      continue;
+    size_t eb = HostTensor::elementBytes(a.dtype), i = 0;
+    while (i < a.size() &&
+           std::memcmp(&b.bytes[i * eb], &a.bytes[i * eb], eb) == 0)
+      ++i;
+    return makeError("rank ", r, "'s output differs from rank 0's at [",
+                     i / size_t(a.cols), ", ", i % size_t(a.cols), "] (",
+                     b.at(i), " vs ", a.at(i), ")");
+  }
+  return Status::ok();
+}
+
+double
+qtensor::runtime::allReduceErrorBound(const std::vector<PartialTerm> &ranks,
+                                      double bias, double yRef,
+                                      FloatType output) {
+  const double u = std::ldexp(1.0, -24);
+  double m = double(ranks.size() + 1);
+  double gamma = m * u / (1.0 - m * u);
+  double partialErrors = 0, magnitudes = 0;
+  for (const PartialTerm &p : ranks) {
+    double e = kernelErrorBound(p.absSum, p.ref, p.k, output);
+    partialErrors += e;
+    magnitudes += std::fabs(p.ref) + e;
+  }
+  double reduction = gamma * (magnitudes + std::fabs(bias));
+  double uOut = output == FloatType::F16    ? std::ldexp(1.0, -11)
+                : output == FloatType::BF16 ? std::ldexp(1.0, -8)
+                                            : 0.0;
+  double underflow = output == FloatType::F16 ? std::ldexp(1.0, -25) : 0.0;
+  return partialErrors + reduction +
+         uOut * (std::fabs(yRef) + partialErrors + reduction) + underflow;
+}
+
+namespace {
+
+/// Columns [from, from + count) of a row-major [rows, cols] matrix.
+std::vector<double> columns(const std::vector<double> &m, int64_t rows,
+                            int64_t cols, int64_t from, int64_t count) {
+  std::vector<double> out;
+  out.reserve(size_t(rows) * size_t(count));
+  for (int64_t r = 0; r < rows; ++r)
+    out.insert(out.end(), m.begin() + r * cols + from,
+               m.begin() + r * cols + from + count);
+  return out;
+}
+
+} // namespace
+
+KernelError qtensor::runtime::measureAllReduceError(
+    const std::vector<double> &x, const std::vector<double> &w,
+    const std::vector<double> &bias, const std::vector<RankSlice> &slices,
+    const std::vector<double> &y, int64_t t, int64_t n, int64_t k,
+    FloatType output) {
+  std::vector<double> ref = referenceLinear(x, w, t, n, k, bias);
+  std::vector<std::vector<double>> partial, mag;
+  std::vector<int64_t> terms;
+  KernelError e;
+  for (const RankSlice &s : slices) {
+    if (s.kOffset < 0 || s.k < 1 || s.kOffset + s.k > k) {
+      e.finite = false; // not a K slice of this weight: nothing to bound
+      return e;
+    }
+    std::vector<double> xs = columns(x, t, k, s.kOffset, s.k);
+    std::vector<double> ws = columns(w, n, k, s.kOffset, s.k);
+    partial.push_back(referenceLinear(xs, ws, t, n, s.k));
+    mag.push_back(absoluteProducts(xs, ws, t, n, s.k));
+    terms.push_back(s.k);
+  }
+  std::vector<PartialTerm> p(slices.size());
+  for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
+    for (size_t r = 0; r < p.size(); ++r)
+      p[r] = {mag[r][i], partial[r][i], terms[r]};
+    double b = bias.empty() ? 0.0 : bias[i % size_t(n)];
+    double err = std::fabs(y[i] - ref[i]);
+    if (!std::isfinite(err)) {
+      e.finite = false;
+      continue;
+    }
+    double ratio = err / allReduceErrorBound(p, b, ref[i], output);
+    e.maxAbsError = std::max(e.maxAbsError, err);
+    if (ratio > e.worstRatio) {
+      e.worstRatio = ratio;
+      e.worstIndex = i;
+    }
+  }
+  e.finite &= y.size() == ref.size();
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// TensorParallelGroup
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<TensorParallelGroup>>
+TensorParallelGroup::load(const std::string &dir, LoadOptions options) {
+  std::unique_ptr<TensorParallelGroup> g(new TensorParallelGroup());
+  // Every rank plans the same op; its slices carry the @rank suffix.
+  for (std::string &name : options.ops)
+    name = splitRankName(name).first;
+  // Rank 0 says how many ranks there are (manifest.topology.tp).
+  int64_t tp = 1;
+  for (int64_t r = 0; r < tp; ++r) {
+    options.rank = r;
+    auto model = loadModel(dir, options);
+    if (!model)
+      return makeError("rank ", r, ": ", model.message());
+    if (r == 0)
+      tp = (*model)->plan().tp;
+    g->models.push_back(model.take());
+  }
+  QTENSOR_TRY(g->collectOps());
+  QTENSOR_TRY(g->loadReducedBiases(dir, options));
+  return g;
+}
+
+Status TensorParallelGroup::collectOps() {
+  const RunPlan &first = models[0]->plan();
+  for (size_t r = 1; r < models.size(); ++r)
+    if (models[r]->plan().ops.size() != first.ops.size())
+      return makeError("rank ", r, " plans ", models[r]->plan().ops.size(),
+                       " ops, rank 0 plans ", first.ops.size());
+  for (const OpPlan &op0 : first.ops) {
+    GroupOp g;
+    g.op = op0.op;
+    g.topology = op0.signature.topology;
+    g.n = op0.signature.n;
+    g.k = op0.signature.k;
+    g.activation = op0.activation;
+    g.output = op0.output;
+    bool sliced =
+        (g.topology == Topology::Column || g.topology == Topology::Row) &&
+        op0.signature.ranks.size() > 1;
+    g.collective = sliced ? collectiveFor(g.topology, tp()) : Collective::None;
+    for (size_t r = 0; r < models.size(); ++r) {
+      const OpPlan *mine = nullptr;
+      for (const OpPlan &p : models[r]->plan().ops)
+        if (p.op == op0.op)
+          mine = &p;
+      if (!mine)
+        return makeError("op \"", op0.op,
+                         "\" is planned on rank 0, not on rank ", r);
+      if (mine->activation != g.activation || mine->output != g.output ||
+          mine->signature.topology != g.topology)
+        return makeError("op \"", op0.op, "\": rank ", r,
+                         " plans other dtypes or another placement than "
+                         "rank 0");
+      if (sliced && (mine->slice.nOffset != op0.signature.ranks[r].nOffset ||
+                     mine->slice.kOffset != op0.signature.ranks[r].kOffset))
+        return makeError("op \"", op0.op, "\": rank ", r,
+                         " holds another slice than the trace gives it");
+      g.plans.push_back(mine);
+    }
+    opList.push_back(std::move(g));
+  }
+  return Status::ok();
+}
+
+Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
+                                              const LoadOptions &options) {
+  const artifact::Manifest &man = models[0]->manifest();
+  std::optional<artifact::ArtifactRoot> root;
+  std::map<std::string, safetensors::SafetensorsFile> files;
+  for (GroupOp &g : opList) {
+    if (g.collective != Collective::AllReduceSum)
+      continue;
+    // The exporter stores a row-parallel bias once, unsuffixed, in the
+    // plain shard (docs/kernel-abi.md); no rank's kernel adds it, so no
+    // rank maps it. The trace records the kernels' epilogue (none), so the
+    // manifest tensor is what says the op has one.
+    std::string name = biasTensorName(g.op, 0, /*rankSuffix=*/false);
+    const artifact::TensorEntry *b = man.findTensor(name);
+    if (!b) {
+      if (g.plans[0]->signature.epilogue == kernels::Epilogue::Bias)
+        return makeError("op \"", g.op,
+                         "\" is row-parallel with a bias epilogue, but the "
+                         "manifest has no tensor \"",
+                         name, "\" to add after the all-reduce");
+      continue;
+    }
+    if (!b->plain())
+      return makeError("bias \"", name, "\" of row-parallel op \"", g.op,
+                       "\" is quantized, expected a plain tensor");
+    if (b->plain()->shape != std::vector<int64_t>{g.n} ||
+        !safetensors::isFloatDType(b->plain()->dtype))
+      return makeError("bias \"", name, "\" is ",
+                       safetensors::dtypeName(b->plain()->dtype), " ",
+                       shapeToString(b->plain()->shape), ", expected a float [",
+                       g.n, "]");
+    auto shard = files.find(b->file);
+    if (shard == files.end()) {
+      const artifact::FileEntry *f = man.findFile(b->file);
+      if (!f)
+        return makeError("bias \"", name, "\" is in unlisted file ", b->file);
+      if (!root) {
+        auto r = artifact::ArtifactRoot::open(dir);
+        if (!r)
+          return r.error();
+        root.emplace(r.take());
+      }
+      auto mapped =
+          root->openVerified(f->path, f->bytes, f->sha256, options.files);
+      if (!mapped)
+        return mapped.error();
+      auto st = safetensors::SafetensorsFile::fromMappedFile(mapped.take(),
+                                                             options.limits);
+      if (!st)
+        return st.error();
+      groupMapped += f->bytes;
+      noteList.push_back("mapped and hashed " + f->path +
+                         " for the biases added after the all-reduce");
+      shard = files.emplace(b->file, st.take()).first;
+    }
+    std::string stored;
+    for (const auto &[role, t] : b->storedTensors())
+      if (std::strcmp(role, "data") == 0)
+        stored = t.tensor;
+    const safetensors::TensorView *v = shard->second.find(stored);
+    if (!v || v->dtype != b->plain()->dtype || v->shape != b->plain()->shape)
+      return makeError(shard->second.path(), ": tensor \"", stored,
+                       "\" (bias \"", name,
+                       "\") is missing or not as the manifest declares it");
+    QTENSOR_ASSIGN_OR_RETURN(g.reducedBiasValues, safetensors::toFloat64(*v));
+    g.reducedBias = name;
+  }
+  return Status::ok();
+}
+
+const GroupOp *TensorParallelGroup::find(const std::string &name) const {
+  std::string op = splitRankName(name).first;
+  for (const GroupOp &g : opList)
+    if (g.op == op)
+      return &g;
+  return nullptr;
+}
+
+Expected<GroupOutput> TensorParallelGroup::run(const GroupOp &op,
+                                               const HostTensor &x) {
+  if (x.dtype != op.activation || x.cols != op.k)
+    return makeError("op \"", op.op, "\": activations are ",
+                     qtensor::toString(x.dtype), " [", x.rows, ", ", x.cols,
+                     "], the whole op reads ", qtensor::toString(op.activation),
+                     " [T, ", op.k, "]");
+  GroupOutput out;
+  GroupCall call;
+  call.op = op.op;
+  call.tokens = x.rows;
+  call.topology = op.topology;
+  call.collective = describeCollective(op.collective, tp());
+  for (size_t r = 0; r < models.size(); ++r) {
+    const OpPlan &mine = *op.plans[r];
+    // A row-parallel rank reads its K slice; every other rank all of x.
+    HostTensor slice;
+    if (op.collective == Collective::AllReduceSum) {
+      auto s = sliceColumns(x, mine.slice.kOffset, mine.slice.k);
+      if (!s)
+        return makeError("rank ", r, ": op \"", mine.tensor,
+                         "\": ", s.message());
+      slice = s.take();
+    }
+    auto y = models[r]->run(
+        mine.tensor, op.collective == Collective::AllReduceSum ? slice : x);
+    if (!y)
+      return makeError("rank ", r, ": ", y.message());
+    call.ranks.push_back(models[r]->trace().all().back());
+    out.parts.push_back(y.take());
+  }
+  call.phase = call.ranks.front().phase;
+
+  auto start = std::chrono::steady_clock::now();
+  switch (op.collective) {
+  case Collective::AllGather: {
+    std::vector<RankSlice> slices;
+    for (const OpPlan *p : op.plans)
+      slices.push_back(p->slice);
+    auto y = allGatherColumns(out.parts, slices, op.n);
+    if (!y)
+      return makeError("op \"", op.op, "\": ", y.message());
+    out.y = y.take();
+    break;
+  }
+  case Collective::AllReduceSum: {
+    auto y = allReduceSum(out.parts, op.reducedBiasValues, op.output);
+    if (!y)
+      return makeError("op \"", op.op, "\": ", y.message());
+    out.y = y.take();
+    break;
+  }
+  case Collective::None: {
+    Status same = checkReplicasAgree(out.parts);
+    if (!same)
+      return makeError("op \"", op.op, "\" is ", kernels::toString(op.topology),
+                       " on every rank, but ", same.message());
+    out.y = out.parts[0];
+    break;
+  }
+  }
+  call.combineSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  callList.push_back(std::move(call));
+  return out;
+}
+
+Expected<std::vector<double>>
+TensorParallelGroup::referenceWeight(const GroupOp &op) const {
+  if (op.collective == Collective::None)
+    return models[0]->referenceWeight(*op.plans[0]);
+  std::vector<double> w(size_t(op.n) * size_t(op.k));
+  for (size_t r = 0; r < models.size(); ++r) {
+    const RankSlice &s = op.plans[r]->slice;
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
+                             models[r]->referenceWeight(*op.plans[r]));
+    if (part.size() != size_t(s.n) * size_t(s.k) || s.nOffset + s.n > op.n ||
+        s.kOffset + s.k > op.k)
+      return makeError("op \"", op.op, "\": rank ", r, "'s reference slice [",
+                       s.n, ", ", s.k, "] at (", s.nOffset, ", ", s.kOffset,
+                       ") does not fit [", op.n, ", ", op.k, "]");
+    for (int64_t i = 0; i < s.n; ++i)
+      std::copy(part.begin() + i * s.k, part.begin() + (i + 1) * s.k,
+                w.begin() + (s.nOffset + i) * op.k + s.kOffset);
+  }
+  return w;
+}
+
+Expected<std::vector<double>>
+TensorParallelGroup::referenceBias(const GroupOp &op) const {
+  if (op.collective == Collective::None)
+    return models[0]->referenceBias(*op.plans[0]);
+  if (op.collective == Collective::AllReduceSum)
+    return op.reducedBiasValues;
+  // Column slices: each rank's kernel adds its slice of the bias.
+  std::vector<double> b;
+  for (size_t r = 0; r < models.size(); ++r) {
+    const RankSlice &s = op.plans[r]->slice;
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
+                             models[r]->referenceBias(*op.plans[r]));
+    if (part.empty() != !op.plans[0]->bias.has_value() ||
+        (!part.empty() && part.size() != size_t(s.n)))
+      return makeError("op \"", op.op, "\": rank ", r, "'s bias slice has ",
+                       part.size(), " values, its slice has n = ", s.n);
+    if (part.empty())
+      continue;
+    b.resize(size_t(op.n));
+    std::copy(part.begin(), part.end(), b.begin() + s.nOffset);
+  }
+  return b;
+}
+
+Expected<KernelError> TensorParallelGroup::check(const GroupOp &op,
+                                                 const HostTensor &x,
+                                                 const HostTensor &y) const {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w, referenceWeight(op));
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> b, referenceBias(op));
+  if (op.collective != Collective::AllReduceSum)
+    return measureKernelError(x.toDoubles(), w, b, y.toDoubles(), x.rows, op.n,
+                              op.k, op.output);
+  std::vector<RankSlice> slices;
+  for (const OpPlan *p : op.plans)
+    slices.push_back(p->slice);
+  return measureAllReduceError(x.toDoubles(), w, b, slices, y.toDoubles(),
+                               x.rows, op.n, op.k, op.output);
+}
+
+nlohmann::ordered_json TensorParallelGroup::callsToJson() const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const GroupCall &c : callList) {
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (size_t r = 0; r < c.ranks.size(); ++r)
+      ranks.push_back({{"rank", r},
+                       {"op", c.ranks[r].op},
+                       {"kernel", c.ranks[r].kernel},
+                       {"backend", c.ranks[r].backend},
+                       {"seconds", c.ranks[r].seconds},
+                       {"fallback", c.ranks[r].fallback}});
+    out.push_back({{"op", c.op},
+                   {"phase", kernels::toString(c.phase)},
+                   {"T", c.tokens},
+                   {"topology", kernels::toString(c.topology)},
+                   {"collective", c.collective},
+                   {"combine_seconds", c.combineSeconds},
+                   {"ranks", std::move(ranks)}});
+  }
+  return out;
+}
+
+std::string TensorParallelGroup::callsToText() const {
+  std::string out;
+  char buf[64];
+  for (const GroupCall &c : callList) {
+    std::snprintf(buf, sizeof(buf), " %-7s T=%-5lld ",
+                  kernels::toString(c.phase), (long long)c.tokens);
+    out +=
+        "  " + c.op + buf + kernels::toString(c.topology) + ": " + c.collective;
+    std::snprintf(buf, sizeof(buf), " %.3f ms (ranks", c.combineSeconds * 1e3);
+    out += buf;
+    for (size_t r = 0; r < c.ranks.size(); ++r) {
+      std::snprintf(buf, sizeof(buf), "%s %.3f", r ? "," : "",
+                    c.ranks[r].seconds * 1e3);
+      out += buf;
+    }
+    out += " ms)";
+    for (const DispatchRecord &d : c.ranks)
+      if (d.fallback) {
+        out += " [FALLBACK]";
+        break;
+      }
+    out += "\n";
+  }
+  return out;
+}
