@@ -103,6 +103,12 @@ Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths)
                    lines.size());
 }
 
+safetensors::DType Checkpoint::storedPlainDType(const SourceTensor &t) {
+  return t.view && safetensors::isFloatDType(t.view->dtype)
+             ? t.view->dtype
+             : safetensors::DType::F32;
+}
+
 Expected<std::vector<float>>
 Checkpoint::readFloat(const SourceTensor &t) const {
   if (t.view)
@@ -198,6 +204,14 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
                           cp.cfg.kvHeads, cp.cfg.heads));
     QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
     QTENSOR_TRY(checkConfig(cp.cfg, configPath));
+    // Transformers' default for these architectures is an untied head.
+    if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
+      if (!t->is_boolean())
+        return makeError(configPath, ": field \"tie_word_embeddings\" must "
+                                     "be true or false, got ",
+                         t->dump());
+      cp.cfg.tiedHead = t->get<bool>();
+    }
     if (auto n = cfg.find("_name_or_path"); n != cfg.end() && n->is_string())
       cp.cfg.name = n->get<std::string>();
     if (cp.cfg.name.empty())
@@ -293,8 +307,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
                                                    linear.name ==
                                                        linear.weight.name)
       used[it->second] = true;
-    if (linear.bias)
+    if (linear.bias) {
       used[byName.at(linear.bias->name)] = true;
+      selection.noteBias(linear.bias->name);
+    }
     cp.lin.push_back(std::move(linear));
     return Status::ok();
   };
@@ -337,6 +353,14 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       gguf ? "token_embd.weight" : "model.embed_tokens.weight";
   auto head = byName.find(headName);
   bool tied = head == byName.end();
+  // GGUF (llama.cpp's rule): no output.weight means tied. A Hugging Face
+  // config says so; a missing head it does not declare tied is a broken
+  // checkpoint (a lost shard), not a tied one.
+  if (tied && !gguf && !cp.cfg.tiedHead)
+    return makeError(path, ": ", headName, " is missing and config.json does "
+                           "not declare the head tied "
+                           "(tie_word_embeddings is ",
+                     "false or absent)");
   if (tied)
     head = byName.find(embedName);
   if (head == byName.end())
@@ -364,6 +388,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       continue;
     cp.rest.push_back(all[i]);
     TensorKind kind = kindFromName(all[i].name);
+    if (kind == TensorKind::Head) // another family's head name: not ours
+      kind = TensorKind::Other;
     for (const SourceLinear &f : cp.floatLin)
       if (f.weight.name == all[i].name)
         kind = f.role == "lm_head" ? TensorKind::Head : TensorKind::Linear;

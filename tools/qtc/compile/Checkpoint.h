@@ -34,6 +34,7 @@ struct ModelConfig {
   std::string name;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           vocab = 0;
+  bool tiedHead = false; ///< config.json tie_word_embeddings (HF only)
   int64_t kvWidth() const { return hidden / heads * kvHeads; }
 };
 
@@ -123,6 +124,12 @@ public:
   const std::string &sha256() const { return digest; }
   /// The input files hashed, for the report.
   const std::vector<std::string> &files() const { return inputs; }
+
+  /// The dtype a kept (plain) tensor is stored with in the artifact: a float
+  /// safetensors tensor as it is, anything else decoded to F32 (GGUF blocks
+  /// are lookups, norms or linears kept in float here). Export writes it,
+  /// the graph declares it.
+  static safetensors::DType storedPlainDType(const SourceTensor &t);
 
   /// The tensor's values as floats (F32/F16/BF16 safetensors; any decodable
   /// GGUF type).

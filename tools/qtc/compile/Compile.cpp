@@ -263,8 +263,14 @@ int runCompile(const std::vector<std::string> &args) {
   const ModelConfig &config = checkpoint->config();
   if (checkpoint->linears().empty())
     return fail(o, "read",
-                "nothing to quantize: every linear of " + o.input +
-                    " is excluded");
+                userModule
+                    ? "nothing to quantize: no weight of " + o.input +
+                          " is selected (a linear is a 2-D weight a "
+                          "contraction reads; " +
+                          std::to_string(checkpoint->kept().size()) +
+                          " weights kept as stored)"
+                    : "nothing to quantize: every linear of " + o.input +
+                          " is excluded");
   std::string unreferenced =
       checkpoint->unreferenced().empty()
           ? std::string()
@@ -275,7 +281,8 @@ int runCompile(const std::vector<std::string> &args) {
                     std::to_string(checkpoint->linears().size()) +
                     " linears to quantize, " +
                     std::to_string(checkpoint->kept().size()) +
-                    " other weights kept as stored" + unreferenced);
+                    " other weights (biases, tensors kept as stored)" +
+                    unreferenced);
   else
     progress.finish(checkpoint->format() + ", " + config.architecture + ", " +
                     std::to_string(config.layers) + " layers, " +

@@ -287,23 +287,22 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
     progress.advance(++done, input.linears.size(), "weights packed");
   }
 
-  // Everything else is copied as stored (GGUF block types are decoded to
-  // F32: they are lookups and norms here, not linears).
+  // Everything else is kept: float safetensors tensors copied as stored,
+  // the rest (GGUF blocks) decoded to F32 (Checkpoint::storedPlainDType).
   uint64_t plainBytes = 0;
   nlohmann::ordered_json plain = nlohmann::ordered_json::array();
   for (const SourceTensor &t : input.checkpoint->others()) {
     TensorData data;
     data.name = t.name;
     data.shape = t.shape;
-    if (t.view && safetensors::isFloatDType(t.view->dtype)) {
-      data.dtype = t.view->dtype;
+    data.dtype = Checkpoint::storedPlainDType(t);
+    if (t.view && t.view->dtype == data.dtype) { // copied as stored
       data.data = t.view->data;
       data.size = t.view->byteSize();
-    } else {
+    } else { // decoded to F32
       QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
                                input.checkpoint->readFloat(t));
       std::vector<uint8_t> &b = bytesOf(f);
-      data.dtype = DType::F32;
       data.data = b.data();
       data.size = b.size();
     }

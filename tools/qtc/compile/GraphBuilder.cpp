@@ -19,12 +19,9 @@
 namespace qtensor::qtc {
 namespace {
 
-/// The element type a plain tensor is stored with (Export copies float
-/// safetensors tensors as they are and decodes GGUF blocks to F32).
+/// The element type a plain tensor is stored with (Checkpoint's rule).
 mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t) {
-  if (!t.view)
-    return b.getF32Type();
-  switch (t.view->dtype) {
+  switch (Checkpoint::storedPlainDType(t)) {
   case safetensors::DType::F16:
     return b.getF16Type();
   case safetensors::DType::BF16:
@@ -38,13 +35,6 @@ mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t) {
   default:
     return b.getF32Type();
   }
-}
-
-std::string typeText(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
 }
 
 /// y = x w^T as upstream linalg: a zero-filled [T, N] init and a matmul whose
@@ -135,15 +125,25 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
       if (l.hasBias) {
         // The bias broadcast over the rows, as the framework adds it.
         const SourceTensor &bt = *l.source->bias;
-        if (storedElementType(b, bt) != element)
-          return makeError("tensor ", bt.name, ": a float linear's bias "
-                           "stored as ", bt.dtype, " in a model whose "
-                           "activations are ", typeText(element),
-                           " is not supported");
+        mlir::Type stored = storedElementType(b, bt);
         mlir::Value bias = mlir::qt::WeightOp::create(
-            b, wloc,
-            mlir::RankedTensorType::get(bt.shape, storedElementType(b, bt)),
-            bt.name);
+            b, wloc, mlir::RankedTensorType::get(bt.shape, stored), bt.name);
+        // Added in the activation type, as the framework's float linear
+        // does (an F32 bias of an f16 model is rounded here, in the graph).
+        auto biasType = mlir::RankedTensorType::get(bt.shape, element);
+        unsigned from = stored.getIntOrFloatBitWidth(),
+                 to = element.getIntOrFloatBitWidth();
+        if (stored != element && from > to)
+          bias = mlir::arith::TruncFOp::create(b, wloc, biasType, bias);
+        else if (stored != element && from < to)
+          bias = mlir::arith::ExtFOp::create(b, wloc, biasType, bias);
+        else if (stored != element) // bf16 <-> f16: through f32
+          bias = mlir::arith::TruncFOp::create(
+              b, wloc, biasType,
+              mlir::arith::ExtFOp::create(
+                  b, wloc,
+                  mlir::RankedTensorType::get(bt.shape, b.getF32Type()),
+                  bias));
         mlir::Value rows = mlir::tensor::DimOp::create(b, wloc, x, 0);
         mlir::Value empty = mlir::tensor::EmptyOp::create(
             b, wloc, act(l.source->n()).getShape(), element,

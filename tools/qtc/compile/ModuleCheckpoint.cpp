@@ -22,10 +22,9 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// The dtype a kept tensor is stored with (Export copies float safetensors
-/// tensors as they are and decodes GGUF tensors to F32).
 std::string storedDType(const SourceTensor &t) {
-  return t.gguf ? "F32" : t.dtype;
+  return std::string(
+      safetensors::dtypeName(Checkpoint::storedPlainDType(t)));
 }
 
 std::optional<FloatType> activationType(const std::string &dtype) {
@@ -74,18 +73,26 @@ Checkpoint::openForModule(const std::string &modulePath,
     if (!referenced.insert(ref.name).second)
       continue; // one decision per tensor, however often it is referenced
 
+    // What the graph shows decides: a 2-D weight a contraction reads is a
+    // linear, unless it is one of the well-known heads or embedding tables
+    // (kept by default, like a checkpoint's); anything else is named by
+    // the name rules, and can never be a head.
+    bool linear = ref.contraction && ref.shape.size() == 2;
     TensorKind kind = kindFromName(ref.name);
-    if (ref.contraction && ref.shape.size() == 2 &&
-        kind != TensorKind::Embedding && kind != TensorKind::Norm &&
-        kind != TensorKind::Head)
-      kind = TensorKind::Linear;
+    if (linear)
+      kind = kind == TensorKind::Head ? TensorKind::Head
+             : isEmbeddingName(ref.name) ? TensorKind::Embedding
+                                         : TensorKind::Linear;
+    else if (kind == TensorKind::Head)
+      kind = TensorKind::Other;
     QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
                              selection.decide(ref.name, kind));
     if (d.quantize) {
-      if (!ref.contraction)
-        return makeError(modulePath, ": ", ref.name, " is selected (",
-                         d.reason, ") but no contraction reads it as its "
-                                   "weight: only linear weights are quantized");
+      if (!linear)
+        return makeError(modulePath, ": ", ref.name, " ",
+                         detail::shapeText(ref.shape), " is selected (",
+                         d.reason, ") but is not a 2-D weight a contraction "
+                                   "reads: only linear weights are quantized");
       std::optional<FloatType> activation = activationType(ref.dtype);
       if (!activation)
         return makeError(modulePath, ": ", ref.name, " is ", ref.dtype,

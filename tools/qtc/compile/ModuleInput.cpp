@@ -67,27 +67,36 @@ std::string dtypeOf(mlir::Type element) {
   return "";
 }
 
-/// Whether `value` reaches a contraction as one of its inputs, directly or
-/// through the views fuse-linear looks through (transpose, broadcast).
-bool readByContraction(mlir::Value value, unsigned depth = 0) {
-  if (depth > 4)
-    return false;
+/// An op that maps one tensor to another element by element or by moving
+/// data (transpose, broadcast, copy, a cast in a linalg.generic): what may
+/// stand between a weight and the contraction that reads it.
+mlir::Value passedThrough(mlir::OpOperand &use) {
+  auto op = llvm::dyn_cast<mlir::linalg::LinalgOp>(use.getOwner());
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || !op.isDpsInput(&use) ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return {};
+  return op->getResult(0);
+}
+
+/// The contraction that reads `value` as an input, directly or through
+/// passedThrough ops; null if none. This over-approximates what
+/// qtensor-fuse-linear fuses on purpose: a weight found here is quantized,
+/// and one fuse-linear then cannot fuse is an error, never a weight
+/// silently left in float.
+mlir::Operation *contractionReading(mlir::Value value, unsigned depth = 0) {
+  if (depth > 8)
+    return nullptr;
   for (mlir::OpOperand &use : value.getUses()) {
-    mlir::Operation *user = use.getOwner();
-    if (llvm::isa<mlir::linalg::TransposeOp, mlir::linalg::BroadcastOp>(
-            user)) {
-      auto view = llvm::cast<mlir::linalg::LinalgOp>(user);
-      if (view.isDpsInput(&use) &&
-          readByContraction(user->getResult(0), depth + 1))
-        return true;
-      continue;
-    }
-    if (auto linalgOp = llvm::dyn_cast<mlir::linalg::LinalgOp>(user))
-      if (linalgOp.isDpsInput(&use) &&
-          mlir::linalg::isaContractionOpInterface(linalgOp))
-        return true;
+    auto linalgOp = llvm::dyn_cast<mlir::linalg::LinalgOp>(use.getOwner());
+    if (linalgOp && linalgOp.isDpsInput(&use) &&
+        mlir::linalg::isaContractionOpInterface(linalgOp))
+      return linalgOp;
+    if (mlir::Value next = passedThrough(use))
+      if (mlir::Operation *found = contractionReading(next, depth + 1))
+        return found;
   }
-  return false;
+  return nullptr;
 }
 
 /// `ml_program.global private @w(#ml_program.extern : T) : T` read by
@@ -107,7 +116,7 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
       continue; // an inline constant is part of the module, not a weight
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(global.getType());
     if (!type || !type.hasStaticShape())
-      return makeError(path, ": ", text(global.getLoc()),
+      return makeError(text(global.getLoc()),
                        ": external global @", global.getSymName().str(),
                        " must be a statically shaped tensor, not ",
                        text(global.getType()));
@@ -134,7 +143,7 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
               "qtensor.weight)";
   });
   if (!error.empty())
-    return makeError(path, ": ", error);
+    return makeError(error);
   return Status::ok();
 }
 
@@ -185,6 +194,11 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     if (!error.empty())
       return;
     std::string name = op.getName().str();
+    if (name.find("@rank") != std::string::npos) {
+      error = text(op.getLoc()) + ": qtensor.weight \"" + name +
+              "\": \"@rank\" is reserved for the artifact's per-rank slices";
+      return;
+    }
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(op.getType());
     if (!type) {
       error = text(op.getLoc()) + ": qtensor.weight \"" + name +
@@ -202,7 +216,7 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
               ", not a float type a weights file stores";
       return;
     }
-    ref.contraction = readByContraction(op.getResult());
+    ref.contraction = contractionReading(op.getResult()) != nullptr;
     auto [it, added] = byName.try_emplace(name, refs.size());
     if (added) {
       refs.push_back(std::move(ref));
@@ -217,7 +231,7 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     first.contraction |= ref.contraction;
   });
   if (!error.empty())
-    return makeError(path, ": ", error);
+    return makeError(error);
   if (refs.empty())
     return makeError(path, ": the module references no weights (expected "
                            "qtensor.weight ops or external ml_program "
@@ -254,105 +268,156 @@ formLinears(mlir::ModuleOp module, const std::string &path,
     op.erase();
   }
 
+  // fuse-linear explains each contraction it leaves alone (remarks); an
+  // error below quotes the ones at the op it is about.
   std::string diagnostics;
+  std::vector<std::pair<mlir::Location, std::string>> remarks;
   {
     llvm::raw_string_ostream os(diagnostics);
     mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &d) {
-      if (d.getSeverity() != mlir::DiagnosticSeverity::Remark)
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
+        remarks.emplace_back(d.getLocation(), d.str());
+      else
         os << text(d.getLocation()) << ": " << d << "\n";
       return mlir::success();
     });
     mlir::PassManager pm(context);
-    pm.addPass(mlir::qt::createQTensorFuseLinear());
+    mlir::qt::QTensorFuseLinearOptions fuse;
+    fuse.remarks = true;
+    pm.addPass(mlir::qt::createQTensorFuseLinear(fuse));
     pm.addPass(mlir::createCanonicalizerPass());
     if (mlir::failed(pm.run(module)))
       return makeError(path, ": qtensor-fuse-linear failed:\n", diagnostics);
   }
+  auto remarksAt = [&](mlir::Operation *op) {
+    std::string why;
+    for (const auto &[loc, message] : remarks)
+      if (op && loc == op->getLoc())
+        why += (why.empty() ? "" : "; ") + message;
+    return why;
+  };
 
-  // Every selected weight must now be read by linears only.
+  // Every selected weight must now be read by exactly one linear, as its
+  // weight, and by nothing else (an artifact holds one op per weight).
   std::string error;
+  std::map<std::string, llvm::SmallVector<mlir::qt::LinearOp>> readers;
   module.walk([&](mlir::qt::WeightOp op) {
     if (!error.empty() || !index.count(op.getName().str()))
       return;
     for (mlir::OpOperand &use : op.getResult().getUses()) {
       auto linear = llvm::dyn_cast<mlir::qt::LinearOp>(use.getOwner());
-      if (linear && use.get() == linear.getWeight())
+      if (linear && use.get() == linear.getWeight()) {
+        readers[op.getName().str()].push_back(linear);
         continue;
+      }
       mlir::Operation *reader = use.getOwner();
-      if (llvm::isa<mlir::qt::DequantizeOp>(reader) &&
-          !reader->getResult(0).use_empty())
-        reader = *reader->getResult(0).getUsers().begin();
+      mlir::Operation *contraction = nullptr;
+      if (llvm::isa<mlir::qt::DequantizeOp>(reader)) {
+        contraction = contractionReading(reader->getResult(0));
+        if (!reader->getResult(0).use_empty())
+          reader = *reader->getResult(0).getUsers().begin();
+      }
+      std::string why = remarksAt(contraction ? contraction : reader);
       error = op.getName().str() + " is selected for quantization, but " +
               reader->getName().getStringRef().str() + " at " +
               text(reader->getLoc()) +
               " reads it in a form qtensor-fuse-linear does not turn into "
-              "a qtensor.linear (`qopt --qtensor-fuse-linear=remarks=true` "
-              "says why); keep it in float with --exclude '" +
-              op.getName().str() + "'";
+              "a qtensor.linear" +
+              (why.empty() ? std::string() : " (" + why + ")") +
+              "; keep it in float with --exclude '" + op.getName().str() +
+              "'";
       return;
     }
   });
   if (!error.empty())
     return makeError(path, ": ", error);
+  for (const SourceLinear &l : linears) {
+    auto it = readers.find(l.name);
+    if (it == readers.end())
+      return makeError(path, ": ", l.name,
+                       " is selected for quantization, but no linear reads "
+                       "it after fusion (its contraction computes nothing "
+                       "the module uses, and was removed as dead code)");
+    if (it->second.size() > 1)
+      return makeError(path, ": ", l.name, " is the weight of ",
+                       it->second.size(), " linears (", text(it->second[0]->getLoc()),
+                       ", ", text(it->second[1]->getLoc()),
+                       "); an artifact holds one op per weight: keep it in "
+                       "float with --exclude '",
+                       l.name, "'");
+  }
 
   // The bias each linear adds, which must be a weight of the file; the
   // accumulator widened to f32.
   FormedLinears formed;
-  std::map<std::string, std::string> &biases = formed.biases;
   mlir::FloatType f32 = mlir::Float32Type::get(context);
-  module.walk([&](mlir::qt::LinearOp op) {
-    if (!error.empty())
-      return;
-    auto weight = op.getWeight().getDefiningOp<mlir::qt::WeightOp>();
-    if (!weight)
-      return;
-    std::string name = weight.getName().str();
+  std::map<std::string, std::string> biasOwner; // bias -> its linear
+  for (const auto &[name, ops] : readers) {
+    mlir::qt::LinearOp op = ops.front();
     if (op.getAccumulator() != f32) {
       op.setAccumulator(f32);
       formed.widenedAccumulators.push_back(name);
     }
-    std::string bias;
-    if (mlir::Value b = op.getBias()) {
-      auto biasWeight = b.getDefiningOp<mlir::qt::WeightOp>();
-      if (!biasWeight) {
-        error = "the bias of the linear on " + name + " at " +
-                text(op.getLoc()) +
-                " is computed in the graph; the artifact stores a linear's "
-                "bias from the weights file only (read it with "
-                "qtensor.weight)";
-        return;
-      }
-      bias = biasWeight.getName().str();
-    }
-    auto [it, added] = biases.try_emplace(name, bias);
-    if (!added && it->second != bias)
-      error = name + " feeds linears with different biases (\"" +
-              it->second + "\" and \"" + bias + "\")";
-  });
-  if (!error.empty())
-    return makeError(path, ": ", error);
-  for (auto it = biases.begin(); it != biases.end();)
-    it = it->second.empty() ? biases.erase(it) : std::next(it);
+    mlir::Value b = op.getBias();
+    if (!b)
+      continue;
+    auto biasWeight = b.getDefiningOp<mlir::qt::WeightOp>();
+    if (!biasWeight)
+      return makeError(path, ": the bias of the linear on ", name, " at ",
+                       text(op.getLoc()),
+                       " is computed in the graph; the artifact stores a "
+                       "linear's bias from the weights file only (read it "
+                       "with qtensor.weight)");
+    std::string bias = biasWeight.getName().str();
+    mlir::Type biasElement =
+        mlir::cast<mlir::ShapedType>(b.getType()).getElementType();
+    mlir::Type activation =
+        mlir::cast<mlir::ShapedType>(op.getInput().getType()).getElementType();
+    if (biasElement != activation)
+      return makeError(path, ": ", bias, ", the bias of ", name, ", is ",
+                       text(biasElement), "; the kernels add a bias in the "
+                       "activation type (",
+                       text(activation), "): declare it ", text(activation));
+    auto [owner, added] = biasOwner.try_emplace(bias, name);
+    if (!added)
+      return makeError(path, ": ", bias, " is the bias of both ",
+                       owner->second, " and ", name,
+                       "; a bias is stored with one linear");
+    formed.biases[name] = bias;
+  }
 
-  // The runtime finds a linear's bias by name (runtime::biasTensorName:
-  // "fc1.weight" -> "fc1.bias"); a bias the module names otherwise is
-  // renamed in the graph, and stored, under that name.
-  std::set<std::string> referenced;
+  // The runtime links a linear to its bias by name (runtime::biasTensorName:
+  // "fc1.weight" -> "fc1.bias"), so that name must mean exactly that: a bias
+  // the module names otherwise is renamed in the graph and stored under it,
+  // and no other weight may hold it.
+  std::map<std::string, std::string> referenced; // name -> the weight itself
   module.walk([&](mlir::qt::WeightOp op) {
-    referenced.insert(op.getName().str());
+    referenced.emplace(op.getName().str(), op.getName().str());
   });
-  std::map<std::string, std::string> renames;
-  for (const auto &[linear, bias] : biases) {
-    std::string stored = runtime::biasTensorName(linear, 0, false);
-    if (stored == bias)
+  std::map<std::string, std::string> renames, storedFor;
+  for (const auto &[name, ops] : readers) {
+    std::string stored = runtime::biasTensorName(name, 0, false);
+    auto bias = formed.biases.find(name);
+    if (auto [other, added] = storedFor.try_emplace(stored, name); !added)
+      return makeError(path, ": linears ", other->second, " and ", name,
+                       " would both store their bias as ", stored);
+    if (bias == formed.biases.end()) {
+      if (referenced.count(stored) && !biasOwner.count(stored))
+        return makeError(path, ": ", stored, " is named as the bias of ",
+                         name, " (the runtime links <name>.weight to "
+                               "<name>.bias), but that linear adds no "
+                               "bias: rename the weight");
+      continue;
+    }
+    if (stored == bias->second)
       continue;
     if (referenced.count(stored))
-      return makeError(path, ": ", bias, " is the bias of ", linear,
+      return makeError(path, ": ", bias->second, " is the bias of ", name,
                        " and is stored as ", stored,
                        " (the name the runtime looks it up by), but the "
                        "module also references a weight of that name");
-    renames[bias] = stored;
-    formed.storedBiasNames[linear] = stored;
+    renames[bias->second] = stored;
+    formed.storedBiasNames[name] = stored;
   }
   module.walk([&](mlir::qt::WeightOp op) {
     auto it = renames.find(op.getName().str());

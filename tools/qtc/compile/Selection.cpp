@@ -55,6 +55,8 @@ WeightSelection::create(std::vector<std::string> excludes,
   s.include = std::move(includes);
   s.excludeUsed.assign(s.exclude.size(), false);
   s.includeUsed.assign(s.include.size(), false);
+  s.excludeBias.assign(s.exclude.size(), "");
+  s.includeBias.assign(s.include.size(), "");
   return s;
 }
 
@@ -89,16 +91,33 @@ Expected<SelectionDecision> WeightSelection::decide(const std::string &name,
                            std::string("default: ") + tensorKindName(kind)};
 }
 
-Status WeightSelection::checkAllPatternsUsed(const std::string &input) const {
+void WeightSelection::noteBias(const std::string &name) {
   for (size_t i = 0; i < exclude.size(); ++i)
-    if (!excludeUsed[i])
-      return makeError("--exclude '", exclude[i], "' matches no tensor of ",
-                       input);
+    if (matches(exclude[i], name))
+      excludeBias[i] = name;
   for (size_t i = 0; i < include.size(); ++i)
-    if (!includeUsed[i])
-      return makeError("--include '", include[i], "' matches no tensor of ",
+    if (matches(include[i], name))
+      includeBias[i] = name;
+}
+
+Status WeightSelection::checkAllPatternsUsed(const std::string &input) const {
+  auto check = [&](const char *flag, const std::vector<std::string> &patterns,
+                   const std::vector<bool> &used,
+                   const std::vector<std::string> &bias) -> Status {
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      if (used[i])
+        continue;
+      if (!bias[i].empty())
+        return makeError(flag, " '", patterns[i], "' matches only biases (",
+                         bias[i], "); a bias follows its linear: select the "
+                                  "linear's weight");
+      return makeError(flag, " '", patterns[i], "' matches no tensor of ",
                        input);
-  return Status::ok();
+    }
+    return Status::ok();
+  };
+  QTENSOR_TRY(check("--exclude", exclude, excludeUsed, excludeBias));
+  return check("--include", include, includeUsed, includeBias);
 }
 
 TensorKind kindFromName(const std::string &name) {
@@ -111,6 +130,16 @@ TensorKind kindFromName(const std::string &name) {
   if (contains(name, "norm"))
     return TensorKind::Norm;
   return TensorKind::Other;
+}
+
+bool isEmbeddingName(const std::string &name) {
+  for (const char *known :
+       {"model.embed_tokens.weight", "embed_tokens.weight",
+        "token_embd.weight", "transformer.wte.weight", "wte.weight",
+        "tok_embeddings.weight", "embeddings.word_embeddings.weight"})
+    if (name == known)
+      return true;
+  return false;
 }
 
 } // namespace qtensor::qtc

@@ -48,8 +48,12 @@ public:
   Expected<SelectionDecision> decide(const std::string &name,
                                      TensorKind kind);
 
+  /// A bias stored with its linear: it follows the linear's decision. A
+  /// pattern that selects biases only is refused by checkAllPatternsUsed.
+  void noteBias(const std::string &name);
+
   /// After every tensor was decided: errors name each pattern that matched
-  /// nothing, with the input it was applied to.
+  /// nothing (or only biases), with the input it was applied to.
   Status checkAllPatternsUsed(const std::string &input) const;
 
   const std::vector<std::string> &excludes() const { return exclude; }
@@ -58,12 +62,18 @@ public:
 private:
   std::vector<std::string> exclude, include;
   std::vector<bool> excludeUsed, includeUsed;
+  std::vector<std::string> excludeBias, includeBias; ///< a bias it matched
 };
 
 /// The default kind of a checkpoint tensor from its name alone (Hugging
 /// Face and GGUF llama names): embeddings, norms and the head. Block
 /// linears are found by the checkpoint reader, not here.
 TensorKind kindFromName(const std::string &name);
+
+/// The embedding tables of the common checkpoint namings, exactly
+/// (`model.embed_tokens.weight`, GGUF `token_embd.weight`, GPT-2 `wte`):
+/// a module's contraction weight with such a name is a tied head's table.
+bool isEmbeddingName(const std::string &name);
 
 } // namespace qtensor::qtc
 

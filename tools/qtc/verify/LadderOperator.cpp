@@ -27,6 +27,8 @@
 // do and the level's name says so; with neither, L3 is reported as not run
 // (ok = false: nothing was tested).
 //
+// At tp = 1 the artifact must also load through the runtime (loadModel:
+// schema, trace, plan), so that a verified artifact is a loadable one.
 // An artifact with tp > 1 run on the host is also run composed: every rank loaded
 // through the runtime's host backend in one process, each op's outputs
 // joined by the host stand-in for the collectives (Runtime/TensorParallel.h:
@@ -307,6 +309,19 @@ LevelResult hostLevel(const artifact::Artifact &a,
       return r;
     }
     composed = c.take() + "; ";
+  } else {
+    // The kernels ran above through the host backend directly; the
+    // artifact must also pass the runtime's own load (schema, trace, plan),
+    // so that "verified" implies "loads".
+    LoadOptions o;
+    o.backend = BackendChoice::Host;
+    o.warmup = false;
+    auto model = loadModel(a.directory(), o);
+    if (!model) {
+      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+                 "; the runtime does not load it: " + model.message();
+      return r;
+    }
   }
   r.ok = true;
   r.detail = kernelSummary(calls, ops.size(), entries, worst) + "; " +
