@@ -7,6 +7,8 @@
 
 #include "Inspect.h"
 
+#include "CommandLine.h"
+
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/GGUFDescriptor.h"
@@ -304,52 +306,15 @@ Status writeFloats(const std::string &out, const std::vector<float> &values) {
 int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
   std::string path, tensor, dump;
   bool asJson = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= args.size())
-        return false;
-      out = args[++i];
-      return true;
-    };
-    if (a == "--json") {
-      asJson = true;
-    } else if (a == "--tensor") {
-      if (!value(tensor)) {
-        std::cerr << "qtc inspect: --tensor needs a name\n" << kInspectUsage;
-        return 2;
-      }
-    } else if (a == "--dump-f32") {
-      if (!value(dump)) {
-        std::cerr << "qtc inspect: --dump-f32 needs an output path\n"
-                  << kInspectUsage;
-        return 2;
-      }
-    } else if (a == "-h" || a == "--help") {
-      std::cout << kInspectUsage;
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "qtc inspect: unknown option '" << a << "'\n"
-                << kInspectUsage;
-      return 2;
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      std::cerr << "qtc inspect: more than one PATH ('" << path << "', '" << a
-                << "')\n"
-                << kInspectUsage;
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    std::cerr << "qtc inspect: missing PATH\n" << kInspectUsage;
-    return 2;
-  }
-  if (!dump.empty() && tensor.empty()) {
-    std::cerr << "qtc inspect: --dump-f32 needs --tensor NAME\n"
-              << kInspectUsage;
-    return 2;
-  }
+  CommandLine cl("qtc inspect", kInspectUsage);
+  cl.flag({"--json"}, asJson)
+      .option({"--tensor"}, "a name", tensor)
+      .option({"--dump-f32"}, "an output path", dump)
+      .positional(path, "missing PATH");
+  if (std::optional<int> status = cl.parse(args))
+    return *status;
+  if (!dump.empty() && tensor.empty())
+    return cl.usageError("--dump-f32 needs --tensor NAME");
 
   InspectReport report = inspectPath(path);
   if (report.ok() && !tensor.empty()) {

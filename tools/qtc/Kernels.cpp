@@ -2,6 +2,8 @@
 
 #include "Kernels.h"
 
+#include "CommandLine.h"
+
 #include "qtensor/Kernels/Registry.h"
 
 #include <iostream>
@@ -19,18 +21,10 @@ const char *kKernelsUsage =
 
 int qtensor::qtc::runKernels(const std::vector<std::string> &args) {
   bool asJson = false;
-  for (const std::string &a : args) {
-    if (a == "--json") {
-      asJson = true;
-    } else if (a == "-h" || a == "--help") {
-      std::cout << kKernelsUsage;
-      return 0;
-    } else {
-      std::cerr << "qtc kernels: unexpected argument '" << a << "'\n"
-                << kKernelsUsage;
-      return 2;
-    }
-  }
+  CommandLine cl("qtc kernels", kKernelsUsage);
+  cl.flag({"--json"}, asJson);
+  if (std::optional<int> status = cl.parse(args))
+    return *status;
   const kernels::KernelRegistry &registry = kernels::builtinRegistry();
   if (asJson)
     std::cout << kernels::registryToJson(registry).dump(2) << "\n";

@@ -13,6 +13,8 @@
 
 #include "Run.h"
 
+#include "CommandLine.h"
+
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Runtime/Activations.h"
 #include "qtensor/Runtime/Loader.h"
@@ -76,11 +78,6 @@ struct Options {
   bool check = false, warmup = true, json = false;
 };
 
-int usage(const std::string &message) {
-  std::cerr << "qtc run: " << message << "\n" << kRunUsage;
-  return 2;
-}
-
 std::optional<int64_t> parseInt(const std::string &s, int64_t min,
                                 int64_t max) {
   if (s.empty())
@@ -93,76 +90,64 @@ std::optional<int64_t> parseInt(const std::string &s, int64_t min,
   return v;
 }
 
-/// 0 when `o` is complete, -1 for --help, else the exit status.
-int parse(const std::vector<std::string> &args, Options &o) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= args.size())
-        return false;
-      out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-h" || a == "--help") {
-      std::cout << kRunUsage;
-      return -1;
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--check") {
-      o.check = true;
-    } else if (a == "--no-warmup") {
-      o.warmup = false;
-    } else if (a == "--op" || a == "--input" || a == "--tokens" ||
-               a == "--rank" || a == "--backend" || a == "--fallback" ||
-               a == "--seed") {
-      if (!value(v))
-        return usage(a + " needs a value");
-      if (a == "--op") {
-        o.op = v;
-      } else if (a == "--input") {
-        o.input = v;
-      } else if (a == "--tokens") {
-        auto t = parseInt(v, 1, 1 << 20);
-        if (!t)
-          return usage("--tokens " + v + ": expected an integer in [1, 2^20]");
-        o.tokens = *t;
-      } else if (a == "--rank") {
-        auto r = parseInt(v, 0, 65535);
-        if (v != "all" && !r)
-          return usage("--rank " + v +
-                       ": expected all or an integer in [0, 65535]");
-        o.allRanks = v == "all";
-        o.rank = r.value_or(0);
-      } else if (a == "--seed") {
-        auto s = parseInt(v, 0, INT64_MAX);
-        if (!s)
-          return usage("--seed " + v + ": expected a non-negative integer");
-        o.seed = uint64_t(*s);
-      } else if (a == "--backend") {
-        auto b = parseBackendChoice(v);
-        if (!b)
-          return usage("--backend " + v + ": expected host, cuda or auto");
-        o.backend = *b;
-      } else {
-        auto p = kernels::parseFallbackPolicy(v);
-        if (!p)
-          return usage("--fallback " + v + ": expected forbid, warn or allow");
-        o.fallback = *p;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      return usage("unknown option " + a);
-    } else if (o.dir.empty()) {
-      o.dir = a;
-    } else {
-      return usage("unexpected argument " + a);
-    }
-  }
-  if (o.dir.empty())
-    return usage("missing DIR");
+/// Parses argv into `o`; none when the run should go ahead, else the exit
+/// status (usage printed).
+std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
+  using Error = std::optional<std::string>;
+  CommandLine cl("qtc run", kRunUsage);
+  cl.flag({"--json"}, o.json)
+      .flag({"--check"}, o.check)
+      .flag({"--no-warmup"}, o.warmup, false)
+      .option({"--op"}, "a value", o.op)
+      .option({"--input"}, "a value", o.input)
+      .option({"--tokens"}, "a value",
+              [&o](const std::string &v) -> Error {
+                auto t = parseInt(v, 1, 1 << 20);
+                if (!t)
+                  return "expected an integer in [1, 2^20]";
+                o.tokens = *t;
+                return std::nullopt;
+              })
+      .option({"--rank"}, "a value",
+              [&o](const std::string &v) -> Error {
+                auto r = parseInt(v, 0, 65535);
+                if (v != "all" && !r)
+                  return "expected all or an integer in [0, 65535]";
+                o.allRanks = v == "all";
+                o.rank = r.value_or(0);
+                return std::nullopt;
+              })
+      .option({"--seed"}, "a value",
+              [&o](const std::string &v) -> Error {
+                auto s = parseInt(v, 0, INT64_MAX);
+                if (!s)
+                  return "expected a non-negative integer";
+                o.seed = uint64_t(*s);
+                return std::nullopt;
+              })
+      .option({"--backend"}, "a value",
+              [&o](const std::string &v) -> Error {
+                auto b = parseBackendChoice(v);
+                if (!b)
+                  return "expected host, cuda or auto";
+                o.backend = *b;
+                return std::nullopt;
+              })
+      .option({"--fallback"}, "a value",
+              [&o](const std::string &v) -> Error {
+                auto p = kernels::parseFallbackPolicy(v);
+                if (!p)
+                  return "expected forbid, warn or allow";
+                o.fallback = *p;
+                return std::nullopt;
+              })
+      .positional(o.dir, "missing DIR");
+  if (std::optional<int> status = cl.parse(args))
+    return status;
   if (!o.input.empty() && o.tokens)
-    return usage("--tokens applies to generated activations, not --input");
-  return 0;
+    return cl.usageError(
+        "--tokens applies to generated activations, not --input");
+  return std::nullopt;
 }
 
 /// The first tensor of --input named in `names`, as [rows, cols].
@@ -474,8 +459,8 @@ int runAllRanks(const Options &o) {
 
 int runRun(const std::vector<std::string> &args) {
   Options o;
-  if (int status = parse(args, o))
-    return status < 0 ? 0 : status;
+  if (std::optional<int> status = parse(args, o))
+    return *status;
   if (o.allRanks)
     return runAllRanks(o);
 

@@ -17,6 +17,7 @@
 #include "ModuleInput.h"
 #include "Quantize.h"
 
+#include "../CommandLine.h"
 #include "../Progress.h"
 #include "../verify/Ladder.h"
 
@@ -81,104 +82,78 @@ struct Options {
   bool quiet = false, json = false;
 };
 
-/// "a,b,,c" -> {"a", "b", "", "c"}: empty entries are kept so that the
-/// selection refuses them.
-void appendList(std::vector<std::string> &out, const std::string &value) {
-  size_t start = 0;
-  while (true) {
-    size_t comma = value.find(',', start);
-    out.push_back(value.substr(start, comma - start));
-    if (comma == std::string::npos)
-      return;
-    start = comma + 1;
-  }
-}
-
-int usage(const std::string &message) {
-  std::cerr << "qtc compile: " << message << "\n" << kUsage;
-  return 2;
-}
-
-/// Parses argv; returns 0 when `options` is complete, else an exit status.
-int parse(const std::vector<std::string> &args, Options &o) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= args.size())
-        return false;
-      out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return -1;
-    } else if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "-o" || a == "--output") {
-      if (!value(o.output))
-        return usage(a + " needs a directory");
-    } else if (a == "--weights") {
-      if (!value(o.weights))
-        return usage(a + " needs a file");
-    } else if (a == "--exclude" || a == "--include") {
-      if (!value(v))
-        return usage(a + " needs a pattern");
-      appendList(a == "--exclude" ? o.excludes : o.includes, v);
-    } else if (a == "--target" || a == "--quant" || a == "--phase" ||
-               a == "--fallback" || a == "--group-policy" || a == "--tp") {
-      if (!value(v))
-        return usage(a + " needs a value");
-      if (a == "--target")
-        o.target = v;
-      else if (a == "--quant")
-        o.quant = v;
-      else if (a == "--phase")
-        o.phase = v;
-      else if (a == "--fallback")
-        o.fallback = v;
-      else if (a == "--group-policy")
-        o.groupPolicy = v;
-      else {
-        char *end = nullptr;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || n < 1 || n > 64)
-          return usage("--tp " + v + ": expected an integer in [1, 64]");
-        o.tp = n;
+/// One of `allowed` into `out`, or what was expected.
+CommandLine::Setter oneOf(std::string &out, std::vector<std::string> allowed,
+                          std::string expected) {
+  return [&out, allowed, expected](const std::string &v)
+             -> std::optional<std::string> {
+    for (const std::string &a : allowed)
+      if (v == a) {
+        out = v;
+        return std::nullopt;
       }
-    } else if (!a.empty() && a[0] == '-') {
-      return usage("unknown option " + a);
-    } else if (o.input.empty()) {
-      o.input = a;
-    } else {
-      return usage("unexpected argument " + a);
-    }
-  }
-  if (o.input.empty())
-    return usage("missing INPUT");
+    return expected;
+  };
+}
+
+/// Parses argv into `o`; none when the compile should run, else the exit
+/// status (usage printed).
+std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
+  CommandLine cl("qtc compile", kUsage);
+  auto list = [](std::vector<std::string> &out) {
+    return [&out](const std::string &v) {
+      appendCommaList(out, v);
+      return std::optional<std::string>();
+    };
+  };
+  cl.flag({"--quiet"}, o.quiet)
+      .flag({"--json"}, o.json)
+      .option({"-o", "--output"}, "a directory", o.output)
+      .option({"--weights"}, "a file", o.weights)
+      .option({"--quant"}, "a value", o.quant)
+      .option({"--target"}, "a value",
+              oneOf(o.target, {"sm_80", "sm_90", "host"},
+                    "expected sm_80, sm_90 or host"))
+      .option({"--phase"}, "a value",
+              oneOf(o.phase, {"decode", "prefill", "both"},
+                    "expected decode, prefill or both"))
+      .option({"--fallback"}, "a value",
+              oneOf(o.fallback, {"forbid", "warn", "allow"},
+                    "expected forbid, warn or allow"))
+      .option({"--group-policy"}, "a value",
+              oneOf(o.groupPolicy, {"error", "align"},
+                    "the exporter supports error and align (replicate-"
+                    "boundary and repack change what a rank stores; qopt "
+                    "shows their placement)"))
+      .option({"--tp"}, "a value",
+              [&o](const std::string &v) -> std::optional<std::string> {
+                char *end = nullptr;
+                long long n = std::strtoll(v.c_str(), &end, 10);
+                if (v.empty() || *end != '\0' || n < 1 || n > 64)
+                  return "expected an integer in [1, 64]";
+                o.tp = n;
+                return std::nullopt;
+              })
+      .option({"--exclude"}, "a pattern", list(o.excludes))
+      .option({"--include"}, "a pattern", list(o.includes))
+      .positional(o.input, "missing INPUT");
+  if (std::optional<int> status = cl.parse(args))
+    return status;
   if (o.output.empty())
-    return usage("missing -o DIR");
+    return cl.usageError("missing -o DIR");
+  if (o.target.empty())
+    return cl.usageError("--target (missing): expected sm_80, sm_90 or host");
   if (isModulePath(o.input) && o.weights.empty())
-    return usage("an MLIR module INPUT needs --weights FILE");
+    return cl.usageError("an MLIR module INPUT needs --weights FILE");
   if (!isModulePath(o.input) && !o.weights.empty())
-    return usage("--weights is for an MLIR module INPUT (.mlir); " + o.input +
-                 " holds its own weights");
-  if (o.target != "sm_80" && o.target != "sm_90" && o.target != "host")
-    return usage("--target " + (o.target.empty() ? "(missing)" : o.target) +
-                 ": expected sm_80, sm_90 or host");
-  if (o.phase != "decode" && o.phase != "prefill" && o.phase != "both")
-    return usage("--phase " + o.phase + ": expected decode, prefill or both");
-  if (o.fallback != "forbid" && o.fallback != "warn" && o.fallback != "allow")
-    return usage("--fallback " + o.fallback +
-                 ": expected forbid, warn or allow");
-  if (o.groupPolicy != "error" && o.groupPolicy != "align")
-    return usage("--group-policy " + o.groupPolicy +
-                 ": the exporter supports error and align (replicate-"
-                 "boundary and repack change what a rank stores; qopt "
-                 "shows their placement)");
-  return 0;
+    return cl.usageError("--weights is for an MLIR module INPUT (.mlir); " +
+                         o.input + " holds its own weights");
+  if (auto spec = parseQuantSpec(o.quant); !spec)
+    return cl.usageError(spec.message());
+  if (auto selection = WeightSelection::create(o.excludes, o.includes);
+      !selection)
+    return cl.usageError(selection.message());
+  return std::nullopt;
 }
 
 /// A scratch directory removed when the compile ends.
@@ -223,20 +198,17 @@ int fail(const Options &o, const std::string &stage,
 
 int runCompile(const std::vector<std::string> &args) {
   Options o;
-  if (int status = parse(args, o))
-    return status < 0 ? 0 : status;
+  if (std::optional<int> status = parse(args, o))
+    return *status;
   Progress progress(o.quiet  ? Progress::Mode::Quiet
                     : o.json ? Progress::Mode::Json
                              : Progress::Mode::Text,
                     6);
 
   progress.stage("read " + o.input);
+  // Both were checked by parse().
   auto spec = parseQuantSpec(o.quant);
-  if (!spec)
-    return usage(spec.message());
   auto selection = WeightSelection::create(o.excludes, o.includes);
-  if (!selection)
-    return usage(selection.message());
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);

@@ -4,6 +4,8 @@
 
 #include "Ladder.h"
 
+#include "../CommandLine.h"
+
 #include <iostream>
 
 namespace qtensor::qtc {
@@ -18,26 +20,10 @@ int runVerify(const std::vector<std::string> &args) {
                       "level passes\n";
   std::string dir;
   bool json = false;
-  for (const std::string &a : args) {
-    if (a == "--json")
-      json = true;
-    else if (a == "-h" || a == "--help") {
-      std::cout << usage;
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "qtc verify: unknown option " << a << "\n" << usage;
-      return 2;
-    } else if (dir.empty())
-      dir = a;
-    else {
-      std::cerr << "qtc verify: unexpected argument " << a << "\n" << usage;
-      return 2;
-    }
-  }
-  if (dir.empty()) {
-    std::cerr << "qtc verify: missing DIR\n" << usage;
-    return 2;
-  }
+  CommandLine cl("qtc verify", usage);
+  cl.flag({"--json"}, json).positional(dir, "missing DIR");
+  if (std::optional<int> status = cl.parse(args))
+    return *status;
   // DIR/manifest.json stands for its directory, as in `qtc inspect`.
   const std::string manifest = "/manifest.json";
   if (dir.size() > manifest.size() &&
