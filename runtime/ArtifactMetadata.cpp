@@ -53,6 +53,13 @@ Status readRanks(const json &topology, const std::string &where,
   using kernels::Topology;
   bool column = e.topology == Topology::Column,
        row = e.topology == Topology::Row;
+  if (topology.contains("bias_after_reduce")) {
+    QTENSOR_TRY(r.readBool("bias_after_reduce", e.biasAfterReduce));
+    if (e.biasAfterReduce && (!row || e.ranks.size() < 2))
+      return makeError(r.at("bias_after_reduce"),
+                       ": only a row-parallel op over 2 or more ranks adds "
+                       "its bias after an all-reduce");
+  }
   if ((e.topology == Topology::Single) && e.ranks.size() != 1)
     return makeError(r.at("ranks"), ": a single-rank op lists ", e.ranks.size(),
                      " ranks");

@@ -45,6 +45,20 @@ const OpPlan *RunPlan::find(const std::string &name) const {
   return nullptr;
 }
 
+namespace {
+/// Every rank's slice, offsets included (a phase's entry may not move them).
+bool sameSlices(const std::vector<kernels::RankSlice> &a,
+                const std::vector<kernels::RankSlice> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t r = 0; r < a.size(); ++r)
+    if (a[r].nOffset != b[r].nOffset || a[r].n != b[r].n ||
+        a[r].kOffset != b[r].kOffset || a[r].k != b[r].k)
+      return false;
+  return true;
+}
+} // namespace
+
 std::string qtensor::runtime::biasTensorName(const std::string &op,
                                              int64_t rank, bool rankSuffix) {
   static const std::string weight = ".weight";
@@ -423,6 +437,7 @@ struct Planner {
       sig.n = first.n;
       sig.k = first.k;
       sig.topology = first.topology;
+      sig.biasAfterReduce = first.biasAfterReduce;
       sig.ranks = first.ranks;
 
       // A row-parallel op's kernels write partial sums; its bias is added
@@ -456,7 +471,8 @@ struct Planner {
             te->topology != first.topology ||
             te->activation != first.activation || te->output != first.output ||
             te->epilogue != first.epilogue ||
-            te->ranks.size() != first.ranks.size())
+            te->biasAfterReduce != first.biasAfterReduce ||
+            !sameSlices(te->ranks, first.ranks))
           return makeError("op \"", opName, "\": its ",
                            kernels::toString(te->phase), " and ",
                            kernels::toString(first.phase),

@@ -301,10 +301,8 @@ Status TensorParallelGroup::collectOps() {
         return makeError("op \"", op0.op, "\": rank ", r,
                          " plans other dtypes or another placement than "
                          "rank 0");
-      if (sliced && (mine->slice.nOffset != op0.signature.ranks[r].nOffset ||
-                     mine->slice.kOffset != op0.signature.ranks[r].kOffset))
-        return makeError("op \"", op0.op, "\": rank ", r,
-                         " holds another slice than the trace gives it");
+      // Each rank's slice is the trace's (Plan.cpp checks the stored shape
+      // against it), and every rank reads the same hashed trace.
       g.plans.push_back(mine);
     }
     opList.push_back(std::move(g));
@@ -322,18 +320,22 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
       continue;
     // The exporter stores a row-parallel bias once, unsuffixed, in the
     // plain shard (docs/kernel-abi.md); no rank's kernel adds it, so no
-    // rank maps it. The trace records the kernels' epilogue (none), so the
-    // manifest tensor is what says the op has one.
+    // rank maps it. The (hashed) trace says whether the op has one
+    // (topology "bias_after_reduce"); the manifest must agree.
     std::string name = biasTensorName(g.op, 0, /*rankSuffix=*/false);
     const artifact::TensorEntry *b = man.findTensor(name);
-    if (!b) {
-      if (g.plans[0]->signature.epilogue == kernels::Epilogue::Bias)
-        return makeError("op \"", g.op,
-                         "\" is row-parallel with a bias epilogue, but the "
-                         "manifest has no tensor \"",
-                         name, "\" to add after the all-reduce");
+    bool traced = g.plans[0]->signature.biasAfterReduce;
+    if (!b && traced)
+      return makeError("op \"", g.op,
+                       "\" is row-parallel and its trace adds a bias after "
+                       "the all-reduce, but the manifest has no tensor \"",
+                       name, "\"");
+    if (b && !traced)
+      return makeError("the manifest has \"", name, "\", but the trace of "
+                       "row-parallel op \"",
+                       g.op, "\" adds no bias after the all-reduce");
+    if (!b)
       continue;
-    }
     if (!b->plain())
       return makeError("bias \"", name, "\" of row-parallel op \"", g.op,
                        "\" is quantized, expected a plain tensor");

@@ -73,6 +73,8 @@ json kernels::traceToJson(const TraceOp &op) {
   json topology = {{"kind", toString(sig.topology)}, {"ranks", ranks}};
   if (sig.regrouped)
     topology["regrouped"] = true;
+  if (sig.biasAfterReduce)
+    topology["bias_after_reduce"] = true;
 
   json entries = json::array();
   for (const PhaseSelection &sel : plan.phases) {

@@ -376,7 +376,13 @@ void QTensorPlaceShardsPass::reduceRowLinear(RewriterBase &rewriter,
                                            shard::ReductionKind::Sum);
   Value result = reduce.getResult();
   if (Value bias = linear.getBias()) {
-    rewriter.modifyOpInPlace(linear, [&] { linear.getBiasMutable().clear(); });
+    rewriter.modifyOpInPlace(linear, [&] {
+      linear.getBiasMutable().clear();
+      linear->getContext()
+          ->getLoadedDialect<QTensorDialect>()
+          ->getBiasAfterReduceAttrHelper()
+          .setAttr(linear, rewriter.getUnitAttr());
+    });
     Value broadcast = bias;
     if (type.getRank() > 1) {
       Value init = tensor::EmptyOp::create(

@@ -93,6 +93,9 @@ mlir::qt::getLinearSignature(LinearOp op, StringRef name,
     break;
   }
   sig.regrouped = placementRegroups(placement, weight);
+  sig.biasAfterReduce =
+      placement.getStrategy() == ShardStrategy::Row &&
+      bool(dialect->getBiasAfterReduceAttrHelper().getAttr(op));
   for (int64_t r = 0; r < placement.getRanks(); ++r) {
     auto [begin, end] = placement.getSlice(r);
     kernels::RankSlice slice{0, sig.n, 0, sig.k};

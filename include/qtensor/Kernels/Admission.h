@@ -42,6 +42,10 @@ struct OpSignature {
   Topology topology = Topology::Single;
   /// Ranks re-group from their own K offset (group_policy = repack).
   bool regrouped = false;
+  /// Row-parallel with a bias: the bias is added once, after the
+  /// all-reduce (qtensor-place-shards moved it off the linear), by no
+  /// kernel. Recorded so the runtime needs no other evidence of it.
+  bool biasAfterReduce = false;
   std::vector<RankSlice> ranks; ///< one entry per rank; at least one
 };
 

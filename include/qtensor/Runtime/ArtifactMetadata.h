@@ -50,6 +50,9 @@ struct TraceEntry {
   FloatType accumulator = FloatType::F32;
   FloatType output = FloatType::F16;
   kernels::Epilogue epilogue = kernels::Epilogue::None;
+  /// Row-parallel: a bias is added after the all-reduce (topology
+  /// "bias_after_reduce"); the runtime requires it then and only then.
+  bool biasAfterReduce = false;
 };
 
 /// Parses the trace file's JSON (a list of entries); `name` is its path.

@@ -21,8 +21,10 @@
 // This is a host stand-in for NCCL, not NCCL: no process boundary, no
 // device-to-device transfer, no ring or tree, a fixed summation order (rank
 // order). Its purpose is to check an artifact's whole-model result end to
-// end; the error bound below holds for any summation order, so it also
-// bounds what a ring all-reduce would produce.
+// end. The error bound below holds for any order of an f32 sum with the
+// bias added before the single rounding; it does not bound a reduction that
+// accumulates in the output dtype (an f16/bf16 NCCL ring rounds R - 1
+// times) or adds the bias after a rounded all-reduce.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_RUNTIME_TENSORPARALLEL_H

@@ -80,11 +80,12 @@ func.func @per_axis_and_per_tensor(%x: tensor<4x16xf16>) -> (tensor<4x8xf16>, te
 
 !G4_8x16 = !qtensor.tensor<8x16xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>>
 
-// A row-parallel bias leaves the linear and is added once, after the
+// A row-parallel bias leaves the linear (marked qtensor.bias_after_reduce,
+// which the dispatch trace records) and is added once, after the
 // reduction; a column-parallel bias stays (each rank adds its own slice).
 // CHECK-LABEL: func.func @row_bias
 // CHECK-SAME: (%[[X:.*]]: tensor<?x16xf16>, %[[BIAS:.*]]: tensor<8xf16>)
-// CHECK: %[[Y:.*]] = qtensor.linear %[[X]], %{{.*}} accumulate(f32) {qtensor.placement = {{.*}}strategy = row{{.*}}} : tensor<?x16xf16>, !qtensor.tensor<8x16xf16, #si4_group4> -> tensor<?x8xf16>
+// CHECK: %[[Y:.*]] = qtensor.linear %[[X]], %{{.*}} accumulate(f32) {qtensor.bias_after_reduce, qtensor.placement = {{.*}}strategy = row{{.*}}} : tensor<?x16xf16>, !qtensor.tensor<8x16xf16, #si4_group4> -> tensor<?x8xf16>
 // CHECK-NEXT: %[[SUM:.*]] = shard.all_reduce %[[Y]] on @tp grid_axes = [0] : tensor<?x8xf16> -> tensor<?x8xf16>
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %[[T:.*]] = tensor.dim %[[SUM]], %[[C0]] : tensor<?x8xf16>

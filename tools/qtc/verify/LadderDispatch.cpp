@@ -99,6 +99,8 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
   sig.topology = *tp;
   if (topo.value("regrouped", false))
     sig.regrouped = true;
+  if (topo.value("bias_after_reduce", false))
+    sig.biasAfterReduce = true;
 
   // Weight names carry ".weight" in a checkpoint; the trace names the op by
   // its qtensor.weight, which is the manifest's tensor name.

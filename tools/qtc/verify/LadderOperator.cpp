@@ -386,9 +386,21 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
           }
     }
   }
+  // The joins are checked on the host (its twins), as without a GPU.
+  std::string composed;
+  if (a.manifest().topology.tp > 1) {
+    auto c = composedRanks(a);
+    if (!c) {
+      r.detail = kernelSummary(calls, ops, 0, worst) + "; composed over " +
+                 std::to_string(a.manifest().topology.tp) +
+                 " ranks: " + c.message();
+      return r;
+    }
+    composed = c.take() + "; ";
+  }
   r.ok = true;
-  r.detail =
-      kernelSummary(calls, ops, 0, worst) + "; " + quantizationSummary(a);
+  r.detail = kernelSummary(calls, ops, 0, worst) + "; " + composed +
+             quantizationSummary(a);
   return r;
 }
 

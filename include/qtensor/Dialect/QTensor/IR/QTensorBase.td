@@ -44,7 +44,11 @@ def QTensor_Dialect : Dialect {
     "::mlir::UnitAttr":$reverify,
     "::mlir::qt::DispatchAttr":$dispatch,
     "::mlir::UnitAttr":$prepacked,
-    "::mlir::DictionaryAttr":$kernels
+    "::mlir::DictionaryAttr":$kernels,
+    // qtensor-place-shards moved this row-parallel linear's bias after its
+    // all-reduce: the op has a bias no kernel adds (the dispatch trace
+    // records it for the runtime).
+    "::mlir::UnitAttr":$bias_after_reduce
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
