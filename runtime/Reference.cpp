@@ -98,6 +98,8 @@ KernelError qtensor::runtime::measureKernelError(
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
     double err = std::fabs(y[i] - ref[i]);
     if (!std::isfinite(err)) {
+      if (e.finite)
+        e.nonFiniteIndex = i;
       e.finite = false;
       continue;
     }

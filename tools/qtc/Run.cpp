@@ -153,6 +153,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
 /// The first tensor of --input named in `names`, as [rows, cols].
 struct InputTensor {
   const safetensors::TensorView *view = nullptr;
+  std::string path; ///< the file, for errors
   int64_t rows = 1, cols = 0;
 };
 Expected<InputTensor> findInput(const safetensors::SafetensorsFile &file,
@@ -184,6 +185,7 @@ Expected<InputTensor> findInput(const safetensors::SafetensorsFile &file,
   }
   if (in.rows < 1)
     return makeError(file.path(), ": tensor \"", v.name, "\" has no rows");
+  in.path = file.path();
   return in;
 }
 
@@ -197,7 +199,17 @@ Expected<HostTensor> inputColumns(const InputTensor &in, int64_t from,
   for (int64_t r = 0; r < in.rows; ++r)
     x.insert(x.end(), all.begin() + r * in.cols + from,
              all.begin() + r * in.cols + from + k);
-  return HostTensor::fromDoubles(dtype, in.rows, k, x);
+  QTENSOR_ASSIGN_OR_RETURN(HostTensor t,
+                           HostTensor::fromDoubles(dtype, in.rows, k, x));
+  // A NaN, an infinity, or a value the activation type cannot hold would
+  // make every check below meaningless: refuse it here, by element.
+  for (size_t i = 0; i < t.size(); ++i)
+    if (!std::isfinite(t.at(i)))
+      return makeError(in.path, ": tensor \"", in.view->name, "\" element [",
+                       i / size_t(k), ", ", from + int64_t(i % size_t(k)),
+                       "] = ", x[i], " is not a finite ", toString(dtype),
+                       " value");
+  return t;
 }
 
 /// One rank's activations from --input (see the usage text).
@@ -363,12 +375,21 @@ int runAllRanks(const Options &o) {
       entry["check"] = {{"ok", ok},
                         {"reference", "whole weight"},
                         {"bound", bound},
+                        {"finite", c->finite},
                         {"max_abs_error", c->maxAbsError},
                         {"worst_error_over_bound", c->worstRatio}};
-      std::snprintf(line, sizeof(line),
-                    "    check: %s, max |y - y_ref| %.3g, worst error / "
-                    "%s %.3g (whole weight)\n",
-                    ok ? "ok" : "FAILED", c->maxAbsError, bound, c->worstRatio);
+      if (!c->finite)
+        std::snprintf(line, sizeof(line),
+                      "    check: FAILED, non-finite output or reference at "
+                      "[%zu, %zu] (whole weight)\n",
+                      c->nonFiniteIndex / size_t(op.n),
+                      c->nonFiniteIndex % size_t(op.n));
+      else
+        std::snprintf(line, sizeof(line),
+                      "    check: %s, max |y - y_ref| %.3g, worst error / "
+                      "%s %.3g (whole weight)\n",
+                      ok ? "ok" : "FAILED", c->maxAbsError, bound,
+                      c->worstRatio);
       text += line;
       allOk &= ok;
     }
@@ -525,12 +546,20 @@ int runRun(const std::vector<std::string> &args) {
         return fail(o, "check", c.message());
       bool ok = c->within();
       entry["check"] = {{"ok", ok},
+                        {"finite", c->finite},
                         {"max_abs_error", c->maxAbsError},
                         {"worst_error_over_bound", c->worstRatio}};
-      std::snprintf(line, sizeof(line),
-                    "    check: %s, max |y - y_ref| %.3g, worst error / "
-                    "bound %.3g\n",
-                    ok ? "ok" : "FAILED", c->maxAbsError, c->worstRatio);
+      if (!c->finite)
+        std::snprintf(line, sizeof(line),
+                      "    check: FAILED, non-finite output or reference at "
+                      "[%zu, %zu]\n",
+                      c->nonFiniteIndex / size_t(op.n()),
+                      c->nonFiniteIndex % size_t(op.n()));
+      else
+        std::snprintf(line, sizeof(line),
+                      "    check: %s, max |y - y_ref| %.3g, worst error / "
+                      "bound %.3g\n",
+                      ok ? "ok" : "FAILED", c->maxAbsError, c->worstRatio);
       text += line;
       allOk &= ok;
     }

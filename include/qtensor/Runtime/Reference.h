@@ -67,6 +67,7 @@ struct KernelError {
   double worstRatio = 0;
   size_t worstIndex = 0; ///< flat [T, N] index of the worst ratio
   bool finite = true;    ///< every output and error is finite
+  size_t nonFiniteIndex = 0; ///< flat index of the first that is not
   bool within() const { return finite && worstRatio <= 1.0; }
 };
 KernelError measureKernelError(const std::vector<double> &x,
