@@ -320,8 +320,8 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
   for (GroupOp &g : opList) {
     if (g.collective != Collective::AllReduceSum)
       continue;
-    // The exporter stores a row-parallel bias once, unsuffixed, in the
-    // plain shard (docs/kernel-abi.md); no rank's kernel adds it, so no
+    // The exporter stores a row-parallel bias once, unsuffixed, in its
+    // biases shard (docs/kernel-abi.md); no rank's kernel adds it, so no
     // rank maps it. The (hashed) trace says whether the op has one
     // (topology "bias_after_reduce"); the manifest must agree.
     std::string name = biasTensorName(g.op, 0, /*rankSuffix=*/false);

@@ -13,7 +13,7 @@
 //                               all_reduce(sum): the partials, each already
 //                               rounded to the output dtype by its kernel,
 //                               summed in f32, the bias (stored once, in the
-//                               plain shard) added after the reduction, the
+//                               biases shard) added after the reduction, the
 //                               result rounded once to the output dtype
 //   replicated / single         every rank runs it; rank 0's output, and
 //                               every other rank's must be bit-identical
@@ -156,7 +156,7 @@ public:
   const std::vector<GroupOp> &ops() const { return opList; }
   /// By trace op name, or any rank's manifest tensor name.
   const GroupOp *find(const std::string &name) const;
-  /// Bytes the group mapped and hashed itself (the plain shard holding
+  /// Bytes the group mapped and hashed itself (the shard holding the
   /// row-parallel biases), beyond the ranks' own mappings.
   uint64_t mappedBytes() const { return groupMapped; }
   const std::vector<std::string> &notes() const { return noteList; }

@@ -262,10 +262,14 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
         TensorData bias{biasName, biasType, {int64_t(s.bias.size())},
                         bb.data(), bb.size()};
         QTENSOR_TRY(digestOf(bias));
+        // A column slice's bias travels with the rank's codes; any other
+        // bias (whole, or added after a row all-reduce) goes to a small
+        // shard of its own, so reading it does not map and hash the
+        // embeddings in plain.safetensors.
         QTENSOR_TRY(writer.addPlainTensor(
             l.placement.kind == WeightPlacement::Kind::Column
                 ? shard
-                : "plain.safetensors",
+                : "biases.safetensors",
             bias));
       }
       nlohmann::ordered_json t;
