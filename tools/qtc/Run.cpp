@@ -150,6 +150,24 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   return std::nullopt;
 }
 
+/// --check keeps float64 copies of the [T, N] output per rank, the
+/// reference and the bound terms, and does T * N * K float64 work: past
+/// these it would take gigabytes and hours, so it says so instead.
+constexpr uint64_t kMaxCheckedOutputs = uint64_t(1) << 24;
+constexpr uint64_t kMaxCheckedProducts = uint64_t(1) << 36;
+Status checkFits(const Options &o, int64_t t, int64_t n, int64_t k) {
+  if (!o.check)
+    return Status::ok();
+  uint64_t outputs = uint64_t(t) * uint64_t(n);
+  if (outputs > kMaxCheckedOutputs || outputs * uint64_t(k) > kMaxCheckedProducts)
+    return makeError("--check at T = ", t, " on a [", n, ", ", k,
+                     "] weight needs ", outputs, " float64 reference outputs "
+                     "and ", outputs * uint64_t(k), " products (limits ",
+                     kMaxCheckedOutputs, " and ", kMaxCheckedProducts,
+                     "): check with fewer --tokens, or run without --check");
+  return Status::ok();
+}
+
 /// The first tensor of --input named in `names`, as [rows, cols].
 struct InputTensor {
   const safetensors::TensorView *view = nullptr;
@@ -322,6 +340,8 @@ int runAllRanks(const Options &o) {
                                          op.k, o.seed, op.op);
     if (!x)
       return fail(o, "input", x.message());
+    if (Status s = checkFits(o, x->rows, op.n, op.k); !s)
+      return fail(o, "check", s.message());
     auto out = group.run(op, *x);
     if (!out)
       return fail(o, "run", out.message());
@@ -515,6 +535,8 @@ int runRun(const std::vector<std::string> &args) {
                                          op.k(), o.seed, op.tensor);
     if (!x)
       return fail(o, "input", x.message());
+    if (Status s = checkFits(o, x->rows, op.n(), op.k()); !s)
+      return fail(o, "check", s.message());
     auto y = model.run(op.tensor, *x);
     if (!y)
       return fail(o, "run", y.message());
