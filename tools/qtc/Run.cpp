@@ -334,6 +334,9 @@ int runAllRanks(const Options &o) {
   bool allOk = true;
   std::string text;
   for (const GroupOp &op : group.ops()) {
+    if (Status s = checkFits(o, input ? 1 : o.tokens.value_or(1), op.n, op.k);
+        !s) // before generating T rows
+      return fail(o, "check", s.message());
     Expected<HostTensor> x =
         input ? groupInputFor(*input, op)
               : deterministicActivations(op.activation, o.tokens.value_or(1),
@@ -529,6 +532,10 @@ int runRun(const std::vector<std::string> &args) {
   bool allOk = true;
   std::string text;
   for (const OpPlan &op : model.plan().ops) {
+    if (Status s =
+            checkFits(o, input ? 1 : o.tokens.value_or(1), op.n(), op.k());
+        !s) // before generating T rows
+      return fail(o, "check", s.message());
     Expected<HostTensor> x =
         input ? inputFor(*input, op)
               : deterministicActivations(op.activation, o.tokens.value_or(1),
