@@ -70,9 +70,18 @@ KernelRegistry::hostTwin(const KernelCapability &kernel) const {
     return nullptr;
   if (onHost(kernel))
     return &kernel;
+  // The same layout, phases and numeric contract: what it admits, it
+  // computes the same way (the same emitter builds both).
+  auto contract = [](const KernelCapability &k) {
+    return std::tie(k.layout, k.phases, k.representations, k.codes,
+                    k.signedZeroPoints, k.unsignedZeroPoints, k.scaleTypes,
+                    k.groupSizes, k.perChannel, k.perTensor, k.actOrder,
+                    k.decoderVersion, k.groupAxis, k.channelAxis,
+                    k.activations, k.accumulators, k.outputs, k.epilogues,
+                    k.tokens);
+  };
   for (const KernelCapability &k : kernels)
-    if (!k.fullDequant && onHost(k) && k.layout == kernel.layout &&
-        k.phases == kernel.phases)
+    if (!k.fullDequant && onHost(k) && contract(k) == contract(kernel))
       return &k;
   return nullptr;
 }

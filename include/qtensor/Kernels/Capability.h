@@ -165,8 +165,9 @@ struct KernelRegistry {
   std::vector<KernelCapability> kernels;
 
   const KernelCapability *findKernel(const std::string &id) const;
-  /// The host kernel that reads `kernel`'s layout with its contract and
-  /// phases (built by the same emitter): what runs a GPU artifact's
+  /// The host kernel with `kernel`'s layout, phases and numeric contract
+  /// (codes, qparams, dtypes, epilogues, tokens; built by the same
+  /// emitter): what runs a GPU artifact's
   /// kernels on a machine without a GPU. `kernel` itself when it runs on
   /// the host; none for the full-dequant fallback or without such a kernel.
   const KernelCapability *hostTwin(const KernelCapability &kernel) const;
