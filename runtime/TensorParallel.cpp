@@ -253,9 +253,15 @@ KernelError qtensor::runtime::measureAllReduceError(
 Expected<std::unique_ptr<TensorParallelGroup>>
 TensorParallelGroup::load(const std::string &dir, LoadOptions options) {
   std::unique_ptr<TensorParallelGroup> g(new TensorParallelGroup());
-  // Every rank plans the same op; its slices carry the @rank suffix.
-  for (std::string &name : options.ops)
-    name = splitRankName(name).first;
+  // Every rank plans the same op; its slices carry the @rank suffix, which
+  // must name a rank of the artifact (checked once tp is known).
+  std::vector<std::pair<std::string, int64_t>> suffixed;
+  for (std::string &name : options.ops) {
+    auto [base, rank] = splitRankName(name);
+    if (rank)
+      suffixed.emplace_back(name, *rank);
+    name = base;
+  }
   // Rank 0 says how many ranks there are (manifest.topology.tp).
   int64_t tp = 1;
   for (int64_t r = 0; r < tp; ++r) {
@@ -267,6 +273,10 @@ TensorParallelGroup::load(const std::string &dir, LoadOptions options) {
       tp = (*model)->plan().tp;
     g->models.push_back(model.take());
   }
+  for (const auto &[name, rank] : suffixed)
+    if (rank >= tp)
+      return makeError("op \"", name, "\": rank ", rank,
+                       " is outside [0, ", tp, ") (topology.tp = ", tp, ")");
   QTENSOR_TRY(g->collectOps());
   QTENSOR_TRY(g->loadReducedBiases(dir, options));
   return g;
