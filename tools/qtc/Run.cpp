@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -283,6 +284,50 @@ int fail(const Options &o, const char *stage, const std::string &message) {
   return 1;
 }
 
+/// The load options both modes share (the rank is the caller's).
+LoadOptions loadOptionsOf(const Options &o) {
+  LoadOptions lo;
+  lo.backend = o.backend;
+  lo.fallback = o.fallback;
+  lo.warmup = o.warmup;
+  if (!o.op.empty())
+    lo.ops = {o.op};
+  return lo;
+}
+
+/// The --input file, opened once for every op (none without --input).
+Expected<std::optional<safetensors::SafetensorsFile>>
+openInput(const Options &o) {
+  std::optional<safetensors::SafetensorsFile> input;
+  if (!o.input.empty()) {
+    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile f,
+                             safetensors::SafetensorsFile::open(o.input));
+    input.emplace(std::move(f));
+  }
+  return input;
+}
+
+/// An op's activations: --input's (`fromInput`) or generated rows, within
+/// --check's size limit (checked before T rows are generated, and on the
+/// rows --input has). `stage` names the step that failed, for fail().
+Expected<HostTensor>
+activationsFor(const Options &o, bool haveInput,
+               const std::function<Expected<HostTensor>()> &fromInput,
+               FloatType dtype, int64_t n, int64_t k, const std::string &name,
+               const char *&stage) {
+  stage = "check";
+  QTENSOR_TRY(checkFits(o, haveInput ? 1 : o.tokens.value_or(1), n, k));
+  stage = "input";
+  QTENSOR_ASSIGN_OR_RETURN(
+      HostTensor x, haveInput ? fromInput()
+                              : deterministicActivations(
+                                    dtype, o.tokens.value_or(1), k, o.seed,
+                                    name));
+  stage = "check";
+  QTENSOR_TRY(checkFits(o, x.rows, n, k));
+  return x;
+}
+
 /// The sum and first eight values of an output, and its hash prefix.
 void summarize(const HostTensor &y, json &entry, std::string &text) {
   double sum = 0;
@@ -311,40 +356,25 @@ void summarize(const HostTensor &y, json &entry, std::string &text) {
 /// --rank all: every rank in this process, outputs joined by the host
 /// stand-in for the collectives (Runtime/TensorParallel.h).
 int runAllRanks(const Options &o) {
-  LoadOptions lo;
-  lo.backend = o.backend;
-  lo.fallback = o.fallback;
-  lo.warmup = o.warmup;
-  if (!o.op.empty())
-    lo.ops = {o.op};
-  auto loaded = TensorParallelGroup::load(o.dir, lo);
+  auto loaded = TensorParallelGroup::load(o.dir, loadOptionsOf(o));
   if (!loaded)
     return fail(o, "load", loaded.message());
   TensorParallelGroup &group = **loaded;
 
-  std::optional<safetensors::SafetensorsFile> input;
-  if (!o.input.empty()) {
-    auto f = safetensors::SafetensorsFile::open(o.input);
-    if (!f)
-      return fail(o, "input", f.message());
-    input.emplace(f.take());
-  }
+  auto input = openInput(o);
+  if (!input)
+    return fail(o, "input", input.message());
 
   json ops = json::array();
   bool allOk = true;
   std::string text;
   for (const GroupOp &op : group.ops()) {
-    if (Status s = checkFits(o, input ? 1 : o.tokens.value_or(1), op.n, op.k);
-        !s) // before generating T rows
-      return fail(o, "check", s.message());
-    Expected<HostTensor> x =
-        input ? groupInputFor(*input, op)
-              : deterministicActivations(op.activation, o.tokens.value_or(1),
-                                         op.k, o.seed, op.op);
+    const char *stage = "";
+    Expected<HostTensor> x = activationsFor(
+        o, input->has_value(), [&] { return groupInputFor(**input, op); },
+        op.activation, op.n, op.k, op.op, stage);
     if (!x)
-      return fail(o, "input", x.message());
-    if (Status s = checkFits(o, x->rows, op.n, op.k); !s)
-      return fail(o, "check", s.message());
+      return fail(o, stage, x.message());
     auto out = group.run(op, *x);
     if (!out)
       return fail(o, "run", out.message());
@@ -508,42 +538,27 @@ int runRun(const std::vector<std::string> &args) {
   if (o.allRanks)
     return runAllRanks(o);
 
-  LoadOptions lo;
+  LoadOptions lo = loadOptionsOf(o);
   lo.rank = o.rank;
-  lo.backend = o.backend;
-  lo.fallback = o.fallback;
-  lo.warmup = o.warmup;
-  if (!o.op.empty())
-    lo.ops = {o.op};
   auto loaded = loadModel(o.dir, lo);
   if (!loaded)
     return fail(o, "load", loaded.message());
   LoadedModel &model = **loaded;
 
-  std::optional<safetensors::SafetensorsFile> input;
-  if (!o.input.empty()) {
-    auto f = safetensors::SafetensorsFile::open(o.input);
-    if (!f)
-      return fail(o, "input", f.message());
-    input.emplace(f.take());
-  }
+  auto input = openInput(o);
+  if (!input)
+    return fail(o, "input", input.message());
 
   json ops = json::array();
   bool allOk = true;
   std::string text;
   for (const OpPlan &op : model.plan().ops) {
-    if (Status s =
-            checkFits(o, input ? 1 : o.tokens.value_or(1), op.n(), op.k());
-        !s) // before generating T rows
-      return fail(o, "check", s.message());
-    Expected<HostTensor> x =
-        input ? inputFor(*input, op)
-              : deterministicActivations(op.activation, o.tokens.value_or(1),
-                                         op.k(), o.seed, op.tensor);
+    const char *stage = "";
+    Expected<HostTensor> x = activationsFor(
+        o, input->has_value(), [&] { return inputFor(**input, op); },
+        op.activation, op.n(), op.k(), op.tensor, stage);
     if (!x)
-      return fail(o, "input", x.message());
-    if (Status s = checkFits(o, x->rows, op.n(), op.k()); !s)
-      return fail(o, "check", s.message());
+      return fail(o, stage, x.message());
     auto y = model.run(op.tensor, *x);
     if (!y)
       return fail(o, "run", y.message());
