@@ -267,37 +267,6 @@ private:
     return Status::ok();
   }
 
-  /// Every physical tensor the manifest declares in `shard` exists as
-  /// declared, and the shard holds nothing else (strict inventory).
-  Status checkShardInventory(const std::string &path,
-                             const safetensors::SafetensorsFile &shard) {
-    std::set<std::string, std::less<>> declared;
-    for (const artifact::TensorEntry &t : m.man.tensors) {
-      if (t.file != path)
-        continue;
-      for (const auto &[role, stored] : t.storedTensors()) {
-        declared.insert(stored.tensor);
-        const safetensors::TensorView *v = shard.find(stored.tensor);
-        if (!v)
-          return makeError(shard.path(), ": tensor \"", stored.tensor, "\" (",
-                           role, " of \"", t.name,
-                           "\") is missing from the shard");
-        if (v->dtype != stored.dtype || v->shape != stored.shape)
-          return makeError(shard.path(), ": tensor \"", stored.tensor, "\" is ",
-                           safetensors::dtypeName(v->dtype), " ",
-                           shapeToString(v->shape), ", the manifest declares ",
-                           safetensors::dtypeName(stored.dtype), " ",
-                           shapeToString(stored.shape));
-      }
-    }
-    for (const safetensors::TensorView &v : shard.tensors())
-      if (!declared.count(v.name))
-        return makeError(shard.path(), ": tensor \"", v.name,
-                         "\" is not declared by any manifest tensor (strict "
-                         "inventory)");
-    return Status::ok();
-  }
-
   Status readFiles() {
     auto start = Clock::now();
     for (const std::string &path : m.runPlan.files) {
@@ -318,7 +287,7 @@ private:
                                                                 options.limits);
       if (!shard)
         return shard.error();
-      QTENSOR_TRY(checkShardInventory(f->path, *shard));
+      QTENSOR_TRY(checkShardInventory(m.man, f->path, *shard));
       m.shards.emplace(f->path, shard.take());
     }
     for (const OpPlan &op : m.runPlan.ops) {

@@ -376,6 +376,7 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
                                                              options.limits);
       if (!st)
         return st.error();
+      QTENSOR_TRY(checkShardInventory(man, f->path, *st));
       groupMapped += f->bytes;
       noteList.push_back("mapped and hashed " + f->path +
                          " for the biases added after the all-reduce");
@@ -385,11 +386,11 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
     for (const auto &[role, t] : b->storedTensors())
       if (std::strcmp(role, "data") == 0)
         stored = t.tensor;
+    // checkShardInventory has matched it to the manifest's declaration.
     const safetensors::TensorView *v = shard->second.find(stored);
-    if (!v || v->dtype != b->plain()->dtype || v->shape != b->plain()->shape)
+    if (!v)
       return makeError(shard->second.path(), ": tensor \"", stored,
-                       "\" (bias \"", name,
-                       "\") is missing or not as the manifest declares it");
+                       "\" (bias \"", name, "\") is missing");
     QTENSOR_ASSIGN_OR_RETURN(g.reducedBiasValues, safetensors::toFloat64(*v));
     g.reducedBias = name;
   }

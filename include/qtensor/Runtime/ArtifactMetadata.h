@@ -14,6 +14,8 @@
 #ifndef QTENSOR_RUNTIME_ARTIFACTMETADATA_H
 #define QTENSOR_RUNTIME_ARTIFACTMETADATA_H
 
+#include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Kernels/Admission.h"
 #include "qtensor/Support/Expected.h"
 
@@ -70,6 +72,13 @@ struct ReportOptions {
 };
 Expected<ReportOptions> parseReportOptions(const nlohmann::json &j,
                                            const std::string &name);
+
+/// Every physical tensor `m` declares in the shard `path` exists there as
+/// declared, and the shard holds nothing else (strict inventory). The
+/// loader checks each shard it maps; the tensor-parallel group the biases
+/// shard it maps itself.
+Status checkShardInventory(const artifact::Manifest &m, const std::string &path,
+                           const safetensors::SafetensorsFile &shard);
 
 } // namespace qtensor::runtime
 
