@@ -345,12 +345,8 @@ int runCompile(const std::vector<std::string> &args) {
       // module's ops by file:line:col.
       if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
         os << name.getName().strref() << ": ";
-      else if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(
-                   d.getLocation()))
-        os << file.getFilename().strref() << ":" << file.getLine() << ":"
-           << file.getColumn() << ": ";
       else
-        os << d.getLocation() << ": ";
+        os << locationText(d.getLocation()) << ": ";
       os << d << "\n";
       for (const mlir::Diagnostic &note : d.getNotes())
         os << "  note: " << note << "\n";

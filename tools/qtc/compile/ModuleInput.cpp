@@ -25,12 +25,8 @@
 #include <sys/stat.h>
 
 namespace qtensor::qtc {
-namespace {
 
-constexpr uint64_t kMaxModuleBytes = uint64_t(1) << 30;
-
-/// "file:line:col" where the location has one (through a NameLoc).
-std::string text(mlir::Location loc) {
+std::string locationText(mlir::Location loc) {
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
     loc = name.getChildLoc();
   std::string s;
@@ -42,6 +38,10 @@ std::string text(mlir::Location loc) {
     loc.print(os);
   return s;
 }
+
+namespace {
+
+constexpr uint64_t kMaxModuleBytes = uint64_t(1) << 30;
 
 std::string text(mlir::Type type) {
   std::string s;
@@ -116,7 +116,7 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
       continue; // an inline constant is part of the module, not a weight
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(global.getType());
     if (!type || !type.hasStaticShape())
-      return makeError(text(global.getLoc()),
+      return makeError(locationText(global.getLoc()),
                        ": external global @", global.getSymName().str(),
                        " must be a statically shaped tensor, not ",
                        text(global.getType()));
@@ -136,7 +136,7 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   module.walk([&](mlir::ml_program::GlobalOp global) {
     if (error.empty() && global.getValue() &&
         llvm::isa<mlir::ml_program::ExternAttr>(*global.getValue()))
-      error = text(global.getLoc()) + ": external global @" +
+      error = locationText(global.getLoc()) + ": external global @" +
               global.getSymName().str() +
               " is read other than by ml_program.global_load_const; qtc "
               "takes an external weight through global_load_const (or "
@@ -195,13 +195,13 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
       return;
     std::string name = op.getName().str();
     if (name.find("@rank") != std::string::npos) {
-      error = text(op.getLoc()) + ": qtensor.weight \"" + name +
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
               "\": \"@rank\" is reserved for the artifact's per-rank slices";
       return;
     }
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(op.getType());
     if (!type) {
-      error = text(op.getLoc()) + ": qtensor.weight \"" + name +
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
               "\" is already quantized (" + text(op.getType()) +
               "); qtc compile quantizes the float weights of --weights";
       return;
@@ -211,7 +211,7 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     ref.shape.assign(type.getShape().begin(), type.getShape().end());
     ref.dtype = dtypeOf(type.getElementType());
     if (ref.dtype.empty()) {
-      error = text(op.getLoc()) + ": qtensor.weight \"" + name + "\" has " +
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name + "\" has " +
               "element type " + text(type.getElementType()) +
               ", not a float type a weights file stores";
       return;
@@ -224,7 +224,7 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     }
     ModuleReference &first = refs[it->second];
     if (first.shape != ref.shape || first.dtype != ref.dtype) {
-      error = text(op.getLoc()) + ": qtensor.weight \"" + name + "\" is " +
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name + "\" is " +
               text(type) + " here but has another type elsewhere";
       return;
     }
@@ -278,7 +278,7 @@ formLinears(mlir::ModuleOp module, const std::string &path,
       if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
         remarks.emplace_back(d.getLocation(), d.str());
       else
-        os << text(d.getLocation()) << ": " << d << "\n";
+        os << locationText(d.getLocation()) << ": " << d << "\n";
       return mlir::success();
     });
     mlir::PassManager pm(context);
@@ -320,7 +320,7 @@ formLinears(mlir::ModuleOp module, const std::string &path,
       std::string why = remarksAt(contraction ? contraction : reader);
       error = op.getName().str() + " is selected for quantization, but " +
               reader->getName().getStringRef().str() + " at " +
-              text(reader->getLoc()) +
+              locationText(reader->getLoc()) +
               " reads it in a form qtensor-fuse-linear does not turn into "
               "a qtensor.linear" +
               (why.empty() ? std::string() : " (" + why + ")") +
@@ -340,8 +340,8 @@ formLinears(mlir::ModuleOp module, const std::string &path,
                        "the module uses, and was removed as dead code)");
     if (it->second.size() > 1)
       return makeError(path, ": ", l.name, " is the weight of ",
-                       it->second.size(), " linears (", text(it->second[0]->getLoc()),
-                       ", ", text(it->second[1]->getLoc()),
+                       it->second.size(), " linears (", locationText(it->second[0]->getLoc()),
+                       ", ", locationText(it->second[1]->getLoc()),
                        "); an artifact holds one op per weight: keep it in "
                        "float with --exclude '",
                        l.name, "'");
@@ -364,7 +364,7 @@ formLinears(mlir::ModuleOp module, const std::string &path,
     auto biasWeight = b.getDefiningOp<mlir::qt::WeightOp>();
     if (!biasWeight)
       return makeError(path, ": the bias of the linear on ", name, " at ",
-                       text(op.getLoc()),
+                       locationText(op.getLoc()),
                        " is computed in the graph; the artifact stores a "
                        "linear's bias from the weights file only (read it "
                        "with qtensor.weight)");

@@ -33,6 +33,10 @@ class MLIRContext;
 
 namespace qtensor::qtc {
 
+/// "file:line:col" where the location has one (through a NameLoc), else
+/// the location as MLIR prints it.
+std::string locationText(mlir::Location loc);
+
 /// True for a path qtc compile reads as an MLIR module (.mlir, .mlirbc).
 bool isModulePath(const std::string &path);
 
