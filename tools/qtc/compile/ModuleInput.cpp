@@ -150,12 +150,9 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
 } // namespace
 
 bool isModulePath(const std::string &path) {
-  auto ends = [&](const char *suffix) {
-    std::string s(suffix);
-    return path.size() > s.size() &&
-           path.compare(path.size() - s.size(), s.size(), s) == 0;
-  };
-  return ends(".mlir") || ends(".mlirbc");
+  llvm::StringRef p(path);
+  return (p.ends_with(".mlir") && p.size() > 5) ||
+         (p.ends_with(".mlirbc") && p.size() > 7);
 }
 
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
