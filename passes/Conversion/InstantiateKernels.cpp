@@ -39,9 +39,7 @@ struct InstantiateKernelsPass
   /// lower=ptx runs the PTX pipeline dynamically: declare what it creates.
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    OpPassManager pm(ModuleOp::getOperationName());
-    qtensor::buildLowerToPTXPipeline(pm, qtensor::PTXTarget{"sm_90", 78, 3});
-    pm.getDependentDialects(registry);
+    qtensor::getLowerToPTXDependentDialects(registry);
   }
 
   void runOnOperation() override {

@@ -79,6 +79,12 @@ FailureOr<qtensor::PTXTarget> qtensor::resolvePTXTarget(StringRef chip,
   return PTXTarget{chip.str(), ptxVersion, optLevel};
 }
 
+void qtensor::getLowerToPTXDependentDialects(DialectRegistry &registry) {
+  OpPassManager pm(ModuleOp::getOperationName());
+  buildLowerToPTXPipeline(pm, PTXTarget{"sm_90", 78, 3});
+  pm.getDependentDialects(registry);
+}
+
 void qtensor::buildLowerToPTXPipeline(OpPassManager &pm,
                                       const PTXTarget &target) {
   GpuNVVMAttachTargetOptions attach;
@@ -155,14 +161,10 @@ struct LowerToPTXPass
     : public qt::impl::QTensorLowerToPTXPassBase<LowerToPTXPass> {
   using Base::Base;
 
-  /// A dynamic pipeline loads no dialects itself: declare everything its
-  /// passes create (cf, LLVM, NVVM, ...), or they build ops of unloaded
-  /// dialects and crash. The dialects do not depend on the options.
+  /// A dynamic pipeline loads no dialects itself: declare what it creates.
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    OpPassManager pm(ModuleOp::getOperationName());
-    qtensor::buildLowerToPTXPipeline(pm, qtensor::PTXTarget{"sm_90", 78, 3});
-    pm.getDependentDialects(registry);
+    qtensor::getLowerToPTXDependentDialects(registry);
   }
 
   void runOnOperation() override {

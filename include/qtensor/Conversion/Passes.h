@@ -50,6 +50,12 @@ mlir::FailureOr<PTXTarget> resolvePTXTarget(llvm::StringRef chip,
 /// resolvePTXTarget.
 void buildLowerToPTXPipeline(mlir::OpPassManager &pm, const PTXTarget &target);
 
+/// The dialects buildLowerToPTXPipeline's passes create (cf, LLVM, NVVM,
+/// ...), for a pass that runs it dynamically: such a pipeline loads no
+/// dialects itself, and its passes would build ops of unloaded dialects.
+/// They do not depend on the target.
+void getLowerToPTXDependentDialects(mlir::DialectRegistry &registry);
+
 /// Lowers host kernels (func.func on memrefs with scf/vector/arith/math) to
 /// the LLVM dialect, ready for mlir::ExecutionEngine or mlir-translate.
 void buildLowerKernelsToHostPipeline(mlir::OpPassManager &pm);
