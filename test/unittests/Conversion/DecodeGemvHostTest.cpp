@@ -55,8 +55,8 @@
 
 using namespace qtensor;
 using llvm::SmallVector;
-using qtensor::testing::fromBits;
-using qtensor::testing::toBits;
+using qtensor::test::fromBits;
+using qtensor::test::toBits;
 
 namespace {
 
@@ -99,7 +99,7 @@ public:
   }
 
 private:
-  qtensor::testing::HostKernelJit jit;
+  qtensor::test::HostKernelJit jit;
 };
 
 struct Case {

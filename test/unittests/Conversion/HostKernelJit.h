@@ -34,7 +34,7 @@
 #include <memory>
 #include <vector>
 
-namespace qtensor::testing {
+namespace qtensor::test {
 
 /// A row-major buffer viewed as a rank-R memref descriptor.
 template <typename T, int R> struct HostBuffer {
@@ -103,6 +103,6 @@ public:
   mlir::MLIRContext context;
 };
 
-} // namespace qtensor::testing
+} // namespace qtensor::test
 
 #endif // QTENSOR_TEST_UNITTESTS_CONVERSION_HOSTKERNELJIT_H

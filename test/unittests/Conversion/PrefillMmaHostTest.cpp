@@ -29,7 +29,7 @@
 #include <random>
 
 using namespace qtensor;
-using namespace qtensor::testing;
+using namespace qtensor::test;
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include "CompileKernels.h"
 
 #include "../Progress.h"
+#include "TestTempDir.h"
 
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/QuantizedStorage.h"
@@ -69,19 +70,6 @@ func.func @forward(%x: tensor<?x768xf16>) -> tensor<?x64xf16> {
 }
 )mlir";
 
-/// A scratch directory removed at the end of the test.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string pattern = "/tmp/qtc-kernels-test-XXXXXX";
-    if (::mkdtemp(pattern.data()))
-      path = pattern;
-  }
-  ~TempDir() {
-    if (!path.empty())
-      std::system(("rm -rf '" + path + "'").c_str());
-  }
-};
 
 class CompileKernelsTest : public ::testing::Test {
 protected:
@@ -116,12 +104,12 @@ protected:
     DispatchResult dispatch;
     dispatch.kernelIds = std::move(kernelIds);
     Progress progress(Progress::Mode::Quiet, 1);
-    return compileKernels(context, module, dispatch, target, scratch.path,
+    return compileKernels(context, module, dispatch, target, scratch.str(),
                           progress);
   }
 
   mlir::MLIRContext context;
-  TempDir scratch;
+  qtensor::test::TempDir scratch{"qtc-kernels-test"};
 };
 
 const artifact::KernelEntry *findEntry(const KernelBuild &build,
@@ -247,7 +235,7 @@ TEST_F(CompileKernelsTest, HostSharedObjectRunsThroughTheCInterface) {
       reconstructAffine(weight, codes, scales, {});
   ASSERT_TRUE(bool(what)) << what.message();
 
-  const std::string soPath = scratch.path + "/kernels-host.so";
+  const std::string soPath = (scratch / "kernels-host.so").string();
   {
     std::ofstream out(soPath, std::ios::binary);
     out.write(reinterpret_cast<const char *>(build->files[0].bytes.data()),

@@ -17,6 +17,8 @@
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/FloatFormats.h"
 
+#include "TestTempDir.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -36,24 +38,8 @@ using nlohmann::json;
 using namespace qtensor;
 
 /// A fresh temporary directory, removed with its contents.
-class TempDir {
-public:
-  TempDir() {
-    std::string tmpl =
-        (fs::temp_directory_path() / "qtensor-runtime-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      ADD_FAILURE() << "mkdtemp failed";
-    dir = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string str() const { return dir.string(); }
-  fs::path operator/(const std::string &name) const { return dir / name; }
-
-private:
-  fs::path dir;
+struct TempDir : qtensor::test::TempDir {
+  TempDir() : qtensor::test::TempDir("qtensor-runtime-test") {}
 };
 
 inline std::vector<uint8_t> readBytes(const fs::path &p) {

@@ -6,6 +6,8 @@
 #include "qtensor/Formats/ArtifactWriter.h"
 #include "qtensor/Formats/Manifest.h"
 
+#include "TestTempDir.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -30,25 +32,8 @@ using safetensors::DType;
 
 /// A fresh directory under the system temporary directory, removed with
 /// everything in it when the test ends.
-class TempDir {
-public:
-  TempDir() {
-    std::string tmpl =
-        (fs::temp_directory_path() / "qtensor-artifact-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      ADD_FAILURE() << "mkdtemp failed";
-    dir = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  const fs::path &path() const { return dir; }
-  std::string str() const { return dir.string(); }
-  fs::path operator/(const std::string &name) const { return dir / name; }
-
-private:
-  fs::path dir;
+struct TempDir : qtensor::test::TempDir {
+  TempDir() : qtensor::test::TempDir("qtensor-artifact-test") {}
 };
 
 inline std::string readText(const fs::path &p) {

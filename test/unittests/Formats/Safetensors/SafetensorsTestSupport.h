@@ -5,6 +5,8 @@
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Support/Sha256.h"
 
+#include "TestTempDir.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -89,33 +91,18 @@ inline std::string hexDigest(const uint8_t *data, size_t size) {
 }
 
 /// A fresh temporary directory, removed with its contents on destruction.
-class TempDir {
+class TempDir : public qtensor::test::TempDir {
 public:
-  TempDir() {
-    std::string tmpl =
-        (fs::temp_directory_path() / "qtensor-st-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  const fs::path &path() const { return dir; }
-  fs::path operator/(const std::string &name) const { return dir / name; }
+  TempDir() : qtensor::test::TempDir("qtensor-st") {}
 
   /// Writes `bytes` to `name` inside the directory; returns the full path.
   std::string write(const std::string &name, const std::string &bytes) const {
-    fs::path p = dir / name;
+    fs::path p = *this / name;
     fs::create_directories(p.parent_path());
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return p.string();
   }
-
-private:
-  fs::path dir;
 };
 
 /// 8-byte little-endian length + header + payload.
