@@ -9,7 +9,7 @@ packages=(
   # libFuzzer and the ASan/UBSan runtimes for clang-22 (test/fuzz).
   libclang-rt-22-dev
   # Libraries the project links.
-  nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev
+  nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev libicu-dev
   # Build tools.
   cmake ninja-build ccache
 )

@@ -1,0 +1,298 @@
+//===- PreTokenize.cpp - Byte-level BPE pre-tokenizers --------------------===//
+
+#include "PreTokenize.h"
+
+#include "Unicode.h"
+
+#include <functional>
+
+namespace qtensor::pretokenize {
+
+namespace {
+
+using unicode::Category;
+
+/// Piece lengths, in code points, covering the text in order.
+using Pieces = std::vector<size_t>;
+
+/// The GPT-2 pattern
+///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+/// applied to each piece (llama.cpp's unicode_regex_split_custom_gpt2).
+Pieces splitGPT2(const std::vector<uint32_t> &cps, const Pieces &pieces) {
+  Pieces out;
+  out.reserve(pieces.size());
+  size_t begin = 0;
+  for (size_t length : pieces) {
+    const size_t end = begin + length;
+    // A position past the piece has no class at all.
+    struct Class {
+      bool valid = false, letter = false, number = false, space = false;
+    };
+    auto classAt = [&](size_t p) {
+      Class c;
+      if (p >= end)
+        return c;
+      unicode::CodepointInfo i = unicode::info(cps[p]);
+      c.valid = true;
+      c.letter = i.category == Category::Letter;
+      c.number = i.category == Category::Number;
+      c.space = i.whitespace;
+      return c;
+    };
+    auto other = [](const Class &c) {
+      return c.valid && !c.space && !c.letter && !c.number;
+    };
+    size_t pos = begin;
+    auto emit = [&](size_t to) {
+      if (to > pos)
+        out.push_back(to - pos);
+      pos = to;
+    };
+    while (pos < end) {
+      const uint32_t cp = cps[pos];
+      if (cp == '\'' && pos + 1 < end) {
+        uint32_t n1 = cps[pos + 1];
+        if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
+          emit(pos + 2);
+          continue;
+        }
+        if (pos + 2 < end) {
+          uint32_t n2 = cps[pos + 2];
+          if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') ||
+              (n1 == 'l' && n2 == 'l')) {
+            emit(pos + 3);
+            continue;
+          }
+        }
+      }
+      // An optional leading space, then a run of one class.
+      const size_t first = cp == ' ' ? pos + 1 : pos;
+      const Class lead = classAt(first);
+      if (lead.letter || lead.number || other(lead)) {
+        size_t p = first + 1;
+        if (lead.letter)
+          while (classAt(p).letter)
+            ++p;
+        else if (lead.number)
+          while (classAt(p).number)
+            ++p;
+        else
+          while (other(classAt(p)))
+            ++p;
+        emit(p);
+        continue;
+      }
+      size_t spaces = 0;
+      while (classAt(pos + spaces).space)
+        ++spaces;
+      if (spaces > 1 && pos + spaces < end) {
+        // \s+(?!\S): leave the last space to the word that follows.
+        emit(pos + spaces - 1);
+        continue;
+      }
+      if (spaces > 0) {
+        emit(pos + spaces);
+        continue;
+      }
+      emit(pos + 1);
+    }
+    begin = end;
+  }
+  return out;
+}
+
+/// Splits each piece at the leftmost matches of a pattern, as
+/// std::regex_iterator walks it: `matchAt(p, end)` is the length of the
+/// match starting at p (0 for none). Matches are never empty.
+Pieces splitMatches(const Pieces &pieces,
+                    const std::function<size_t(size_t, size_t)> &matchAt) {
+  Pieces out;
+  out.reserve(pieces.size());
+  size_t begin = 0;
+  for (size_t length : pieces) {
+    const size_t end = begin + length;
+    size_t start = begin;
+    for (size_t p = begin; p < end;) {
+      size_t n = matchAt(p, end);
+      if (n == 0) {
+        ++p;
+        continue;
+      }
+      if (p > start)
+        out.push_back(p - start);
+      out.push_back(n);
+      p += n;
+      start = p;
+    }
+    if (start < end)
+      out.push_back(end - start);
+    begin = end;
+  }
+  return out;
+}
+
+/// The classes of llama.cpp's collapsed text: a code point below U+0080
+/// stands for itself, one above for its category (White_Space first).
+struct Collapsed {
+  const std::vector<uint32_t> &cps;
+
+  bool space(size_t p) const {
+    uint32_t c = cps[p];
+    if (c < 0x80)
+      return c == ' ' || (c >= 0x09 && c <= 0x0D);
+    return unicode::info(c).whitespace;
+  }
+  bool category(size_t p, Category want) const {
+    unicode::CodepointInfo i = unicode::info(cps[p]);
+    return !i.whitespace && i.category == want;
+  }
+  /// \p{L}: A-Z a-z, or a letter above U+007F.
+  bool letter(size_t p) const {
+    uint32_t c = cps[p];
+    if (c < 0x80)
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    return category(p, Category::Letter);
+  }
+  /// \p{N}: 0-9, or a number above U+007F.
+  bool number(size_t p) const {
+    uint32_t c = cps[p];
+    if (c < 0x80)
+      return c >= '0' && c <= '9';
+    return category(p, Category::Number);
+  }
+  /// \p{P}: the ASCII punctuation !"#%&'()*,-./:;?@[\]_{} (not the ASCII
+  /// symbols $+<=>^`|~), or punctuation above U+007F.
+  bool punctuation(size_t p) const {
+    uint32_t c = cps[p];
+    if (c < 0x80)
+      return (c >= 0x21 && c <= 0x23) || (c >= 0x25 && c <= 0x2A) ||
+             (c >= 0x2C && c <= 0x2F) || c == 0x3A || c == 0x3B ||
+             c == 0x3F || c == 0x40 || (c >= 0x5B && c <= 0x5D) ||
+             c == 0x5F || c == 0x7B || c == 0x7D;
+    return category(p, Category::Punctuation);
+  }
+};
+
+/// `\s?X+` for a class X: an optional space only where X follows it.
+template <typename Pred>
+size_t optionalSpaceThenRun(const Collapsed &t, size_t p, size_t end,
+                            Pred in) {
+  size_t q = p;
+  if (!in(q)) {
+    if (!(t.space(q) && q + 1 < end && in(q + 1)))
+      return 0;
+    ++q;
+  }
+  while (q < end && in(q))
+    ++q;
+  return q - p;
+}
+
+Pieces splitDeepSeekCoder(const std::vector<uint32_t> &cps, Pieces pieces) {
+  Collapsed t{cps};
+  // [\r\n]
+  pieces = splitMatches(pieces, [&](size_t p, size_t) -> size_t {
+    return cps[p] == '\r' || cps[p] == '\n';
+  });
+  // \s?\p{L}+
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) {
+    return optionalSpaceThenRun(t, p, end,
+                                [&](size_t q) { return t.letter(q); });
+  });
+  // \s?\p{P}+
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) {
+    return optionalSpaceThenRun(t, p, end,
+                                [&](size_t q) { return t.punctuation(q); });
+  });
+  // [一-龥ࠀ-一가-퟿]+ over the code points, where every White_Space code point
+  // above U+007F reads as U+000B.
+  auto cjk = [&](size_t q) {
+    uint32_t c = cps[q];
+    if (c > 0x7F && unicode::info(c).whitespace)
+      return false;
+    return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x0800 && c <= 0x4E00) ||
+           (c >= 0xAC00 && c <= 0xD7FF);
+  };
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) {
+    size_t q = p;
+    while (q < end && cjk(q))
+      ++q;
+    return q - p;
+  });
+  // \p{N}
+  pieces = splitMatches(pieces, [&](size_t p, size_t) -> size_t {
+    return t.number(p);
+  });
+  return pieces;
+}
+
+/// llama.cpp's LLAMA_VOCAB_PRE_TYPE_DEFAULT patterns.
+Pieces splitDefault(const std::vector<uint32_t> &cps, Pieces pieces) {
+  Collapsed t{cps};
+  // [\p{P}\$\+<=>\^~\|]+
+  auto punctuationOrSymbol = [&](size_t q) {
+    uint32_t c = cps[q];
+    return t.punctuation(q) || c == '$' || c == '+' || c == '<' || c == '=' ||
+           c == '>' || c == '^' || c == '~' || c == '|';
+  };
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) {
+    size_t q = p;
+    while (q < end && punctuationOrSymbol(q))
+      ++q;
+    return q - p;
+  });
+  pieces = splitGPT2(cps, pieces);
+  // \p{N}+
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) {
+    size_t q = p;
+    while (q < end && t.number(q))
+      ++q;
+    return q - p;
+  });
+  // [0-9][0-9][0-9]
+  auto digit = [&](size_t q) { return cps[q] >= '0' && cps[q] <= '9'; };
+  pieces = splitMatches(pieces, [&](size_t p, size_t end) -> size_t {
+    return p + 3 <= end && digit(p) && digit(p + 1) && digit(p + 2) ? 3 : 0;
+  });
+  return pieces;
+}
+
+} // namespace
+
+std::vector<std::string> splitWords(std::string_view text, PreTokenizer kind) {
+  const std::vector<uint32_t> cps = unicode::decodeUtf8(text);
+  Pieces pieces;
+  if (!cps.empty())
+    pieces.push_back(cps.size());
+  switch (kind) {
+  case PreTokenizer::GPT2:
+    pieces = splitGPT2(cps, pieces);
+    break;
+  case PreTokenizer::DeepSeekCoder:
+    pieces = splitDeepSeekCoder(cps, std::move(pieces));
+    break;
+  case PreTokenizer::Default:
+  case PreTokenizer::None:
+    pieces = splitDefault(cps, std::move(pieces));
+    break;
+  }
+
+  std::vector<std::string> words;
+  words.reserve(pieces.size());
+  size_t begin = 0;
+  std::string utf8;
+  for (size_t length : pieces) {
+    utf8.clear();
+    for (size_t i = begin; i < begin + length; ++i)
+      unicode::appendUtf8(utf8, cps[i]);
+    std::string word;
+    word.reserve(utf8.size() * 2);
+    for (char c : utf8)
+      word += unicode::byteToUnicode(static_cast<uint8_t>(c));
+    words.push_back(std::move(word));
+    begin += length;
+  }
+  return words;
+}
+
+} // namespace qtensor::pretokenize
