@@ -8,6 +8,7 @@
 #include "Inspect.h"
 #include "Kernels.h"
 #include "Run.h"
+#include "Tokenize.h"
 #if QTENSOR_QTC_COMPILER
 #include "compile/Compile.h"
 #include "verify/Verify.h"
@@ -27,6 +28,8 @@ const char *kUsage =
     "      print its inventory, metadata and verdict\n"
     "  kernels [--json]\n"
     "      list the kernel capability registry (layouts, repacks, kernels)\n"
+    "  tokenize FILE.gguf --text TEXT [--add-special] [--json]\n"
+    "      print the token ids of TEXT under the GGUF file's tokenizer\n"
     "  run DIR [--op NAME] [--input FILE] [--tokens T] [--backend ...] [--json]\n"
     "      load an artifact (verify, admit, materialize) and run its linears\n"
     "  compile INPUT --target sm_80|sm_90|host -o DIR [--quant ...] [--tp N]\n"
@@ -62,6 +65,8 @@ static int run(int argc, char **argv) {
     return qtensor::qtc::runKernels(args);
   if (command == "run")
     return qtensor::qtc::runRun(args);
+  if (command == "tokenize")
+    return qtensor::qtc::runTokenize(args);
 #if QTENSOR_QTC_COMPILER
   if (command == "compile")
     return qtensor::qtc::runCompile(args);
