@@ -9,19 +9,20 @@
 
 namespace qtensor::qtc {
 
-Progress::Progress(Mode mode, int stages)
-    : mode(mode), stages(stages), terminal(::isatty(STDERR_FILENO) == 1) {}
+Progress::Progress(Mode mode)
+    : mode(mode), terminal(::isatty(STDERR_FILENO) == 1) {}
 
-void Progress::stage(const std::string &stageName) {
-  name = stageName;
-  ++current;
+void Progress::stage(const std::string &stageKey, const std::string &title,
+                     int current, int stages) {
+  key = stageKey;
+  name = title;
   lastDecile = -1;
   started = std::chrono::steady_clock::now();
   if (mode == Mode::Text)
     std::fprintf(stderr, "[%d/%d] %s\n", current, stages, name.c_str());
   else if (mode == Mode::Json)
     std::fprintf(stderr, "%s\n",
-                 nlohmann::json{{"stage", name}, {"index", current},
+                 nlohmann::json{{"stage", name}, {"key", key}, {"index", current},
                                 {"stages", stages}, {"event", "start"}}
                      .dump()
                      .c_str());

@@ -11,29 +11,33 @@
 #ifndef QTENSOR_TOOLS_QTC_PROGRESS_H
 #define QTENSOR_TOOLS_QTC_PROGRESS_H
 
+#include "qtensor/Support/Progress.h"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace qtensor::qtc {
 
-class Progress {
+/// The ProgressSink qtc hands the libraries.
+class Progress final : public ProgressSink {
 public:
   enum class Mode { Text, Json, Quiet };
-  Progress(Mode mode, int stages);
+  explicit Progress(Mode mode);
 
-  /// Starts the next stage.
-  void stage(const std::string &name);
-  /// Reports `done` of `total` items of the current stage.
-  void advance(uint64_t done, uint64_t total, const std::string &unit);
+  void stage(const std::string &key, const std::string &title, int index,
+             int stages) override;
+  void advance(uint64_t done, uint64_t total,
+               const std::string &unit) override;
   /// Ends the current stage (prints its duration in text mode).
-  void finish(const std::string &summary = "");
+  void finish(const std::string &summary) override;
+  /// The key of the stage that started last ("" before any).
+  const std::string &currentStage() const { return key; }
 
 private:
   Mode mode;
-  int stages, current = 0;
   bool terminal;
-  std::string name;
+  std::string key, name;
   int lastDecile = -1;
   std::chrono::steady_clock::time_point started;
 };

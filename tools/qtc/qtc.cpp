@@ -1,7 +1,7 @@
 //===- qtc.cpp - The qtensor ahead-of-time driver -------------------------===//
 //
-// `qtc COMMAND ...`. Today: `inspect`. Commands are dispatched here and live
-// in a file each.
+// `qtc COMMAND ...`. Commands are dispatched here and live in a file each;
+// the work is done by the libraries they call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,9 +9,9 @@
 #include "Kernels.h"
 #include "Run.h"
 #include "Tokenize.h"
+#include "VerifyCommand.h"
 #if QTENSOR_QTC_COMPILER
-#include "compile/Compile.h"
-#include "verify/Verify.h"
+#include "CompileCommand.h"
 #endif
 
 #include <exception>
@@ -67,13 +67,13 @@ static int run(int argc, char **argv) {
     return qtensor::qtc::runRun(args);
   if (command == "tokenize")
     return qtensor::qtc::runTokenize(args);
+  if (command == "verify")
+    return qtensor::qtc::runVerify(args);
 #if QTENSOR_QTC_COMPILER
   if (command == "compile")
     return qtensor::qtc::runCompile(args);
-  if (command == "verify")
-    return qtensor::qtc::runVerify(args);
 #else
-  if (command == "compile" || command == "verify") {
+  if (command == "compile") {
     std::cerr << "qtc: '" << command
               << "' needs the compiler; this qtc was built with "
                  "QTENSOR_ENABLE_MLIR=OFF\n";

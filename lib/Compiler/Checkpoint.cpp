@@ -1,0 +1,416 @@
+//===- Checkpoint.cpp - Reading a model checkpoint for qtc compile --------===//
+
+#include "Checkpoint.h"
+#include "CheckpointDetail.h"
+
+#include "qtensor/Formats/GGMLTypes.h"
+#include "qtensor/Support/JsonObjectReader.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <sys/stat.h>
+
+namespace qtensor::compiler {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t(1) << 20; // 1 Mi: above any real model
+constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
+constexpr unsigned kMaxConfigDepth = 32;
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+/// An integer field of config.json in [1, kMaxDim].
+Status readDim(const nlohmann::json &cfg, const std::string &file,
+               const char *key, int64_t &out, std::optional<int64_t> fallback =
+                                                  std::nullopt) {
+  auto it = cfg.find(key);
+  if (it == cfg.end()) {
+    if (fallback) {
+      out = *fallback;
+      return Status::ok();
+    }
+    return makeError(file, ": missing field \"", key, "\"");
+  }
+  if (!it->is_number_integer())
+    return makeError(file, ": field \"", key, "\" must be an integer, got ",
+                     it->dump());
+  int64_t v = it->get<int64_t>();
+  if (v < 1 || v > kMaxDim)
+    return makeError(file, ": field \"", key, "\" = ", v,
+                     " is outside [1, ", kMaxDim, "]");
+  out = v;
+  return Status::ok();
+}
+
+Status checkConfig(const ModelConfig &c, const std::string &file) {
+  if (c.hidden % c.heads != 0)
+    return makeError(file, ": hidden_size ", c.hidden,
+                     " is not a multiple of num_attention_heads ", c.heads);
+  if (c.kvHeads > c.heads || c.heads % c.kvHeads != 0)
+    return makeError(file, ": num_key_value_heads ", c.kvHeads,
+                     " must divide num_attention_heads ", c.heads);
+  if (c.layers > 1024)
+    return makeError(file, ": num_hidden_layers ", c.layers,
+                     " is above the 1024 this compiler accepts");
+  return Status::ok();
+}
+
+/// The block linears by role, with their expected [N, K].
+struct RoleShape {
+  const char *role;
+  int64_t n, k;
+};
+std::vector<RoleShape> roleShapes(const ModelConfig &c) {
+  return {{"q_proj", c.hidden, c.hidden},
+          {"k_proj", c.kvWidth(), c.hidden},
+          {"v_proj", c.kvWidth(), c.hidden},
+          {"o_proj", c.hidden, c.hidden},
+          {"gate_proj", c.intermediate, c.hidden},
+          {"up_proj", c.intermediate, c.hidden},
+          {"down_proj", c.hidden, c.intermediate}};
+}
+
+} // namespace
+
+std::string detail::shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths) {
+  std::string lines;
+  for (const std::string &path : paths) {
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(file.data(), file.size()));
+    std::string base = path.substr(path.find_last_of('/') + 1);
+    lines += base + " " + hex + "\n";
+  }
+  return sha256Hex(reinterpret_cast<const uint8_t *>(lines.data()),
+                   lines.size());
+}
+
+safetensors::DType Checkpoint::storedPlainDType(const SourceTensor &t) {
+  return t.view && safetensors::isFloatDType(t.view->dtype)
+             ? t.view->dtype
+             : safetensors::DType::F32;
+}
+
+Expected<std::vector<float>>
+Checkpoint::readFloat(const SourceTensor &t) const {
+  if (t.view)
+    return safetensors::toFloat32(*t.view);
+  if (t.gguf)
+    return ggufFile->decode(*t.gguf);
+  return makeError(t.name, ": no data");
+}
+
+Status Checkpoint::listSafetensors(const std::string &file, bool isIndex,
+                                   std::vector<SourceTensor> &all) {
+  std::vector<const safetensors::TensorView *> views;
+  if (isIndex) {
+    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsIndex idx,
+                             safetensors::SafetensorsIndex::open(file));
+    index = std::make_shared<safetensors::SafetensorsIndex>(std::move(idx));
+    inputs.push_back(file);
+    std::string dir = file.substr(0, file.find_last_of('/') + 1);
+    for (const std::string &shard : index->shardNames())
+      inputs.push_back(dir + shard);
+    for (const auto &[name, shard] : index->weightMap())
+      views.push_back(index->find(name));
+  } else {
+    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile f,
+                             safetensors::SafetensorsFile::open(file));
+    single = std::make_shared<safetensors::SafetensorsFile>(std::move(f));
+    inputs.push_back(file);
+    for (const auto &view : single->tensors())
+      views.push_back(&view);
+  }
+  for (const safetensors::TensorView *view : views) {
+    if (!view)
+      return makeError(file, ": a weight_map entry has no tensor");
+    SourceTensor t;
+    t.name = view->name;
+    t.view = view;
+    t.shape = view->shape;
+    t.dtype = std::string(safetensors::dtypeName(view->dtype));
+    all.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Status Checkpoint::listGGUF(const std::string &file,
+                            std::vector<SourceTensor> &all) {
+  QTENSOR_ASSIGN_OR_RETURN(GGUFFile f, GGUFFile::open(file));
+  ggufFile = std::make_shared<GGUFFile>(std::move(f));
+  inputs.push_back(file);
+  for (const GGUFTensorInfo &info : ggufFile->tensors()) {
+    SourceTensor t;
+    t.name = std::string(info.name);
+    t.gguf = &info;
+    t.shape.assign(info.ne.rbegin(), info.ne.rend());
+    t.dtype = std::string(ggmlTypeName(info.type));
+    all.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Expected<Checkpoint> Checkpoint::open(const std::string &path,
+                                      WeightSelection &selection) {
+  Checkpoint cp;
+  std::vector<SourceTensor> all;
+  std::map<std::string, size_t> byName;
+
+  if (isDirectory(path)) {
+    cp.kind = "safetensors";
+    std::string configPath = path + "/config.json";
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile, MappedFile::open(configPath));
+    QTENSOR_ASSIGN_OR_RETURN(
+        nlohmann::json cfg,
+        parseStrictJson({reinterpret_cast<const char *>(configFile.data()),
+                         configFile.size()},
+                        configPath, kMaxConfigBytes, kMaxConfigDepth));
+    if (!cfg.is_object())
+      return makeError(configPath, ": not a JSON object");
+    auto type = cfg.find("model_type");
+    if (type == cfg.end() || !type->is_string())
+      return makeError(configPath, ": missing string field \"model_type\"");
+    cp.cfg.architecture = type->get<std::string>();
+    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "mistral" &&
+        cp.cfg.architecture != "qwen2")
+      return makeError(configPath, ": model_type \"", cp.cfg.architecture,
+                       "\" is not supported (llama, mistral, qwen2)");
+    QTENSOR_TRY(readDim(cfg, configPath, "hidden_size", cp.cfg.hidden));
+    QTENSOR_TRY(readDim(cfg, configPath, "intermediate_size",
+                          cp.cfg.intermediate));
+    QTENSOR_TRY(
+        readDim(cfg, configPath, "num_hidden_layers", cp.cfg.layers));
+    QTENSOR_TRY(
+        readDim(cfg, configPath, "num_attention_heads", cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads",
+                          cp.cfg.kvHeads, cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
+    QTENSOR_TRY(checkConfig(cp.cfg, configPath));
+    // Transformers' default for these architectures is an untied head.
+    if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
+      if (!t->is_boolean())
+        return makeError(configPath, ": field \"tie_word_embeddings\" must "
+                                     "be true or false, got ",
+                         t->dump());
+      cp.cfg.tiedHead = t->get<bool>();
+    }
+    if (auto n = cfg.find("_name_or_path"); n != cfg.end() && n->is_string())
+      cp.cfg.name = n->get<std::string>();
+    if (cp.cfg.name.empty())
+      cp.cfg.name = path.substr(path.find_last_of('/') + 1);
+
+    cp.inputs.push_back(configPath);
+    std::string indexPath = path + "/model.safetensors.index.json";
+    std::string singlePath = path + "/model.safetensors";
+    if (exists(indexPath))
+      QTENSOR_TRY(cp.listSafetensors(indexPath, /*isIndex=*/true, all));
+    else if (exists(singlePath))
+      QTENSOR_TRY(cp.listSafetensors(singlePath, /*isIndex=*/false, all));
+    else
+      return makeError(path, ": neither model.safetensors nor "
+                             "model.safetensors.index.json exists");
+  } else {
+    cp.kind = "gguf";
+    QTENSOR_TRY(cp.listGGUF(path, all));
+    const GGUFFile &g = *cp.ggufFile;
+    auto str = [&](const char *key) -> std::string {
+      const GGUFValue *v = g.findMetadata(key);
+      auto s = v ? v->get<std::string_view>() : std::nullopt;
+      return s ? std::string(*s) : std::string();
+    };
+    cp.cfg.architecture = str("general.architecture");
+    if (cp.cfg.architecture != "llama")
+      return makeError(path, ": general.architecture \"",
+                       cp.cfg.architecture,
+                       "\" is not supported (llama)");
+    cp.cfg.name = str("general.name");
+    auto dim = [&](const std::string &key, int64_t &out,
+                   std::optional<int64_t> fallback) -> Status {
+      const GGUFValue *v = g.findMetadata(key);
+      if (!v) {
+        if (fallback) {
+          out = *fallback;
+          return Status::ok();
+        }
+        return makeError(path, ": missing metadata ", key);
+      }
+      std::optional<uint64_t> u = v->asUnsigned();
+      if (!u || *u < 1 || *u > uint64_t(kMaxDim))
+        return makeError(path, ": metadata ", key, " must be an integer in "
+                                                   "[1, ",
+                         kMaxDim, "]");
+      out = static_cast<int64_t>(*u);
+      return Status::ok();
+    };
+    QTENSOR_TRY(dim("llama.embedding_length", cp.cfg.hidden, std::nullopt));
+    QTENSOR_TRY(
+        dim("llama.feed_forward_length", cp.cfg.intermediate, std::nullopt));
+    QTENSOR_TRY(dim("llama.block_count", cp.cfg.layers, std::nullopt));
+    QTENSOR_TRY(
+        dim("llama.attention.head_count", cp.cfg.heads, std::nullopt));
+    QTENSOR_TRY(dim("llama.attention.head_count_kv", cp.cfg.kvHeads,
+                      cp.cfg.heads));
+    QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
+    QTENSOR_TRY(checkConfig(cp.cfg, path));
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    byName[all[i].name] = i;
+
+  // The block linears, by each format's names.
+  static const std::map<std::string, std::string> kGGUFRoles = {
+      {"attn_q", "q_proj"},     {"attn_k", "k_proj"},
+      {"attn_v", "v_proj"},     {"attn_output", "o_proj"},
+      {"ffn_gate", "gate_proj"}, {"ffn_up", "up_proj"},
+      {"ffn_down", "down_proj"}};
+  auto weightName = [&](int64_t layer, const std::string &role) {
+    if (cp.kind == "gguf") {
+      for (const auto &[g, r] : kGGUFRoles)
+        if (r == role)
+          return "blk." + std::to_string(layer) + "." + g + ".weight";
+    }
+    std::string part = role == "gate_proj" || role == "up_proj" ||
+                               role == "down_proj"
+                           ? "mlp."
+                           : "self_attn.";
+    return "model.layers." + std::to_string(layer) + "." + part + role +
+           ".weight";
+  };
+  std::vector<bool> used(all.size(), false);
+  // Quantized linears go to `lin`; excluded ones stay plain tensors (not
+  // marked used) and are remembered for the graph.
+  auto place = [&](SourceLinear linear, TensorKind kind) -> Status {
+    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
+                             selection.decide(linear.name, kind));
+    if (!d.quantize) {
+      cp.floatLin.push_back(std::move(linear));
+      return Status::ok();
+    }
+    if (auto it = byName.find(linear.weight.name); it != byName.end() &&
+                                                   linear.name ==
+                                                       linear.weight.name)
+      used[it->second] = true;
+    if (linear.bias) {
+      used[byName.at(linear.bias->name)] = true;
+      selection.noteBias(linear.bias->name);
+    }
+    cp.lin.push_back(std::move(linear));
+    return Status::ok();
+  };
+  for (int64_t layer = 0; layer < cp.cfg.layers; ++layer) {
+    for (const RoleShape &rs : roleShapes(cp.cfg)) {
+      std::string name = weightName(layer, rs.role);
+      auto it = byName.find(name);
+      if (it == byName.end())
+        return makeError(path, ": missing tensor ", name, " (layer ", layer,
+                         " of ", cp.cfg.layers, ")");
+      const SourceTensor &w = all[it->second];
+      std::vector<int64_t> expected = {rs.n, rs.k};
+      if (w.shape != expected)
+        return makeError(path, ": tensor ", name, " has shape ",
+                         detail::shapeText(w.shape), ", config says ",
+                         detail::shapeText(expected), " ([N, K] for ", rs.role, ")");
+      SourceLinear linear;
+      linear.layer = layer;
+      linear.role = rs.role;
+      linear.name = name;
+      linear.weight = w;
+      std::string biasName = name.substr(0, name.size() - 6) + "bias";
+      if (auto b = byName.find(biasName); b != byName.end()) {
+        const SourceTensor &bias = all[b->second];
+        if (bias.shape != std::vector<int64_t>{rs.n})
+          return makeError(path, ": tensor ", biasName, " has shape ",
+                           detail::shapeText(bias.shape), ", expected [", rs.n, "]");
+        linear.bias = bias;
+      }
+      QTENSOR_TRY(place(std::move(linear), TensorKind::Linear));
+    }
+  }
+
+  // The output head: its own tensor, or tied to the embedding. A quantized
+  // tied head is a quantized copy under the head's name; the embedding
+  // stays plain (a lookup needs the float rows).
+  const bool gguf = cp.kind == "gguf";
+  const std::string headName = gguf ? "output.weight" : "lm_head.weight";
+  const std::string embedName =
+      gguf ? "token_embd.weight" : "model.embed_tokens.weight";
+  auto head = byName.find(headName);
+  bool tied = head == byName.end();
+  // GGUF (llama.cpp's rule): no output.weight means tied. A Hugging Face
+  // config says so; a missing head it does not declare tied is a broken
+  // checkpoint (a lost shard), not a tied one.
+  if (tied && !gguf && !cp.cfg.tiedHead)
+    return makeError(path, ": ", headName, " is missing and config.json does "
+                           "not declare the head tied "
+                           "(tie_word_embeddings is ",
+                     "false or absent)");
+  if (tied)
+    head = byName.find(embedName);
+  if (head == byName.end())
+    return makeError(path, ": neither the output head ", headName,
+                     " nor the embedding ", embedName, " it could be tied "
+                     "to exists");
+  const SourceTensor &headTensor = all[head->second];
+  if (headTensor.shape.size() != 2 || headTensor.shape[1] != cp.cfg.hidden ||
+      (!gguf && headTensor.shape[0] != cp.cfg.vocab))
+    return makeError(path, ": tensor ", headTensor.name, " has shape ",
+                     detail::shapeText(headTensor.shape), ", expected [",
+                     gguf ? std::string("vocab") : std::to_string(cp.cfg.vocab),
+                     ", ", cp.cfg.hidden, "] (the output head)");
+  SourceLinear headLinear;
+  headLinear.layer = -1;
+  headLinear.role = "lm_head";
+  headLinear.name = headName;
+  headLinear.weight = headTensor;
+  QTENSOR_TRY(place(std::move(headLinear), TensorKind::Head));
+  if (tied && !cp.floatLin.empty() && cp.floatLin.back().role == "lm_head")
+    cp.floatLin.back().name = embedName; // the float head is the embedding
+
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (used[i])
+      continue;
+    cp.rest.push_back(all[i]);
+    TensorKind kind = kindFromName(all[i].name);
+    if (kind == TensorKind::Head) // another family's head name: not ours
+      kind = TensorKind::Other;
+    for (const SourceLinear &f : cp.floatLin)
+      if (f.weight.name == all[i].name)
+        kind = f.role == "lm_head" ? TensorKind::Head : TensorKind::Linear;
+    if (tied && all[i].name == embedName)
+      kind = TensorKind::Embedding; // also the (float) head
+    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
+                             selection.decide(all[i].name, kind));
+    std::string reason = d.reason;
+    if (d.quantize) // only possible for a tied head's embedding
+      return makeError("internal: ", all[i].name, " selected twice");
+    if (tied && all[i].name == embedName)
+      reason += cp.lin.empty() || cp.lin.back().role != "lm_head"
+                    ? "; also the tied output head"
+                    : "; the tied output head is a quantized copy named " +
+                          headName;
+    cp.keptList.push_back({all[i].name, kind, reason});
+  }
+  QTENSOR_TRY(selection.checkAllPatternsUsed(path));
+
+  QTENSOR_ASSIGN_OR_RETURN(cp.digest, detail::digestFiles(cp.inputs));
+  return cp;
+}
+
+} // namespace qtensor::compiler

@@ -1,0 +1,161 @@
+//===- Checkpoint.h - Reading a model checkpoint for qtc compile -*- C++ -*-===//
+//
+// One view of the inputs `qtc compile` takes: a Hugging Face style directory
+// (config.json plus model.safetensors or a sharded index; llama, mistral and
+// qwen2 names) or a GGUF file (llama names). It finds the linear weights of
+// each decoder block and the output head, checks their shapes against the
+// model's config, and decides with a WeightSelection which of them are
+// quantized; every other tensor (embeddings, norms, excluded linears) is a
+// plain tensor to copy. Nothing is decoded here: views point into the
+// mappings, which the Checkpoint owns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_CHECKPOINT_H
+#define QTENSOR_LIB_COMPILER_CHECKPOINT_H
+
+#include "Selection.h"
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/GGUF.h"
+#include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Formats/SafetensorsIndex.h"
+#include "qtensor/Support/Expected.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::compiler {
+
+/// The decoder-block shapes of a llama-family model.
+struct ModelConfig {
+  std::string architecture; ///< llama | mistral | qwen2
+  std::string name;
+  int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
+          vocab = 0;
+  bool tiedHead = false; ///< config.json tie_word_embeddings (HF only)
+  int64_t kvWidth() const { return hidden / heads * kvHeads; }
+};
+
+/// Where a tensor's bytes are: a safetensors view or a GGUF tensor.
+struct SourceTensor {
+  std::string name; ///< as the checkpoint spells it
+  const safetensors::TensorView *view = nullptr;
+  const GGUFTensorInfo *gguf = nullptr;
+  std::vector<int64_t> shape; ///< C order ([N, K] for a weight)
+  std::string dtype;          ///< "BF16", "F16", "F32", "Q4_0", ...
+};
+
+/// One linear of a decoder block, or the output head: y = x W^T (+ b),
+/// W: [N, K].
+struct SourceLinear {
+  int64_t layer = 0; ///< -1 for the head
+  std::string role; ///< q_proj k_proj v_proj o_proj gate_proj up_proj
+                    ///< down_proj, or lm_head
+  std::string name; ///< the artifact's name: the checkpoint's weight name (a
+                    ///< quantized tied head: lm_head.weight / output.weight)
+  SourceTensor weight; ///< for a tied head, the embedding
+  /// The activation (and reconstruction) type when the input declares it
+  /// (an MLIR module); none: derived from the checkpoint's dtype.
+  std::optional<FloatType> elementType;
+  std::optional<SourceTensor> bias; ///< qwen2 q/k/v
+  int64_t n() const { return weight.shape[0]; }
+  int64_t k() const { return weight.shape[1]; }
+};
+
+/// A tensor an MLIR module references by name (`qtensor.weight`), as the
+/// module types it.
+struct ModuleReference {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype; ///< the IR element type as a safetensors name (F16...)
+  /// Read as the weight operand of a contraction (through transposes).
+  bool contraction = false;
+};
+
+/// What was decided for a tensor that is not quantized (for the report).
+struct KeptTensor {
+  std::string name;
+  TensorKind kind;
+  std::string reason;
+};
+
+class Checkpoint {
+public:
+  /// Opens `path` (a directory with config.json, or a .gguf file) and
+  /// validates what compile needs; `selection` decides which linears are
+  /// quantized. Errors name the file, tensor and field.
+  static Expected<Checkpoint> open(const std::string &path,
+                                   WeightSelection &selection);
+  /// The weights of an MLIR module (`qtc compile MODULE --weights FILE`):
+  /// `weights` is a safetensors file, a safetensors index or a GGUF file;
+  /// every reference must name one of its tensors with the module's shape.
+  /// A contraction weight is a linear to quantize unless `selection` keeps
+  /// it; a kept tensor must be stored with the module's dtype. Tensors the
+  /// module does not reference are listed by unreferenced() and not
+  /// exported. (ModuleCheckpoint.cpp)
+  static Expected<Checkpoint>
+  openForModule(const std::string &modulePath, const std::string &weights,
+                const std::vector<ModuleReference> &references,
+                WeightSelection &selection);
+
+  const std::string &format() const { return kind; } ///< "safetensors" | "gguf"
+  const ModelConfig &config() const { return cfg; }
+  /// Makes the kept tensor `bias` the bias of the linear `linear` (an MLIR
+  /// module's linears are known only after fusion): it is then stored with
+  /// the linear under `storedName`, not as a plain tensor.
+  /// (ModuleCheckpoint.cpp)
+  Status attachBias(const std::string &linear, const std::string &bias,
+                    const std::string &storedName);
+
+  /// The linears to quantize, in model order (the head last).
+  const std::vector<SourceLinear> &linears() const { return lin; }
+  /// The linears kept in float (excluded; the head by default), in model
+  /// order. Their tensors are among others().
+  const std::vector<SourceLinear> &floatLinears() const { return floatLin; }
+  /// Every stored tensor that is not quantized (kept as stored).
+  const std::vector<SourceTensor> &others() const { return rest; }
+  /// Why each of others() is kept (and, for a tied head, what it shares).
+  const std::vector<KeptTensor> &kept() const { return keptList; }
+  /// Tensors of a module's weights file that the module does not use.
+  const std::vector<std::string> &unreferenced() const { return unused; }
+  /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
+  const std::string &sha256() const { return digest; }
+  /// The input files hashed, for the report.
+  const std::vector<std::string> &files() const { return inputs; }
+
+  /// The dtype a kept (plain) tensor is stored with in the artifact: a float
+  /// safetensors tensor as it is, anything else decoded to F32 (GGUF blocks
+  /// are lookups, norms or linears kept in float here). Export writes it,
+  /// the graph declares it.
+  static safetensors::DType storedPlainDType(const SourceTensor &t);
+
+  /// The tensor's values as floats (F32/F16/BF16 safetensors; any decodable
+  /// GGUF type).
+  Expected<std::vector<float>> readFloat(const SourceTensor &t) const;
+
+private:
+  Checkpoint() = default;
+  /// Opens a safetensors file or index (`isIndex`), or a GGUF file, keeps
+  /// it open and appends its tensors to `all`.
+  Status listSafetensors(const std::string &file, bool isIndex,
+                         std::vector<SourceTensor> &all);
+  Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
+
+  std::string kind;
+  ModelConfig cfg;
+  std::vector<SourceLinear> lin, floatLin;
+  std::vector<SourceTensor> rest;
+  std::vector<KeptTensor> keptList;
+  std::vector<std::string> unused;
+  std::string digest;
+  std::vector<std::string> inputs;
+  std::shared_ptr<safetensors::SafetensorsFile> single;
+  std::shared_ptr<safetensors::SafetensorsIndex> index;
+  std::shared_ptr<GGUFFile> ggufFile;
+};
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_CHECKPOINT_H

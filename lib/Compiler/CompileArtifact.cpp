@@ -1,0 +1,460 @@
+//===- CompileArtifact.cpp - compileArtifact: checkpoint to artifact ------===//
+//
+// checkpoint -> quantize -> graph -> --qtensor-compile (place shards, select
+// kernels and layouts) -> kernels -> export -> reopen and run the parity
+// ladder -> publish the report with the ladder's results. Each stage is its
+// own file; this one runs them in order and times them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Compiler/Compile.h"
+
+#include "Checkpoint.h"
+#include "CompileKernels.h"
+#include "Dispatch.h"
+#include "Export.h"
+#include "GraphBuilder.h"
+#include "ModuleInput.h"
+#include "Quantize.h"
+
+#include "qtensor/InitAll.h"
+#include "qtensor/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace qtensor::compiler {
+namespace {
+
+/// A scratch directory removed when the compile ends.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/qtc-compile-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()))
+      path = buf.data();
+  }
+  ~ScratchDir() {
+    std::error_code ignored; // a leftover temp folder is not worth failing
+    if (!path.empty())
+      std::filesystem::remove_all(path, ignored);
+  }
+};
+
+Expected<std::vector<uint8_t>> readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError("cannot read ", path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Peak resident set size of this process (ru_maxrss is in KiB on Linux).
+uint64_t peakResidentBytes() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+/// Forwards stage events to the caller's sink and records how long each
+/// stage took (the report's `timings`).
+struct StageClock {
+  ProgressSink &sink;
+  std::vector<StageTiming> timings;
+  std::chrono::steady_clock::time_point started;
+  static constexpr int kStages = 6;
+
+  void stage(const std::string &key, const std::string &title) {
+    timings.push_back({key, 0.0});
+    started = std::chrono::steady_clock::now();
+    sink.stage(key, title, static_cast<int>(timings.size()), kStages);
+  }
+  void finish(const std::string &summary = "") {
+    timings.back().seconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - started)
+                                 .count();
+    sink.finish(summary);
+  }
+  nlohmann::ordered_json toJson() const {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const StageTiming &t : timings)
+      j[t.key + "_seconds"] = t.seconds;
+    return j;
+  }
+};
+
+} // namespace
+
+Status validateCompileRequest(const CompileRequest &request) {
+  // The messages are the ones qtc prints for the same flags.
+  auto oneOf = [](const char *option, const std::string &value,
+                  std::initializer_list<const char *> allowed,
+                  const char *expected) -> Status {
+    for (const char *a : allowed)
+      if (value == a)
+        return Status::ok();
+    return makeError(option, " ", value, ": ", expected);
+  };
+  if (request.input.empty())
+    return makeError("missing INPUT (a checkpoint directory, a GGUF file or "
+                     "an MLIR module)");
+  if (request.outputDir.empty())
+    return makeError("missing -o DIR");
+  if (request.target.empty())
+    return makeError("--target (missing): expected sm_80, sm_90 or host");
+  QTENSOR_TRY(oneOf("--target", request.target, {"sm_80", "sm_90", "host"},
+                    "expected sm_80, sm_90 or host"));
+  QTENSOR_TRY(oneOf("--phase", request.phase, {"decode", "prefill", "both"},
+                    "expected decode, prefill or both"));
+  QTENSOR_TRY(oneOf("--fallback", request.fallback,
+                    {"forbid", "warn", "allow"},
+                    "expected forbid, warn or allow"));
+  QTENSOR_TRY(oneOf("--group-policy", request.groupPolicy, {"error", "align"},
+                    "the exporter supports error and align (replicate-"
+                    "boundary and repack change what a rank stores; qopt "
+                    "shows their placement)"));
+  if (request.tp < 1 || request.tp > 64)
+    return makeError("--tp ", request.tp, ": expected an integer in [1, 64]");
+  if (isModulePath(request.input) && request.weights.empty())
+    return makeError("an MLIR module INPUT needs --weights FILE");
+  if (!isModulePath(request.input) && !request.weights.empty())
+    return makeError("--weights is for an MLIR module INPUT (.mlir); ",
+                     request.input, " holds its own weights");
+  if (auto spec = parseQuantSpec(request.quant); !spec)
+    return spec.error();
+  if (auto selection =
+          WeightSelection::create(request.excludes, request.includes);
+      !selection)
+    return selection.error();
+  return Status::ok();
+}
+
+Expected<CompileResult> compileArtifact(const CompileRequest &request,
+                                        ProgressSink *progress) {
+  QTENSOR_TRY(validateCompileRequest(request));
+  NullProgress none;
+  ProgressSink &sink = progress ? *progress : none;
+  StageClock clock{sink, {}, {}};
+  CompileResult result;
+
+  clock.stage("read", "read " + request.input);
+  auto spec = parseQuantSpec(request.quant);
+  if (!spec)
+    return spec.error();
+  auto selection = WeightSelection::create(request.excludes, request.includes);
+  if (!selection)
+    return selection.error();
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // messages name the tensor instead
+  context.loadAllAvailableDialects();
+  // An MLIR module brings its own graph; a checkpoint gets one built.
+  mlir::OwningOpRef<mlir::ModuleOp> userModule;
+  Expected<Checkpoint> checkpoint = makeError("no input read");
+  if (isModulePath(request.input)) {
+    auto parsed = parseModelModule(context, request.input);
+    if (!parsed)
+      return makeError(parsed.message());
+    userModule = parsed.take();
+    auto references = collectReferences(*userModule, request.input);
+    if (!references)
+      return makeError(references.message());
+    checkpoint = Checkpoint::openForModule(request.input, request.weights, *references,
+                                           *selection);
+  } else {
+    checkpoint = Checkpoint::open(request.input, *selection);
+  }
+  if (!checkpoint)
+    return makeError(checkpoint.message());
+  const ModelConfig &config = checkpoint->config();
+  if (checkpoint->linears().empty())
+    return makeError(userModule
+                    ? "nothing to quantize: no weight of " + request.input +
+                          " is selected (a linear is a 2-D weight a "
+                          "contraction reads; " +
+                          std::to_string(checkpoint->kept().size()) +
+                          " weights kept as stored)"
+                    : "nothing to quantize: every linear of " + request.input +
+                          " is excluded");
+  std::string unreferenced =
+      checkpoint->unreferenced().empty()
+          ? std::string()
+          : ", " + std::to_string(checkpoint->unreferenced().size()) +
+                " tensors of " + request.weights + " unreferenced";
+  if (userModule)
+    clock.finish("MLIR module: " +
+                    std::to_string(checkpoint->linears().size()) +
+                    " linears to quantize, " +
+                    std::to_string(checkpoint->kept().size()) +
+                    " other weights (biases, tensors kept as stored)" +
+                    unreferenced);
+  else
+    clock.finish(checkpoint->format() + ", " + config.architecture + ", " +
+                    std::to_string(config.layers) + " layers, " +
+                    std::to_string(checkpoint->linears().size()) +
+                    " linears to quantize, " +
+                    std::to_string(checkpoint->floatLinears().size()) +
+                    " kept in float");
+
+  // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else
+  // f16; a module declares its own.
+  FloatType element = FloatType::F16;
+  if (checkpoint->linears()[0].weight.dtype == "BF16")
+    element = FloatType::BF16;
+
+  clock.stage("quantize", "quantize (" + spec->text + ")");
+  std::vector<QuantizedWeight> weights;
+  weights.reserve(checkpoint->linears().size());
+  for (const SourceLinear &l : checkpoint->linears()) {
+    auto w = quantizeLinear(*checkpoint, l, *spec,
+                            l.elementType.value_or(element));
+    if (!w)
+      return makeError(w.message());
+    weights.push_back(w.take());
+    sink.advance(weights.size(), checkpoint->linears().size(), "linears");
+  }
+  clock.finish();
+
+  clock.stage("graph", "graph and --qtensor-compile (target " + request.target +
+                 ", tp " + std::to_string(request.tp) + ", phase " + request.phase +
+                 ", fallback " + request.fallback + ")");
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<std::string> widened; // f16 accumulators compiled as f32
+  if (userModule) {
+    auto formed = formLinears(*userModule, request.input, checkpoint->linears(),
+                              weights);
+    if (!formed)
+      return makeError(formed.message());
+    widened = formed->widenedAccumulators;
+    for (const auto &[linear, bias] : formed->biases) {
+      auto renamed = formed->storedBiasNames.find(linear);
+      if (Status st = checkpoint->attachBias(
+              linear, bias,
+              renamed == formed->storedBiasNames.end() ? bias
+                                                       : renamed->second);
+          !st)
+        return makeError(st.message());
+      for (size_t i = 0; i < weights.size(); ++i) {
+        const SourceLinear &l = checkpoint->linears()[i];
+        if (l.name != linear)
+          continue;
+        auto bits = readBias(*checkpoint, l, weights[i].logical.elementType);
+        if (!bits)
+          return makeError(bits.message());
+        weights[i].bias = bits.take();
+      }
+    }
+    module = std::move(userModule);
+  } else {
+    std::vector<GraphLinear> graphLinears;
+    for (size_t i = 0; i < weights.size(); ++i)
+      graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
+                              checkpoint->linears()[i].bias.has_value()});
+    for (const SourceLinear &l : checkpoint->floatLinears())
+      graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
+    auto built = buildModelGraph(context, config, graphLinears, element);
+    if (!built)
+      return makeError(built.message());
+    module = built.take();
+  }
+
+  ScratchDir scratch;
+  if (scratch.path.empty())
+    return makeError("cannot create a scratch directory");
+  CompileOptions pipeline;
+  pipeline.target = request.target;
+  pipeline.tp = request.tp;
+  pipeline.phase = request.phase;
+  pipeline.fallback = request.fallback;
+  pipeline.groupPolicy = request.groupPolicy;
+  pipeline.traceFile = scratch.path + "/dispatch-trace.json";
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
+        return mlir::success(); // the trace file has the details
+      // Weight ops are located by their tensor's name (GraphBuilder); a
+      // module's ops by file:line:col.
+      if (auto name = llvm::dyn_cast<mlir::NameLoc>(d.getLocation()))
+        os << name.getName().strref() << ": ";
+      else
+        os << locationText(d.getLocation()) << ": ";
+      os << d << "\n";
+      for (const mlir::Diagnostic &note : d.getNotes())
+        os << "  note: " << note << "\n";
+      return mlir::success();
+    });
+    mlir::PassManager pm(&context);
+    buildCompilePipeline(pm, pipeline);
+    if (mlir::failed(pm.run(*module)))
+      return makeError("--qtensor-compile failed:\n" + diagnostics);
+  }
+  result.diagnostics = diagnostics;
+  auto dispatch = readDispatch(*module, weights, checkpoint->linears());
+  if (!dispatch)
+    return makeError(dispatch.message());
+  clock.finish(std::to_string(dispatch->fallbacks) + " fallbacks" +
+                  (widened.empty()
+                       ? std::string()
+                       : ", " + std::to_string(widened.size()) +
+                             " f16/bf16 accumulators compiled as f32"));
+
+  clock.stage("kernels", "kernels");
+  auto kernels = compileKernels(context, *module, *dispatch, request.target,
+                                scratch.path, sink);
+  if (!kernels)
+    return makeError(kernels.message());
+  clock.finish(std::to_string(kernels->files.size()) + " kernel files");
+
+  // The graph as compiled: placement and dispatch decisions included.
+  std::string graph;
+  {
+    llvm::raw_string_ostream os(graph);
+    module->print(os);
+  }
+
+  ExportInput input;
+  input.checkpoint = &*checkpoint;
+  input.tp = request.tp;
+  for (size_t i = 0; i < weights.size(); ++i)
+    input.linears.push_back({&checkpoint->linears()[i], &weights[i],
+                             dispatch->linears[i].placement,
+                             dispatch->linears[i].layout});
+  input.files.push_back({"graph.mlir", artifact::FileRole::Graph,
+                         std::vector<uint8_t>(graph.begin(), graph.end())});
+  auto trace = readAll(pipeline.traceFile);
+  if (!trace)
+    return makeError("the pipeline wrote no dispatch trace: " + trace.message());
+  input.files.push_back(
+      {"dispatch-trace.json", artifact::FileRole::Trace, trace.take()});
+  for (ExportFile &f : kernels->files)
+    input.files.push_back(std::move(f));
+  input.kernels = kernels->entries;
+  input.model.architecture = config.architecture;
+  input.model.name = config.name.empty() ? "model" : config.name;
+  // Kept GGUF codes are whatever the file had, not what --quant says.
+  size_t keptCodes = 0;
+  for (const QuantizedWeight &w : weights)
+    keptCodes += w.keptStoredCodes;
+  input.quantization.family =
+      keptCodes == weights.size() && keptCodes
+          ? "kept"
+          : (keptCodes ? "mixed"
+                       : "affine_w" + std::to_string(spec->bits) + "a16");
+  input.quantization.config = {{"quant", spec->text},
+                               {"target", request.target},
+                               {"phase", request.phase},
+                               {"fallback", request.fallback},
+                               {"group_policy", request.groupPolicy},
+                               {"activation", element == FloatType::BF16
+                                                  ? "bf16"
+                                                  : "f16"}};
+  input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
+  input.provenance.converterName = "qtc";
+  input.provenance.converterRevision = QTENSOR_VERSION_STRING;
+  input.provenance.createdBy = "qtc compile";
+  input.report["report_version"] = 1;
+  input.report["source"] = {{"path", request.input},
+                            {"format", checkpoint->format()},
+                            {"sha256", checkpoint->sha256()}};
+  if (!request.weights.empty()) {
+    input.report["source"]["weights"] = request.weights;
+    input.report["source"]["unreferenced"] = checkpoint->unreferenced();
+    input.report["widened_accumulators"] = widened;
+  }
+  input.report["options"] = input.quantization.config;
+  input.report["options"]["tp"] = request.tp;
+  input.report["options"]["exclude"] = request.excludes;
+  input.report["options"]["include"] = request.includes;
+  // Every stored tensor that is not quantized, and why (seed M8.1 0x07).
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  for (const KeptTensor &t : checkpoint->kept())
+    kept.push_back({{"name", t.name},
+                    {"kind", tensorKindName(t.kind)},
+                    {"reason", t.reason}});
+  input.report["not_quantized"] = std::move(kept);
+  input.report["fallbacks"] = dispatch->fallbacks;
+
+  clock.stage("export", "export to " + request.outputDir);
+  auto written = exportArtifact(input, request.outputDir, sink);
+  if (!written)
+    return makeError(written.message());
+  clock.finish(std::to_string(written->manifest.files.size()) + " files");
+
+  // The parity ladder on the reopened artifact; its result goes into the
+  // report, which is published again (the shards keep their names: they
+  // are content-addressed and unchanged).
+  clock.stage("verify", "verify the reopened artifact");
+  // A model that fails its own parity ladder (or whose ladder could not
+  // finish) must not stay loadable: the manifest, the root of reachability,
+  // is moved aside, with the report that says why still listed in it.
+  auto withdraw = [&]() -> std::string {
+    std::string manifest = request.outputDir + "/manifest.json";
+    std::string rejected = request.outputDir + "/manifest.rejected.json";
+    if (std::rename(manifest.c_str(), rejected.c_str()) != 0)
+      return manifest + " could not be withdrawn: " + std::strerror(errno);
+    return "";
+  };
+  verify::LadderResult ladder;
+  ExportInput again = input;
+  Expected<artifact::WriteResult> republished =
+      makeError("the ladder did not finish");
+  try {
+    ladder = verify::runLadder(request.outputDir);
+    // Its result goes into the report, published again (the shards keep
+    // their content-addressed names).
+    input.report["parity"] = ladder.toJson();
+    input.report["timings"] = clock.toJson();
+    input.report["peak_rss_bytes"] = peakResidentBytes();
+    again = input;
+    NullProgress silent;
+    republished = exportArtifact(again, request.outputDir, silent);
+  } catch (const std::exception &e) {
+    ladder.ok = false;
+    republished = makeError("verifying the artifact: ", e.what());
+  }
+  if (!ladder.ok || !republished) {
+    std::string why = withdraw();
+    if (!republished)
+      return makeError(republished.message() +
+                      (why.empty() ? "; the artifact was withdrawn" : "; " + why));
+    if (!why.empty())
+      return makeError("the artifact failed verification and " + why);
+  }
+  clock.finish(ladder.ok ? "every level passed" : "FAILED");
+
+  result.artifactDir = request.outputDir;
+  result.verified = ladder.ok;
+  result.ladder = std::move(ladder);
+  result.report = std::move(again.report);
+  result.linears = weights.size();
+  result.fallbacks = dispatch->fallbacks;
+  result.stages = clock.timings;
+  result.peakRssBytes = peakResidentBytes();
+  return result;
+}
+
+} // namespace qtensor::compiler

@@ -1,0 +1,44 @@
+//===- CompileKernels.h - Kernel files for the artifact ----------*- C++ -*-===//
+//
+// Generates the kernel instances the pipeline selected (one per distinct
+// kernel, local shape and dtypes) and returns the artifact's kernel files and
+// manifest entries (docs/kernel-abi.md): PTX (and cubin where ptxas exists)
+// for sm_80/sm_90, one `kernels-host.so` for the host.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_COMPILEKERNELS_H
+#define QTENSOR_LIB_COMPILER_COMPILEKERNELS_H
+
+#include "Dispatch.h"
+#include "Export.h"
+
+#include "qtensor/Formats/Manifest.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace qtensor::compiler {
+
+
+
+struct KernelBuild {
+  std::vector<ExportFile> files;
+  std::vector<artifact::KernelEntry> entries;
+};
+
+Expected<KernelBuild> compileKernels(mlir::MLIRContext &context,
+                                     mlir::ModuleOp module,
+                                     const DispatchResult &dispatch,
+                                     const std::string &target,
+                                     const std::string &scratchDir,
+                                     ProgressSink &progress);
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_COMPILEKERNELS_H

@@ -1,0 +1,352 @@
+//===- Export.cpp - Writing the compiled artifact -------------------------===//
+
+#include "Export.h"
+
+#include "qtensor/Support/Progress.h"
+
+#include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <cmath>
+#include <cstring>
+#include <deque>
+
+namespace qtensor::compiler {
+namespace {
+
+using artifact::TensorData;
+using safetensors::DType;
+
+/// One rank's slice of a linear, in logical form.
+struct Slice {
+  QuantizedTensorDescriptor logical; ///< local shape, logical layout
+  std::vector<int32_t> codes;
+  std::vector<uint16_t> scales;
+  std::vector<int32_t> zeros;
+  std::vector<uint16_t> zeroFloats;
+  std::vector<uint16_t> bias;
+};
+
+/// Rows [rb, re) x cols [cb, ce) of a row-major [*, cols] matrix.
+template <typename T>
+std::vector<T> block(const std::vector<T> &m, int64_t cols, int64_t rb,
+                     int64_t re, int64_t cb, int64_t ce) {
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>((re - rb) * (ce - cb)));
+  for (int64_t r = rb; r < re; ++r)
+    out.insert(out.end(), m.begin() + r * cols + cb, m.begin() + r * cols + ce);
+  return out;
+}
+
+Expected<Slice> sliceLinear(const ExportLinear &l, int64_t rank) {
+  const QuantizedWeight &w = *l.weight;
+  const AffineDescriptor &d = w.logical.descriptor;
+  int64_t n = w.logical.shape[0], k = w.logical.shape[1];
+  int64_t rb = 0, re = n, cb = 0, ce = k;
+  using Kind = WeightPlacement::Kind;
+  if (l.placement.kind == Kind::Column || l.placement.kind == Kind::Row) {
+    const std::vector<int64_t> &b = l.placement.bounds;
+    int64_t extent = l.placement.kind == Kind::Column ? n : k;
+    if (rank + 1 >= static_cast<int64_t>(b.size()) || b[rank] < 0 ||
+        b[rank] >= b[rank + 1] || b[rank + 1] > extent)
+      return makeError(l.source->name, ": placement bounds do not give rank ",
+                       rank, " a slice of [0, ", extent, ")");
+  }
+  if (l.placement.kind == Kind::Column) {
+    rb = l.placement.bounds[rank];
+    re = l.placement.bounds[rank + 1];
+  } else if (l.placement.kind == Kind::Row) {
+    cb = l.placement.bounds[rank];
+    ce = l.placement.bounds[rank + 1];
+  }
+  Slice s;
+  s.logical = w.logical;
+  s.logical.shape = {re - rb, ce - cb};
+  s.codes = block(w.codes, k, rb, re, cb, ce);
+
+  // qparams follow the codes: [N, ceil(K/G)] for groups along K, [N] per
+  // output channel, one value per tensor.
+  int64_t qb = 0, qe = 1, gb = 0, ge = 1, qcols = 1;
+  if (d.granularity == Granularity::Group) {
+    int64_t g = d.groupSize;
+    if (cb % g != 0 || (ce % g != 0 && ce != k))
+      return makeError(l.source->name, ": rank ", rank, "'s columns [", cb,
+                       ", ", ce, ") cut a group of ", g,
+                       "; the exporter stores group-aligned slices only "
+                       "(use group-policy=align)");
+    qcols = (k + g - 1) / g;
+    qb = rb, qe = re, gb = cb / g, ge = (ce + g - 1) / g;
+  } else if (d.granularity == Granularity::PerAxis) {
+    qcols = 1;
+    qb = rb, qe = re, gb = 0, ge = 1;
+  }
+  auto qslice = [&](const auto &v) {
+    return d.granularity == Granularity::PerTensor
+               ? v
+               : block(v, qcols, qb, qe, gb, ge);
+  };
+  s.scales = qslice(w.scales);
+  if (!w.zeros.empty())
+    s.zeros = qslice(w.zeros);
+  if (!w.zeroFloats.empty())
+    s.zeroFloats = qslice(w.zeroFloats);
+  if (!w.bias.empty()) {
+    if (l.placement.kind == Kind::Column)
+      s.bias.assign(w.bias.begin() + rb, w.bias.begin() + re);
+    else if (rank == 0) // row-parallel: added once, after the reduction
+      s.bias = w.bias;
+  }
+  return s;
+}
+
+/// The stored layout of a slice: the selected family with the padding its
+/// packer adds to the local shape.
+Expected<LayoutDescriptor> storedLayout(const LayoutDescriptor &selected,
+                                        const std::vector<int64_t> &shape) {
+  LayoutDescriptor layout = selected;
+  layout.padding.clear();
+  if (layout.tile.empty())
+    return layout;
+  if (layout.tile.size() != shape.size())
+    return makeError("layout ", layout.family, " has ", layout.tile.size(),
+                     " tile sizes for a rank-", shape.size(), " tensor");
+  bool any = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t t = layout.tile[i];
+    int64_t pad = (t - shape[i] % t) % t;
+    layout.padding.push_back(pad);
+    any |= pad != 0;
+  }
+  if (!any)
+    layout.padding.clear();
+  return layout;
+}
+
+/// Stored 16-bit qparams (f16 or bf16 bits) as doubles.
+std::vector<double> toDoubles(const std::vector<uint16_t> &bits,
+                              FloatType type) {
+  std::vector<double> out;
+  out.reserve(bits.size());
+  for (uint16_t b : bits)
+    out.push_back(type == FloatType::BF16 ? bfloat16BitsToFloat(b)
+                                          : halfBitsToFloat(b));
+  return out;
+}
+
+nlohmann::json finiteOrNull(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+} // namespace
+
+std::string rankTensorName(const std::string &name, int64_t rank,
+                           int64_t ranks) {
+  return ranks <= 1 ? name : name + "@rank" + std::to_string(rank);
+}
+
+Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
+                                               const std::string &dir,
+                                               ProgressSink &progress) {
+  artifact::Manifest base;
+  base.model = input.model;
+  base.quantization = input.quantization;
+  base.topology.tp = input.tp;
+  base.kernels = input.kernels;
+  base.provenance = input.provenance;
+  artifact::ArtifactWriter writer(base);
+
+  std::deque<std::vector<uint8_t>> buffers; // outlive writer.write()
+  auto keep = [&](std::vector<uint8_t> bytes) -> std::vector<uint8_t> & {
+    buffers.push_back(std::move(bytes));
+    return buffers.back();
+  };
+  auto bytesOf = [&](const auto &values) -> std::vector<uint8_t> & {
+    std::vector<uint8_t> b(values.size() * sizeof(values[0]));
+    std::memcpy(b.data(), values.data(), b.size());
+    return keep(std::move(b));
+  };
+
+  // SHA-256 of every stored tensor's bytes: with a shard's hash mismatch,
+  // `qtc verify` names the tensor whose bytes changed.
+  nlohmann::ordered_json storedDigests = nlohmann::ordered_json::object();
+  auto digestOf = [&](const TensorData &t) -> Status {
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(t.data, t.size));
+    storedDigests[t.name] = hex;
+    return Status::ok();
+  };
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0,
+           biasBytes = 0;
+  size_t done = 0;
+  for (const ExportLinear &l : input.linears) {
+    const QuantizedWeight &w = *l.weight;
+    int64_t ranks = l.placement.kind == WeightPlacement::Kind::Column ||
+                            l.placement.kind == WeightPlacement::Kind::Row
+                        ? l.placement.ranks()
+                        : 1;
+    values += static_cast<uint64_t>(w.codes.size());
+    codeBits += w.codes.size() * w.logical.descriptor.code.bits;
+    // Integer zero-points are stored one per byte (U8).
+    qparamBits += (w.scales.size() + w.zeroFloats.size()) * 16 +
+                  w.zeros.size() * 8;
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, rank));
+      std::string name = rankTensorName(l.source->name, rank, ranks);
+      std::string shard = ranks > 1 ? "weights-rank" + std::to_string(rank) +
+                                          ".safetensors"
+                                    : "weights.safetensors";
+      // L2 reference: the reconstruction of exactly what is stored.
+      std::vector<double> zeros =
+          s.zeroFloats.empty()
+              ? std::vector<double>(s.zeros.begin(), s.zeros.end())
+              : toDoubles(s.zeroFloats, s.logical.descriptor.scaleType);
+      QTENSOR_ASSIGN_OR_RETURN(
+          std::string digest,
+          artifact::reconstructionDigest(
+              s.logical, s.codes,
+              toDoubles(s.scales, s.logical.descriptor.scaleType), zeros));
+      QuantizedTensorDescriptor stored = s.logical;
+      QTENSOR_ASSIGN_OR_RETURN(stored.layout,
+                               storedLayout(l.layout, s.logical.shape));
+      auto packed = artifact::packStoredCodes(stored, s.codes);
+      if (!packed)
+        return makeError(name, ": packing into ", stored.layout.family, ": ",
+                         packed.message());
+      QTENSOR_ASSIGN_OR_RETURN(std::vector<int64_t> codeShape,
+                               artifact::storedCodeShape(stored));
+      std::vector<int64_t> qshape =
+          qparamShape(stored.descriptor, stored.shape);
+      std::vector<uint8_t> &codeBytes = keep(packed.take());
+      TensorData codes{name + ".codes", DType::U8, codeShape,
+                       codeBytes.data(), codeBytes.size()};
+      std::vector<uint8_t> &scaleBytes = bytesOf(s.scales);
+      TensorData scales{name + ".scales",
+                        artifact::scaleDType(stored.descriptor), qshape,
+                        scaleBytes.data(), scaleBytes.size()};
+      std::optional<TensorData> zeroData;
+      if (!s.zeros.empty()) {
+        std::vector<uint8_t> z8;
+        for (int32_t z : s.zeros) {
+          if (z < 0 || z > 255)
+            return makeError(name, ": zero-point ", z,
+                             " does not fit the U8 it is stored in");
+          z8.push_back(static_cast<uint8_t>(z));
+        }
+        std::vector<uint8_t> &zb = keep(std::move(z8));
+        zeroData = TensorData{name + ".zeros", DType::U8, qshape, zb.data(),
+                              zb.size()};
+      } else if (!s.zeroFloats.empty()) {
+        std::vector<uint8_t> &zb = bytesOf(s.zeroFloats);
+        zeroData = TensorData{name + ".zeros",
+                              artifact::scaleDType(stored.descriptor), qshape,
+                              zb.data(), zb.size()};
+      }
+      QTENSOR_TRY(digestOf(codes));
+      QTENSOR_TRY(digestOf(scales));
+      if (zeroData)
+        QTENSOR_TRY(digestOf(*zeroData));
+      QTENSOR_TRY(writer.addQuantizedTensor(shard, name, stored, codes, scales,
+                                            zeroData));
+      storedBytes += codes.size + scales.size + (zeroData ? zeroData->size : 0);
+      if (!s.bias.empty()) {
+        std::string biasName = rankTensorName(
+            l.source->bias->name,
+            l.placement.kind == WeightPlacement::Kind::Column ? rank : 0,
+            l.placement.kind == WeightPlacement::Kind::Column ? ranks : 1);
+        std::vector<uint8_t> &bb = bytesOf(s.bias);
+        biasBytes += bb.size();
+        DType biasType = w.logical.elementType == FloatType::BF16
+                             ? DType::BF16
+                             : DType::F16;
+        TensorData bias{biasName, biasType, {int64_t(s.bias.size())},
+                        bb.data(), bb.size()};
+        QTENSOR_TRY(digestOf(bias));
+        // A column slice's bias travels with the rank's codes; any other
+        // bias (whole, or added after a row all-reduce) goes to a small
+        // shard of its own, so reading it does not map and hash the
+        // embeddings in plain.safetensors.
+        QTENSOR_TRY(writer.addPlainTensor(
+            l.placement.kind == WeightPlacement::Kind::Column
+                ? shard
+                : "biases.safetensors",
+            bias));
+      }
+      nlohmann::ordered_json t;
+      t["name"] = name;
+      t["source"] = l.source->name;
+      t["rank"] = rank;
+      t["shape"] = stored.shape;
+      t["layout"] = stored.layout.family;
+      t["source_dtype"] = w.sourceDType;
+      t["kept_codes"] = w.keptStoredCodes;
+      t["relative_error"] = w.relativeError;
+      t["max_abs_error"] = w.maxAbsError;
+      t["sqnr_db"] = finiteOrNull(w.sqnrDb);
+      t["reconstruction_sha256"] = digest;
+      t["stored_bytes"] = codes.size + scales.size +
+                          (zeroData ? zeroData->size : 0);
+      tensors.push_back(std::move(t));
+    }
+    progress.advance(++done, input.linears.size(), "weights packed");
+  }
+
+  // Everything else is kept: float safetensors tensors copied as stored,
+  // the rest (GGUF blocks) decoded to F32 (Checkpoint::storedPlainDType).
+  uint64_t plainBytes = 0;
+  nlohmann::ordered_json plain = nlohmann::ordered_json::array();
+  for (const SourceTensor &t : input.checkpoint->others()) {
+    TensorData data;
+    data.name = t.name;
+    data.shape = t.shape;
+    data.dtype = Checkpoint::storedPlainDType(t);
+    if (t.view && t.view->dtype == data.dtype) { // copied as stored
+      data.data = t.view->data;
+      data.size = t.view->byteSize();
+    } else { // decoded to F32
+      QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
+                               input.checkpoint->readFloat(t));
+      std::vector<uint8_t> &b = bytesOf(f);
+      data.data = b.data();
+      data.size = b.size();
+    }
+    plainBytes += data.size;
+    plain.push_back({{"name", t.name},
+                     {"source_dtype", t.dtype},
+                     {"stored_dtype", safetensors::dtypeName(data.dtype)},
+                     {"bytes", data.size}});
+    QTENSOR_TRY(digestOf(data));
+    QTENSOR_TRY(writer.addPlainTensor("plain.safetensors", data));
+  }
+
+  nlohmann::ordered_json &ledger = input.report["ledger"];
+  ledger["statement"] =
+      "bits_per_weight counts the code bits and stored qparam bits (scales, "
+      "zero-points) of the quantized linears, divided by their number of "
+      "weights; it excludes the plain tensors listed under not_quantized "
+      "(by default the embeddings, the norms and the output head; linears "
+      "kept in float by --exclude), biases, layout padding and rank "
+      "duplication; "
+      "stored_quantized_bytes counts what is stored for the quantized "
+      "linears (codes with padding, scales, zero-points, every rank)";
+  ledger["quantized_weights"] = values;
+  ledger["code_bits"] = codeBits;
+  ledger["qparam_bits"] = qparamBits;
+  ledger["bits_per_weight"] =
+      values ? double(codeBits + qparamBits) / double(values) : 0.0;
+  ledger["stored_quantized_bytes"] = storedBytes;
+  ledger["plain_bytes"] = plainBytes;
+  ledger["bias_bytes"] = biasBytes;
+  input.report["tensors"] = std::move(tensors);
+  input.report["plain"] = std::move(plain);
+  input.report["stored_sha256"] = std::move(storedDigests);
+
+  for (ExportFile &f : input.files)
+    QTENSOR_TRY(writer.addFile(f.name, f.role, f.bytes));
+  std::string text = input.report.dump(2) + "\n";
+  QTENSOR_TRY(writer.addFile("report.json", artifact::FileRole::Report,
+                             std::vector<uint8_t>(text.begin(), text.end())));
+  return writer.write(dir);
+}
+
+} // namespace qtensor::compiler

@@ -1,0 +1,80 @@
+//===- Export.h - Writing the compiled artifact ------------------*- C++ -*-===//
+//
+// Turns the compiled model into an artifact directory (DESIGN.md "Artifact"):
+// per-rank shards of packed codes and qparams in each weight's selected
+// layout, one shard of plain tensors (embeddings, norms, the head), the graph
+// (.mlir), the dispatch trace, the kernels and the report, written by the
+// transactional ArtifactWriter (manifest last). Per stored tensor it records
+// the SHA-256 of its reconstruction, which `qtc verify` recomputes from the
+// reopened files (parity level L2).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_EXPORT_H
+#define QTENSOR_LIB_COMPILER_EXPORT_H
+
+#include "Checkpoint.h"
+#include "Quantize.h"
+
+#include "qtensor/Formats/ArtifactWriter.h"
+#include "qtensor/Support/Progress.h"
+#include "qtensor/Formats/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qtensor::compiler {
+
+
+
+/// How one weight is split over ranks (from `qtensor.placement`).
+struct WeightPlacement {
+  enum class Kind { Single, Column, Row, Replicated } kind = Kind::Single;
+  std::vector<int64_t> bounds; ///< ranks + 1 entries along the sliced dim
+  int64_t ranks() const {
+    return bounds.empty() ? 1 : static_cast<int64_t>(bounds.size()) - 1;
+  }
+};
+
+struct ExportLinear {
+  const SourceLinear *source = nullptr;
+  const QuantizedWeight *weight = nullptr;
+  WeightPlacement placement;
+  LayoutDescriptor layout; ///< the stored (kernel) layout of every rank
+};
+
+/// A non-shard file of the artifact.
+struct ExportFile {
+  std::string name;
+  artifact::FileRole role;
+  std::vector<uint8_t> bytes;
+};
+
+struct ExportInput {
+  const Checkpoint *checkpoint = nullptr;
+  std::vector<ExportLinear> linears;
+  int64_t tp = 1;
+  std::vector<ExportFile> files; ///< graph, trace, kernels
+  std::vector<artifact::KernelEntry> kernels;
+  artifact::ModelIdentity model;
+  artifact::QuantizationSpec quantization;
+  artifact::Provenance provenance;
+  /// Filled by exportArtifact: "tensors" (per stored tensor: digest, error,
+  /// bits) and "ledger"; the caller's fields are kept.
+  nlohmann::ordered_json report;
+};
+
+/// The name of rank `rank`'s slice of `name` in the manifest.
+std::string rankTensorName(const std::string &name, int64_t rank,
+                           int64_t ranks);
+
+/// Writes the artifact into `dir`. The report (with what this adds) is
+/// written as `report.json` and returned through `input.report`.
+Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
+                                               const std::string &dir,
+                                               ProgressSink &progress);
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_EXPORT_H

@@ -1,0 +1,212 @@
+//===- Quantize.cpp - Freezing codes and qparams for qtc compile ----------===//
+
+#include "Quantize.h"
+
+#include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Formats/GGUFDescriptor.h"
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Numerics/Groupwise.h"
+
+#include <cmath>
+#include <limits>
+
+namespace qtensor::compiler {
+namespace {
+
+const char *kQuantForms = "w4a16:gG[:sym|:asym], w8a16[:gG][:sym|:asym] "
+                          "(G in 32, 64, 128, 256; no group: per output "
+                          "channel) or keep";
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = s.find(sep, start);
+    parts.push_back(s.substr(start, end - start));
+    if (end == std::string_view::npos)
+      return parts;
+    start = end + 1;
+  }
+}
+
+uint16_t toBits(double value, FloatType type) {
+  float f = static_cast<float>(value);
+  return type == FloatType::BF16 ? floatToBFloat16Bits(f) : floatToHalfBits(f);
+}
+
+/// Error statistics of `approx` against `exact`.
+Status measure(const std::vector<float> &exact,
+               const std::vector<float> &approx, QuantizedWeight &out) {
+  if (approx.size() != exact.size())
+    return makeError("reconstruction has ", approx.size(), " values, the "
+                     "weight ", exact.size());
+  double signal = 0, noise = 0, maxAbs = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    double e = static_cast<double>(approx[i]) - exact[i];
+    signal += static_cast<double>(exact[i]) * exact[i];
+    noise += e * e;
+    maxAbs = std::max(maxAbs, std::fabs(e));
+  }
+  out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
+  out.maxAbsError = maxAbs;
+  out.sqnrDb = noise > 0 ? 10.0 * std::log10(signal / noise)
+                         : std::numeric_limits<double>::infinity();
+  return Status::ok();
+}
+
+/// GGUF Q4_0 / Q4_1 / Q8_0: the stored codes and scales, unchanged, in the
+/// logical layout (a code-preserving move out of ggml's blocks).
+Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
+                                     const SourceLinear &linear,
+                                     FloatType elementType) {
+  const GGUFTensorInfo &info = *linear.weight.gguf;
+  QTENSOR_ASSIGN_OR_RETURN(GGUFTensorDescriptor described,
+                           describeGGUFTensor(info));
+  if (!described.affine)
+    return makeError("tensor ", linear.name, " (", linear.weight.dtype,
+                     "): no affine descriptor for this ggml type, so its "
+                     "codes cannot be kept (supported: Q4_0, Q4_1, Q8_0)");
+  QTENSOR_ASSIGN_OR_RETURN(GGMLAffineParts parts, disassembleGGMLAffine(info));
+  QuantizedWeight out;
+  out.logical = *described.affine;
+  out.logical.layout = LayoutDescriptor{}; // logical: codes moved out of blocks
+  out.logical.elementType = elementType;
+  out.codes = std::move(parts.codes);
+  for (double s : parts.scales)
+    out.scales.push_back(floatToHalfBits(static_cast<float>(s)));
+  // Q4_1 mins are stored in the scale dtype as zero-point `min`.
+  for (double m : parts.zeros)
+    out.zeroFloats.push_back(floatToHalfBits(static_cast<float>(m)));
+  out.keptStoredCodes = true;
+  out.sourceDType = linear.weight.dtype;
+  // ggml's f16 d and m convert to f16 exactly: the codes and qparams are
+  // the stored ones, and the error against the decoded tensor is 0.
+  for (size_t i = 0; i < parts.scales.size(); ++i)
+    if (halfBitsToFloat(out.scales[i]) != static_cast<float>(parts.scales[i]))
+      return makeError("tensor ", linear.name, ": block scale ", i,
+                       " is not an f16 value");
+  out.relativeError = 0.0;
+  out.maxAbsError = 0.0;
+  out.sqnrDb = std::numeric_limits<double>::infinity();
+  return out;
+}
+
+} // namespace
+
+Expected<std::vector<uint16_t>> readBias(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         FloatType type) {
+  std::vector<uint16_t> bits;
+  if (!linear.bias)
+    return bits;
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
+                           checkpoint.readFloat(*linear.bias));
+  for (float v : values)
+    bits.push_back(toBits(v, type));
+  return bits;
+}
+
+Expected<QuantSpec> parseQuantSpec(std::string_view text) {
+  QuantSpec spec;
+  spec.text = std::string(text);
+  std::vector<std::string_view> parts = split(text, ':');
+  if (parts[0] == "keep" && parts.size() == 1) {
+    spec.keep = true;
+    return spec;
+  }
+  if (parts[0] == "w4a16") {
+    spec.bits = 4;
+    spec.groupSize = 128;
+  } else if (parts[0] == "w8a16") {
+    spec.bits = 8;
+    spec.groupSize = 0;
+  } else {
+    return makeError("--quant ", text, ": expected ", kQuantForms);
+  }
+  bool sawGroup = false, sawScheme = false;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    std::string_view p = parts[i];
+    if (!sawGroup && p.size() > 1 && p[0] == 'g') {
+      std::string digits(p.substr(1));
+      if (digits != "32" && digits != "64" && digits != "128" &&
+          digits != "256")
+        return makeError("--quant ", text, ": group size ", digits,
+                         " is not one of 32, 64, 128, 256");
+      spec.groupSize = std::stoll(digits);
+      sawGroup = true;
+    } else if (!sawScheme && (p == "sym" || p == "asym")) {
+      spec.symmetric = p == "sym";
+      sawScheme = true;
+    } else {
+      return makeError("--quant ", text, ": unexpected \"", p,
+                       "\"; expected ", kQuantForms);
+    }
+  }
+  return spec;
+}
+
+Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         const QuantSpec &spec,
+                                         FloatType elementType) {
+  const std::string &dtype = linear.weight.dtype;
+  bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
+  QuantizedWeight out;
+  if (!isFloat) {
+    if (!linear.weight.gguf)
+      return makeError("tensor ", linear.name, " has dtype ", dtype,
+                       "; a linear weight must be F32, F16 or BF16");
+    QTENSOR_ASSIGN_OR_RETURN(out, keepStored(checkpoint, linear, elementType));
+  } else {
+    if (spec.keep)
+      return makeError("tensor ", linear.name, " is ", dtype,
+                       ": --quant keep keeps existing codes, and this weight "
+                       "has none; choose w4a16 or w8a16");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
+                             checkpoint.readFloat(linear.weight));
+    int64_t n = linear.n(), k = linear.k();
+    GroupwiseConfig config;
+    config.bits = spec.bits;
+    config.symmetric = spec.symmetric;
+    config.groupSize = spec.groupSize ? spec.groupSize : k;
+    // Scales in the activation type: the kernels multiply them with
+    // activations in that type (docs/kernels.md).
+    config.scaleFormat = elementType == FloatType::BF16 ? FloatFormat::BF16
+                                                        : FloatFormat::F16;
+    // An all-zero group (pruned rows) is legitimate in real checkpoints.
+    config.constantPolicy = ConstantGroupPolicy::UnitScale;
+    auto q = quantizeGroupwise(values.data(), n, k, config);
+    if (!q)
+      return makeError("tensor ", linear.name, ": ", q.message());
+
+    AffineDescriptor &d = out.logical.descriptor;
+    d.code = CodeType{spec.bits, spec.symmetric};
+    d.scheme = spec.symmetric ? QuantScheme::Symmetric
+                              : QuantScheme::Asymmetric;
+    d.zeroPoint = spec.symmetric ? ZeroPointKind::None
+                                 : ZeroPointKind::Integer;
+    if (spec.groupSize) {
+      d.granularity = Granularity::Group;
+      d.axis = 1;
+      d.groupSize = spec.groupSize;
+    } else {
+      d.granularity = Granularity::PerAxis;
+      d.axis = 0;
+    }
+    d.scaleType = elementType == FloatType::BF16 ? FloatType::BF16
+                                                 : FloatType::F16;
+    out.logical.shape = {n, k};
+    out.logical.elementType = elementType;
+    if (Status s = measure(values, dequantizeGroupwise(*q), out); !s)
+      return makeError("tensor ", linear.name, ": ", s.message());
+    out.codes = std::move(q->codes);
+    for (double s : q->scales)
+      out.scales.push_back(toBits(s, d.scaleType));
+    out.zeros = std::move(q->zeroPoints);
+    out.sourceDType = dtype;
+  }
+  QTENSOR_ASSIGN_OR_RETURN(out.bias, readBias(checkpoint, linear, elementType));
+  return out;
+}
+
+} // namespace qtensor::compiler

@@ -1,0 +1,67 @@
+//===- Quantize.h - Freezing codes and qparams for qtc compile ---*- C++ -*-===//
+//
+// `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep`. A float
+// weight is quantized group-wise with its scales rounded to f16 before any
+// code is computed; a weight that already has codes (GGUF Q4_0, Q4_1, Q8_0)
+// keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
+// re-quantize codes that exist). The result is the logical form: one code per
+// value, row-major, plus qparams; packing into a kernel layout comes later.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_QUANTIZE_H
+#define QTENSOR_LIB_COMPILER_QUANTIZE_H
+
+#include "Checkpoint.h"
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Support/Expected.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qtensor::compiler {
+
+struct QuantSpec {
+  bool keep = false;     ///< only kept codes are allowed
+  unsigned bits = 4;     ///< 4 or 8
+  int64_t groupSize = 0; ///< 0: one scale per output channel
+  bool symmetric = true;
+  std::string text; ///< as given, for the report
+};
+
+/// Parses the --quant value; errors list the accepted forms.
+Expected<QuantSpec> parseQuantSpec(std::string_view text);
+
+/// A linear weight in logical form.
+struct QuantizedWeight {
+  QuantizedTensorDescriptor logical; ///< logical layout
+  std::vector<int32_t> codes;        ///< [N, K] row-major
+  std::vector<uint16_t> scales;      ///< scale dtype bits, qparam shape
+  std::vector<int32_t> zeros;        ///< integer zero-points, or empty
+  std::vector<uint16_t> zeroFloats;  ///< `min`/`float` zero-points (scale dtype)
+  std::vector<uint16_t> bias;        ///< element-type bits [N], or empty
+  bool keptStoredCodes = false;      ///< codes came from the checkpoint
+  std::string sourceDType;
+  /// Error of the reconstruction against the source floats (for kept codes
+  /// the source floats are the decoded codes: 0 by construction).
+  double relativeError = 0.0; ///< ||W - W_hat||_F / ||W||_F
+  double maxAbsError = 0.0;
+  double sqnrDb = 0.0; ///< 10 log10(||W||^2 / ||W - W_hat||^2); inf if exact
+};
+
+/// Quantizes (or keeps) one block linear. `elementType` is the activation
+/// and reconstruction type (A16: f16 or bf16).
+Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         const QuantSpec &spec,
+                                         FloatType elementType);
+
+/// The linear's bias in `elementType` bits (empty without a bias).
+Expected<std::vector<uint16_t>> readBias(const Checkpoint &checkpoint,
+                                         const SourceLinear &linear,
+                                         FloatType elementType);
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_QUANTIZE_H

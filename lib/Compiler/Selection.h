@@ -1,0 +1,80 @@
+//===- Selection.h - Which weights qtc compile quantizes ---------*- C++ -*-===//
+//
+// `--exclude GLOB` and `--include GLOB`. By default every linear of the
+// model is quantized and the embeddings, the norms and the output head are
+// kept as stored (seed M8.1 0x07: the ledger must say which tensors it
+// excludes). `--exclude` keeps matching linears in float; `--include` lifts
+// a default exclusion. Only a linear can be quantized: an included
+// embedding or norm is an error, not a silent no-op, and so is a pattern
+// that matches no tensor (a typo would otherwise quantize everything).
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_SELECTION_H
+#define QTENSOR_LIB_COMPILER_SELECTION_H
+
+#include "qtensor/Support/Expected.h"
+
+#include <string>
+#include <vector>
+
+namespace qtensor::compiler {
+
+/// What a tensor is to the model, as the input's naming or graph says.
+enum class TensorKind {
+  Linear,    ///< a block linear, or any contraction weight of a module
+  Head,      ///< the output head (lm_head / output): a linear
+  Embedding, ///< a row lookup table
+  Norm,      ///< a norm's scale (1-D)
+  Other,     ///< anything else (kept as stored)
+};
+
+const char *tensorKindName(TensorKind kind);
+
+/// The decision for one tensor, with the reason the report prints.
+struct SelectionDecision {
+  bool quantize = false;
+  std::string reason; ///< "default: output head", "--exclude '*.down_proj*'"
+};
+
+class WeightSelection {
+public:
+  /// Patterns are fnmatch(3) globs over the whole tensor name (`*` crosses
+  /// dots). Empty patterns are refused.
+  static Expected<WeightSelection> create(std::vector<std::string> excludes,
+                                          std::vector<std::string> includes);
+
+  /// Decides for `name`. Errors: a pattern in both lists matches it, or an
+  /// --include asks for a tensor that is not a linear.
+  Expected<SelectionDecision> decide(const std::string &name,
+                                     TensorKind kind);
+
+  /// A bias stored with its linear: it follows the linear's decision. A
+  /// pattern that selects biases only is refused by checkAllPatternsUsed.
+  void noteBias(const std::string &name);
+
+  /// After every tensor was decided: errors name each pattern that matched
+  /// nothing (or only biases), with the input it was applied to.
+  Status checkAllPatternsUsed(const std::string &input) const;
+
+  const std::vector<std::string> &excludes() const { return exclude; }
+  const std::vector<std::string> &includes() const { return include; }
+
+private:
+  std::vector<std::string> exclude, include;
+  std::vector<bool> excludeUsed, includeUsed;
+  std::vector<std::string> excludeBias, includeBias; ///< a bias it matched
+};
+
+/// The default kind of a checkpoint tensor from its name alone (Hugging
+/// Face and GGUF llama names): embeddings, norms and the head. Block
+/// linears are found by the checkpoint reader, not here.
+TensorKind kindFromName(const std::string &name);
+
+/// The embedding tables of the common checkpoint namings, exactly
+/// (`model.embed_tokens.weight`, GGUF `token_embd.weight`, GPT-2 `wte`):
+/// a module's contraction weight with such a name is a tied head's table.
+bool isEmbeddingName(const std::string &name);
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_SELECTION_H

@@ -1,0 +1,281 @@
+//===- Ladder.cpp - The parity ladder of an artifact ----------------------===//
+
+#include "qtensor/Verify/Ladder.h"
+#include "LadderLevels.h"
+
+#include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Runtime/ArtifactMetadata.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <map>
+
+namespace qtensor::verify {
+
+nlohmann::ordered_json LadderResult::toJson() const {
+  nlohmann::ordered_json out;
+  out["ok"] = ok;
+  out["levels"] = nlohmann::ordered_json::array();
+  for (const LevelResult &l : levels)
+    out["levels"].push_back({{"level", l.level},
+                             {"name", l.name},
+                             {"ok", l.ok},
+                             {"detail", l.detail}});
+  return out;
+}
+
+namespace detail {
+
+Expected<nlohmann::json> readRoleJson(const artifact::Artifact &a,
+                                      artifact::FileRole role,
+                                      const char *what) {
+  for (const artifact::FileEntry &f : a.manifest().files) {
+    if (f.role != role)
+      continue;
+    const MappedFile *file = a.file(f.path);
+    if (!file)
+      return makeError(f.path, ": not mapped");
+    // The same bounded, strict parse the runtime's loader applies.
+    return runtime::parseBoundedJson(
+        {reinterpret_cast<const char *>(file->data()), file->size()}, f.path);
+  }
+  return makeError("the manifest lists no ", what);
+}
+
+Expected<nlohmann::json> readReport(const artifact::Artifact &a) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      nlohmann::json report,
+      readRoleJson(a, artifact::FileRole::Report, "file with role \"report\""));
+  if (!report.is_object())
+    return makeError("the report is not a JSON object");
+  return report;
+}
+
+Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
+                                      const artifact::TensorEntry &entry) {
+  QTENSOR_ASSIGN_OR_RETURN(artifact::ResolvedTensor r, a.tensor(entry.name));
+  const artifact::QuantizedTensor &q = *entry.quantized();
+  LogicalTensor t;
+  t.descriptor = q.logical;
+  t.codeBytes = r.codes->data;
+  t.codeSize = r.codes->byteSize();
+  auto codes = artifact::unpackStoredCodes(q.logical, t.codeBytes, t.codeSize);
+  if (!codes)
+    return makeError(entry.name, ".codes: ", codes.message());
+  t.codes = codes.take();
+  auto scales =
+      artifact::readQParams(r.scales->dtype, r.scales->data,
+                            r.scales->byteSize());
+  if (!scales)
+    return makeError(entry.name, ".scales: ", scales.message());
+  t.scales = scales.take();
+  if (r.zeros) {
+    auto zeros = artifact::readQParams(r.zeros->dtype, r.zeros->data,
+                                       r.zeros->byteSize());
+    if (!zeros)
+      return makeError(entry.name, ".zeros: ", zeros.message());
+    t.zeros = zeros.take();
+  }
+  return t;
+}
+
+} // namespace detail
+
+namespace {
+
+/// After L0 failed: which stored tensors' bytes differ from the digests the
+/// compiler recorded in the report (itself checked against the manifest).
+/// Empty when that cannot be told (no readable report, an unparsable shard).
+std::string locateChangedTensors(const std::string &dir) {
+  auto root = artifact::ArtifactRoot::open(dir);
+  if (!root)
+    return "";
+  auto manifest = artifact::readManifest(*root);
+  if (!manifest || !*manifest)
+    return "";
+  const artifact::Manifest &m = **manifest;
+  nlohmann::json report;
+  for (const artifact::FileEntry &f : m.files)
+    if (f.role == artifact::FileRole::Report) {
+      auto file = root->openVerified(f.path, f.bytes, f.sha256);
+      if (!file)
+        return "";
+      auto parsed = runtime::parseBoundedJson(
+          {reinterpret_cast<const char *>(file->data()), file->size()},
+          f.path);
+      if (!parsed)
+        return "";
+      report = parsed.take();
+    }
+  if (!report.is_object() || !report.contains("stored_sha256") ||
+      !report["stored_sha256"].is_object())
+    return "";
+  const nlohmann::json &digests = report["stored_sha256"];
+  std::string changed;
+  for (const artifact::FileEntry &f : m.files) {
+    if (f.role != artifact::FileRole::Shard)
+      continue;
+    auto opened = root->openFile(f.path);
+    if (!opened)
+      continue;
+    auto mapped = MappedFile::fromDescriptor(opened->fd.get(),
+                                             root->display(f.path));
+    if (!mapped)
+      continue;
+    auto shard = safetensors::SafetensorsFile::fromMappedFile(mapped.take());
+    if (!shard)
+      continue; // the header itself is damaged: L0's message says where
+    for (const safetensors::TensorView &t : shard->tensors()) {
+      auto hex = sha256Hex(t.data, t.byteSize());
+      auto it = digests.find(t.name);
+      if (hex && it != digests.end() && it->is_string() && *it != *hex)
+        changed += (changed.empty() ? "" : ", ") + f.path + ": " + t.name;
+    }
+  }
+  return changed;
+}
+
+LevelResult levelBytes(const std::string &dir,
+                       std::optional<artifact::Artifact> &opened) {
+  LevelResult r{"L0", "bytes and inventory", false, ""};
+  auto a = artifact::openArtifact(dir);
+  if (!a) {
+    r.detail = a.message();
+    if (std::string changed = locateChangedTensors(dir); !changed.empty())
+      r.detail += "; changed bytes in tensor(s) " + changed;
+    return r;
+  }
+  size_t shards = 0;
+  for (const auto &f : a->manifest().files)
+    shards += f.role == artifact::FileRole::Shard;
+  r.ok = true;
+  r.detail = std::to_string(a->manifest().files.size()) + " files (" +
+             std::to_string(shards) + " shards) hashed, " +
+             std::to_string(a->manifest().tensors.size()) +
+             " tensors present as declared";
+  opened.emplace(a.take());
+  return r;
+}
+
+LevelResult levelPacking(const artifact::Artifact &a) {
+  LevelResult r{"L1", "pack/unpack", false, ""};
+  size_t count = 0;
+  for (const artifact::TensorEntry &e : a.manifest().tensors) {
+    if (!e.isQuantized())
+      continue;
+    auto t = detail::loadQuantized(a, e);
+    if (!t) {
+      r.detail = t.message();
+      return r;
+    }
+    auto repacked = artifact::packStoredCodes(t->descriptor, t->codes);
+    if (!repacked) {
+      r.detail = e.name + ": repacking: " + repacked.message();
+      return r;
+    }
+    if (repacked->size() != t->codeSize ||
+        !std::equal(repacked->begin(), repacked->end(), t->codeBytes)) {
+      size_t at = 0;
+      while (at < t->codeSize && at < repacked->size() &&
+             (*repacked)[at] == t->codeBytes[at])
+        ++at;
+      r.detail = e.name + ".codes: repacking the unpacked codes differs at "
+                          "byte " +
+                 std::to_string(at) + " (layout " +
+                 t->descriptor.layout.family + ")";
+      return r;
+    }
+    ++count;
+  }
+  r.ok = true;
+  r.detail = std::to_string(count) +
+             " quantized tensors unpack and repack to the same bytes";
+  return r;
+}
+
+LevelResult levelReference(const artifact::Artifact &a) {
+  LevelResult r{"L2", "reference reconstruction", false, ""};
+  auto report = detail::readReport(a);
+  if (!report) {
+    r.detail = report.message();
+    return r;
+  }
+  std::map<std::string, std::string> expected;
+  if (report->contains("tensors") && (*report)["tensors"].is_array())
+    for (const auto &t : (*report)["tensors"])
+      if (t.is_object() && t.value("name", "").size() &&
+          t.contains("reconstruction_sha256") &&
+          t["reconstruction_sha256"].is_string())
+        expected[t["name"]] = t["reconstruction_sha256"];
+  size_t count = 0;
+  for (const artifact::TensorEntry &e : a.manifest().tensors) {
+    if (!e.isQuantized())
+      continue;
+    auto it = expected.find(e.name);
+    if (it == expected.end()) {
+      r.detail = e.name + ": the report records no reconstruction digest";
+      return r;
+    }
+    auto t = detail::loadQuantized(a, e);
+    if (!t) {
+      r.detail = t.message();
+      return r;
+    }
+    auto digest = artifact::reconstructionDigest(t->descriptor, t->codes,
+                                                 t->scales, t->zeros);
+    if (!digest) {
+      r.detail = e.name + ": " + digest.message();
+      return r;
+    }
+    if (*digest != it->second) {
+      r.detail = e.name + ": reconstruction digest " + digest->substr(0, 16) +
+                 "... differs from the compiler's " +
+                 it->second.substr(0, 16) + "...";
+      return r;
+    }
+    ++count;
+  }
+  r.ok = true;
+  r.detail = std::to_string(count) +
+             " reconstructions match the digests recorded at compile time";
+  return r;
+}
+
+} // namespace
+
+LadderResult runLadder(const std::string &dir) {
+  LadderResult result;
+  std::optional<artifact::Artifact> a;
+  result.levels.push_back(levelBytes(dir, a));
+  if (!a) {
+    for (auto [level, name] :
+         {std::pair{"L1", "pack/unpack"}, {"L2", "reference reconstruction"},
+          {"L3", "operator parity (host)"},
+          {"L5", "dispatch and resources"}})
+      result.levels.push_back({level, name, false, "not run: L0 failed"});
+    result.ok = false;
+    return result;
+  }
+  // A level reads JSON the artifact supplies; a field of the wrong type
+  // fails that level with the library's message instead of the command.
+  auto guarded = [&](const char *level, const char *name, auto run) {
+    try {
+      result.levels.push_back(run());
+    } catch (const nlohmann::json::exception &e) {
+      result.levels.push_back(
+          {level, name, false, std::string("malformed JSON: ") + e.what()});
+    }
+  };
+  guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
+  guarded("L2", "reference reconstruction",
+          [&] { return levelReference(*a); });
+  guarded("L3", "operator parity", [&] { return detail::levelOperator(*a); });
+  guarded("L5", "dispatch and resources",
+          [&] { return detail::levelDispatch(*a); });
+  result.ok = true;
+  for (const LevelResult &l : result.levels)
+    result.ok &= l.ok;
+  return result;
+}
+
+} // namespace qtensor::verify

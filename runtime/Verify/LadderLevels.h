@@ -1,0 +1,42 @@
+//===- LadderLevels.h - Shared pieces of the parity ladder -------*- C++ -*-===//
+#ifndef QTENSOR_VERIFY_LADDERLEVELS_H
+#define QTENSOR_VERIFY_LADDERLEVELS_H
+
+#include "qtensor/Verify/Ladder.h"
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/Artifact.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace qtensor::verify::detail {
+
+/// A stored quantized tensor, unpacked.
+struct LogicalTensor {
+  QuantizedTensorDescriptor descriptor; ///< as stored (with its layout)
+  const uint8_t *codeBytes = nullptr;
+  size_t codeSize = 0;
+  std::vector<int32_t> codes;
+  std::vector<double> scales;
+  std::vector<double> zeros;
+};
+
+Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
+                                      const artifact::TensorEntry &entry);
+/// The JSON file of `role` (trace, report), parsed as strictly as the
+/// runtime's loader parses it; `what` names it when none is listed.
+Expected<nlohmann::json> readRoleJson(const artifact::Artifact &a,
+                                      artifact::FileRole role,
+                                      const char *what);
+/// The report, which must be a JSON object.
+Expected<nlohmann::json> readReport(const artifact::Artifact &a);
+
+LevelResult levelOperator(const artifact::Artifact &a);
+LevelResult levelDispatch(const artifact::Artifact &a);
+
+} // namespace qtensor::verify::detail
+
+#endif // QTENSOR_VERIFY_LADDERLEVELS_H

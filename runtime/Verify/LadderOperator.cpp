@@ -1,0 +1,450 @@
+//===- LadderOperator.cpp - L3: operator parity ---------------------------===//
+//
+// Seed M8.9 0x09D: every quantized linear's compiled kernel, run on
+// deterministic activations (Runtime/Activations.h), against a float64
+// matmul of the reference reconstruction of exactly what is stored. Two
+// errors are kept apart:
+//
+//   kernel error        |Y_kernel - X W_hat^T|, elementwise, against the
+//                       bound of Runtime/Reference.h (kernelErrorBound): f32
+//                       accumulation over K terms in any order, gamma(K + 2)
+//                       sum|x w|, plus half an ulp of the output dtype. A
+//                       kernel beyond it is a bug, whatever the weights.
+//   quantization error  W_hat against the float weights, which the artifact
+//                       no longer holds: the compiler measured it and
+//                       recorded it in report.json; it is reported beside
+//                       the kernel error, never mixed into it.
+//
+// T covers each phase: decode {1, 5, 16}, prefill {17, 64}, plus the
+// smallest T of every entry point (the decode GEMV's T buckets), each
+// clipped to what the kernel entry serves.
+//
+// Host artifacts run every host kernel entry of the manifest, for every op
+// it lists (every rank), through the runtime's host backend (the verified
+// kernels-host.so, the MLIR C interface). A GPU artifact runs on the GPU
+// when one is present, each rank loaded through the runtime's CUDA backend;
+// without one, the host twins it carries run as a host artifact's kernels
+// do and the level's name says so; with neither, L3 is reported as not run
+// (ok = false: nothing was tested).
+//
+// At tp = 1 the artifact must also load through the runtime (loadModel:
+// schema, trace, plan), so that a verified artifact is a loadable one.
+// An artifact with tp > 1 run on the host is also run composed: every rank loaded
+// through the runtime's host backend in one process, each op's outputs
+// joined by the host stand-in for the collectives (Runtime/TensorParallel.h:
+// all_gather of column slices, all_reduce(sum) of row partials and then the
+// bias), at one decode and one prefill T, against the float64 reference of
+// the whole weight: kernelErrorBound for gathered outputs,
+// allReduceErrorBound (the partials rounded before the reduction) for
+// reduced ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LadderLevels.h"
+
+#include "qtensor/Runtime/Activations.h"
+#include "qtensor/Runtime/CudaDevice.h"
+#include "qtensor/Runtime/HostBackend.h"
+#include "qtensor/Runtime/KernelInstance.h"
+#include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/OpKernel.h"
+#include "qtensor/Runtime/Plan.h"
+#include "qtensor/Runtime/Reference.h"
+#include "qtensor/Runtime/TensorParallel.h"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace qtensor::verify::detail {
+namespace {
+
+using namespace qtensor::runtime;
+
+/// The T values L3 runs an entry with.
+std::vector<int64_t> tokensFor(const KernelInstance &k) {
+  std::set<int64_t> t = k.phase == kernels::Phase::Decode
+                            ? std::set<int64_t>{1, 5, 16}
+                            : std::set<int64_t>{17, 64};
+  for (const EntryPoint &e : k.entries)
+    t.insert(std::max(e.tokens.min, k.tokens.min));
+  std::vector<int64_t> out;
+  for (int64_t v : t)
+    if (v >= k.tokens.min && v <= *k.tokens.max)
+      out.push_back(v);
+  return out;
+}
+
+/// The worst call so far, for the detail line.
+struct Worst {
+  double ratio = -1, maxAbs = 0;
+  std::string where;
+  void update(const KernelError &e, const std::string &at) {
+    maxAbs = std::max(maxAbs, e.maxAbsError);
+    if (e.worstRatio > ratio) {
+      ratio = e.worstRatio;
+      where = at;
+    }
+  }
+};
+
+std::string format(const char *fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+/// "quantization error recorded at compile time: worst relative weight
+/// error R (op)", from report.json's tensors.
+std::string quantizationSummary(const artifact::Artifact &a) {
+  auto report = readReport(a);
+  if (!report)
+    return "no compile-time quantization error to compare (" +
+           report.message() + ")";
+  double worst = -1;
+  std::string worstOp;
+  if (report->contains("tensors") && (*report)["tensors"].is_array())
+    for (const auto &t : (*report)["tensors"])
+      if (t.is_object() && t.contains("relative_error") &&
+          t["relative_error"].is_number() && t.contains("name") &&
+          t["name"].is_string() && t["relative_error"].get<double>() > worst) {
+        worst = t["relative_error"].get<double>();
+        worstOp = t["name"].get<std::string>();
+      }
+  if (worst < 0)
+    return "the report records no quantization error";
+  return "quantization error (recorded at compile time, W_hat vs the float "
+         "weights): worst relative " +
+         format("%.3g", worst) + " (" + worstOp + ")";
+}
+
+std::string kernelSummary(size_t calls, size_t ops, size_t entries,
+                          const Worst &w) {
+  return std::to_string(calls) + " calls of " + std::to_string(entries) +
+         " kernel entries over " + std::to_string(ops) +
+         " ops: kernel error (vs float64 X W_hat^T) at most " +
+         format("%.3g", w.ratio) + " of its bound (worst: " + w.where +
+         "), max |y - y_ref| " + format("%.3g", w.maxAbs);
+}
+
+/// One call: run, measure, and say what failed.
+Expected<KernelError> runAndMeasure(OpKernel &kernel, const KernelInstance &k,
+                                    const std::string &op,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias,
+                                    int64_t t) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      HostTensor x, deterministicActivations(k.activation, t, k.k,
+                                             kDefaultActivationSeed, op));
+  HostTensor y;
+  QTENSOR_TRY(kernel.run(x, y));
+  return measureKernelError(x.toDoubles(), w, bias, y.toDoubles(), t, k.n, k.k,
+                            k.output);
+}
+
+std::string describeFailure(const KernelError &e, const KernelInstance &k,
+                            const std::string &op, int64_t t) {
+  if (!e.finite)
+    return op + " via " + k.id + " (T = " + std::to_string(t) +
+           "): non-finite output";
+  return op + " via " + k.id + " (T = " + std::to_string(t) +
+         "): kernel error " + format("%.3g", e.worstRatio) +
+         " times its bound at output [" + std::to_string(e.worstIndex / k.n) +
+         ", " + std::to_string(e.worstIndex % k.n) + "] (max |y - y_ref| " +
+         format("%.3g", e.maxAbsError) + ")";
+}
+
+/// tp > 1 (see the top of the file): "composed over R ranks: ..." on
+/// success, the failing op, T and ratio otherwise.
+Expected<std::string> composedRanks(const artifact::Artifact &a) {
+  LoadOptions o;
+  o.backend = BackendChoice::Host;
+  o.warmup = false;
+  QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<TensorParallelGroup> group,
+                           TensorParallelGroup::load(a.directory(), o));
+  Worst worst;
+  size_t calls = 0;
+  for (const GroupOp &op : group->ops())
+    for (int64_t t : {int64_t(5), kernels::kMaxDecodeTokens + 1}) {
+      if (!op.plans[0]->phaseFor(t))
+        continue; // the artifact has no kernel for that phase
+      QTENSOR_ASSIGN_OR_RETURN(HostTensor x,
+                               deterministicActivations(op.activation, t, op.k,
+                                                        kDefaultActivationSeed,
+                                                        op.op));
+      QTENSOR_ASSIGN_OR_RETURN(GroupOutput out, group->run(op, x));
+      QTENSOR_ASSIGN_OR_RETURN(KernelError e, group->check(op, x, out.y));
+      std::string where = op.op + " T=" + std::to_string(t);
+      ++calls;
+      worst.update(e, where);
+      if (!e.within())
+        return makeError(
+            where, " joined by ",
+            describeCollective(op.collective, group->tp()),
+            e.finite ? ": error " + format("%.3g", e.worstRatio) +
+                           " times its bound at output [" +
+                           std::to_string(e.worstIndex / size_t(op.n)) + ", " +
+                           std::to_string(e.worstIndex % size_t(op.n)) +
+                           "] (max |y - y_ref| " +
+                           format("%.3g", e.maxAbsError) + ")"
+                     : std::string(": non-finite output"));
+    }
+  return "composed over " + std::to_string(group->tp()) +
+         " ranks (host collectives, not NCCL): " + std::to_string(calls) +
+         " joined calls of " + std::to_string(group->ops().size()) +
+         " ops against the whole weight, at most " +
+         format("%.3g", worst.ratio) +
+         " of their bounds (worst: " + worst.where + ")";
+}
+
+LevelResult hostLevel(const artifact::Artifact &a,
+                      const std::vector<KernelInstance> &instances) {
+  LevelResult r{"L3", "operator parity (host)", false, ""};
+  std::map<std::string, std::unique_ptr<HostKernelLibrary>> libraries;
+  std::map<std::string, std::vector<double>> weights; // op -> W_hat
+  Worst worst;
+  size_t calls = 0, entries = 0;
+  std::set<std::string> ops;
+  for (const KernelInstance &k : instances) {
+    if (!k.isHost())
+      continue;
+    ++entries;
+    auto &lib = libraries[k.file];
+    if (!lib) {
+      const MappedFile *file = a.file(k.file);
+      if (!file) {
+        r.detail = k.where() + ": " + k.file + " is not mapped";
+        return r;
+      }
+      auto loaded =
+          HostKernelLibrary::load(file->data(), size_t(file->size()), k.file);
+      if (!loaded) {
+        r.detail = loaded.message();
+        return r;
+      }
+      lib = loaded.take();
+    }
+    std::vector<void *> fns;
+    for (const EntryPoint &e : k.entries) {
+      auto fn = lib->resolve(e.symbol);
+      if (!fn) {
+        r.detail = k.where() + ": " + fn.message();
+        return r;
+      }
+      fns.push_back(*fn);
+    }
+    for (const std::string &op : k.ops) {
+      ops.insert(op);
+      auto t = a.tensor(op);
+      if (!t) {
+        r.detail = t.message();
+        return r;
+      }
+      auto &w = weights[op];
+      if (w.empty()) {
+        auto rec =
+            reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
+        if (!rec) {
+          r.detail = rec.message();
+          return r;
+        }
+        w = rec.take();
+      }
+      std::vector<double> bias;
+      if (k.bias) {
+        // A bias-adding kernel is never row-parallel: a rank suffix means a
+        // column slice, whose bias slice carries the same suffix.
+        auto [base, rank] = splitRankName(op);
+        std::string name =
+            biasTensorName(base, rank.value_or(0), rank.has_value());
+        auto b = a.tensor(name);
+        if (!b || !b->data) {
+          r.detail = op + ": " + k.id +
+                     " adds a bias, but the artifact has "
+                     "no plain tensor \"" +
+                     name + "\"";
+          return r;
+        }
+        auto values = safetensors::toFloat64(*b->data);
+        if (!values) {
+          r.detail = values.message();
+          return r;
+        }
+        bias = values.take();
+      }
+      auto operands =
+          makeHostOperands(k, *t->entry, *t->codes, *t->scales, t->zeros, bias);
+      if (!operands) {
+        r.detail = operands.message();
+        return r;
+      }
+      std::unique_ptr<OpKernel> kernel = makeHostNativeKernel(
+          k, fns, std::shared_ptr<const WeightOperands>(operands.take()),
+          k.activation, k.output);
+      for (int64_t tokens : tokensFor(k)) {
+        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens);
+        if (!e) {
+          r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
+                     "): " + e.message();
+          return r;
+        }
+        ++calls;
+        worst.update(*e, op + " T=" + std::to_string(tokens));
+        if (!e->within()) {
+          r.detail = describeFailure(*e, k, op, tokens) + "; " +
+                     quantizationSummary(a);
+          return r;
+        }
+      }
+    }
+  }
+  std::string composed;
+  if (a.manifest().topology.tp > 1) {
+    auto c = composedRanks(a);
+    if (!c) {
+      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+                 "; composed over " + std::to_string(a.manifest().topology.tp) +
+                 " ranks: " + c.message();
+      return r;
+    }
+    composed = c.take() + "; ";
+  } else {
+    // The kernels ran above through the host backend directly; the
+    // artifact must also pass the runtime's own load (schema, trace, plan),
+    // so that "verified" implies "loads".
+    LoadOptions o;
+    o.backend = BackendChoice::Host;
+    o.warmup = false;
+    auto model = loadModel(a.directory(), o);
+    if (!model) {
+      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+                 "; the runtime does not load it: " + model.message();
+      return r;
+    }
+  }
+  r.ok = true;
+  r.detail = kernelSummary(calls, ops.size(), entries, worst) + "; " +
+             composed + quantizationSummary(a);
+  return r;
+}
+
+/// GPU artifacts: each rank through the runtime's CUDA backend.
+LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
+  LevelResult r{"L3", "operator parity (host)", false, ""};
+  auto device = CudaDevice::open();
+  if (!device) {
+    r.detail = "not run: no host kernels in a " + target +
+               " artifact and no GPU here (" + device.message() +
+               "); run it on a GPU: qtc run DIR --backend cuda --check";
+    return r;
+  }
+  std::string gpu = (*device)->info().name + " " + (*device)->target().name;
+  device->reset(); // the loader opens its own
+  r.name = "operator parity (" + gpu + ")";
+  Worst worst;
+  size_t calls = 0, ops = 0;
+  for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
+    LoadOptions o;
+    o.rank = rank;
+    o.backend = BackendChoice::Cuda;
+    o.warmup = false;
+    auto model = loadModel(a.directory(), o);
+    if (!model) {
+      r.detail = "rank " + std::to_string(rank) + ": " + model.message();
+      return r;
+    }
+    for (const OpPlan &op : (*model)->plan().ops) {
+      ++ops;
+      auto w = (*model)->referenceWeight(op);
+      auto b = (*model)->referenceBias(op);
+      if (!w || !b) {
+        r.detail = !w ? w.message() : b.message();
+        return r;
+      }
+      for (const PhasePlan &p : op.phases)
+        for (const KernelInstance *k : p.instances)
+          for (int64_t t : tokensFor(*k)) {
+            auto x = deterministicActivations(
+                op.activation, t, op.k(), kDefaultActivationSeed, op.tensor);
+            auto y = x ? (*model)->run(op.tensor, *x)
+                       : Expected<HostTensor>(x.error());
+            if (!y) {
+              r.detail = y.message();
+              return r;
+            }
+            KernelError e =
+                measureKernelError(x->toDoubles(), *w, *b, y->toDoubles(), t,
+                                   op.n(), op.k(), op.output);
+            ++calls;
+            worst.update(e, op.tensor + " T=" + std::to_string(t));
+            if (!e.within()) {
+              r.detail = describeFailure(e, *k, op.tensor, t) + "; " +
+                         quantizationSummary(a);
+              return r;
+            }
+          }
+    }
+  }
+  // The joins are checked on the host (its twins), as without a GPU.
+  std::string composed;
+  if (a.manifest().topology.tp > 1) {
+    auto c = composedRanks(a);
+    if (!c) {
+      r.detail = kernelSummary(calls, ops, 0, worst) + "; composed over " +
+                 std::to_string(a.manifest().topology.tp) +
+                 " ranks: " + c.message();
+      return r;
+    }
+    composed = c.take() + "; ";
+  }
+  r.ok = true;
+  r.detail = kernelSummary(calls, ops, 0, worst) + "; " + composed +
+             quantizationSummary(a);
+  return r;
+}
+
+} // namespace
+
+LevelResult levelOperator(const artifact::Artifact &a) {
+  LevelResult r{"L3", "operator parity (host)", false, ""};
+  std::vector<KernelInstance> instances;
+  bool host = false, gpu = false;
+  std::string target;
+  for (size_t i = 0; i < a.manifest().kernels.size(); ++i) {
+    auto k = parseKernelInstance(a.manifest(), i);
+    if (!k) {
+      r.detail = k.message();
+      return r;
+    }
+    host |= k->isHost();
+    gpu |= k->isGpu();
+    if (k->isGpu())
+      target = k->target.name;
+    instances.push_back(k.take());
+  }
+  // A GPU artifact runs its own kernels when a GPU is here; without one,
+  // the host twins it carries (the same emitter and per-lane arithmetic,
+  // reading the same stored bytes) stand in, and the detail says so.
+  if (gpu && host) {
+    if (auto device = CudaDevice::open(); device) {
+      device->reset();
+      return gpuLevel(a, target);
+    }
+    LevelResult r = hostLevel(a, instances);
+    r.name = "operator parity (host twins of the " + target + " kernels)";
+    return r;
+  }
+  if (host)
+    return hostLevel(a, instances);
+  if (gpu)
+    return gpuLevel(a, target);
+  // Every op runs the full-dequant reference: there is no kernel to test.
+  r.ok = true;
+  r.detail = "no native kernels: every op runs the full-dequant reference "
+             "path, which is the oracle itself; " +
+             quantizationSummary(a);
+  return r;
+}
+
+} // namespace qtensor::verify::detail

@@ -1,0 +1,101 @@
+//===- SelectionTest.cpp - Which weights qtc compile quantizes ------------===//
+
+#include "Selection.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+using namespace qtensor::compiler;
+
+namespace {
+WeightSelection make(std::vector<std::string> excludes,
+                     std::vector<std::string> includes) {
+  auto s = WeightSelection::create(std::move(excludes), std::move(includes));
+  EXPECT_TRUE(bool(s)) << s.message();
+  return s.take();
+}
+} // namespace
+
+TEST(Selection, DefaultsQuantizeLinearsOnly) {
+  WeightSelection s = make({}, {});
+  EXPECT_TRUE(s.decide("model.layers.0.mlp.up_proj.weight", TensorKind::Linear)
+                  ->quantize);
+  for (TensorKind kind : {TensorKind::Head, TensorKind::Embedding,
+                          TensorKind::Norm, TensorKind::Other}) {
+    auto d = s.decide("t", kind);
+    ASSERT_TRUE(bool(d));
+    EXPECT_FALSE(d->quantize);
+    EXPECT_EQ(d->reason, std::string("default: ") + tensorKindName(kind));
+  }
+  EXPECT_TRUE(bool(s.checkAllPatternsUsed("ckpt")));
+}
+
+TEST(Selection, GlobsCrossDotsAndNameTheirPattern) {
+  WeightSelection s = make({"*.mlp.down_proj.weight"}, {"lm_head.*"});
+  auto down = s.decide("model.layers.7.mlp.down_proj.weight",
+                       TensorKind::Linear);
+  ASSERT_TRUE(bool(down));
+  EXPECT_FALSE(down->quantize);
+  EXPECT_EQ(down->reason, "--exclude '*.mlp.down_proj.weight'");
+  auto head = s.decide("lm_head.weight", TensorKind::Head);
+  ASSERT_TRUE(bool(head));
+  EXPECT_TRUE(head->quantize);
+  EXPECT_EQ(head->reason, "--include 'lm_head.*'");
+  EXPECT_TRUE(bool(s.checkAllPatternsUsed("ckpt")));
+}
+
+TEST(Selection, OnlyLinearsCanBeIncluded) {
+  WeightSelection s = make({}, {"*norm*", "model.embed_tokens.weight"});
+  auto norm = s.decide("model.norm.weight", TensorKind::Norm);
+  ASSERT_FALSE(bool(norm));
+  EXPECT_NE(norm.message().find("which is a norm, not a linear"),
+            std::string::npos)
+      << norm.message();
+  auto embed = s.decide("model.embed_tokens.weight", TensorKind::Embedding);
+  ASSERT_FALSE(bool(embed));
+  EXPECT_NE(embed.message().find("which is an embedding, not a linear"),
+            std::string::npos)
+      << embed.message();
+}
+
+TEST(Selection, ConflictsEmptyAndUnusedPatternsAreErrors) {
+  EXPECT_FALSE(bool(WeightSelection::create({""}, {})));
+  WeightSelection both = make({"*q_proj*"}, {"*.0.*"});
+  auto d = both.decide("model.layers.0.self_attn.q_proj.weight",
+                       TensorKind::Linear);
+  ASSERT_FALSE(bool(d));
+  EXPECT_NE(d.message().find("matches both --exclude '*q_proj*' and "
+                             "--include '*.0.*'"),
+            std::string::npos);
+
+  WeightSelection typo = make({"*.dwn_proj.*"}, {});
+  ASSERT_TRUE(bool(typo.decide("a.down_proj.weight", TensorKind::Linear)));
+  Status unused = typo.checkAllPatternsUsed("ckpt");
+  ASSERT_FALSE(bool(unused));
+  EXPECT_EQ(unused.message(), "--exclude '*.dwn_proj.*' matches no tensor of "
+                              "ckpt");
+}
+
+TEST(Selection, APatternMatchingOnlyBiasesIsRefused) {
+  WeightSelection s = make({"*.q_proj.bias", "*.k_proj*"}, {});
+  ASSERT_TRUE(bool(s.decide("l.q_proj.weight", TensorKind::Linear)));
+  ASSERT_TRUE(bool(s.decide("l.k_proj.weight", TensorKind::Linear)));
+  s.noteBias("l.q_proj.bias");
+  s.noteBias("l.k_proj.bias");
+  Status st = s.checkAllPatternsUsed("ckpt");
+  ASSERT_FALSE(bool(st));
+  EXPECT_EQ(st.message(), "--exclude '*.q_proj.bias' matches only biases "
+                          "(l.q_proj.bias); a bias follows its linear: "
+                          "select the linear's weight");
+}
+
+TEST(Selection, KindsFromNames) {
+  EXPECT_EQ(kindFromName("lm_head.weight"), TensorKind::Head);
+  EXPECT_EQ(kindFromName("output.weight"), TensorKind::Head);
+  EXPECT_EQ(kindFromName("token_embd.weight"), TensorKind::Embedding);
+  EXPECT_EQ(kindFromName("model.layers.3.input_layernorm.weight"),
+            TensorKind::Norm);
+  EXPECT_EQ(kindFromName("blk.0.attn_q.weight"), TensorKind::Other);
+  EXPECT_TRUE(isEmbeddingName("model.embed_tokens.weight"));
+  EXPECT_FALSE(isEmbeddingName("time_embed.linear_1.weight"));
+}

@@ -1,0 +1,178 @@
+//===- CompileCommand.cpp - `qtc compile` ---------------------------------===//
+//
+// Flag parsing, progress and printing around qtensor::compiler's
+// compileArtifact (include/qtensor/Compiler/Compile.h), which does the work.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompileCommand.h"
+
+#include "CommandLine.h"
+#include "Progress.h"
+
+#include "qtensor/Compiler/Compile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace qtensor::qtc {
+namespace {
+
+const char *kUsage =
+    "usage: qtc compile INPUT --target sm_80|sm_90|host -o DIR\n"
+    "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep]\n"
+    "           [--tp N] [--phase decode|prefill|both]\n"
+    "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
+    "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
+    "           [--weights FILE] [--quiet] [--json]\n"
+    "  INPUT  a Hugging Face style directory (config.json + safetensors), a\n"
+    "         GGUF file (Q4_0/Q4_1/Q8_0 codes are kept as stored), or an MLIR\n"
+    "         module (.mlir) whose weights are qtensor.weight references or\n"
+    "         external ml_program globals, with --weights FILE\n"
+    "  --weights     the module's weights: a .safetensors file, a\n"
+    "                .safetensors.index.json, or a .gguf file\n"
+    "  -o     the artifact directory (written transactionally: manifest last)\n"
+    "  --quant       default w4a16:g128 (symmetric)\n"
+    "  --tp          tensor-parallel ranks (default 1)\n"
+    "  --phase       which phases need a kernel (default both)\n"
+    "  --fallback    full-dequant fallback policy (default forbid)\n"
+    "  --exclude     keep the linears whose names match in float (fnmatch\n"
+    "                globs over the whole name; repeatable)\n"
+    "  --include     quantize what is excluded by default: the output head\n"
+    "                (lm_head.weight, GGUF output.weight); embeddings and\n"
+    "                norms are never quantized\n"
+    "  --json        print the result as one JSON object; progress as JSON\n"
+    "                lines on stderr\n";
+
+/// One of `allowed` into `out`, or what was expected.
+CommandLine::Setter oneOf(std::string &out, std::vector<std::string> allowed,
+                          std::string expected) {
+  return [&out, allowed, expected](const std::string &v)
+             -> std::optional<std::string> {
+    for (const std::string &a : allowed)
+      if (v == a) {
+        out = v;
+        return std::nullopt;
+      }
+    return expected;
+  };
+}
+
+/// Parses argv into `request`; none when the compile should run, else the
+/// exit status (usage printed).
+std::optional<int> parse(const std::vector<std::string> &args,
+                         compiler::CompileRequest &request, bool &quiet,
+                         bool &json) {
+  CommandLine cl("qtc compile", kUsage);
+  auto list = [](std::vector<std::string> &out) {
+    return [&out](const std::string &v) {
+      appendCommaList(out, v);
+      return std::optional<std::string>();
+    };
+  };
+  cl.flag({"--quiet"}, quiet)
+      .flag({"--json"}, json)
+      .option({"-o", "--output"}, "a directory", request.outputDir)
+      .option({"--weights"}, "a file", request.weights)
+      .option({"--quant"}, "a value", request.quant)
+      .option({"--target"}, "a value",
+              oneOf(request.target, {"sm_80", "sm_90", "host"},
+                    "expected sm_80, sm_90 or host"))
+      .option({"--phase"}, "a value",
+              oneOf(request.phase, {"decode", "prefill", "both"},
+                    "expected decode, prefill or both"))
+      .option({"--fallback"}, "a value",
+              oneOf(request.fallback, {"forbid", "warn", "allow"},
+                    "expected forbid, warn or allow"))
+      .option({"--group-policy"}, "a value",
+              oneOf(request.groupPolicy, {"error", "align"},
+                    "the exporter supports error and align (replicate-"
+                    "boundary and repack change what a rank stores; qopt "
+                    "shows their placement)"))
+      .option({"--tp"}, "a value",
+              [&request](const std::string &v) -> std::optional<std::string> {
+                char *end = nullptr;
+                long long n = std::strtoll(v.c_str(), &end, 10);
+                if (v.empty() || *end != '\0' || n < 1 || n > 64)
+                  return "expected an integer in [1, 64]";
+                request.tp = n;
+                return std::nullopt;
+              })
+      .option({"--exclude"}, "a pattern", list(request.excludes))
+      .option({"--include"}, "a pattern", list(request.includes))
+      .positional(request.input, "missing INPUT");
+  if (std::optional<int> status = cl.parse(args))
+    return status;
+  if (request.outputDir.empty())
+    return cl.usageError("missing -o DIR");
+  if (Status valid = compiler::validateCompileRequest(request); !valid)
+    return cl.usageError(valid.message());
+  return std::nullopt;
+}
+
+void printResult(const compiler::CompileRequest &request,
+                 const compiler::CompileResult &result, bool json) {
+  if (json) {
+    nlohmann::ordered_json j;
+    j["ok"] = result.verified;
+    j["artifact"] = result.artifactDir;
+    j["linears"] = result.linears;
+    j["ledger"] = result.report["ledger"];
+    j["fallbacks"] = result.fallbacks;
+    j["parity"] = result.ladder.toJson();
+    nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+    for (const compiler::StageTiming &t : result.stages)
+      stages[t.key] = t.seconds;
+    j["stage_seconds"] = std::move(stages);
+    j["peak_rss_bytes"] = result.peakRssBytes;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "compiled " << request.input << " -> " << result.artifactDir
+            << "\n"
+            << "  " << result.linears << " linears, "
+            << result.report["ledger"]["bits_per_weight"].get<double>()
+            << " bits per weight (codes + qparams), " << result.fallbacks
+            << " fallbacks\n";
+  for (const verify::LevelResult &l : result.ladder.levels)
+    std::cout << "  " << l.level << " " << l.name << ": "
+              << (l.ok ? "ok" : "FAILED") << " - " << l.detail << "\n";
+}
+
+} // namespace
+
+int runCompile(const std::vector<std::string> &args) {
+  compiler::CompileRequest request;
+  bool quiet = false, json = false;
+  if (std::optional<int> status = parse(args, request, quiet, json))
+    return *status;
+  Progress progress(quiet  ? Progress::Mode::Quiet
+                    : json ? Progress::Mode::Json
+                           : Progress::Mode::Text);
+  auto result = compiler::compileArtifact(request, &progress);
+  if (!result) {
+    if (json)
+      std::cout << nlohmann::json{{"ok", false},
+                                  {"stage", progress.currentStage()},
+                                  {"error", result.message()}}
+                       .dump(2)
+                << "\n";
+    std::cerr << "qtc compile: error: " << result.message() << "\n";
+    return 1;
+  }
+  if (!result->diagnostics.empty() && !quiet && !json)
+    std::cerr << result->diagnostics;
+  printResult(request, *result, json);
+  if (!result->verified) {
+    if (!json)
+      std::cerr << "qtc compile: error: the artifact failed its parity "
+                   "ladder; its manifest was withdrawn to "
+                << result->artifactDir << "/manifest.rejected.json\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace qtensor::qtc
