@@ -37,9 +37,9 @@ std::vector<Symbol> splitSymbols(const std::string &word) {
   size_t offset = 0;
   int index = 0;
   while (offset < word.size()) {
-    size_t n = std::min(unicode::sequenceLength(
-                            static_cast<uint8_t>(word[offset])),
-                        word.size() - offset);
+    size_t n =
+        std::min(unicode::sequenceLength(static_cast<uint8_t>(word[offset])),
+                 word.size() - offset);
     Symbol s;
     s.start = offset;
     s.size = n;
@@ -112,8 +112,7 @@ void Tokenizer::encodeLlama(std::string_view input,
     auto it = ids.find(text.substr(l.start, l.size + symbols[right].size));
     if (it == ids.end())
       return;
-    queue.push({left, right, scores[it->second],
-                l.size + symbols[right].size});
+    queue.push({left, right, scores[it->second], l.size + symbols[right].size});
   };
   for (int i = 1; i < static_cast<int>(symbols.size()); ++i)
     tryAdd(i - 1, i);

@@ -111,13 +111,28 @@ int byteTokenValue(std::string_view text) {
 
 // Token texts llama.cpp recognizes as end-of-generation and fill-in-the-
 // middle tokens and marks CONTROL (so they are not parsed from plain text).
-const std::vector<std::string_view> kEndOfGeneration = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
-    "<|flush|>", "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>",
-    "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
-    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
-    "[e~["};
+const std::string_view kEndOfGeneration[] = {"<|eot_id|>",
+                                             "<|im_end|>",
+                                             "<|end|>",
+                                             "<|return|>",
+                                             "<|call|>",
+                                             "<|flush|>",
+                                             "<|calls|>",
+                                             "<end_of_turn>",
+                                             "<|endoftext|>",
+                                             "</s>",
+                                             "<|eom_id|>",
+                                             "<EOT>",
+                                             "_<EOT>",
+                                             "[EOT]",
+                                             "[EOS]",
+                                             "<|end_of_text|>",
+                                             "<end_of_utterance>",
+                                             "<eos>",
+                                             "<turn|>",
+                                             "<|tool_response>",
+                                             "<｜end▁of▁sentence｜>",
+                                             "[e~["};
 
 struct FimKind {
   std::vector<std::string_view> keys;
@@ -125,17 +140,14 @@ struct FimKind {
 };
 const std::vector<FimKind> kFillInTheMiddle = {
     {{"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
-     {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-      "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>",
-      "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"}},
+     {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>",
+      "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"}},
     {{"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
-     {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-      "<\xEF\xBD\x9C" "fim\xE2\x96\x81hole\xEF\xBD\x9C>", "<SUF>",
-      "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"}},
+     {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>",
+      "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}},
     {{"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"},
-     {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-      "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>",
-      "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"}},
+     {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>",
+      "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}},
     {{"tokenizer.ggml.fim_pad_token_id"},
      {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}},
     {{"tokenizer.ggml.fim_rep_token_id"},
@@ -227,8 +239,8 @@ Status TokenizerLoader::readModel() {
   QTENSOR_ASSIGN_OR_RETURN(std::optional<std::string_view> model,
                            string("tokenizer.ggml.model"));
   if (!model)
-    return fail("tokenizer.ggml.model is missing (supported: ",
-                kSupportedModels, ")");
+    return fail(
+        "tokenizer.ggml.model is missing (supported: ", kSupportedModels, ")");
   if (*model == "llama")
     t.kind = TokenizerModel::Llama;
   else if (*model == "gpt2")
@@ -303,12 +315,11 @@ Status TokenizerLoader::readTokens() {
     if (!types->isArray() || types->arrayElementType() != GGUFValueType::Int32)
       return fail(kTypes, ": expected an ARRAY of INT32, found ",
                   types->isArray() ? "an ARRAY of " : "",
-                  ggufValueTypeName(types->isArray()
-                                        ? types->arrayElementType()
-                                        : types->type()));
+                  ggufValueTypeName(types->isArray() ? types->arrayElementType()
+                                                     : types->type()));
     if (types->arraySize() != n)
-      return fail(kTypes, " has ", types->arraySize(), " entries but ",
-                  kTokens, " has ", n);
+      return fail(kTypes, " has ", types->arraySize(), " entries but ", kTokens,
+                  " has ", n);
   }
 
   t.tokens.reserve(n);
@@ -337,8 +348,7 @@ Status TokenizerLoader::readTokens() {
                     " is not a token type (0 undefined .. 6 byte)");
       type = static_cast<TokenType>(raw);
     }
-    if (type == TokenType::Byte && t.kind != TokenizerModel::Bert &&
-        byteTokenValue(text) < 0)
+    if (type == TokenType::Byte && byteTokenValue(text) < 0)
       return fail(kTypes, "[", i, "] is BYTE but token ", i, " is ",
                   quoted(text), ", not <0xHH>");
     auto [it, inserted] = t.ids.emplace(text, static_cast<int32_t>(i));
@@ -369,8 +379,9 @@ Status TokenizerLoader::readMerges() {
                                                     : merges->type()));
   const std::vector<std::string_view> &list = merges->arrayStrings();
   if (list.size() > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-    return fail(kMerges, " has ", list.size(), " merges, more than ranks "
-                                               "can number");
+    return fail(kMerges, " has ", list.size(),
+                " merges, more than ranks "
+                "can number");
   t.merges.reserve(list.size());
   t.ranks.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
@@ -513,10 +524,11 @@ void TokenizerLoader::markControlTokens() {
     if ((t.attrs[i] & AttrUserDefined) &&
         !(t.attrs[i] & (AttrControl | AttrUnknown)))
       t.userDefined.push_back(static_cast<int32_t>(i));
-  std::stable_sort(t.userDefined.begin(), t.userDefined.end(),
-                   [&](int32_t a, int32_t b) {
-                     return t.tokens[a].size() > t.tokens[b].size();
-                   });
+  std::sort(t.userDefined.begin(), t.userDefined.end(),
+            [&](int32_t a, int32_t b) {
+              size_t la = t.tokens[a].size(), lb = t.tokens[b].size();
+              return la != lb ? la > lb : a < b;
+            });
 
   // Byte fallback: <0xHH>, else the byte itself as a token (SentencePiece
   // vocabularies); the byte's GPT-2 code point (byte-level BPE).
@@ -553,8 +565,8 @@ void TokenizerLoader::computeDigest() {
   }
   for (int32_t id : {t.bos, t.eos, t.unk, t.sep, t.pad})
     putU32(s, static_cast<uint32_t>(id));
-  for (bool flag : {t.addBos, t.addEos, t.addSpacePrefix, t.lowercase,
-                    t.stripAccents})
+  for (bool flag :
+       {t.addBos, t.addEos, t.addSpacePrefix, t.lowercase, t.stripAccents})
     s += flag ? '\1' : '\0';
   Expected<std::string> digest =
       sha256Hex(reinterpret_cast<const uint8_t *>(s.data()), s.size());

@@ -166,17 +166,16 @@ struct Collapsed {
     uint32_t c = cps[p];
     if (c < 0x80)
       return (c >= 0x21 && c <= 0x23) || (c >= 0x25 && c <= 0x2A) ||
-             (c >= 0x2C && c <= 0x2F) || c == 0x3A || c == 0x3B ||
-             c == 0x3F || c == 0x40 || (c >= 0x5B && c <= 0x5D) ||
-             c == 0x5F || c == 0x7B || c == 0x7D;
+             (c >= 0x2C && c <= 0x2F) || c == 0x3A || c == 0x3B || c == 0x3F ||
+             c == 0x40 || (c >= 0x5B && c <= 0x5D) || c == 0x5F || c == 0x7B ||
+             c == 0x7D;
     return category(p, Category::Punctuation);
   }
 };
 
 /// `\s?X+` for a class X: an optional space only where X follows it.
 template <typename Pred>
-size_t optionalSpaceThenRun(const Collapsed &t, size_t p, size_t end,
-                            Pred in) {
+size_t optionalSpaceThenRun(const Collapsed &t, size_t p, size_t end, Pred in) {
   size_t q = p;
   if (!in(q)) {
     if (!(t.space(q) && q + 1 < end && in(q + 1)))
@@ -204,8 +203,8 @@ Pieces splitDeepSeekCoder(const std::vector<uint32_t> &cps, Pieces pieces) {
     return optionalSpaceThenRun(t, p, end,
                                 [&](size_t q) { return t.punctuation(q); });
   });
-  // [一-龥ࠀ-一가-퟿]+ over the code points, where every White_Space code point
-  // above U+007F reads as U+000B.
+  // [一-龥ࠀ-一가-퟿]+ over the code points, where every White_Space code
+  // point above U+007F reads as U+000B.
   auto cjk = [&](size_t q) {
     uint32_t c = cps[q];
     if (c > 0x7F && unicode::info(c).whitespace)
@@ -220,9 +219,8 @@ Pieces splitDeepSeekCoder(const std::vector<uint32_t> &cps, Pieces pieces) {
     return q - p;
   });
   // \p{N}
-  pieces = splitMatches(pieces, [&](size_t p, size_t) -> size_t {
-    return t.number(p);
-  });
+  pieces = splitMatches(
+      pieces, [&](size_t p, size_t) -> size_t { return t.number(p); });
   return pieces;
 }
 

@@ -1,4 +1,5 @@
-//===- TokenizerDetail.h - Shared by the loader and the encoders -*- C++ -*-===//
+//===- TokenizerDetail.h - Shared by the loader and the encoders -*- C++
+//-*-===//
 #ifndef QTENSOR_LIB_TOKENIZER_TOKENIZERDETAIL_H
 #define QTENSOR_LIB_TOKENIZER_TOKENIZERDETAIL_H
 

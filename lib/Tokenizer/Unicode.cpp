@@ -176,7 +176,9 @@ const ByteMap &byteMap() {
 }
 } // namespace
 
-const std::string &byteToUnicode(uint8_t byte) { return byteMap().forward[byte]; }
+const std::string &byteToUnicode(uint8_t byte) {
+  return byteMap().forward[byte];
+}
 
 int byteFromUnicode(uint32_t cp) {
   if (cp > 0x143)

@@ -27,7 +27,7 @@ enum class Category : uint8_t {
   Mark,      ///< Mn Mc Me
   Punctuation,
   Symbol,
-  Control,   ///< Cc Cf Co Cs
+  Control, ///< Cc Cf Co Cs
 };
 
 struct CodepointInfo {
@@ -36,8 +36,12 @@ struct CodepointInfo {
 };
 
 CodepointInfo info(uint32_t cp);
-inline bool isLetter(uint32_t cp) { return info(cp).category == Category::Letter; }
-inline bool isNumber(uint32_t cp) { return info(cp).category == Category::Number; }
+inline bool isLetter(uint32_t cp) {
+  return info(cp).category == Category::Letter;
+}
+inline bool isNumber(uint32_t cp) {
+  return info(cp).category == Category::Number;
+}
 inline bool isWhitespace(uint32_t cp) { return info(cp).whitespace; }
 
 /// Simple (one code point) lowercase mapping.

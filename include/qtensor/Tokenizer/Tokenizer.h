@@ -137,8 +137,7 @@ private:
   std::vector<uint8_t> attrs;
   std::unordered_map<std::string, int32_t> ids;
   std::vector<std::pair<std::string, std::string>> merges;
-  std::unordered_map<std::pair<std::string, std::string>, int32_t,
-                     MergeKeyHash>
+  std::unordered_map<std::pair<std::string, std::string>, int32_t, MergeKeyHash>
       ranks;
   /// User-defined tokens, longest first: split out of the text before the
   /// model runs.

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -137,11 +138,13 @@ TEST(Tokenizer, VocabFilesDescribeThemselves) {
   const std::filesystem::path dir = corpusDir() / "gguf" / "vocab";
   REQUIRE_FILE(dir);
   std::unique_ptr<GGUFFile> f1, f2, f3, f4;
-  Expected<Tokenizer> spm = loadTokenizer(dir / "ggml-vocab-llama-spm.gguf", f1);
+  Expected<Tokenizer> spm =
+      loadTokenizer(dir / "ggml-vocab-llama-spm.gguf", f1);
   Expected<Tokenizer> gpt2 = loadTokenizer(dir / "ggml-vocab-gpt-2.gguf", f2);
   Expected<Tokenizer> ds =
       loadTokenizer(dir / "ggml-vocab-deepseek-coder.gguf", f3);
-  Expected<Tokenizer> bert = loadTokenizer(dir / "ggml-vocab-bert-bge.gguf", f4);
+  Expected<Tokenizer> bert =
+      loadTokenizer(dir / "ggml-vocab-bert-bge.gguf", f4);
   ASSERT_TRUE(spm && gpt2 && ds && bert);
   EXPECT_EQ(spm->model(), TokenizerModel::Llama);
   EXPECT_EQ(spm->vocabSize(), 32000u);
@@ -181,7 +184,8 @@ TEST(Tokenizer, DecodeInvertsEncode) {
   const std::filesystem::path dir = corpusDir() / "gguf" / "vocab";
   REQUIRE_FILE(dir);
   std::unique_ptr<GGUFFile> f1, f2;
-  Expected<Tokenizer> spm = loadTokenizer(dir / "ggml-vocab-llama-spm.gguf", f1);
+  Expected<Tokenizer> spm =
+      loadTokenizer(dir / "ggml-vocab-llama-spm.gguf", f1);
   Expected<Tokenizer> gpt2 = loadTokenizer(dir / "ggml-vocab-gpt-2.gguf", f2);
   ASSERT_TRUE(spm && gpt2);
   const std::string text = "Hello, y'all! How are you \xF0\x9F\x98\x81 ?\n\tok";
@@ -202,6 +206,60 @@ TEST(Tokenizer, DecodeInvertsEncode) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.message(), "token id 32000 is outside the vocabulary (32000 "
                            "tokens)");
+}
+
+TEST(Tokenizer, ArbitraryBytesGiveIdsInRange) {
+  // Random bytes (invalid UTF-8 included) through every vocabulary: no
+  // crash, every id a token, and the same ids on a second run.
+  const std::filesystem::path dir = corpusDir() / "gguf" / "vocab";
+  REQUIRE_FILE(dir);
+  const char *names[] = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf",
+                         "ggml-vocab-deepseek-coder.gguf",
+                         "ggml-vocab-bert-bge.gguf"};
+  const std::string pool[] = {" ",
+                              "  ",
+                              "\n",
+                              "\t",
+                              "a",
+                              "Z",
+                              "7",
+                              "'s",
+                              "!",
+                              "\xC3\xBC",
+                              "\xE2\x96\x81",
+                              "\xE4\xB8\xAD",
+                              "\xF0\x9F\x98\x81",
+                              "\xE3\x80\x80",
+                              "\xC2\xA0",
+                              "\x80",
+                              "\xFF",
+                              "\xC3",
+                              "\xF7\xBF\xBF\xBF",
+                              std::string(1, '\0'),
+                              "\xCC\x81",
+                              "[CLS]",
+                              "<s>",
+                              "<|endoftext|>"};
+  for (const char *name : names) {
+    std::unique_ptr<GGUFFile> file;
+    Expected<Tokenizer> tok = loadTokenizer(dir / name, file);
+    ASSERT_TRUE(tok) << tok.message();
+    std::mt19937 rng(20251201);
+    for (int round = 0; round < 200; ++round) {
+      std::string text;
+      int parts = static_cast<int>(rng() % 24);
+      for (int i = 0; i < parts; ++i)
+        text += pool[rng() % (sizeof(pool) / sizeof(pool[0]))];
+      for (bool special : {false, true}) {
+        std::vector<int32_t> ids = tok->encode(text, special);
+        for (int32_t id : ids)
+          ASSERT_TRUE(id >= 0 && static_cast<size_t>(id) < tok->vocabSize())
+              << name << ": id " << id << " for " << idList(ids);
+        EXPECT_EQ(ids, tok->encode(text, special));
+        EXPECT_TRUE(tok->decode(ids));
+      }
+    }
+  }
 }
 
 TEST(Tokenizer, TinyLlamaPrompt) {
@@ -321,7 +379,9 @@ private:
 MetadataWriter llamaVocab() {
   MetadataWriter w;
   w.str("tokenizer.ggml.model", "llama")
-      .strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"})
+      .strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
+                                         "\xE2\x96\x81"
+                                         "a"})
       .floats("tokenizer.ggml.scores", {0, 0, 0, -1})
       .ints("tokenizer.ggml.token_type", {2, 3, 3, 1});
   return w;
@@ -482,7 +542,8 @@ TEST(TokenizerMetadata, MergesAndIdsAreChecked) {
                             "true but there is no tokenizer.ggml.bos_token_id");
   MetadataWriter bert;
   bert.str("tokenizer.ggml.model", "bert")
-      .strings("tokenizer.ggml.tokens", {"[PAD]", "\xE2\x96\x81" "a"});
+      .strings("tokenizer.ggml.tokens", {"[PAD]", "\xE2\x96\x81"
+                                                  "a"});
   EXPECT_EQ(failure(bert), "crafted.gguf: a bert tokenizer needs [CLS], "
                            "[SEP] and [UNK] ids (tokenizer.ggml.cls_token_id "
                            "or bos_token_id, seperator_token_id, "
