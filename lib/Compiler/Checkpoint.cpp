@@ -95,7 +95,7 @@ Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths)
   std::string lines;
   for (const std::string &path : paths) {
     QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
-    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(file.data(), file.size()));
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256HexOfMapped(file.data(), file.size()));
     std::string base = path.substr(path.find_last_of('/') + 1);
     lines += base + " " + hex + "\n";
   }
@@ -116,6 +116,15 @@ Checkpoint::readFloat(const SourceTensor &t) const {
   if (t.gguf)
     return ggufFile->decode(*t.gguf);
   return makeError(t.name, ": no data");
+}
+
+void Checkpoint::releaseSource(const SourceTensor &t) const {
+  // Every view points into a mapping this Checkpoint opened from a path
+  // (never a caller's buffer, where the advice would discard data).
+  if (t.view)
+    releaseMappedPages(t.view->data, t.view->byteSize());
+  else if (t.gguf)
+    releaseMappedPages(t.gguf->data, t.gguf->byteSize);
 }
 
 Status Checkpoint::listSafetensors(const std::string &file, bool isIndex,

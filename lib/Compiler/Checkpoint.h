@@ -134,6 +134,11 @@ public:
   /// The tensor's values as floats (F32/F16/BF16 safetensors; any decodable
   /// GGUF type).
   Expected<std::vector<float>> readFloat(const SourceTensor &t) const;
+  /// Gives the pages of `t`'s stored bytes back (releaseMappedPages): a
+  /// stage that has finished with a tensor calls it, so the checkpoint's
+  /// mappings do not stay resident as the model is read. The bytes stay
+  /// readable.
+  void releaseSource(const SourceTensor &t) const;
 
 private:
   Checkpoint() = default;

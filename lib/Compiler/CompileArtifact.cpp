@@ -224,18 +224,23 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (checkpoint->linears()[0].weight.dtype == "BF16")
     element = FloatType::BF16;
 
-  clock.stage("quantize", "quantize (" + spec->text + ")");
-  std::vector<QuantizedWeight> weights;
-  weights.reserve(checkpoint->linears().size());
+  // Each linear's logical descriptor, planned without reading a value: the
+  // graph and the pipeline need only these, and the weights are quantized
+  // one at a time as they are exported (memory follows the largest one).
+  clock.stage("plan", "plan (" + spec->text + ")");
+  std::vector<QuantizedTensorDescriptor> planned;
+  planned.reserve(checkpoint->linears().size());
+  size_t keptCodes = 0; // GGUF codes are whatever the file had
   for (const SourceLinear &l : checkpoint->linears()) {
-    auto w = quantizeLinear(*checkpoint, l, *spec,
-                            l.elementType.value_or(element));
-    if (!w)
-      return makeError(w.message());
-    weights.push_back(w.take());
-    sink.advance(weights.size(), checkpoint->linears().size(), "linears");
+    auto d = describeLinear(l, *spec, l.elementType.value_or(element));
+    if (!d)
+      return d.error();
+    planned.push_back(d.take());
+    const std::string &dtype = l.weight.dtype;
+    keptCodes += dtype != "F32" && dtype != "F16" && dtype != "BF16";
   }
-  clock.finish();
+  clock.finish(std::to_string(planned.size()) + " linears, " +
+               std::to_string(keptCodes) + " keeping their stored codes");
 
   clock.stage("graph", "graph and --qtensor-compile (target " + request.target +
                  ", tp " + std::to_string(request.tp) + ", phase " + request.phase +
@@ -243,8 +248,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<std::string> widened; // f16 accumulators compiled as f32
   if (userModule) {
-    auto formed = formLinears(*userModule, request.input, checkpoint->linears(),
-                              weights);
+    auto formed = formLinears(*userModule, request.input,
+                              checkpoint->linears(), planned);
     if (!formed)
       return makeError(formed.message());
     widened = formed->widenedAccumulators;
@@ -256,21 +261,13 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                                                        : renamed->second);
           !st)
         return makeError(st.message());
-      for (size_t i = 0; i < weights.size(); ++i) {
-        const SourceLinear &l = checkpoint->linears()[i];
-        if (l.name != linear)
-          continue;
-        auto bits = readBias(*checkpoint, l, weights[i].logical.elementType);
-        if (!bits)
-          return makeError(bits.message());
-        weights[i].bias = bits.take();
-      }
+      // The export reads the attached bias with its linear.
     }
     module = std::move(userModule);
   } else {
     std::vector<GraphLinear> graphLinears;
-    for (size_t i = 0; i < weights.size(); ++i)
-      graphLinears.push_back({&checkpoint->linears()[i], weights[i].logical,
+    for (size_t i = 0; i < planned.size(); ++i)
+      graphLinears.push_back({&checkpoint->linears()[i], planned[i],
                               checkpoint->linears()[i].bias.has_value()});
     for (const SourceLinear &l : checkpoint->floatLinears())
       graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
@@ -313,7 +310,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       return makeError("--qtensor-compile failed:\n" + diagnostics);
   }
   result.diagnostics = diagnostics;
-  auto dispatch = readDispatch(*module, weights, checkpoint->linears());
+  auto dispatch = readDispatch(*module, checkpoint->linears());
   if (!dispatch)
     return makeError(dispatch.message());
   clock.finish(std::to_string(dispatch->fallbacks) + " fallbacks" +
@@ -338,9 +335,11 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
 
   ExportInput input;
   input.checkpoint = &*checkpoint;
+  input.spec = *spec;
+  input.scratchDir = scratch.path;
   input.tp = request.tp;
-  for (size_t i = 0; i < weights.size(); ++i)
-    input.linears.push_back({&checkpoint->linears()[i], &weights[i],
+  for (size_t i = 0; i < planned.size(); ++i)
+    input.linears.push_back({&checkpoint->linears()[i], planned[i],
                              dispatch->linears[i].placement,
                              dispatch->linears[i].layout});
   input.files.push_back({"graph.mlir", artifact::FileRole::Graph,
@@ -356,11 +355,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.model.architecture = config.architecture;
   input.model.name = config.name.empty() ? "model" : config.name;
   // Kept GGUF codes are whatever the file had, not what --quant says.
-  size_t keptCodes = 0;
-  for (const QuantizedWeight &w : weights)
-    keptCodes += w.keptStoredCodes;
   input.quantization.family =
-      keptCodes == weights.size() && keptCodes
+      keptCodes == planned.size() && keptCodes
           ? "kept"
           : (keptCodes ? "mixed"
                        : "affine_w" + std::to_string(spec->bits) + "a16");
@@ -398,7 +394,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.report["not_quantized"] = std::move(kept);
   input.report["fallbacks"] = dispatch->fallbacks;
 
-  clock.stage("export", "export to " + request.outputDir);
+  // Each linear is read, quantized, packed, hashed and spooled before the
+  // next one is read; the shards are then written from the spool.
+  clock.stage("export", "quantize, pack and export to " + request.outputDir);
   auto written = exportArtifact(input, request.outputDir, sink);
   if (!written)
     return makeError(written.message());
@@ -450,7 +448,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   result.verified = ladder.ok;
   result.ladder = std::move(ladder);
   result.report = std::move(again.report);
-  result.linears = weights.size();
+  result.linears = planned.size();
   result.fallbacks = dispatch->fallbacks;
   result.stages = clock.timings;
   result.peakRssBytes = peakResidentBytes();

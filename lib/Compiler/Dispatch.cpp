@@ -11,8 +11,7 @@
 namespace qtensor::compiler {
 
 Expected<DispatchResult>
-readDispatch(mlir::ModuleOp module, const std::vector<QuantizedWeight> &weights,
-             const std::vector<SourceLinear> &linears) {
+readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < linears.size(); ++i)
     index[linears[i].name] = i;
@@ -117,7 +116,6 @@ readDispatch(mlir::ModuleOp module, const std::vector<QuantizedWeight> &weights,
     if (!seen[i])
       return makeError(linears[i].name, ": no qtensor.linear uses it after "
                                         "the pipeline");
-  (void)weights;
   return result;
 }
 

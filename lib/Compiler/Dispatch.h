@@ -37,8 +37,7 @@ struct DispatchResult {
 };
 
 Expected<DispatchResult>
-readDispatch(mlir::ModuleOp module, const std::vector<QuantizedWeight> &weights,
-             const std::vector<SourceLinear> &linears);
+readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears);
 
 } // namespace qtensor::compiler
 

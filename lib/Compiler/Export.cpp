@@ -4,13 +4,18 @@
 
 #include "qtensor/Support/Progress.h"
 
+#include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Support/FileIO.h"
 #include "qtensor/Support/Sha256.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <deque>
+#include <memory>
+#include <optional>
+#include <unistd.h>
 
 namespace qtensor::compiler {
 namespace {
@@ -39,8 +44,8 @@ std::vector<T> block(const std::vector<T> &m, int64_t cols, int64_t rb,
   return out;
 }
 
-Expected<Slice> sliceLinear(const ExportLinear &l, int64_t rank) {
-  const QuantizedWeight &w = *l.weight;
+Expected<Slice> sliceLinear(const ExportLinear &l, const QuantizedWeight &w,
+                            int64_t rank) {
   const AffineDescriptor &d = w.logical.descriptor;
   int64_t n = w.logical.shape[0], k = w.logical.shape[1];
   int64_t rb = 0, re = n, cb = 0, ce = k;
@@ -138,39 +143,115 @@ nlohmann::json finiteOrNull(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+/// Stored bytes appended to an unlinked scratch file, read back by offset:
+/// what the writer fills the shards from.
+class Spool {
+public:
+  static Expected<std::shared_ptr<Spool>> create(const std::string &dir) {
+    std::string pattern = (dir.empty() ? std::string("/tmp") : dir) +
+                          "/qtc-spool-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    int fd = ::mkstemp(name.data());
+    if (fd < 0)
+      return makeError(pattern, ": cannot create the export spool: ",
+                       std::strerror(errno));
+    ::unlink(name.data()); // gone with the descriptor, whatever happens
+    auto spool = std::shared_ptr<Spool>(new Spool(fd, name.data()));
+    return spool;
+  }
+  ~Spool() { ::close(fd); }
+
+  /// Appends `bytes`; returns the tensor that reads them back.
+  Expected<TensorData> append(std::string tensorName, DType dtype,
+                              std::vector<int64_t> shape,
+                              const std::vector<uint8_t> &bytes,
+                              const std::shared_ptr<Spool> &self) {
+    TensorData t;
+    t.name = std::move(tensorName);
+    t.dtype = dtype;
+    t.shape = std::move(shape);
+    t.size = bytes.size();
+    QTENSOR_ASSIGN_OR_RETURN(t.sha256, sha256Hex(bytes.data(), bytes.size()));
+    uint64_t offset = end;
+    QTENSOR_TRY(writeAll(fd, bytes.data(), bytes.size(), path, end));
+    std::weak_ptr<Spool> weak = self;
+    t.fill = [weak, offset](uint8_t *out, uint64_t size) -> Status {
+      std::shared_ptr<Spool> spool = weak.lock();
+      if (!spool)
+        return makeError("the export spool is gone");
+      return spool->read(offset, out, size);
+    };
+    return t;
+  }
+
+private:
+  Spool(int fd, std::string path) : fd(fd), path(std::move(path)) {}
+  Status read(uint64_t offset, uint8_t *out, uint64_t size) const {
+    uint64_t done = 0;
+    while (done < size) {
+      ssize_t r = ::pread(fd, out + done, static_cast<size_t>(size - done),
+                          static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return makeError(path, ": reading the export spool at byte ",
+                         offset + done, ": ",
+                         r < 0 ? std::strerror(errno) : "unexpected end");
+      done += static_cast<uint64_t>(r);
+    }
+    return Status::ok();
+  }
+  int fd;
+  std::string path;
+  uint64_t end = 0;
+};
+
+struct StagedQuantized {
+  std::string shard, name;
+  QuantizedTensorDescriptor stored;
+  TensorData codes, scales;
+  std::optional<TensorData> zeros;
+};
+
 } // namespace
 
-std::string rankTensorName(const std::string &name, int64_t rank,
-                           int64_t ranks) {
-  return ranks <= 1 ? name : name + "@rank" + std::to_string(rank);
+struct StagedExport {
+  std::shared_ptr<Spool> spool;
+  std::vector<StagedQuantized> quantized;
+  std::vector<std::pair<std::string, TensorData>> plain; ///< shard, tensor
+};
+
+namespace {
+
+template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty())
+    std::memcpy(b.data(), v.data(), b.size());
+  return b;
 }
 
-Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
-                                               const std::string &dir,
-                                               ProgressSink &progress) {
-  artifact::Manifest base;
-  base.model = input.model;
-  base.quantization = input.quantization;
-  base.topology.tp = input.tp;
-  base.kernels = input.kernels;
-  base.provenance = input.provenance;
-  artifact::ArtifactWriter writer(base);
-
-  std::deque<std::vector<uint8_t>> buffers; // outlive writer.write()
-  auto keep = [&](std::vector<uint8_t> bytes) -> std::vector<uint8_t> & {
-    buffers.push_back(std::move(bytes));
-    return buffers.back();
-  };
-  auto bytesOf = [&](const auto &values) -> std::vector<uint8_t> & {
-    std::vector<uint8_t> b(values.size() * sizeof(values[0]));
-    std::memcpy(b.data(), values.data(), b.size());
-    return keep(std::move(b));
+/// Quantizes, slices, packs and hashes every linear, one at a time, into
+/// the spool; fills the report's tensors, plain, stored_sha256 and ledger.
+Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
+                                                   ProgressSink &progress) {
+  auto out = std::make_shared<StagedExport>();
+  QTENSOR_ASSIGN_OR_RETURN(out->spool, Spool::create(input.scratchDir));
+  Spool &spool = *out->spool;
+  auto spooled = [&](std::string name, DType dtype, std::vector<int64_t> shape,
+                     const std::vector<uint8_t> &bytes) {
+    return spool.append(std::move(name), dtype, std::move(shape), bytes,
+                        out->spool);
   };
 
   // SHA-256 of every stored tensor's bytes: with a shard's hash mismatch,
   // `qtc verify` names the tensor whose bytes changed.
   nlohmann::ordered_json storedDigests = nlohmann::ordered_json::object();
   auto digestOf = [&](const TensorData &t) -> Status {
+    if (t.fill) {
+      storedDigests[t.name] = t.sha256;
+      return Status::ok();
+    }
     QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(t.data, t.size));
     storedDigests[t.name] = hex;
     return Status::ok();
@@ -179,8 +260,17 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0,
            biasBytes = 0;
   size_t done = 0;
+  input.keptCodes = 0;
   for (const ExportLinear &l : input.linears) {
-    const QuantizedWeight &w = *l.weight;
+    QTENSOR_ASSIGN_OR_RETURN(
+        QuantizedWeight w,
+        quantizeLinear(*input.checkpoint, *l.source, input.spec,
+                       l.logical.elementType));
+    if (!(w.logical == l.logical))
+      return makeError(l.source->name, ": quantized as ",
+                       toJson(w.logical).dump(), " but planned as ",
+                       toJson(l.logical).dump());
+    input.keptCodes += w.keptStoredCodes;
     int64_t ranks = l.placement.kind == WeightPlacement::Kind::Column ||
                             l.placement.kind == WeightPlacement::Kind::Row
                         ? l.placement.ranks()
@@ -191,7 +281,7 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
     qparamBits += (w.scales.size() + w.zeroFloats.size()) * 16 +
                   w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
-      QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, rank));
+      QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, w, rank));
       std::string name = rankTensorName(l.source->name, rank, ranks);
       std::string shard = ranks > 1 ? "weights-rank" + std::to_string(rank) +
                                           ".safetensors"
@@ -206,25 +296,26 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
           artifact::reconstructionDigest(
               s.logical, s.codes,
               toDoubles(s.scales, s.logical.descriptor.scaleType), zeros));
-      QuantizedTensorDescriptor stored = s.logical;
-      QTENSOR_ASSIGN_OR_RETURN(stored.layout,
+      StagedQuantized q;
+      q.shard = shard;
+      q.name = name;
+      q.stored = s.logical;
+      QTENSOR_ASSIGN_OR_RETURN(q.stored.layout,
                                storedLayout(l.layout, s.logical.shape));
-      auto packed = artifact::packStoredCodes(stored, s.codes);
+      auto packed = artifact::packStoredCodes(q.stored, s.codes);
       if (!packed)
-        return makeError(name, ": packing into ", stored.layout.family, ": ",
+        return makeError(name, ": packing into ", q.stored.layout.family, ": ",
                          packed.message());
       QTENSOR_ASSIGN_OR_RETURN(std::vector<int64_t> codeShape,
-                               artifact::storedCodeShape(stored));
+                               artifact::storedCodeShape(q.stored));
       std::vector<int64_t> qshape =
-          qparamShape(stored.descriptor, stored.shape);
-      std::vector<uint8_t> &codeBytes = keep(packed.take());
-      TensorData codes{name + ".codes", DType::U8, codeShape,
-                       codeBytes.data(), codeBytes.size()};
-      std::vector<uint8_t> &scaleBytes = bytesOf(s.scales);
-      TensorData scales{name + ".scales",
-                        artifact::scaleDType(stored.descriptor), qshape,
-                        scaleBytes.data(), scaleBytes.size()};
-      std::optional<TensorData> zeroData;
+          qparamShape(q.stored.descriptor, q.stored.shape);
+      QTENSOR_ASSIGN_OR_RETURN(
+          q.codes, spooled(name + ".codes", DType::U8, codeShape, *packed));
+      QTENSOR_ASSIGN_OR_RETURN(
+          q.scales, spooled(name + ".scales",
+                            artifact::scaleDType(q.stored.descriptor), qshape,
+                            asBytes(s.scales)));
       if (!s.zeros.empty()) {
         std::vector<uint8_t> z8;
         for (int32_t z : s.zeros) {
@@ -233,82 +324,84 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
                              " does not fit the U8 it is stored in");
           z8.push_back(static_cast<uint8_t>(z));
         }
-        std::vector<uint8_t> &zb = keep(std::move(z8));
-        zeroData = TensorData{name + ".zeros", DType::U8, qshape, zb.data(),
-                              zb.size()};
+        QTENSOR_ASSIGN_OR_RETURN(
+            q.zeros, spooled(name + ".zeros", DType::U8, qshape, z8));
       } else if (!s.zeroFloats.empty()) {
-        std::vector<uint8_t> &zb = bytesOf(s.zeroFloats);
-        zeroData = TensorData{name + ".zeros",
-                              artifact::scaleDType(stored.descriptor), qshape,
-                              zb.data(), zb.size()};
+        QTENSOR_ASSIGN_OR_RETURN(
+            q.zeros, spooled(name + ".zeros",
+                             artifact::scaleDType(q.stored.descriptor), qshape,
+                             asBytes(s.zeroFloats)));
       }
-      QTENSOR_TRY(digestOf(codes));
-      QTENSOR_TRY(digestOf(scales));
-      if (zeroData)
-        QTENSOR_TRY(digestOf(*zeroData));
-      QTENSOR_TRY(writer.addQuantizedTensor(shard, name, stored, codes, scales,
-                                            zeroData));
-      storedBytes += codes.size + scales.size + (zeroData ? zeroData->size : 0);
+      QTENSOR_TRY(digestOf(q.codes));
+      QTENSOR_TRY(digestOf(q.scales));
+      if (q.zeros)
+        QTENSOR_TRY(digestOf(*q.zeros));
+      uint64_t stored =
+          q.codes.size + q.scales.size + (q.zeros ? q.zeros->size : 0);
+      storedBytes += stored;
       if (!s.bias.empty()) {
         std::string biasName = rankTensorName(
             l.source->bias->name,
             l.placement.kind == WeightPlacement::Kind::Column ? rank : 0,
             l.placement.kind == WeightPlacement::Kind::Column ? ranks : 1);
-        std::vector<uint8_t> &bb = bytesOf(s.bias);
-        biasBytes += bb.size();
         DType biasType = w.logical.elementType == FloatType::BF16
                              ? DType::BF16
                              : DType::F16;
-        TensorData bias{biasName, biasType, {int64_t(s.bias.size())},
-                        bb.data(), bb.size()};
+        QTENSOR_ASSIGN_OR_RETURN(
+            TensorData bias, spooled(biasName, biasType,
+                                     {int64_t(s.bias.size())},
+                                     asBytes(s.bias)));
+        biasBytes += bias.size;
         QTENSOR_TRY(digestOf(bias));
         // A column slice's bias travels with the rank's codes; any other
         // bias (whole, or added after a row all-reduce) goes to a small
         // shard of its own, so reading it does not map and hash the
         // embeddings in plain.safetensors.
-        QTENSOR_TRY(writer.addPlainTensor(
+        out->plain.emplace_back(
             l.placement.kind == WeightPlacement::Kind::Column
                 ? shard
                 : "biases.safetensors",
-            bias));
+            std::move(bias));
       }
       nlohmann::ordered_json t;
       t["name"] = name;
       t["source"] = l.source->name;
       t["rank"] = rank;
-      t["shape"] = stored.shape;
-      t["layout"] = stored.layout.family;
+      t["shape"] = q.stored.shape;
+      t["layout"] = q.stored.layout.family;
       t["source_dtype"] = w.sourceDType;
       t["kept_codes"] = w.keptStoredCodes;
       t["relative_error"] = w.relativeError;
       t["max_abs_error"] = w.maxAbsError;
       t["sqnr_db"] = finiteOrNull(w.sqnrDb);
       t["reconstruction_sha256"] = digest;
-      t["stored_bytes"] = codes.size + scales.size +
-                          (zeroData ? zeroData->size : 0);
+      t["stored_bytes"] = stored;
       tensors.push_back(std::move(t));
+      out->quantized.push_back(std::move(q));
     }
     progress.advance(++done, input.linears.size(), "weights packed");
   }
 
-  // Everything else is kept: float safetensors tensors copied as stored,
-  // the rest (GGUF blocks) decoded to F32 (Checkpoint::storedPlainDType).
+  // Everything else is kept: float safetensors tensors copied as stored
+  // (borrowed from the checkpoint's mapping), the rest (GGUF blocks)
+  // decoded to F32 (Checkpoint::storedPlainDType) and spooled.
   uint64_t plainBytes = 0;
   nlohmann::ordered_json plain = nlohmann::ordered_json::array();
   for (const SourceTensor &t : input.checkpoint->others()) {
     TensorData data;
-    data.name = t.name;
-    data.shape = t.shape;
-    data.dtype = Checkpoint::storedPlainDType(t);
-    if (t.view && t.view->dtype == data.dtype) { // copied as stored
+    DType dtype = Checkpoint::storedPlainDType(t);
+    if (t.view && t.view->dtype == dtype) { // copied as stored
+      data.name = t.name;
+      data.shape = t.shape;
+      data.dtype = dtype;
       data.data = t.view->data;
       data.size = t.view->byteSize();
     } else { // decoded to F32
       QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
                                input.checkpoint->readFloat(t));
-      std::vector<uint8_t> &b = bytesOf(f);
-      data.data = b.data();
-      data.size = b.size();
+      input.checkpoint->releaseSource(t);
+      QTENSOR_ASSIGN_OR_RETURN(data, spooled(t.name, dtype, t.shape,
+                                             asBytes(f)));
     }
     plainBytes += data.size;
     plain.push_back({{"name", t.name},
@@ -316,7 +409,7 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
                      {"stored_dtype", safetensors::dtypeName(data.dtype)},
                      {"bytes", data.size}});
     QTENSOR_TRY(digestOf(data));
-    QTENSOR_TRY(writer.addPlainTensor("plain.safetensors", data));
+    out->plain.emplace_back("plain.safetensors", std::move(data));
   }
 
   nlohmann::ordered_json &ledger = input.report["ledger"];
@@ -340,7 +433,38 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   input.report["tensors"] = std::move(tensors);
   input.report["plain"] = std::move(plain);
   input.report["stored_sha256"] = std::move(storedDigests);
+  return out;
+}
 
+} // namespace
+
+std::string rankTensorName(const std::string &name, int64_t rank,
+                           int64_t ranks) {
+  return ranks <= 1 ? name : name + "@rank" + std::to_string(rank);
+}
+
+Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
+                                               const std::string &dir,
+                                               ProgressSink &progress) {
+  if (!input.staged) {
+    auto staged = stageExport(input, progress);
+    if (!staged)
+      return staged.error();
+    input.staged = staged.take();
+  }
+  const StagedExport &staged = *input.staged;
+  artifact::Manifest base;
+  base.model = input.model;
+  base.quantization = input.quantization;
+  base.topology.tp = input.tp;
+  base.kernels = input.kernels;
+  base.provenance = input.provenance;
+  artifact::ArtifactWriter writer(base);
+  for (const StagedQuantized &q : staged.quantized)
+    QTENSOR_TRY(writer.addQuantizedTensor(q.shard, q.name, q.stored, q.codes,
+                                          q.scales, q.zeros));
+  for (const auto &[shard, tensor] : staged.plain)
+    QTENSOR_TRY(writer.addPlainTensor(shard, tensor));
   for (ExportFile &f : input.files)
     QTENSOR_TRY(writer.addFile(f.name, f.role, f.bytes));
   std::string text = input.report.dump(2) + "\n";

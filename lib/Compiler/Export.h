@@ -8,6 +8,12 @@
 // the SHA-256 of its reconstruction, which `qtc verify` recomputes from the
 // reopened files (parity level L2).
 //
+// The data path is streamed: each linear is read, quantized, sliced, packed
+// and hashed, and its stored bytes are appended to a spool file in the
+// scratch directory before the next linear is read; the writer then fills
+// the shards from the spool one tensor at a time. Memory follows the largest
+// linear, not the model.
+//
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_LIB_COMPILER_EXPORT_H
 #define QTENSOR_LIB_COMPILER_EXPORT_H
@@ -21,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,10 +46,14 @@ struct WeightPlacement {
 
 struct ExportLinear {
   const SourceLinear *source = nullptr;
-  const QuantizedWeight *weight = nullptr;
+  /// What describeLinear planned; the quantized weight must match it.
+  QuantizedTensorDescriptor logical;
   WeightPlacement placement;
   LayoutDescriptor layout; ///< the stored (kernel) layout of every rank
 };
+
+/// The stored bytes of a staged export (Export.cpp).
+struct StagedExport;
 
 /// A non-shard file of the artifact.
 struct ExportFile {
@@ -53,6 +64,9 @@ struct ExportFile {
 
 struct ExportInput {
   const Checkpoint *checkpoint = nullptr;
+  QuantSpec spec; ///< how float weights are quantized
+  /// Where the stored bytes are spooled between staging and writing.
+  std::string scratchDir;
   std::vector<ExportLinear> linears;
   int64_t tp = 1;
   std::vector<ExportFile> files; ///< graph, trace, kernels
@@ -63,14 +77,21 @@ struct ExportInput {
   /// Filled by exportArtifact: "tensors" (per stored tensor: digest, error,
   /// bits) and "ledger"; the caller's fields are kept.
   nlohmann::ordered_json report;
+  /// Set by the first exportArtifact: the weights are quantized and packed
+  /// once; a later call (the report published again) writes from the
+  /// spool. Shared by copies of the input.
+  std::shared_ptr<StagedExport> staged;
+  /// How many linears kept the checkpoint's codes (set with `staged`).
+  size_t keptCodes = 0;
 };
 
 /// The name of rank `rank`'s slice of `name` in the manifest.
 std::string rankTensorName(const std::string &name, int64_t rank,
                            int64_t ranks);
 
-/// Writes the artifact into `dir`. The report (with what this adds) is
-/// written as `report.json` and returned through `input.report`.
+/// Writes the artifact into `dir`, quantizing and packing the weights on the
+/// first call (progress counts the linears). The report (with what this
+/// adds) is written as `report.json` and returned through `input.report`.
 Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
                                                const std::string &dir,
                                                ProgressSink &progress);

@@ -239,7 +239,7 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
 Expected<FormedLinears>
 formLinears(mlir::ModuleOp module, const std::string &path,
             const std::vector<SourceLinear> &linears,
-            const std::vector<QuantizedWeight> &weights) {
+            const std::vector<QuantizedTensorDescriptor> &planned) {
   mlir::MLIRContext *context = module.getContext();
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < linears.size(); ++i)
@@ -252,8 +252,9 @@ formLinears(mlir::ModuleOp module, const std::string &path,
       selected.push_back(op);
   });
   for (mlir::qt::WeightOp op : selected) {
-    const QuantizedWeight &w = weights[index.at(op.getName().str())];
-    auto qtype = mlir::qt::toType(context, w.logical);
+    const QuantizedTensorDescriptor &logical =
+        planned[index.at(op.getName().str())];
+    auto qtype = mlir::qt::toType(context, logical);
     if (!qtype)
       return makeError(path, ": ", op.getName().str(), ": ", qtype.message());
     mlir::OpBuilder b(op);

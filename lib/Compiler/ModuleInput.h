@@ -72,7 +72,7 @@ struct FormedLinears {
 Expected<FormedLinears>
 formLinears(mlir::ModuleOp module, const std::string &path,
             const std::vector<SourceLinear> &linears,
-            const std::vector<QuantizedWeight> &weights);
+            const std::vector<QuantizedTensorDescriptor> &planned);
 
 } // namespace qtensor::compiler
 

@@ -54,23 +54,59 @@ Status measure(const std::vector<float> &exact,
   return Status::ok();
 }
 
+/// What --quant gives a float [n, k] weight.
+QuantizedTensorDescriptor affineLogical(const QuantSpec &spec, int64_t n,
+                                        int64_t k, FloatType elementType) {
+  QuantizedTensorDescriptor logical;
+  AffineDescriptor &d = logical.descriptor;
+  d.code = CodeType{spec.bits, spec.symmetric};
+  d.scheme = spec.symmetric ? QuantScheme::Symmetric : QuantScheme::Asymmetric;
+  d.zeroPoint = spec.symmetric ? ZeroPointKind::None : ZeroPointKind::Integer;
+  if (spec.groupSize) {
+    d.granularity = Granularity::Group;
+    d.axis = 1;
+    d.groupSize = spec.groupSize;
+  } else {
+    d.granularity = Granularity::PerAxis;
+    d.axis = 0;
+  }
+  d.scaleType =
+      elementType == FloatType::BF16 ? FloatType::BF16 : FloatType::F16;
+  logical.shape = {n, k};
+  logical.elementType = elementType;
+  return logical;
+}
+
+/// A stored ggml type's descriptor in the logical layout, or why its codes
+/// cannot be kept.
+Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
+                                                FloatType elementType) {
+  QTENSOR_ASSIGN_OR_RETURN(GGUFTensorDescriptor described,
+                           describeGGUFTensor(*linear.weight.gguf));
+  if (!described.affine)
+    return makeError("tensor ", linear.name, " (", linear.weight.dtype,
+                     "): no affine descriptor for this ggml type, so its "
+                     "codes cannot be kept (supported: Q4_0, Q4_1, Q8_0)");
+  QuantizedTensorDescriptor logical = *described.affine;
+  logical.layout = LayoutDescriptor{}; // logical: codes moved out of blocks
+  logical.elementType = elementType;
+  return logical;
+}
+
+bool isFloatDType(const std::string &dtype) {
+  return dtype == "F32" || dtype == "F16" || dtype == "BF16";
+}
+
 /// GGUF Q4_0 / Q4_1 / Q8_0: the stored codes and scales, unchanged, in the
 /// logical layout (a code-preserving move out of ggml's blocks).
 Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
                                      const SourceLinear &linear,
                                      FloatType elementType) {
   const GGUFTensorInfo &info = *linear.weight.gguf;
-  QTENSOR_ASSIGN_OR_RETURN(GGUFTensorDescriptor described,
-                           describeGGUFTensor(info));
-  if (!described.affine)
-    return makeError("tensor ", linear.name, " (", linear.weight.dtype,
-                     "): no affine descriptor for this ggml type, so its "
-                     "codes cannot be kept (supported: Q4_0, Q4_1, Q8_0)");
-  QTENSOR_ASSIGN_OR_RETURN(GGMLAffineParts parts, disassembleGGMLAffine(info));
   QuantizedWeight out;
-  out.logical = *described.affine;
-  out.logical.layout = LayoutDescriptor{}; // logical: codes moved out of blocks
-  out.logical.elementType = elementType;
+  QTENSOR_ASSIGN_OR_RETURN(out.logical, keptLogical(linear, elementType));
+  QTENSOR_ASSIGN_OR_RETURN(GGMLAffineParts parts, disassembleGGMLAffine(info));
+  checkpoint.releaseSource(linear.weight);
   out.codes = std::move(parts.codes);
   for (double s : parts.scales)
     out.scales.push_back(floatToHalfBits(static_cast<float>(s)));
@@ -145,12 +181,29 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
   return spec;
 }
 
+Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
+                                                  const QuantSpec &spec,
+                                                  FloatType elementType) {
+  const std::string &dtype = linear.weight.dtype;
+  if (!isFloatDType(dtype)) {
+    if (!linear.weight.gguf)
+      return makeError("tensor ", linear.name, " has dtype ", dtype,
+                       "; a linear weight must be F32, F16 or BF16");
+    return keptLogical(linear, elementType);
+  }
+  if (spec.keep)
+    return makeError("tensor ", linear.name, " is ", dtype,
+                     ": --quant keep keeps existing codes, and this weight "
+                     "has none; choose w4a16 or w8a16");
+  return affineLogical(spec, linear.n(), linear.k(), elementType);
+}
+
 Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
                                          const SourceLinear &linear,
                                          const QuantSpec &spec,
                                          FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
-  bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
+  bool isFloat = isFloatDType(dtype);
   QuantizedWeight out;
   if (!isFloat) {
     if (!linear.weight.gguf)
@@ -179,24 +232,11 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     if (!q)
       return makeError("tensor ", linear.name, ": ", q.message());
 
-    AffineDescriptor &d = out.logical.descriptor;
-    d.code = CodeType{spec.bits, spec.symmetric};
-    d.scheme = spec.symmetric ? QuantScheme::Symmetric
-                              : QuantScheme::Asymmetric;
-    d.zeroPoint = spec.symmetric ? ZeroPointKind::None
-                                 : ZeroPointKind::Integer;
-    if (spec.groupSize) {
-      d.granularity = Granularity::Group;
-      d.axis = 1;
-      d.groupSize = spec.groupSize;
-    } else {
-      d.granularity = Granularity::PerAxis;
-      d.axis = 0;
-    }
-    d.scaleType = elementType == FloatType::BF16 ? FloatType::BF16
-                                                 : FloatType::F16;
-    out.logical.shape = {n, k};
-    out.logical.elementType = elementType;
+    // The source's pages are not needed again: one linear at a time stays
+    // resident (the checkpoint's files are mappings it opened itself).
+    checkpoint.releaseSource(linear.weight);
+    out.logical = affineLogical(spec, n, k, elementType);
+    const AffineDescriptor &d = out.logical.descriptor;
     if (Status s = measure(values, dequantizeGroupwise(*q), out); !s)
       return makeError("tensor ", linear.name, ": ", s.message());
     out.codes = std::move(q->codes);

@@ -50,6 +50,14 @@ struct QuantizedWeight {
   double sqnrDb = 0.0; ///< 10 log10(||W||^2 / ||W - W_hat||^2); inf if exact
 };
 
+/// The logical descriptor quantizeLinear gives `linear`, without reading a
+/// value: the graph and the pipeline are built from these, and the weights
+/// are quantized afterwards, one at a time, as they are exported. Refuses
+/// what quantizeLinear refuses (no data needed to tell).
+Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
+                                                  const QuantSpec &spec,
+                                                  FloatType elementType);
+
 /// Quantizes (or keeps) one block linear. `elementType` is the activation
 /// and reconstruction type (A16: f16 or bf16).
 Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,

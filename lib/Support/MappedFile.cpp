@@ -71,3 +71,16 @@ MappedFile::~MappedFile() {
   if (bytes)
     munmap(const_cast<uint8_t *>(bytes), length);
 }
+
+void qtensor::releaseMappedPages(const void *data, size_t size) {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  uintptr_t first = (begin + page - 1) / page * page;
+  uintptr_t last = (begin + size) / page * page;
+  if (!data || last <= first)
+    return;
+  // Advice, not a request that can fail in a way that matters: a failure
+  // leaves the pages resident, which is only slower to give back.
+  (void)::madvise(reinterpret_cast<void *>(first), last - first,
+                  MADV_DONTNEED);
+}

@@ -6,6 +6,7 @@
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
+#include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
 
 #include <map>
@@ -126,7 +127,7 @@ std::string locateChangedTensors(const std::string &dir) {
     if (!shard)
       continue; // the header itself is damaged: L0's message says where
     for (const safetensors::TensorView &t : shard->tensors()) {
-      auto hex = sha256Hex(t.data, t.byteSize());
+      auto hex = sha256HexOfMapped(t.data, t.byteSize());
       auto it = digests.find(t.name);
       if (hex && it != digests.end() && it->is_string() && *it != *hex)
         changed += (changed.empty() ? "" : ", ") + f.path + ": " + t.name;
@@ -185,6 +186,8 @@ LevelResult levelPacking(const artifact::Artifact &a) {
                  t->descriptor.layout.family + ")";
       return r;
     }
+    // One tensor resident at a time (the shard is a read-only mapping).
+    releaseMappedPages(t->codeBytes, t->codeSize);
     ++count;
   }
   r.ok = true;
@@ -233,6 +236,7 @@ LevelResult levelReference(const artifact::Artifact &a) {
                  it->second.substr(0, 16) + "...";
       return r;
     }
+    releaseMappedPages(t->codeBytes, t->codeSize);
     ++count;
   }
   r.ok = true;

@@ -51,6 +51,7 @@
 #include "qtensor/Runtime/Plan.h"
 #include "qtensor/Runtime/Reference.h"
 #include "qtensor/Runtime/TensorParallel.h"
+#include "qtensor/Support/MappedFile.h"
 
 #include <cstdio>
 #include <map>
@@ -202,10 +203,17 @@ LevelResult hostLevel(const artifact::Artifact &a,
                       const std::vector<KernelInstance> &instances) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
   std::map<std::string, std::unique_ptr<HostKernelLibrary>> libraries;
-  std::map<std::string, std::vector<double>> weights; // op -> W_hat
   Worst worst;
   size_t calls = 0, entries = 0;
-  std::set<std::string> ops;
+  // Each host kernel with its resolved entry points, and the kernels that
+  // serve each op (in the order the manifest lists them).
+  struct Resolved {
+    const KernelInstance *instance;
+    std::vector<void *> fns;
+  };
+  std::vector<Resolved> kernels;
+  std::vector<std::string> opOrder;
+  std::map<std::string, std::vector<size_t>> kernelsOf;
   for (const KernelInstance &k : instances) {
     if (!k.isHost())
       continue;
@@ -225,32 +233,41 @@ LevelResult hostLevel(const artifact::Artifact &a,
       }
       lib = loaded.take();
     }
-    std::vector<void *> fns;
+    Resolved resolved{&k, {}};
     for (const EntryPoint &e : k.entries) {
       auto fn = lib->resolve(e.symbol);
       if (!fn) {
         r.detail = k.where() + ": " + fn.message();
         return r;
       }
-      fns.push_back(*fn);
+      resolved.fns.push_back(*fn);
     }
+    kernels.push_back(std::move(resolved));
     for (const std::string &op : k.ops) {
-      ops.insert(op);
-      auto t = a.tensor(op);
-      if (!t) {
-        r.detail = t.message();
-        return r;
-      }
-      auto &w = weights[op];
-      if (w.empty()) {
-        auto rec =
-            reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
-        if (!rec) {
-          r.detail = rec.message();
-          return r;
-        }
-        w = rec.take();
-      }
+      auto [it, fresh] = kernelsOf.try_emplace(op);
+      if (fresh)
+        opOrder.push_back(op);
+      it->second.push_back(kernels.size() - 1);
+    }
+  }
+  // One op at a time: its float64 W_hat is built once for every kernel that
+  // serves it and dropped before the next op, and the pages of its stored
+  // tensors are given back, so L3's memory follows the largest op, not the
+  // model.
+  for (const std::string &op : opOrder) {
+    auto t = a.tensor(op);
+    if (!t) {
+      r.detail = t.message();
+      return r;
+    }
+    auto rec = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
+    if (!rec) {
+      r.detail = rec.message();
+      return r;
+    }
+    std::vector<double> w = rec.take();
+    for (size_t index : kernelsOf[op]) {
+      const KernelInstance &k = *kernels[index].instance;
       std::vector<double> bias;
       if (k.bias) {
         // A bias-adding kernel is never row-parallel: a rank suffix means a
@@ -280,8 +297,9 @@ LevelResult hostLevel(const artifact::Artifact &a,
         return r;
       }
       std::unique_ptr<OpKernel> kernel = makeHostNativeKernel(
-          k, fns, std::shared_ptr<const WeightOperands>(operands.take()),
-          k.activation, k.output);
+          k, kernels[index].fns,
+          std::shared_ptr<const WeightOperands>(operands.take()), k.activation,
+          k.output);
       for (int64_t tokens : tokensFor(k)) {
         auto e = runAndMeasure(*kernel, k, op, w, bias, tokens);
         if (!e) {
@@ -298,7 +316,11 @@ LevelResult hostLevel(const artifact::Artifact &a,
         }
       }
     }
+    for (const safetensors::TensorView *v : {t->codes, t->scales, t->zeros})
+      if (v)
+        releaseMappedPages(v->data, v->byteSize());
   }
+  std::set<std::string> ops(opOrder.begin(), opOrder.end());
   std::string composed;
   if (a.manifest().topology.tp > 1) {
     auto c = composedRanks(a);

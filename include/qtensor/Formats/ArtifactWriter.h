@@ -103,14 +103,19 @@ struct WriteResult {
   std::vector<std::string> warnings; ///< collection failures
 };
 
-/// The bytes of one physical tensor. `data` is borrowed: it must stay valid
-/// until write() returns.
+/// The bytes of one physical tensor. Either `data` is borrowed (it must stay
+/// valid until write() returns), or `fill` produces them when the writer
+/// reaches the tensor (an artifact larger than memory: the writer holds one
+/// filled tensor at a time). A filled tensor declares its `sha256`: the
+/// bytes filled and the bytes reopened must hash to it.
 struct TensorData {
   std::string name;
   safetensors::DType dtype = safetensors::DType::U8;
   std::vector<int64_t> shape;
   const uint8_t *data = nullptr;
   uint64_t size = 0;
+  safetensors::SafetensorsWriter::Fill fill;
+  std::string sha256; ///< with `fill`: 64 lowercase hex digits
 };
 
 class ArtifactWriter {

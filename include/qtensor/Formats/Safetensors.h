@@ -172,6 +172,13 @@ public:
                       const uint8_t *data, uint64_t size);
   /// Adds a view of another file (borrowed, like addTensorRef).
   Status addTensor(const TensorView &view);
+  /// Writes a tensor's `size` bytes into `out` when write() reaches it.
+  using Fill = std::function<Status(uint8_t *out, uint64_t size)>;
+  /// Adds a tensor whose bytes are produced during write() by `fill`, for
+  /// payloads too large to hold at once: write() keeps one such tensor in a
+  /// buffer at a time. `fill` must give the same bytes on every call.
+  Status addTensorFill(std::string name, DType dtype,
+                       std::vector<int64_t> shape, uint64_t size, Fill fill);
   /// Sets one __metadata__ entry (replacing an earlier value for `key`).
   Status setMetadata(std::string key, std::string value);
 
@@ -197,6 +204,7 @@ private:
     std::vector<uint8_t> owned;
     const uint8_t *data;
     uint64_t size;
+    Fill fill; ///< set when data is produced during write()
   };
   Status checkNewTensor(const std::string &name, DType dtype,
                         const std::vector<int64_t> &shape, uint64_t size) const;

@@ -41,6 +41,15 @@ private:
   std::string name;
 };
 
+/// Drops the pages of [data, data + size) that lie wholly inside the range
+/// from this process's resident set (madvise MADV_DONTNEED). Only for
+/// read-only file mappings (MappedFile and the views into one): the bytes
+/// stay readable and are read from the file again when touched. Streaming
+/// passes (hashing, quantizing one tensor after another) call it so that
+/// what they have finished with does not stay resident: resident memory
+/// then follows the largest tensor, not the model.
+void releaseMappedPages(const void *data, size_t size);
+
 } // namespace qtensor
 
 #endif // QTENSOR_SUPPORT_MAPPEDFILE_H

@@ -12,6 +12,10 @@ namespace qtensor {
 
 /// SHA-256 of `size` bytes as 64 lowercase hex digits (OpenSSL EVP).
 Expected<std::string> sha256Hex(const uint8_t *data, size_t size);
+/// The same digest over bytes of a read-only file mapping, giving each
+/// hashed chunk's pages back (releaseMappedPages): hashing a file of any
+/// size keeps at most one chunk of it resident.
+Expected<std::string> sha256HexOfMapped(const uint8_t *data, size_t size);
 
 } // namespace qtensor
 

@@ -267,7 +267,7 @@ ArtifactRoot::openVerified(std::string_view relative, uint64_t bytes,
   if (mapped->size() != bytes)
     return makeError(name, ": size changed to ", mapped->size(),
                      " bytes while it was opened; the manifest says ", bytes);
-  auto digest = sha256Hex(mapped->data(), mapped->size());
+  auto digest = sha256HexOfMapped(mapped->data(), mapped->size());
   if (!digest)
     return makeError(name, ": ", digest.message());
   if (*digest != sha256)

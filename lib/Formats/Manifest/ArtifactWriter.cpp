@@ -10,6 +10,8 @@
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Support/CheckedMath.h"
 #include "qtensor/Support/FileIO.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -125,6 +127,15 @@ Status ArtifactWriter::checkNewStored(const std::string &shard,
                      "\": ", safetensors::dtypeName(t.dtype), " ",
                      shapeToString(t.shape), " needs ", *need, " bytes but ",
                      t.size, " were given");
+  if (t.fill) {
+    if (t.data)
+      return makeError("artifact writer: tensor \"", t.name,
+                       "\": both data and a fill function");
+    if (t.sha256.size() != 64)
+      return makeError("artifact writer: tensor \"", t.name,
+                       "\": a filled tensor declares its SHA-256");
+    return Status::ok();
+  }
   if (t.size > 0 && !t.data)
     return makeError("artifact writer: tensor \"", t.name,
                      "\": null data pointer");
@@ -456,7 +467,7 @@ public:
     auto mapped = MappedFile::fromDescriptor(opened->fd.release(), display);
     if (!mapped)
       return mapped.error();
-    auto digest = sha256Hex(mapped->data(), mapped->size());
+    auto digest = sha256HexOfMapped(mapped->data(), mapped->size());
     if (!digest)
       return makeError(display, ": ", digest.message());
     if (*digest != o.sha256 || mapped->size() != o.bytes)
@@ -499,8 +510,15 @@ public:
                          shapeToString(v->shape), ", written as ",
                          safetensors::dtypeName(t.dtype), " ",
                          shapeToString(t.shape));
-      if (v->byteSize() != t.size ||
-          (t.size > 0 && std::memcmp(v->data, t.data, t.size) != 0))
+      bool same = v->byteSize() == t.size;
+      if (same && t.fill) {
+        auto hex = sha256HexOfMapped(v->data, v->byteSize());
+        same = hex && *hex == t.sha256;
+      } else if (same && t.size > 0) {
+        same = std::memcmp(v->data, t.data, t.size) == 0;
+        releaseMappedPages(v->data, v->byteSize());
+      }
+      if (!same)
         return makeError(shard.path(), ": tensor \"", t.name,
                          "\": the reopened payload (file offset ",
                          v->absoluteOffset(),
@@ -728,11 +746,27 @@ Expected<WriteResult> ArtifactWriter::write(const std::string &dir,
     wo.bufferAlignment = options.bufferAlignment;
     wo.limits = options.limits;
     SafetensorsWriter &w = shardWriters.emplace_back(wo);
-    for (const TensorData &t : s.tensors)
-      if (Status st = w.addTensorRef(t.name, t.dtype, t.shape, t.data, t.size);
-          !st)
+    for (const TensorData &t : s.tensors) {
+      Status st = Status::ok();
+      if (t.fill) {
+        // The filled bytes must be the ones declared: what is published is
+        // then what the caller hashed, though it was never held whole.
+        auto checked = [&t](uint8_t *out, uint64_t size) -> Status {
+          QTENSOR_TRY(t.fill(out, size));
+          QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256Hex(out, size));
+          if (hex != t.sha256)
+            return makeError("the filled bytes hash to ", hex, ", but ",
+                             t.sha256, " was declared");
+          return Status::ok();
+        };
+        st = w.addTensorFill(t.name, t.dtype, t.shape, t.size, checked);
+      } else {
+        st = w.addTensorRef(t.name, t.dtype, t.shape, t.data, t.size);
+      }
+      if (!st)
         return makeError("artifact writer: shard \"", s.name,
                          "\": ", st.message());
+    }
     if (auto header = w.header(); !header)
       return makeError("artifact writer: shard \"", s.name,
                        "\": ", header.message());
@@ -884,7 +918,7 @@ artifact::removeStaleFiles(const std::string &dir, bool keepOrphans) {
     auto mapped = MappedFile::fromDescriptor(opened->fd.release(), n);
     if (!mapped)
       continue;
-    auto sha = sha256Hex(mapped->data(), mapped->size());
+    auto sha = sha256HexOfMapped(mapped->data(), mapped->size());
     if (!sha || sha->compare(0, kAddressDigits, *address) != 0)
       continue;
     if (::unlinkat(root->fd(), n.c_str(), 0) == 0)

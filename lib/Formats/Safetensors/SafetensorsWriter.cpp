@@ -91,6 +91,22 @@ Status SafetensorsWriter::addTensor(const TensorView &view) {
                       view.end - view.begin);
 }
 
+Status SafetensorsWriter::addTensorFill(std::string name, DType dtype,
+                                        std::vector<int64_t> shape,
+                                        uint64_t size, Fill fill) {
+  QTENSOR_TRY(checkNewTensor(name, dtype, shape, size));
+  if (!fill)
+    return makeError("safetensors writer: tensor ", quote(name),
+                     ": no fill function");
+  try {
+    entries.push_back(Entry{std::move(name), dtype, std::move(shape), {},
+                            nullptr, size, std::move(fill)});
+  } catch (const std::exception &ex) {
+    return makeError("safetensors writer: ", ex.what());
+  }
+  return Status::ok();
+}
+
 Status SafetensorsWriter::setMetadata(std::string key, std::string value) {
   if (auto bad = impl::findInvalidUtf8(key))
     return makeError("safetensors writer: metadata key ", quote(key),
@@ -196,8 +212,22 @@ Expected<uint64_t> SafetensorsWriter::write(int fd,
   QTENSOR_TRY(writeAll(fd, prefix, 8, target, written));
   QTENSOR_TRY(writeAll(fd, reinterpret_cast<const uint8_t *>(text->data()), n,
                        target, written));
-  for (const Entry *e : ordered())
-    QTENSOR_TRY(writeAll(fd, e->data, e->size, target, written));
+  std::vector<uint8_t> produced; // the one filled tensor held at a time
+  for (const Entry *e : ordered()) {
+    if (!e->fill) {
+      QTENSOR_TRY(writeAll(fd, e->data, e->size, target, written));
+      continue;
+    }
+    try {
+      produced.resize(static_cast<size_t>(e->size));
+    } catch (const std::exception &ex) {
+      return makeError(target, ": tensor ", quote(e->name), ": ", ex.what());
+    }
+    if (Status st = e->fill(produced.data(), e->size); !st)
+      return makeError(target, ": tensor ", quote(e->name), ": ",
+                       st.message());
+    QTENSOR_TRY(writeAll(fd, produced.data(), e->size, target, written));
+  }
   return written;
 }
 

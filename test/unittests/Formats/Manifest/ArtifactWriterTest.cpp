@@ -2,11 +2,15 @@
 
 #include "ArtifactTestSupport.h"
 
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <map>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -838,3 +842,108 @@ TEST(ArtifactWriterKill, KilledAtRandomMomentsOfALargeWrite) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Filled tensors: bytes produced while the shard is written (the streamed
+// export's path), checked against their declared SHA-256
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A writer with one plain tensor of `bytes` that is filled from `source`
+/// (declared with `declared`, the real digest when empty).
+ArtifactWriter filledWriter(const std::vector<uint8_t> &source,
+                            std::string declared = "",
+                            bool failFill = false) {
+  ArtifactWriter writer(baseManifest());
+  TensorData t;
+  t.name = "embed.weight";
+  t.dtype = DType::U8;
+  t.shape = {static_cast<int64_t>(source.size())};
+  t.size = source.size();
+  t.sha256 = declared.empty() ? *sha256Hex(source.data(), source.size())
+                              : declared;
+  t.fill = [&source, failFill](uint8_t *out, uint64_t size) -> Status {
+    if (failFill)
+      return makeError("spool read failed");
+    std::memcpy(out, source.data(), size);
+    return Status::ok();
+  };
+  EXPECT_TRUE(writer.addPlainTensor("plain.safetensors", t));
+  EXPECT_TRUE(writer.addFile("graph.mlir", FileRole::Graph, pattern(10, 3)));
+  return writer;
+}
+
+} // namespace
+
+TEST(ArtifactWriterFill, FilledTensorIsWrittenAndReopenedByDigest) {
+  std::vector<uint8_t> source = pattern(100000, 42);
+  TempDir dir;
+  auto r = filledWriter(source).write(dir.str());
+  ASSERT_TRUE(r) << r.message();
+  auto a = openArtifact(dir.str());
+  ASSERT_TRUE(a) << a.message();
+  auto t = a->tensor("embed.weight");
+  ASSERT_TRUE(t) << t.message();
+  ASSERT_TRUE(t->data);
+  ASSERT_EQ(t->data->byteSize(), source.size());
+  EXPECT_EQ(std::memcmp(t->data->data, source.data(), source.size()), 0);
+}
+
+TEST(ArtifactWriterFill, BytesOtherThanDeclaredAreRefusedAndNothingPublished) {
+  std::vector<uint8_t> source = pattern(4096, 7);
+  TempDir dir;
+  auto r = filledWriter(source, std::string(64, 'a')).write(dir.str());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("embed.weight"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("the filled bytes hash to"), std::string::npos)
+      << r.message();
+  EXPECT_FALSE(fs::exists(dir / kManifestFileName));
+  for (const std::string &name : listNames(dir.path()))
+    EXPECT_FALSE(isTemp(name)) << name;
+}
+
+TEST(ArtifactWriterFill, AFailingFillNamesTheTensorAndPublishesNothing) {
+  std::vector<uint8_t> source = pattern(4096, 9);
+  TempDir dir;
+  auto r = filledWriter(source, "", /*failFill=*/true).write(dir.str());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("embed.weight"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("spool read failed"), std::string::npos)
+      << r.message();
+  EXPECT_FALSE(fs::exists(dir / kManifestFileName));
+}
+
+TEST(ArtifactWriterFill, AFilledTensorMustDeclareItsDigest) {
+  ArtifactWriter writer(baseManifest());
+  TensorData t{"w", DType::U8, {4}, nullptr, 4};
+  t.fill = [](uint8_t *, uint64_t) { return Status::ok(); };
+  Status s = writer.addPlainTensor("plain.safetensors", t);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("declares its SHA-256"), std::string::npos)
+      << s.message();
+}
+
+// The page-release helpers the streamed passes use: what was released stays
+// readable (re-read from the file), and the streaming digest is the digest.
+TEST(MappedPages, ReleasedPagesStayReadableAndHashTheSame) {
+  TempDir dir;
+  std::vector<uint8_t> bytes = pattern(3 * 1024 * 1024 + 123, 5);
+  std::string path = (dir / "blob.bin").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  auto mapped = MappedFile::open(path);
+  ASSERT_TRUE(mapped) << mapped.message();
+  auto streamed = sha256HexOfMapped(mapped->data(), mapped->size());
+  auto whole = sha256Hex(bytes.data(), bytes.size());
+  ASSERT_TRUE(streamed && whole);
+  EXPECT_EQ(*streamed, *whole);
+  // Odd, unaligned ranges: only whole pages inside them are given back.
+  releaseMappedPages(mapped->data() + 17, mapped->size() - 40);
+  releaseMappedPages(mapped->data(), 1);
+  releaseMappedPages(nullptr, 100);
+  EXPECT_EQ(std::memcmp(mapped->data(), bytes.data(), bytes.size()), 0);
+}
