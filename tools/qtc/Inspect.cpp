@@ -277,30 +277,6 @@ const char *kInspectUsage =
     "exit status: 0 valid, 1 invalid input or a failed decode/dump,\n"
     "             2 usage error\n";
 
-/// Writes `values` to `out` through a fresh temporary file in the same
-/// directory (mkstemp: never an existing file or a planted symlink) and a
-/// rename, so a failed dump never leaves a partial file under `out`.
-Status writeFloats(const std::string &out, const std::vector<float> &values) {
-  std::string tmp = out + ".XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0)
-    return makeError(out, ": cannot create a temporary file beside it: ",
-                     std::strerror(errno));
-  static_assert(sizeof(float) == 4, "float32 expected");
-  uint64_t offset = 0;
-  Status written =
-      writeAll(fd, reinterpret_cast<const uint8_t *>(values.data()),
-               values.size() * sizeof(float), tmp, offset);
-  bool ok = written && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
-  ok = (close(fd) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    return written ? makeError(out, ": write failed: ", std::strerror(err))
-                   : written;
-  }
-  return Status::ok();
-}
 } // namespace
 
 int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
@@ -322,7 +298,14 @@ int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
     if (!values) {
       report.error = values.message();
     } else if (!dump.empty()) {
-      if (Status s = writeFloats(dump, *values); !s)
+      // Beside `dump` and renamed over it: a failed dump leaves no partial
+      // file (mkstemp: never an existing file or a planted symlink).
+      static_assert(sizeof(float) == 4, "float32 expected");
+      if (Status s = writeFileAtomically(
+              dump, std::string_view(
+                        reinterpret_cast<const char *>(values->data()),
+                        values->size() * sizeof(float)));
+          !s)
         report.error = s.message();
       else
         report.summary["dumped"] = {{"tensor", tensor},

@@ -16,6 +16,7 @@
 #include "CommandLine.h"
 
 #include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Runtime/ActivationInput.h"
 #include "qtensor/Runtime/Activations.h"
 #include "qtensor/Runtime/Loader.h"
 #include "qtensor/Runtime/Reference.h"
@@ -151,115 +152,8 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   return std::nullopt;
 }
 
-/// --check keeps float64 copies of the [T, N] output per rank, the
-/// reference and the bound terms, and does T * N * K float64 work: past
-/// these it would take gigabytes and hours, so it says so instead.
-constexpr uint64_t kMaxCheckedOutputs = uint64_t(1) << 24;
-constexpr uint64_t kMaxCheckedProducts = uint64_t(1) << 36;
 Status checkFits(const Options &o, int64_t t, int64_t n, int64_t k) {
-  if (!o.check)
-    return Status::ok();
-  uint64_t outputs = uint64_t(t) * uint64_t(n);
-  if (outputs > kMaxCheckedOutputs || outputs * uint64_t(k) > kMaxCheckedProducts)
-    return makeError("--check at T = ", t, " on a [", n, ", ", k,
-                     "] weight needs ", outputs, " float64 reference outputs "
-                     "and ", outputs * uint64_t(k), " products (limits ",
-                     kMaxCheckedOutputs, " and ", kMaxCheckedProducts,
-                     "): check with fewer --tokens, or run without --check");
-  return Status::ok();
-}
-
-/// The first tensor of --input named in `names`, as [rows, cols].
-struct InputTensor {
-  const safetensors::TensorView *view = nullptr;
-  std::string path; ///< the file, for errors
-  int64_t rows = 1, cols = 0;
-};
-Expected<InputTensor> findInput(const safetensors::SafetensorsFile &file,
-                                const std::vector<std::string> &names) {
-  InputTensor in;
-  for (const std::string &name : names)
-    if ((in.view = file.find(name)))
-      break;
-  if (!in.view) {
-    std::string list;
-    for (size_t i = 0; i < names.size(); ++i)
-      list += std::string(i ? (i + 1 == names.size() ? " or " : ", ") : "") +
-              "\"" + names[i] + "\"";
-    return makeError(file.path(), ": no tensor named ", list);
-  }
-  const safetensors::TensorView &v = *in.view;
-  if (!safetensors::isFloatDType(v.dtype))
-    return makeError(file.path(), ": tensor \"", v.name, "\" is ",
-                     safetensors::dtypeName(v.dtype),
-                     ", expected a float dtype");
-  if (v.shape.size() == 1) {
-    in.cols = v.shape[0];
-  } else if (v.shape.size() == 2) {
-    in.rows = v.shape[0];
-    in.cols = v.shape[1];
-  } else {
-    return makeError(file.path(), ": tensor \"", v.name, "\" has shape ",
-                     shapeToString(v.shape), ", expected [T, K] or [K]");
-  }
-  if (in.rows < 1)
-    return makeError(file.path(), ": tensor \"", v.name, "\" has no rows");
-  in.path = file.path();
-  return in;
-}
-
-/// Columns [from, from + k) of every row of `in`, rounded to `dtype`.
-Expected<HostTensor> inputColumns(const InputTensor &in, int64_t from,
-                                  int64_t k, FloatType dtype) {
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> all,
-                           safetensors::toFloat64(*in.view));
-  std::vector<double> x;
-  x.reserve(size_t(in.rows) * size_t(k));
-  for (int64_t r = 0; r < in.rows; ++r)
-    x.insert(x.end(), all.begin() + r * in.cols + from,
-             all.begin() + r * in.cols + from + k);
-  QTENSOR_ASSIGN_OR_RETURN(HostTensor t,
-                           HostTensor::fromDoubles(dtype, in.rows, k, x));
-  // A NaN, an infinity, or a value the activation type cannot hold would
-  // make every check below meaningless: refuse it here, by element.
-  for (size_t i = 0; i < t.size(); ++i)
-    if (!std::isfinite(t.at(i)))
-      return makeError(in.path, ": tensor \"", in.view->name, "\" element [",
-                       i / size_t(k), ", ", from + int64_t(i % size_t(k)),
-                       "] = ", x[i], " is not a finite ", toString(dtype),
-                       " value");
-  return t;
-}
-
-/// One rank's activations from --input (see the usage text).
-Expected<HostTensor> inputFor(const safetensors::SafetensorsFile &file,
-                              const OpPlan &op) {
-  QTENSOR_ASSIGN_OR_RETURN(InputTensor in,
-                           findInput(file, {op.tensor, op.op, "x"}));
-  // A row-parallel rank reads its slice of the whole K.
-  int64_t from = 0;
-  if (in.cols != op.k()) {
-    if (op.signature.topology == kernels::Topology::Row &&
-        in.cols == op.signature.k) {
-      from = op.slice.kOffset;
-    } else {
-      return makeError(file.path(), ": tensor \"", in.view->name,
-                       "\" has K = ", in.cols, ", op \"", op.tensor,
-                       "\" needs ", op.k());
-    }
-  }
-  return inputColumns(in, from, op.k(), op.activation);
-}
-
-/// The whole op's activations from --input, for --rank all.
-Expected<HostTensor> groupInputFor(const safetensors::SafetensorsFile &file,
-                                   const GroupOp &op) {
-  QTENSOR_ASSIGN_OR_RETURN(InputTensor in, findInput(file, {op.op, "x"}));
-  if (in.cols != op.k)
-    return makeError(file.path(), ": tensor \"", in.view->name,
-                     "\" has K = ", in.cols, ", op \"", op.op,
-                     "\" (the whole weight) needs ", op.k);
-  return inputColumns(in, 0, op.k, op.activation);
+  return o.check ? checkReferenceFits(t, n, k) : Status::ok();
 }
 
 Expected<KernelError> checkOutput(const LoadedModel &model, const OpPlan &op,
@@ -371,7 +265,7 @@ int runAllRanks(const Options &o) {
   for (const GroupOp &op : group.ops()) {
     const char *stage = "";
     Expected<HostTensor> x = activationsFor(
-        o, input->has_value(), [&] { return groupInputFor(**input, op); },
+        o, input->has_value(), [&] { return wholeActivationsFromFile(**input, op); },
         op.activation, op.n, op.k, op.op, stage);
     if (!x)
       return fail(o, stage, x.message());
@@ -555,7 +449,7 @@ int runRun(const std::vector<std::string> &args) {
   for (const OpPlan &op : model.plan().ops) {
     const char *stage = "";
     Expected<HostTensor> x = activationsFor(
-        o, input->has_value(), [&] { return inputFor(**input, op); },
+        o, input->has_value(), [&] { return activationsFromFile(**input, op); },
         op.activation, op.n(), op.k(), op.tensor, stage);
     if (!x)
       return fail(o, stage, x.message());
