@@ -14,8 +14,12 @@ cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
 prefix="$scratch/prefix"
 
 # The installed tools start (no LD_LIBRARY_PATH).
-env -u LD_LIBRARY_PATH "$prefix/bin/qtc" --help | grep -q "^usage: qtc COMMAND"
-env -u LD_LIBRARY_PATH "$prefix/bin/qopt" --help | grep -q "qtensor-compile"
+# (Output goes to files first: grep -q closing a pipe early would fail the
+# writer under pipefail.)
+env -u LD_LIBRARY_PATH "$prefix/bin/qtc" --help >"$scratch/qtc-help.txt"
+grep -q "^usage: qtc COMMAND" "$scratch/qtc-help.txt"
+env -u LD_LIBRARY_PATH "$prefix/bin/qopt" --help >"$scratch/qopt-help.txt"
+grep -q "qtensor-compile" "$scratch/qopt-help.txt"
 env -u LD_LIBRARY_PATH "$prefix/bin/qtc" kernels --json >/dev/null
 echo "installed qtc and qopt start"
 
@@ -30,6 +34,9 @@ grep -q "weight layers.0.q_proj scales tensor<4096x32xf16>" "$scratch/out.txt"
 "$scratch/build/compile_and_run" "$scratch/tiny-llama" "$scratch/art" | tee "$scratch/compile.txt"
 grep -q "^compiled 14 linears, 6 stages, verified$" "$scratch/compile.txt"
 grep -q "^ran 14 linears on host$" "$scratch/compile.txt"
-env -u LD_LIBRARY_PATH "$prefix/bin/qtc" verify "$scratch/art" | grep -q "verdict: verified"
-env -u LD_LIBRARY_PATH "$prefix/bin/qtc" run "$scratch/art" --op model.layers.0.mlp.down_proj.weight --check | grep -q "check: ok"
+env -u LD_LIBRARY_PATH "$prefix/bin/qtc" verify "$scratch/art" >"$scratch/verify.txt"
+grep -q "verdict: verified" "$scratch/verify.txt"
+env -u LD_LIBRARY_PATH "$prefix/bin/qtc" run "$scratch/art" \
+  --op model.layers.0.mlp.down_proj.weight --check >"$scratch/run.txt"
+grep -q "check: ok" "$scratch/run.txt"
 echo "downstream package test: ok"
