@@ -12,6 +12,7 @@
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/GGUFDescriptor.h"
+#include "qtensor/Formats/GGUFJson.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
 #include "qtensor/Support/FileIO.h"
@@ -77,50 +78,6 @@ InputKind detect(const std::string &path, std::string &why) {
 // GGUF
 //===----------------------------------------------------------------------===//
 
-/// Arrays longer than this are summarized by type and length.
-constexpr uint64_t kArrayPreview = 16;
-
-json ggufValueToJson(const GGUFValue &v) {
-  switch (v.type()) {
-  case GGUFValueType::String:
-    return std::string(*v.get<std::string_view>());
-  case GGUFValueType::Bool:
-    return *v.get<bool>();
-  case GGUFValueType::Float32:
-  case GGUFValueType::Float64:
-    return *v.asDouble();
-  case GGUFValueType::Array: {
-    if (v.arraySize() > kArrayPreview)
-      return {{"array_of", ggufValueTypeName(v.arrayElementType())},
-              {"length", v.arraySize()}};
-    json items = json::array();
-    if (v.arrayElementType() == GGUFValueType::String) {
-      for (std::string_view s : v.arrayStrings())
-        items.push_back(std::string(s));
-    } else if (v.arrayElementType() == GGUFValueType::Array) {
-      for (const GGUFValue &child : v.arrayValues())
-        items.push_back(ggufValueToJson(child));
-    } else {
-      for (uint64_t i = 0; i < v.arraySize(); ++i) {
-        if (auto d = v.arrayDouble(i))
-          items.push_back(*d);
-        else if (auto s = v.arraySigned(i))
-          items.push_back(*s);
-        else if (auto u = v.arrayUnsigned(i))
-          items.push_back(*u);
-      }
-    }
-    return items;
-  }
-  default:
-    if (auto s = v.asSigned())
-      return *s;
-    if (auto u = v.asUnsigned())
-      return *u;
-    return nullptr;
-  }
-}
-
 void inspectGGUF(const std::string &path, InspectReport &report) {
   report.format = "gguf";
   auto file = GGUFFile::open(path);
@@ -135,8 +92,13 @@ void inspectGGUF(const std::string &path, InspectReport &report) {
   for (const GGUFKeyValue &kv : file->metadata())
     report.metadata[std::string(kv.key)] = ggufValueToJson(kv.value);
   for (const GGUFTensorInfo &t : file->tensors()) {
-    InspectedTensor row{std::string(t.name), std::string(ggmlTypeName(t.type)),
-                        t.ne, t.absoluteOffset, t.byteSize, "", nullptr};
+    InspectedTensor row{std::string(t.name),
+                        std::string(ggmlTypeName(t.type)),
+                        t.ne,
+                        t.absoluteOffset,
+                        t.byteSize,
+                        "",
+                        nullptr};
     // Types with an affine spelling carry their descriptor (codes kept).
     if (auto desc = describeGGUFTensor(t); desc && desc->affine)
       row.descriptor = toJson(*desc->affine);
@@ -152,10 +114,9 @@ void addSafetensorsTensors(const safetensors::SafetensorsFile &file,
                            const std::string &fileLabel,
                            InspectReport &report) {
   for (const safetensors::TensorView &t : file.tensors())
-    report.tensors.push_back({t.name,
-                              std::string(safetensors::dtypeName(t.dtype)),
-                              t.shape, t.absoluteOffset(), t.byteSize(),
-                              fileLabel, nullptr});
+    report.tensors.push_back(
+        {t.name, std::string(safetensors::dtypeName(t.dtype)), t.shape,
+         t.absoluteOffset(), t.byteSize(), fileLabel, nullptr});
 }
 
 void inspectSafetensors(const std::string &path, InspectReport &report) {
@@ -302,15 +263,14 @@ int qtensor::qtc::runInspect(const std::vector<std::string> &args) {
       // file (mkstemp: never an existing file or a planted symlink).
       static_assert(sizeof(float) == 4, "float32 expected");
       if (Status s = writeFileAtomically(
-              dump, std::string_view(
-                        reinterpret_cast<const char *>(values->data()),
-                        values->size() * sizeof(float)));
+              dump,
+              std::string_view(reinterpret_cast<const char *>(values->data()),
+                               values->size() * sizeof(float)));
           !s)
         report.error = s.message();
       else
-        report.summary["dumped"] = {{"tensor", tensor},
-                                    {"values", values->size()},
-                                    {"file", dump}};
+        report.summary["dumped"] = {
+            {"tensor", tensor}, {"values", values->size()}, {"file", dump}};
     }
   }
   if (asJson)

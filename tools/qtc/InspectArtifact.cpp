@@ -2,17 +2,16 @@
 //
 // Opens the artifact through the production reader (manifest, path safety,
 // sizes, SHA-256, shard inventory) and reports one row per logical tensor.
-// Quantized tensors dump through the reference decoder (Reconstruct.h).
+// Quantized tensors dump through the runtime's reference decoder, in any
+// stored layout (Runtime/Reference.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "InspectReport.h"
 
 #include "qtensor/Descriptor/DescriptorJson.h"
-#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Artifact.h"
-#include "qtensor/Numerics/Packing.h"
-#include "qtensor/Support/CheckedMath.h"
+#include "qtensor/Runtime/Reference.h"
 
 using namespace qtensor;
 using json = nlohmann::json;
@@ -98,40 +97,10 @@ Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
   if (resolved->data)
     return safetensors::toFloat32(*resolved->data);
 
-  const QuantizedTensorDescriptor &t = resolved->entry->quantized()->logical;
-  if (!t.layout.isLogical())
-    return makeError(path, ": tensor \"", name, "\": layout \"",
-                     t.layout.family, "\" has no reference unpacker in this "
-                     "build; only \"logical\" layouts can be dumped");
-  // Logical layout: row-major codes, each row (last dimension) starting on a
-  // byte boundary, LSB-first inside a byte.
-  int64_t cols = t.shape.empty() ? 1 : t.shape.back();
-  std::vector<int64_t> leading(t.shape.begin(),
-                               t.shape.empty() ? t.shape.end()
-                                               : t.shape.end() - 1);
-  auto rowCount = checkedElementCount(leading, uint64_t(INT64_MAX));
-  if (!rowCount)
-    return makeError(path, ": tensor \"", name, "\": row count of ",
-                     shapeToString(t.shape), " overflows");
-  int64_t rows = static_cast<int64_t>(*rowCount);
-  const AffineDescriptor &d = t.descriptor;
-  auto codes = unpackCodes(resolved->codes->data, resolved->codes->byteSize(),
-                           rows, cols, d.code.bits, d.code.isSigned,
-                           d.encoding, BitOrder::LsbFirst, RowAlignment::Byte);
-  if (!codes)
-    return makeError(path, ": tensor \"", name, "\": codes: ",
-                     codes.message());
-  auto scales = safetensors::toFloat64(*resolved->scales);
-  if (!scales)
-    return scales.error();
-  std::vector<double> zeros;
-  if (resolved->zeros) {
-    auto z = safetensors::toFloat64(*resolved->zeros);
-    if (!z)
-      return z.error();
-    zeros = z.take();
-  }
-  auto values = reconstructAffine(t, *codes, *scales, zeros);
+  // The runtime's reference decoder: the packer's own inverse for any
+  // stored layout, then the descriptor's reconstruction (Reference.h).
+  auto values = runtime::reconstructWeight(*resolved->entry, *resolved->codes,
+                                           *resolved->scales, resolved->zeros);
   if (!values)
     return makeError(path, ": tensor \"", name, "\": ", values.message());
   return std::vector<float>(values->begin(), values->end());
