@@ -104,9 +104,8 @@ mlir::Operation *contractionReading(mlir::Value value, unsigned depth = 0) {
 Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   mlir::SymbolTable symbols(module);
   llvm::SmallVector<mlir::ml_program::GlobalLoadConstOp> loads;
-  module.walk([&](mlir::ml_program::GlobalLoadConstOp op) {
-    loads.push_back(op);
-  });
+  module.walk(
+      [&](mlir::ml_program::GlobalLoadConstOp op) { loads.push_back(op); });
   std::set<mlir::Operation *> globals;
   for (mlir::ml_program::GlobalLoadConstOp load : loads) {
     auto global = symbols.lookup<mlir::ml_program::GlobalOp>(
@@ -116,13 +115,13 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
       continue; // an inline constant is part of the module, not a weight
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(global.getType());
     if (!type || !type.hasStaticShape())
-      return makeError(locationText(global.getLoc()),
-                       ": external global @", global.getSymName().str(),
+      return makeError(locationText(global.getLoc()), ": external global @",
+                       global.getSymName().str(),
                        " must be a statically shaped tensor, not ",
                        text(global.getType()));
     mlir::OpBuilder b(load);
-    auto weight = mlir::qt::WeightOp::create(b, load.getLoc(), type,
-                                             global.getSymName());
+    auto weight =
+        mlir::qt::WeightOp::create(b, load.getLoc(), type, global.getSymName());
     load.getResult().replaceAllUsesWith(weight.getResult());
     load.erase();
     globals.insert(global);
@@ -162,8 +161,9 @@ parseModelModule(mlir::MLIRContext &context, const std::string &path) {
     return makeError(path, ": not a readable file");
   if (uint64_t(st.st_size) > kMaxModuleBytes)
     return makeError(path, ": ", st.st_size, " bytes is above the ",
-                     kMaxModuleBytes, " a model module may have (weights "
-                                      "belong in --weights)");
+                     kMaxModuleBytes,
+                     " a model module may have (weights "
+                     "belong in --weights)");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/true);
   if (!buffer)
@@ -208,8 +208,8 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     ref.shape.assign(type.getShape().begin(), type.getShape().end());
     ref.dtype = dtypeOf(type.getElementType());
     if (ref.dtype.empty()) {
-      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name + "\" has " +
-              "element type " + text(type.getElementType()) +
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
+              "\" has " + "element type " + text(type.getElementType()) +
               ", not a float type a weights file stores";
       return;
     }
@@ -221,8 +221,8 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     }
     ModuleReference &first = refs[it->second];
     if (first.shape != ref.shape || first.dtype != ref.dtype) {
-      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name + "\" is " +
-              text(type) + " here but has another type elsewhere";
+      error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
+              "\" is " + text(type) + " here but has another type elsewhere";
       return;
     }
     first.contraction |= ref.contraction;
@@ -280,9 +280,9 @@ formLinears(mlir::ModuleOp module, const std::string &path,
       return mlir::success();
     });
     mlir::PassManager pm(context);
-    mlir::qt::QTensorFuseLinearOptions fuse;
+    mlir::qt::QTensorFuseLinearPassOptions fuse;
     fuse.remarks = true;
-    pm.addPass(mlir::qt::createQTensorFuseLinear(fuse));
+    pm.addPass(mlir::qt::createQTensorFuseLinearPass(fuse));
     pm.addPass(mlir::createCanonicalizerPass());
     if (mlir::failed(pm.run(module)))
       return makeError(path, ": qtensor-fuse-linear failed:\n", diagnostics);
@@ -322,8 +322,7 @@ formLinears(mlir::ModuleOp module, const std::string &path,
               " reads it in a form qtensor-fuse-linear does not turn into "
               "a qtensor.linear" +
               (why.empty() ? std::string() : " (" + why + ")") +
-              "; keep it in float with --exclude '" + op.getName().str() +
-              "'";
+              "; keep it in float with --exclude '" + op.getName().str() + "'";
       return;
     }
   });
@@ -338,8 +337,9 @@ formLinears(mlir::ModuleOp module, const std::string &path,
                        "the module uses, and was removed as dead code)");
     if (it->second.size() > 1)
       return makeError(path, ": ", l.name, " is the weight of ",
-                       it->second.size(), " linears (", locationText(it->second[0]->getLoc()),
-                       ", ", locationText(it->second[1]->getLoc()),
+                       it->second.size(), " linears (",
+                       locationText(it->second[0]->getLoc()), ", ",
+                       locationText(it->second[1]->getLoc()),
                        "); an artifact holds one op per weight: keep it in "
                        "float with --exclude '",
                        l.name, "'");
@@ -373,14 +373,14 @@ formLinears(mlir::ModuleOp module, const std::string &path,
         mlir::cast<mlir::ShapedType>(op.getInput().getType()).getElementType();
     if (biasElement != activation)
       return makeError(path, ": ", bias, ", the bias of ", name, ", is ",
-                       text(biasElement), "; the kernels add a bias in the "
+                       text(biasElement),
+                       "; the kernels add a bias in the "
                        "activation type (",
                        text(activation), "): declare it ", text(activation));
     auto [owner, added] = biasOwner.try_emplace(bias, name);
     if (!added)
-      return makeError(path, ": ", bias, " is the bias of both ",
-                       owner->second, " and ", name,
-                       "; a bias is stored with one linear");
+      return makeError(path, ": ", bias, " is the bias of both ", owner->second,
+                       " and ", name, "; a bias is stored with one linear");
     formed.biases[name] = bias;
   }
 
@@ -401,10 +401,10 @@ formLinears(mlir::ModuleOp module, const std::string &path,
                        " would both store their bias as ", stored);
     if (bias == formed.biases.end()) {
       if (referenced.count(stored) && !biasOwner.count(stored))
-        return makeError(path, ": ", stored, " is named as the bias of ",
-                         name, " (the runtime links <name>.weight to "
-                               "<name>.bias), but that linear adds no "
-                               "bias: rename the weight");
+        return makeError(path, ": ", stored, " is named as the bias of ", name,
+                         " (the runtime links <name>.weight to "
+                         "<name>.bias), but that linear adds no "
+                         "bias: rename the weight");
       continue;
     }
     if (stored == bias->second)

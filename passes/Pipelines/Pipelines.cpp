@@ -19,24 +19,23 @@ void qtensor::buildCleanupPipeline(OpPassManager &pm) {
 
 void qtensor::buildCompilePipeline(OpPassManager &pm,
                                    const CompileOptions &options) {
-  pm.addPass(qt::createQTensorImport());
+  pm.addPass(qt::createQTensorImportPass());
   buildCleanupPipeline(pm);
-  pm.addPass(qt::createQTensorFuseLinear());
+  pm.addPass(qt::createQTensorFuseLinearPass());
   buildCleanupPipeline(pm);
 
-  qt::QTensorPlaceShardsOptions place;
+  qt::QTensorPlaceShardsPassOptions place;
   place.tp = options.tp;
-  place.strategies.assign(options.strategies.begin(),
-                          options.strategies.end());
+  place.strategies.assign(options.strategies.begin(), options.strategies.end());
   place.groupPolicy = options.groupPolicy;
-  pm.addPass(qt::createQTensorPlaceShards(place));
+  pm.addPass(qt::createQTensorPlaceShardsPass(place));
 
-  qt::QTensorSelectLayoutsOptions select;
+  qt::QTensorSelectLayoutsPassOptions select;
   select.target = options.target;
   select.phase = options.phase;
   select.fallback = options.fallback;
   select.traceFile = options.traceFile;
-  pm.addPass(qt::createQTensorSelectLayouts(select));
+  pm.addPass(qt::createQTensorSelectLayoutsPass(select));
 
   if (!options.lower.empty() || !options.ptxDir.empty()) {
     qt::QTensorInstantiateKernelsPassOptions instantiate;

@@ -23,7 +23,7 @@
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::qt {
-#define GEN_PASS_DEF_QTENSORFUSELINEAR
+#define GEN_PASS_DEF_QTENSORFUSELINEARPASS
 #include "qtensor/Transforms/Passes.h.inc"
 } // namespace mlir::qt
 
@@ -306,8 +306,8 @@ struct FusionListener : public RewriterBase::Listener {
   llvm::SetVector<Operation *> maybeDead;
 };
 
-struct QTensorFuseLinearPass
-    : public mlir::qt::impl::QTensorFuseLinearBase<QTensorFuseLinearPass> {
+struct FuseLinearPass
+    : public mlir::qt::impl::QTensorFuseLinearPassBase<FuseLinearPass> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {

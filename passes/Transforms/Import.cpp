@@ -26,15 +26,14 @@
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::qt {
-#define GEN_PASS_DEF_QTENSORIMPORT
+#define GEN_PASS_DEF_QTENSORIMPORTPASS
 #include "qtensor/Transforms/Passes.h.inc"
 } // namespace mlir::qt
 
 using namespace mlir;
 
 namespace {
-struct QTensorImportPass
-    : mlir::qt::impl::QTensorImportBase<QTensorImportPass> {
+struct ImportPass : mlir::qt::impl::QTensorImportPassBase<ImportPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -34,7 +34,7 @@
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::qt {
-#define GEN_PASS_DEF_QTENSORPLACESHARDS
+#define GEN_PASS_DEF_QTENSORPLACESHARDSPASS
 #include "qtensor/Transforms/Passes.h.inc"
 } // namespace mlir::qt
 
@@ -122,8 +122,8 @@ struct WeightPlan {
   }
 };
 
-struct QTensorPlaceShardsPass
-    : public qt::impl::QTensorPlaceShardsBase<QTensorPlaceShardsPass> {
+struct PlaceShardsPass
+    : public qt::impl::QTensorPlaceShardsPassBase<PlaceShardsPass> {
   using Base::Base;
 
   void runOnOperation() override;
@@ -143,7 +143,7 @@ private:
   DenseMap<Operation *, unsigned> planOfLinear;
 };
 
-LogicalResult QTensorPlaceShardsPass::parseOptions() {
+LogicalResult PlaceShardsPass::parseOptions() {
   // Reported at the module's location without printing the whole module.
   auto emitError = [&] {
     return mlir::emitError(getOperation().getLoc()) << "qtensor-place-shards: ";
@@ -169,7 +169,7 @@ LogicalResult QTensorPlaceShardsPass::parseOptions() {
   return success(ok);
 }
 
-LogicalResult QTensorPlaceShardsPass::collectPlans(ArrayRef<LinearOp> linears) {
+LogicalResult PlaceShardsPass::collectPlans(ArrayRef<LinearOp> linears) {
   llvm::StringMap<unsigned> byName;
   DenseMap<Value, unsigned> byValue;
   bool ok = true;
@@ -231,7 +231,7 @@ LogicalResult QTensorPlaceShardsPass::collectPlans(ArrayRef<LinearOp> linears) {
 }
 
 /// Row slices first: a column slice may have to follow one.
-LogicalResult QTensorPlaceShardsPass::chooseAllBounds() {
+LogicalResult PlaceShardsPass::chooseAllBounds() {
   bool ok = true;
   for (WeightPlan &plan : plans) {
     if (plan.choice.strategy != ShardStrategy::Row)
@@ -284,7 +284,7 @@ LogicalResult QTensorPlaceShardsPass::chooseAllBounds() {
   return success(ok);
 }
 
-LogicalResult QTensorPlaceShardsPass::followRowConsumers() {
+LogicalResult PlaceShardsPass::followRowConsumers() {
   bool ok = true;
   for (WeightPlan &row : plans) {
     if (row.choice.strategy != ShardStrategy::Row || row.bounds.empty())
@@ -318,7 +318,7 @@ LogicalResult QTensorPlaceShardsPass::followRowConsumers() {
   return success(ok);
 }
 
-LogicalResult QTensorPlaceShardsPass::attachPlacements() {
+LogicalResult PlaceShardsPass::attachPlacements() {
   MLIRContext *context = &getContext();
   auto *dialect = context->getLoadedDialect<QTensorDialect>();
   bool ok = true;
@@ -364,8 +364,8 @@ LogicalResult QTensorPlaceShardsPass::attachPlacements() {
 
 /// Sums the row-parallel partial results on every rank, then adds the bias
 /// once (kept on the linear, every rank would add it: tp times in all).
-void QTensorPlaceShardsPass::reduceRowLinear(RewriterBase &rewriter,
-                                             LinearOp linear, StringRef grid) {
+void PlaceShardsPass::reduceRowLinear(RewriterBase &rewriter, LinearOp linear,
+                                      StringRef grid) {
   Location loc = linear.getLoc();
   Value partial = linear.getResult();
   auto type = cast<RankedTensorType>(partial.getType());
@@ -398,7 +398,7 @@ void QTensorPlaceShardsPass::reduceRowLinear(RewriterBase &rewriter,
   rewriter.replaceAllUsesExcept(partial, result, reduce);
 }
 
-void QTensorPlaceShardsPass::insertCollectives() {
+void PlaceShardsPass::insertCollectives() {
   ModuleOp module = getOperation();
   OpBuilder detached(&getContext());
   auto grid = shard::GridOp::create(detached, module.getLoc(), "tp",
@@ -412,7 +412,7 @@ void QTensorPlaceShardsPass::insertCollectives() {
         reduceRowLinear(rewriter, linear, grid.getSymName());
 }
 
-void QTensorPlaceShardsPass::runOnOperation() {
+void PlaceShardsPass::runOnOperation() {
   // A pass instance may run again (on another module): start afresh.
   rules.clear();
   plans.clear();

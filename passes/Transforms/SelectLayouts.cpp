@@ -30,7 +30,7 @@
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::qt {
-#define GEN_PASS_DEF_QTENSORSELECTLAYOUTS
+#define GEN_PASS_DEF_QTENSORSELECTLAYOUTSPASS
 #include "qtensor/Transforms/Passes.h.inc"
 } // namespace mlir::qt
 
@@ -72,9 +72,8 @@ struct Counts {
            secondaryLayouts = 0;
 };
 
-struct QTensorSelectLayoutsPass
-    : public mlir::qt::impl::QTensorSelectLayoutsBase<
-          QTensorSelectLayoutsPass> {
+struct SelectLayoutsPass
+    : public mlir::qt::impl::QTensorSelectLayoutsPassBase<SelectLayoutsPass> {
   using Base::Base;
   void runOnOperation() override;
 
@@ -99,7 +98,7 @@ std::string choices(ArrayRef<std::string> names) {
   return s;
 }
 
-FailureOr<Policy> QTensorSelectLayoutsPass::parseOptions() {
+FailureOr<Policy> SelectLayoutsPass::parseOptions() {
   ModuleOp module = getOperation();
   Policy policy;
   auto bad = [&](StringRef option, StringRef value,
@@ -130,8 +129,8 @@ FailureOr<Policy> QTensorSelectLayoutsPass::parseOptions() {
   return policy;
 }
 
-LogicalResult QTensorSelectLayoutsPass::analyze(LinearDispatch &d,
-                                                const Policy &policy) {
+LogicalResult SelectLayoutsPass::analyze(LinearDispatch &d,
+                                         const Policy &policy) {
   FailureOr<kernels::OpSignature> sig =
       getLinearSignature(d.op, d.name, registry);
   if (failed(sig))
@@ -184,8 +183,8 @@ LogicalResult QTensorSelectLayoutsPass::analyze(LinearDispatch &d,
 
 /// An error per phase nothing serves, a warning per fallback under
 /// fallback=warn; both list every candidate that was not selected.
-LogicalResult QTensorSelectLayoutsPass::report(const LinearDispatch &d,
-                                               const Policy &policy) {
+LogicalResult SelectLayoutsPass::report(const LinearDispatch &d,
+                                        const Policy &policy) {
   LinearOp op = d.op;
   bool ok = true;
   for (const kernels::PhaseSelection &sel : d.plan.phases) {
@@ -218,7 +217,7 @@ LogicalResult QTensorSelectLayoutsPass::report(const LinearDispatch &d,
 /// weight is an artifact tensor in our logical layout that every user
 /// wants in the same layout, a load-time repack otherwise.
 LogicalResult
-QTensorSelectLayoutsPass::materialize(MutableArrayRef<LinearDispatch> all) {
+SelectLayoutsPass::materialize(MutableArrayRef<LinearDispatch> all) {
   MLIRContext *context = &getContext();
   auto prepacked =
       context->getLoadedDialect<QTensorDialect>()->getPrepackedAttrHelper();
@@ -300,8 +299,8 @@ QTensorSelectLayoutsPass::materialize(MutableArrayRef<LinearDispatch> all) {
   return success();
 }
 
-void QTensorSelectLayoutsPass::setDispatchAttr(LinearDispatch &d,
-                                               const Policy &policy) {
+void SelectLayoutsPass::setDispatchAttr(LinearDispatch &d,
+                                        const Policy &policy) {
   MLIRContext *context = &getContext();
   StringAttr decode, prefill;
   bool decodeFallback = false, prefillFallback = false;
@@ -324,9 +323,8 @@ void QTensorSelectLayoutsPass::setDispatchAttr(LinearDispatch &d,
       d.op, attr);
 }
 
-LogicalResult
-QTensorSelectLayoutsPass::writeTrace(ArrayRef<LinearDispatch> dispatches,
-                                     const Policy &policy) {
+LogicalResult SelectLayoutsPass::writeTrace(ArrayRef<LinearDispatch> dispatches,
+                                            const Policy &policy) {
   json trace = json::array();
   for (const LinearDispatch &d : dispatches) {
     if (!d.skipped.empty()) {
@@ -357,7 +355,7 @@ QTensorSelectLayoutsPass::writeTrace(ArrayRef<LinearDispatch> dispatches,
   return success();
 }
 
-void QTensorSelectLayoutsPass::runOnOperation() {
+void SelectLayoutsPass::runOnOperation() {
   ModuleOp module = getOperation();
   counts = Counts();
   FailureOr<Policy> policy = parseOptions();

@@ -10,7 +10,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def QTensorFuseLinear : Pass<"qtensor-fuse-linear"> {
+def QTensorFuseLinearPass : Pass<"qtensor-fuse-linear"> {
   let summary = "Fuse a dequantize feeding a matmul's weight into qtensor.linear";
   let description = [{
     Rewrites a contraction `C = init + A * B` whose `B` is
@@ -59,7 +59,7 @@ def QTensorFuseLinear : Pass<"qtensor-fuse-linear"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def QTensorImport : Pass<"qtensor-import"> {
+def QTensorImportPass : Pass<"qtensor-import"> {
   let summary = "Import upstream quant ops and raw arith dequantization";
   let description = [{
     Upstream quant: a `!quant.uniform` tensor (per-tensor, per-axis, or
@@ -106,7 +106,7 @@ def QTensorImport : Pass<"qtensor-import"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def QTensorPlaceShards : Pass<"qtensor-place-shards", "::mlir::ModuleOp"> {
+def QTensorPlaceShardsPass : Pass<"qtensor-place-shards", "::mlir::ModuleOp"> {
   let summary = "Tensor-parallel placement of quantized linears";
   let description = [{
     Slices each quantized linear's codes and qparams over `tp` ranks along
@@ -153,7 +153,7 @@ def QTensorPlaceShards : Pass<"qtensor-place-shards", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def QTensorSelectLayouts : Pass<"qtensor-select-layouts", "::mlir::ModuleOp"> {
+def QTensorSelectLayoutsPass : Pass<"qtensor-select-layouts", "::mlir::ModuleOp"> {
   let summary = "Kernel admission per op and phase, repack plan, dispatch trace";
   let description = [{
     Evaluates the admission predicate (seed M8.9 0x07A) of every kernel in
