@@ -44,10 +44,10 @@ struct BenchFile {
     safetensors::SafetensorsWriter writer(
         {safetensors::SafetensorsWriter::kPageSize, {}});
     for (int t = 0; t < kTensors; ++t) {
-      Status s = writer.addTensorRef(
-          "model.layers." + std::to_string(t) + ".weight",
-          safetensors::DType::U8, {int64_t(perTensor)}, payload.data(),
-          payload.size());
+      Status s =
+          writer.addTensorRef("model.layers." + std::to_string(t) + ".weight",
+                              safetensors::DType::U8, {int64_t(perTensor)},
+                              payload.data(), payload.size());
       if (!s) {
         std::fprintf(stderr, "bench: %s\n", s.message().c_str());
         std::exit(1);
@@ -98,7 +98,9 @@ void BM_Load_OpenValidateMap(benchmark::State &state) {
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * file.bytes);
 }
-BENCHMARK(BM_Load_OpenValidateMap)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Load_OpenValidateMap)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_Load_OpenValidateMapTouchPages(benchmark::State &state) {
   const BenchFile &file = benchFile();

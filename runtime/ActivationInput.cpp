@@ -111,11 +111,12 @@ Status checkReferenceFits(int64_t t, int64_t n, int64_t k) {
   constexpr uint64_t kMaxProducts = uint64_t(1) << 36;
   uint64_t outputs = uint64_t(t) * uint64_t(n);
   if (outputs > kMaxOutputs || outputs * uint64_t(k) > kMaxProducts)
-    return makeError("--check at T = ", t, " on a [", n, ", ", k,
-                     "] weight needs ", outputs, " float64 reference outputs "
-                     "and ", outputs * uint64_t(k), " products (limits ",
-                     kMaxOutputs, " and ", kMaxProducts,
-                     "): check with fewer --tokens, or run without --check");
+    return makeError(
+        "--check at T = ", t, " on a [", n, ", ", k, "] weight needs ", outputs,
+        " float64 reference outputs "
+        "and ",
+        outputs * uint64_t(k), " products (limits ", kMaxOutputs, " and ",
+        kMaxProducts, "): check with fewer --tokens, or run without --check");
   return Status::ok();
 }
 

@@ -275,8 +275,8 @@ TensorParallelGroup::load(const std::string &dir, LoadOptions options) {
   }
   for (const auto &[name, rank] : suffixed)
     if (rank >= tp)
-      return makeError("op \"", name, "\": rank ", rank,
-                       " is outside [0, ", tp, ") (topology.tp = ", tp, ")");
+      return makeError("op \"", name, "\": rank ", rank, " is outside [0, ", tp,
+                       ") (topology.tp = ", tp, ")");
   QTENSOR_TRY(g->collectOps());
   QTENSOR_TRY(g->loadReducedBiases(dir, options));
   return g;
@@ -343,7 +343,8 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
                        "the all-reduce, but the manifest has no tensor \"",
                        name, "\"");
     if (b && !traced)
-      return makeError("the manifest has \"", name, "\", but the trace of "
+      return makeError("the manifest has \"", name,
+                       "\", but the trace of "
                        "row-parallel op \"",
                        g.op, "\" adds no bias after the all-reduce");
     if (!b)

@@ -10,8 +10,8 @@ packages=(
   libclang-rt-22-dev
   # Libraries the project links.
   nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev libicu-dev
-  # Build tools.
-  cmake ninja-build ccache
+  # Build tools; clang-format-22 for scripts/check-format.sh.
+  cmake ninja-build ccache clang-format-22
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs missing packages, builds everything, then runs
+# The test command: installs missing packages, checks that every C/C++ file
+# is clang-formatted (scripts/check-format.sh), builds everything, then runs
 # the lit suites and every GoogleTest/CTest test, printing both counts, and
 # finally the sanitizer build with its fuzz smoke run (scripts/fuzz.sh).
 set -euo pipefail
@@ -9,6 +10,8 @@ logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 
 "$root/scripts/setup.sh"
+echo "== format (clang-format, LLVM base style)"
+"$root/scripts/check-format.sh"
 start=$(date +%s)
 "$root/scripts/build.sh"
 echo "build: $(( $(date +%s) - start )) s"

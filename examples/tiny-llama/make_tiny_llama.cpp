@@ -35,8 +35,8 @@ using namespace qtensor;
 namespace {
 
 struct Config {
-  int64_t hidden = 256, intermediate = 512, layers = 2, heads = 4,
-          kvHeads = 2, vocab = 384;
+  int64_t hidden = 256, intermediate = 512, layers = 2, heads = 4, kvHeads = 2,
+          vocab = 384;
 };
 
 /// splitmix64 of (tensor seed, index): order-independent, platform-exact.
@@ -185,17 +185,16 @@ int main(int argc, char **argv) {
         bytes.insert(bytes.end(), b, b + 4);
         continue;
       }
-      uint16_t bits = dtype == safetensors::DType::BF16
-                          ? floatToBFloat16Bits(v)
-                          : floatToHalfBits(v);
+      uint16_t bits = dtype == safetensors::DType::BF16 ? floatToBFloat16Bits(v)
+                                                        : floatToHalfBits(v);
       bytes.push_back(static_cast<uint8_t>(bits & 0xFF));
       bytes.push_back(static_cast<uint8_t>(bits >> 8));
     }
     totalBytes += bytes.size();
     size_t shard = i * shards / tensors.size();
     weightMap[t.name] = shardNames[shard];
-    if (Status s = writers[shard].addTensor(t.name, dtype, t.shape,
-                                            std::move(bytes));
+    if (Status s =
+            writers[shard].addTensor(t.name, dtype, t.shape, std::move(bytes));
         !s)
       return fail(t.name + ": " + s.message());
   }
@@ -207,8 +206,8 @@ int main(int argc, char **argv) {
     nlohmann::ordered_json index;
     index["metadata"]["total_size"] = totalBytes;
     index["weight_map"] = weightMap;
-    std::ofstream(dir + "/model.safetensors.index.json") << index.dump(2)
-                                                         << "\n";
+    std::ofstream(dir + "/model.safetensors.index.json")
+        << index.dump(2) << "\n";
   }
 
   nlohmann::ordered_json cfg;

@@ -33,8 +33,8 @@ bool exists(const std::string &path) {
 
 /// An integer field of config.json in [1, kMaxDim].
 Status readDim(const nlohmann::json &cfg, const std::string &file,
-               const char *key, int64_t &out, std::optional<int64_t> fallback =
-                                                  std::nullopt) {
+               const char *key, int64_t &out,
+               std::optional<int64_t> fallback = std::nullopt) {
   auto it = cfg.find(key);
   if (it == cfg.end()) {
     if (fallback) {
@@ -48,8 +48,8 @@ Status readDim(const nlohmann::json &cfg, const std::string &file,
                      it->dump());
   int64_t v = it->get<int64_t>();
   if (v < 1 || v > kMaxDim)
-    return makeError(file, ": field \"", key, "\" = ", v,
-                     " is outside [1, ", kMaxDim, "]");
+    return makeError(file, ": field \"", key, "\" = ", v, " is outside [1, ",
+                     kMaxDim, "]");
   out = v;
   return Status::ok();
 }
@@ -91,11 +91,13 @@ std::string detail::shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths) {
+Expected<std::string>
+detail::digestFiles(const std::vector<std::string> &paths) {
   std::string lines;
   for (const std::string &path : paths) {
     QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
-    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha256HexOfMapped(file.data(), file.size()));
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex,
+                             sha256HexOfMapped(file.data(), file.size()));
     std::string base = path.substr(path.find_last_of('/') + 1);
     lines += base + " " + hex + "\n";
   }
@@ -186,7 +188,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   if (isDirectory(path)) {
     cp.kind = "safetensors";
     std::string configPath = path + "/config.json";
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile, MappedFile::open(configPath));
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile,
+                             MappedFile::open(configPath));
     QTENSOR_ASSIGN_OR_RETURN(
         nlohmann::json cfg,
         parseStrictJson({reinterpret_cast<const char *>(configFile.data()),
@@ -203,21 +206,20 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       return makeError(configPath, ": model_type \"", cp.cfg.architecture,
                        "\" is not supported (llama, mistral, qwen2)");
     QTENSOR_TRY(readDim(cfg, configPath, "hidden_size", cp.cfg.hidden));
-    QTENSOR_TRY(readDim(cfg, configPath, "intermediate_size",
-                          cp.cfg.intermediate));
     QTENSOR_TRY(
-        readDim(cfg, configPath, "num_hidden_layers", cp.cfg.layers));
-    QTENSOR_TRY(
-        readDim(cfg, configPath, "num_attention_heads", cp.cfg.heads));
-    QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads",
-                          cp.cfg.kvHeads, cp.cfg.heads));
+        readDim(cfg, configPath, "intermediate_size", cp.cfg.intermediate));
+    QTENSOR_TRY(readDim(cfg, configPath, "num_hidden_layers", cp.cfg.layers));
+    QTENSOR_TRY(readDim(cfg, configPath, "num_attention_heads", cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads", cp.cfg.kvHeads,
+                        cp.cfg.heads));
     QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
     QTENSOR_TRY(checkConfig(cp.cfg, configPath));
     // Transformers' default for these architectures is an untied head.
     if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
       if (!t->is_boolean())
-        return makeError(configPath, ": field \"tie_word_embeddings\" must "
-                                     "be true or false, got ",
+        return makeError(configPath,
+                         ": field \"tie_word_embeddings\" must "
+                         "be true or false, got ",
                          t->dump());
       cp.cfg.tiedHead = t->get<bool>();
     }
@@ -247,8 +249,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     };
     cp.cfg.architecture = str("general.architecture");
     if (cp.cfg.architecture != "llama")
-      return makeError(path, ": general.architecture \"",
-                       cp.cfg.architecture,
+      return makeError(path, ": general.architecture \"", cp.cfg.architecture,
                        "\" is not supported (llama)");
     cp.cfg.name = str("general.name");
     auto dim = [&](const std::string &key, int64_t &out,
@@ -263,8 +264,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       }
       std::optional<uint64_t> u = v->asUnsigned();
       if (!u || *u < 1 || *u > uint64_t(kMaxDim))
-        return makeError(path, ": metadata ", key, " must be an integer in "
-                                                   "[1, ",
+        return makeError(path, ": metadata ", key,
+                         " must be an integer in "
+                         "[1, ",
                          kMaxDim, "]");
       out = static_cast<int64_t>(*u);
       return Status::ok();
@@ -273,10 +275,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     QTENSOR_TRY(
         dim("llama.feed_forward_length", cp.cfg.intermediate, std::nullopt));
     QTENSOR_TRY(dim("llama.block_count", cp.cfg.layers, std::nullopt));
+    QTENSOR_TRY(dim("llama.attention.head_count", cp.cfg.heads, std::nullopt));
     QTENSOR_TRY(
-        dim("llama.attention.head_count", cp.cfg.heads, std::nullopt));
-    QTENSOR_TRY(dim("llama.attention.head_count_kv", cp.cfg.kvHeads,
-                      cp.cfg.heads));
+        dim("llama.attention.head_count_kv", cp.cfg.kvHeads, cp.cfg.heads));
     QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
     QTENSOR_TRY(checkConfig(cp.cfg, path));
   }
@@ -285,8 +286,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
 
   // The block linears, by each format's names.
   static const std::map<std::string, std::string> kGGUFRoles = {
-      {"attn_q", "q_proj"},     {"attn_k", "k_proj"},
-      {"attn_v", "v_proj"},     {"attn_output", "o_proj"},
+      {"attn_q", "q_proj"},      {"attn_k", "k_proj"},
+      {"attn_v", "v_proj"},      {"attn_output", "o_proj"},
       {"ffn_gate", "gate_proj"}, {"ffn_up", "up_proj"},
       {"ffn_down", "down_proj"}};
   auto weightName = [&](int64_t layer, const std::string &role) {
@@ -295,10 +296,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         if (r == role)
           return "blk." + std::to_string(layer) + "." + g + ".weight";
     }
-    std::string part = role == "gate_proj" || role == "up_proj" ||
-                               role == "down_proj"
-                           ? "mlp."
-                           : "self_attn.";
+    std::string part =
+        role == "gate_proj" || role == "up_proj" || role == "down_proj"
+            ? "mlp."
+            : "self_attn.";
     return "model.layers." + std::to_string(layer) + "." + part + role +
            ".weight";
   };
@@ -312,9 +313,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       cp.floatLin.push_back(std::move(linear));
       return Status::ok();
     }
-    if (auto it = byName.find(linear.weight.name); it != byName.end() &&
-                                                   linear.name ==
-                                                       linear.weight.name)
+    if (auto it = byName.find(linear.weight.name);
+        it != byName.end() && linear.name == linear.weight.name)
       used[it->second] = true;
     if (linear.bias) {
       used[byName.at(linear.bias->name)] = true;
@@ -335,7 +335,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       if (w.shape != expected)
         return makeError(path, ": tensor ", name, " has shape ",
                          detail::shapeText(w.shape), ", config says ",
-                         detail::shapeText(expected), " ([N, K] for ", rs.role, ")");
+                         detail::shapeText(expected), " ([N, K] for ", rs.role,
+                         ")");
       SourceLinear linear;
       linear.layer = layer;
       linear.role = rs.role;
@@ -346,7 +347,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         const SourceTensor &bias = all[b->second];
         if (bias.shape != std::vector<int64_t>{rs.n})
           return makeError(path, ": tensor ", biasName, " has shape ",
-                           detail::shapeText(bias.shape), ", expected [", rs.n, "]");
+                           detail::shapeText(bias.shape), ", expected [", rs.n,
+                           "]");
         linear.bias = bias;
       }
       QTENSOR_TRY(place(std::move(linear), TensorKind::Linear));
@@ -366,15 +368,17 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   // config says so; a missing head it does not declare tied is a broken
   // checkpoint (a lost shard), not a tied one.
   if (tied && !gguf && !cp.cfg.tiedHead)
-    return makeError(path, ": ", headName, " is missing and config.json does "
-                           "not declare the head tied "
-                           "(tie_word_embeddings is ",
+    return makeError(path, ": ", headName,
+                     " is missing and config.json does "
+                     "not declare the head tied "
+                     "(tie_word_embeddings is ",
                      "false or absent)");
   if (tied)
     head = byName.find(embedName);
   if (head == byName.end())
     return makeError(path, ": neither the output head ", headName,
-                     " nor the embedding ", embedName, " it could be tied "
+                     " nor the embedding ", embedName,
+                     " it could be tied "
                      "to exists");
   const SourceTensor &headTensor = all[head->second];
   if (headTensor.shape.size() != 2 || headTensor.shape[1] != cp.cfg.hidden ||
@@ -410,10 +414,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     if (d.quantize) // only possible for a tied head's embedding
       return makeError("internal: ", all[i].name, " selected twice");
     if (tied && all[i].name == embedName)
-      reason += cp.lin.empty() || cp.lin.back().role != "lm_head"
-                    ? "; also the tied output head"
-                    : "; the tied output head is a quantized copy named " +
-                          headName;
+      reason +=
+          cp.lin.empty() || cp.lin.back().role != "lm_head"
+              ? "; also the tied output head"
+              : "; the tied output head is a quantized copy named " + headName;
     cp.keptList.push_back({all[i].name, kind, reason});
   }
   QTENSOR_TRY(selection.checkAllPatternsUsed(path));

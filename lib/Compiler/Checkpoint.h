@@ -1,4 +1,5 @@
-//===- Checkpoint.h - Reading a model checkpoint for qtc compile -*- C++ -*-===//
+//===- Checkpoint.h - Reading a model checkpoint for qtc compile -*- C++
+//-*-===//
 //
 // One view of the inputs `qtc compile` takes: a Hugging Face style directory
 // (config.json plus model.safetensors or a sharded index; llama, mistral and
@@ -50,11 +51,11 @@ struct SourceTensor {
 /// One linear of a decoder block, or the output head: y = x W^T (+ b),
 /// W: [N, K].
 struct SourceLinear {
-  int64_t layer = 0; ///< -1 for the head
-  std::string role; ///< q_proj k_proj v_proj o_proj gate_proj up_proj
-                    ///< down_proj, or lm_head
-  std::string name; ///< the artifact's name: the checkpoint's weight name (a
-                    ///< quantized tied head: lm_head.weight / output.weight)
+  int64_t layer = 0;   ///< -1 for the head
+  std::string role;    ///< q_proj k_proj v_proj o_proj gate_proj up_proj
+                       ///< down_proj, or lm_head
+  std::string name;    ///< the artifact's name: the checkpoint's weight name (a
+                       ///< quantized tied head: lm_head.weight / output.weight)
   SourceTensor weight; ///< for a tied head, the embedding
   /// The activation (and reconstruction) type when the input declares it
   /// (an MLIR module); none: derived from the checkpoint's dtype.

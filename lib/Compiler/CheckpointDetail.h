@@ -1,4 +1,5 @@
-//===- CheckpointDetail.h - Helpers the checkpoint readers share -*- C++ -*-===//
+//===- CheckpointDetail.h - Helpers the checkpoint readers share -*- C++
+//-*-===//
 #ifndef QTENSOR_LIB_COMPILER_CHECKPOINTDETAIL_H
 #define QTENSOR_LIB_COMPILER_CHECKPOINTDETAIL_H
 

@@ -127,8 +127,7 @@ Status validateCompileRequest(const CompileRequest &request) {
                     "expected sm_80, sm_90 or host"));
   QTENSOR_TRY(oneOf("--phase", request.phase, {"decode", "prefill", "both"},
                     "expected decode, prefill or both"));
-  QTENSOR_TRY(oneOf("--fallback", request.fallback,
-                    {"forbid", "warn", "allow"},
+  QTENSOR_TRY(oneOf("--fallback", request.fallback, {"forbid", "warn", "allow"},
                     "expected forbid, warn or allow"));
   QTENSOR_TRY(oneOf("--group-policy", request.groupPolicy, {"error", "align"},
                     "the exporter supports error and align (replicate-"
@@ -181,8 +180,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     auto references = collectReferences(*userModule, request.input);
     if (!references)
       return makeError(references.message());
-    checkpoint = Checkpoint::openForModule(request.input, request.weights, *references,
-                                           *selection);
+    checkpoint = Checkpoint::openForModule(request.input, request.weights,
+                                           *references, *selection);
   } else {
     checkpoint = Checkpoint::open(request.input, *selection);
   }
@@ -190,33 +189,31 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     return makeError(checkpoint.message());
   const ModelConfig &config = checkpoint->config();
   if (checkpoint->linears().empty())
-    return makeError(userModule
-                    ? "nothing to quantize: no weight of " + request.input +
-                          " is selected (a linear is a 2-D weight a "
-                          "contraction reads; " +
-                          std::to_string(checkpoint->kept().size()) +
-                          " weights kept as stored)"
-                    : "nothing to quantize: every linear of " + request.input +
-                          " is excluded");
+    return makeError(
+        userModule ? "nothing to quantize: no weight of " + request.input +
+                         " is selected (a linear is a 2-D weight a "
+                         "contraction reads; " +
+                         std::to_string(checkpoint->kept().size()) +
+                         " weights kept as stored)"
+                   : "nothing to quantize: every linear of " + request.input +
+                         " is excluded");
   std::string unreferenced =
       checkpoint->unreferenced().empty()
           ? std::string()
           : ", " + std::to_string(checkpoint->unreferenced().size()) +
                 " tensors of " + request.weights + " unreferenced";
   if (userModule)
-    clock.finish("MLIR module: " +
-                    std::to_string(checkpoint->linears().size()) +
-                    " linears to quantize, " +
-                    std::to_string(checkpoint->kept().size()) +
-                    " other weights (biases, tensors kept as stored)" +
-                    unreferenced);
+    clock.finish(
+        "MLIR module: " + std::to_string(checkpoint->linears().size()) +
+        " linears to quantize, " + std::to_string(checkpoint->kept().size()) +
+        " other weights (biases, tensors kept as stored)" + unreferenced);
   else
     clock.finish(checkpoint->format() + ", " + config.architecture + ", " +
-                    std::to_string(config.layers) + " layers, " +
-                    std::to_string(checkpoint->linears().size()) +
-                    " linears to quantize, " +
-                    std::to_string(checkpoint->floatLinears().size()) +
-                    " kept in float");
+                 std::to_string(config.layers) + " layers, " +
+                 std::to_string(checkpoint->linears().size()) +
+                 " linears to quantize, " +
+                 std::to_string(checkpoint->floatLinears().size()) +
+                 " kept in float");
 
   // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else
   // f16; a module declares its own.
@@ -243,13 +240,14 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                std::to_string(keptCodes) + " keeping their stored codes");
 
   clock.stage("graph", "graph and --qtensor-compile (target " + request.target +
-                 ", tp " + std::to_string(request.tp) + ", phase " + request.phase +
-                 ", fallback " + request.fallback + ")");
+                           ", tp " + std::to_string(request.tp) + ", phase " +
+                           request.phase + ", fallback " + request.fallback +
+                           ")");
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<std::string> widened; // f16 accumulators compiled as f32
   if (userModule) {
-    auto formed = formLinears(*userModule, request.input,
-                              checkpoint->linears(), planned);
+    auto formed =
+        formLinears(*userModule, request.input, checkpoint->linears(), planned);
     if (!formed)
       return makeError(formed.message());
     widened = formed->widenedAccumulators;
@@ -314,10 +312,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (!dispatch)
     return makeError(dispatch.message());
   clock.finish(std::to_string(dispatch->fallbacks) + " fallbacks" +
-                  (widened.empty()
-                       ? std::string()
-                       : ", " + std::to_string(widened.size()) +
-                             " f16/bf16 accumulators compiled as f32"));
+               (widened.empty()
+                    ? std::string()
+                    : ", " + std::to_string(widened.size()) +
+                          " f16/bf16 accumulators compiled as f32"));
 
   clock.stage("kernels", "kernels");
   auto kernels = compileKernels(context, *module, *dispatch, request.target,
@@ -346,7 +344,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                          std::vector<uint8_t>(graph.begin(), graph.end())});
   auto trace = readAll(pipeline.traceFile);
   if (!trace)
-    return makeError("the pipeline wrote no dispatch trace: " + trace.message());
+    return makeError("the pipeline wrote no dispatch trace: " +
+                     trace.message());
   input.files.push_back(
       {"dispatch-trace.json", artifact::FileRole::Trace, trace.take()});
   for (ExportFile &f : kernels->files)
@@ -360,14 +359,13 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
           ? "kept"
           : (keptCodes ? "mixed"
                        : "affine_w" + std::to_string(spec->bits) + "a16");
-  input.quantization.config = {{"quant", spec->text},
-                               {"target", request.target},
-                               {"phase", request.phase},
-                               {"fallback", request.fallback},
-                               {"group_policy", request.groupPolicy},
-                               {"activation", element == FloatType::BF16
-                                                  ? "bf16"
-                                                  : "f16"}};
+  input.quantization.config = {
+      {"quant", spec->text},
+      {"target", request.target},
+      {"phase", request.phase},
+      {"fallback", request.fallback},
+      {"group_policy", request.groupPolicy},
+      {"activation", element == FloatType::BF16 ? "bf16" : "f16"}};
   input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
   input.provenance.converterName = "qtc";
   input.provenance.converterRevision = QTENSOR_VERSION_STRING;
@@ -437,8 +435,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (!ladder.ok || !republished) {
     std::string why = withdraw();
     if (!republished)
-      return makeError(republished.message() +
-                      (why.empty() ? "; the artifact was withdrawn" : "; " + why));
+      return makeError(
+          republished.message() +
+          (why.empty() ? "; the artifact was withdrawn" : "; " + why));
     if (!why.empty())
       return makeError("the artifact failed verification and " + why);
   }

@@ -1,4 +1,5 @@
-//===- CompileKernels.h - Kernel files for the artifact ----------*- C++ -*-===//
+//===- CompileKernels.h - Kernel files for the artifact ----------*- C++
+//-*-===//
 //
 // Generates the kernel instances the pipeline selected (one per distinct
 // kernel, local shape and dtypes) and returns the artifact's kernel files and
@@ -25,19 +26,15 @@ class MLIRContext;
 
 namespace qtensor::compiler {
 
-
-
 struct KernelBuild {
   std::vector<ExportFile> files;
   std::vector<artifact::KernelEntry> entries;
 };
 
-Expected<KernelBuild> compileKernels(mlir::MLIRContext &context,
-                                     mlir::ModuleOp module,
-                                     const DispatchResult &dispatch,
-                                     const std::string &target,
-                                     const std::string &scratchDir,
-                                     ProgressSink &progress);
+Expected<KernelBuild>
+compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
+               const DispatchResult &dispatch, const std::string &target,
+               const std::string &scratchDir, ProgressSink &progress);
 
 } // namespace qtensor::compiler
 

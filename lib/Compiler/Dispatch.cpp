@@ -87,10 +87,10 @@ readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
       if (placement.getGroupPolicy() ==
               mlir::qt::GroupPolicy::ReplicateBoundary ||
           placement.getGroupPolicy() == mlir::qt::GroupPolicy::Repack) {
-        error = it->first + ": group policy " +
-                mlir::qt::stringifyGroupPolicy(placement.getGroupPolicy())
-                    .str() +
-                " is not stored by this exporter";
+        error =
+            it->first + ": group policy " +
+            mlir::qt::stringifyGroupPolicy(placement.getGroupPolicy()).str() +
+            " is not stored by this exporter";
         return;
       }
       auto bounds = placement.getBounds().asArrayRef();

@@ -1,4 +1,5 @@
-//===- Dispatch.h - What the pipeline decided, per linear --------*- C++ -*-===//
+//===- Dispatch.h - What the pipeline decided, per linear --------*- C++
+//-*-===//
 //
 // After --qtensor-compile, each quantized qtensor.linear carries
 // `qtensor.placement` (qtensor-place-shards) and `qtensor.dispatch`
@@ -36,8 +37,8 @@ struct DispatchResult {
   std::set<std::string> kernelIds;     ///< every selected kernel
 };
 
-Expected<DispatchResult>
-readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears);
+Expected<DispatchResult> readDispatch(mlir::ModuleOp module,
+                                      const std::vector<SourceLinear> &linears);
 
 } // namespace qtensor::compiler
 

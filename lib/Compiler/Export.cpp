@@ -148,14 +148,14 @@ nlohmann::json finiteOrNull(double v) {
 class Spool {
 public:
   static Expected<std::shared_ptr<Spool>> create(const std::string &dir) {
-    std::string pattern = (dir.empty() ? std::string("/tmp") : dir) +
-                          "/qtc-spool-XXXXXX";
+    std::string pattern =
+        (dir.empty() ? std::string("/tmp") : dir) + "/qtc-spool-XXXXXX";
     std::vector<char> name(pattern.begin(), pattern.end());
     name.push_back('\0');
     int fd = ::mkstemp(name.data());
     if (fd < 0)
-      return makeError(pattern, ": cannot create the export spool: ",
-                       std::strerror(errno));
+      return makeError(
+          pattern, ": cannot create the export spool: ", std::strerror(errno));
     ::unlink(name.data()); // gone with the descriptor, whatever happens
     auto spool = std::shared_ptr<Spool>(new Spool(fd, name.data()));
     return spool;
@@ -234,7 +234,7 @@ template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &v) {
 /// Quantizes, slices, packs and hashes every linear, one at a time, into
 /// the spool; fills the report's tensors, plain, stored_sha256 and ledger.
 Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
-                                                   ProgressSink &progress) {
+                                                    ProgressSink &progress) {
   auto out = std::make_shared<StagedExport>();
   QTENSOR_ASSIGN_OR_RETURN(out->spool, Spool::create(input.scratchDir));
   Spool &spool = *out->spool;
@@ -262,10 +262,9 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
   size_t done = 0;
   input.keptCodes = 0;
   for (const ExportLinear &l : input.linears) {
-    QTENSOR_ASSIGN_OR_RETURN(
-        QuantizedWeight w,
-        quantizeLinear(*input.checkpoint, *l.source, input.spec,
-                       l.logical.elementType));
+    QTENSOR_ASSIGN_OR_RETURN(QuantizedWeight w,
+                             quantizeLinear(*input.checkpoint, *l.source,
+                                            input.spec, l.logical.elementType));
     if (!(w.logical == l.logical))
       return makeError(l.source->name, ": quantized as ",
                        toJson(w.logical).dump(), " but planned as ",
@@ -278,14 +277,14 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
     values += static_cast<uint64_t>(w.codes.size());
     codeBits += w.codes.size() * w.logical.descriptor.code.bits;
     // Integer zero-points are stored one per byte (U8).
-    qparamBits += (w.scales.size() + w.zeroFloats.size()) * 16 +
-                  w.zeros.size() * 8;
+    qparamBits +=
+        (w.scales.size() + w.zeroFloats.size()) * 16 + w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, w, rank));
       std::string name = rankTensorName(l.source->name, rank, ranks);
-      std::string shard = ranks > 1 ? "weights-rank" + std::to_string(rank) +
-                                          ".safetensors"
-                                    : "weights.safetensors";
+      std::string shard =
+          ranks > 1 ? "weights-rank" + std::to_string(rank) + ".safetensors"
+                    : "weights.safetensors";
       // L2 reference: the reconstruction of exactly what is stored.
       std::vector<double> zeros =
           s.zeroFloats.empty()
@@ -313,9 +312,9 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       QTENSOR_ASSIGN_OR_RETURN(
           q.codes, spooled(name + ".codes", DType::U8, codeShape, *packed));
       QTENSOR_ASSIGN_OR_RETURN(
-          q.scales, spooled(name + ".scales",
-                            artifact::scaleDType(q.stored.descriptor), qshape,
-                            asBytes(s.scales)));
+          q.scales,
+          spooled(name + ".scales", artifact::scaleDType(q.stored.descriptor),
+                  qshape, asBytes(s.scales)));
       if (!s.zeros.empty()) {
         std::vector<uint8_t> z8;
         for (int32_t z : s.zeros) {
@@ -328,9 +327,9 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
             q.zeros, spooled(name + ".zeros", DType::U8, qshape, z8));
       } else if (!s.zeroFloats.empty()) {
         QTENSOR_ASSIGN_OR_RETURN(
-            q.zeros, spooled(name + ".zeros",
-                             artifact::scaleDType(q.stored.descriptor), qshape,
-                             asBytes(s.zeroFloats)));
+            q.zeros,
+            spooled(name + ".zeros", artifact::scaleDType(q.stored.descriptor),
+                    qshape, asBytes(s.zeroFloats)));
       }
       QTENSOR_TRY(digestOf(q.codes));
       QTENSOR_TRY(digestOf(q.scales));
@@ -344,24 +343,23 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
             l.source->bias->name,
             l.placement.kind == WeightPlacement::Kind::Column ? rank : 0,
             l.placement.kind == WeightPlacement::Kind::Column ? ranks : 1);
-        DType biasType = w.logical.elementType == FloatType::BF16
-                             ? DType::BF16
-                             : DType::F16;
-        QTENSOR_ASSIGN_OR_RETURN(
-            TensorData bias, spooled(biasName, biasType,
-                                     {int64_t(s.bias.size())},
-                                     asBytes(s.bias)));
+        DType biasType =
+            w.logical.elementType == FloatType::BF16 ? DType::BF16 : DType::F16;
+        QTENSOR_ASSIGN_OR_RETURN(TensorData bias,
+                                 spooled(biasName, biasType,
+                                         {int64_t(s.bias.size())},
+                                         asBytes(s.bias)));
         biasBytes += bias.size;
         QTENSOR_TRY(digestOf(bias));
         // A column slice's bias travels with the rank's codes; any other
         // bias (whole, or added after a row all-reduce) goes to a small
         // shard of its own, so reading it does not map and hash the
         // embeddings in plain.safetensors.
-        out->plain.emplace_back(
-            l.placement.kind == WeightPlacement::Kind::Column
-                ? shard
-                : "biases.safetensors",
-            std::move(bias));
+        out->plain.emplace_back(l.placement.kind ==
+                                        WeightPlacement::Kind::Column
+                                    ? shard
+                                    : "biases.safetensors",
+                                std::move(bias));
       }
       nlohmann::ordered_json t;
       t["name"] = name;
@@ -400,8 +398,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
                                input.checkpoint->readFloat(t));
       input.checkpoint->releaseSource(t);
-      QTENSOR_ASSIGN_OR_RETURN(data, spooled(t.name, dtype, t.shape,
-                                             asBytes(f)));
+      QTENSOR_ASSIGN_OR_RETURN(data,
+                               spooled(t.name, dtype, t.shape, asBytes(f)));
     }
     plainBytes += data.size;
     plain.push_back({{"name", t.name},

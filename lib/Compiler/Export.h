@@ -1,4 +1,5 @@
-//===- Export.h - Writing the compiled artifact ------------------*- C++ -*-===//
+//===- Export.h - Writing the compiled artifact ------------------*- C++
+//-*-===//
 //
 // Turns the compiled model into an artifact directory (DESIGN.md "Artifact"):
 // per-rank shards of packed codes and qparams in each weight's selected
@@ -22,8 +23,8 @@
 #include "Quantize.h"
 
 #include "qtensor/Formats/ArtifactWriter.h"
-#include "qtensor/Support/Progress.h"
 #include "qtensor/Formats/Manifest.h"
+#include "qtensor/Support/Progress.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,8 +33,6 @@
 #include <vector>
 
 namespace qtensor::compiler {
-
-
 
 /// How one weight is split over ranks (from `qtensor.placement`).
 struct WeightPlacement {

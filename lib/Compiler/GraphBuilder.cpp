@@ -142,16 +142,14 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
               b, wloc, biasType,
               mlir::arith::ExtFOp::create(
                   b, wloc,
-                  mlir::RankedTensorType::get(bt.shape, b.getF32Type()),
-                  bias));
+                  mlir::RankedTensorType::get(bt.shape, b.getF32Type()), bias));
         mlir::Value rows = mlir::tensor::DimOp::create(b, wloc, x, 0);
         mlir::Value empty = mlir::tensor::EmptyOp::create(
             b, wloc, act(l.source->n()).getShape(), element,
             mlir::ValueRange{rows});
-        mlir::Value wide =
-            mlir::linalg::BroadcastOp::create(b, wloc, bias, empty,
-                                              llvm::ArrayRef<int64_t>{0})
-                ->getResult(0);
+        mlir::Value wide = mlir::linalg::BroadcastOp::create(
+                               b, wloc, bias, empty, llvm::ArrayRef<int64_t>{0})
+                               ->getResult(0);
         y = mlir::arith::AddFOp::create(b, wloc, y, wide);
       }
       return y;
@@ -159,13 +157,11 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     auto wtype = mlir::qt::toType(&context, *l.logical);
     if (!wtype)
       return makeError("tensor ", l.source->name, ": ", wtype.message());
-    mlir::Value w =
-        mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
+    mlir::Value w = mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
     mlir::Value bias;
     if (l.hasBias)
       bias = mlir::qt::WeightOp::create(
-          b, wloc,
-          mlir::RankedTensorType::get({l.logical->shape[0]}, element),
+          b, wloc, mlir::RankedTensorType::get({l.logical->shape[0]}, element),
           l.source->bias->name);
     return mlir::qt::LinearOp::create(b, wloc, act(l.logical->shape[0]), x, w,
                                       bias, b.getF32Type())

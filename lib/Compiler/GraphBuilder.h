@@ -1,4 +1,5 @@
-//===- GraphBuilder.h - The model graph qtc compiles -------------*- C++ -*-===//
+//===- GraphBuilder.h - The model graph qtc compiles -------------*- C++
+//-*-===//
 //
 // Builds the graph contract (DESIGN.md) of a llama-family checkpoint: one
 // `func.func @forward(%x: tensor<?xHxE>)` whose blocks hold the seven
@@ -46,8 +47,7 @@ struct GraphLinear {
 /// linear whose descriptor has no IR spelling.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
-                const std::vector<GraphLinear> &linears,
-                FloatType elementType);
+                const std::vector<GraphLinear> &linears, FloatType elementType);
 
 } // namespace qtensor::compiler
 

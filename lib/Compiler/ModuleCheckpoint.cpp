@@ -23,8 +23,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 }
 
 std::string storedDType(const SourceTensor &t) {
-  return std::string(
-      safetensors::dtypeName(Checkpoint::storedPlainDType(t)));
+  return std::string(safetensors::dtypeName(Checkpoint::storedPlainDType(t)));
 }
 
 std::optional<FloatType> activationType(const std::string &dtype) {
@@ -66,8 +65,8 @@ Checkpoint::openForModule(const std::string &modulePath,
                        "\" is not a tensor of ", weights);
     const SourceTensor &t = all[it->second];
     if (t.shape != ref.shape)
-      return makeError(modulePath, ": qtensor.weight \"", ref.name,
-                       "\" is ", detail::shapeText(ref.shape), " ", ref.dtype,
+      return makeError(modulePath, ": qtensor.weight \"", ref.name, "\" is ",
+                       detail::shapeText(ref.shape), " ", ref.dtype,
                        " in the module, but ", weights, " stores ",
                        detail::shapeText(t.shape), " ", t.dtype);
     if (!referenced.insert(ref.name).second)
@@ -80,7 +79,7 @@ Checkpoint::openForModule(const std::string &modulePath,
     bool linear = ref.contraction && ref.shape.size() == 2;
     TensorKind kind = kindFromName(ref.name);
     if (linear)
-      kind = kind == TensorKind::Head ? TensorKind::Head
+      kind = kind == TensorKind::Head    ? TensorKind::Head
              : isEmbeddingName(ref.name) ? TensorKind::Embedding
                                          : TensorKind::Linear;
     else if (kind == TensorKind::Head)
@@ -91,8 +90,9 @@ Checkpoint::openForModule(const std::string &modulePath,
       if (!linear)
         return makeError(modulePath, ": ", ref.name, " ",
                          detail::shapeText(ref.shape), " is selected (",
-                         d.reason, ") but is not a 2-D weight a contraction "
-                                   "reads: only linear weights are quantized");
+                         d.reason,
+                         ") but is not a 2-D weight a contraction "
+                         "reads: only linear weights are quantized");
       std::optional<FloatType> activation = activationType(ref.dtype);
       if (!activation)
         return makeError(modulePath, ": ", ref.name, " is ", ref.dtype,
@@ -113,8 +113,8 @@ Checkpoint::openForModule(const std::string &modulePath,
     if (storedDType(t) != ref.dtype)
       return makeError(modulePath, ": qtensor.weight \"", ref.name, "\" is ",
                        ref.dtype, " in the module, but ", weights,
-                       " would store it as ", storedDType(t), " (",
-                       d.reason, ": kept as stored)");
+                       " would store it as ", storedDType(t), " (", d.reason,
+                       ": kept as stored)");
     cp.rest.push_back(t);
     cp.keptList.push_back({t.name, kind, d.reason});
   }
@@ -129,8 +129,9 @@ Checkpoint::openForModule(const std::string &modulePath,
 Status Checkpoint::attachBias(const std::string &linear,
                               const std::string &bias,
                               const std::string &storedName) {
-  auto l = std::find_if(lin.begin(), lin.end(),
-                        [&](const SourceLinear &s) { return s.name == linear; });
+  auto l = std::find_if(lin.begin(), lin.end(), [&](const SourceLinear &s) {
+    return s.name == linear;
+  });
   if (l == lin.end())
     return makeError(linear, ": not a quantized linear");
   for (const SourceLinear &other : lin)
@@ -148,11 +149,10 @@ Status Checkpoint::attachBias(const std::string &linear,
   l->bias = *t;
   l->bias->name = storedName; // the data is read through the view
   rest.erase(t);
-  keptList.erase(std::remove_if(keptList.begin(), keptList.end(),
-                                [&](const KeptTensor &k) {
-                                  return k.name == bias;
-                                }),
-                 keptList.end());
+  keptList.erase(
+      std::remove_if(keptList.begin(), keptList.end(),
+                     [&](const KeptTensor &k) { return k.name == bias; }),
+      keptList.end());
   return Status::ok();
 }
 

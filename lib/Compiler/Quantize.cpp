@@ -38,8 +38,10 @@ uint16_t toBits(double value, FloatType type) {
 Status measure(const std::vector<float> &exact,
                const std::vector<float> &approx, QuantizedWeight &out) {
   if (approx.size() != exact.size())
-    return makeError("reconstruction has ", approx.size(), " values, the "
-                     "weight ", exact.size());
+    return makeError("reconstruction has ", approx.size(),
+                     " values, the "
+                     "weight ",
+                     exact.size());
   double signal = 0, noise = 0, maxAbs = 0;
   for (size_t i = 0; i < exact.size(); ++i) {
     double e = static_cast<double>(approx[i]) - exact[i];
@@ -174,16 +176,16 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
       spec.symmetric = p == "sym";
       sawScheme = true;
     } else {
-      return makeError("--quant ", text, ": unexpected \"", p,
-                       "\"; expected ", kQuantForms);
+      return makeError("--quant ", text, ": unexpected \"", p, "\"; expected ",
+                       kQuantForms);
     }
   }
   return spec;
 }
 
 Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
-                                                  const QuantSpec &spec,
-                                                  FloatType elementType) {
+                                                   const QuantSpec &spec,
+                                                   FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
   if (!isFloatDType(dtype)) {
     if (!linear.weight.gguf)
@@ -224,8 +226,8 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     config.groupSize = spec.groupSize ? spec.groupSize : k;
     // Scales in the activation type: the kernels multiply them with
     // activations in that type (docs/kernels.md).
-    config.scaleFormat = elementType == FloatType::BF16 ? FloatFormat::BF16
-                                                        : FloatFormat::F16;
+    config.scaleFormat =
+        elementType == FloatType::BF16 ? FloatFormat::BF16 : FloatFormat::F16;
     // An all-zero group (pruned rows) is legitimate in real checkpoints.
     config.constantPolicy = ConstantGroupPolicy::UnitScale;
     auto q = quantizeGroupwise(values.data(), n, k, config);

@@ -1,4 +1,5 @@
-//===- Quantize.h - Freezing codes and qparams for qtc compile ---*- C++ -*-===//
+//===- Quantize.h - Freezing codes and qparams for qtc compile ---*- C++
+//-*-===//
 //
 // `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any
@@ -39,9 +40,9 @@ struct QuantizedWeight {
   std::vector<int32_t> codes;        ///< [N, K] row-major
   std::vector<uint16_t> scales;      ///< scale dtype bits, qparam shape
   std::vector<int32_t> zeros;        ///< integer zero-points, or empty
-  std::vector<uint16_t> zeroFloats;  ///< `min`/`float` zero-points (scale dtype)
-  std::vector<uint16_t> bias;        ///< element-type bits [N], or empty
-  bool keptStoredCodes = false;      ///< codes came from the checkpoint
+  std::vector<uint16_t> zeroFloats; ///< `min`/`float` zero-points (scale dtype)
+  std::vector<uint16_t> bias;       ///< element-type bits [N], or empty
+  bool keptStoredCodes = false;     ///< codes came from the checkpoint
   std::string sourceDType;
   /// Error of the reconstruction against the source floats (for kept codes
   /// the source floats are the decoded codes: 0 by construction).
@@ -55,8 +56,8 @@ struct QuantizedWeight {
 /// are quantized afterwards, one at a time, as they are exported. Refuses
 /// what quantizeLinear refuses (no data needed to tell).
 Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
-                                                  const QuantSpec &spec,
-                                                  FloatType elementType);
+                                                   const QuantSpec &spec,
+                                                   FloatType elementType);
 
 /// Quantizes (or keeps) one block linear. `elementType` is the activation
 /// and reconstruction type (A16: f16 or bf16).

@@ -72,15 +72,14 @@ Expected<SelectionDecision> WeightSelection::decide(const std::string &name,
                      "' and --include '", include[in], "'");
   bool linear = kind == TensorKind::Linear || kind == TensorKind::Head;
   if (in >= 0 && !linear)
-    return makeError("--include '", include[in], "' selects ", name,
-                     ", which is ",
-                     std::string("aeiou").find(tensorKindName(kind)[0]) !=
-                             std::string::npos
-                         ? "an "
-                         : "a ",
-                     tensorKindName(kind),
-                     ", not a linear: qtc quantizes linear weights only (a "
-                     "lookup or a norm has no quantized kernel)");
+    return makeError(
+        "--include '", include[in], "' selects ", name, ", which is ",
+        std::string("aeiou").find(tensorKindName(kind)[0]) != std::string::npos
+            ? "an "
+            : "a ",
+        tensorKindName(kind),
+        ", not a linear: qtc quantizes linear weights only (a "
+        "lookup or a norm has no quantized kernel)");
   if (ex >= 0)
     return SelectionDecision{false, "--exclude '" + exclude[ex] + "'"};
   if (in >= 0)
@@ -109,8 +108,9 @@ Status WeightSelection::checkAllPatternsUsed(const std::string &input) const {
         continue;
       if (!bias[i].empty())
         return makeError(flag, " '", patterns[i], "' matches only biases (",
-                         bias[i], "); a bias follows its linear: select the "
-                                  "linear's weight");
+                         bias[i],
+                         "); a bias follows its linear: select the "
+                         "linear's weight");
       return makeError(flag, " '", patterns[i], "' matches no tensor of ",
                        input);
     }
@@ -134,9 +134,9 @@ TensorKind kindFromName(const std::string &name) {
 
 bool isEmbeddingName(const std::string &name) {
   for (const char *known :
-       {"model.embed_tokens.weight", "embed_tokens.weight",
-        "token_embd.weight", "transformer.wte.weight", "wte.weight",
-        "tok_embeddings.weight", "embeddings.word_embeddings.weight"})
+       {"model.embed_tokens.weight", "embed_tokens.weight", "token_embd.weight",
+        "transformer.wte.weight", "wte.weight", "tok_embeddings.weight",
+        "embeddings.word_embeddings.weight"})
     if (name == known)
       return true;
   return false;

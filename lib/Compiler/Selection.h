@@ -1,4 +1,5 @@
-//===- Selection.h - Which weights qtc compile quantizes ---------*- C++ -*-===//
+//===- Selection.h - Which weights qtc compile quantizes ---------*- C++
+//-*-===//
 //
 // `--exclude GLOB` and `--include GLOB`. By default every linear of the
 // model is quantized and the embeddings, the norms and the output head are
@@ -45,8 +46,7 @@ public:
 
   /// Decides for `name`. Errors: a pattern in both lists matches it, or an
   /// --include asks for a tensor that is not a linear.
-  Expected<SelectionDecision> decide(const std::string &name,
-                                     TensorKind kind);
+  Expected<SelectionDecision> decide(const std::string &name, TensorKind kind);
 
   /// A bias stored with its linear: it follows the linear's decision. A
   /// pattern that selects biases only is refused by checkAllPatternsUsed.

@@ -1,4 +1,5 @@
-//===- Descriptor.cpp - Invariants of the quantized-tensor contract --------===//
+//===- Descriptor.cpp - Invariants of the quantized-tensor contract
+//--------===//
 //
 // The checks of seed M8.9 0x05C that a descriptor can make by itself or
 // against a shape. Messages are complete sentences without a subject; the
@@ -28,8 +29,8 @@ bool AffineDescriptor::operator==(const AffineDescriptor &o) const {
 }
 
 bool LayoutDescriptor::operator==(const LayoutDescriptor &o) const {
-  return family == o.family && version == o.version &&
-         encoding == o.encoding && tile == o.tile && padding == o.padding;
+  return family == o.family && version == o.version && encoding == o.encoding &&
+         tile == o.tile && padding == o.padding;
 }
 
 std::string qtensor::shapeToString(const std::vector<int64_t> &shape) {
@@ -119,8 +120,8 @@ Status qtensor::verifyDescriptorForShape(const AffineDescriptor &d,
   if (d.permutation) {
     const std::vector<int64_t> &perm = *d.permutation;
     if (static_cast<int64_t>(perm.size()) != dim)
-      return makeError("permutation has ", perm.size(),
-                       " entries but axis ", d.axis, " has ", dim);
+      return makeError("permutation has ", perm.size(), " entries but axis ",
+                       d.axis, " has ", dim);
     std::vector<bool> seen(perm.size(), false);
     for (size_t i = 0; i < perm.size(); ++i) {
       if (perm[i] < 0 || perm[i] >= dim)
@@ -201,8 +202,7 @@ std::vector<int64_t> qtensor::qparamShape(const AffineDescriptor &d,
     return {shape[d.axis]};
   case Granularity::Group: {
     std::vector<int64_t> result = shape;
-    result[d.axis] =
-        static_cast<int64_t>(ceilDiv(shape[d.axis], d.groupSize));
+    result[d.axis] = static_cast<int64_t>(ceilDiv(shape[d.axis], d.groupSize));
     return result;
   }
   }
@@ -216,7 +216,9 @@ std::vector<int64_t> qtensor::qparamShape(const AffineDescriptor &d,
 namespace {
 
 const std::pair<const char *, FloatType> kFloatTypes[] = {
-    {"f16", FloatType::F16}, {"bf16", FloatType::BF16}, {"f32", FloatType::F32}};
+    {"f16", FloatType::F16},
+    {"bf16", FloatType::BF16},
+    {"f32", FloatType::F32}};
 const std::pair<const char *, QuantScheme> kSchemes[] = {
     {"symmetric", QuantScheme::Symmetric},
     {"asymmetric", QuantScheme::Asymmetric}};
@@ -244,16 +246,22 @@ const std::pair<const char *, SignedEncoding> kEncodings[] = {
 
 const char *qtensor::toString(FloatType t) { return spellEnum(t, kFloatTypes); }
 const char *qtensor::toString(QuantScheme s) { return spellEnum(s, kSchemes); }
-const char *qtensor::toString(ZeroPointKind k) { return spellEnum(k, kZeroPoints); }
+const char *qtensor::toString(ZeroPointKind k) {
+  return spellEnum(k, kZeroPoints);
+}
 const char *qtensor::toString(Granularity g) {
   return spellEnum(g, kGranularities);
 }
 const char *qtensor::toString(TailRule t) { return spellEnum(t, kTails); }
-const char *qtensor::toString(RoundingMode r) { return spellEnum(r, kRoundings); }
+const char *qtensor::toString(RoundingMode r) {
+  return spellEnum(r, kRoundings);
+}
 const char *qtensor::toString(SaturationMode s) {
   return spellEnum(s, kSaturations);
 }
-const char *qtensor::toString(SignedEncoding e) { return spellEnum(e, kEncodings); }
+const char *qtensor::toString(SignedEncoding e) {
+  return spellEnum(e, kEncodings);
+}
 
 std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
   return lookupEnum(s, kFloatTypes);
@@ -261,8 +269,7 @@ std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
 std::optional<QuantScheme> qtensor::parseQuantScheme(const std::string &s) {
   return lookupEnum(s, kSchemes);
 }
-std::optional<ZeroPointKind>
-qtensor::parseZeroPointKind(const std::string &s) {
+std::optional<ZeroPointKind> qtensor::parseZeroPointKind(const std::string &s) {
   return lookupEnum(s, kZeroPoints);
 }
 std::optional<Granularity> qtensor::parseGranularity(const std::string &s) {

@@ -1,4 +1,5 @@
-//===- DescriptorJson.cpp - Descriptor <-> JSON ----------------------------===//
+//===- DescriptorJson.cpp - Descriptor <-> JSON
+//----------------------------===//
 //
 // Strict both ways: every field toJson writes is one fromJson requires (or
 // knows as optional), and fromJson rejects anything else, naming the path.
@@ -8,7 +9,6 @@
 #include "qtensor/Descriptor/DescriptorJson.h"
 
 #include "qtensor/Support/JsonObjectReader.h"
-
 
 using namespace qtensor;
 using json = nlohmann::json;

@@ -50,11 +50,9 @@ qtensor::qparamIndexOfElements(const AffineDescriptor &d,
   return index;
 }
 
-Expected<std::vector<double>>
-qtensor::reconstructAffine(const QuantizedTensorDescriptor &t,
-                           const std::vector<int32_t> &codes,
-                           const std::vector<double> &scales,
-                           const std::vector<double> &zeros) {
+Expected<std::vector<double>> qtensor::reconstructAffine(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros) {
   const AffineDescriptor &d = t.descriptor;
   auto index = qparamIndexOfElements(d, t.shape);
   if (!index)
@@ -67,8 +65,8 @@ qtensor::reconstructAffine(const QuantizedTensorDescriptor &t,
     return makeError("expected ", *qcount, " scales, got ", scales.size());
   bool hasZero = d.zeroPoint != ZeroPointKind::None;
   if (zeros.size() != (hasZero ? *qcount : 0))
-    return makeError("expected ", hasZero ? *qcount : 0,
-                     " zero-points, got ", zeros.size());
+    return makeError("expected ", hasZero ? *qcount : 0, " zero-points, got ",
+                     zeros.size());
 
   CodeBounds bounds = codeBounds(d);
   std::vector<double> out(codes.size());

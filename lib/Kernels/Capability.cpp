@@ -76,9 +76,8 @@ KernelRegistry::hostTwin(const KernelCapability &kernel) const {
     return std::tie(k.layout, k.phases, k.representations, k.codes,
                     k.signedZeroPoints, k.unsignedZeroPoints, k.scaleTypes,
                     k.groupSizes, k.perChannel, k.perTensor, k.actOrder,
-                    k.decoderVersion, k.groupAxis, k.channelAxis,
-                    k.activations, k.accumulators, k.outputs, k.epilogues,
-                    k.tokens);
+                    k.decoderVersion, k.groupAxis, k.channelAxis, k.activations,
+                    k.accumulators, k.outputs, k.epilogues, k.tokens);
   };
   for (const KernelCapability &k : kernels)
     if (!k.fullDequant && onHost(k) && contract(k) == contract(kernel))
@@ -134,9 +133,15 @@ const char *kernels::toString(Phase p) { return spellEnum(p, kPhases); }
 const char *kernels::toString(Backend b) { return spellEnum(b, kBackends); }
 const char *kernels::toString(Epilogue e) { return spellEnum(e, kEpilogues); }
 const char *kernels::toString(Topology t) { return spellEnum(t, kTopologies); }
-const char *kernels::toString(FallbackPolicy p) { return spellEnum(p, kPolicies); }
-const char *kernels::toString(LayoutMode m) { return spellEnum(m, kLayoutModes); }
-const char *kernels::toString(RepackKind k) { return spellEnum(k, kRepackKinds); }
+const char *kernels::toString(FallbackPolicy p) {
+  return spellEnum(p, kPolicies);
+}
+const char *kernels::toString(LayoutMode m) {
+  return spellEnum(m, kLayoutModes);
+}
+const char *kernels::toString(RepackKind k) {
+  return spellEnum(k, kRepackKinds);
+}
 std::optional<Phase> kernels::parsePhase(const std::string &s) {
   return lookupEnum(s, kPhases);
 }

@@ -44,8 +44,7 @@ Expected<AffineParams> affineParamsFromRange(double rmin, double rmax,
   double width = rmax - rmin;
   if (!std::isfinite(width) || width <= 0.0)
     return makeError("quantization range [", formatDouble(rmin), ", ",
-                     formatDouble(rmax),
-                     "] must have positive finite width");
+                     formatDouble(rmax), "] must have positive finite width");
   // qmax - qmin <= 2^32 - 1 after validation: exact as a double.
   double scale = width / static_cast<double>(range.qmax - range.qmin);
   if (!std::isfinite(scale) || scale <= 0.0)
@@ -110,10 +109,10 @@ Expected<int64_t> quantizeValue(double x, AffineParams params, CodeRange range,
     // Early saturation at the decoded endpoints, as in the seed reference:
     // x / s of a huge finite outlier could overflow, and the result is the
     // same as round-then-clamp because the rounding is monotone.
-    double lower = params.scale * static_cast<double>(range.qmin -
-                                                      params.zeroPoint);
-    double upper = params.scale * static_cast<double>(range.qmax -
-                                                      params.zeroPoint);
+    double lower =
+        params.scale * static_cast<double>(range.qmin - params.zeroPoint);
+    double upper =
+        params.scale * static_cast<double>(range.qmax - params.zeroPoint);
     if (x <= lower)
       return range.qmin;
     if (x >= upper)
@@ -164,9 +163,9 @@ Expected<AffineQuantized> affineQuantize(const std::vector<double> &x,
   result.codes.reserve(x.size());
   result.reconstructed.reserve(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    Expected<int64_t> q = quantizeValue(x[i], *params, *range,
-                                        RoundingMode::NearestEven,
-                                        SaturationMode::Clamp);
+    Expected<int64_t> q =
+        quantizeValue(x[i], *params, *range, RoundingMode::NearestEven,
+                      SaturationMode::Clamp);
     if (!q)
       return makeError("x[", i, "]: ", q.message());
     result.codes.push_back(*q);

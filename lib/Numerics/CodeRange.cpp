@@ -32,10 +32,10 @@ std::string formatDouble(double value) {
 
 uint64_t CodeRange::maxMagnitude() const {
   // 0 - (uint64_t)q is |q| even for INT64_MIN.
-  uint64_t lo = qmin < 0 ? 0 - static_cast<uint64_t>(qmin)
-                         : static_cast<uint64_t>(qmin);
-  uint64_t hi = qmax < 0 ? 0 - static_cast<uint64_t>(qmax)
-                         : static_cast<uint64_t>(qmax);
+  uint64_t lo =
+      qmin < 0 ? 0 - static_cast<uint64_t>(qmin) : static_cast<uint64_t>(qmin);
+  uint64_t hi =
+      qmax < 0 ? 0 - static_cast<uint64_t>(qmax) : static_cast<uint64_t>(qmax);
   return lo > hi ? lo : hi;
 }
 

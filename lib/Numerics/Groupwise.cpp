@@ -93,8 +93,8 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
     for (int64_t g = 0; g < numGroups; ++g) {
       // Groups restart at each row; the last one may be short (M8.1 0x04).
       const int64_t lo = g * config.groupSize;
-      const int64_t hi = cols - lo > config.groupSize ? lo + config.groupSize
-                                                       : cols;
+      const int64_t hi =
+          cols - lo > config.groupSize ? lo + config.groupSize : cols;
 
       // Range reduction over finite values only; a nonfinite value must not
       // set the scale of the whole group (M8.1 0x02E).
@@ -173,9 +173,8 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
         else if (std::isinf(v))
           code = v > 0 ? range->qmax : range->qmin;
         else {
-          Expected<int64_t> q = quantizeValue(v, params, *range,
-                                              config.rounding,
-                                              SaturationMode::Clamp);
+          Expected<int64_t> q = quantizeValue(
+              v, params, *range, config.rounding, SaturationMode::Clamp);
           if (!q)
             return makeError(groupText(n, g, lo, hi), ", column ", k, ": ",
                              q.message());
@@ -202,16 +201,15 @@ Status validateGroupwise(const GroupwiseQuantized &q) {
     return makeError("metadata count N * ceil(K / G) overflows");
   if (q.codes.size() != static_cast<uint64_t>(q.rows * q.cols))
     return makeError("codes hold ", q.codes.size(),
-                     " values, expected N * K = ",
-                     q.rows * q.cols);
+                     " values, expected N * K = ", q.rows * q.cols);
   if (q.scales.size() != static_cast<uint64_t>(metaCount))
     return makeError("scales hold ", q.scales.size(),
                      " values, expected N * ceil(K / G) = ", metaCount);
   if (!q.zeroPoints.empty() &&
       q.zeroPoints.size() != static_cast<uint64_t>(metaCount))
-    return makeError("zeroPoints hold ", q.zeroPoints.size(),
-                     " values, expected 0 (symmetric) or N * ceil(K / G) = ",
-                     metaCount);
+    return makeError(
+        "zeroPoints hold ", q.zeroPoints.size(),
+        " values, expected 0 (symmetric) or N * ceil(K / G) = ", metaCount);
   if (Status status = validateCodeRange(q.range); !status)
     return status;
   for (size_t i = 0; i < q.scales.size(); ++i) {
@@ -221,10 +219,10 @@ Status validateGroupwise(const GroupwiseQuantized &q) {
                        " must be positive and finite, got ",
                        formatDouble(q.scales[i]));
     if (!q.zeroPoints.empty() && !q.range.contains(q.zeroPoints[i]))
-      return makeError("zero-point of row ", int64_t(i) / numGroups,
-                       ", group ", int64_t(i) % numGroups, " is ",
-                       q.zeroPoints[i], ", outside the code range [",
-                       q.range.qmin, ", ", q.range.qmax, "]");
+      return makeError("zero-point of row ", int64_t(i) / numGroups, ", group ",
+                       int64_t(i) % numGroups, " is ", q.zeroPoints[i],
+                       ", outside the code range [", q.range.qmin, ", ",
+                       q.range.qmax, "]");
   }
   for (size_t i = 0; i < q.codes.size(); ++i)
     if (!q.range.contains(q.codes[i]))

@@ -60,8 +60,8 @@ bool parseKernelLayoutFamily(std::string_view family, KernelLayoutKind &kind) {
   return false;
 }
 
-Expected<KernelLayoutGeometry> kernelLayoutGeometry(const KernelLayoutSpec &spec,
-                                                    int64_t rows, int64_t cols) {
+Expected<KernelLayoutGeometry>
+kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
   if (spec.bits != 4 && spec.bits != 8)
     return makeError("kernel layout ", kernelLayoutId(spec.kind).family,
                      " holds 4- or 8-bit codes, got ", spec.bits, " bits");
@@ -116,9 +116,9 @@ KernelLayoutPosition kernelLayoutPosition(const KernelLayoutSpec &spec,
   const int64_t kk = kInStep % 8;
   const int64_t lane = (nInPanel % 8) * 4 + kk / 2;
   const int64_t pairHalf = kk % 2; // low or high half of the half2
-  const uint64_t panel =
-      static_cast<uint64_t>(slab) * static_cast<uint64_t>(geometry.chunksPerRow) +
-      static_cast<uint64_t>(kStep);
+  const uint64_t panel = static_cast<uint64_t>(slab) *
+                             static_cast<uint64_t>(geometry.chunksPerRow) +
+                         static_cast<uint64_t>(kStep);
   uint64_t word = panel * 128 + static_cast<uint64_t>(lane) * 4;
   unsigned shift;
   if (bits == 4) {
@@ -167,8 +167,9 @@ Expected<std::vector<uint8_t>> packKernelLayout(const KernelLayoutSpec &spec,
       const int64_t code = codes[r * cols + c];
       if (code < lo || code > hi)
         return makeError("code at row ", r, ", column ", c, " is ", code,
-                         ", outside the ", spec.isSigned ? "signed" : "unsigned",
-                         " ", spec.bits, "-bit range [", lo, ", ", hi, "]");
+                         ", outside the ",
+                         spec.isSigned ? "signed" : "unsigned", " ", spec.bits,
+                         "-bit range [", lo, ", ", hi, "]");
       KernelLayoutPosition at = kernelLayoutPosition(spec, *geometry, r, c);
       orWord(bytes.data(), at.word,
              static_cast<uint32_t>(code + offset) << at.shift);
@@ -209,9 +210,8 @@ Expected<std::vector<int32_t>> unpackKernelLayout(const KernelLayoutSpec &spec,
             static_cast<int32_t>(int64_t(field) - offset);
       } else if (field != 0) {
         return makeError("kernel layout ", id.family,
-                         " has a nonzero padding field at row ", r,
-                         ", column ", c, " (logical shape [", rows, ", ", cols,
-                         "])");
+                         " has a nonzero padding field at row ", r, ", column ",
+                         c, " (logical shape [", rows, ", ", cols, "])");
       }
     }
   }

@@ -46,17 +46,15 @@ Expected<TensorLedger> computeLedger(int64_t rows, int64_t cols,
   const uint64_t k = static_cast<uint64_t>(cols);
   uint64_t codeStreamBits, rowBits, metaBitsPerGroup, metaBits, scaleStream,
       zeroStream;
-  bool overflow = mulOverflow(n, k, l.numValues) ||
-                  mulOverflow(n, static_cast<uint64_t>(l.groupsPerRow),
-                              l.numGroups) ||
-                  mulOverflow(l.numValues, uint64_t(codeBits),
-                              codeStreamBits) ||
-                  mulOverflow(k, uint64_t(codeBits), rowBits) ||
-                  mulOverflow(l.numGroups, uint64_t(scaleBits), scaleStream) ||
-                  mulOverflow(l.numGroups, uint64_t(zeroBits), zeroStream);
+  bool overflow =
+      mulOverflow(n, k, l.numValues) ||
+      mulOverflow(n, static_cast<uint64_t>(l.groupsPerRow), l.numGroups) ||
+      mulOverflow(l.numValues, uint64_t(codeBits), codeStreamBits) ||
+      mulOverflow(k, uint64_t(codeBits), rowBits) ||
+      mulOverflow(l.numGroups, uint64_t(scaleBits), scaleStream) ||
+      mulOverflow(l.numGroups, uint64_t(zeroBits), zeroStream);
   metaBitsPerGroup = uint64_t(scaleBits) + zeroBits;
-  overflow = overflow ||
-             mulOverflow(l.numGroups, metaBitsPerGroup, metaBits) ||
+  overflow = overflow || mulOverflow(l.numGroups, metaBitsPerGroup, metaBits) ||
              addOverflow(codeStreamBits, metaBits, l.logicalBits);
   if (!overflow) {
     // Rows are row-bounded: one byte-rounded code row per output row, and
@@ -65,11 +63,11 @@ Expected<TensorLedger> computeLedger(int64_t rows, int64_t cols,
     l.scaleBytes = ceilDiv(scaleStream, 8);
     l.zeroBytes = ceilDiv(zeroStream, 8);
     l.metadataBytes = l.scaleBytes + l.zeroBytes; // <= metaBits / 4: no wrap
-    overflow = mulOverflow(n, ceilDiv(rowBits, 8), l.rowAlignedCodeBytes) ||
-               addOverflow(l.tightCodeBytes, l.metadataBytes,
-                           l.tightTotalBytes) ||
-               addOverflow(l.rowAlignedCodeBytes, l.metadataBytes,
-                           l.rowAlignedTotalBytes);
+    overflow =
+        mulOverflow(n, ceilDiv(rowBits, 8), l.rowAlignedCodeBytes) ||
+        addOverflow(l.tightCodeBytes, l.metadataBytes, l.tightTotalBytes) ||
+        addOverflow(l.rowAlignedCodeBytes, l.metadataBytes,
+                    l.rowAlignedTotalBytes);
   }
   if (overflow)
     return makeError("ledger for [", rows, ", ", cols, "] with G=", groupSize,

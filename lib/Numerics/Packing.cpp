@@ -87,8 +87,8 @@ int64_t packedRowBytes(int64_t cols, unsigned bits) {
   // (cols / 8) * bits + ceil((cols % 8) * bits / 8) == ceil(cols * bits / 8)
   // without ever forming cols * bits.
   return (cols / 8) * static_cast<int64_t>(bits) +
-         static_cast<int64_t>(ceilDiv(static_cast<uint64_t>(cols % 8) * bits,
-                                      8));
+         static_cast<int64_t>(
+             ceilDiv(static_cast<uint64_t>(cols % 8) * bits, 8));
 }
 
 Expected<uint64_t> packedBytes(int64_t rows, int64_t cols, unsigned bits,
@@ -134,8 +134,8 @@ Expected<std::vector<uint8_t>> packCodes(const int32_t *codes, int64_t rows,
                      "] tensor");
 
   const int64_t lo = isSigned ? -(int64_t(1) << (bits - 1)) : 0;
-  const int64_t hi = isSigned ? (int64_t(1) << (bits - 1)) - 1
-                              : (int64_t(1) << bits) - 1;
+  const int64_t hi =
+      isSigned ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
   const uint32_t mask = (uint32_t(1) << bits) - 1;
 
   std::vector<uint8_t> bytes(static_cast<size_t>(*size), 0);
@@ -160,13 +160,10 @@ Expected<std::vector<uint8_t>> packCodes(const int32_t *codes, int64_t rows,
   return bytes;
 }
 
-Expected<std::vector<int32_t>> unpackCodes(const uint8_t *bytes,
-                                           size_t numBytes, int64_t rows,
-                                           int64_t cols, unsigned bits,
-                                           bool isSigned,
-                                           SignedEncoding encoding,
-                                           BitOrder order,
-                                           RowAlignment alignment) {
+Expected<std::vector<int32_t>>
+unpackCodes(const uint8_t *bytes, size_t numBytes, int64_t rows, int64_t cols,
+            unsigned bits, bool isSigned, SignedEncoding encoding,
+            BitOrder order, RowAlignment alignment) {
   Expected<uint64_t> size = packedBytes(rows, cols, bits, alignment);
   if (!size)
     return size.error();

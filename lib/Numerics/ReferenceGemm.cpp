@@ -25,8 +25,7 @@ Status validateActivations(const QuantizedActivations &x) {
                      "] must be positive");
   int64_t elements;
   if (mulOverflow(x.rows, x.cols, elements))
-    return makeError("activation shape [", x.rows, ", ", x.cols,
-                     "] overflows");
+    return makeError("activation shape [", x.rows, ", ", x.cols, "] overflows");
   if (x.codes.size() != static_cast<uint64_t>(elements))
     return makeError("activation codes hold ", x.codes.size(),
                      " values, expected M * K = ", elements);
@@ -36,22 +35,22 @@ Status validateActivations(const QuantizedActivations &x) {
   if (!x.zeroPoints.empty() &&
       x.zeroPoints.size() != static_cast<uint64_t>(x.rows))
     return makeError("activation zero-points hold ", x.zeroPoints.size(),
-                     " values, expected 0 (symmetric) or one per row (",
-                     x.rows, ")");
+                     " values, expected 0 (symmetric) or one per row (", x.rows,
+                     ")");
   for (size_t m = 0; m < x.scales.size(); ++m)
     if (!std::isfinite(x.scales[m]))
-      return makeError("activation scale of row ", m, " is not finite: ",
-                       formatDouble(x.scales[m]));
+      return makeError("activation scale of row ", m,
+                       " is not finite: ", formatDouble(x.scales[m]));
   return Status::ok();
 }
 
 Status validateWeights(const GroupwiseQuantizedWeights &w, int64_t cols) {
   if (w.rows <= 0 || w.cols <= 0 || w.groupSize <= 0)
-    return makeError("weight shape [", w.rows, ", ", w.cols, "] with G=",
-                     w.groupSize, " must be positive");
+    return makeError("weight shape [", w.rows, ", ", w.cols,
+                     "] with G=", w.groupSize, " must be positive");
   if (w.cols != cols)
-    return makeError("weight K = ", w.cols, " does not match activation K = ",
-                     cols);
+    return makeError("weight K = ", w.cols,
+                     " does not match activation K = ", cols);
   const int64_t numGroups = groupsPerRow(w.cols, w.groupSize);
   if (w.numGroupsPerRow != numGroups)
     return makeError("weight numGroupsPerRow is ", w.numGroupsPerRow,
@@ -68,14 +67,14 @@ Status validateWeights(const GroupwiseQuantizedWeights &w, int64_t cols) {
                      " values, expected N * ceil(K / G) = ", metaCount);
   if (!w.zeroPoints.empty() &&
       w.zeroPoints.size() != static_cast<uint64_t>(metaCount))
-    return makeError("weight zero-points hold ", w.zeroPoints.size(),
-                     " values, expected 0 (symmetric) or N * ceil(K / G) = ",
-                     metaCount);
+    return makeError(
+        "weight zero-points hold ", w.zeroPoints.size(),
+        " values, expected 0 (symmetric) or N * ceil(K / G) = ", metaCount);
   for (size_t i = 0; i < w.scales.size(); ++i)
     if (!std::isfinite(w.scales[i]))
       return makeError("weight scale of row ", int64_t(i) / numGroups,
-                       ", group ", int64_t(i) % numGroups, " is not finite: ",
-                       formatDouble(w.scales[i]));
+                       ", group ", int64_t(i) % numGroups,
+                       " is not finite: ", formatDouble(w.scales[i]));
   return Status::ok();
 }
 
@@ -148,9 +147,8 @@ referenceDequantizedLinear(const QuantizedActivations &x,
     for (int64_t k = 0; k < K; ++k) {
       const size_t meta = static_cast<size_t>(n * numGroups + k / G);
       const int64_t zw = w.zeroPoints.empty() ? 0 : w.zeroPoints[meta];
-      wHat[n * K + k] =
-          w.scales[meta] *
-          static_cast<double>(int64_t(w.codes[n * K + k]) - zw);
+      wHat[n * K + k] = w.scales[meta] *
+                        static_cast<double>(int64_t(w.codes[n * K + k]) - zw);
     }
   }
 

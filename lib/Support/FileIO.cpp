@@ -51,8 +51,8 @@ Status qtensor::writeFileAtomically(const std::string &path,
   };
   // mkstemp creates 0600; a trace or report is an ordinary readable file.
   if (::fchmod(fd, 0644) != 0)
-    return fail(makeError(path, ": cannot set permissions: ",
-                          std::strerror(errno)));
+    return fail(
+        makeError(path, ": cannot set permissions: ", std::strerror(errno)));
   uint64_t offset = 0;
   if (Status s = writeAll(fd, reinterpret_cast<const uint8_t *>(data.data()),
                           data.size(), path, offset);
@@ -65,8 +65,9 @@ Status qtensor::writeFileAtomically(const std::string &path,
   if (closed != 0)
     return fail(makeError(path, ": close failed: ", std::strerror(errno)));
   if (::rename(temp.c_str(), path.c_str()) != 0)
-    return fail(makeError(path, ": cannot rename the temporary file into "
-                                "place: ",
+    return fail(makeError(path,
+                          ": cannot rename the temporary file into "
+                          "place: ",
                           std::strerror(errno)));
   return Status::ok();
 }

@@ -67,8 +67,7 @@ Status JsonObjectReader::readBool(const char *key, bool &out) {
   const json *v;
   QTENSOR_TRY(require(key, v));
   if (!v->is_boolean())
-    return makeError(at(key), ": expected true or false, got ",
-                     v->type_name());
+    return makeError(at(key), ": expected true or false, got ", v->type_name());
   out = v->get<bool>();
   return Status::ok();
 }
@@ -211,8 +210,7 @@ Expected<nlohmann::json> qtensor::parseStrictJson(std::string_view text,
     return makeError(name, ": cannot parse: ", e.what());
   }
   if (tooDeep)
-    return makeError(name, ": JSON nesting deeper than ", maxDepth,
-                     " levels");
+    return makeError(name, ": JSON nesting deeper than ", maxDepth, " levels");
   if (!duplicate.empty())
     return makeError(name, ": duplicate key \"", duplicate,
                      "\" in one JSON object");

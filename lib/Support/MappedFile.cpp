@@ -81,6 +81,5 @@ void qtensor::releaseMappedPages(const void *data, size_t size) {
     return;
   // Advice, not a request that can fail in a way that matters: a failure
   // leaves the pages resident, which is only slower to give back.
-  (void)::madvise(reinterpret_cast<void *>(first), last - first,
-                  MADV_DONTNEED);
+  (void)::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
 }

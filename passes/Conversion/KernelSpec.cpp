@@ -133,7 +133,8 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
 Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
   // List options split on commas only; tolerate the spaces of a wrapped
   // command line around each spec.
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+  while (!text.empty() &&
+         std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.remove_suffix(1);

@@ -117,7 +117,8 @@ SmallVector<Value> DeviceKernel::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   auto reg = [&](Value pair) -> Value {
     if (!bf16)
       return pair;
-    Value word = vector::BitCastOp::create(b, VectorType::get({1}, e.i32), pair);
+    Value word =
+        vector::BitCastOp::create(b, VectorType::get({1}, e.i32), pair);
     return vector::ExtractOp::create(b, word, 0);
   };
   SmallVector<Value> aRegs, bRegs;
@@ -125,8 +126,8 @@ SmallVector<Value> DeviceKernel::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
     aRegs.push_back(reg(v));
   for (Value v : bFrag)
     bRegs.push_back(reg(v));
-  auto resultTy = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, e.f32));
+  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   SmallVector<Type>(4, e.f32));
   NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   Value d = NVVM::MmaOp::create(
       b, resultTy, aRegs, bRegs, c, {kMmaM, kMmaN, kMmaK}, std::nullopt,
@@ -183,9 +184,8 @@ void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
     for (int64_t mi = 0; mi < kMTiles; ++mi)
       for (int64_t ni = 0; ni < kNTiles; ++ni) {
         const int64_t i0 = accIndex(mi, ni, 0);
-        SmallVector<Value> d =
-            mma(a[mi], {bRegs[2 * ni], bRegs[2 * ni + 1]},
-                ArrayRef<Value>(partial).slice(i0, 4));
+        SmallVector<Value> d = mma(a[mi], {bRegs[2 * ni], bRegs[2 * ni + 1]},
+                                   ArrayRef<Value>(partial).slice(i0, 4));
         std::copy(d.begin(), d.end(), partial.begin() + i0);
       }
     if (plan[j].end == GroupEnd::Always) {
@@ -235,8 +235,8 @@ void DeviceKernel::build() {
                        shared.scales, shared.zeros, thread, c0);
   // Per-channel scales need no separate accumulators: the one group's
   // partial sums are scaled once at the end.
-  SmallVector<Value> acc = e.stagesQParams() ? zerosF32(b, kAccPerLane)
-                                             : SmallVector<Value>();
+  SmallVector<Value> acc =
+      e.stagesQParams() ? zerosF32(b, kAccPerLane) : SmallVector<Value>();
   SmallVector<Value> partial = zerosF32(b, kAccPerLane);
   const int64_t numAcc = acc.size();
 
@@ -338,9 +338,9 @@ int64_t prefillMmaStaticSharedBytes(const QuantKernelSpec &spec) {
       prefill::kStages * kPrefillRowsPerBlock * prefill::kStageStride * 2;
   const int64_t qparams =
       prefill::kStages * prefill::groupSlots(spec) * kPrefillColsPerBlock;
-  bytes += qparams * 2;            // scales
+  bytes += qparams * 2; // scales
   if (!spec.symmetric)
-    bytes += qparams;              // zero-points
+    bytes += qparams; // zero-points
   return bytes;
 }
 
@@ -350,16 +350,16 @@ KernelAbi prefillMmaAbi(const QuantKernelSpec &spec) {
     abi.entries.push_back({spec.name(), 1, std::nullopt});
   else
     abi.entries.push_back({spec.name(), spec.rows, spec.rows});
-  abi.launch.grid = {1,
-                     (spec.n + kPrefillColsPerBlock - 1) / kPrefillColsPerBlock,
-                     1};
+  abi.launch.grid = {
+      1, (spec.n + kPrefillColsPerBlock - 1) / kPrefillColsPerBlock, 1};
   abi.launch.block = {prefill::kThreads, 1, 1};
   abi.launch.tokenAxis = 0;
   abi.launch.tokensPerBlock = kPrefillRowsPerBlock;
   return abi;
 }
 
-LogicalResult buildPrefillMmaKernel(ModuleOp module, const QuantKernelSpec &spec,
+LogicalResult buildPrefillMmaKernel(ModuleOp module,
+                                    const QuantKernelSpec &spec,
                                     KernelTarget target) {
   if (spec.family != KernelFamily::PrefillMma)
     return module.emitError("prefill GEMM builder given a ")

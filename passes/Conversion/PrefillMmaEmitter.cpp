@@ -59,9 +59,9 @@ Value asPair(ImplicitLocOpBuilder &b, Value word, Type elem) {
 PrefillMmaEmitter::PrefillMmaEmitter(const QuantKernelSpec &spec,
                                      MLIRContext *ctx)
     : spec(spec), ctx(ctx), f32(Float32Type::get(ctx)),
-      i32(IntegerType::get(ctx, 32)),
-      act(spec.activation == ActivationType::F16 ? Type(Float16Type::get(ctx))
-                                                 : Type(BFloat16Type::get(ctx))),
+      i32(IntegerType::get(ctx, 32)), act(spec.activation == ActivationType::F16
+                                              ? Type(Float16Type::get(ctx))
+                                              : Type(BFloat16Type::get(ctx))),
       scale(spec.scaleType() == ActivationType::F16
                 ? Type(Float16Type::get(ctx))
                 : Type(BFloat16Type::get(ctx))),
@@ -87,7 +87,8 @@ SmallVector<Type> PrefillMmaEmitter::argumentTypes() const {
       MemRefType::get({slabs, kSteps * kPanelWords}, i32),
       MemRefType::get({spec.n, groups}, scale)};
   if (!spec.symmetric)
-    types.push_back(MemRefType::get({spec.n, groups}, IntegerType::get(ctx, 8)));
+    types.push_back(
+        MemRefType::get({spec.n, groups}, IntegerType::get(ctx, 8)));
   if (hasBias)
     types.push_back(MemRefType::get({spec.n}, out));
   types.push_back(MemRefType::get({t, spec.n}, out));
@@ -145,14 +146,16 @@ SmallVector<StepPlan> PrefillMmaEmitter::planTile(int64_t steps,
   return plan;
 }
 
-Value PrefillMmaEmitter::tileEndsGroup(ImplicitLocOpBuilder &b, Value kt) const {
+Value PrefillMmaEmitter::tileEndsGroup(ImplicitLocOpBuilder &b,
+                                       Value kt) const {
   const int64_t tilesPerGroup = stepsPerGroup / kStepsPerTile;
   Value r = arith::RemUIOp::create(b, kt, indexConst(b, tilesPerGroup));
   return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, r,
                                indexConst(b, tilesPerGroup - 1));
 }
 
-Value PrefillMmaEmitter::groupOfStep(ImplicitLocOpBuilder &b, Value step) const {
+Value PrefillMmaEmitter::groupOfStep(ImplicitLocOpBuilder &b,
+                                     Value step) const {
   if (stepsPerGroup == 0)
     return indexConst(b, 0);
   return arith::DivUIOp::create(b, step, indexConst(b, stepsPerGroup));
@@ -162,7 +165,8 @@ CopyChunk PrefillMmaEmitter::copyChunk(ImplicitLocOpBuilder &b, Value thread,
                                        int64_t copy, Value mBase, Value kt,
                                        Value rows) const {
   const int64_t chunksPerRow = kTileK / kChunk;
-  Value chunk = arith::AddIOp::create(b, thread, indexConst(b, copy * kThreads));
+  Value chunk =
+      arith::AddIOp::create(b, thread, indexConst(b, copy * kThreads));
   CopyChunk c;
   c.row = arith::DivUIOp::create(b, chunk, indexConst(b, chunksPerRow));
   c.col = arith::MulIOp::create(
@@ -206,9 +210,9 @@ PrefillMmaEmitter::ldmatrixAddress(ImplicitLocOpBuilder &b, Value lane,
   Value colHalf = arith::DivUIOp::create(b, matrix, indexConst(b, 2));
   Value row = arith::AddIOp::create(
       b, arith::AddIOp::create(b, r8, rowOffset),
-      arith::AddIOp::create(
-          b, arith::MulIOp::create(b, rowHalf, indexConst(b, 8)),
-          indexConst(b, mi * kMmaM)));
+      arith::AddIOp::create(b,
+                            arith::MulIOp::create(b, rowHalf, indexConst(b, 8)),
+                            indexConst(b, mi * kMmaM)));
   Value col = arith::AddIOp::create(
       b, arith::MulIOp::create(b, colHalf, indexConst(b, 8)),
       indexConst(b, j * kMmaK));
@@ -226,11 +230,9 @@ SmallVector<Value> PrefillMmaEmitter::warpSlabs(ImplicitLocOpBuilder &b,
   return result;
 }
 
-SmallVector<Value> PrefillMmaEmitter::loadTileQParams(ImplicitLocOpBuilder &b,
-                                                      ValueRange args,
-                                                      Value thread,
-                                                      Value blockN,
-                                                      Value kt) const {
+SmallVector<Value>
+PrefillMmaEmitter::loadTileQParams(ImplicitLocOpBuilder &b, ValueRange args,
+                                   Value thread, Value blockN, Value kt) const {
   Value n = minIndex(
       b,
       arith::AddIOp::create(
@@ -260,9 +262,8 @@ void PrefillMmaEmitter::storeTileQParams(ImplicitLocOpBuilder &b,
                                          Value st) const {
   const int64_t slots = groupSlots();
   for (int64_t i = 0; i < int64_t(values.size()); ++i)
-    memref::StoreOp::create(
-        b, values[i], i < slots ? scales : zeros,
-        ValueRange{st, indexConst(b, i % slots), thread});
+    memref::StoreOp::create(b, values[i], i < slots ? scales : zeros,
+                            ValueRange{st, indexConst(b, i % slots), thread});
 }
 
 namespace {
@@ -272,9 +273,9 @@ namespace {
 Value cColumn(ImplicitLocOpBuilder &b, Value column, Value lane) {
   return arith::AddIOp::create(
       b, column,
-      arith::MulIOp::create(
-          b, arith::RemUIOp::create(b, lane, indexConst(b, 4)),
-          indexConst(b, 2)));
+      arith::MulIOp::create(b,
+                            arith::RemUIOp::create(b, lane, indexConst(b, 4)),
+                            indexConst(b, 2)));
 }
 Value bColumn(ImplicitLocOpBuilder &b, Value column, Value lane) {
   return arith::AddIOp::create(
@@ -323,7 +324,8 @@ SmallVector<Value> PrefillMmaEmitter::globalScales(ImplicitLocOpBuilder &b,
 namespace {
 
 /// Magic + z as the B conversion subtracts it, for a zero-point in i32.
-Value zeroOperand(ImplicitLocOpBuilder &b, const PrefillMmaEmitter &e, Value z) {
+Value zeroOperand(ImplicitLocOpBuilder &b, const PrefillMmaEmitter &e,
+                  Value z) {
   Value value;
   if (e.halfMagic) {
     // magic | z is the 16-bit float magic + z exactly (z < 2^b).
@@ -335,8 +337,8 @@ Value zeroOperand(ImplicitLocOpBuilder &b, const PrefillMmaEmitter &e, Value z) 
     value = arith::BitcastOp::create(
         b, e.f32, arith::OrIOp::create(b, z, i32Const(b, 0x4B000000)));
   }
-  return vector::BroadcastOp::create(
-      b, VectorType::get({2}, value.getType()), value);
+  return vector::BroadcastOp::create(b, VectorType::get({2}, value.getType()),
+                                     value);
 }
 
 } // namespace
@@ -353,9 +355,10 @@ PrefillMmaEmitter::symmetricZeroOperands(ImplicitLocOpBuilder &b) const {
   return SmallVector<Value>(kNTiles, c);
 }
 
-SmallVector<Value> PrefillMmaEmitter::stagedZeroOperands(
-    ImplicitLocOpBuilder &b, Value zeros, Value st, int64_t slot, Value column,
-    Value lane) const {
+SmallVector<Value>
+PrefillMmaEmitter::stagedZeroOperands(ImplicitLocOpBuilder &b, Value zeros,
+                                      Value st, int64_t slot, Value column,
+                                      Value lane) const {
   Value c = bColumn(b, column, lane);
   SmallVector<Value> result;
   for (int64_t ni = 0; ni < kNTiles; ++ni) {
@@ -368,10 +371,10 @@ SmallVector<Value> PrefillMmaEmitter::stagedZeroOperands(
   return result;
 }
 
-SmallVector<Value> PrefillMmaEmitter::globalZeroOperands(ImplicitLocOpBuilder &b,
-                                                         ValueRange args,
-                                                         Value nWarp, Value lane,
-                                                         Value group) const {
+SmallVector<Value>
+PrefillMmaEmitter::globalZeroOperands(ImplicitLocOpBuilder &b, ValueRange args,
+                                      Value nWarp, Value lane,
+                                      Value group) const {
   Value c = bColumn(b, nWarp, lane);
   SmallVector<Value> result;
   for (int64_t ni = 0; ni < kNTiles; ++ni) {
@@ -383,19 +386,20 @@ SmallVector<Value> PrefillMmaEmitter::globalZeroOperands(ImplicitLocOpBuilder &b
   return result;
 }
 
-SmallVector<Value>
-PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b, ValueRange args,
-                              ArrayRef<Value> slabsOfWarp, Value lane,
-                              Value step, ArrayRef<Value> zeros) const {
+SmallVector<Value> PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b,
+                                                 ValueRange args,
+                                                 ArrayRef<Value> slabsOfWarp,
+                                                 Value lane, Value step,
+                                                 ArrayRef<Value> zeros) const {
   Value col = arith::AddIOp::create(
       b, arith::MulIOp::create(b, step, indexConst(b, kPanelWords)),
       arith::MulIOp::create(b, lane, indexConst(b, 4)));
   auto wordsTy = VectorType::get({4}, i32);
   SmallVector<Value> words; // 4 per panel
   for (Value slab : slabsOfWarp) {
-    Value v = vector::LoadOp::create(b, wordsTy, argW(args),
-                                     ValueRange{slab, col},
-                                     /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value v =
+        vector::LoadOp::create(b, wordsTy, argW(args), ValueRange{slab, col},
+                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     for (int64_t i = 0; i < 4; ++i)
       words.push_back(vector::ExtractOp::create(b, v, i));
   }
@@ -410,9 +414,10 @@ PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b, ValueRange args,
     const uint32_t mask = spec.bits == 4 ? 0x000F000F : 0x00FF00FF;
     for (uint32_t r = 0; r < 2; ++r) {
       const uint32_t shift = base + r * hiShift;
-      Value field = shift == 0 ? word
-                               : Value(arith::ShRUIOp::create(
-                                     b, word, i32Const(b, shift)));
+      Value field =
+          shift == 0
+              ? word
+              : Value(arith::ShRUIOp::create(b, word, i32Const(b, shift)));
       field = arith::AndIOp::create(b, field, i32Const(b, mask));
       Value pair;
       if (halfMagic) {
@@ -423,7 +428,8 @@ PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b, ValueRange args,
         auto pairI32 = VectorType::get({2}, i32);
         Value lo = arith::AndIOp::create(b, field, i32Const(b, 0xFF));
         Value hi = arith::ShRUIOp::create(b, field, i32Const(b, 16));
-        Value v = vector::FromElementsOp::create(b, pairI32, ValueRange{lo, hi});
+        Value v =
+            vector::FromElementsOp::create(b, pairI32, ValueRange{lo, hi});
         v = arith::OrIOp::create(
             b, v,
             arith::ConstantOp::create(
@@ -439,10 +445,10 @@ PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b, ValueRange args,
   return regs;
 }
 
-SmallVector<Value>
-PrefillMmaEmitter::applyScales(ImplicitLocOpBuilder &b, ArrayRef<Value> scales,
-                               ArrayRef<Value> partial,
-                               ArrayRef<Value> acc) const {
+SmallVector<Value> PrefillMmaEmitter::applyScales(ImplicitLocOpBuilder &b,
+                                                  ArrayRef<Value> scales,
+                                                  ArrayRef<Value> partial,
+                                                  ArrayRef<Value> acc) const {
   auto contract = arith::FastMathFlags::contract;
   SmallVector<Value> result(partial.begin(), partial.end());
   for (int64_t ni = 0; ni < kNTiles; ++ni)
@@ -468,11 +474,12 @@ void PrefillMmaEmitter::storeOutputs(ImplicitLocOpBuilder &b, ValueRange args,
   Value nBound = indexConst(b, spec.n);
   Value column = arith::AddIOp::create(
       b, nWarp,
-      arith::MulIOp::create(
-          b, arith::RemUIOp::create(b, lane, indexConst(b, 4)),
-          indexConst(b, 2)));
+      arith::MulIOp::create(b,
+                            arith::RemUIOp::create(b, lane, indexConst(b, 4)),
+                            indexConst(b, 2)));
   Value rowInTile = arith::DivUIOp::create(b, lane, indexConst(b, 4));
-  auto storeIf = [&](Value cond, function_ref<void(ImplicitLocOpBuilder &)> fn) {
+  auto storeIf = [&](Value cond,
+                     function_ref<void(ImplicitLocOpBuilder &)> fn) {
     scf::IfOp::create(b, cond, [&](OpBuilder &nested, Location loc) {
       ImplicitLocOpBuilder ib(loc, nested);
       fn(ib);
@@ -486,14 +493,15 @@ void PrefillMmaEmitter::storeOutputs(ImplicitLocOpBuilder &b, ValueRange args,
     Value bias[2];
     if (hasBias)
       for (int64_t e = 0; e < 2; ++e)
-        bias[e] = extendToF32(
-            b, memref::LoadOp::create(b, argBias(args),
-                                      ValueRange{minIndex(b, col[e], spec.n - 1)}));
+        bias[e] =
+            extendToF32(b, memref::LoadOp::create(
+                               b, argBias(args),
+                               ValueRange{minIndex(b, col[e], spec.n - 1)}));
     for (int64_t mi = 0; mi < kMTiles; ++mi)
       for (int64_t h = 0; h < 2; ++h) {
-        Value row = arith::AddIOp::create(
-            b, arith::AddIOp::create(b, mWarp, rowInTile),
-            indexConst(b, mi * kMmaM + 8 * h));
+        Value row =
+            arith::AddIOp::create(b, arith::AddIOp::create(b, mWarp, rowInTile),
+                                  indexConst(b, mi * kMmaM + 8 * h));
         Value v[2];
         for (int64_t e = 0; e < 2; ++e) {
           v[e] = acc[accIndex(mi, ni, 2 * h + e)];

@@ -1,4 +1,5 @@
-//===- PrefillMmaEmitter.h - Shared pieces of the prefill GEMM ----*- C++ -*-===//
+//===- PrefillMmaEmitter.h - Shared pieces of the prefill GEMM ----*- C++
+//-*-===//
 //
 // The tensor-core GEMM Y = X W_hat^T for quantized W (prefill_mma layout) is
 // emitted twice from these pieces: as an NVPTX kernel (PrefillMma.cpp, with
@@ -123,9 +124,11 @@ public:
   /// The plan of a k-tile of `steps` k16 steps; `isLast` for the final one.
   llvm::SmallVector<StepPlan> planTile(int64_t steps, bool isLast) const;
   /// True when k-tile `kt` ends a group (groups spanning several tiles).
-  mlir::Value tileEndsGroup(mlir::ImplicitLocOpBuilder &b, mlir::Value kt) const;
+  mlir::Value tileEndsGroup(mlir::ImplicitLocOpBuilder &b,
+                            mlir::Value kt) const;
   /// The scale group of global k16 step `step`.
-  mlir::Value groupOfStep(mlir::ImplicitLocOpBuilder &b, mlir::Value step) const;
+  mlir::Value groupOfStep(mlir::ImplicitLocOpBuilder &b,
+                          mlir::Value step) const;
 
   CopyChunk copyChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value thread,
                       int64_t copy, mlir::Value mBase, mlir::Value kt,
@@ -155,10 +158,11 @@ public:
                         mlir::Value st) const;
   /// The lane's C-column scales in f32, index 2 * ni + e: from a stage slot,
   /// or (per-channel) from global memory.
-  llvm::SmallVector<mlir::Value>
-  stagedScales(mlir::ImplicitLocOpBuilder &b, mlir::Value scales,
-               mlir::Value st, int64_t slot, mlir::Value column,
-               mlir::Value lane) const;
+  llvm::SmallVector<mlir::Value> stagedScales(mlir::ImplicitLocOpBuilder &b,
+                                              mlir::Value scales,
+                                              mlir::Value st, int64_t slot,
+                                              mlir::Value column,
+                                              mlir::Value lane) const;
   llvm::SmallVector<mlir::Value>
   globalScales(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange args,
                mlir::Value nWarp, mlir::Value lane, mlir::Value group) const;

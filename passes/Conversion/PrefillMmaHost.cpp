@@ -36,12 +36,13 @@ namespace {
 using BodyFn = function_ref<void(ImplicitLocOpBuilder &, Value)>;
 
 void forLoop(ImplicitLocOpBuilder &b, Value lb, Value ub, BodyFn body) {
-  scf::ForOp::create(b, lb, ub, indexConst(b, 1), ValueRange{},
-                     [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
-                       ImplicitLocOpBuilder ib(loc, nested);
-                       body(ib, iv);
-                       scf::YieldOp::create(ib);
-                     });
+  scf::ForOp::create(
+      b, lb, ub, indexConst(b, 1), ValueRange{},
+      [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        body(ib, iv);
+        scf::YieldOp::create(ib);
+      });
 }
 
 void forLoop(ImplicitLocOpBuilder &b, int64_t count, BodyFn body) {
@@ -63,8 +64,7 @@ Value rem(ImplicitLocOpBuilder &b, Value x, int64_t c) {
 
 class HostKernel {
 public:
-  HostKernel(const PrefillMmaEmitter &e, ValueRange args)
-      : e(e), args(args) {}
+  HostKernel(const PrefillMmaEmitter &e, ValueRange args) : e(e), args(args) {}
 
   void build(ImplicitLocOpBuilder &b);
 
@@ -72,8 +72,8 @@ private:
   void issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st);
   void computeTile(ImplicitLocOpBuilder &b, Value kt, Value st, int64_t steps,
                    bool isLast, Value warp);
-  void ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset,
-                int64_t mi, int64_t j);
+  void ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset, int64_t mi,
+                int64_t j);
   void mma(ImplicitLocOpBuilder &b, Value warp, Value lane);
   void endGroup(ImplicitLocOpBuilder &b, Value warp, const WarpTile &tile,
                 Value st, int64_t j);
@@ -115,15 +115,17 @@ void HostKernel::issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st) {
           tb, chunk.valid,
           [&](OpBuilder &nested, Location loc) {
             ImplicitLocOpBuilder ib(loc, nested);
-            Value v = vector::LoadOp::create(
-                ib, chunkTy, e.argX(args), ValueRange{chunk.srcRow, chunk.srcCol});
+            Value v =
+                vector::LoadOp::create(ib, chunkTy, e.argX(args),
+                                       ValueRange{chunk.srcRow, chunk.srcCol});
             vector::StoreOp::create(ib, v, stage, dst);
             scf::YieldOp::create(ib);
           },
           [&](OpBuilder &nested, Location loc) {
             ImplicitLocOpBuilder ib(loc, nested);
             Value zeros = arith::ConstantOp::create(
-                ib, SplatElementsAttr::get(chunkTy, ib.getFloatAttr(e.act, 0.0)));
+                ib,
+                SplatElementsAttr::get(chunkTy, ib.getFloatAttr(e.act, 0.0)));
             vector::StoreOp::create(ib, zeros, stage, dst);
             scf::YieldOp::create(ib);
           });
@@ -143,11 +145,14 @@ void HostKernel::ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset,
     Value colInRow = mul(lb, rem(lb, lane, 4), 2);
     for (int64_t r = 0; r < 4; ++r) {
       Value src = add(lb, div(lb, lane, 4), 8 * r);
-      Value row = memref::LoadOp::create(lb, addr, ValueRange{src, indexConst(lb, 0)});
+      Value row =
+          memref::LoadOp::create(lb, addr, ValueRange{src, indexConst(lb, 0)});
       Value col = arith::AddIOp::create(
-          lb, memref::LoadOp::create(lb, addr, ValueRange{src, indexConst(lb, 1)}),
+          lb,
+          memref::LoadOp::create(lb, addr, ValueRange{src, indexConst(lb, 1)}),
           colInRow);
-      Value pair = vector::LoadOp::create(lb, pairTy, stage, ValueRange{st, row, col});
+      Value pair =
+          vector::LoadOp::create(lb, pairTy, stage, ValueRange{st, row, col});
       vector::StoreOp::create(lb, pair, aFrag,
                               ValueRange{indexConst(lb, mi), lane,
                                          indexConst(lb, r), indexConst(lb, 0)});
@@ -167,7 +172,8 @@ void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane) {
         Value index = arith::AddIOp::create(
             eb, mul(eb, arith::AddIOp::create(eb, mul(eb, mi, kNTiles), ni), 4),
             el);
-        Value c = memref::LoadOp::create(eb, partial, ValueRange{warp, lane, index});
+        Value c =
+            memref::LoadOp::create(eb, partial, ValueRange{warp, lane, index});
         auto sum = scf::ForOp::create(
             eb, indexConst(eb, 0), indexConst(eb, kMmaK), indexConst(eb, 1),
             ValueRange{c},
@@ -178,16 +184,21 @@ void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane) {
               Value high = div(kb, k, 8);
               // A[row][k]: lane 4 (row % 8) + (k % 8) / 2, register
               // row / 8 + 2 (k / 8).
-              Value aLane = arith::AddIOp::create(kb, mul(kb, rem(kb, row, 8), 4), quad);
-              Value aReg = arith::AddIOp::create(kb, div(kb, row, 8), mul(kb, high, 2));
+              Value aLane =
+                  arith::AddIOp::create(kb, mul(kb, rem(kb, row, 8), 4), quad);
+              Value aReg =
+                  arith::AddIOp::create(kb, div(kb, row, 8), mul(kb, high, 2));
               // B[k][col]: lane 4 col + (k % 8) / 2, register k / 8.
               Value bLane = arith::AddIOp::create(kb, mul(kb, col, 4), quad);
-              Value av = memref::LoadOp::create(kb, aFrag, ValueRange{mi, aLane, aReg, half});
-              Value bv = memref::LoadOp::create(kb, bFrag, ValueRange{ni, bLane, high, half});
+              Value av = memref::LoadOp::create(
+                  kb, aFrag, ValueRange{mi, aLane, aReg, half});
+              Value bv = memref::LoadOp::create(
+                  kb, bFrag, ValueRange{ni, bLane, high, half});
               Value product = arith::MulFOp::create(
                   kb, arith::ExtFOp::create(kb, e.f32, av),
                   arith::ExtFOp::create(kb, e.f32, bv));
-              scf::YieldOp::create(kb, ValueRange{arith::AddFOp::create(kb, iter[0], product)});
+              scf::YieldOp::create(
+                  kb, ValueRange{arith::AddFOp::create(kb, iter[0], product)});
             });
         memref::StoreOp::create(eb, sum.getResult(0), partial,
                                 ValueRange{warp, lane, index});
@@ -233,7 +244,8 @@ void HostKernel::computeTile(ImplicitLocOpBuilder &b, Value kt, Value st,
               ? e.stagedZeroOperands(lb, zeroBuf, st, e.slotOfStep(j),
                                      tile.column, lane)
               : e.globalZeroOperands(lb, args, nWarp, lane, indexConst(lb, 0));
-      SmallVector<Value> regs = e.bFragments(lb, args, slabs, lane, step, zeros);
+      SmallVector<Value> regs =
+          e.bFragments(lb, args, slabs, lane, step, zeros);
       for (int64_t i = 0; i < 2 * kNTiles; ++i)
         vector::StoreOp::create(lb, regs[i], bFrag,
                                 ValueRange{indexConst(lb, i / 2), lane,
@@ -271,25 +283,27 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
   acc = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
   partial = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
   rows = memref::DimOp::create(b, e.argX(args), 0);
-  Value mBlocks = div(b, add(b, rows, kPrefillRowsPerBlock - 1),
-                      kPrefillRowsPerBlock);
+  Value mBlocks =
+      div(b, add(b, rows, kPrefillRowsPerBlock - 1), kPrefillRowsPerBlock);
 
-  forLoop(b, indexConst(b, 0), mBlocks, [&](ImplicitLocOpBuilder &mb, Value bm) {
-    forLoop(mb, e.nBlocks, [&](ImplicitLocOpBuilder &bb, Value bnIv) {
-      mBase = mul(bb, bm, kPrefillRowsPerBlock);
-      bn = bnIv;
-      Value zero = arith::ConstantOp::create(bb, bb.getF32FloatAttr(0.0));
-      forLoop(bb, kWarps, [&](ImplicitLocOpBuilder &wb, Value warp) {
-        forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-          SmallVector<Value> zeros(kAccPerLane, zero);
-          storeLane(lb, zeros, acc, warp, lane);
-          storeLane(lb, zeros, partial, warp, lane);
-        });
-      });
-      // The device's pipeline order: tile kt + 1 is copied into the other
-      // stage before tile kt is multiplied.
-      issueCopies(bb, indexConst(bb, 0), indexConst(bb, 0));
-      forLoop(bb, indexConst(bb, 0), indexConst(bb, e.numTiles - 1),
+  forLoop(
+      b, indexConst(b, 0), mBlocks, [&](ImplicitLocOpBuilder &mb, Value bm) {
+        forLoop(mb, e.nBlocks, [&](ImplicitLocOpBuilder &bb, Value bnIv) {
+          mBase = mul(bb, bm, kPrefillRowsPerBlock);
+          bn = bnIv;
+          Value zero = arith::ConstantOp::create(bb, bb.getF32FloatAttr(0.0));
+          forLoop(bb, kWarps, [&](ImplicitLocOpBuilder &wb, Value warp) {
+            forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
+              SmallVector<Value> zeros(kAccPerLane, zero);
+              storeLane(lb, zeros, acc, warp, lane);
+              storeLane(lb, zeros, partial, warp, lane);
+            });
+          });
+          // The device's pipeline order: tile kt + 1 is copied into the other
+          // stage before tile kt is multiplied.
+          issueCopies(bb, indexConst(bb, 0), indexConst(bb, 0));
+          forLoop(
+              bb, indexConst(bb, 0), indexConst(bb, e.numTiles - 1),
               [&](ImplicitLocOpBuilder &kb, Value kt) {
                 Value next = add(kb, kt, 1);
                 issueCopies(kb, next, rem(kb, next, kStages));
@@ -298,19 +312,20 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
                               /*isLast=*/false, warp);
                 });
               });
-      const int64_t last = e.numTiles - 1;
-      forLoop(bb, kWarps, [&](ImplicitLocOpBuilder &wb, Value warp) {
-        computeTile(wb, indexConst(wb, last), indexConst(wb, last % kStages),
-                    e.lastSteps, /*isLast=*/true, warp);
-        WarpTile tile = e.warpTile(wb, warp, bn);
-        Value mWarp = arith::AddIOp::create(wb, mBase, tile.rowOffset);
-        forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-          e.storeOutputs(lb, args, mWarp, tile.nWarp, lane, rows,
-                         loadLane(lb, acc, warp, lane));
+          const int64_t last = e.numTiles - 1;
+          forLoop(bb, kWarps, [&](ImplicitLocOpBuilder &wb, Value warp) {
+            computeTile(wb, indexConst(wb, last),
+                        indexConst(wb, last % kStages), e.lastSteps,
+                        /*isLast=*/true, warp);
+            WarpTile tile = e.warpTile(wb, warp, bn);
+            Value mWarp = arith::AddIOp::create(wb, mBase, tile.rowOffset);
+            forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
+              e.storeOutputs(lb, args, mWarp, tile.nWarp, lane, rows,
+                             loadLane(lb, acc, warp, lane));
+            });
+          });
         });
       });
-    });
-  });
 }
 
 } // namespace

@@ -37,9 +37,9 @@ void qtensor::registerDialects(mlir::DialectRegistry &registry) {
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::index::IndexDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::ml_program::MLProgramDialect,
-                  mlir::quant::QuantDialect, mlir::scf::SCFDialect,
-                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect,
-                  mlir::ub::UBDialect, mlir::vector::VectorDialect>();
+                  mlir::ml_program::MLProgramDialect, mlir::quant::QuantDialect,
+                  mlir::scf::SCFDialect, mlir::shard::ShardDialect,
+                  mlir::tensor::TensorDialect, mlir::ub::UBDialect,
+                  mlir::vector::VectorDialect>();
   detail::registerGPUDialects(registry);
 }

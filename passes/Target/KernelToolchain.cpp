@@ -136,10 +136,10 @@ Status linkSharedObject(const std::string &objectPath,
   if (auto clang = firstExisting({"/usr/lib/llvm-22/bin/clang"}, "clang-22"))
     // compiler-rt's builtins (linked statically) provide the soft-float
     // helpers LLVM may call, e.g. __truncsfbf2, which libgcc 12 lacks.
-    return runTool(*clang,
-                   {"-shared", "--rtlib=compiler-rt", "-o", sharedObjectPath,
-                    objectPath},
-                   sharedObjectPath);
+    return runTool(
+        *clang,
+        {"-shared", "--rtlib=compiler-rt", "-o", sharedObjectPath, objectPath},
+        sharedObjectPath);
   if (auto lld = firstExisting({"/usr/lib/llvm-22/bin/ld.lld"}, "ld.lld"))
     return runTool(*lld, {"-shared", "-o", sharedObjectPath, objectPath},
                    sharedObjectPath);

@@ -133,9 +133,8 @@ Expected<void *> HostKernelLibrary::resolve(const std::string &symbol) const {
 #if defined(__clang__)
 __attribute__((no_sanitize("function")))
 #endif
-Status
-qtensor::runtime::callMlirCInterface(void *function,
-                                     const std::vector<HostOperand> &operands) {
+Status qtensor::runtime::callMlirCInterface(
+    void *function, const std::vector<HostOperand> &operands) {
   if (!function)
     return makeError("host kernel call: null function");
   if (operands.empty() || operands.size() > kMaxKernelArgs)

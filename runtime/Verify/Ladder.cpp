@@ -64,9 +64,8 @@ Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
   if (!codes)
     return makeError(entry.name, ".codes: ", codes.message());
   t.codes = codes.take();
-  auto scales =
-      artifact::readQParams(r.scales->dtype, r.scales->data,
-                            r.scales->byteSize());
+  auto scales = artifact::readQParams(r.scales->dtype, r.scales->data,
+                                      r.scales->byteSize());
   if (!scales)
     return makeError(entry.name, ".scales: ", scales.message());
   t.scales = scales.take();
@@ -102,8 +101,7 @@ std::string locateChangedTensors(const std::string &dir) {
       if (!file)
         return "";
       auto parsed = runtime::parseBoundedJson(
-          {reinterpret_cast<const char *>(file->data()), file->size()},
-          f.path);
+          {reinterpret_cast<const char *>(file->data()), file->size()}, f.path);
       if (!parsed)
         return "";
       report = parsed.take();
@@ -119,8 +117,8 @@ std::string locateChangedTensors(const std::string &dir) {
     auto opened = root->openFile(f.path);
     if (!opened)
       continue;
-    auto mapped = MappedFile::fromDescriptor(opened->fd.get(),
-                                             root->display(f.path));
+    auto mapped =
+        MappedFile::fromDescriptor(opened->fd.get(), root->display(f.path));
     if (!mapped)
       continue;
     auto shard = safetensors::SafetensorsFile::fromMappedFile(mapped.take());
@@ -180,8 +178,9 @@ LevelResult levelPacking(const artifact::Artifact &a) {
       while (at < t->codeSize && at < repacked->size() &&
              (*repacked)[at] == t->codeBytes[at])
         ++at;
-      r.detail = e.name + ".codes: repacking the unpacked codes differs at "
-                          "byte " +
+      r.detail = e.name +
+                 ".codes: repacking the unpacked codes differs at "
+                 "byte " +
                  std::to_string(at) + " (layout " +
                  t->descriptor.layout.family + ")";
       return r;
@@ -232,8 +231,8 @@ LevelResult levelReference(const artifact::Artifact &a) {
     }
     if (*digest != it->second) {
       r.detail = e.name + ": reconstruction digest " + digest->substr(0, 16) +
-                 "... differs from the compiler's " +
-                 it->second.substr(0, 16) + "...";
+                 "... differs from the compiler's " + it->second.substr(0, 16) +
+                 "...";
       return r;
     }
     releaseMappedPages(t->codeBytes, t->codeSize);
@@ -252,10 +251,10 @@ LadderResult runLadder(const std::string &dir) {
   std::optional<artifact::Artifact> a;
   result.levels.push_back(levelBytes(dir, a));
   if (!a) {
-    for (auto [level, name] :
-         {std::pair{"L1", "pack/unpack"}, {"L2", "reference reconstruction"},
-          {"L3", "operator parity (host)"},
-          {"L5", "dispatch and resources"}})
+    for (auto [level, name] : {std::pair{"L1", "pack/unpack"},
+                               {"L2", "reference reconstruction"},
+                               {"L3", "operator parity (host)"},
+                               {"L5", "dispatch and resources"}})
       result.levels.push_back({level, name, false, "not run: L0 failed"});
     result.ok = false;
     return result;
@@ -271,8 +270,7 @@ LadderResult runLadder(const std::string &dir) {
     }
   };
   guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
-  guarded("L2", "reference reconstruction",
-          [&] { return levelReference(*a); });
+  guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });
   guarded("L3", "operator parity", [&] { return detail::levelOperator(*a); });
   guarded("L5", "dispatch and resources",
           [&] { return detail::levelDispatch(*a); });

@@ -45,8 +45,7 @@ kernels::PhaseQuery phaseQuery(const json &e, kernels::Phase phase) {
 
 /// Re-admits and re-plans one trace entry. Returns "" when it holds.
 std::string checkEntry(const artifact::Artifact &a, const json &e,
-                       const std::string &where,
-                       const kernels::Target &target,
+                       const std::string &where, const kernels::Target &target,
                        kernels::FallbackPolicy policy,
                        const std::vector<kernels::PhaseQuery> &opPhases) {
   const kernels::KernelRegistry &registry = kernels::builtinRegistry();
@@ -298,8 +297,8 @@ LevelResult levelDispatch(const artifact::Artifact &a) {
   const json &ledger = report->value("ledger", json::object());
   uint64_t expectQuantized = ledger.value("stored_quantized_bytes", 0ull);
   // Biases are stored as plain tensors beside the weights they belong to.
-  uint64_t expectPlain = ledger.value("plain_bytes", 0ull) +
-                         ledger.value("bias_bytes", 0ull);
+  uint64_t expectPlain =
+      ledger.value("plain_bytes", 0ull) + ledger.value("bias_bytes", 0ull);
   if (quantizedBytes != expectQuantized || plainBytes != expectPlain) {
     r.detail = "stored bytes (" + std::to_string(quantizedBytes) +
                " quantized, " + std::to_string(plainBytes) +
@@ -309,11 +308,11 @@ LevelResult levelDispatch(const artifact::Artifact &a) {
     return r;
   }
   r.ok = true;
-  r.detail = std::to_string(checked) + " (op, phase) selections re-admitted "
-                                       "and re-selected, " +
-             std::to_string(fallbacks) + " fallbacks (" + *policyName +
-             "), " + std::to_string(quantizedBytes) +
-             " quantized bytes = ledger";
+  r.detail = std::to_string(checked) +
+             " (op, phase) selections re-admitted "
+             "and re-selected, " +
+             std::to_string(fallbacks) + " fallbacks (" + *policyName + "), " +
+             std::to_string(quantizedBytes) + " quantized bytes = ledger";
   return r;
 }
 

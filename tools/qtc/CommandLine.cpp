@@ -11,11 +11,11 @@ CommandLine::CommandLine(std::string command, std::string usage)
 
 CommandLine &CommandLine::flag(std::vector<std::string> names, bool &out,
                                bool value) {
-  options.push_back({std::move(names), nullptr,
-                     [&out, value](const std::string &) {
-                       out = value;
-                       return std::optional<std::string>();
-                     }});
+  options.push_back(
+      {std::move(names), nullptr, [&out, value](const std::string &) {
+         out = value;
+         return std::optional<std::string>();
+       }});
   return *this;
 }
 
@@ -67,8 +67,8 @@ std::optional<int> CommandLine::parse(const std::vector<std::string> &args) {
         value = args[++i];
       }
       if (std::optional<std::string> error = o->set(value))
-        return usageError(a + (o->what ? " " + value : std::string()) +
-                          ": " + *error);
+        return usageError(a + (o->what ? " " + value : std::string()) + ": " +
+                          *error);
       continue;
     }
     if (!a.empty() && a[0] == '-')

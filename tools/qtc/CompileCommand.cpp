@@ -22,7 +22,8 @@ namespace {
 
 const char *kUsage =
     "usage: qtc compile INPUT --target sm_80|sm_90|host -o DIR\n"
-    "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep]\n"
+    "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | "
+    "keep]\n"
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
@@ -49,8 +50,8 @@ const char *kUsage =
 /// One of `allowed` into `out`, or what was expected.
 CommandLine::Setter oneOf(std::string &out, std::vector<std::string> allowed,
                           std::string expected) {
-  return [&out, allowed, expected](const std::string &v)
-             -> std::optional<std::string> {
+  return [&out, allowed,
+          expected](const std::string &v) -> std::optional<std::string> {
     for (const std::string &a : allowed)
       if (v == a) {
         out = v;

@@ -1,4 +1,5 @@
-//===- Inspect.h - `qtc inspect` ---------------------------------*- C++ -*-===//
+//===- Inspect.h - `qtc inspect` ---------------------------------*- C++
+//-*-===//
 #ifndef QTENSOR_TOOLS_QTC_INSPECT_H
 #define QTENSOR_TOOLS_QTC_INSPECT_H
 

@@ -69,8 +69,8 @@ std::string InspectReport::toText() const {
     for (const InspectedTensor &t : tensors) {
       os << "    " << t.name << std::string(nameWidth - t.name.size() + 2, ' ')
          << t.type << std::string(typeWidth - t.type.size() + 2, ' ')
-         << shapeText(t.shape) << "  @" << t.absoluteOffset << "  "
-         << t.bytes << " B";
+         << shapeText(t.shape) << "  @" << t.absoluteOffset << "  " << t.bytes
+         << " B";
       if (!t.file.empty())
         os << "  " << t.file;
       os << "\n";

@@ -1,4 +1,5 @@
-//===- Progress.h - Staged progress for long qtc commands --------*- C++ -*-===//
+//===- Progress.h - Staged progress for long qtc commands --------*- C++
+//-*-===//
 //
 // Stages are announced as "[2/6] quantize" lines on stderr; long stages
 // report counts with an estimate of the time left ("  14/224 linears,
@@ -27,8 +28,7 @@ public:
 
   void stage(const std::string &key, const std::string &title, int index,
              int stages) override;
-  void advance(uint64_t done, uint64_t total,
-               const std::string &unit) override;
+  void advance(uint64_t done, uint64_t total, const std::string &unit) override;
   /// Ends the current stage (prints its duration in text mode).
   void finish(const std::string &summary) override;
   /// The key of the stage that started last ("" before any).

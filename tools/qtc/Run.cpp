@@ -213,10 +213,10 @@ activationsFor(const Options &o, bool haveInput,
   QTENSOR_TRY(checkFits(o, haveInput ? 1 : o.tokens.value_or(1), n, k));
   stage = "input";
   QTENSOR_ASSIGN_OR_RETURN(
-      HostTensor x, haveInput ? fromInput()
-                              : deterministicActivations(
-                                    dtype, o.tokens.value_or(1), k, o.seed,
-                                    name));
+      HostTensor x, haveInput
+                        ? fromInput()
+                        : deterministicActivations(dtype, o.tokens.value_or(1),
+                                                   k, o.seed, name));
   stage = "check";
   QTENSOR_TRY(checkFits(o, x.rows, n, k));
   return x;
@@ -265,8 +265,9 @@ int runAllRanks(const Options &o) {
   for (const GroupOp &op : group.ops()) {
     const char *stage = "";
     Expected<HostTensor> x = activationsFor(
-        o, input->has_value(), [&] { return wholeActivationsFromFile(**input, op); },
-        op.activation, op.n, op.k, op.op, stage);
+        o, input->has_value(),
+        [&] { return wholeActivationsFromFile(**input, op); }, op.activation,
+        op.n, op.k, op.op, stage);
     if (!x)
       return fail(o, stage, x.message());
     auto out = group.run(op, *x);

@@ -27,8 +27,7 @@ int runVerify(const std::vector<std::string> &args) {
   // DIR/manifest.json stands for its directory, as in `qtc inspect`.
   const std::string manifest = "/manifest.json";
   if (dir.size() > manifest.size() &&
-      dir.compare(dir.size() - manifest.size(), manifest.size(), manifest) ==
-          0)
+      dir.compare(dir.size() - manifest.size(), manifest.size(), manifest) == 0)
     dir.resize(dir.size() - manifest.size());
 
   verify::LadderResult result = verify::runLadder(dir);

@@ -1,4 +1,5 @@
-//===- VerifyCommand.h - `qtc verify` ----------------------------*- C++ -*-===//
+//===- VerifyCommand.h - `qtc verify` ----------------------------*- C++
+//-*-===//
 #ifndef QTENSOR_TOOLS_QTC_VERIFYCOMMAND_H
 #define QTENSOR_TOOLS_QTC_VERIFYCOMMAND_H
 

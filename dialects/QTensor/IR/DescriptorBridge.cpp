@@ -23,7 +23,8 @@ static_assert(uint32_t(ZeroPointKind::Min) ==
               uint32_t(::qtensor::ZeroPointKind::Min));
 static_assert(uint32_t(Granularity::Group) ==
               uint32_t(::qtensor::Granularity::Group));
-static_assert(uint32_t(TailRule::Exact) == uint32_t(::qtensor::TailRule::Exact));
+static_assert(uint32_t(TailRule::Exact) ==
+              uint32_t(::qtensor::TailRule::Exact));
 static_assert(uint32_t(RoundingMode::TowardZero) ==
               uint32_t(::qtensor::RoundingMode::TowardZero));
 static_assert(uint32_t(SaturationMode::Reject) ==
@@ -70,14 +71,12 @@ bool isScaleType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32();
 }
 
-::qtensor::AffineDescriptor
-makeAffineDescriptor(IntegerType code, QuantScheme scheme,
-                     ZeroPointKind zeroPoint, Granularity granularity,
-                     int64_t axis, int64_t groupSize, TailRule tail,
-                     mlir::FloatType scale, RoundingMode rounding,
-                     SaturationMode saturation, bool narrowRange,
-                     SignedEncoding encoding, DenseI64ArrayAttr permutation,
-                     uint32_t decoderVersion) {
+::qtensor::AffineDescriptor makeAffineDescriptor(
+    IntegerType code, QuantScheme scheme, ZeroPointKind zeroPoint,
+    Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
+    mlir::FloatType scale, RoundingMode rounding, SaturationMode saturation,
+    bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
+    uint32_t decoderVersion) {
   ::qtensor::AffineDescriptor d;
   d.code = {code.getWidth(), code.isSigned()};
   d.scheme = convertEnum<::qtensor::QuantScheme>(scheme);
@@ -103,12 +102,11 @@ makeAffineDescriptor(IntegerType code, QuantScheme scheme,
 // Attribute -> plain
 //===----------------------------------------------------------------------===//
 
-::qtensor::AffineDescriptor
-mlir::qt::toDescriptor(AffineDescriptorAttr a) {
+::qtensor::AffineDescriptor mlir::qt::toDescriptor(AffineDescriptorAttr a) {
   return detail::makeAffineDescriptor(
       a.getCode(), a.getScheme(), a.getZeroPoint(), a.getGranularity(),
-      a.getAxis(), a.getGroupSize(), a.getTail(), a.getScale(),
-      a.getRounding(), a.getSaturation(), a.getNarrowRange(), a.getEncoding(),
+      a.getAxis(), a.getGroupSize(), a.getTail(), a.getScale(), a.getRounding(),
+      a.getSaturation(), a.getNarrowRange(), a.getEncoding(),
       a.getPermutation(), a.getDecoderVersion());
 }
 
@@ -142,8 +140,7 @@ mlir::qt::toDescriptor(QuantizedTensorType type) {
 //===----------------------------------------------------------------------===//
 
 ::qtensor::Expected<AffineDescriptorAttr>
-mlir::qt::toAttr(MLIRContext *context,
-                      const ::qtensor::AffineDescriptor &d) {
+mlir::qt::toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d) {
   // IntegerType::get asserts on absurd widths: check the plain form first.
   if (::qtensor::Status s = ::qtensor::verifyDescriptor(d); !s)
     return s.error();
@@ -170,8 +167,7 @@ mlir::qt::toAttr(MLIRContext *context,
 }
 
 ::qtensor::Expected<LayoutAttr>
-mlir::qt::toAttr(MLIRContext *context,
-                      const ::qtensor::LayoutDescriptor &l) {
+mlir::qt::toAttr(MLIRContext *context, const ::qtensor::LayoutDescriptor &l) {
   Builder b(context);
   DenseI64ArrayAttr tile, padding;
   if (!l.tile.empty())
@@ -184,7 +180,7 @@ mlir::qt::toAttr(MLIRContext *context,
 
 ::qtensor::Expected<QuantizedTensorType>
 mlir::qt::toType(MLIRContext *context,
-                      const ::qtensor::QuantizedTensorDescriptor &t) {
+                 const ::qtensor::QuantizedTensorDescriptor &t) {
   auto descriptor = toAttr(context, t.descriptor);
   if (!descriptor)
     return descriptor.error();

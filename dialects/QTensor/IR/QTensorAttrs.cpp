@@ -34,14 +34,12 @@ void QTensorDialect::registerAttributes() {
 
 namespace mlir::qt::detail {
 /// Defined in DescriptorBridge.cpp; shared by verify() and toDescriptor().
-::qtensor::AffineDescriptor
-makeAffineDescriptor(IntegerType code, QuantScheme scheme,
-                     ZeroPointKind zeroPoint, Granularity granularity,
-                     int64_t axis, int64_t groupSize, TailRule tail,
-                     FloatType scale, RoundingMode rounding,
-                     SaturationMode saturation, bool narrowRange,
-                     SignedEncoding encoding, DenseI64ArrayAttr permutation,
-                     uint32_t decoderVersion);
+::qtensor::AffineDescriptor makeAffineDescriptor(
+    IntegerType code, QuantScheme scheme, ZeroPointKind zeroPoint,
+    Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
+    FloatType scale, RoundingMode rounding, SaturationMode saturation,
+    bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
+    uint32_t decoderVersion);
 bool isScaleType(Type type);
 } // namespace mlir::qt::detail
 
@@ -58,11 +56,11 @@ LogicalResult AffineDescriptorAttr::verify(
                        << "), got signless " << code;
   if (!detail::isScaleType(scale))
     return emitError() << "scale type must be f16, bf16 or f32, got " << scale;
-  ::qtensor::Status status = ::qtensor::verifyDescriptor(
-      detail::makeAffineDescriptor(code, scheme, zeroPoint, granularity, axis,
-                                   groupSize, tail, scale, rounding,
-                                   saturation, narrowRange, encoding,
-                                   permutation, decoderVersion));
+  ::qtensor::Status status =
+      ::qtensor::verifyDescriptor(detail::makeAffineDescriptor(
+          code, scheme, zeroPoint, granularity, axis, groupSize, tail, scale,
+          rounding, saturation, narrowRange, encoding, permutation,
+          decoderVersion));
   if (!status)
     return emitError() << status.message();
   return success();
@@ -176,14 +174,12 @@ PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "slice [" << bounds[r] << ", " << bounds[r + 1]
                          << ")";
   }
-  if (qparams.size() % 2 != 0 ||
-      qparams.size() / 2 != ranks)
+  if (qparams.size() % 2 != 0 || qparams.size() / 2 != ranks)
     return emitError() << "qparams needs 2 * ranks entries for " << ranks
                        << " ranks, got " << qparams.size();
   for (int64_t r = 0; r < ranks; ++r)
     if (qparams[2 * r] < 0 || qparams[2 * r + 1] <= qparams[2 * r])
       return emitError() << "rank " << r << " has the empty qparam range ["
-                         << qparams[2 * r] << ", " << qparams[2 * r + 1]
-                         << ")";
+                         << qparams[2 * r] << ", " << qparams[2 * r + 1] << ")";
   return success();
 }

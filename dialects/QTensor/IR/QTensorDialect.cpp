@@ -1,8 +1,8 @@
 //===- QTensorDialect.cpp - The qtensor dialect ---------------------------===//
 
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
-#include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDispatch.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorPlacement.h"
 
 #include "mlir/IR/OpImplementation.h"

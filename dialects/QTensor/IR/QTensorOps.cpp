@@ -82,9 +82,9 @@ LogicalResult verifyQParamTensor(Operation *op, StringRef role, Type actual,
            << " but the descriptor needs " << formatShape(expected)
            << explainQParamShape(type);
   if (ranked.getElementType() != elementType)
-    return op->emitOpError() << role << " have element type "
-                             << ranked.getElementType()
-                             << " but the descriptor needs " << elementType;
+    return op->emitOpError()
+           << role << " have element type " << ranked.getElementType()
+           << " but the descriptor needs " << elementType;
   return success();
 }
 
@@ -99,9 +99,8 @@ LogicalResult verifyQParams(Operation *op, QuantizedTensorType type,
     return op->emitOpError()
            << "has zero-points but the descriptor's scheme has none";
   if (zeroType && !zeroPoints)
-    return op->emitOpError()
-           << "needs zero-points of element type " << zeroType
-           << ": the descriptor is asymmetric";
+    return op->emitOpError() << "needs zero-points of element type " << zeroType
+                             << ": the descriptor is asymmetric";
   if (zeroPoints)
     return verifyQParamTensor(op, "zero-points", zeroPoints, type, zeroType);
   return success();
@@ -179,9 +178,9 @@ LogicalResult verifyCodes(Operation *op, Type codes, QuantizedTensorType type) {
 LogicalResult AssembleOp::verify() {
   QuantizedTensorType type = getResult().getType();
   if (failed(verifyCodes(*this, getCodes().getType(), type)) ||
-      failed(verifyQParams(*this, type, getScales().getType(),
-                           getZeroPoints() ? getZeroPoints().getType()
-                                           : Type())))
+      failed(
+          verifyQParams(*this, type, getScales().getType(),
+                        getZeroPoints() ? getZeroPoints().getType() : Type())))
     return failure();
   // Constant codes can be proven inside the code range (e.g. the restricted
   // symmetric range forbids -2^(b-1)).
@@ -196,8 +195,8 @@ LogicalResult AssembleOp::verify() {
       if (code >= lo && code <= hi)
         return success();
       return emitOpError() << "code " << code << " at flat index " << index
-                           << " is outside the code range [" << lo << ", "
-                           << hi << "]";
+                           << " is outside the code range [" << lo << ", " << hi
+                           << "]";
     };
     // A splat holds one value however large the tensor is.
     if (constant.isSplat())

@@ -35,10 +35,11 @@ QuantizedTensorType QuantizedTensorType::get(ArrayRef<int64_t> shape,
   return Base::get(context, shape, elementType, descriptor, layout);
 }
 
-QuantizedTensorType QuantizedTensorType::getChecked(
-    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
-    FloatType elementType, DescriptorAttrInterface descriptor,
-    LayoutAttr layout) {
+QuantizedTensorType
+QuantizedTensorType::getChecked(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape, FloatType elementType,
+                                DescriptorAttrInterface descriptor,
+                                LayoutAttr layout) {
   MLIRContext *context = elementType.getContext();
   if (!layout)
     layout = LayoutAttr::getLogical(context);

@@ -1,4 +1,5 @@
-//===- Compile.h - Checkpoint to verified artifact, as a library -*- C++ -*-===//
+//===- Compile.h - Checkpoint to verified artifact, as a library -*- C++
+//-*-===//
 //
 // The whole ahead-of-time compile behind one call: read a checkpoint (a
 // Hugging Face style directory, a GGUF file, or an MLIR module with its
@@ -39,10 +40,11 @@ struct CompileRequest {
   std::string weights;
   /// The artifact directory (written transactionally, manifest last).
   std::string outputDir;
-  std::string target;              ///< sm_80 | sm_90 | host
-  std::string quant = "w4a16:g128"; ///< w4a16:gG[:sym|:asym] | w8a16[...] | keep
-  std::string phase = "both";       ///< decode | prefill | both
-  std::string fallback = "forbid";  ///< forbid | warn | allow
+  std::string target; ///< sm_80 | sm_90 | host
+  std::string quant =
+      "w4a16:g128";                ///< w4a16:gG[:sym|:asym] | w8a16[...] | keep
+  std::string phase = "both";      ///< decode | prefill | both
+  std::string fallback = "forbid"; ///< forbid | warn | allow
   std::string groupPolicy = "error"; ///< error | align
   /// fnmatch globs: linears kept in float / the head quantized.
   std::vector<std::string> excludes, includes;

@@ -1,4 +1,5 @@
-//===- KernelSpec.h - What one generated kernel is specialized for -*- C++ -*-===//
+//===- KernelSpec.h - What one generated kernel is specialized for -*- C++
+//-*-===//
 //
 // The static configuration the kernel generators specialize a quantized
 // linear kernel for (seed M8.9 0x07A): family, code width, symmetry, group
@@ -38,8 +39,8 @@ constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
-  unsigned bits = 4;      ///< 4 or 8
-  bool symmetric = true;  ///< signed codes, no zero-points
+  unsigned bits = 4;       ///< 4 or 8
+  bool symmetric = true;   ///< signed codes, no zero-points
   int64_t groupSize = 128; ///< 32, 64, 128, or 0 for per-channel (G = K)
   ActivationType activation = ActivationType::F16;
   /// Scale dtype; unset means the activation's (a bf16 model may well

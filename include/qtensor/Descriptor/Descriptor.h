@@ -1,4 +1,5 @@
-//===- Descriptor.h - The logical contract of a quantized tensor -*- C++ -*-===//
+//===- Descriptor.h - The logical contract of a quantized tensor -*- C++
+//-*-===//
 //
 // What stored codes mean (seed M8.9 0x01B): code type, zero-point kind, group
 // axis and size, tail rule, scale dtype, rounding, permutation, decoder
@@ -61,8 +62,8 @@ struct AffineDescriptor {
   QuantScheme scheme = QuantScheme::Symmetric;
   ZeroPointKind zeroPoint = ZeroPointKind::None;
   Granularity granularity = Granularity::PerTensor;
-  int64_t axis = -1;      ///< PerAxis and Group only
-  int64_t groupSize = 0;  ///< Group only
+  int64_t axis = -1;     ///< PerAxis and Group only
+  int64_t groupSize = 0; ///< Group only
   TailRule tail = TailRule::Partial;
   FloatType scaleType = FloatType::F16;
   RoundingMode rounding = RoundingMode::NearestEven;

@@ -1,4 +1,5 @@
-//===- DescriptorJson.h - Descriptor <-> JSON (manifest schema) --*- C++ -*-===//
+//===- DescriptorJson.h - Descriptor <-> JSON (manifest schema) --*- C++
+//-*-===//
 //
 // The manifest's per-tensor schema. Parsing is strict: a missing required
 // field, an unknown field, a wrong JSON type or an unknown enum spelling is an

@@ -1,4 +1,5 @@
-//===- Reconstruct.h - Reference decoder of an affine tensor -----*- C++ -*-===//
+//===- Reconstruct.h - Reference decoder of an affine tensor -----*- C++
+//-*-===//
 //
 // The slow, explicit decoder of seed M8.9 0x09C (parity level 2): logical
 // codes + qparams -> values, by the descriptor alone. Kernels are checked
@@ -19,19 +20,18 @@ namespace qtensor {
 /// the descriptor's granularity. With a permutation P of the group axis,
 /// position i of that axis holds logical index P[i] and groups are formed
 /// over positions: logical index k belongs to group inverse(P)[k] / G.
-Expected<std::vector<int64_t>> qparamIndexOfElements(const AffineDescriptor &d,
-                                                     const std::vector<int64_t> &shape);
+Expected<std::vector<int64_t>>
+qparamIndexOfElements(const AffineDescriptor &d,
+                      const std::vector<int64_t> &shape);
 
 /// x = s * (q - z) (integer and float zero-points), s * q + m (min), s * q
 /// (none), for every element in row-major order. `codes` are logical codes
 /// (one per element); `scales` and `zeros` hold one value per qparam
 /// (`zeros` empty when the kind is none). Codes outside the descriptor's
 /// range are an error naming the flat index.
-Expected<std::vector<double>>
-reconstructAffine(const QuantizedTensorDescriptor &t,
-                  const std::vector<int32_t> &codes,
-                  const std::vector<double> &scales,
-                  const std::vector<double> &zeros);
+Expected<std::vector<double>> reconstructAffine(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros);
 
 } // namespace qtensor
 

@@ -41,8 +41,8 @@
 #define QTENSOR_FORMATS_ARTIFACTPATH_H
 
 #include "qtensor/Support/Expected.h"
-#include "qtensor/Support/Sha256.h"
 #include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
 
 #include <cstddef>
 #include <cstdint>

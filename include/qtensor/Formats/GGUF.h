@@ -1,4 +1,5 @@
-//===- GGUF.h - Hardened GGUF v2/v3 reader -----------------------*- C++ -*-===//
+//===- GGUF.h - Hardened GGUF v2/v3 reader -----------------------*- C++
+//-*-===//
 //
 // Reads a GGUF file (ggml's docs/gguf.md) as untrusted input (seed M8.9 0x05A,
 // 0x05B): every count, length, shape and offset is checked against the bytes
@@ -74,8 +75,8 @@ struct GGUFLimits {
   uint64_t maxNestedArrayValues = uint64_t(1) << 16;
   uint64_t maxArrayLength = uint64_t(1) << 32;
   uint64_t maxStringBytes = uint64_t(256) << 20;
-  uint64_t maxKeyBytes = 65535;        ///< gguf.md: keys are at most 65535 bytes
-  uint64_t maxTensorNameBytes = 64;    ///< gguf.md: names are at most 64 bytes
+  uint64_t maxKeyBytes = 65535;     ///< gguf.md: keys are at most 65535 bytes
+  uint64_t maxTensorNameBytes = 64; ///< gguf.md: names are at most 64 bytes
   /// Also require ggml's dense layout: tensor i+1 starts exactly at
   /// align(offset_i + bytes_i) in info order, with the first at 0 (the 0x02B
   /// recurrence; what gguf_init_from_file demands). Off by default: gguf.md
@@ -143,13 +144,13 @@ struct GGUFKeyValue {
 struct GGUFTensorInfo {
   std::string_view name;
   GGMLType type;
-  std::vector<int64_t> ne;     ///< file order: ne[0] is the contiguous row
-  uint64_t elementCount;       ///< product of ne (1 for n_dims = 0)
-  uint64_t byteSize;           ///< ggml_nbytes
-  uint64_t offset;             ///< relative to the data section
-  uint64_t absoluteOffset;     ///< dataSectionOffset + offset
-  const uint8_t *data;         ///< mapping + absoluteOffset
-  uint64_t infoOffset;         ///< where this tensor's info record starts
+  std::vector<int64_t> ne; ///< file order: ne[0] is the contiguous row
+  uint64_t elementCount;   ///< product of ne (1 for n_dims = 0)
+  uint64_t byteSize;       ///< ggml_nbytes
+  uint64_t offset;         ///< relative to the data section
+  uint64_t absoluteOffset; ///< dataSectionOffset + offset
+  const uint8_t *data;     ///< mapping + absoluteOffset
+  uint64_t infoOffset;     ///< where this tensor's info record starts
 };
 
 class GGUFFile {
@@ -275,7 +276,8 @@ uint32_t scalarSize(GGUFValueType type);
 uint64_t loadBits(const uint8_t *raw, uint32_t elemSize, uint64_t i);
 } // namespace gguf_detail
 
-template <> inline std::optional<std::string_view>
+template <>
+inline std::optional<std::string_view>
 GGUFValue::get<std::string_view>() const {
   if (kind != GGUFValueType::String)
     return std::nullopt;

@@ -1,4 +1,5 @@
-//===- QuantizedStorage.h - Stored codes <-> logical codes -------*- C++ -*-===//
+//===- QuantizedStorage.h - Stored codes <-> logical codes -------*- C++
+//-*-===//
 //
 // The packer's contract for an artifact's quantized tensors, in one place:
 // which bytes a (descriptor, layout) pair stores its codes in, and how
@@ -30,26 +31,27 @@
 namespace qtensor::artifact {
 
 /// The stored code tensor's shape for `t` (U8 bytes).
-Expected<std::vector<int64_t>> storedCodeShape(const QuantizedTensorDescriptor &t);
+Expected<std::vector<int64_t>>
+storedCodeShape(const QuantizedTensorDescriptor &t);
 
 /// Logical codes (row-major, one per element) -> stored bytes.
-Expected<std::vector<uint8_t>> packStoredCodes(const QuantizedTensorDescriptor &t,
-                                               const std::vector<int32_t> &codes);
+Expected<std::vector<uint8_t>>
+packStoredCodes(const QuantizedTensorDescriptor &t,
+                const std::vector<int32_t> &codes);
 
 /// Stored bytes -> logical codes; padding must be zero and every code inside
 /// the descriptor's range (errors name the element).
-Expected<std::vector<int32_t>> unpackStoredCodes(const QuantizedTensorDescriptor &t,
-                                                 const uint8_t *bytes,
-                                                 size_t numBytes);
+Expected<std::vector<int32_t>>
+unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
+                  size_t numBytes);
 
 /// The safetensors dtype scales (and float zero-points) are stored in.
 safetensors::DType scaleDType(const AffineDescriptor &d);
 
 /// Stored qparams (F16/BF16/F32 floats, or integer zero-points of any
 /// integer dtype) as doubles.
-Expected<std::vector<double>> readQParams(safetensors::DType dtype,
-                                          const uint8_t *bytes,
-                                          size_t numBytes);
+Expected<std::vector<double>>
+readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes);
 
 /// SHA-256 of the reconstruction x_hat = s * (q - z) (Descriptor/
 /// Reconstruct.h) as little-endian binary32: the value a compile records and

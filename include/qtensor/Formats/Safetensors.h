@@ -1,4 +1,5 @@
-//===- Safetensors.h - Hardened safetensors reader and writer ----*- C++ -*-===//
+//===- Safetensors.h - Hardened safetensors reader and writer ----*- C++
+//-*-===//
 //
 // A safetensors file is an 8-byte little-endian header length N, N bytes of
 // UTF-8 JSON, then one byte buffer that the header's tensors tile exactly
@@ -73,7 +74,7 @@ struct TensorView {
   std::string name;
   DType dtype = DType::U8;
   std::vector<int64_t> shape;
-  uint64_t begin = 0, end = 0; ///< data_offsets, relative to the byte buffer
+  uint64_t begin = 0, end = 0;   ///< data_offsets, relative to the byte buffer
   const uint8_t *data = nullptr; ///< first payload byte
   uint64_t bufferOffset = 0;     ///< absolute file offset of the byte buffer
 
@@ -90,8 +91,8 @@ public:
   static Expected<SafetensorsFile> open(const std::string &path,
                                         const Limits &limits = Limits());
   /// Validates an already mapped file; error messages use `file.path()`.
-  static Expected<SafetensorsFile> fromMappedFile(MappedFile file,
-                                                  const Limits &limits = Limits());
+  static Expected<SafetensorsFile>
+  fromMappedFile(MappedFile file, const Limits &limits = Limits());
 
   SafetensorsFile(SafetensorsFile &&) = default;
   SafetensorsFile &operator=(SafetensorsFile &&) = default;

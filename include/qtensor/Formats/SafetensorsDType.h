@@ -1,4 +1,5 @@
-//===- SafetensorsDType.h - Safetensors element types ------------*- C++ -*-===//
+//===- SafetensorsDType.h - Safetensors element types ------------*- C++
+//-*-===//
 //
 // The fifteen byte-addressable element types of the safetensors format (seed
 // M8.9 0x02A). The enumerators follow the reference crate's `Dtype` order,
@@ -19,15 +20,15 @@
 namespace qtensor::safetensors {
 
 enum class DType : uint8_t {
-  BOOL,    ///< one byte, 0 or 1
+  BOOL, ///< one byte, 0 or 1
   U8,
   I8,
   F8_E5M2, ///< 1-5-2, bias 15, IEEE-like (inf and NaN)
   F8_E4M3, ///< the "FN" variant: 1-4-3, bias 7, no inf, NaN = S.1111.111
   I16,
   U16,
-  F16,     ///< IEEE binary16
-  BF16,    ///< bfloat16 (upper half of a binary32)
+  F16,  ///< IEEE binary16
+  BF16, ///< bfloat16 (upper half of a binary32)
   I32,
   U32,
   F32,

@@ -1,4 +1,5 @@
-//===- KernelLayout.h - Kernel-native code layouts ---------------*- C++ -*-===//
+//===- KernelLayout.h - Kernel-native code layouts ---------------*- C++
+//-*-===//
 //
 // The physical order in which the generated GPU kernels read packed weight
 // codes (seed M8.1 0x06, M8.9 0x03C, 0x08B). A logical [N, K] code tensor is
@@ -83,8 +84,8 @@ struct KernelLayoutGeometry {
 };
 
 /// Errors on widths other than 4 and 8, nonpositive shapes and overflow.
-Expected<KernelLayoutGeometry> kernelLayoutGeometry(const KernelLayoutSpec &spec,
-                                                    int64_t rows, int64_t cols);
+Expected<KernelLayoutGeometry>
+kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols);
 
 /// Packs row-major logical codes [rows, cols]. Codes must lie in the range
 /// of a `bits`-wide signed or unsigned integer; an out-of-range code is an

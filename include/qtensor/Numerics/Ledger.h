@@ -1,4 +1,5 @@
-//===- Ledger.h - Storage ledgers and accumulator bounds ---------*- C++ -*-===//
+//===- Ledger.h - Storage ledgers and accumulator bounds ---------*- C++
+//-*-===//
 //
 // Exact storage accounting for a row-bounded group-wise tensor (seed M8.1
 // 0x07, M8.9 0x03A-0x03B), the full-group estimate used for whole-model
@@ -34,11 +35,11 @@ struct TensorLedger {
   uint64_t logicalBits = 0;  ///< P * b_q + numGroups * (b_s + b_z)
   double bitsPerValue = 0.0; ///< logicalBits / P
 
-  uint64_t tightCodeBytes = 0;      ///< ceil(P * b_q / 8), one bit stream
-  uint64_t rowAlignedCodeBytes = 0; ///< N * ceil(K * b_q / 8)
-  uint64_t scaleBytes = 0;          ///< ceil(numGroups * b_s / 8)
-  uint64_t zeroBytes = 0;           ///< ceil(numGroups * b_z / 8)
-  uint64_t metadataBytes = 0;       ///< scaleBytes + zeroBytes
+  uint64_t tightCodeBytes = 0;       ///< ceil(P * b_q / 8), one bit stream
+  uint64_t rowAlignedCodeBytes = 0;  ///< N * ceil(K * b_q / 8)
+  uint64_t scaleBytes = 0;           ///< ceil(numGroups * b_s / 8)
+  uint64_t zeroBytes = 0;            ///< ceil(numGroups * b_z / 8)
+  uint64_t metadataBytes = 0;        ///< scaleBytes + zeroBytes
   uint64_t tightTotalBytes = 0;      ///< tightCodeBytes + metadataBytes
   uint64_t rowAlignedTotalBytes = 0; ///< rowAlignedCodeBytes + metadataBytes
 };

@@ -1,4 +1,5 @@
-//===- Packing.h - Sub-byte code packing and unpacking -----------*- C++ -*-===//
+//===- Packing.h - Sub-byte code packing and unpacking -----------*- C++
+//-*-===//
 //
 // Bit-level packing of integer codes (seed M8.1 0x06, M8.9 0x03A). Codes form
 // a continuous bit stream, so 3-bit codes straddle byte boundaries. Which end
@@ -61,13 +62,10 @@ Expected<std::vector<uint8_t>> packCodes(const int32_t *codes, int64_t rows,
 /// must be zero: the packed bytes may come from an untrusted file
 /// (M8.9 0x05), and a layout mismatch should fail loudly rather than decode
 /// into plausible codes. Two's-complement codes are sign-extended.
-Expected<std::vector<int32_t>> unpackCodes(const uint8_t *bytes,
-                                           size_t numBytes, int64_t rows,
-                                           int64_t cols, unsigned bits,
-                                           bool isSigned,
-                                           SignedEncoding encoding,
-                                           BitOrder order,
-                                           RowAlignment alignment);
+Expected<std::vector<int32_t>>
+unpackCodes(const uint8_t *bytes, size_t numBytes, int64_t rows, int64_t cols,
+            unsigned bits, bool isSigned, SignedEncoding encoding,
+            BitOrder order, RowAlignment alignment);
 
 } // namespace qtensor
 

@@ -1,4 +1,5 @@
-//===- ReferenceGemm.h - Slow reference quantized linear ---------*- C++ -*-===//
+//===- ReferenceGemm.h - Slow reference quantized linear ---------*- C++
+//-*-===//
 //
 // The integer reference for Y = X W^T with per-row activation parameters and
 // group-wise weight parameters (seed M8.1 0x05, 0x05A, 0x05C). Because the
@@ -22,8 +23,8 @@ namespace qtensor {
 
 /// Per-row (per-token) quantized activations X: [M, K].
 struct QuantizedActivations {
-  int64_t rows = 0; ///< M
-  int64_t cols = 0; ///< K
+  int64_t rows = 0;                ///< M
+  int64_t cols = 0;                ///< K
   std::vector<int32_t> codes;      ///< [M, K] row-major
   std::vector<double> scales;      ///< [M]
   std::vector<int32_t> zeroPoints; ///< [M], or empty for symmetric (all 0)

@@ -1,4 +1,5 @@
-//===- Pipelines.h - Pass pipelines shared by qopt and qtc -------*- C++ -*-===//
+//===- Pipelines.h - Pass pipelines shared by qopt and qtc -------*- C++
+//-*-===//
 #ifndef QTENSOR_PIPELINES_PIPELINES_H
 #define QTENSOR_PIPELINES_PIPELINES_H
 
@@ -19,13 +20,14 @@ void buildCleanupPipeline(mlir::OpPassManager &pm);
 /// What `--qtensor-compile` and `qtc compile` take. Values are checked by
 /// the passes that use them, which answer bad ones with a diagnostic.
 struct CompileOptions {
-  std::string target = "sm_90";     ///< sm_80 | sm_90 | host
-  int64_t tp = 1;                   ///< tensor-parallel ranks
-  std::string phase = "both";       ///< decode | prefill | both
-  std::string fallback = "forbid";  ///< forbid | warn | allow
-  std::string groupPolicy = "error"; ///< error | align | replicate-boundary | repack
+  std::string target = "sm_90";    ///< sm_80 | sm_90 | host
+  int64_t tp = 1;                  ///< tensor-parallel ranks
+  std::string phase = "both";      ///< decode | prefill | both
+  std::string fallback = "forbid"; ///< forbid | warn | allow
+  std::string groupPolicy =
+      "error"; ///< error | align | replicate-boundary | repack
   std::vector<std::string> strategies; ///< PATTERN:column|row|replicate
-  std::string traceFile;            ///< dispatch trace JSON, when not empty
+  std::string traceFile;               ///< dispatch trace JSON, when not empty
   /// After select-layouts, generate the kernel instances the linears need
   /// (qtensor-instantiate-kernels): "" skips it, "none" leaves them in the
   /// IR, "ptx" lowers them to gpu.binary ops holding PTX.

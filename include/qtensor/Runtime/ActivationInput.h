@@ -1,4 +1,5 @@
-//===- ActivationInput.h - An op's activations from a file -------*- C++ -*-===//
+//===- ActivationInput.h - An op's activations from a file -------*- C++
+//-*-===//
 //
 // `qtc run --input FILE` and embedders feed an op activations from a
 // safetensors file: the tensor named after the op (its manifest tensor or
@@ -22,8 +23,7 @@ namespace qtensor::runtime {
 
 /// One rank's activations for `op` from `file`.
 Expected<HostTensor>
-activationsFromFile(const safetensors::SafetensorsFile &file,
-                    const OpPlan &op);
+activationsFromFile(const safetensors::SafetensorsFile &file, const OpPlan &op);
 
 /// The whole op's activations (every rank's K) for a tensor-parallel group.
 Expected<HostTensor>

@@ -65,8 +65,8 @@ double kernelErrorBound(double absSum, double yRef, int64_t k,
 struct KernelError {
   double maxAbsError = 0;
   double worstRatio = 0;
-  size_t worstIndex = 0; ///< flat [T, N] index of the worst ratio
-  bool finite = true;    ///< every output and error is finite
+  size_t worstIndex = 0;     ///< flat [T, N] index of the worst ratio
+  bool finite = true;        ///< every output and error is finite
   size_t nonFiniteIndex = 0; ///< flat index of the first that is not
   bool within() const { return finite && worstRatio <= 1.0; }
 };

@@ -1,4 +1,5 @@
-//===- Progress.h - Where long library work reports its progress -*- C++ -*-===//
+//===- Progress.h - Where long library work reports its progress -*- C++
+//-*-===//
 //
 // The compiler and the parity ladder run for minutes on real models; they
 // report stages and counts through a ProgressSink the caller supplies, so a

@@ -11,8 +11,8 @@
 #include "qtensor/Support/CheckedMath.h"
 
 #include <cstring>
-#include <vector>
 #include <limits>
+#include <vector>
 
 using namespace qtensor;
 using namespace qtensor::ggml_detail;
@@ -292,8 +292,8 @@ qtensor::decodeTensor(GGMLType type, const uint8_t *src, size_t srcBytes,
     return makeError(traits->name, " tensor of ", count,
                      " elements is too large to decode in memory");
   std::vector<float> out(static_cast<size_t>(count));
-  Status st = decodeRow(type, src, srcBytes, static_cast<int64_t>(count),
-                        out.data());
+  Status st =
+      decodeRow(type, src, srcBytes, static_cast<int64_t>(count), out.data());
   if (!st)
     return st.error();
   return out;

@@ -40,8 +40,7 @@ const std::vector<GGMLTypeTraits> &table() {
       {GGMLType::IQ3_XXS, "IQ3_XXS", QK_K, 2 + 3 * (QK_K / 8), true},
       {GGMLType::IQ1_S, "IQ1_S", QK_K, 2 + QK_K / 8 + QK_K / 16, true},
       {GGMLType::IQ4_NL, "IQ4_NL", 32, 2 + 16, true},
-      {GGMLType::IQ3_S, "IQ3_S", QK_K, 2 + 13 * (QK_K / 32) + QK_K / 64,
-       true},
+      {GGMLType::IQ3_S, "IQ3_S", QK_K, 2 + 13 * (QK_K / 32) + QK_K / 64, true},
       {GGMLType::IQ2_S, "IQ2_S", QK_K, 2 + QK_K / 4 + QK_K / 16, true},
       {GGMLType::IQ4_XS, "IQ4_XS", QK_K, 2 + 2 + QK_K / 64 + QK_K / 2, true},
       {GGMLType::I8, "I8", 1, 1, false},
@@ -51,8 +50,8 @@ const std::vector<GGMLTypeTraits> &table() {
       {GGMLType::F64, "F64", 1, 8, false},
       {GGMLType::IQ1_M, "IQ1_M", QK_K, QK_K / 8 + QK_K / 16 + QK_K / 32, true},
       {GGMLType::BF16, "BF16", 1, 2, false},
-      {GGMLType::TQ1_0, "TQ1_0", QK_K, (QK_K - 4 * QK_K / 64) / 5 + QK_K / 64 + 2,
-       true},
+      {GGMLType::TQ1_0, "TQ1_0", QK_K,
+       (QK_K - 4 * QK_K / 64) / 5 + QK_K / 64 + 2, true},
       {GGMLType::TQ2_0, "TQ2_0", QK_K, QK_K / 4 + 2, true},
   };
   return types;
@@ -74,9 +73,8 @@ const std::array<int, kGGMLTypeIdLimit> &indexById() {
 char upper(char c) { return (c >= 'a' && c <= 'z') ? char(c - 'a' + 'A') : c; }
 } // namespace
 
-const int8_t qtensor::kIQ4NLCodebook[16] = {-127, -104, -83, -65, -49, -35,
-                                            -22,  -10,  1,   13,  25,  38,
-                                            53,   69,   89,  113};
+const int8_t qtensor::kIQ4NLCodebook[16] = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 const std::vector<GGMLTypeTraits> &qtensor::allGGMLTypes() { return table(); }
 
@@ -240,7 +238,8 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.formula =
         "super-block {u8 scales[16]; u8 qs[64]; fp16 d; fp16 dmin} of 16 "
         "groups of 16: scales[j] = s_j | m_j << 4; per 128 elements, 32 bytes "
-        "of qs hold 4 2-bit planes (shift 0,2,4,6), bytes 0-15 for one group and "
+        "of qs hold 4 2-bit planes (shift 0,2,4,6), bytes 0-15 for one group "
+        "and "
         "16-31 for the next; x = (d*s_j)*u - (dmin*m_j)";
     return c;
   case GGMLType::Q3_K:
@@ -252,10 +251,11 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.scaleBits = 16;
     c.subScaleBits = 6;
     c.subScalesSigned = true;
-    c.formula = "super-block {u8 hmask[32]; u8 qs[64]; u8 scales[12]; fp16 d}: "
-                "low 2 bits laid out as Q2_K, bit 2 of element 32k+l is bit k "
-                "of hmask[l]; q = u - 4; 6-bit s_j packed (low nibbles "
-                "in bytes 0-7, high pairs in 8-11), minus 32; x = (d*(s_j-32))*q";
+    c.formula =
+        "super-block {u8 hmask[32]; u8 qs[64]; u8 scales[12]; fp16 d}: "
+        "low 2 bits laid out as Q2_K, bit 2 of element 32k+l is bit k "
+        "of hmask[l]; q = u - 4; 6-bit s_j packed (low nibbles "
+        "in bytes 0-7, high pairs in 8-11), minus 32; x = (d*(s_j-32))*q";
     return c;
   case GGMLType::Q4_K:
     c.kind = GGMLEncodingKind::KQuantAffine;
@@ -266,10 +266,11 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.hasMin = true;
     c.subScaleBits = 6;
     c.subMinBits = 6;
-    c.formula = "super-block {fp16 d; fp16 dmin; u8 scales[12]; u8 qs[128]} of 8 "
-                "groups of 32: 6-bit s_j/m_j packed as get_scale_min_k4; per 64 "
-                "elements 32 bytes, low nibbles first group, high nibbles the "
-                "next; x = (d*s_j)*u - (dmin*m_j)";
+    c.formula =
+        "super-block {fp16 d; fp16 dmin; u8 scales[12]; u8 qs[128]} of 8 "
+        "groups of 32: 6-bit s_j/m_j packed as get_scale_min_k4; per 64 "
+        "elements 32 bytes, low nibbles first group, high nibbles the "
+        "next; x = (d*s_j)*u - (dmin*m_j)";
     return c;
   case GGMLType::Q5_K:
     c.kind = GGMLEncodingKind::KQuantAffine;
@@ -293,9 +294,10 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.scaleBits = 16;
     c.subScaleBits = 8;
     c.subScalesSigned = true;
-    c.formula = "super-block {u8 ql[128]; u8 qh[64]; int8 scales[16]; fp16 d} "
-                "of 16 groups of 16: low 4 bits from ql nibbles, high 2 bits from "
-                "qh pairs; q = u - 32; x = (d*s_j)*q";
+    c.formula =
+        "super-block {u8 ql[128]; u8 qh[64]; int8 scales[16]; fp16 d} "
+        "of 16 groups of 16: low 4 bits from ql nibbles, high 2 bits from "
+        "qh pairs; q = u - 32; x = (d*s_j)*q";
     return c;
   case GGMLType::IQ4_NL:
     c.kind = GGMLEncodingKind::Codebook;
@@ -315,9 +317,10 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.codesSigned = true;
     c.codeOffset = 1;
     c.scaleBits = 16;
-    c.formula = "super-block {u8 qs[48]; u8 qh[4]; fp16 d}: each byte holds 5 "
-                "(qh: 4) trits as a base-3 fixed-point fraction; trit n of byte "
-                "b is ((u8)(b * 3^n) * 3) >> 8; x = (t - 1) * d";
+    c.formula =
+        "super-block {u8 qs[48]; u8 qh[4]; fp16 d}: each byte holds 5 "
+        "(qh: 4) trits as a base-3 fixed-point fraction; trit n of byte "
+        "b is ((u8)(b * 3^n) * 3) >> 8; x = (t - 1) * d";
     return c;
   case GGMLType::TQ2_0:
     c.kind = GGMLEncodingKind::Ternary;

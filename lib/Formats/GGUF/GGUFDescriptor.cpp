@@ -18,14 +18,23 @@ struct AffineSpelling {
 std::optional<AffineSpelling> affineSpelling(GGMLType type) {
   switch (type) {
   case GGMLType::Q4_0:
-    return AffineSpelling{{4, true}, SignedEncoding::OffsetBinary,
-                          ZeroPointKind::None, "q4_0", 18};
+    return AffineSpelling{{4, true},
+                          SignedEncoding::OffsetBinary,
+                          ZeroPointKind::None,
+                          "q4_0",
+                          18};
   case GGMLType::Q4_1:
-    return AffineSpelling{{4, false}, SignedEncoding::TwosComplement,
-                          ZeroPointKind::Min, "q4_1", 20};
+    return AffineSpelling{{4, false},
+                          SignedEncoding::TwosComplement,
+                          ZeroPointKind::Min,
+                          "q4_1",
+                          20};
   case GGMLType::Q8_0:
-    return AffineSpelling{{8, true}, SignedEncoding::TwosComplement,
-                          ZeroPointKind::None, "q8_0", 34};
+    return AffineSpelling{{8, true},
+                          SignedEncoding::TwosComplement,
+                          ZeroPointKind::None,
+                          "q8_0",
+                          34};
   default:
     return std::nullopt;
   }
@@ -38,8 +47,8 @@ Expected<GGUFTensorDescriptor>
 qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   auto block = describeGGMLType(tensor.type);
   if (!block)
-    return makeError("tensor '", std::string(tensor.name), "': ",
-                     block.message());
+    return makeError("tensor '", std::string(tensor.name),
+                     "': ", block.message());
   GGUFTensorDescriptor result;
   result.block = *block;
   result.shape.assign(tensor.ne.rbegin(), tensor.ne.rend());
@@ -68,8 +77,7 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   t.layout.tile.back() = kBlock;
   t.layout.padding.assign(t.shape.size(), 0);
   if (Status s = verifyTensorDescriptor(t); !s)
-    return makeError("tensor '", std::string(tensor.name), "': ",
-                     s.message());
+    return makeError("tensor '", std::string(tensor.name), "': ", s.message());
   result.affine = std::move(t);
   return result;
 }
@@ -84,8 +92,8 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
   uint64_t blocks = tensor.elementCount / kBlock;
   if (tensor.elementCount % kBlock != 0 ||
       tensor.byteSize != blocks * spelling->blockBytes)
-    return makeError("tensor '", std::string(tensor.name), "': ",
-                     tensor.byteSize, " bytes do not hold ", blocks,
+    return makeError("tensor '", std::string(tensor.name),
+                     "': ", tensor.byteSize, " bytes do not hold ", blocks,
                      " blocks of ", spelling->blockBytes, " bytes");
   GGMLAffineParts parts;
   parts.codes.resize(tensor.elementCount);

@@ -300,8 +300,8 @@ private:
     if (n <= remaining())
       return Status::ok();
     return fail(what, " at byte ", pos, " needs ", n,
-                " bytes but the file ends after ", remaining(),
-                " (file size ", size, ")");
+                " bytes but the file ends after ", remaining(), " (file size ",
+                size, ")");
   }
   uint32_t u32() {
     uint32_t v = static_cast<uint32_t>(gguf_detail::loadBits(base + pos, 4, 0));
@@ -375,8 +375,8 @@ Error GGUFParser::stringError(const StringScan &scan, std::string_view what,
   switch (scan.kind) {
   case StringScan::NoLength:
     return fail(what, " length at byte ", scan.lengthAt,
-                " needs 8 bytes but the file ends after ",
-                size - scan.lengthAt, " (file size ", size, ")");
+                " needs 8 bytes but the file ends after ", size - scan.lengthAt,
+                " (file size ", size, ")");
   case StringScan::TooLong:
     return fail(what, " length ", scan.length, " at byte ", scan.lengthAt,
                 " exceeds the limit of ", maxBytes, " bytes", limitNote);
@@ -459,13 +459,12 @@ Status GGUFParser::parseArray(uint32_t depth, GGUFValue &out) {
   if (sz != 0) {
     auto bytes = checkedMul(n, sz);
     if (!bytes)
-      return fail("array of ", n, " ", ggufValueTypeName(elem),
-                  " at byte ", lengthAt, ": ", n, " * ", sz,
-                  " bytes overflows 64 bits");
+      return fail("array of ", n, " ", ggufValueTypeName(elem), " at byte ",
+                  lengthAt, ": ", n, " * ", sz, " bytes overflows 64 bits");
     if (*bytes > remaining())
       return fail("array of ", n, " ", ggufValueTypeName(elem), " at byte ",
-                  lengthAt, " needs ", *bytes, " bytes but only ",
-                  remaining(), " follow (file size ", size, ")");
+                  lengthAt, " needs ", *bytes, " bytes but only ", remaining(),
+                  " follow (file size ", size, ")");
     if (elem == GGUFValueType::Bool) {
       for (uint64_t i = 0; i < n; ++i)
         if (base[pos + i] > 1)
@@ -509,7 +508,8 @@ Status GGUFParser::parseArray(uint32_t depth, GGUFValue &out) {
   // A 12-byte empty array becomes a whole GGUFValue in memory: bound the
   // total so a file cannot amplify into many times its size.
   if (n > limits.maxNestedArrayValues - nestedValues)
-    return fail("array of ", n, " ARRAY at byte ", lengthAt, " brings the "
+    return fail("array of ", n, " ARRAY at byte ", lengthAt,
+                " brings the "
                 "file's nested array values past the limit of ",
                 limits.maxNestedArrayValues);
   nestedValues += n;
@@ -531,7 +531,8 @@ Status GGUFParser::parseHeader(uint64_t &tensorCount, uint64_t &kvCount) {
     return fail("file is empty (0 bytes); expected a GGUF header of ",
                 kHeaderBytes, " bytes starting with the magic \"GGUF\"");
   if (size < 4)
-    return fail("file is ", size, " bytes, too short for the 4-byte magic "
+    return fail("file is ", size,
+                " bytes, too short for the 4-byte magic "
                 "\"GGUF\" at byte 0");
   if (std::memcmp(base, "GGUF", 4) != 0)
     return fail("bad magic at byte 0: found ", hexBytes(base, 4),
@@ -579,12 +580,11 @@ Status GGUFParser::parseHeader(uint64_t &tensorCount, uint64_t &kvCount) {
                 rest / kMinKVBytes, " key/value pairs of at least ",
                 kMinKVBytes, " bytes");
   // Both products are <= rest after the checks above; the sum may not be.
-  auto together = checkedAdd(tensorCount * kMinTensorInfoBytes,
-                             kvCount * kMinKVBytes);
+  auto together =
+      checkedAdd(tensorCount * kMinTensorInfoBytes, kvCount * kMinKVBytes);
   if (!together || *together > rest)
     return fail("tensor count ", tensorCount, " and KV count ", kvCount,
-                " cannot both fit in the ", rest,
-                " bytes after the header");
+                " cannot both fit in the ", rest, " bytes after the header");
   return Status::ok();
 }
 
@@ -593,9 +593,9 @@ Status GGUFParser::parseKVs(uint64_t kvCount) {
     GGUFKeyValue kv;
     kv.fileOffset = pos;
     where = "KV #" + std::to_string(i);
-    if (Status st = readString("key", limits.maxKeyBytes,
-                               " (gguf.md: keys are at most 65535 bytes)",
-                               kv.key);
+    if (Status st =
+            readString("key", limits.maxKeyBytes,
+                       " (gguf.md: keys are at most 65535 bytes)", kv.key);
         !st)
       return st;
     where = "key '" + printable(kv.key) + "' (KV #" + std::to_string(i) +
@@ -642,9 +642,9 @@ Status GGUFParser::parseTensorInfos(uint64_t tensorCount) {
     t.infoOffset = pos;
     where = "tensor #" + std::to_string(i) + " (info at byte " +
             std::to_string(t.infoOffset) + ")";
-    if (Status st = readString("name", limits.maxTensorNameBytes,
-                               " (gguf.md: tensor names are at most 64 bytes)",
-                               t.name);
+    if (Status st =
+            readString("name", limits.maxTensorNameBytes,
+                       " (gguf.md: tensor names are at most 64 bytes)", t.name);
         !st)
       return st;
     where = "tensor '" + printable(t.name) + "' (#" + std::to_string(i) +
@@ -698,9 +698,8 @@ Status GGUFParser::parseTensorInfos(uint64_t tensorCount) {
     t.offset = u64();
     auto [it, inserted] = f.tensorIndex.emplace(t.name, f.infos.size());
     if (!inserted)
-      return fail("duplicate tensor name: already used by tensor #",
-                  it->second, " (info at byte ",
-                  f.infos[it->second].infoOffset, ")");
+      return fail("duplicate tensor name: already used by tensor #", it->second,
+                  " (info at byte ", f.infos[it->second].infoOffset, ")");
     f.infos.push_back(std::move(t));
   }
   where.clear();

@@ -2,7 +2,6 @@
 
 #include "qtensor/Formats/ArtifactPath.h"
 
-
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -97,7 +96,6 @@ Status artifact::checkArtifactPath(std::string_view path) {
 //===----------------------------------------------------------------------===//
 // SHA-256
 //===----------------------------------------------------------------------===//
-
 
 //===----------------------------------------------------------------------===//
 // FileDescriptor

@@ -257,7 +257,6 @@ std::optional<std::string> contentAddressOf(const std::string &name) {
   return std::nullopt;
 }
 
-
 /// SHA-256 and length of everything in `fd`, read back with pread.
 Status hashDescriptor(int fd, const std::string &name, uint64_t &bytes,
                       std::string &sha) {
@@ -569,8 +568,8 @@ public:
                   const std::string &sha256) {
     if (!S_ISREG(st.st_mode))
       return false;
-    auto mapped = root.openVerified(name, static_cast<uint64_t>(st.st_size),
-                                    sha256);
+    auto mapped =
+        root.openVerified(name, static_cast<uint64_t>(st.st_size), sha256);
     return static_cast<bool>(mapped);
   }
 

@@ -57,9 +57,8 @@ const char *artifact::toString(FileRole role) {
 }
 
 std::optional<FileRole> artifact::parseFileRole(std::string_view s) {
-  for (FileRole r :
-       {FileRole::Shard, FileRole::Graph, FileRole::Kernel, FileRole::Trace,
-        FileRole::Report})
+  for (FileRole r : {FileRole::Shard, FileRole::Graph, FileRole::Kernel,
+                     FileRole::Trace, FileRole::Report})
     if (s == toString(r))
       return r;
   return std::nullopt;
@@ -271,7 +270,8 @@ static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
     return makeError(path, ".shape: packed codes need rank >= 1");
   std::vector<uint64_t> padded(t.shape.begin(), t.shape.end());
   for (size_t i = 0; i < t.layout.padding.size() && i < padded.size(); ++i) {
-    auto sum = checkedAdd(padded[i], static_cast<uint64_t>(t.layout.padding[i]));
+    auto sum =
+        checkedAdd(padded[i], static_cast<uint64_t>(t.layout.padding[i]));
     if (!sum)
       return makeError(path, ": padded dimension ", i, " overflows 64 bits");
     padded[i] = *sum;
@@ -282,12 +282,12 @@ static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
   if (!needBits || !have)
     return makeError(path, ": shape arithmetic overflows 64 bits");
   if (*have < ceilDiv(*needBits, 8))
-    return makeError(path, ".shape: ", shapeToString(c.shape), " holds ", *have,
-                     " bytes but layout ", inQuotes(t.layout.family),
-                     " needs at least ", ceilDiv(*needBits, 8), " for ",
-                     shapeToString(std::vector<int64_t>(padded.begin(),
-                                                        padded.end())),
-                     " ", bits, "-bit codes");
+    return makeError(
+        path, ".shape: ", shapeToString(c.shape), " holds ", *have,
+        " bytes but layout ", inQuotes(t.layout.family), " needs at least ",
+        ceilDiv(*needBits, 8), " for ",
+        shapeToString(std::vector<int64_t>(padded.begin(), padded.end())), " ",
+        bits, "-bit codes");
   return Status::ok();
 }
 

@@ -31,8 +31,9 @@ Expected<KernelLayoutSpec> kernelSpec(const QuantizedTensorDescriptor &t) {
                      t.shape.size());
   const CodeType &code = t.descriptor.code;
   if (code.bits != 4 && code.bits != 8)
-    return makeError("layout ", t.layout.family, " stores 4- or 8-bit codes, "
-                                                 "not ",
+    return makeError("layout ", t.layout.family,
+                     " stores 4- or 8-bit codes, "
+                     "not ",
                      code.bits);
   KernelLayoutSpec spec;
   spec.kind = kind;
@@ -63,9 +64,8 @@ storedCodeShape(const QuantizedTensorDescriptor &t) {
     return shape;
   }
   QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
-  QTENSOR_ASSIGN_OR_RETURN(
-      KernelLayoutGeometry g,
-      kernelLayoutGeometry(spec, t.shape[0], t.shape[1]));
+  QTENSOR_ASSIGN_OR_RETURN(KernelLayoutGeometry g,
+                           kernelLayoutGeometry(spec, t.shape[0], t.shape[1]));
   return std::vector<int64_t>{static_cast<int64_t>(g.bytes)};
 }
 
@@ -73,8 +73,7 @@ Expected<std::vector<uint8_t>>
 packStoredCodes(const QuantizedTensorDescriptor &t,
                 const std::vector<int32_t> &codes) {
   int64_t rows = rowsOf(t), cols = colsOf(t);
-  if (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) !=
-      codes.size())
+  if (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) != codes.size())
     return makeError("expected ", rows * cols, " codes, got ", codes.size());
   if (t.layout.isLogical())
     return packCodes(codes.data(), rows, cols, t.descriptor.code.bits,
@@ -91,10 +90,9 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
   std::vector<int32_t> codes;
   if (t.layout.isLogical()) {
     QTENSOR_ASSIGN_OR_RETURN(
-        codes, unpackCodes(bytes, numBytes, rows, cols,
-                           t.descriptor.code.bits, t.descriptor.code.isSigned,
-                           t.descriptor.encoding, BitOrder::LsbFirst,
-                           RowAlignment::Byte));
+        codes, unpackCodes(bytes, numBytes, rows, cols, t.descriptor.code.bits,
+                           t.descriptor.code.isSigned, t.descriptor.encoding,
+                           BitOrder::LsbFirst, RowAlignment::Byte));
   } else {
     QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
     QTENSOR_ASSIGN_OR_RETURN(
@@ -103,10 +101,10 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
   CodeBounds bounds = codeBounds(t.descriptor);
   for (size_t i = 0; i < codes.size(); ++i)
     if (codes[i] < bounds.min || codes[i] > bounds.max)
-      return makeError("code ", codes[i], " at element ", i,
-                       " (row ", int64_t(i) / cols, ", column ",
-                       int64_t(i) % cols, ") is outside the descriptor's "
-                                          "range [",
+      return makeError("code ", codes[i], " at element ", i, " (row ",
+                       int64_t(i) / cols, ", column ", int64_t(i) % cols,
+                       ") is outside the descriptor's "
+                       "range [",
                        bounds.min, ", ", bounds.max, "]");
   return codes;
 }
@@ -123,9 +121,8 @@ safetensors::DType scaleDType(const AffineDescriptor &d) {
   return safetensors::DType::F32;
 }
 
-Expected<std::vector<double>> readQParams(safetensors::DType dtype,
-                                          const uint8_t *bytes,
-                                          size_t numBytes) {
+Expected<std::vector<double>>
+readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes) {
   switch (dtype) {
   case safetensors::DType::F16:
   case safetensors::DType::BF16:
@@ -143,8 +140,9 @@ Expected<std::vector<double>> readQParams(safetensors::DType dtype,
   }
   unsigned size = safetensors::dtypeSize(dtype);
   if (size == 0 || numBytes % size != 0)
-    return makeError("qparams of ", numBytes, " bytes are not a whole number "
-                                              "of ",
+    return makeError("qparams of ", numBytes,
+                     " bytes are not a whole number "
+                     "of ",
                      safetensors::dtypeName(dtype), " values");
   std::vector<double> out(numBytes / size);
   for (size_t i = 0; i < out.size(); ++i) {

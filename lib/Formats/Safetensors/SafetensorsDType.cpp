@@ -22,13 +22,13 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[kNumDTypes] = {
-    {DType::BOOL, "BOOL", 1, false},   {DType::U8, "U8", 1, false},
-    {DType::I8, "I8", 1, false},       {DType::F8_E5M2, "F8_E5M2", 1, true},
+    {DType::BOOL, "BOOL", 1, false},      {DType::U8, "U8", 1, false},
+    {DType::I8, "I8", 1, false},          {DType::F8_E5M2, "F8_E5M2", 1, true},
     {DType::F8_E4M3, "F8_E4M3", 1, true}, {DType::I16, "I16", 2, false},
-    {DType::U16, "U16", 2, false},     {DType::F16, "F16", 2, true},
-    {DType::BF16, "BF16", 2, true},    {DType::I32, "I32", 4, false},
-    {DType::U32, "U32", 4, false},     {DType::F32, "F32", 4, true},
-    {DType::F64, "F64", 8, true},      {DType::I64, "I64", 8, false},
+    {DType::U16, "U16", 2, false},        {DType::F16, "F16", 2, true},
+    {DType::BF16, "BF16", 2, true},       {DType::I32, "I32", 4, false},
+    {DType::U32, "U32", 4, false},        {DType::F32, "F32", 4, true},
+    {DType::F64, "F64", 8, true},         {DType::I64, "I64", 8, false},
     {DType::U64, "U64", 8, false},
 };
 

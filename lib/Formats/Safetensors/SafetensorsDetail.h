@@ -1,4 +1,5 @@
-//===- SafetensorsDetail.h - Helpers private to QTensorSafetensors -*- C++ -*-===//
+//===- SafetensorsDetail.h - Helpers private to QTensorSafetensors -*- C++
+//-*-===//
 #ifndef QTENSOR_LIB_FORMATS_SAFETENSORS_DETAIL_H
 #define QTENSOR_LIB_FORMATS_SAFETENSORS_DETAIL_H
 

@@ -125,9 +125,8 @@ std::string checkShardName(const std::string &name) {
   size_t start = 0;
   while (true) {
     size_t slash = name.find('/', start);
-    std::string part = name.substr(start, slash == std::string::npos
-                                              ? std::string::npos
-                                              : slash - start);
+    std::string part = name.substr(
+        start, slash == std::string::npos ? std::string::npos : slash - start);
     if (part.empty())
       return "has an empty path component";
     if (part == "." || part == "..")
@@ -177,8 +176,8 @@ std::string describe(const json &v) {
 bool isInside(const std::string &path, const std::string &root) {
   if (root == "/")
     return path.size() > 1 && path.front() == '/';
-  return path.size() > root.size() + 1 && path.compare(0, root.size(), root) == 0 &&
-         path[root.size()] == '/';
+  return path.size() > root.size() + 1 &&
+         path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
 }
 
 } // namespace
@@ -222,7 +221,8 @@ Expected<SafetensorsIndex> SafetensorsIndex::open(const std::string &indexPath,
                               json::input_format_t::json, /*strict=*/true,
                               /*ignore_comments=*/false);
     if (!ok || !sax.error.empty())
-      return makeError(P, ": ", sax.error.empty() ? "not valid JSON" : sax.error);
+      return makeError(P, ": ",
+                       sax.error.empty() ? "not valid JSON" : sax.error);
     const json &root = sax.root;
     if (!root.is_object())
       return makeError(P, ": index is ", describe(root),
@@ -310,8 +310,8 @@ Expected<SafetensorsIndex> SafetensorsIndex::open(const std::string &indexPath,
       auto file = SafetensorsFile::fromMappedFile(mappedShard.take(),
                                                   options.shardLimits);
       if (!file)
-        return makeError(P, ": shard ", quote(shard), " is invalid: ",
-                         file.message());
+        return makeError(P, ": shard ", quote(shard),
+                         " is invalid: ", file.message());
       index.files.push_back(file.take());
     }
 

@@ -283,8 +283,7 @@ private:
   bool scalar(const char *kind) {
     switch (state) {
     case State::Start:
-      return fail(std::string("header is ") + kind +
-                  "; expected an object");
+      return fail(std::string("header is ") + kind + "; expected an object");
     case State::Root:
       if (rootKeyIsMetadata)
         return fail(std::string("\"__metadata__\" is ") + kind +
@@ -295,8 +294,8 @@ private:
       return fail("__metadata__ " + quote(metaKey) + ": value is " + kind +
                   "; expected a string");
     case State::Tensor:
-      return fail(tensorPrefix() + "field \"" + fieldName() + "\" is " +
-                  kind + "; expected " +
+      return fail(tensorPrefix() + "field \"" + fieldName() + "\" is " + kind +
+                  "; expected " +
                   (field == Field::Dtype   ? "a dtype string"
                    : field == Field::Shape ? "an array of non-negative integers"
                                            : "[begin, end]"));
@@ -328,8 +327,9 @@ private:
       return true;
     }
     if (t.offsets.size() >= 2)
-      return fail(tensorPrefix() +
-                  "data_offsets has more than 2 elements; expected [begin, end]");
+      return fail(
+          tensorPrefix() +
+          "data_offsets has more than 2 elements; expected [begin, end]");
     t.offsets.push_back(v);
     return true;
   }
@@ -365,8 +365,8 @@ Expected<const TensorView *> SafetensorsFile::get(std::string_view name) const {
   return makeError(path(), ": no tensor named ", quote(name));
 }
 
-Expected<SafetensorsFile> SafetensorsFile::fromMappedFile(MappedFile mapped,
-                                                          const Limits &limits) {
+Expected<SafetensorsFile>
+SafetensorsFile::fromMappedFile(MappedFile mapped, const Limits &limits) {
   const std::string name = mapped.path();
   try {
     const uint8_t *bytes = mapped.data();
@@ -387,9 +387,9 @@ Expected<SafetensorsFile> SafetensorsFile::fromMappedFile(MappedFile mapped,
                        ", above the limit of ", limits.maxHeaderBytes,
                        " bytes");
     if (n > fileSize - 8)
-      return makeError(name, ": header length (bytes 0-7) is ", n,
-                       " but only ", fileSize - 8,
-                       " bytes follow the prefix (file size ", fileSize, ")");
+      return makeError(name, ": header length (bytes 0-7) is ", n, " but only ",
+                       fileSize - 8, " bytes follow the prefix (file size ",
+                       fileSize, ")");
 
     // 2. The header text.
     const char *header = reinterpret_cast<const char *>(bytes + 8);
@@ -401,31 +401,35 @@ Expected<SafetensorsFile> SafetensorsFile::fromMappedFile(MappedFile mapped,
       shown += hex[c & 15];
       if (c > 0x20 && c < 0x7f)
         shown += std::string(" '") + static_cast<char>(c) + "'";
-      return makeError(name, ": header must begin with '{' at absolute byte "
-                             "offset 8, found byte ",
-                       shown, "; expected a JSON object with no leading "
-                              "whitespace");
+      return makeError(name,
+                       ": header must begin with '{' at absolute byte "
+                       "offset 8, found byte ",
+                       shown,
+                       "; expected a JSON object with no leading "
+                       "whitespace");
     }
     if (auto bad = impl::findInvalidUtf8(bytes + 8, static_cast<size_t>(n)))
-      return makeError(name, ": header is not valid UTF-8: bad byte 0x",
-                       [&] {
-                         static const char *hex = "0123456789abcdef";
-                         uint8_t c = bytes[8 + *bad];
-                         return std::string{hex[c >> 4], hex[c & 15]};
-                       }(),
-                       " at absolute byte offset ", 8 + *bad);
+      return makeError(
+          name, ": header is not valid UTF-8: bad byte 0x",
+          [&] {
+            static const char *hex = "0123456789abcdef";
+            uint8_t c = bytes[8 + *bad];
+            return std::string{hex[c >> 4], hex[c & 15]};
+          }(),
+          " at absolute byte offset ", 8 + *bad);
 
     // nlohmann's lexer takes a NUL byte for the end of input, which would
     // hide whatever follows it; raw NUL is never valid JSON anyway.
     if (const void *nul = std::memchr(header, 0, static_cast<size_t>(n)))
-      return makeError(name, ": header contains a NUL byte at absolute byte "
-                             "offset ",
+      return makeError(name,
+                       ": header contains a NUL byte at absolute byte "
+                       "offset ",
                        8 + (static_cast<const char *>(nul) - header),
                        " (padding must be spaces)");
     HeaderSax sax(limits, 8);
-    bool ok = json::sax_parse(header, header + n, &sax,
-                              json::input_format_t::json,
-                              /*strict=*/true, /*ignore_comments=*/false);
+    bool ok =
+        json::sax_parse(header, header + n, &sax, json::input_format_t::json,
+                        /*strict=*/true, /*ignore_comments=*/false);
     if (!ok || !sax.error.empty())
       return makeError(name, ": ",
                        sax.error.empty() ? "header is not valid JSON"

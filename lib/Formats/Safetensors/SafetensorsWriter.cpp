@@ -56,8 +56,8 @@ Status SafetensorsWriter::addTensor(std::string name, DType dtype,
                                     std::vector<uint8_t> bytes) {
   QTENSOR_TRY(checkNewTensor(name, dtype, shape, bytes.size()));
   try {
-    Entry e{std::move(name), dtype, std::move(shape), std::move(bytes),
-            nullptr, 0};
+    Entry e{std::move(name),  dtype,   std::move(shape),
+            std::move(bytes), nullptr, 0};
     e.data = e.owned.data();
     e.size = e.owned.size();
     entries.push_back(std::move(e)); // moving the vector keeps its buffer
@@ -99,8 +99,13 @@ Status SafetensorsWriter::addTensorFill(std::string name, DType dtype,
     return makeError("safetensors writer: tensor ", quote(name),
                      ": no fill function");
   try {
-    entries.push_back(Entry{std::move(name), dtype, std::move(shape), {},
-                            nullptr, size, std::move(fill)});
+    entries.push_back(Entry{std::move(name),
+                            dtype,
+                            std::move(shape),
+                            {},
+                            nullptr,
+                            size,
+                            std::move(fill)});
   } catch (const std::exception &ex) {
     return makeError("safetensors writer: ", ex.what());
   }
@@ -127,7 +132,8 @@ Status SafetensorsWriter::setMetadata(std::string key, std::string value) {
 }
 
 /// The reference crate's order: descending dtype (= alignment), then name.
-std::vector<const SafetensorsWriter::Entry *> SafetensorsWriter::ordered() const {
+std::vector<const SafetensorsWriter::Entry *>
+SafetensorsWriter::ordered() const {
   std::vector<const Entry *> out;
   out.reserve(entries.size());
   for (const Entry &e : entries)
@@ -224,8 +230,7 @@ Expected<uint64_t> SafetensorsWriter::write(int fd,
       return makeError(target, ": tensor ", quote(e->name), ": ", ex.what());
     }
     if (Status st = e->fill(produced.data(), e->size); !st)
-      return makeError(target, ": tensor ", quote(e->name), ": ",
-                       st.message());
+      return makeError(target, ": tensor ", quote(e->name), ": ", st.message());
     QTENSOR_TRY(writeAll(fd, produced.data(), e->size, target, written));
   }
   return written;
@@ -243,8 +248,8 @@ Expected<uint64_t> SafetensorsWriter::writeFile(const std::string &path) const {
     return err;
   };
   if (::fchmod(fd, 0644) != 0)
-    return cleanup(makeError(path, ": cannot set permissions: ",
-                             std::strerror(errno)));
+    return cleanup(
+        makeError(path, ": cannot set permissions: ", std::strerror(errno)));
   auto written = write(fd, path);
   if (!written)
     return cleanup(written.error());

@@ -43,8 +43,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "the artifact failed its parity ladder\n");
     return 1;
   }
-  std::printf("compiled %zu linears, %d stages, verified\n",
-              compiled->linears, progress.stages);
+  std::printf("compiled %zu linears, %d stages, verified\n", compiled->linears,
+              progress.stages);
 
   qtensor::runtime::LoadOptions options;
   options.backend = qtensor::runtime::BackendChoice::Host;

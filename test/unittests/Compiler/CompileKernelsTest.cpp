@@ -17,8 +17,8 @@
 
 #include "CompileKernels.h"
 
-#include "qtensor/Support/Progress.h"
 #include "TestTempDir.h"
+#include "qtensor/Support/Progress.h"
 
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/QuantizedStorage.h"
@@ -69,7 +69,6 @@ func.func @forward(%x: tensor<?x768xf16>) -> tensor<?x64xf16> {
   return %y : tensor<?x64xf16>
 }
 )mlir";
-
 
 class CompileKernelsTest : public ::testing::Test {
 protected:

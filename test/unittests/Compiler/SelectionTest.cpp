@@ -32,8 +32,8 @@ TEST(Selection, DefaultsQuantizeLinearsOnly) {
 
 TEST(Selection, GlobsCrossDotsAndNameTheirPattern) {
   WeightSelection s = make({"*.mlp.down_proj.weight"}, {"lm_head.*"});
-  auto down = s.decide("model.layers.7.mlp.down_proj.weight",
-                       TensorKind::Linear);
+  auto down =
+      s.decide("model.layers.7.mlp.down_proj.weight", TensorKind::Linear);
   ASSERT_TRUE(bool(down));
   EXPECT_FALSE(down->quantize);
   EXPECT_EQ(down->reason, "--exclude '*.mlp.down_proj.weight'");
@@ -61,8 +61,8 @@ TEST(Selection, OnlyLinearsCanBeIncluded) {
 TEST(Selection, ConflictsEmptyAndUnusedPatternsAreErrors) {
   EXPECT_FALSE(bool(WeightSelection::create({""}, {})));
   WeightSelection both = make({"*q_proj*"}, {"*.0.*"});
-  auto d = both.decide("model.layers.0.self_attn.q_proj.weight",
-                       TensorKind::Linear);
+  auto d =
+      both.decide("model.layers.0.self_attn.q_proj.weight", TensorKind::Linear);
   ASSERT_FALSE(bool(d));
   EXPECT_NE(d.message().find("matches both --exclude '*q_proj*' and "
                              "--include '*.0.*'"),

@@ -90,8 +90,8 @@ double kernelErrorBound(const QuantKernelSpec &spec, double absSum, double ref,
   if (spec.bias)
     bound += u * (absSum + std::fabs(bias));
   if (spec.output == OutputType::F16)
-    bound += std::ldexp(1.0, -11) * (std::fabs(ref) + bound) +
-             std::ldexp(1.0, -25);
+    bound +=
+        std::ldexp(1.0, -11) * (std::fabs(ref) + bound) + std::ldexp(1.0, -25);
   else if (spec.output == OutputType::BF16)
     bound += std::ldexp(1.0, -8) * (std::fabs(ref) + bound);
   return bound + 1e-30;
@@ -117,7 +117,8 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   config.groupSize = c.group == 0 ? k : c.group;
   config.scaleFormat =
       c.scale == ActivationType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
-  Expected<GroupwiseQuantized> q = quantizeGroupwise(weight.data(), n, k, config);
+  Expected<GroupwiseQuantized> q =
+      quantizeGroupwise(weight.data(), n, k, config);
   EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
   if (!q)
     return errors;
@@ -171,7 +172,8 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   HostBuffer<uint16_t, 1> b16Buf({n}, bias16);
   HostBuffer<float, 1> b32Buf({n}, bias32);
   // NaN-filled outputs: a store the kernel misses shows up.
-  HostBuffer<uint16_t, 2> y16Buf({t, n}, std::vector<uint16_t>(size_t(t * n), 0x7E00));
+  HostBuffer<uint16_t, 2> y16Buf({t, n},
+                                 std::vector<uint16_t>(size_t(t * n), 0x7E00));
   HostBuffer<float, 2> y32Buf({t, n}, std::vector<float>(size_t(t * n), NAN));
 
   std::vector<void *> descriptors = {&xBuf.desc, &wBuf.desc, &sBuf.desc};
@@ -205,9 +207,10 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
         refFloat += xv * double(weight[r * k + col]);
         absSum += std::fabs(xv * double(dequant[r * k + col]));
       }
-      const double got = c.out == OutputType::F32
-                             ? double(y32Buf.data[row * n + r])
-                             : double(fromBits(y16Buf.data[row * n + r], out16));
+      const double got =
+          c.out == OutputType::F32
+              ? double(y32Buf.data[row * n + r])
+              : double(fromBits(y16Buf.data[row * n + r], out16));
       const double kernelErr = std::fabs(got - ref);
       const double bound = kernelErrorBound(spec, absSum, ref, bias[r]);
       if (!(kernelErr <= bound) && failures++ < 5)
@@ -220,10 +223,10 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
       errors.yMax = std::max(errors.yMax, std::fabs(ref));
     }
   }
-  std::cout << "[parity] " << spec.name() << " T=" << t
-            << ": max kernel error " << errors.kernelMax << " ("
-            << errors.worstRatio << " of its bound), max quantization error "
-            << errors.quantMax << ", max |y| " << errors.yMax << "\n";
+  std::cout << "[parity] " << spec.name() << " T=" << t << ": max kernel error "
+            << errors.kernelMax << " (" << errors.worstRatio
+            << " of its bound), max quantization error " << errors.quantMax
+            << ", max |y| " << errors.yMax << "\n";
   return errors;
 }
 

@@ -43,8 +43,10 @@ TEST(DescriptorJson, SpelledAsDocumented) {
   EXPECT_EQ(j["descriptor"]["code"]["bits"], 4);
   EXPECT_EQ(j["descriptor"]["code"]["signed"], false);
   EXPECT_EQ(j["descriptor"]["zero_point"], "integer");
-  EXPECT_EQ(j["descriptor"]["granularity"],
-            json::parse(R"({"kind":"group","axis":1,"group_size":128,"tail":"partial"})"));
+  EXPECT_EQ(
+      j["descriptor"]["granularity"],
+      json::parse(
+          R"({"kind":"group","axis":1,"group_size":128,"tail":"partial"})"));
   EXPECT_EQ(j["descriptor"]["rounding"], "nearest_away");
   EXPECT_EQ(j["layout"]["tile"], json::parse("[128, 64]"));
 }
@@ -108,10 +110,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "tensor.layout.version: 0 is outside [1, 4294967295]"},
         BadCase{R"({"element_type":"int8"})",
                 "tensor.element_type: unknown value \"int8\""},
-        BadCase{R"({"layout":null})", "tensor.layout: required field is missing"},
-        BadCase{R"({"layout":{"family":"logical","tile":[],"padding":[],"encoding":"msb_first"}})",
-                "tensor: the logical layout is version 1 with encoding "
-                "\"lsb_first\"; got version 2 with encoding \"msb_first\""}));
+        BadCase{R"({"layout":null})",
+                "tensor.layout: required field is missing"},
+        BadCase{
+            R"({"layout":{"family":"logical","tile":[],"padding":[],"encoding":"msb_first"}})",
+            "tensor: the logical layout is version 1 with encoding "
+            "\"lsb_first\"; got version 2 with encoding \"msb_first\""}));
 
 TEST(DescriptorJson, RejectsNonObject) {
   auto result = affineDescriptorFromJson(json::array());

@@ -24,14 +24,16 @@ QuantizedTensorDescriptor groups(int64_t n, int64_t k, int64_t g) {
 // with a short tail group at the end of each row (K=5, G=4).
 TEST(Reconstruct, RowBoundedGroupsWithTail) {
   QuantizedTensorDescriptor t = groups(3, 5, 4);
-  std::vector<int32_t> codes = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15};
+  std::vector<int32_t> codes = {0, 1, 2,  3,  4,  5,  6, 7,
+                                8, 9, 10, 11, 12, 13, 15};
   std::vector<double> scales = {1, 10, 2, 20, 3, 30};
   std::vector<double> zeros = {0, 4, 1, 9, 2, 15};
   auto x = reconstructAffine(t, codes, scales, zeros);
   ASSERT_TRUE(x) << x.message();
-  std::vector<double> expected = {0, 1, 2, 3, 0,      // row 0: s=1,z=0 | s=10,z=4
-                                  8, 10, 12, 14, 0,   // row 1: s=2,z=1 | s=20,z=9
-                                  24, 27, 30, 33, 0}; // row 2: s=3,z=2 | s=30,z=15
+  std::vector<double> expected = {
+      0,  1,  2,  3,  0,  // row 0: s=1,z=0 | s=10,z=4
+      8,  10, 12, 14, 0,  // row 1: s=2,z=1 | s=20,z=9
+      24, 27, 30, 33, 0}; // row 2: s=3,z=2 | s=30,z=15
   EXPECT_EQ(*x, expected);
 }
 
@@ -44,8 +46,7 @@ TEST(Reconstruct, PerAxisSymmetric) {
   t.descriptor.axis = 0;
   auto x = reconstructAffine(t, {1, 2, -1, 3, -2, 1, 2, 0}, {0.20, 0.25}, {});
   ASSERT_TRUE(x) << x.message();
-  std::vector<double> expected = {0.2, 0.4, -0.2, 0.6,
-                                  -0.5, 0.25, 0.5, 0.0};
+  std::vector<double> expected = {0.2, 0.4, -0.2, 0.6, -0.5, 0.25, 0.5, 0.0};
   for (size_t i = 0; i < expected.size(); ++i)
     EXPECT_NEAR((*x)[i], expected[i], 1e-15) << i;
 }

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
+#include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 
 #include "mlir/AsmParser/AsmParser.h"

@@ -130,8 +130,7 @@ TEST(AffineQuantizeTest, SeedFourBitTrace) {
     EXPECT_LE(q, 15);
   }
   EXPECT_EQ(result->reconstructed[2], 0.0);
-  EXPECT_EQ(result->scale * double(result->zeroPoint - result->zeroPoint),
-            0.0);
+  EXPECT_EQ(result->scale * double(result->zeroPoint - result->zeroPoint), 0.0);
   // s = 2.4 / 15 = 0.16; z_real = 6.25 -> 6 (M8.1 0x02C).
   EXPECT_NEAR(result->scale, 0.16, 1e-15);
   // Decoded endpoints shift with the rounded zero-point: [-0.96, 1.44],
@@ -158,8 +157,8 @@ TEST(AffineQuantizeTest, SeedTiesRoundBeforeZeroPoint) {
 }
 
 TEST(AffineQuantizeTest, SeedConstantZerosWithDeclaredRange) {
-  Expected<AffineQuantized> zeros = affineQuantize({0.0, 0.0}, 4, -1.0, 1.0,
-                                                   false);
+  Expected<AffineQuantized> zeros =
+      affineQuantize({0.0, 0.0}, 4, -1.0, 1.0, false);
   ASSERT_TRUE(bool(zeros)) << zeros.message();
   EXPECT_EQ(zeros->reconstructed, (std::vector<double>{0.0, 0.0}));
 }
@@ -177,8 +176,8 @@ TEST(AffineQuantizeTest, SignedUsesFullTwosComplementRange) {
 TEST(AffineQuantizeTest, RangeExcludingZeroShiftsEndpoints) {
   // [1, 3] in 1 bit: s = 2, z_real = -0.5 -> 0; decoded range is [0, 2],
   // so rmax = 3 saturates to code 1 and reconstructs as 2.
-  Expected<AffineQuantized> result = affineQuantize({1.0, 3.0}, 1, 1.0, 3.0,
-                                                    false);
+  Expected<AffineQuantized> result =
+      affineQuantize({1.0, 3.0}, 1, 1.0, 3.0, false);
   ASSERT_TRUE(bool(result)) << result.message();
   EXPECT_EQ(result->scale, 2.0);
   EXPECT_EQ(result->zeroPoint, 0);
@@ -187,8 +186,8 @@ TEST(AffineQuantizeTest, RangeExcludingZeroShiftsEndpoints) {
 }
 
 TEST(AffineQuantizeTest, SaturatesAfterRoundingAndHugeOutliers) {
-  Expected<AffineQuantized> result = affineQuantize(
-      {-1e308, -5.0, 5.0, 1e308}, 8, -1.0, 1.0, false);
+  Expected<AffineQuantized> result =
+      affineQuantize({-1e308, -5.0, 5.0, 1e308}, 8, -1.0, 1.0, false);
   ASSERT_TRUE(bool(result)) << result.message();
   EXPECT_EQ(result->codes, (std::vector<int64_t>{0, 0, 255, 255}));
 }
@@ -214,8 +213,7 @@ TEST(AffineQuantizeTest, RejectsBadInputs) {
   EXPECT_FALSE(affineQuantize(x, 0, -1.0, 1.0, false));
   EXPECT_FALSE(affineQuantize(x, 33, -1.0, 1.0, false));
   // Width overflows to inf.
-  Expected<AffineQuantized> wide =
-      affineQuantize(x, 4, -1e308, 1e308, false);
+  Expected<AffineQuantized> wide = affineQuantize(x, 4, -1e308, 1e308, false);
   ASSERT_FALSE(wide);
   EXPECT_NE(wide.message().find("width"), std::string::npos);
   // Scale underflows to zero.
@@ -252,14 +250,12 @@ TEST(AffineParamsTest, Symmetric) {
   ASSERT_TRUE(bool(p)) << p.message();
   EXPECT_DOUBLE_EQ(p->scale, 0.01);
   EXPECT_EQ(p->zeroPoint, 0);
-  Expected<int64_t> top = quantizeValue(1.27, *p, narrow8,
-                                        RoundingMode::NearestEven,
-                                        SaturationMode::Reject);
+  Expected<int64_t> top = quantizeValue(
+      1.27, *p, narrow8, RoundingMode::NearestEven, SaturationMode::Reject);
   ASSERT_TRUE(bool(top));
   EXPECT_EQ(*top, 127);
-  Expected<int64_t> bottom = quantizeValue(-1.27, *p, narrow8,
-                                           RoundingMode::NearestEven,
-                                           SaturationMode::Reject);
+  Expected<int64_t> bottom = quantizeValue(
+      -1.27, *p, narrow8, RoundingMode::NearestEven, SaturationMode::Reject);
   ASSERT_TRUE(bool(bottom));
   EXPECT_EQ(*bottom, -127);
   EXPECT_FALSE(symmetricParams(0.0, narrow8));
@@ -268,8 +264,7 @@ TEST(AffineParamsTest, Symmetric) {
   EXPECT_FALSE(symmetricParams(kInf, narrow8));
   Expected<AffineParams> unsignedRange = symmetricParams(1.0, {0, 15});
   ASSERT_FALSE(unsignedRange);
-  EXPECT_NE(unsignedRange.message().find("straddling zero"),
-            std::string::npos);
+  EXPECT_NE(unsignedRange.message().find("straddling zero"), std::string::npos);
 }
 
 TEST(QuantizeValueTest, RoundingModesAndSaturation) {
@@ -289,22 +284,19 @@ TEST(QuantizeValueTest, RoundingModesAndSaturation) {
   EXPECT_EQ(q(-0.4, RoundingMode::NearestEven, SaturationMode::Reject), 0);
   EXPECT_EQ(q(15.5, RoundingMode::NearestEven, SaturationMode::Clamp), 15);
   EXPECT_EQ(q(-3.0, RoundingMode::NearestEven, SaturationMode::Clamp), 0);
-  Expected<int64_t> over = quantizeValue(15.5, unit, r,
-                                         RoundingMode::NearestEven,
-                                         SaturationMode::Reject);
+  Expected<int64_t> over = quantizeValue(
+      15.5, unit, r, RoundingMode::NearestEven, SaturationMode::Reject);
   ASSERT_FALSE(over);
   EXPECT_NE(over.message().find("outside the code range [0, 15]"),
             std::string::npos);
   // Huge outliers: x / s overflows to inf without early saturation.
   const AffineParams tiny{1e-300, 3};
-  Expected<int64_t> huge = quantizeValue(1e308, tiny, r,
-                                         RoundingMode::NearestEven,
-                                         SaturationMode::Clamp);
+  Expected<int64_t> huge = quantizeValue(
+      1e308, tiny, r, RoundingMode::NearestEven, SaturationMode::Clamp);
   ASSERT_TRUE(bool(huge));
   EXPECT_EQ(*huge, 15);
-  Expected<int64_t> hugeNeg = quantizeValue(-1e308, tiny, r,
-                                            RoundingMode::NearestEven,
-                                            SaturationMode::Clamp);
+  Expected<int64_t> hugeNeg = quantizeValue(
+      -1e308, tiny, r, RoundingMode::NearestEven, SaturationMode::Clamp);
   ASSERT_TRUE(bool(hugeNeg));
   EXPECT_EQ(*hugeNeg, 0);
   EXPECT_FALSE(quantizeValue(1e308, tiny, r, RoundingMode::NearestEven,
@@ -313,9 +305,8 @@ TEST(QuantizeValueTest, RoundingModesAndSaturation) {
 
 TEST(QuantizeValueTest, RejectsNonfiniteAndBadParams) {
   const CodeRange r{0, 15};
-  Expected<int64_t> nan = quantizeValue(kNaN, {1.0, 0}, r,
-                                        RoundingMode::NearestEven,
-                                        SaturationMode::Clamp);
+  Expected<int64_t> nan = quantizeValue(
+      kNaN, {1.0, 0}, r, RoundingMode::NearestEven, SaturationMode::Clamp);
   ASSERT_FALSE(nan);
   EXPECT_NE(nan.message().find("nan"), std::string::npos);
   EXPECT_FALSE(quantizeValue(kInf, {1.0, 0}, r, RoundingMode::NearestEven,
@@ -324,9 +315,8 @@ TEST(QuantizeValueTest, RejectsNonfiniteAndBadParams) {
                              SaturationMode::Clamp));
   EXPECT_FALSE(quantizeValue(1.0, {kNaN, 0}, r, RoundingMode::NearestEven,
                              SaturationMode::Clamp));
-  Expected<int64_t> badZero = quantizeValue(1.0, {1.0, 16}, r,
-                                            RoundingMode::NearestEven,
-                                            SaturationMode::Clamp);
+  Expected<int64_t> badZero = quantizeValue(
+      1.0, {1.0, 16}, r, RoundingMode::NearestEven, SaturationMode::Clamp);
   ASSERT_FALSE(badZero);
   EXPECT_NE(badZero.message().find("zero-point 16"), std::string::npos);
 }
@@ -339,9 +329,8 @@ TEST(QuantizeValueTest, RoundTripErrorWithinHalfStep) {
   std::uniform_real_distribution<double> dist(-0.96, 1.44);
   for (int i = 0; i < 2000; ++i) {
     double x = dist(rng);
-    Expected<int64_t> q = quantizeValue(x, *p, {0, 15},
-                                        RoundingMode::NearestEven,
-                                        SaturationMode::Reject);
+    Expected<int64_t> q = quantizeValue(
+        x, *p, {0, 15}, RoundingMode::NearestEven, SaturationMode::Reject);
     ASSERT_TRUE(bool(q)) << x << ": " << q.message();
     EXPECT_LE(std::fabs(x - dequantizeValue(*q, *p)),
               p->scale / 2 * (1 + 1e-12))

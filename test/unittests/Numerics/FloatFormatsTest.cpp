@@ -1,4 +1,5 @@
-//===- FloatFormatsTest.cpp - f16/bf16 rounding -----------------------------===//
+//===- FloatFormatsTest.cpp - f16/bf16 rounding
+//-----------------------------===//
 
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/Groupwise.h"
@@ -35,13 +36,13 @@ TEST(FloatFormats, HalfRoundTripsAllBitPatterns) {
 TEST(FloatFormats, HalfKnownValues) {
   EXPECT_EQ(floatToHalfBits(1.0f), 0x3C00);
   EXPECT_EQ(floatToHalfBits(-2.0f), 0xC000);
-  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);          // largest finite
-  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7C00);          // rounds to inf
-  EXPECT_EQ(floatToHalfBits(5.9604645e-8f), 0x0001);     // smallest subnormal
-  EXPECT_EQ(floatToHalfBits(2.9802322e-8f), 0x0000);     // tie -> even (0)
-  EXPECT_EQ(floatToHalfBits(8.940697e-8f), 0x0002);      // 1.5 ulp tie -> 2
-  EXPECT_EQ(floatToHalfBits(6.097555e-5f), 0x03FF);      // largest subnormal
-  EXPECT_EQ(floatToHalfBits(6.1035156e-5f), 0x0400);     // smallest normal
+  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);      // largest finite
+  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7C00);      // rounds to inf
+  EXPECT_EQ(floatToHalfBits(5.9604645e-8f), 0x0001); // smallest subnormal
+  EXPECT_EQ(floatToHalfBits(2.9802322e-8f), 0x0000); // tie -> even (0)
+  EXPECT_EQ(floatToHalfBits(8.940697e-8f), 0x0002);  // 1.5 ulp tie -> 2
+  EXPECT_EQ(floatToHalfBits(6.097555e-5f), 0x03FF);  // largest subnormal
+  EXPECT_EQ(floatToHalfBits(6.1035156e-5f), 0x0400); // smallest normal
   // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even (1).
   EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-11f), 0x3C00);
   EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-10f + 0x1p-11f), 0x3C02);

@@ -94,7 +94,7 @@ TEST(GroupwiseTest, RowBoundedTailGroupsStoreOwnMetadata) {
   EXPECT_EQ(q->codes[7], 11);
   for (size_t i : {5, 6, 7})
     EXPECT_LE(std::fabs(back[i] - kTailWeights[i]), 2.0 / 15 + 1e-6) << i;
-  EXPECT_EQ(back[1], 0.0f);  // exact zero survives (M8.1 0x02A)
+  EXPECT_EQ(back[1], 0.0f); // exact zero survives (M8.1 0x02A)
   EXPECT_EQ(back[14], 0.0f);
 }
 
@@ -114,8 +114,8 @@ TEST(GroupwiseTest, SymmetricConstantGroups) {
   config.narrow = true;
   config.groupSize = 2;
   const std::vector<float> w = {-0.7f, -0.7f, 0.0f, 0.0f};
-  Expected<GroupwiseQuantized> rejected = quantizeGroupwise(w.data(), 1, 4,
-                                                            config);
+  Expected<GroupwiseQuantized> rejected =
+      quantizeGroupwise(w.data(), 1, 4, config);
   ASSERT_FALSE(rejected);
   EXPECT_TRUE(contains(rejected.message(), "row 0, group 1"));
   config.constantPolicy = ConstantGroupPolicy::UnitScale;
@@ -140,8 +140,8 @@ TEST(GroupwiseTest, NonfiniteReject) {
   EXPECT_TRUE(contains(q.message(), "column 1")) << q.message();
   EXPECT_TRUE(contains(q.message(), "nan")) << q.message();
   w[5] = -kInf;
-  Expected<GroupwiseQuantized> inf = quantizeGroupwise(w.data(), 2, 4,
-                                                       asym4(2));
+  Expected<GroupwiseQuantized> inf =
+      quantizeGroupwise(w.data(), 2, 4, asym4(2));
   ASSERT_FALSE(inf);
   EXPECT_TRUE(contains(inf.message(), "-inf")) << inf.message();
 }
@@ -176,13 +176,13 @@ TEST(GroupwiseTest, NonfiniteExcludedFromRange) {
 
   // A group with no finite value is degenerate: constant policy decides.
   const std::vector<float> allBad = {kNaN, kInf};
-  Expected<GroupwiseQuantized> none = quantizeGroupwise(allBad.data(), 1, 2,
-                                                        config);
+  Expected<GroupwiseQuantized> none =
+      quantizeGroupwise(allBad.data(), 1, 2, config);
   ASSERT_FALSE(none);
   EXPECT_TRUE(contains(none.message(), "no finite values")) << none.message();
   config.constantPolicy = ConstantGroupPolicy::UnitScale;
-  Expected<GroupwiseQuantized> unit = quantizeGroupwise(allBad.data(), 1, 2,
-                                                        config);
+  Expected<GroupwiseQuantized> unit =
+      quantizeGroupwise(allBad.data(), 1, 2, config);
   ASSERT_TRUE(bool(unit)) << unit.message();
   EXPECT_EQ(unit->codes, (std::vector<int32_t>{0, 15}));
 }
@@ -190,10 +190,10 @@ TEST(GroupwiseTest, NonfiniteExcludedFromRange) {
 TEST(GroupwiseTest, GroupLargerThanRowAndPerChannel) {
   const std::vector<float> w = {-3.0f, 0.0f, 5.0f, 12.0f, 7.5f,
                                 0.0f,  1.0f, 2.0f, 3.0f,  15.0f};
-  for (int64_t g : {int64_t(5), int64_t(128),
-                    std::numeric_limits<int64_t>::max()}) {
-    Expected<GroupwiseQuantized> q = quantizeGroupwise(w.data(), 2, 5,
-                                                       asym4(g));
+  for (int64_t g :
+       {int64_t(5), int64_t(128), std::numeric_limits<int64_t>::max()}) {
+    Expected<GroupwiseQuantized> q =
+        quantizeGroupwise(w.data(), 2, 5, asym4(g));
     ASSERT_TRUE(bool(q)) << q.message();
     EXPECT_EQ(q->numGroupsPerRow, 1) << g;
     ASSERT_EQ(q->scales.size(), 2u);
@@ -202,8 +202,7 @@ TEST(GroupwiseTest, GroupLargerThanRowAndPerChannel) {
     EXPECT_EQ(q->scales[1], 1.0); // row 1: [0, 15]
     EXPECT_EQ(q->zeroPoints[1], 0);
     // 7.5 + 3: round(7.5) = 8 (ties to even) before adding z, so 11.
-    EXPECT_EQ(q->codes, (std::vector<int32_t>{0, 3, 8, 15, 11, 0, 1, 2, 3,
-                                              15}))
+    EXPECT_EQ(q->codes, (std::vector<int32_t>{0, 3, 8, 15, 11, 0, 1, 2, 3, 15}))
         << g;
   }
 }
@@ -292,28 +291,27 @@ TEST(GroupwiseTest, RoundTripErrorWithinHalfStep) {
 
 TEST(GroupwiseTest, ValidatesShapeAndConfig) {
   const std::vector<float> w(16, 1.0f);
-  Expected<GroupwiseQuantized> zeroRows = quantizeGroupwise(w.data(), 0, 4,
-                                                            asym4(4));
+  Expected<GroupwiseQuantized> zeroRows =
+      quantizeGroupwise(w.data(), 0, 4, asym4(4));
   ASSERT_FALSE(zeroRows);
   EXPECT_TRUE(contains(zeroRows.message(), "N must be positive"));
   EXPECT_FALSE(quantizeGroupwise(w.data(), 4, 0, asym4(4)));
   EXPECT_FALSE(quantizeGroupwise(w.data(), -1, 4, asym4(4)));
-  Expected<GroupwiseQuantized> zeroGroup = quantizeGroupwise(w.data(), 4, 4,
-                                                             asym4(0));
+  Expected<GroupwiseQuantized> zeroGroup =
+      quantizeGroupwise(w.data(), 4, 4, asym4(0));
   ASSERT_FALSE(zeroGroup);
   EXPECT_TRUE(contains(zeroGroup.message(), "G must be positive"));
   EXPECT_FALSE(quantizeGroupwise(w.data(), 4, 4, asym4(-4)));
   Expected<GroupwiseQuantized> overflow =
-      quantizeGroupwise(w.data(), int64_t(1) << 32, int64_t(1) << 32,
-                        asym4(4));
+      quantizeGroupwise(w.data(), int64_t(1) << 32, int64_t(1) << 32, asym4(4));
   ASSERT_FALSE(overflow);
   EXPECT_TRUE(contains(overflow.message(), "overflow")) << overflow.message();
   EXPECT_FALSE(quantizeGroupwise(nullptr, 4, 4, asym4(4)));
 
   GroupwiseConfig narrowAsym = asym4(4);
   narrowAsym.narrow = true;
-  Expected<GroupwiseQuantized> na = quantizeGroupwise(w.data(), 4, 4,
-                                                      narrowAsym);
+  Expected<GroupwiseQuantized> na =
+      quantizeGroupwise(w.data(), 4, 4, narrowAsym);
   ASSERT_FALSE(na);
   EXPECT_TRUE(contains(na.message(), "symmetric"));
   GroupwiseConfig bits0 = asym4(4);
@@ -321,8 +319,7 @@ TEST(GroupwiseTest, ValidatesShapeAndConfig) {
   EXPECT_FALSE(quantizeGroupwise(w.data(), 4, 4, bits0));
   GroupwiseConfig bits32 = asym4(4);
   bits32.bits = 32;
-  Expected<GroupwiseQuantized> wide = quantizeGroupwise(w.data(), 4, 4,
-                                                        bits32);
+  Expected<GroupwiseQuantized> wide = quantizeGroupwise(w.data(), 4, 4, bits32);
   ASSERT_FALSE(wide);
   EXPECT_TRUE(contains(wide.message(), "int32"));
   GroupwiseConfig sym1 = asym4(4);

@@ -94,8 +94,7 @@ TEST(KernelLayoutTest, RoundTripPreservesCodesForEveryVariantAndTail) {
                    std::to_string(cols) + "]");
       KernelLayoutSpec spec{v.kind, v.bits, v.isSigned};
       Codes codes = randomCodes(rows, cols, v.bits, v.isSigned, seed++);
-      Expected<Bytes> packed =
-          packKernelLayout(spec, codes.data(), rows, cols);
+      Expected<Bytes> packed = packKernelLayout(spec, codes.data(), rows, cols);
       ASSERT_TRUE(bool(packed)) << packed.message();
       Expected<KernelLayoutGeometry> g = kernelLayoutGeometry(spec, rows, cols);
       ASSERT_TRUE(bool(g));
@@ -279,10 +278,12 @@ bool contains(const std::string &text, const std::string &part) {
 
 TEST(KernelLayoutTest, RejectsUnsupportedWidthsAndShapes) {
   Codes codes(8, 0);
-  Expected<Bytes> three = packKernelLayout({kDecode, 3, false}, codes.data(), 1, 8);
+  Expected<Bytes> three =
+      packKernelLayout({kDecode, 3, false}, codes.data(), 1, 8);
   ASSERT_FALSE(bool(three));
   EXPECT_TRUE(contains(three.message(), "4- or 8-bit codes, got 3 bits"));
-  Expected<Bytes> empty = packKernelLayout({kPrefill, 4, false}, codes.data(), 0, 8);
+  Expected<Bytes> empty =
+      packKernelLayout({kPrefill, 4, false}, codes.data(), 0, 8);
   ASSERT_FALSE(bool(empty));
   EXPECT_TRUE(contains(empty.message(), "must be positive"));
   Expected<KernelLayoutGeometry> huge = kernelLayoutGeometry(
@@ -293,7 +294,8 @@ TEST(KernelLayoutTest, RejectsUnsupportedWidthsAndShapes) {
 
 TEST(KernelLayoutTest, RejectsOutOfRangeCodesByPosition) {
   Codes codes = {0, 1, 16, 2};
-  Expected<Bytes> packed = packKernelLayout({kDecode, 4, false}, codes.data(), 2, 2);
+  Expected<Bytes> packed =
+      packKernelLayout({kDecode, 4, false}, codes.data(), 2, 2);
   ASSERT_FALSE(bool(packed));
   EXPECT_TRUE(contains(packed.message(), "row 1, column 0 is 16"))
       << packed.message();
@@ -322,7 +324,8 @@ TEST(KernelLayoutTest, UnpackRejectsWrongSizeAndNonzeroPadding) {
     Expected<Codes> bad =
         unpackKernelLayout(spec, corrupt.data(), corrupt.size(), 3, 33);
     ASSERT_FALSE(bool(bad));
-    EXPECT_TRUE(contains(bad.message(), "nonzero padding field at row 2, column 40"))
+    EXPECT_TRUE(
+        contains(bad.message(), "nonzero padding field at row 2, column 40"))
         << bad.message();
   }
 }

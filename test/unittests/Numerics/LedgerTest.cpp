@@ -21,7 +21,7 @@ TEST(LedgerTest, ThreeByFiveGroupFour) {
   ASSERT_TRUE(bool(l)) << l.message();
   EXPECT_EQ(l->numValues, 15u);
   EXPECT_EQ(l->groupsPerRow, 2);
-  EXPECT_EQ(l->numGroups, 6u); // row-bounded, not ceil(15 / 4) = 4
+  EXPECT_EQ(l->numGroups, 6u);     // row-bounded, not ceil(15 / 4) = 4
   EXPECT_EQ(l->logicalBits, 156u); // 15 * 4 + 6 * 16
   EXPECT_DOUBLE_EQ(l->bitsPerValue, 10.4);
   EXPECT_EQ(l->tightCodeBytes, 8u);      // ceil(60 / 8)
@@ -83,8 +83,8 @@ TEST(LedgerTest, RejectsBadInputsAndOverflow) {
   ASSERT_FALSE(big);
   EXPECT_NE(big.message().find("overflow"), std::string::npos);
   // P fits, P * 32 code bits does not.
-  EXPECT_FALSE(computeLedger(int64_t(1) << 30, int64_t(1) << 30, 1 << 20, 32,
-                             16, 0));
+  EXPECT_FALSE(
+      computeLedger(int64_t(1) << 30, int64_t(1) << 30, 1 << 20, 32, 16, 0));
   Expected<TensorLedger> fits =
       computeLedger(int64_t(1) << 28, int64_t(1) << 28, 1 << 20, 32, 16, 0);
   ASSERT_TRUE(bool(fits)) << fits.message();

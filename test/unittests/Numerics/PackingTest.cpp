@@ -63,18 +63,15 @@ TEST(PackingTest, NibbleOrderVectors) {
 
 TEST(PackingTest, SignedEncodingVectors) {
   EXPECT_EQ(packRow({-1}, 4, true, kTwos, BitOrder::LsbFirst), (Bytes{0x0F}));
-  EXPECT_EQ(packRow({-1}, 4, true, kOffset, BitOrder::LsbFirst),
-            (Bytes{0x07}));
+  EXPECT_EQ(packRow({-1}, 4, true, kOffset, BitOrder::LsbFirst), (Bytes{0x07}));
   EXPECT_EQ(packRow({-8}, 4, true, kTwos, BitOrder::LsbFirst), (Bytes{0x08}));
-  EXPECT_EQ(packRow({-8}, 4, true, kOffset, BitOrder::LsbFirst),
-            (Bytes{0x00}));
+  EXPECT_EQ(packRow({-8}, 4, true, kOffset, BitOrder::LsbFirst), (Bytes{0x00}));
   EXPECT_EQ(packRow({7}, 4, true, kOffset, BitOrder::LsbFirst), (Bytes{0x0F}));
   EXPECT_EQ(packRow({-1, 7}, 4, true, kTwos, BitOrder::LsbFirst),
             (Bytes{0x7F}));
   EXPECT_EQ(packRow({-1}, 4, true, kTwos, BitOrder::MsbFirst), (Bytes{0xF0}));
   EXPECT_EQ(packRow({-1}, 8, true, kTwos, BitOrder::LsbFirst), (Bytes{0xFF}));
-  EXPECT_EQ(packRow({-1}, 8, true, kOffset, BitOrder::LsbFirst),
-            (Bytes{0x7F}));
+  EXPECT_EQ(packRow({-1}, 8, true, kOffset, BitOrder::LsbFirst), (Bytes{0x7F}));
   EXPECT_EQ(packRow({-128, 127}, 8, true, kTwos, BitOrder::MsbFirst),
             (Bytes{0x80, 0x7F}));
   // 2-bit ternary-style codes {-1, 0, 1, -2}, two's complement, LsbFirst:
@@ -82,14 +79,14 @@ TEST(PackingTest, SignedEncodingVectors) {
   EXPECT_EQ(packRow({-1, 0, 1, -2}, 2, true, kTwos, BitOrder::LsbFirst),
             (Bytes{0x93}));
 
-  Expected<Codes> back = unpackCodes(Bytes{0x0F}.data(), 1, 1, 1, 4, true,
-                                     kTwos, BitOrder::LsbFirst,
-                                     RowAlignment::Byte);
+  Expected<Codes> back =
+      unpackCodes(Bytes{0x0F}.data(), 1, 1, 1, 4, true, kTwos,
+                  BitOrder::LsbFirst, RowAlignment::Byte);
   ASSERT_TRUE(bool(back)) << back.message();
   EXPECT_EQ(*back, (Codes{-1})); // sign-extended
-  Expected<Codes> offset = unpackCodes(Bytes{0x07}.data(), 1, 1, 1, 4, true,
-                                       kOffset, BitOrder::LsbFirst,
-                                       RowAlignment::Byte);
+  Expected<Codes> offset =
+      unpackCodes(Bytes{0x07}.data(), 1, 1, 1, 4, true, kOffset,
+                  BitOrder::LsbFirst, RowAlignment::Byte);
   ASSERT_TRUE(bool(offset));
   EXPECT_EQ(*offset, (Codes{-1}));
 }
@@ -101,9 +98,9 @@ TEST(PackingTest, ThreeBitCodesStraddleBytes) {
   EXPECT_EQ(packRow({7, 0, 5}, 3, false, kTwos, BitOrder::MsbFirst),
             (Bytes{0xE2, 0x80}));
   // Eight 3-bit codes fill exactly three bytes.
-  EXPECT_EQ(packRow({7, 7, 7, 7, 7, 7, 7, 7}, 3, false, kTwos,
-                    BitOrder::LsbFirst),
-            (Bytes{0xFF, 0xFF, 0xFF}));
+  EXPECT_EQ(
+      packRow({7, 7, 7, 7, 7, 7, 7, 7}, 3, false, kTwos, BitOrder::LsbFirst),
+      (Bytes{0xFF, 0xFF, 0xFF}));
 }
 
 TEST(PackingTest, TightVersusByteAlignedRows) {
@@ -195,8 +192,7 @@ TEST(PackingTest, RoundTripsAllLayoutsAndOddLengths) {
   int checked = 0;
   for (const Layout &l : allLayouts()) {
     const int32_t lo = l.isSigned ? -(1 << (l.bits - 1)) : 0;
-    const int32_t hi = l.isSigned ? (1 << (l.bits - 1)) - 1
-                                  : (1 << l.bits) - 1;
+    const int32_t hi = l.isSigned ? (1 << (l.bits - 1)) - 1 : (1 << l.bits) - 1;
     std::uniform_int_distribution<int32_t> dist(lo, hi);
     for (int64_t rows : {1, 2, 3})
       for (int64_t cols : {1, 3, 5, 7, 13}) {
@@ -205,19 +201,18 @@ TEST(PackingTest, RoundTripsAllLayoutsAndOddLengths) {
           c = dist(rng);
         codes.front() = lo; // minimum and maximum codes always appear
         codes.back() = hi;
-        Expected<Bytes> bytes = packCodes(codes.data(), rows, cols, l.bits,
-                                          l.isSigned, l.encoding, l.order,
-                                          l.alignment);
-        ASSERT_TRUE(bool(bytes)) << describe(l, rows, cols) << ": "
-                                 << bytes.message();
-        ASSERT_EQ(bytes->size(),
-                  *packedBytes(rows, cols, l.bits, l.alignment))
+        Expected<Bytes> bytes =
+            packCodes(codes.data(), rows, cols, l.bits, l.isSigned, l.encoding,
+                      l.order, l.alignment);
+        ASSERT_TRUE(bool(bytes))
+            << describe(l, rows, cols) << ": " << bytes.message();
+        ASSERT_EQ(bytes->size(), *packedBytes(rows, cols, l.bits, l.alignment))
             << describe(l, rows, cols);
-        Expected<Codes> back = unpackCodes(bytes->data(), bytes->size(), rows,
-                                           cols, l.bits, l.isSigned,
-                                           l.encoding, l.order, l.alignment);
-        ASSERT_TRUE(bool(back)) << describe(l, rows, cols) << ": "
-                                << back.message();
+        Expected<Codes> back =
+            unpackCodes(bytes->data(), bytes->size(), rows, cols, l.bits,
+                        l.isSigned, l.encoding, l.order, l.alignment);
+        ASSERT_TRUE(bool(back))
+            << describe(l, rows, cols) << ": " << back.message();
         EXPECT_EQ(*back, codes) << describe(l, rows, cols);
         ++checked;
       }
@@ -237,25 +232,23 @@ TEST(PackingTest, EveryBitPosition) {
           for (int64_t slot = 0; slot < rows * cols; ++slot) {
             Codes codes(size_t(rows * cols), 0);
             codes[size_t(slot)] = 1;
-            Bytes bytes = pack(codes, rows, cols, bits, false, kTwos, order,
-                               alignment);
+            Bytes bytes =
+                pack(codes, rows, cols, bits, false, kTwos, order, alignment);
             const int64_t r = slot / cols, c = slot % cols;
-            const uint64_t start =
-                alignment == RowAlignment::Byte
-                    ? uint64_t(r * rowBytes * 8 + c * bits)
-                    : uint64_t(slot * bits);
-            const uint64_t lsb = order == BitOrder::LsbFirst
-                                     ? start
-                                     : start + bits - 1;
+            const uint64_t start = alignment == RowAlignment::Byte
+                                       ? uint64_t(r * rowBytes * 8 + c * bits)
+                                       : uint64_t(slot * bits);
+            const uint64_t lsb =
+                order == BitOrder::LsbFirst ? start : start + bits - 1;
             const unsigned shift = order == BitOrder::LsbFirst
                                        ? unsigned(lsb % 8)
                                        : 7 - unsigned(lsb % 8);
             for (size_t i = 0; i < bytes.size(); ++i)
               EXPECT_EQ(bytes[i], i == lsb / 8 ? (1u << shift) : 0u)
                   << bits << " bits, slot " << slot << ", byte " << i;
-            Expected<Codes> back = unpackCodes(bytes.data(), bytes.size(),
-                                               rows, cols, bits, false, kTwos,
-                                               order, alignment);
+            Expected<Codes> back =
+                unpackCodes(bytes.data(), bytes.size(), rows, cols, bits, false,
+                            kTwos, order, alignment);
             ASSERT_TRUE(bool(back)) << back.message();
             EXPECT_EQ(*back, codes) << bits << " bits, slot " << slot;
           }
@@ -275,9 +268,9 @@ TEST(PackingTest, AllOnesSlotAmongZeros) {
         for (uint8_t b : bytes)
           ones += unsigned(__builtin_popcount(b));
         EXPECT_EQ(ones, bits);
-        Expected<Codes> back = unpackCodes(bytes.data(), bytes.size(), 1, 7,
-                                           bits, false, kTwos, order,
-                                           RowAlignment::Byte);
+        Expected<Codes> back =
+            unpackCodes(bytes.data(), bytes.size(), 1, 7, bits, false, kTwos,
+                        order, RowAlignment::Byte);
         ASSERT_TRUE(bool(back));
         EXPECT_EQ(*back, codes);
       }
@@ -300,8 +293,7 @@ TEST(PackingTest, OutOfRangeCodesNameTheIndex) {
                          BitOrder::LsbFirst, RowAlignment::Byte));
   const Codes tooBig = {8};
   Expected<Bytes> signedBad = packCodes(tooBig.data(), 1, 1, 4, true, kOffset,
-                                        BitOrder::LsbFirst,
-                                        RowAlignment::Byte);
+                                        BitOrder::LsbFirst, RowAlignment::Byte);
   ASSERT_FALSE(signedBad);
   EXPECT_TRUE(contains(signedBad.message(), "[-8, 7]"));
   const Codes tooSmall = {-9};
@@ -322,9 +314,9 @@ TEST(PackingTest, OutOfRangeCodesNameTheIndex) {
 
 TEST(PackingTest, UnpackChecksSizeAndPadding) {
   const Bytes bytes = {0x21, 0x03};
-  Expected<Codes> shortBuffer = unpackCodes(bytes.data(), 1, 1, 3, 4, false,
-                                            kTwos, BitOrder::LsbFirst,
-                                            RowAlignment::Byte);
+  Expected<Codes> shortBuffer =
+      unpackCodes(bytes.data(), 1, 1, 3, 4, false, kTwos, BitOrder::LsbFirst,
+                  RowAlignment::Byte);
   ASSERT_FALSE(shortBuffer);
   EXPECT_TRUE(contains(shortBuffer.message(), "need exactly 2"))
       << shortBuffer.message();
@@ -338,9 +330,9 @@ TEST(PackingTest, UnpackChecksSizeAndPadding) {
   ASSERT_FALSE(padded);
   EXPECT_TRUE(contains(padded.message(), "row 0")) << padded.message();
   EXPECT_TRUE(contains(padded.message(), "padding")) << padded.message();
-  Expected<Codes> tightPadded = unpackCodes(dirty.data(), 2, 1, 3, 4, false,
-                                            kTwos, BitOrder::LsbFirst,
-                                            RowAlignment::Tight);
+  Expected<Codes> tightPadded =
+      unpackCodes(dirty.data(), 2, 1, 3, 4, false, kTwos, BitOrder::LsbFirst,
+                  RowAlignment::Tight);
   ASSERT_FALSE(tightPadded);
   EXPECT_TRUE(contains(tightPadded.message(), "padding"));
   // The same bytes are a valid [1, 4] tensor.

@@ -121,8 +121,8 @@ TEST(ReferenceGemmTest, RandomizedIntegerPathMatchesDequantizedPath) {
     config.symmetric = symmetric;
     config.narrow = symmetric;
     config.groupSize = 8;
-    Expected<GroupwiseQuantized> w = quantizeGroupwise(weights.data(), N, K,
-                                                       config);
+    Expected<GroupwiseQuantized> w =
+        quantizeGroupwise(weights.data(), N, K, config);
     ASSERT_TRUE(bool(w)) << w.message();
     ASSERT_EQ(w->numGroupsPerRow, 5);
 
@@ -177,8 +177,8 @@ TEST(ReferenceGemmTest, ValidatesOperands) {
       makeWeights(2, 4, 4, {1, 2, -1, 3, -2, 1, 2, 0}, {0.20, 0.25});
   ASSERT_TRUE(bool(referenceQuantizedLinear(x, w)));
 
-  GroupwiseQuantizedWeights wrongK = makeWeights(2, 3, 4, {1, 2, 3, 4, 5, 6},
-                                                 {0.2, 0.25});
+  GroupwiseQuantizedWeights wrongK =
+      makeWeights(2, 3, 4, {1, 2, 3, 4, 5, 6}, {0.2, 0.25});
   Expected<std::vector<double>> k = referenceQuantizedLinear(x, wrongK);
   ASSERT_FALSE(k);
   EXPECT_TRUE(contains(k.message(), "does not match")) << k.message();

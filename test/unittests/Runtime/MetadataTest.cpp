@@ -215,17 +215,13 @@ TEST(KernelInstance, RejectsInconsistentCapabilities) {
             "run on target sm_80");
   EXPECT_EQ(errorWith([](json &c) { c.erase("launch"); }),
             "manifest.kernels[0].capability.launch: required for a GPU kernel");
-  EXPECT_EQ(errorWith([](json &c) {
-              c["launch"]["block"] = {64, 32, 1};
-            }),
+  EXPECT_EQ(errorWith([](json &c) { c["launch"]["block"] = {64, 32, 1}; }),
             "manifest.kernels[0].capability.launch.block: 2048 threads exceed "
             "1024 per block");
   EXPECT_EQ(errorWith([](json &c) { c["entries"][0]["symbol"] = "bad name"; }),
             "manifest.kernels[0].capability.entries[0].symbol: \"bad name\" "
             "is not a symbol name");
-  EXPECT_EQ(errorWith([](json &c) {
-              c["entries"][0]["tokens"] = {1, 8};
-            }),
+  EXPECT_EQ(errorWith([](json &c) { c["entries"][0]["tokens"] = {1, 8}; }),
             "manifest.kernels[0].capability.entries[0].tokens: ends at T = 8, "
             "so T = 9 of \"tokens\" has no entry point");
   EXPECT_EQ(errorWith([](json &c) { c["args"][2]["dtype"] = "bf16"; }),
@@ -236,14 +232,10 @@ TEST(KernelInstance, RejectsInconsistentCapabilities) {
   EXPECT_EQ(errorWith([](json &c) { c["group_size"] = "per_row"; }),
             "manifest.kernels[0].capability.group_size: \"per_row\", expected "
             "an integer or \"per_channel\"");
-  EXPECT_EQ(errorWith([](json &c) {
-              c["args"][0]["shape"] = {-1, 100};
-            }),
+  EXPECT_EQ(errorWith([](json &c) { c["args"][0]["shape"] = {-1, 100}; }),
             "manifest.kernels[0].capability.args: x has shape [-1, 100], "
             "expected [-1, 256] (dynamic T, K = 256)");
-  EXPECT_EQ(errorWith([](json &c) {
-              c["args"][1]["shape"] = {-1, 32};
-            }),
+  EXPECT_EQ(errorWith([](json &c) { c["args"][1]["shape"] = {-1, 32}; }),
             "manifest.kernels[0].capability.args[1].shape[0]: -1 must be in "
             "[1, 2^31] (only the T of x and y may be dynamic)");
   EXPECT_EQ(errorWith([](json &c) { c["args"].erase(2); }),

@@ -32,16 +32,21 @@ TEST(GGMLTypes, TableMatchesGGMLAtThePinnedCommit) {
     uint32_t block, bytes;
   };
   const Row rows[] = {
-      {0, "F32", 1, 4},        {1, "F16", 1, 2},        {2, "Q4_0", 32, 18},
-      {3, "Q4_1", 32, 20},     {6, "Q5_0", 32, 22},     {7, "Q5_1", 32, 24},
-      {8, "Q8_0", 32, 34},     {9, "Q8_1", 32, 36},     {10, "Q2_K", 256, 84},
-      {11, "Q3_K", 256, 110},  {12, "Q4_K", 256, 144},  {13, "Q5_K", 256, 176},
-      {14, "Q6_K", 256, 210},  {15, "Q8_K", 256, 292},  {16, "IQ2_XXS", 256, 66},
-      {17, "IQ2_XS", 256, 74}, {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
-      {20, "IQ4_NL", 32, 18},  {21, "IQ3_S", 256, 110}, {22, "IQ2_S", 256, 82},
-      {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},       {25, "I16", 1, 2},
-      {26, "I32", 1, 4},       {27, "I64", 1, 8},       {28, "F64", 1, 8},
-      {29, "IQ1_M", 256, 56},  {30, "BF16", 1, 2},      {34, "TQ1_0", 256, 54},
+      {0, "F32", 1, 4},         {1, "F16", 1, 2},
+      {2, "Q4_0", 32, 18},      {3, "Q4_1", 32, 20},
+      {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},
+      {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},
+      {10, "Q2_K", 256, 84},    {11, "Q3_K", 256, 110},
+      {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
+      {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},
+      {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+      {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
+      {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},
+      {22, "IQ2_S", 256, 82},   {23, "IQ4_XS", 256, 136},
+      {24, "I8", 1, 1},         {25, "I16", 1, 2},
+      {26, "I32", 1, 4},        {27, "I64", 1, 8},
+      {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
+      {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
       {35, "TQ2_0", 256, 66},
   };
   ASSERT_EQ(allGGMLTypes().size(), std::size(rows));
@@ -78,9 +83,9 @@ TEST(GGMLTypes, ByteSizesAreChecked) {
 }
 
 const GGMLType kDecodable[] = {
-    GGMLType::F32,  GGMLType::F16,  GGMLType::BF16,   GGMLType::Q4_0,
-    GGMLType::Q4_1, GGMLType::Q5_0, GGMLType::Q5_1,   GGMLType::Q8_0,
-    GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K,   GGMLType::Q5_K,
+    GGMLType::F32,  GGMLType::F16,    GGMLType::BF16,  GGMLType::Q4_0,
+    GGMLType::Q4_1, GGMLType::Q5_0,   GGMLType::Q5_1,  GGMLType::Q8_0,
+    GGMLType::Q2_K, GGMLType::Q3_K,   GGMLType::Q4_K,  GGMLType::Q5_K,
     GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::TQ1_0, GGMLType::TQ2_0};
 
 TEST(GGMLTypes, OnlyTheListedTypesDecodeTheRestSayUnsupported) {
@@ -92,7 +97,8 @@ TEST(GGMLTypes, OnlyTheListedTypesDecodeTheRestSayUnsupported) {
     EXPECT_EQ(isDecodable(t.type), listed);
     std::vector<uint8_t> src(t.typeSize, 0);
     std::vector<float> dst(t.blockSize, -1.0f);
-    Status st = decodeRow(t.type, src.data(), src.size(), t.blockSize, dst.data());
+    Status st =
+        decodeRow(t.type, src.data(), src.size(), t.blockSize, dst.data());
     if (listed) {
       EXPECT_TRUE(st) << st.message();
       ++decodable;
@@ -218,8 +224,8 @@ TEST(GGMLDecode, Q4_0NibbleOrderAndOffset) {
   std::vector<float> y(32);
   ASSERT_TRUE(decodeRow(GGMLType::Q4_0, b.data(), b.size(), 32, y.data()));
   for (int j = 0; j < 16; ++j) {
-    EXPECT_EQ(y[j], (j - 8) * 0.5f);             // first half: low nibbles
-    EXPECT_EQ(y[j + 16], (15 - j - 8) * 0.5f);   // second half: high nibbles
+    EXPECT_EQ(y[j], (j - 8) * 0.5f);           // first half: low nibbles
+    EXPECT_EQ(y[j + 16], (15 - j - 8) * 0.5f); // second half: high nibbles
   }
 }
 
@@ -253,7 +259,8 @@ TEST(GGMLDecode, Q8_0AndIQ4_NLAndTQ2_0) {
 
   // TQ2_0: byte m of each 32-byte run holds elements m, m+32, m+64, m+96.
   std::vector<uint8_t> tq(66, 0);
-  tq[0] = 0b10010000; // plane 0 -> 0 (-1), plane 1 -> 0, plane 2 -> 1, plane 3 -> 2
+  tq[0] =
+      0b10010000; // plane 0 -> 0 (-1), plane 1 -> 0, plane 2 -> 1, plane 3 -> 2
   tq[64] = 0x00;
   tq[65] = 0x3C; // d = 1
   ASSERT_TRUE(decodeRow(GGMLType::TQ2_0, tq.data(), tq.size(), 256, y.data()));
@@ -282,7 +289,7 @@ TEST(GGMLDecode, TQ1_0TritsAreBase3Fractions) {
   std::vector<float> y(256);
   ASSERT_TRUE(decodeRow(GGMLType::TQ1_0, b.data(), b.size(), 256, y.data()));
   for (int n = 0; n < 5; ++n)
-    EXPECT_EQ(y[n * 32], trits[n] - 1) << n;       // first 32 bytes
+    EXPECT_EQ(y[n * 32], trits[n] - 1) << n; // first 32 bytes
   for (int n = 0; n < 5; ++n)
     EXPECT_EQ(y[160 + n * 16], trits[n] - 1) << n; // next 16 bytes
   for (int k = 240; k < 256; ++k)
@@ -298,7 +305,7 @@ TEST(GGMLDecode, FixturesAreBitExact) {
   std::ifstream in(dir / "index.json");
   ASSERT_TRUE(in) << "missing " << (dir / "index.json");
   nlohmann::json index = nlohmann::json::parse(in);
-  const char *required[] = {"Q4_1", "Q5_0", "Q5_1",  "Q2_K",   "Q3_K", "Q4_K",
+  const char *required[] = {"Q4_1", "Q5_0", "Q5_1",   "Q2_K",  "Q3_K",  "Q4_K",
                             "Q5_K", "Q6_K", "IQ4_NL", "TQ1_0", "TQ2_0", "BF16"};
   for (const char *name : required)
     EXPECT_TRUE(index["types"].contains(name)) << name;
@@ -347,7 +354,8 @@ TEST(GGMLDecode, FixturesAreBitExact) {
 TEST(GGMLDecode, RejectsBadSizesWithoutTouchingTheOutput) {
   std::vector<uint8_t> src(18 * 4, 0);
   std::vector<float> dst(128, -1.0f);
-  Status partial = decodeRow(GGMLType::Q4_0, src.data(), src.size(), 33, dst.data());
+  Status partial =
+      decodeRow(GGMLType::Q4_0, src.data(), src.size(), 33, dst.data());
   ASSERT_FALSE(partial);
   EXPECT_NE(partial.message().find("not a whole number of 32-element blocks"),
             std::string::npos)
@@ -358,7 +366,8 @@ TEST(GGMLDecode, RejectsBadSizesWithoutTouchingTheOutput) {
   EXPECT_NE(shortSrc.message().find("need 72 bytes but only 71"),
             std::string::npos)
       << shortSrc.message();
-  EXPECT_FALSE(decodeRow(GGMLType::Q4_0, src.data(), src.size(), -32, dst.data()));
+  EXPECT_FALSE(
+      decodeRow(GGMLType::Q4_0, src.data(), src.size(), -32, dst.data()));
   EXPECT_FALSE(decodeRow(GGMLType::Q4_0, nullptr, 72, 128, dst.data()));
   EXPECT_FALSE(decodeRow(static_cast<GGMLType>(4), src.data(), src.size(), 32,
                          dst.data()));

@@ -35,8 +35,8 @@ void expectAffineMatchesDecoder(const std::string &file,
               std::vector<int64_t>(info.ne.rbegin(), info.ne.rend()));
     auto parts = disassembleGGMLAffine(info);
     ASSERT_TRUE(parts) << parts.message();
-    auto values = reconstructAffine(*desc->affine, parts->codes,
-                                    parts->scales, parts->zeros);
+    auto values = reconstructAffine(*desc->affine, parts->codes, parts->scales,
+                                    parts->zeros);
     ASSERT_TRUE(values) << values.message();
     auto reference = gguf->decode(info);
     ASSERT_TRUE(reference) << reference.message();
@@ -55,7 +55,8 @@ TEST(GGUFDescriptor, Q4_0IsOffsetBinarySymmetricGroupsOf32) {
   if (!gguf_test::corpusPresent())
     GTEST_SKIP() << "corpus absent";
   auto gguf = GGUFFile::open(
-      (gguf_test::corpusDir() / "gguf/tiny_llama/tiny-llama-Q4_0.gguf").string());
+      (gguf_test::corpusDir() / "gguf/tiny_llama/tiny-llama-Q4_0.gguf")
+          .string());
   ASSERT_TRUE(gguf) << gguf.message();
   const GGUFTensorInfo *info = gguf->findTensor("blk.0.attn_k.weight");
   ASSERT_NE(info, nullptr);
@@ -118,7 +119,8 @@ TEST(GGUFDescriptor, Q4_1IsScaleAndMin) {
 // K-quants keep their block contract (nested scales); no affine spelling.
 TEST(GGUFDescriptor, KQuantsKeepTheirBlockContract) {
   std::vector<uint8_t> block(144, 0);
-  GGUFTensorInfo info{"w", GGMLType::Q4_K, {256}, 256, 144, 0, 0, block.data(), 0};
+  GGUFTensorInfo info{"w", GGMLType::Q4_K, {256}, 256, 144, 0,
+                      0,   block.data(),   0};
   auto desc = describeGGUFTensor(info);
   ASSERT_TRUE(desc) << desc.message();
   EXPECT_FALSE(desc->affine.has_value());

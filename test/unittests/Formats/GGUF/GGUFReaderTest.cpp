@@ -1,4 +1,5 @@
-//===- GGUFReaderTest.cpp - GGUF reader against the corpus and crafted input ===//
+//===- GGUFReaderTest.cpp - GGUF reader against the corpus and crafted input
+//===//
 
 #include "GGUFTestSupport.h"
 
@@ -64,7 +65,8 @@ void expectValueMatches(const GGUFValue &v, const json &md) {
   } else if (type == "FLOAT32" || type == "FLOAT64") {
     double want = jsonNumber(md["value"]);
     if (type == "FLOAT32")
-      EXPECT_EQ(floatBits(*v.get<float>()), floatBits(static_cast<float>(want)));
+      EXPECT_EQ(floatBits(*v.get<float>()),
+                floatBits(static_cast<float>(want)));
     else
       EXPECT_EQ(*v.get<double>(), want);
   } else if (type == "ARRAY") {
@@ -106,7 +108,8 @@ void expectValueMatches(const GGUFValue &v, const json &md) {
 TEST(GGUFCorpus, EveryFileGetsTheManifestVerdict) {
   REQUIRE_CORPUS();
   std::vector<json> entries = ggufEntries();
-  ASSERT_GE(entries.size(), 30u) << "manifest lists fewer GGUF files than expected";
+  ASSERT_GE(entries.size(), 30u)
+      << "manifest lists fewer GGUF files than expected";
   size_t accepted = 0, rejected = 0;
   for (const json &e : entries) {
     const std::string path = pathOf(e);
@@ -122,8 +125,7 @@ TEST(GGUFCorpus, EveryFileGetsTheManifestVerdict) {
       ASSERT_FALSE(file) << "accepted a file the manifest rejects: "
                          << e["reason"];
       // A clean error naming the file (not a crash, not a bare code).
-      EXPECT_NE(file.message().find(path), std::string::npos)
-          << file.message();
+      EXPECT_NE(file.message().find(path), std::string::npos) << file.message();
       ++rejected;
     }
   }
@@ -182,8 +184,8 @@ TEST(GGUFCorpus, RejectionsSayWhatWasWrongAndWhere) {
     }
     ASSERT_FALSE(file);
     auto it = expected.find(base);
-    ASSERT_NE(it, expected.end()) << "no expectation for " << base << ": "
-                                  << file.message();
+    ASSERT_NE(it, expected.end())
+        << "no expectation for " << base << ": " << file.message();
     for (const std::string &phrase : it->second)
       EXPECT_NE(file.message().find(phrase), std::string::npos)
           << "missing '" << phrase << "' in: " << file.message();
@@ -203,7 +205,8 @@ TEST(GGUFCorpus, AcceptedFilesExposeTheManifestInventory) {
     EXPECT_EQ(file->fileSize(), e["size"].get<uint64_t>());
     EXPECT_EQ(file->version(), e["gguf_version"].get<uint32_t>());
     EXPECT_EQ(file->alignment(), e["alignment"].get<uint64_t>());
-    EXPECT_EQ(file->dataSectionOffset(), e["tensor_data_offset"].get<uint64_t>());
+    EXPECT_EQ(file->dataSectionOffset(),
+              e["tensor_data_offset"].get<uint64_t>());
 
     const json &md = e["metadata"];
     ASSERT_EQ(file->metadata().size(), e["n_kv"].get<size_t>());
@@ -227,7 +230,8 @@ TEST(GGUFCorpus, AcceptedFilesExposeTheManifestInventory) {
       EXPECT_EQ(t.name, ts[i]["name"].get<std::string>());
       EXPECT_EQ(file->findTensor(t.name), &t);
       EXPECT_EQ(ggmlTypeName(t.type), ts[i]["type"].get<std::string>());
-      EXPECT_EQ(static_cast<uint32_t>(t.type), ts[i]["type_id"].get<uint32_t>());
+      EXPECT_EQ(static_cast<uint32_t>(t.type),
+                ts[i]["type_id"].get<uint32_t>());
       EXPECT_EQ(t.ne, ts[i]["shape"].get<std::vector<int64_t>>());
       EXPECT_EQ(t.elementCount, ts[i]["n_elements"].get<uint64_t>());
       EXPECT_EQ(t.byteSize, ts[i]["nbytes"].get<uint64_t>());
@@ -322,8 +326,8 @@ TEST(GGUFCorpus, DequantizedReferencesAreBitExact) {
       EXPECT_EQ(hexDigest(got->data(), got->size() * sizeof(float)),
                 ref["ref_sha256"].get<std::string>());
       for (size_t i = 0; i < ref["first8"].size(); ++i)
-        EXPECT_EQ(floatBits((*got)[i]),
-                  floatBits(static_cast<float>(ref["first8"][i].get<double>())));
+        EXPECT_EQ(floatBits((*got)[i]), floatBits(static_cast<float>(
+                                            ref["first8"][i].get<double>())));
       viaDigest.insert(ref["type"].get<std::string>());
       // ... and, where the array is in the corpus, against its bytes.
       auto refPath = corpusDir() / ref["ref_path"].get<std::string>();
@@ -336,7 +340,8 @@ TEST(GGUFCorpus, DequantizedReferencesAreBitExact) {
     }
   }
   for (const char *type : {"F16", "Q8_0", "Q4_0"})
-    EXPECT_TRUE(viaRefFile.count(type)) << type << " not checked against a ref file";
+    EXPECT_TRUE(viaRefFile.count(type))
+        << type << " not checked against a ref file";
   for (const char *type : {"F16", "Q8_0", "Q4_0", "Q6_K"})
     EXPECT_TRUE(viaDigest.count(type)) << type << " not checked";
 }
@@ -406,8 +411,9 @@ TEST(GGUFCorpus, MovedFileKeepsItsViews) {
   ASSERT_NE(tokens, nullptr);
   ASSERT_EQ(tokens->arrayStrings().size(), 50257u);
   EXPECT_EQ(tokens->arrayStrings()[0], "!");
-  EXPECT_EQ(*moved.findMetadata("general.architecture")->get<std::string_view>(),
-            "gpt2");
+  EXPECT_EQ(
+      *moved.findMetadata("general.architecture")->get<std::string_view>(),
+      "gpt2");
 }
 
 //===----------------------------------------------------------------------===//
@@ -454,13 +460,22 @@ Writer everyTypeFile() {
   uint64_t dbits;
   std::memcpy(&dbits, &dv, 8);
   w.str("t.f64").u32(12).u64(dbits);
-  w.str("t.arr.i16").u32(9).u32(3).u64(3).u8(1).u8(0).u8(0xFE).u8(0xFF).u8(3).u8(0);
+  w.str("t.arr.i16")
+      .u32(9)
+      .u32(3)
+      .u64(3)
+      .u8(1)
+      .u8(0)
+      .u8(0xFE)
+      .u8(0xFF)
+      .u8(3)
+      .u8(0);
   w.str("t.arr.nested").u32(9).u32(9).u64(2);
-  w.u32(8).u64(2).str("a").str("");   // ["a", ""]
-  w.u32(7).u64(3).u8(1).u8(0).u8(1);  // [true, false, true]
+  w.u32(8).u64(2).str("a").str("");  // ["a", ""]
+  w.u32(7).u64(3).u8(1).u8(0).u8(1); // [true, false, true]
   w.str("general.alignment").u32(4).u32(16);
-  w.tensor("a", {2, 2}, 0, 0);   // F32 2x2, 16 bytes
-  w.tensor("s", {}, 1, 16);      // rank-0 F16 scalar
+  w.tensor("a", {2, 2}, 0, 0); // F32 2x2, 16 bytes
+  w.tensor("s", {}, 1, 16);    // rank-0 F16 scalar
   w.padTo(16);
   for (float f : {1.0f, 2.0f, 3.0f, 4.0f})
     w.f32(f);
@@ -615,12 +630,10 @@ TEST(GGUFReader, RejectsMalformedValues) {
 }
 
 TEST(GGUFReader, AlignmentMustBeAUInt32PowerOfTwo) {
-  expectError(parse(withTensor(
-                  [](Writer &w) {
-                    w.str("general.alignment").u32(10).u64(32);
-                  },
-                  1)),
-              "has type UINT64, expected UINT32");
+  expectError(
+      parse(withTensor(
+          [](Writer &w) { w.str("general.alignment").u32(10).u64(32); }, 1)),
+      "has type UINT64, expected UINT32");
   expectError(
       parse(withTensor([](Writer &w) { w.kvU32("general.alignment", 24); }, 1)),
       "alignment 24");

@@ -271,9 +271,9 @@ TEST(ArtifactWriter, RefusesToWriteOverAnUnreadableManifest) {
                         "refusing to write over an artifact this build cannot "
                         "read");
   EXPECT_EQ(readText(dir / kManifestFileName), newer);
-  EXPECT_EQ(listNames(dir.path()),
-            (std::set<std::string>{kManifestFileName,
-                                   "model-00001.safetensors"}));
+  EXPECT_EQ(
+      listNames(dir.path()),
+      (std::set<std::string>{kManifestFileName, "model-00001.safetensors"}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -853,16 +853,15 @@ namespace {
 /// A writer with one plain tensor of `bytes` that is filled from `source`
 /// (declared with `declared`, the real digest when empty).
 ArtifactWriter filledWriter(const std::vector<uint8_t> &source,
-                            std::string declared = "",
-                            bool failFill = false) {
+                            std::string declared = "", bool failFill = false) {
   ArtifactWriter writer(baseManifest());
   TensorData t;
   t.name = "embed.weight";
   t.dtype = DType::U8;
   t.shape = {static_cast<int64_t>(source.size())};
   t.size = source.size();
-  t.sha256 = declared.empty() ? *sha256Hex(source.data(), source.size())
-                              : declared;
+  t.sha256 =
+      declared.empty() ? *sha256Hex(source.data(), source.size()) : declared;
   t.fill = [&source, failFill](uint8_t *out, uint64_t size) -> Status {
     if (failFill)
       return makeError("spool read failed");

@@ -20,8 +20,8 @@ QuantizedTensorDescriptor weight(int64_t n, int64_t k, unsigned bits,
   t.descriptor.code = CodeType{bits, isSigned};
   t.descriptor.scheme =
       isSigned ? QuantScheme::Symmetric : QuantScheme::Asymmetric;
-  t.descriptor.zeroPoint = isSigned ? ZeroPointKind::None
-                                    : ZeroPointKind::Integer;
+  t.descriptor.zeroPoint =
+      isSigned ? ZeroPointKind::None : ZeroPointKind::Integer;
   t.descriptor.granularity = Granularity::Group;
   t.descriptor.axis = 1;
   t.descriptor.groupSize = 32;

@@ -54,8 +54,9 @@ TEST_P(CorpusIndex, Verdict) {
   for (const json &e : manifestEntries("safetensors"))
     if (fs::path(e["path"].get<std::string>()).parent_path() == dir)
       for (const json &t : e["tensors"])
-        shardTensors[fs::path(e["path"].get<std::string>()).filename().string() +
-                     "/" + t["name"].get<std::string>()] = t;
+        shardTensors
+            [fs::path(e["path"].get<std::string>()).filename().string() + "/" +
+             t["name"].get<std::string>()] = t;
   for (const auto &[tensor, shard] : want) {
     SCOPED_TRACE(tensor);
     const TensorView *v = index->find(tensor);
@@ -76,12 +77,12 @@ TEST_P(CorpusIndex, Verdict) {
   EXPECT_EQ(index->shardOf("no such tensor"), nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, CorpusIndex,
-                         ::testing::ValuesIn(manifestEntries(
-                             "safetensors-index-json")),
-                         [](const ::testing::TestParamInfo<json> &info) {
-                           return caseName(info.param["path"]);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Manifest, CorpusIndex,
+    ::testing::ValuesIn(manifestEntries("safetensors-index-json")),
+    [](const ::testing::TestParamInfo<json> &info) {
+      return caseName(info.param["path"]);
+    });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CorpusIndex);
 
 TEST(CorpusIndexManifest, HasAnIndex) {
@@ -119,10 +120,12 @@ protected:
   }
   static std::string standardIndex(uint64_t total = 10) {
     return "{\"metadata\":{\"total_size\":" + std::to_string(total) +
-           "},\"weight_map\":{\"a\":\"s1.safetensors\",\"b\":\"s1.safetensors\","
+           "},\"weight_map\":{\"a\":\"s1.safetensors\",\"b\":\"s1."
+           "safetensors\","
            "\"c\":\"s2.safetensors\"}}";
   }
-  void expectReject(const Expected<SafetensorsIndex> &r, const std::string &path,
+  void expectReject(const Expected<SafetensorsIndex> &r,
+                    const std::string &path,
                     std::initializer_list<const char *> fragments) {
     ASSERT_FALSE(r) << "accepted " << path;
     EXPECT_THAT(r.message(), HasSubstr(path + ": "));
@@ -143,11 +146,11 @@ TEST_F(SafetensorsIndexTest, ValidTwoShardCheckpoint) {
   EXPECT_EQ(r->find("b")->byteSize(), 4u);
   EXPECT_EQ(r->shardOf("c"), &r->shards()[1]);
   // Extra top-level and metadata keys are ignored.
-  auto extra = SafetensorsIndex::open(index(
-      "{\"metadata\":{\"total_size\":10,\"total_parameters\":10},"
-      "\"weight_map\":{\"a\":\"s1.safetensors\",\"b\":\"s1.safetensors\","
-      "\"c\":\"s2.safetensors\"},\"note\":[1,{\"x\":null}]}",
-      "extra.index.json"));
+  auto extra = SafetensorsIndex::open(
+      index("{\"metadata\":{\"total_size\":10,\"total_parameters\":10},"
+            "\"weight_map\":{\"a\":\"s1.safetensors\",\"b\":\"s1.safetensors\","
+            "\"c\":\"s2.safetensors\"},\"note\":[1,{\"x\":null}]}",
+            "extra.index.json"));
   EXPECT_TRUE(extra) << extra.message();
 }
 
@@ -188,7 +191,8 @@ TEST_F(SafetensorsIndexTest, IndexJsonShape) {
        "\"weight_map\" is an array"},
       {"{\"metadata\":{\"total_size\":0},\"weight_map\":{\"a\":1}}",
        "weight_map[\"a\"] is a number"},
-      {"{\"metadata\":{\"total_size\":0},\"weight_map\":{\"a\":\"s1.safetensors\","
+      {"{\"metadata\":{\"total_size\":0},\"weight_map\":{\"a\":\"s1."
+       "safetensors\","
        "\"a\":\"s2.safetensors\"}}",
        "duplicate key \"a\""},
       {"{\"metadata\":{\"total_size\":0},\"metadata\":{\"total_size\":0}}",
@@ -196,7 +200,8 @@ TEST_F(SafetensorsIndexTest, IndexJsonShape) {
       {"{\"metadata\":{\"total_size\":0},\"weight_map\":{}", "not valid JSON"},
       {"{\"metadata\":{\"total_size\":0},\"weight_map\":{\"\xff\":\"x\"}}",
        "not valid UTF-8 at byte offset 44"},
-      {std::string("{\"metadata\":{\"total_size\":0},\"weight_map\":{}}\0x", 47),
+      {std::string("{\"metadata\":{\"total_size\":0},\"weight_map\":{}}\0x",
+                   47),
        "contains a NUL byte at byte offset 45"},
       {"{\"x\":" + std::string(1000, '[') + std::string(1000, ']') + "}",
        "nesting deeper than 32 levels"},
@@ -228,10 +233,10 @@ TEST_F(SafetensorsIndexTest, ShardNamesMustStayInside) {
   }
   // A real subdirectory is fine.
   shard("sub/deep/s3.safetensors", {{"d", 2}});
-  auto ok = SafetensorsIndex::open(index(
-      "{\"metadata\":{\"total_size\":2},\"weight_map\":"
-      "{\"d\":\"deep/s3.safetensors\"}}",
-      "sub/ok.json"));
+  auto ok = SafetensorsIndex::open(
+      index("{\"metadata\":{\"total_size\":2},\"weight_map\":"
+            "{\"d\":\"deep/s3.safetensors\"}}",
+            "sub/ok.json"));
   EXPECT_TRUE(ok) << ok.message();
 }
 
@@ -247,7 +252,7 @@ TEST_F(SafetensorsIndexTest, SymlinksMustNotEscapeTheRoot) {
                         "repo/snap/model.safetensors.index.json");
   expectReject(SafetensorsIndex::open(p), p,
                {"shard \"s1.safetensors\" resolves to", "outside the allowed "
-                                                         "root"});
+                                                        "root"});
   // Allowed when the root is the repository (the Hugging Face cache layout).
   IndexOptions repo;
   repo.root = (tmp / "repo").string();
@@ -325,10 +330,11 @@ TEST_F(SafetensorsIndexTest, InventoryMustMatchExactly) {
                {"tensor \"c\" is in shard \"s3.safetensors\" but weight_map "
                 "assigns it to \"s2.safetensors\""});
   // A weight_map entry whose shard lacks it.
-  std::string s = index("{\"metadata\":{\"total_size\":10},\"weight_map\":"
-                        "{\"a\":\"s1.safetensors\",\"b\":\"s1.safetensors\","
-                        "\"c\":\"s2.safetensors\",\"ghost\":\"s2.safetensors\"}}",
-                        "ghost.json");
+  std::string s =
+      index("{\"metadata\":{\"total_size\":10},\"weight_map\":"
+            "{\"a\":\"s1.safetensors\",\"b\":\"s1.safetensors\","
+            "\"c\":\"s2.safetensors\",\"ghost\":\"s2.safetensors\"}}",
+            "ghost.json");
   expectReject(SafetensorsIndex::open(s), s,
                {"weight_map[\"ghost\"] names shard \"s2.safetensors\""});
 }

@@ -208,8 +208,8 @@ TEST_P(CorpusSafetensors, Verdict) {
   if (expect == "reject") {
     if (file && entry.value("lenient_ok", false))
       GTEST_SKIP() << rel << ": accepted; tolerated (lenient_ok)";
-    ASSERT_FALSE(file) << rel << " must be rejected: "
-                       << entry.value("reason", "");
+    ASSERT_FALSE(file) << rel
+                       << " must be rejected: " << entry.value("reason", "");
     EXPECT_THAT(file.message(), HasSubstr(full.filename().string()));
     return;
   }
@@ -421,8 +421,9 @@ TEST_F(SafetensorsRules, HeaderMustBeOneJsonObject) {
   expectReject(openHeader(std::string("{}\0\0\0\0\0\0", 8)),
                {"header contains a NUL byte at absolute byte offset 10"});
   expectReject(openHeader(std::string("{}\0{\"a\":1}", 10)), {"NUL byte"});
-  expectReject(openHeader(std::string("{\"__metadata__\":{\"k\":\"a\0b\"}}", 28)),
-               {"NUL byte at absolute byte offset 31"});
+  expectReject(
+      openHeader(std::string("{\"__metadata__\":{\"k\":\"a\0b\"}}", 28)),
+      {"NUL byte at absolute byte offset 31"});
   EXPECT_TRUE(openHeader("{\"__metadata__\":{\"k\":\"a\\u0000b\"}}"));
   expectReject(openHeader("{/*c*/}"), {"not valid JSON"});
   expectReject(openHeader("{'a':1}"), {"not valid JSON"});
@@ -447,8 +448,8 @@ TEST_F(SafetensorsRules, HeaderMustBeValidUtf8) {
   for (const Case &c : cases) {
     std::string header = "{\"__metadata__\":{\"k\":\"" + c.bad + "\"}}";
     auto f = openHeader(header);
-    expectReject(f, {"header is not valid UTF-8", c.byte,
-                     "at absolute byte offset"});
+    expectReject(
+        f, {"header is not valid UTF-8", c.byte, "at absolute byte offset"});
     // The offset is exact: 8 + position of the first bad byte.
     size_t bad = header.find(c.bad);
     if (std::string(c.byte) == "0x22")
@@ -472,9 +473,8 @@ TEST_F(SafetensorsRules, DuplicateKeysRejected) {
   std::string a = f32Tensor("a", "[1]", 0, 4);
   expectReject(openHeader("{" + a + "," + a + "}", std::string(4, '\0')),
                {"duplicate tensor name \"a\""});
-  expectReject(
-      openHeader("{\"__metadata__\":{},\"__metadata__\":{}}"),
-      {"duplicate key \"__metadata__\""});
+  expectReject(openHeader("{\"__metadata__\":{},\"__metadata__\":{}}"),
+               {"duplicate key \"__metadata__\""});
   expectReject(openHeader("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}"),
                {"__metadata__: duplicate key \"k\""});
   expectReject(openHeader("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\","
@@ -482,10 +482,10 @@ TEST_F(SafetensorsRules, DuplicateKeysRejected) {
                           std::string(4, '\0')),
                {"tensor \"a\": duplicate field \"dtype\""});
   // Distinct escapes of one name are the same key.
-  expectReject(openHeader("{" + a + "," + f32Tensor("\\u0061", "[1]", 4, 8) +
-                              "}",
-                          std::string(8, '\0')),
-               {"duplicate tensor name \"a\""});
+  expectReject(
+      openHeader("{" + a + "," + f32Tensor("\\u0061", "[1]", 4, 8) + "}",
+                 std::string(8, '\0')),
+      {"duplicate tensor name \"a\""});
 }
 
 TEST_F(SafetensorsRules, MetadataMustBeStringToString) {
@@ -497,8 +497,7 @@ TEST_F(SafetensorsRules, MetadataMustBeStringToString) {
                {"__metadata__ \"v\": value is a number; expected a string"});
   expectReject(openHeader("{\"__metadata__\":{\"v\":{}}}"), {"is an object"});
   expectReject(openHeader("{\"__metadata__\":{\"v\":null}}"), {"is null"});
-  expectReject(openHeader("{\"__metadata__\":{\"v\":true}}"),
-               {"is a boolean"});
+  expectReject(openHeader("{\"__metadata__\":{\"v\":true}}"), {"is a boolean"});
   auto empty = openHeader("{\"__metadata__\":{}}");
   ASSERT_TRUE(empty) << empty.message();
   EXPECT_TRUE(empty->hasMetadata());
@@ -508,9 +507,10 @@ TEST_F(SafetensorsRules, MetadataMustBeStringToString) {
   EXPECT_FALSE(none->hasMetadata());
   Limits limits;
   limits.maxMetadataEntries = 2;
-  expectReject(openHeader("{\"__metadata__\":{\"a\":\"\",\"b\":\"\",\"c\":\"\"}}",
-                          "", limits),
-               {"more than 2 entries"});
+  expectReject(
+      openHeader("{\"__metadata__\":{\"a\":\"\",\"b\":\"\",\"c\":\"\"}}", "",
+                 limits),
+      {"more than 2 entries"});
 }
 
 TEST_F(SafetensorsRules, TensorEntryMustBeObjectWithExactFields) {
@@ -550,7 +550,8 @@ TEST_F(SafetensorsRules, ShapeMustBeNonNegativeInt64s) {
     return openHeader("{" + f32Tensor("t", shape, 0, 4) + "}",
                       std::string(4, '\0'));
   };
-  expectReject(withShape("[-1,4]"), {"tensor \"t\": shape[0] = -1 is negative"});
+  expectReject(withShape("[-1,4]"),
+               {"tensor \"t\": shape[0] = -1 is negative"});
   expectReject(withShape("[-0]"), {"shape[0] = -0 is negative"});
   expectReject(withShape("[01]"), {"not valid JSON"});
   expectReject(withShape("[1,2.0]"), {"shape[1] = 2.0 is not an integer"});
@@ -564,12 +565,12 @@ TEST_F(SafetensorsRules, ShapeMustBeNonNegativeInt64s) {
   expectReject(withShape("{}"), {"field \"shape\" is an object"});
   expectReject(withShape("4"), {"field \"shape\" is a number"});
   // The largest accepted dimension still has to match the extent.
-  expectReject(openHeader("{" + f32Tensor("t", "[9223372036854775807]", 0, 4,
-                                          "U8") +
-                          "}",
-                          std::string(4, '\0')),
-               {"U8 shape [9223372036854775807] needs 9223372036854775807 "
-                "bytes"});
+  expectReject(
+      openHeader("{" + f32Tensor("t", "[9223372036854775807]", 0, 4, "U8") +
+                     "}",
+                 std::string(4, '\0')),
+      {"U8 shape [9223372036854775807] needs 9223372036854775807 "
+       "bytes"});
   expectReject(withShape("[9223372036854775807]"), {"overflows 64 bits"});
 }
 
@@ -595,9 +596,10 @@ TEST_F(SafetensorsRules, RankIsBounded) {
 
 TEST_F(SafetensorsRules, DataOffsetsMustBeBeginEnd) {
   auto withOffsets = [&](const std::string &offs) {
-    return openHeader("{\"t\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":" +
-                          offs + "}}",
-                      std::string(4, '\0'));
+    return openHeader(
+        "{\"t\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":" + offs +
+            "}}",
+        std::string(4, '\0'));
   };
   expectReject(withOffsets("[0]"), {"data_offsets has 1 elements"});
   expectReject(withOffsets("[]"), {"data_offsets has 0 elements"});
@@ -631,7 +633,8 @@ TEST_F(SafetensorsRules, ExtentMustMatchDtypeTimesShape) {
                {"overflows 64 bits"});
   // A zero dimension makes any other dimension harmless.
   auto ok = openHeader(
-      "{" + f32Tensor("t", "[0,9223372036854775807,9223372036854775807]", 0, 0) +
+      "{" +
+      f32Tensor("t", "[0,9223372036854775807,9223372036854775807]", 0, 0) +
       "}");
   ASSERT_TRUE(ok) << ok.message();
   EXPECT_EQ(ok->tensors()[0].elementCount(), 0u);
@@ -666,7 +669,7 @@ TEST_F(SafetensorsRules, BufferMustBeTiledExactly) {
   // Trailing bytes after the last tensor.
   expectReject(openHeader("{" + f32Tensor("a", "[2]", 0, 8) + "}", p16),
                {"trailing bytes: buffer bytes [8, 16)", "after the last "
-                                                         "tensor \"a\""});
+                                                        "tensor \"a\""});
   // Trailing bytes with no tensor at all.
   expectReject(openHeader("{}", "x"),
                {"trailing bytes: 1 bytes after the header", "declares none"});
@@ -685,7 +688,8 @@ TEST_F(SafetensorsRules, ZeroSizedTensorsMayShareOffsets) {
   std::vector<std::string> order;
   for (const TensorView &v : f->tensors())
     order.push_back(v.name);
-  EXPECT_EQ(order, (std::vector<std::string>{"z0", "z1", "a", "z2", "b", "z3"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"z0", "z1", "a", "z2", "b", "z3"}));
   auto z = toFloat32(*f->find("z3"));
   ASSERT_TRUE(z);
   EXPECT_TRUE(z->empty());
@@ -796,8 +800,9 @@ TEST_F(SafetensorsRules, HostileLengthsAllocateNothingLarge) {
   std::vector<std::string> files = {
       lengthPrefix(UINT64_MAX) + "{}",
       lengthPrefix(99'999'999) + "{\"a\":1}",
-      lengthPrefix(1000) + "{\"weight\":{\"dtype\":\"F32\",\"shape\":[2,2],"
-                           "\"data_offsets\":[0,16]}}" +
+      lengthPrefix(1000) +
+          "{\"weight\":{\"dtype\":\"F32\",\"shape\":[2,2],"
+          "\"data_offsets\":[0,16]}}" +
           std::string(16, '\0'),
       stBytes("{" + f32Tensor("t", "[4294967296,4294967296,16]", 0, 0) + "}"),
       stBytes("{" + f32Tensor("t", "[9223372036854775807]", 0, 0, "U8") + "}"),

@@ -1,4 +1,5 @@
-//===- SafetensorsTestSupport.h - Shared helpers for the tests ---*- C++ -*-===//
+//===- SafetensorsTestSupport.h - Shared helpers for the tests ---*- C++
+//-*-===//
 #ifndef QTENSOR_TEST_SAFETENSORS_SUPPORT_H
 #define QTENSOR_TEST_SAFETENSORS_SUPPORT_H
 
@@ -32,7 +33,7 @@ inline bool corpusPresent() {
 #define ST_REQUIRE_CORPUS()                                                    \
   do {                                                                         \
     if (!::sttest::corpusPresent())                                            \
-      GTEST_SKIP() << "test corpus not found at "                             \
+      GTEST_SKIP() << "test corpus not found at "                              \
                    << ::sttest::corpusDir().string()                           \
                    << " (shared/corpus is absent)";                            \
   } while (0)

@@ -56,7 +56,9 @@ std::vector<Spec> sampleSpecs() {
   specs.push_back({"scalar", DType::F32, {}, randomBytes(4, 99)});
   specs.push_back({"empty", DType::F64, {0, 7}, {}});
   specs.push_back({"", DType::U8, {2}, {7, 9}});
-  specs.push_back({"quote\"back\\slash\nnewline \xc3\xa9", DType::I16, {1},
+  specs.push_back({"quote\"back\\slash\nnewline \xc3\xa9",
+                   DType::I16,
+                   {1},
                    randomBytes(2, 5)});
   return specs;
 }
@@ -72,7 +74,8 @@ TEST_F(SafetensorsWriterTest, RoundTripPreservesEverything) {
   for (const Spec &s : specs)
     ASSERT_TRUE(w.addTensor(s.name, s.dtype, s.shape, s.bytes));
   ASSERT_TRUE(w.setMetadata("format", "pt"));
-  ASSERT_TRUE(w.setMetadata("note", "t\xc3\xabst \"quoted\" \xe6\xa8\xa1\xe5\x9e\x8b"));
+  ASSERT_TRUE(
+      w.setMetadata("note", "t\xc3\xabst \"quoted\" \xe6\xa8\xa1\xe5\x9e\x8b"));
   ASSERT_TRUE(w.setMetadata("format", "np")); // replaces
   std::string path = (tmp / "rt.safetensors").string();
   auto written = w.writeFile(path);
@@ -85,9 +88,10 @@ TEST_F(SafetensorsWriterTest, RoundTripPreservesEverything) {
   auto f = SafetensorsFile::open(path);
   ASSERT_TRUE(f) << f.message();
   EXPECT_EQ(f->size(), specs.size());
-  EXPECT_EQ(f->metadata(), (std::map<std::string, std::string>{
-                               {"format", "np"},
-                               {"note", "t\xc3\xabst \"quoted\" \xe6\xa8\xa1\xe5\x9e\x8b"}}));
+  EXPECT_EQ(f->metadata(),
+            (std::map<std::string, std::string>{
+                {"format", "np"},
+                {"note", "t\xc3\xabst \"quoted\" \xe6\xa8\xa1\xe5\x9e\x8b"}}));
   EXPECT_EQ(f->bufferOffset() % 8, 0u);
   for (const Spec &s : specs) {
     const TensorView *v = f->find(s.name);
@@ -229,7 +233,8 @@ TEST_F(SafetensorsWriterTest, WriteErrorsAreReported) {
     auto r = w.write(full, "/dev/full");
     ::close(full);
     ASSERT_FALSE(r);
-    EXPECT_THAT(r.message(), HasSubstr("/dev/full: write failed at byte offset 0"));
+    EXPECT_THAT(r.message(),
+                HasSubstr("/dev/full: write failed at byte offset 0"));
     EXPECT_THAT(r.message(), HasSubstr(std::strerror(ENOSPC)));
   }
   auto bad = w.write(-1);
@@ -313,12 +318,18 @@ TEST_F(SafetensorsWriterTest, ByteIdenticalToTheReferenceWriter) {
   const char *files[] = {
       "safetensors/real/FluxML_SafeTensors.jl/model.numpy.safetensors",
       "safetensors/real/FluxML_SafeTensors.jl/model.with_metadata.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00001-of-00006.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00002-of-00006.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00003-of-00006.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00004-of-00006.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00005-of-00006.safetensors",
-      "safetensors/real/FluxML_SafeTensors.jl/sharded/model-00006-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00001-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00002-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00003-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00004-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00005-of-00006.safetensors",
+      "safetensors/real/FluxML_SafeTensors.jl/sharded/"
+      "model-00006-of-00006.safetensors",
       "safetensors/real/syoyo_safetensors-cpp/model.safetensors",
       "safetensors/real/tmanabe_safetensors-java/sample.safetensors",
   };

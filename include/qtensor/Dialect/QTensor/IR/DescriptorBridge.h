@@ -1,4 +1,5 @@
-//===- DescriptorBridge.h - Attributes <-> plain descriptors -----*- C++ -*-===//
+//===- DescriptorBridge.h - Attributes <-> plain descriptors -----*- C++
+//-*-===//
 //
 // The one pair of functions that converts between the dialect's attributes
 // and the MLIR-free descriptor structs (and through them, the manifest JSON).
@@ -25,8 +26,8 @@ toDescriptor(QuantizedTensorType type);
 /// descriptor yields an error rather than an invalid attribute.
 ::qtensor::Expected<AffineDescriptorAttr>
 toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d);
-::qtensor::Expected<LayoutAttr>
-toAttr(MLIRContext *context, const ::qtensor::LayoutDescriptor &l);
+::qtensor::Expected<LayoutAttr> toAttr(MLIRContext *context,
+                                       const ::qtensor::LayoutDescriptor &l);
 ::qtensor::Expected<QuantizedTensorType>
 toType(MLIRContext *context, const ::qtensor::QuantizedTensorDescriptor &t);
 

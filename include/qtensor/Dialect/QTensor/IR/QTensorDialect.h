@@ -1,4 +1,5 @@
-//===- QTensorDialect.h - The qtensor dialect --------------------*- C++ -*-===//
+//===- QTensorDialect.h - The qtensor dialect --------------------*- C++
+//-*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORDIALECT_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSORDIALECT_H
 

@@ -1,4 +1,5 @@
-//===- QTensorTypes.h - The quantized tensor type ----------------*- C++ -*-===//
+//===- QTensorTypes.h - The quantized tensor type ----------------*- C++
+//-*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORTYPES_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSORTYPES_H
 
