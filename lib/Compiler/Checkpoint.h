@@ -119,6 +119,9 @@ public:
   const std::vector<SourceTensor> &others() const { return rest; }
   /// Why each of others() is kept (and, for a tied head, what it shares).
   const std::vector<KeptTensor> &kept() const { return keptList; }
+  /// The GGUF file the weights come from (its metadata holds the
+  /// tokenizer), or null for safetensors.
+  const GGUFFile *gguf() const { return ggufFile.get(); }
   /// Tensors of a module's weights file that the module does not use.
   const std::vector<std::string> &unreferenced() const { return unused; }
   /// SHA-256 over the checkpoint's files, in a fixed order (provenance).

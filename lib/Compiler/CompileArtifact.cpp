@@ -19,6 +19,9 @@
 
 #include "qtensor/InitAll.h"
 #include "qtensor/Pipelines/Pipelines.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
+#include "qtensor/Tokenizer/Tokenizer.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -27,6 +30,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include "QTensorRevision.h" // generated: QTENSOR_SOURCE_REVISION
 
 #include <nlohmann/json.hpp>
 
@@ -103,6 +108,53 @@ struct StageClock {
     return j;
   }
 };
+
+/// The tokenizer the model was trained with, for the manifest's
+/// tokenizer_sha256: a GGUF file's tokenizer.ggml.* metadata built by
+/// QTensorTokenizer (its canonical digest), or the tokenizer.json beside a
+/// Hugging Face checkpoint (the file's digest). The report says which, or
+/// why there is none; a tokenizer that cannot be read is reported, not an
+/// error (the linears compile without it).
+nlohmann::ordered_json describeTokenizer(const Checkpoint &checkpoint,
+                                         const std::string &input,
+                                         const std::string &weights,
+                                         std::optional<std::string> &digest) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (const GGUFFile *gguf = checkpoint.gguf()) {
+    const std::string &file = weights.empty() ? input : weights;
+    if (!gguf->findMetadata("tokenizer.ggml.model")) {
+      j["none"] = file + " has no tokenizer.ggml.model metadata";
+      return j;
+    }
+    auto tokenizer = Tokenizer::fromGGUF(*gguf, file);
+    if (!tokenizer) {
+      j["error"] = tokenizer.message();
+      return j;
+    }
+    digest = tokenizer->sha256();
+    j["source"] = file;
+    j["model"] = std::string(tokenizerModelName(tokenizer->model()));
+    j["vocab_size"] = tokenizer->vocabSize();
+    j["sha256"] = *digest;
+    return j;
+  }
+  std::string path = input + "/tokenizer.json";
+  if (!std::filesystem::is_regular_file(path)) {
+    j["none"] = "no tokenizer.json beside the checkpoint";
+    return j;
+  }
+  auto file = MappedFile::open(path);
+  auto hex = file ? sha256HexOfMapped(file->data(), file->size())
+                  : Expected<std::string>(file.error());
+  if (!hex) {
+    j["error"] = hex.message();
+    return j;
+  }
+  digest = *hex;
+  j["source"] = path;
+  j["sha256"] = *digest;
+  return j;
+}
 
 } // namespace
 
@@ -368,8 +420,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       {"activation", element == FloatType::BF16 ? "bf16" : "f16"}};
   input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
   input.provenance.converterName = "qtc";
-  input.provenance.converterRevision = QTENSOR_VERSION_STRING;
-  input.provenance.createdBy = "qtc compile";
+  // The commit the compiler was built from ("-dirty" with local changes,
+  // "unknown" outside git); the release is in createdBy.
+  input.provenance.converterRevision = QTENSOR_SOURCE_REVISION;
+  input.provenance.createdBy = "qtc compile " QTENSOR_VERSION_STRING;
+  input.report["tokenizer"] = describeTokenizer(
+      *checkpoint, request.input, request.weights, input.model.tokenizerSha256);
   input.report["report_version"] = 1;
   input.report["source"] = {{"path", request.input},
                             {"format", checkpoint->format()},

@@ -52,6 +52,13 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
   report.summary["model"] = manifest["model"];
   report.summary["quantization"] = m.quantization.family;
   report.summary["topology"] = manifest["topology"];
+  // Provenance, one fact a line (seed M8.9 0x05: what made it, from what).
+  report.summary["converter"] =
+      m.provenance.converterName + " " + m.provenance.converterRevision;
+  report.summary["created_by"] = m.provenance.createdBy;
+  report.summary["source_sha256"] = m.provenance.sourceCheckpointSha256;
+  report.summary["tokenizer_sha256"] =
+      m.model.tokenizerSha256 ? *m.model.tokenizerSha256 : "none recorded";
   uint64_t bytes = 0;
   for (const artifact::FileEntry &f : m.files)
     bytes += f.bytes;
