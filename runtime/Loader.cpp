@@ -224,9 +224,24 @@ private:
       if (options.backend == BackendChoice::Cuda)
         return makeError("--backend cuda: ", device.message());
       noGpu = device.message();
-      m.noteList.push_back("the artifact has GPU kernels but no GPU is usable "
-                           "here (" +
-                           noGpu + "); the host backend runs");
+      std::string why = "the artifact's kernels are for the GPU and no GPU "
+                        "is usable here (" +
+                        noGpu + ")";
+      if (options.backendFallback == kernels::FallbackPolicy::Forbid)
+        return makeError(why, "; the backend fallback policy is forbid: run "
+                              "with --backend host to run the host twins the "
+                              "artifact carries, or allow the fallback with "
+                              "--backend-fallback warn|allow");
+      m.fellBack = why +
+                   "; its host twins run on the host backend (backend "
+                   "fallback " +
+                   std::string(kernels::toString(options.backendFallback)) +
+                   ")";
+      m.noteList.push_back(
+          (options.backendFallback == kernels::FallbackPolicy::Warn
+               ? "warning: "
+               : "") +
+          *m.fellBack);
       target = {"host", kernels::Backend::Host, 0};
       m.backendName = "host";
       return Status::ok();

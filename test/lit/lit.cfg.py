@@ -28,3 +28,8 @@ if os.path.isdir(corpus):
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+
+# Tests of what happens where no GPU is usable (the backend fallback policy).
+import glob as _glob
+if not _glob.glob("/dev/nvidia[0-9]*"):
+    config.available_features.add("no-gpu")

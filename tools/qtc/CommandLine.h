@@ -63,6 +63,21 @@ private:
   std::vector<Positional> positionals;
 };
 
+/// A setter that stores `parse(value)` (an optional) into `out`, or answers
+/// `expected` when it is empty: `parsedInto(o.backend, parseBackendChoice,
+/// "expected host, cuda or auto")`.
+template <typename T, typename Parse>
+CommandLine::Setter parsedInto(T &out, Parse parse, std::string expected) {
+  return [&out, parse,
+          expected](const std::string &v) -> std::optional<std::string> {
+    auto parsed = parse(v);
+    if (!parsed)
+      return expected;
+    out = *parsed;
+    return std::nullopt;
+  };
+}
+
 /// "a,b,,c" -> {"a", "b", "", "c"} appended to `out` (empty entries kept,
 /// for the caller to refuse).
 void appendCommaList(std::vector<std::string> &out, const std::string &value);

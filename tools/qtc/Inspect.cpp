@@ -13,66 +13,18 @@
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/GGUFDescriptor.h"
 #include "qtensor/Formats/GGUFJson.h"
+#include "qtensor/Formats/InputKind.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
 #include "qtensor/Support/FileIO.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <iostream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 using namespace qtensor;
 using namespace qtensor::qtc;
 using json = nlohmann::json;
 
 namespace {
-
-enum class InputKind { Missing, Directory, Index, GGUF, Safetensors };
-
-/// An artifact's manifest.json stands for its directory.
-bool isManifestPath(const std::string &path) {
-  static const std::string name = "/manifest.json";
-  return path == "manifest.json" ||
-         (path.size() >= name.size() &&
-          path.compare(path.size() - name.size(), name.size(), name) == 0);
-}
-
-std::string artifactDirectory(const std::string &path) {
-  return path == "manifest.json" ? "." : path.substr(0, path.size() - 14);
-}
-
-InputKind detect(const std::string &path, std::string &why) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    why = path + ": " + std::strerror(errno);
-    return InputKind::Missing;
-  }
-  if (S_ISDIR(st.st_mode))
-    return InputKind::Directory;
-  if (!S_ISREG(st.st_mode)) {
-    // A FIFO or device would block or never end: not an input.
-    why = path + ": not a regular file or directory";
-    return InputKind::Missing;
-  }
-  if (isManifestPath(path))
-    return InputKind::Directory;
-  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
-    return InputKind::Index;
-  char magic[4] = {};
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, magic, sizeof(magic));
-    close(fd);
-    if (n == 4 && std::memcmp(magic, "GGUF", 4) == 0)
-      return InputKind::GGUF;
-  }
-  return InputKind::Safetensors;
-}
 
 //===----------------------------------------------------------------------===//
 // GGUF
@@ -163,14 +115,14 @@ Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
 InspectReport qtensor::qtc::inspectPath(const std::string &path) {
   InspectReport report;
   report.path = path;
-  std::string why;
-  switch (detect(path, why)) {
-  case InputKind::Missing:
-    report.error = why;
-    break;
-  case InputKind::Directory:
-    inspectArtifact(isManifestPath(path) ? artifactDirectory(path) : path,
-                    report);
+  auto kind = detectInputKind(path);
+  if (!kind) {
+    report.error = kind.message();
+    return report;
+  }
+  switch (*kind) {
+  case InputKind::ArtifactDirectory:
+    inspectArtifact(artifactDirectoryOf(path), report);
     break;
   case InputKind::Index:
     inspectIndex(path, report);
@@ -188,13 +140,10 @@ InspectReport qtensor::qtc::inspectPath(const std::string &path) {
 Expected<std::vector<float>>
 qtensor::qtc::decodeTensorToF32(const std::string &path,
                                 const std::string &name) {
-  std::string why;
-  switch (detect(path, why)) {
-  case InputKind::Missing:
-    return makeError(why);
-  case InputKind::Directory:
-    return decodeArtifactTensor(
-        isManifestPath(path) ? artifactDirectory(path) : path, name);
+  QTENSOR_ASSIGN_OR_RETURN(InputKind kind, detectInputKind(path));
+  switch (kind) {
+  case InputKind::ArtifactDirectory:
+    return decodeArtifactTensor(artifactDirectoryOf(path), name);
   case InputKind::Index: {
     auto index = safetensors::SafetensorsIndex::open(path);
     if (!index)

@@ -63,6 +63,10 @@ const char *kRunUsage =
     "  --backend     host, cuda, or auto (default: the GPU when the artifact\n"
     "                has GPU kernels and a GPU is present)\n"
     "  --fallback    override the report's full-dequant fallback policy\n"
+    "  --backend-fallback forbid|warn|allow\n"
+    "                with --backend auto, a GPU artifact where no GPU is\n"
+    "                usable: refuse (forbid, the default), or run its host\n"
+    "                twins, warning on stderr (warn) or not (allow)\n"
     "  --check       compare each output with the float64 reference and its\n"
     "                error bound; exit 1 if any output exceeds it\n"
     "  --no-warmup   skip the load-time warmup calls\n"
@@ -77,6 +81,7 @@ struct Options {
   uint64_t seed = kDefaultActivationSeed;
   BackendChoice backend = BackendChoice::Auto;
   std::optional<kernels::FallbackPolicy> fallback;
+  kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   bool check = false, warmup = true, json = false;
 };
 
@@ -103,13 +108,10 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--op"}, "a value", o.op)
       .option({"--input"}, "a value", o.input)
       .option({"--tokens"}, "a value",
-              [&o](const std::string &v) -> Error {
-                auto t = parseInt(v, 1, 1 << 20);
-                if (!t)
-                  return "expected an integer in [1, 2^20]";
-                o.tokens = *t;
-                return std::nullopt;
-              })
+              parsedInto(
+                  o.tokens,
+                  [](const std::string &v) { return parseInt(v, 1, 1 << 20); },
+                  "expected an integer in [1, 2^20]"))
       .option({"--rank"}, "a value",
               [&o](const std::string &v) -> Error {
                 auto r = parseInt(v, 0, 65535);
@@ -119,30 +121,21 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
                 o.rank = r.value_or(0);
                 return std::nullopt;
               })
-      .option({"--seed"}, "a value",
-              [&o](const std::string &v) -> Error {
-                auto s = parseInt(v, 0, INT64_MAX);
-                if (!s)
-                  return "expected a non-negative integer";
-                o.seed = uint64_t(*s);
-                return std::nullopt;
-              })
+      .option(
+          {"--seed"}, "a value",
+          parsedInto(
+              o.seed,
+              [](const std::string &v) { return parseInt(v, 0, INT64_MAX); },
+              "expected a non-negative integer"))
       .option({"--backend"}, "a value",
-              [&o](const std::string &v) -> Error {
-                auto b = parseBackendChoice(v);
-                if (!b)
-                  return "expected host, cuda or auto";
-                o.backend = *b;
-                return std::nullopt;
-              })
+              parsedInto(o.backend, parseBackendChoice,
+                         "expected host, cuda or auto"))
       .option({"--fallback"}, "a value",
-              [&o](const std::string &v) -> Error {
-                auto p = kernels::parseFallbackPolicy(v);
-                if (!p)
-                  return "expected forbid, warn or allow";
-                o.fallback = *p;
-                return std::nullopt;
-              })
+              parsedInto(o.fallback, kernels::parseFallbackPolicy,
+                         "expected forbid, warn or allow"))
+      .option({"--backend-fallback"}, "a value",
+              parsedInto(o.backendFallback, kernels::parseFallbackPolicy,
+                         "expected forbid, warn or allow"))
       .positional(o.dir, "missing DIR");
   if (std::optional<int> status = cl.parse(args))
     return status;
@@ -178,10 +171,47 @@ int fail(const Options &o, const char *stage, const std::string &message) {
   return 1;
 }
 
+/// Mapped against referenced bytes (seed 0x06C), as JSON.
+json readJson(const LoadedModel &m) {
+  double amplification = m.referencedBytes() ? double(m.mappedBytes()) /
+                                                   double(m.referencedBytes())
+                                             : 0.0;
+  return {{"mapped_bytes", m.mappedBytes()},
+          {"referenced_bytes", m.referencedBytes()},
+          {"amplification", amplification}};
+}
+
+json backendFallbackJson(const LoadedModel &m) {
+  return m.backendFallback() ? json(*m.backendFallback()) : json(nullptr);
+}
+
+/// The dispatch trace, startup timeline, ledgers and read amplification of
+/// one loaded rank, as text; `prefix` names the rank in --rank all.
+void printLoadReport(const LoadedModel &m, const std::string &prefix) {
+  std::cout << prefix << "dispatch trace:\n" << m.trace().toText();
+  std::cout << prefix << "startup timeline:\n" << m.timeline().toText();
+  std::cout << prefix << "memory ledgers:\n" << m.ledger().toText();
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "  read amplification: %s mapped for %s referenced (%.2fx)\n",
+                formatBytes(m.mappedBytes()).c_str(),
+                formatBytes(m.referencedBytes()).c_str(),
+                readJson(m)["amplification"].get<double>());
+  std::cout << line;
+}
+
+/// --backend-fallback warn says so on stderr (the JSON marks it either way).
+void warnOnBackendFallback(const Options &o, const LoadedModel &model) {
+  if (model.backendFallback() &&
+      o.backendFallback == kernels::FallbackPolicy::Warn)
+    std::cerr << "qtc run: warning: " << *model.backendFallback() << "\n";
+}
+
 /// The load options both modes share (the rank is the caller's).
 LoadOptions loadOptionsOf(const Options &o) {
   LoadOptions lo;
   lo.backend = o.backend;
+  lo.backendFallback = o.backendFallback;
   lo.fallback = o.fallback;
   lo.warmup = o.warmup;
   if (!o.op.empty())
@@ -254,6 +284,7 @@ int runAllRanks(const Options &o) {
   if (!loaded)
     return fail(o, "load", loaded.message());
   TensorParallelGroup &group = **loaded;
+  warnOnBackendFallback(o, group.rank(0));
 
   auto input = openInput(o);
   if (!input)
@@ -354,16 +385,12 @@ int runAllRanks(const Options &o) {
       notes.push_back("rank " + std::to_string(r) + ": " + n);
   const char *collectives =
       "in process, on the host (a stand-in for NCCL, not NCCL)";
-  auto amplification = [](const LoadedModel &m) {
-    return m.referencedBytes()
-               ? double(m.mappedBytes()) / double(m.referencedBytes())
-               : 0.0;
-  };
   if (o.json) {
     json out;
     out["ok"] = allOk;
     out["artifact"] = o.dir;
     out["backend"] = first.backend();
+    out["backend_fallback"] = backendFallbackJson(first);
     out["rank"] = "all";
     out["tp"] = group.tp();
     out["collectives"] = collectives;
@@ -384,10 +411,7 @@ int runAllRanks(const Options &o) {
                        {"trace", m.trace().toJson()},
                        {"timeline", m.timeline().toJson()},
                        {"ledger", m.ledger().toJson(/*withItems=*/true)},
-                       {"read",
-                        {{"mapped_bytes", m.mappedBytes()},
-                         {"referenced_bytes", m.referencedBytes()},
-                         {"amplification", amplification(m)}}}});
+                       {"read", readJson(m)}});
     }
     out["ranks"] = std::move(ranks);
     std::cout << out.dump(2) << "\n";
@@ -407,20 +431,8 @@ int runAllRanks(const Options &o) {
             << (group.tp() == 1 ? " rank" : " ranks") << "):\n"
             << text;
   std::cout << "collective trace:\n" << group.callsToText();
-  for (int64_t r = 0; r < group.tp(); ++r) {
-    const LoadedModel &m = group.rank(r);
-    std::cout << "rank " << r << " dispatch trace:\n" << m.trace().toText();
-    std::cout << "rank " << r << " startup timeline:\n"
-              << m.timeline().toText();
-    std::cout << "rank " << r << " memory ledgers:\n" << m.ledger().toText();
-    char line[160];
-    std::snprintf(line, sizeof(line),
-                  "  read amplification: %s mapped for %s referenced "
-                  "(%.2fx)\n",
-                  formatBytes(m.mappedBytes()).c_str(),
-                  formatBytes(m.referencedBytes()).c_str(), amplification(m));
-    std::cout << line;
-  }
+  for (int64_t r = 0; r < group.tp(); ++r)
+    printLoadReport(group.rank(r), "rank " + std::to_string(r) + " ");
   return allOk ? 0 : 1;
 }
 
@@ -439,6 +451,7 @@ int runRun(const std::vector<std::string> &args) {
   if (!loaded)
     return fail(o, "load", loaded.message());
   LoadedModel &model = **loaded;
+  warnOnBackendFallback(o, model);
 
   auto input = openInput(o);
   if (!input)
@@ -506,15 +519,12 @@ int runRun(const std::vector<std::string> &args) {
   }
 
   const RunPlan &plan = model.plan();
-  double amplification =
-      model.referencedBytes()
-          ? double(model.mappedBytes()) / double(model.referencedBytes())
-          : 0.0;
   if (o.json) {
     json out;
     out["ok"] = allOk;
     out["artifact"] = o.dir;
     out["backend"] = model.backend();
+    out["backend_fallback"] = backendFallbackJson(model);
     out["rank"] = plan.rank;
     out["tp"] = plan.tp;
     out["fallback_policy"] = {{"policy", kernels::toString(plan.policy)},
@@ -526,9 +536,7 @@ int runRun(const std::vector<std::string> &args) {
     out["trace"] = model.trace().toJson();
     out["timeline"] = model.timeline().toJson();
     out["ledger"] = model.ledger().toJson(/*withItems=*/true);
-    out["read"] = {{"mapped_bytes", model.mappedBytes()},
-                   {"referenced_bytes", model.referencedBytes()},
-                   {"amplification", amplification}};
+    out["read"] = readJson(model);
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "loaded " << o.dir << " on " << model.backend() << " (rank "
@@ -541,16 +549,7 @@ int runRun(const std::vector<std::string> &args) {
     for (const std::string &n : model.notes())
       std::cout << "  note: " << n << "\n";
     std::cout << "outputs:\n" << text;
-    std::cout << "dispatch trace:\n" << model.trace().toText();
-    std::cout << "startup timeline:\n" << model.timeline().toText();
-    std::cout << "memory ledgers:\n" << model.ledger().toText();
-    char line[160];
-    std::snprintf(line, sizeof(line),
-                  "  read amplification: %s mapped for %s referenced "
-                  "(%.2fx)\n",
-                  formatBytes(model.mappedBytes()).c_str(),
-                  formatBytes(model.referencedBytes()).c_str(), amplification);
-    std::cout << line;
+    printLoadReport(model, "");
   }
   return allOk ? 0 : 1;
 }

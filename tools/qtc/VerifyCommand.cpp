@@ -4,6 +4,7 @@
 
 #include "CommandLine.h"
 
+#include "qtensor/Formats/InputKind.h"
 #include "qtensor/Verify/Ladder.h"
 
 #include <iostream>
@@ -25,10 +26,7 @@ int runVerify(const std::vector<std::string> &args) {
   if (std::optional<int> status = cl.parse(args))
     return *status;
   // DIR/manifest.json stands for its directory, as in `qtc inspect`.
-  const std::string manifest = "/manifest.json";
-  if (dir.size() > manifest.size() &&
-      dir.compare(dir.size() - manifest.size(), manifest.size(), manifest) == 0)
-    dir.resize(dir.size() - manifest.size());
+  dir = artifactDirectoryOf(dir);
 
   verify::LadderResult result = verify::runLadder(dir);
   if (json) {

@@ -70,6 +70,13 @@ struct LoadOptions {
   BackendChoice backend = BackendChoice::Auto;
   /// Overrides the report's fallback policy.
   std::optional<kernels::FallbackPolicy> fallback;
+  /// With BackendChoice::Auto, when the artifact's kernels are for a GPU
+  /// and no GPU is usable here: forbid refuses to load, naming the backend
+  /// and the reason; warn runs the host twins the artifact carries and adds
+  /// a "warning:" note; allow runs them and notes it. Either way
+  /// LoadedModel::backendFallback() records it. Asking for the host
+  /// (BackendChoice::Host) is the user's choice, not a fallback.
+  kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   /// Ops to load and run; empty: all of this rank's.
   std::vector<std::string> ops;
   bool warmup = true;
@@ -90,6 +97,9 @@ public:
   const ExecutionTrace &trace() const { return calls; }
   /// "host", or "cuda (NVIDIA H200, sm_90)".
   const std::string &backend() const { return backendName; }
+  /// Set when the artifact's GPU kernels could not run here and their host
+  /// twins run instead (LoadOptions::backendFallback): why.
+  const std::optional<std::string> &backendFallback() const { return fellBack; }
   /// Why the backend is what it is, policy warnings, and the like.
   const std::vector<std::string> &notes() const { return noteList; }
   /// Bytes of files mapped vs bytes of the tensors the plan reads
@@ -135,6 +145,7 @@ private:
   MemoryLedger memory;
   ExecutionTrace calls;
   std::string backendName = "host";
+  std::optional<std::string> fellBack;
   std::vector<std::string> noteList;
   uint64_t mapped = 0, referenced = 0;
 };
