@@ -114,8 +114,8 @@ struct TensorData {
   std::vector<int64_t> shape;
   const uint8_t *data = nullptr;
   uint64_t size = 0;
-  safetensors::SafetensorsWriter::Fill fill;
-  std::string sha256; ///< with `fill`: 64 lowercase hex digits
+  safetensors::SafetensorsWriter::Fill fill = nullptr;
+  std::string sha256 = {}; ///< with `fill`: 64 lowercase hex digits
 };
 
 class ArtifactWriter {

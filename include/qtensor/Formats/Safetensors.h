@@ -205,7 +205,7 @@ private:
     std::vector<uint8_t> owned;
     const uint8_t *data;
     uint64_t size;
-    Fill fill; ///< set when data is produced during write()
+    Fill fill = nullptr; ///< set when data is produced during write()
   };
   Status checkNewTensor(const std::string &name, DType dtype,
                         const std::vector<int64_t> &shape, uint64_t size) const;
