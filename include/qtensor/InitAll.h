@@ -1,5 +1,4 @@
-//===- InitAll.h - The one place qtensor registers dialects and passes -*- C++
-//-*-===//
+//===- InitAll.h - Where qtensor registers everything -----------*- C++ -*-===//
 //
 // qopt, qtc and embedders call these two functions. The upstream list is
 // curated (no registerAllDialects): what a qtensor module and its lowering

@@ -1,5 +1,4 @@
-//===- Checkpoint.h - Reading a model checkpoint for qtc compile -*- C++
-//-*-===//
+//===- Checkpoint.h - Reading a checkpoint for compile ----------*- C++ -*-===//
 //
 // One view of the inputs `qtc compile` takes: a Hugging Face style directory
 // (config.json plus model.safetensors or a sharded index; llama, mistral and

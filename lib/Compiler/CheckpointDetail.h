@@ -1,5 +1,4 @@
-//===- CheckpointDetail.h - Helpers the checkpoint readers share -*- C++
-//-*-===//
+//===- CheckpointDetail.h - Helpers of the checkpoint readers ---*- C++ -*-===//
 #ifndef QTENSOR_LIB_COMPILER_CHECKPOINTDETAIL_H
 #define QTENSOR_LIB_COMPILER_CHECKPOINTDETAIL_H
 

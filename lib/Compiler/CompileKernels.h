@@ -1,5 +1,4 @@
-//===- CompileKernels.h - Kernel files for the artifact ----------*- C++
-//-*-===//
+//===- CompileKernels.h - Kernel files for the artifact ---------*- C++ -*-===//
 //
 // Generates the kernel instances the pipeline selected (one per distinct
 // kernel, local shape and dtypes) and returns the artifact's kernel files and

@@ -1,5 +1,4 @@
-//===- Dispatch.h - What the pipeline decided, per linear --------*- C++
-//-*-===//
+//===- Dispatch.h - What the pipeline decided, per linear -------*- C++ -*-===//
 //
 // After --qtensor-compile, each quantized qtensor.linear carries
 // `qtensor.placement` (qtensor-place-shards) and `qtensor.dispatch`

@@ -1,5 +1,4 @@
-//===- Export.h - Writing the compiled artifact ------------------*- C++
-//-*-===//
+//===- Export.h - Writing the compiled artifact -----------------*- C++ -*-===//
 //
 // Turns the compiled model into an artifact directory (DESIGN.md "Artifact"):
 // per-rank shards of packed codes and qparams in each weight's selected

@@ -1,5 +1,4 @@
-//===- GraphBuilder.h - The model graph qtc compiles -------------*- C++
-//-*-===//
+//===- GraphBuilder.h - The model graph qtc compiles ------------*- C++ -*-===//
 //
 // Builds the graph contract (DESIGN.md) of a llama-family checkpoint: one
 // `func.func @forward(%x: tensor<?xHxE>)` whose blocks hold the seven

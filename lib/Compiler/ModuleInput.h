@@ -1,5 +1,4 @@
-//===- ModuleInput.h - An MLIR module as qtc compile's input -----*- C++
-//-*-===//
+//===- ModuleInput.h - An MLIR module as qtc compile's input ----*- C++ -*-===//
 //
 // `qtc compile MODEL.mlir --weights FILE`: a module whose weights are
 // references by name, either `qtensor.weight "name" : tensor<NxKxf16>` or

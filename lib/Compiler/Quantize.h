@@ -1,5 +1,4 @@
-//===- Quantize.h - Freezing codes and qparams for qtc compile ---*- C++
-//-*-===//
+//===- Quantize.h - Freezing codes and qparams for qtc compile --*- C++ -*-===//
 //
 // `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any

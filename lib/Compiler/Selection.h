@@ -1,5 +1,4 @@
-//===- Selection.h - Which weights qtc compile quantizes ---------*- C++
-//-*-===//
+//===- Selection.h - Which weights qtc compile quantizes --------*- C++ -*-===//
 //
 // `--exclude GLOB` and `--include GLOB`. By default every linear of the
 // model is quantized and the embeddings, the norms and the output head are

@@ -1,5 +1,4 @@
-//===- Descriptor.cpp - Invariants of the quantized-tensor contract
-//--------===//
+//===- Descriptor.cpp - Invariants of the quantized-tensor contract -------===//
 //
 // The checks of seed M8.9 0x05C that a descriptor can make by itself or
 // against a shape. Messages are complete sentences without a subject; the

@@ -1,5 +1,4 @@
-//===- DescriptorJson.cpp - Descriptor <-> JSON
-//----------------------------===//
+//===- DescriptorJson.cpp - Descriptor <-> JSON ---------------------------===//
 //
 // Strict both ways: every field toJson writes is one fromJson requires (or
 // knows as optional), and fromJson rejects anything else, naming the path.

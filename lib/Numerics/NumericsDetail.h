@@ -1,5 +1,4 @@
-//===- NumericsDetail.h - Private helpers for lib/Numerics -------*- C++
-//-*-===//
+//===- NumericsDetail.h - Private helpers for lib/Numerics ------*- C++ -*-===//
 //
 // Formatting and overflow-checked arithmetic shared by the Numerics sources.
 // Not installed: nothing outside lib/Numerics includes it.

@@ -1,5 +1,4 @@
-//===- TokenizerDetail.h - Shared by the loader and the encoders -*- C++
-//-*-===//
+//===- TokenizerDetail.h - Shared by loader and encoders --------*- C++ -*-===//
 #ifndef QTENSOR_LIB_TOKENIZER_TOKENIZERDETAIL_H
 #define QTENSOR_LIB_TOKENIZER_TOKENIZERDETAIL_H
 

@@ -1,5 +1,4 @@
-//===- PrefillMmaEmitter.h - Shared pieces of the prefill GEMM ----*- C++
-//-*-===//
+//===- PrefillMmaEmitter.h - Shared pieces of the prefill GEMM --*- C++ -*-===//
 //
 // The tensor-core GEMM Y = X W_hat^T for quantized W (prefill_mma layout) is
 // emitted twice from these pieces: as an NVPTX kernel (PrefillMma.cpp, with

@@ -1,5 +1,4 @@
-//===- LadderLevels.h - Shared pieces of the parity ladder -------*- C++
-//-*-===//
+//===- LadderLevels.h - Shared pieces of the parity ladder ------*- C++ -*-===//
 #ifndef QTENSOR_VERIFY_LADDERLEVELS_H
 #define QTENSOR_VERIFY_LADDERLEVELS_H
 

@@ -29,8 +29,8 @@
 //
 // At tp = 1 the artifact must also load through the runtime (loadModel:
 // schema, trace, plan), so that a verified artifact is a loadable one.
-// An artifact with tp > 1 run on the host is also run composed: every rank
-// loaded through the runtime's host backend in one process, each op's outputs
+// An artifact with tp > 1 run on the host is also run composed: every rank loaded
+// through the runtime's host backend in one process, each op's outputs
 // joined by the host stand-in for the collectives (Runtime/TensorParallel.h:
 // all_gather of column slices, all_reduce(sum) of row partials and then the
 // bias), at one decode and one prefill T, against the float64 reference of

@@ -1,5 +1,4 @@
-//===- CompileCommand.h - `qtc compile` --------------------------*- C++
-//-*-===//
+//===- CompileCommand.h - `qtc compile` -------------------------*- C++ -*-===//
 #ifndef QTENSOR_TOOLS_QTC_COMPILECOMMAND_H
 #define QTENSOR_TOOLS_QTC_COMPILECOMMAND_H
 

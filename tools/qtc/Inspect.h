@@ -1,5 +1,4 @@
-//===- Inspect.h - `qtc inspect` ---------------------------------*- C++
-//-*-===//
+//===- Inspect.h - `qtc inspect` --------------------------------*- C++ -*-===//
 #ifndef QTENSOR_TOOLS_QTC_INSPECT_H
 #define QTENSOR_TOOLS_QTC_INSPECT_H
 

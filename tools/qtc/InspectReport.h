@@ -1,5 +1,4 @@
-//===- InspectReport.h - What `qtc inspect` found in a file ------*- C++
-//-*-===//
+//===- InspectReport.h - What `qtc inspect` found in a file -----*- C++ -*-===//
 //
 // One report type for every input format, rendered by one function as text
 // for a person or as JSON for a program.

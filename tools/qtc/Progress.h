@@ -1,5 +1,4 @@
-//===- Progress.h - Staged progress for long qtc commands --------*- C++
-//-*-===//
+//===- Progress.h - Staged progress for long qtc commands -------*- C++ -*-===//
 //
 // Stages are announced as "[2/6] quantize" lines on stderr; long stages
 // report counts with an estimate of the time left ("  14/224 linears,

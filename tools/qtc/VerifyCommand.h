@@ -1,5 +1,4 @@
-//===- VerifyCommand.h - `qtc verify` ----------------------------*- C++
-//-*-===//
+//===- VerifyCommand.h - `qtc verify` ---------------------------*- C++ -*-===//
 #ifndef QTENSOR_TOOLS_QTC_VERIFYCOMMAND_H
 #define QTENSOR_TOOLS_QTC_VERIFYCOMMAND_H
 

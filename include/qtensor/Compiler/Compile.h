@@ -1,5 +1,4 @@
-//===- Compile.h - Checkpoint to verified artifact, as a library -*- C++
-//-*-===//
+//===- Compile.h - Checkpoint to verified artifact, a library ---*- C++ -*-===//
 //
 // The whole ahead-of-time compile behind one call: read a checkpoint (a
 // Hugging Face style directory, a GGUF file, or an MLIR module with its

@@ -1,5 +1,4 @@
-//===- KernelBuilders.h - Quantized linear kernels from MLIR builders -*- C++
-//-*-===//
+//===- KernelBuilders.h - Linear kernels from MLIR builders -----*- C++ -*-===//
 //
 // One builder per kernel family (passes/Conversion/<Family>.cpp). Each emits
 // the kernel with upstream dialects only (gpu, vector, arith, memref, scf;

@@ -1,5 +1,4 @@
-//===- KernelInstances.h - The kernels a dispatched module needs -*- C++
-//-*-===//
+//===- KernelInstances.h - The kernels a module needs -----------*- C++ -*-===//
 //
 // After qtensor-select-layouts, each quantized qtensor.linear names a
 // registry kernel per phase (`qtensor.dispatch`) and what each rank holds

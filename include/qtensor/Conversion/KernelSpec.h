@@ -1,5 +1,4 @@
-//===- KernelSpec.h - What one generated kernel is specialized for -*- C++
-//-*-===//
+//===- KernelSpec.h - What a generated kernel is made for -------*- C++ -*-===//
 //
 // The static configuration the kernel generators specialize a quantized
 // linear kernel for (seed M8.9 0x07A): family, code width, symmetry, group

@@ -1,5 +1,4 @@
-//===- Passes.h - qtensor kernel generation and lowering passes --*- C++
-//-*-===//
+//===- Passes.h - qtensor kernel generation and lowering passes -*- C++ -*-===//
 //
 // Declarations generated from Passes.td, plus the pipeline that
 // qtensor-lower-to-ptx runs on the device code.

@@ -1,5 +1,4 @@
-//===- Descriptor.h - The logical contract of a quantized tensor -*- C++
-//-*-===//
+//===- Descriptor.h - The logical contract of a tensor ----------*- C++ -*-===//
 //
 // What stored codes mean (seed M8.9 0x01B): code type, zero-point kind, group
 // axis and size, tail rule, scale dtype, rounding, permutation, decoder

@@ -1,5 +1,4 @@
-//===- DescriptorJson.h - Descriptor <-> JSON (manifest schema) --*- C++
-//-*-===//
+//===- DescriptorJson.h - Descriptor <-> JSON (manifest schema) -*- C++ -*-===//
 //
 // The manifest's per-tensor schema. Parsing is strict: a missing required
 // field, an unknown field, a wrong JSON type or an unknown enum spelling is an

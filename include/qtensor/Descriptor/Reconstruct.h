@@ -1,5 +1,4 @@
-//===- Reconstruct.h - Reference decoder of an affine tensor -----*- C++
-//-*-===//
+//===- Reconstruct.h - Reference decoder of an affine tensor ----*- C++ -*-===//
 //
 // The slow, explicit decoder of seed M8.9 0x09C (parity level 2): logical
 // codes + qparams -> values, by the descriptor alone. Kernels are checked

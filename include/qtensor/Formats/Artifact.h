@@ -1,5 +1,4 @@
-//===- Artifact.h - Opening a published artifact directory -------*- C++
-//-*-===//
+//===- Artifact.h - Opening a published artifact directory ------*- C++ -*-===//
 //
 // openArtifact is the production reader every consumer (and the writer's own
 // reopen check, seed M8.9 0x04C) goes through. In order:

@@ -1,5 +1,4 @@
-//===- ArtifactPath.h - Safe file access under an artifact root --*- C++
-//-*-===//
+//===- ArtifactPath.h - Safe file access under an artifact root -*- C++ -*-===//
 //
 // A manifest names its files by path; those paths are untrusted and the
 // filesystem is a trust boundary of its own (seed M8.9 0x0CC): a parser-safe

@@ -1,5 +1,4 @@
-//===- ArtifactWriter.h - Transactional artifact writing ---------*- C++
-//-*-===//
+//===- ArtifactWriter.h - Transactional artifact writing --------*- C++ -*-===//
 //
 // Writes an artifact directory so that a failure or a kill at any point
 // leaves either no manifest.json or the previous complete one, never a

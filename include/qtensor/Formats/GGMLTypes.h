@@ -1,5 +1,4 @@
-//===- GGMLTypes.h - ggml tensor types, block contracts, decoders -*- C++
-//-*-===//
+//===- GGMLTypes.h - ggml types, block contracts, decoders ------*- C++ -*-===//
 //
 // The ggml_type table as GGUF files use it (numbering of llama.cpp commit
 // c392e5094deaf2d1a7c18683214f007fad3fe42b, where GGML_TYPE_COUNT = 39), the
@@ -132,15 +131,14 @@ enum class GGMLEncodingKind : uint8_t {
 ///   Q5_0   LinearSymmetric  32    22    32    u5, q=u-16  fp16 d
 ///   Q5_1   LinearAffine     32    24    32    u5, q=u     fp16 d, fp16 m
 ///   Q8_0   LinearSymmetric  32    34    32    int8        fp16 d
-///   Q2_K   KQuantAffine     256   84    16    u2          fp16 d,dmin; 4-bit
-///   s_j, m_j Q3_K   KQuantSymmetric  256   110   16    u3, q=u-4   fp16 d;
-///   6-bit s_j-32 Q4_K   KQuantAffine     256   144   32    u4          fp16
-///   d,dmin; 6-bit s_j, m_j Q5_K   KQuantAffine     256   176   32    u5 fp16
-///   d,dmin; 6-bit s_j, m_j Q6_K   KQuantSymmetric  256   210   16    u6,
-///   q=u-32  fp16 d; int8 s_j IQ4_NL Codebook         32    18    32    u4
-///   index    fp16 d; 16-entry table TQ1_0  Ternary          256   54    256
-///   base-3 trits fp16 d TQ2_0  Ternary          256   66    256   u2, q=u-1
-///   fp16 d
+///   Q2_K   KQuantAffine     256   84    16    u2          fp16 d,dmin; 4-bit s_j, m_j
+///   Q3_K   KQuantSymmetric  256   110   16    u3, q=u-4   fp16 d; 6-bit s_j-32
+///   Q4_K   KQuantAffine     256   144   32    u4          fp16 d,dmin; 6-bit s_j, m_j
+///   Q5_K   KQuantAffine     256   176   32    u5          fp16 d,dmin; 6-bit s_j, m_j
+///   Q6_K   KQuantSymmetric  256   210   16    u6, q=u-32  fp16 d; int8 s_j
+///   IQ4_NL Codebook         32    18    32    u4 index    fp16 d; 16-entry table
+///   TQ1_0  Ternary          256   54    256   base-3 trits fp16 d
+///   TQ2_0  Ternary          256   66    256   u2, q=u-1   fp16 d
 struct GGMLBlockContract {
   GGMLType type;
   GGMLEncodingKind kind;
@@ -160,8 +158,7 @@ struct GGMLBlockContract {
   int32_t codeOffset;
   /// Bits of the block/super-block scale d (16 = IEEE binary16; 0 = none).
   uint8_t scaleBits;
-  /// Whether a min is subtracted/added (Q4_1/Q5_1 "+ m", K-quants "-
-  /// dmin*m_j").
+  /// Whether a min is subtracted/added (Q4_1/Q5_1 "+ m", K-quants "- dmin*m_j").
   bool hasMin;
   /// K-quants: sub-block scale and min widths (0 when there are none) and
   /// whether the sub-scale is signed (Q3_K: 6-bit minus 32; Q6_K: int8).

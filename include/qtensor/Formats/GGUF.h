@@ -1,5 +1,4 @@
-//===- GGUF.h - Hardened GGUF v2/v3 reader -----------------------*- C++
-//-*-===//
+//===- GGUF.h - Hardened GGUF v2/v3 reader ----------------------*- C++ -*-===//
 //
 // Reads a GGUF file (ggml's docs/gguf.md) as untrusted input (seed M8.9 0x05A,
 // 0x05B): every count, length, shape and offset is checked against the bytes

@@ -1,5 +1,4 @@
-//===- GGUFDescriptor.h - GGUF tensors as qtensor descriptors ----*- C++
-//-*-===//
+//===- GGUFDescriptor.h - GGUF tensors as qtensor descriptors ---*- C++ -*-===//
 //
 // A GGUF tensor's stored codes keep their meaning: no re-quantization (seed
 // M8.9 0x04A). Types whose block contract is an affine one are spelled as an

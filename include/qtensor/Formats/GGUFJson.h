@@ -1,5 +1,4 @@
-//===- GGUFJson.h - GGUF metadata values as JSON -----------------*- C++
-//-*-===//
+//===- GGUFJson.h - GGUF metadata values as JSON ----------------*- C++ -*-===//
 //
 // A metadata value as JSON, for inspection and reports: strings, booleans
 // and numbers as themselves, arrays element by element, an array longer

@@ -1,5 +1,4 @@
-//===- InputKind.h - What kind of input a path names -------------*- C++
-//-*-===//
+//===- InputKind.h - What kind of input a path names ------------*- C++ -*-===//
 //
 // The tools accept a safetensors file, a sharded index (.json), a GGUF file
 // (by its magic) or an artifact directory, where DIR/manifest.json stands

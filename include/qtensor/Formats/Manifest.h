@@ -1,5 +1,4 @@
-//===- Manifest.h - The artifact's root manifest.json ------------*- C++
-//-*-===//
+//===- Manifest.h - The artifact's root manifest.json -----------*- C++ -*-===//
 //
 // An artifact is one directory; `manifest.json` is its root of reachability
 // (seed M8.9 0x04B): it lists every file with its byte length and SHA-256,

@@ -1,5 +1,4 @@
-//===- QuantizedStorage.h - Stored codes <-> logical codes -------*- C++
-//-*-===//
+//===- QuantizedStorage.h - Stored codes <-> logical codes ------*- C++ -*-===//
 //
 // The packer's contract for an artifact's quantized tensors, in one place:
 // which bytes a (descriptor, layout) pair stores its codes in, and how

@@ -1,5 +1,4 @@
-//===- Safetensors.h - Hardened safetensors reader and writer ----*- C++
-//-*-===//
+//===- Safetensors.h - Hardened safetensors reader and writer ---*- C++ -*-===//
 //
 // A safetensors file is an 8-byte little-endian header length N, N bytes of
 // UTF-8 JSON, then one byte buffer that the header's tensors tile exactly

@@ -1,5 +1,4 @@
-//===- SafetensorsDType.h - Safetensors element types ------------*- C++
-//-*-===//
+//===- SafetensorsDType.h - Safetensors element types -----------*- C++ -*-===//
 //
 // The fifteen byte-addressable element types of the safetensors format (seed
 // M8.9 0x02A). The enumerators follow the reference crate's `Dtype` order,

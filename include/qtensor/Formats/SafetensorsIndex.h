@@ -1,5 +1,4 @@
-//===- SafetensorsIndex.h - Sharded safetensors checkpoints ------*- C++
-//-*-===//
+//===- SafetensorsIndex.h - Sharded safetensors checkpoints -----*- C++ -*-===//
 //
 // A Hugging Face sharded checkpoint is a `model.safetensors.index.json` with
 // {"metadata": {"total_size": T, ...}, "weight_map": {tensor: shard file}}

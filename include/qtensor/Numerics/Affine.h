@@ -1,5 +1,4 @@
-//===- Affine.h - Uniform affine quantization of scalars ---------*- C++
-//-*-===//
+//===- Affine.h - Uniform affine quantization of scalars --------*- C++ -*-===//
 //
 // The scalar affine map of seed M8.1 0x02:
 //   s     = (r_max - r_min) / (q_max - q_min)

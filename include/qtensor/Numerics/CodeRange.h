@@ -1,5 +1,4 @@
-//===- CodeRange.h - Integer code ranges and rounding policies ---*- C++
-//-*-===//
+//===- CodeRange.h - Integer code ranges and rounding policies --*- C++ -*-===//
 //
 // The integer lattice an affine quantizer maps onto (seed M8.1 0x02, 0x02B)
 // and the tie rules that pick a lattice point (M8.1 0x02D). Both are part of

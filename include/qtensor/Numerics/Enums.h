@@ -1,5 +1,4 @@
-//===- Enums.h - Numerical policy enums shared by every layer ----*- C++
-//-*-===//
+//===- Enums.h - Numerical policy enums shared by every layer ---*- C++ -*-===//
 //
 // The policies that make a quantized tensor reproducible (seed M8.1 0x0B): how
 // ties round, what happens past the code range, how signed codes are stored.

@@ -1,5 +1,4 @@
-//===- FloatFormats.h - Rounding to the stored float formats -----*- C++
-//-*-===//
+//===- FloatFormats.h - Rounding to the stored float formats ----*- C++ -*-===//
 //
 // Scales are stored as f16, bf16 or f32 (the descriptor's `scale`). A
 // quantizer must compute codes with the scale as stored, not with the double

@@ -1,5 +1,4 @@
-//===- Groupwise.h - Row-bounded group-wise weight quantization --*- C++
-//-*-===//
+//===- Groupwise.h - Row-bounded group-wise weight quantization -*- C++ -*-===//
 //
 // Group-wise quantization of a row-major weight W: [N, K] along K (seed
 // M8.1 0x04, 0x06A). Groups restart at each row: row n has

@@ -1,5 +1,4 @@
-//===- KernelLayout.h - Kernel-native code layouts ---------------*- C++
-//-*-===//
+//===- KernelLayout.h - Kernel-native code layouts --------------*- C++ -*-===//
 //
 // The physical order in which the generated GPU kernels read packed weight
 // codes (seed M8.1 0x06, M8.9 0x03C, 0x08B). A logical [N, K] code tensor is

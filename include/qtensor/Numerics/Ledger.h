@@ -1,5 +1,4 @@
-//===- Ledger.h - Storage ledgers and accumulator bounds ---------*- C++
-//-*-===//
+//===- Ledger.h - Storage ledgers and accumulator bounds --------*- C++ -*-===//
 //
 // Exact storage accounting for a row-bounded group-wise tensor (seed M8.1
 // 0x07, M8.9 0x03A-0x03B), the full-group estimate used for whole-model

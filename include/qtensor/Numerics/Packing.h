@@ -1,5 +1,4 @@
-//===- Packing.h - Sub-byte code packing and unpacking -----------*- C++
-//-*-===//
+//===- Packing.h - Sub-byte code packing and unpacking ----------*- C++ -*-===//
 //
 // Bit-level packing of integer codes (seed M8.1 0x06, M8.9 0x03A). Codes form
 // a continuous bit stream, so 3-bit codes straddle byte boundaries. Which end

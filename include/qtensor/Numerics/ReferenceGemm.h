@@ -1,5 +1,4 @@
-//===- ReferenceGemm.h - Slow reference quantized linear ---------*- C++
-//-*-===//
+//===- ReferenceGemm.h - Slow reference quantized linear --------*- C++ -*-===//
 //
 // The integer reference for Y = X W^T with per-row activation parameters and
 // group-wise weight parameters (seed M8.1 0x05, 0x05A, 0x05C). Because the

@@ -1,5 +1,4 @@
-//===- Pipelines.h - Pass pipelines shared by qopt and qtc -------*- C++
-//-*-===//
+//===- Pipelines.h - Pass pipelines shared by qopt and qtc ------*- C++ -*-===//
 #ifndef QTENSOR_PIPELINES_PIPELINES_H
 #define QTENSOR_PIPELINES_PIPELINES_H
 

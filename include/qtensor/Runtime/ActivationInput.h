@@ -1,5 +1,4 @@
-//===- ActivationInput.h - An op's activations from a file -------*- C++
-//-*-===//
+//===- ActivationInput.h - An op's activations from a file ------*- C++ -*-===//
 //
 // `qtc run --input FILE` and embedders feed an op activations from a
 // safetensors file: the tensor named after the op (its manifest tensor or

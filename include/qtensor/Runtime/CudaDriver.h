@@ -1,5 +1,4 @@
-//===- CudaDriver.h - The CUDA driver API, loaded at run time ----*- C++
-//-*-===//
+//===- CudaDriver.h - The CUDA driver API, loaded at run time ---*- C++ -*-===//
 //
 // The runtime reaches CUDA through libcuda.so.1 opened with dlopen, so it
 // builds, starts and reports "no GPU" cleanly on machines without a driver

@@ -1,5 +1,4 @@
-//===- CheckedMath.h - Overflow-checked size arithmetic ----------*- C++
-//-*-===//
+//===- CheckedMath.h - Overflow-checked size arithmetic ---------*- C++ -*-===//
 //
 // Every size computed from an untrusted field goes through these (seed M8.9
 // 0x05A: prove the multiplication cannot overflow before allocating).

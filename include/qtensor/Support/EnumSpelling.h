@@ -1,5 +1,4 @@
-//===- EnumSpelling.h - Enum <-> name through one table ----------*- C++
-//-*-===//
+//===- EnumSpelling.h - Enum <-> name through one table ---------*- C++ -*-===//
 //
 // Each enum that appears in JSON, options or diagnostics has one table of
 // {name, value} pairs; these two lookups read it in both directions.

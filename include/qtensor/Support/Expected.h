@@ -1,5 +1,4 @@
-//===- Expected.h - Value-or-error result for MLIR-free libraries -*- C++
-//-*-===//
+//===- Expected.h - Value-or-error for MLIR-free libraries ------*- C++ -*-===//
 //
 // The libraries under lib/ are shared by the compiler and the runtime and
 // never throw across their API: every fallible call returns Expected<T>. An

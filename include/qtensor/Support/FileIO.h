@@ -1,5 +1,4 @@
-//===- FileIO.h - Small POSIX I/O helpers with readable errors ---*- C++
-//-*-===//
+//===- FileIO.h - Small POSIX I/O helpers with readable errors --*- C++ -*-===//
 #ifndef QTENSOR_SUPPORT_FILEIO_H
 #define QTENSOR_SUPPORT_FILEIO_H
 

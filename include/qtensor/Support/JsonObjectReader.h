@@ -1,5 +1,4 @@
-//===- JsonObjectReader.h - Strict reading of one JSON object ----*- C++
-//-*-===//
+//===- JsonObjectReader.h - Strict reading of one JSON object ---*- C++ -*-===//
 //
 // The manifest and the descriptor JSON are parsed strictly: a missing field,
 // a wrong JSON type, a value out of range or a field nobody asked for is an

@@ -1,5 +1,4 @@
-//===- MappedFile.h - Read-only memory-mapped file ---------------*- C++
-//-*-===//
+//===- MappedFile.h - Read-only memory-mapped file --------------*- C++ -*-===//
 //
 // Readers hand out lazy views into a mapping instead of copying payloads. The
 // file is opened once; its size is taken from fstat on that descriptor, so a

@@ -1,5 +1,4 @@
-//===- Progress.h - Where long library work reports its progress -*- C++
-//-*-===//
+//===- Progress.h - Progress of long library work ---------------*- C++ -*-===//
 //
 // The compiler and the parity ladder run for minutes on real models; they
 // report stages and counts through a ProgressSink the caller supplies, so a

@@ -1,5 +1,4 @@
-//===- Sha256.h - SHA-256 through OpenSSL ------------------------*- C++
-//-*-===//
+//===- Sha256.h - SHA-256 through OpenSSL -----------------------*- C++ -*-===//
 #ifndef QTENSOR_SUPPORT_SHA256_H
 #define QTENSOR_SUPPORT_SHA256_H
 

@@ -1,5 +1,4 @@
-//===- Passes.h - qtensor transformation passes ------------------*- C++
-//-*-===//
+//===- Passes.h - qtensor transformation passes -----------------*- C++ -*-===//
 //
 // Declarations generated from Passes.td: for each pass a `<Name>Options`
 // struct and `create<Name>(options)`, plus `registerQTensorTransformsPasses()`.

@@ -1,5 +1,4 @@
-//===- Ladder.h - The parity ladder of an artifact ---------------*- C++
-//-*-===//
+//===- Ladder.h - The parity ladder of an artifact --------------*- C++ -*-===//
 //
 // Seed M8.9 0x09: each level proves one more thing about a reopened artifact,
 // and a failure names the level, the file and the tensor.

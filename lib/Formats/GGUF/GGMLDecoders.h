@@ -1,5 +1,4 @@
-//===- GGMLDecoders.h - Per-block decoders (library-internal) ----*- C++
-//-*-===//
+//===- GGMLDecoders.h - Per-block decoders (library-internal) ---*- C++ -*-===//
 //
 // One function per decodable type: decodes `blocks` whole blocks from `src`
 // into `dst`. Callers (decodeRow) have checked the sizes. Multi-byte fields

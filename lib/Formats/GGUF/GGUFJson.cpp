@@ -1,5 +1,4 @@
-//===- GGUFJson.cpp - GGUF metadata values as JSON
-//-------------------------===//
+//===- GGUFJson.cpp - GGUF metadata values as JSON ------------------------===//
 
 #include "qtensor/Formats/GGUFJson.h"
 

@@ -1,5 +1,4 @@
-//===- SafetensorsDetail.h - Helpers private to QTensorSafetensors -*- C++
-//-*-===//
+//===- SafetensorsDetail.h - QTensorSafetensors internals -------*- C++ -*-===//
 #ifndef QTENSOR_LIB_FORMATS_SAFETENSORS_DETAIL_H
 #define QTENSOR_LIB_FORMATS_SAFETENSORS_DETAIL_H
 

@@ -1,5 +1,4 @@
-//===- FloatFormatsTest.cpp - f16/bf16 rounding
-//-----------------------------===//
+//===- FloatFormatsTest.cpp - f16/bf16 rounding ---------------------------===//
 
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/Groupwise.h"

@@ -1,5 +1,4 @@
-//===- GGUFReaderTest.cpp - GGUF reader against the corpus and crafted input
-//===//
+//===- GGUFReaderTest.cpp - GGUF reader on corpus and crafted input -------===//
 
 #include "GGUFTestSupport.h"
 

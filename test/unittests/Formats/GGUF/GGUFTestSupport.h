@@ -1,5 +1,4 @@
-//===- GGUFTestSupport.h - Corpus access and a tiny GGUF writer --*- C++
-//-*-===//
+//===- GGUFTestSupport.h - Corpus access and a tiny GGUF writer -*- C++ -*-===//
 #ifndef QTENSOR_TEST_FORMATS_GGUF_TESTSUPPORT_H
 #define QTENSOR_TEST_FORMATS_GGUF_TESTSUPPORT_H
 

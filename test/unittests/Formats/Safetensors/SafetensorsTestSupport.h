@@ -1,5 +1,4 @@
-//===- SafetensorsTestSupport.h - Shared helpers for the tests ---*- C++
-//-*-===//
+//===- SafetensorsTestSupport.h - Shared helpers for the tests --*- C++ -*-===//
 #ifndef QTENSOR_TEST_SAFETENSORS_SUPPORT_H
 #define QTENSOR_TEST_SAFETENSORS_SUPPORT_H
 

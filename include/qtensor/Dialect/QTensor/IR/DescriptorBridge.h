@@ -1,5 +1,4 @@
-//===- DescriptorBridge.h - Attributes <-> plain descriptors -----*- C++
-//-*-===//
+//===- DescriptorBridge.h - Attributes <-> plain descriptors ----*- C++ -*-===//
 //
 // The one pair of functions that converts between the dialect's attributes
 // and the MLIR-free descriptor structs (and through them, the manifest JSON).

@@ -1,5 +1,4 @@
-//===- QTensorAttrs.h - Descriptor and layout attributes ---------*- C++
-//-*-===//
+//===- QTensorAttrs.h - Descriptor and layout attributes --------*- C++ -*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORATTRS_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSORATTRS_H
 

@@ -1,5 +1,4 @@
-//===- QTensorDialect.h - The qtensor dialect --------------------*- C++
-//-*-===//
+//===- QTensorDialect.h - The qtensor dialect -------------------*- C++ -*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORDIALECT_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSORDIALECT_H
 

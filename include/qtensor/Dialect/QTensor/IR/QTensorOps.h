@@ -1,5 +1,4 @@
-//===- QTensorOps.h - qtensor operations -------------------------*- C++
-//-*-===//
+//===- QTensorOps.h - qtensor operations ------------------------*- C++ -*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSOROPS_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSOROPS_H
 

@@ -1,5 +1,4 @@
-//===- QTensorTypes.h - The quantized tensor type ----------------*- C++
-//-*-===//
+//===- QTensorTypes.h - The quantized tensor type ---------------*- C++ -*-===//
 #ifndef QTENSOR_DIALECT_QTENSOR_IR_QTENSORTYPES_H
 #define QTENSOR_DIALECT_QTENSOR_IR_QTENSORTYPES_H
 
