@@ -88,23 +88,32 @@ struct StageClock {
   ProgressSink &sink;
   std::vector<StageTiming> timings;
   std::chrono::steady_clock::time_point started;
+  bool running = false;
   static constexpr int kStages = 6;
 
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         started)
+        .count();
+  }
   void stage(const std::string &key, const std::string &title) {
     timings.push_back({key, 0.0});
     started = std::chrono::steady_clock::now();
+    running = true;
     sink.stage(key, title, static_cast<int>(timings.size()), kStages);
   }
   void finish(const std::string &summary = "") {
-    timings.back().seconds = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - started)
-                                 .count();
+    timings.back().seconds = elapsed();
+    running = false;
     sink.finish(summary);
   }
+  /// Every stage's seconds; the one still running counts up to now (the
+  /// report is published again at the end of "verify", after the ladder).
   nlohmann::ordered_json toJson() const {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const StageTiming &t : timings)
-      j[t.key + "_seconds"] = t.seconds;
+    for (size_t i = 0; i < timings.size(); ++i)
+      j[timings[i].key + "_seconds"] =
+          running && i + 1 == timings.size() ? elapsed() : timings[i].seconds;
     return j;
   }
 };
@@ -475,7 +484,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   Expected<artifact::WriteResult> republished =
       makeError("the ladder did not finish");
   try {
-    ladder = verify::runLadder(request.outputDir);
+    ladder = verify::runLadder(request.outputDir, request.verification);
     // Its result goes into the report, published again (the shards keep
     // their content-addressed names).
     input.report["parity"] = ladder.toJson();

@@ -246,7 +246,7 @@ LevelResult levelReference(const artifact::Artifact &a) {
 
 } // namespace
 
-LadderResult runLadder(const std::string &dir) {
+LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   LadderResult result;
   std::optional<artifact::Artifact> a;
   result.levels.push_back(levelBytes(dir, a));
@@ -271,7 +271,8 @@ LadderResult runLadder(const std::string &dir) {
   };
   guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
   guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });
-  guarded("L3", "operator parity", [&] { return detail::levelOperator(*a); });
+  guarded("L3", "operator parity",
+          [&] { return detail::levelOperator(*a, options); });
   guarded("L5", "dispatch and resources",
           [&] { return detail::levelDispatch(*a); });
   result.ok = true;

@@ -34,7 +34,8 @@ Expected<nlohmann::json> readRoleJson(const artifact::Artifact &a,
 /// The report, which must be a JSON object.
 Expected<nlohmann::json> readReport(const artifact::Artifact &a);
 
-LevelResult levelOperator(const artifact::Artifact &a);
+LevelResult levelOperator(const artifact::Artifact &a,
+                          const LadderOptions &options);
 LevelResult levelDispatch(const artifact::Artifact &a);
 
 } // namespace qtensor::verify::detail

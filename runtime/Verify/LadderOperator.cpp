@@ -17,7 +17,10 @@
 //
 // T covers each phase: decode {1, 5, 16}, prefill {17, 64}, plus the
 // smallest T of every entry point (the decode GEMV's T buckets), each
-// clipped to what the kernel entry serves.
+// clipped to what the kernel entry serves. An op of at least
+// LadderOptions::sampleAboveWeights weights (4 Mi by default) runs only the
+// entry points' smallest T unless the ladder is exhaustive: every entry
+// point still runs on every op, and the detail counts the sampled ops.
 //
 // Host artifacts run every host kernel entry of the manifest, for every op
 // it lists (every rank), through the runtime's host backend (the verified
@@ -63,11 +66,18 @@ namespace {
 
 using namespace qtensor::runtime;
 
-/// The T values L3 runs an entry with.
-std::vector<int64_t> tokensFor(const KernelInstance &k) {
-  std::set<int64_t> t = k.phase == kernels::Phase::Decode
-                            ? std::set<int64_t>{1, 5, 16}
-                            : std::set<int64_t>{17, 64};
+/// Whether an [n, k] op runs sampled (LadderOptions).
+bool sampledOp(int64_t n, int64_t k, const LadderOptions &options) {
+  return !options.exhaustive && n * k >= options.sampleAboveWeights;
+}
+
+/// The T values L3 runs an entry with: each entry point's smallest T, and
+/// unless `sampled` also the phase's spread of T.
+std::vector<int64_t> tokensFor(const KernelInstance &k, bool sampled) {
+  std::set<int64_t> t;
+  if (!sampled)
+    t = k.phase == kernels::Phase::Decode ? std::set<int64_t>{1, 5, 16}
+                                          : std::set<int64_t>{17, 64};
   for (const EntryPoint &e : k.entries)
     t.insert(std::max(e.tokens.min, k.tokens.min));
   std::vector<int64_t> out;
@@ -121,10 +131,17 @@ std::string quantizationSummary(const artifact::Artifact &a) {
 }
 
 std::string kernelSummary(size_t calls, size_t ops, size_t entries,
-                          const Worst &w) {
-  return std::to_string(calls) + " calls of " + std::to_string(entries) +
-         " kernel entries over " + std::to_string(ops) +
-         " ops: kernel error (vs float64 X W_hat^T) at most " +
+                          const Worst &w, size_t sampled,
+                          const LadderOptions &options) {
+  std::string s = std::to_string(calls) + " calls of " +
+                  std::to_string(entries) + " kernel entries over " +
+                  std::to_string(ops) + " ops";
+  if (sampled)
+    s += " (" + std::to_string(sampled) + " ops of at least " +
+         std::to_string(options.sampleAboveWeights) +
+         " weights sampled: each entry point at its smallest T; "
+         "--exhaustive runs every T)";
+  return s + ": kernel error (vs float64 X W_hat^T) at most " +
          format("%.3g", w.ratio) + " of its bound (worst: " + w.where +
          "), max |y - y_ref| " + format("%.3g", w.maxAbs);
 }
@@ -200,11 +217,12 @@ Expected<std::string> composedRanks(const artifact::Artifact &a) {
 }
 
 LevelResult hostLevel(const artifact::Artifact &a,
-                      const std::vector<KernelInstance> &instances) {
+                      const std::vector<KernelInstance> &instances,
+                      const LadderOptions &options) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
   std::map<std::string, std::unique_ptr<HostKernelLibrary>> libraries;
   Worst worst;
-  size_t calls = 0, entries = 0;
+  size_t calls = 0, entries = 0, sampledOps = 0;
   // Each host kernel with its resolved entry points, and the kernels that
   // serve each op (in the order the manifest lists them).
   struct Resolved {
@@ -266,6 +284,9 @@ LevelResult hostLevel(const artifact::Artifact &a,
       return r;
     }
     std::vector<double> w = rec.take();
+    const std::vector<int64_t> &shape = t->entry->quantized()->logical.shape;
+    bool sampled = sampledOp(shape[0], shape[1], options);
+    sampledOps += sampled;
     for (size_t index : kernelsOf[op]) {
       const KernelInstance &k = *kernels[index].instance;
       std::vector<double> bias;
@@ -300,7 +321,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
           k, kernels[index].fns,
           std::shared_ptr<const WeightOperands>(operands.take()), k.activation,
           k.output);
-      for (int64_t tokens : tokensFor(k)) {
+      for (int64_t tokens : tokensFor(k, sampled)) {
         auto e = runAndMeasure(*kernel, k, op, w, bias, tokens);
         if (!e) {
           r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
@@ -325,7 +346,8 @@ LevelResult hostLevel(const artifact::Artifact &a,
   if (a.manifest().topology.tp > 1) {
     auto c = composedRanks(a);
     if (!c) {
-      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+      r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
+                               options) +
                  "; composed over " + std::to_string(a.manifest().topology.tp) +
                  " ranks: " + c.message();
       return r;
@@ -340,19 +362,22 @@ LevelResult hostLevel(const artifact::Artifact &a,
     o.warmup = false;
     auto model = loadModel(a.directory(), o);
     if (!model) {
-      r.detail = kernelSummary(calls, ops.size(), entries, worst) +
+      r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
+                               options) +
                  "; the runtime does not load it: " + model.message();
       return r;
     }
   }
   r.ok = true;
-  r.detail = kernelSummary(calls, ops.size(), entries, worst) + "; " +
-             composed + quantizationSummary(a);
+  r.detail =
+      kernelSummary(calls, ops.size(), entries, worst, sampledOps, options) +
+      "; " + composed + quantizationSummary(a);
   return r;
 }
 
 /// GPU artifacts: each rank through the runtime's CUDA backend.
-LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
+LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
+                     const LadderOptions &options) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
   auto device = CudaDevice::open();
   if (!device) {
@@ -365,7 +390,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
   device->reset(); // the loader opens its own
   r.name = "operator parity (" + gpu + ")";
   Worst worst;
-  size_t calls = 0, ops = 0;
+  size_t calls = 0, ops = 0, sampledOps = 0;
   for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
     LoadOptions o;
     o.rank = rank;
@@ -378,6 +403,8 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
     }
     for (const OpPlan &op : (*model)->plan().ops) {
       ++ops;
+      bool sampled = sampledOp(op.n(), op.k(), options);
+      sampledOps += sampled;
       auto w = (*model)->referenceWeight(op);
       auto b = (*model)->referenceBias(op);
       if (!w || !b) {
@@ -386,7 +413,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
       }
       for (const PhasePlan &p : op.phases)
         for (const KernelInstance *k : p.instances)
-          for (int64_t t : tokensFor(*k)) {
+          for (int64_t t : tokensFor(*k, sampled)) {
             auto x = deterministicActivations(
                 op.activation, t, op.k(), kDefaultActivationSeed, op.tensor);
             auto y = x ? (*model)->run(op.tensor, *x)
@@ -413,22 +440,23 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target) {
   if (a.manifest().topology.tp > 1) {
     auto c = composedRanks(a);
     if (!c) {
-      r.detail = kernelSummary(calls, ops, 0, worst) + "; composed over " +
-                 std::to_string(a.manifest().topology.tp) +
+      r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) +
+                 "; composed over " + std::to_string(a.manifest().topology.tp) +
                  " ranks: " + c.message();
       return r;
     }
     composed = c.take() + "; ";
   }
   r.ok = true;
-  r.detail = kernelSummary(calls, ops, 0, worst) + "; " + composed +
-             quantizationSummary(a);
+  r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) + "; " +
+             composed + quantizationSummary(a);
   return r;
 }
 
 } // namespace
 
-LevelResult levelOperator(const artifact::Artifact &a) {
+LevelResult levelOperator(const artifact::Artifact &a,
+                          const LadderOptions &options) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
   std::vector<KernelInstance> instances;
   bool host = false, gpu = false;
@@ -451,16 +479,16 @@ LevelResult levelOperator(const artifact::Artifact &a) {
   if (gpu && host) {
     if (auto device = CudaDevice::open(); device) {
       device->reset();
-      return gpuLevel(a, target);
+      return gpuLevel(a, target, options);
     }
-    LevelResult r = hostLevel(a, instances);
+    LevelResult r = hostLevel(a, instances, options);
     r.name = "operator parity (host twins of the " + target + " kernels)";
     return r;
   }
   if (host)
-    return hostLevel(a, instances);
+    return hostLevel(a, instances, options);
   if (gpu)
-    return gpuLevel(a, target);
+    return gpuLevel(a, target, options);
   // Every op runs the full-dequant reference: there is no kernel to test.
   r.ok = true;
   r.detail = "no native kernels: every op runs the full-dequant reference "

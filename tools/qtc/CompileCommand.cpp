@@ -27,7 +27,7 @@ const char *kUsage =
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
-    "           [--weights FILE] [--quiet] [--json]\n"
+    "           [--weights FILE] [--exhaustive] [--quiet] [--json]\n"
     "  INPUT  a Hugging Face style directory (config.json + safetensors), a\n"
     "         GGUF file (Q4_0/Q4_1/Q8_0 codes are kept as stored), or an MLIR\n"
     "         module (.mlir) whose weights are qtensor.weight references or\n"
@@ -44,6 +44,8 @@ const char *kUsage =
     "  --include     quantize what is excluded by default: the output head\n"
     "                (lm_head.weight, GGUF output.weight); embeddings and\n"
     "                norms are never quantized\n"
+    "  --exhaustive  verification runs every T on every op (L3 samples ops\n"
+    "                of 2^22 weights or more by default; see qtc verify)\n"
     "  --json        print the result as one JSON object; progress as JSON\n"
     "                lines on stderr\n";
 
@@ -75,6 +77,7 @@ std::optional<int> parse(const std::vector<std::string> &args,
   };
   cl.flag({"--quiet"}, quiet)
       .flag({"--json"}, json)
+      .flag({"--exhaustive"}, request.verification.exhaustive)
       .option({"-o", "--output"}, "a directory", request.outputDir)
       .option({"--weights"}, "a file", request.weights)
       .option({"--quant"}, "a value", request.quant)

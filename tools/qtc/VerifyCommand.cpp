@@ -7,28 +7,45 @@
 #include "qtensor/Formats/InputKind.h"
 #include "qtensor/Verify/Ladder.h"
 
+#include <cstdlib>
 #include <iostream>
 
 namespace qtensor::qtc {
 
 int runVerify(const std::vector<std::string> &args) {
-  const char *usage = "usage: qtc verify DIR [--json]\n"
-                      "  runs the parity ladder (L0 bytes and inventory, L1 "
-                      "pack/unpack, L2 reference\n"
-                      "  reconstruction, L3 operator parity on the host, L5 "
-                      "dispatch and resources)\n"
-                      "  on the artifact in DIR; exit 0 only when every "
-                      "level passes\n";
+  const char *usage =
+      "usage: qtc verify DIR [--json] [--exhaustive] [--sample-above N]\n"
+      "  runs the parity ladder (L0 bytes and inventory, L1 pack/unpack, L2\n"
+      "  reference reconstruction, L3 operator parity on the host, L5\n"
+      "  dispatch and resources) on the artifact in DIR; exit 0 only when\n"
+      "  every level passes\n"
+      "  --sample-above N  L3 runs ops of at least N weights (default 2^22)\n"
+      "                    once per kernel entry point, at its smallest T\n"
+      "  --exhaustive      L3 runs every T on every op\n";
   std::string dir;
   bool json = false;
+  verify::LadderOptions options;
   CommandLine cl("qtc verify", usage);
-  cl.flag({"--json"}, json).positional(dir, "missing DIR");
+  cl.flag({"--json"}, json)
+      .flag({"--exhaustive"}, options.exhaustive)
+      .option({"--sample-above"}, "a value",
+              parsedInto(
+                  options.sampleAboveWeights,
+                  [](const std::string &v) -> std::optional<int64_t> {
+                    char *end = nullptr;
+                    long long n = std::strtoll(v.c_str(), &end, 10);
+                    if (v.empty() || *end != '\0' || n < 0)
+                      return std::nullopt;
+                    return n;
+                  },
+                  "expected a non-negative integer"))
+      .positional(dir, "missing DIR");
   if (std::optional<int> status = cl.parse(args))
     return *status;
   // DIR/manifest.json stands for its directory, as in `qtc inspect`.
   dir = artifactDirectoryOf(dir);
 
-  verify::LadderResult result = verify::runLadder(dir);
+  verify::LadderResult result = verify::runLadder(dir, options);
   if (json) {
     std::cout << result.toJson().dump(2) << "\n";
   } else {

@@ -48,6 +48,9 @@ struct CompileRequest {
   /// fnmatch globs: linears kept in float / the head quantized.
   std::vector<std::string> excludes, includes;
   int64_t tp = 1; ///< tensor-parallel ranks, 1..64
+  /// How much the last stage's parity ladder runs (L3 samples large ops
+  /// unless exhaustive).
+  verify::LadderOptions verification;
 };
 
 /// Checks every field of `request` that can be checked without reading the

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,21 @@ struct LadderResult {
   nlohmann::ordered_json toJson() const;
 };
 
+/// How much work L3 does. Every op always runs every kernel entry point
+/// that serves it; an op with at least `sampleAboveWeights` weights runs
+/// each entry point once, at its smallest T, instead of at T in
+/// {1, 5, 16} (decode) and {17, 64} (prefill) as well: the twins emulate
+/// the GPU per lane, so a 7B layer costs seconds a call. The detail says
+/// how many ops were sampled. `exhaustive` runs every T on every op.
+struct LadderOptions {
+  bool exhaustive = false;
+  int64_t sampleAboveWeights = int64_t(1) << 22; ///< 4 Mi weights
+};
+
 /// Runs every level on the artifact in `dir`. Levels after a failed L0 are
 /// reported as not run (ok = false): nothing above bytes can be trusted.
-LadderResult runLadder(const std::string &dir);
+LadderResult runLadder(const std::string &dir,
+                       const LadderOptions &options = {});
 
 } // namespace qtensor::verify
 
