@@ -294,8 +294,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     if (!d)
       return d.error();
     planned.push_back(d.take());
-    const std::string &dtype = l.weight.dtype;
-    keptCodes += dtype != "F32" && dtype != "F16" && dtype != "BF16";
+    keptCodes += keepsStoredCodes(l);
   }
   clock.finish(std::to_string(planned.size()) + " linears, " +
                std::to_string(keptCodes) + " keeping their stored codes");

@@ -260,7 +260,6 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
   uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0,
            biasBytes = 0;
   size_t done = 0;
-  input.keptCodes = 0;
   for (const ExportLinear &l : input.linears) {
     QTENSOR_ASSIGN_OR_RETURN(QuantizedWeight w,
                              quantizeLinear(*input.checkpoint, *l.source,
@@ -269,7 +268,6 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       return makeError(l.source->name, ": quantized as ",
                        toJson(w.logical).dump(), " but planned as ",
                        toJson(l.logical).dump());
-    input.keptCodes += w.keptStoredCodes;
     int64_t ranks = l.placement.kind == WeightPlacement::Kind::Column ||
                             l.placement.kind == WeightPlacement::Kind::Row
                         ? l.placement.ranks()

@@ -79,8 +79,6 @@ struct ExportInput {
   /// once; a later call (the report published again) writes from the
   /// spool. Shared by copies of the input.
   std::shared_ptr<StagedExport> staged;
-  /// How many linears kept the checkpoint's codes (set with `staged`).
-  size_t keptCodes = 0;
 };
 
 /// The name of rank `rank`'s slice of `name` in the manifest.

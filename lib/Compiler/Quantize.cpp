@@ -95,10 +95,6 @@ Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
   return logical;
 }
 
-bool isFloatDType(const std::string &dtype) {
-  return dtype == "F32" || dtype == "F16" || dtype == "BF16";
-}
-
 /// GGUF Q4_0 / Q4_1 / Q8_0: the stored codes and scales, unchanged, in the
 /// logical layout (a code-preserving move out of ggml's blocks).
 Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
@@ -183,11 +179,16 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
   return spec;
 }
 
+bool keepsStoredCodes(const SourceLinear &linear) {
+  const std::string &dtype = linear.weight.dtype;
+  return dtype != "F32" && dtype != "F16" && dtype != "BF16";
+}
+
 Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
                                                    const QuantSpec &spec,
                                                    FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
-  if (!isFloatDType(dtype)) {
+  if (keepsStoredCodes(linear)) {
     if (!linear.weight.gguf)
       return makeError("tensor ", linear.name, " has dtype ", dtype,
                        "; a linear weight must be F32, F16 or BF16");
@@ -205,7 +206,7 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
                                          const QuantSpec &spec,
                                          FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
-  bool isFloat = isFloatDType(dtype);
+  bool isFloat = !keepsStoredCodes(linear);
   QuantizedWeight out;
   if (!isFloat) {
     if (!linear.weight.gguf)

@@ -50,6 +50,10 @@ struct QuantizedWeight {
   double sqnrDb = 0.0; ///< 10 log10(||W||^2 / ||W - W_hat||^2); inf if exact
 };
 
+/// Whether `linear` keeps the codes the checkpoint stores (a ggml type)
+/// rather than being quantized from floats (F32, F16, BF16).
+bool keepsStoredCodes(const SourceLinear &linear);
+
 /// The logical descriptor quantizeLinear gives `linear`, without reading a
 /// value: the graph and the pipeline are built from these, and the weights
 /// are quantized afterwards, one at a time, as they are exported. Refuses

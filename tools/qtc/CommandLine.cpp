@@ -2,6 +2,8 @@
 
 #include "CommandLine.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 
 namespace qtensor::qtc {
@@ -91,6 +93,18 @@ void appendCommaList(std::vector<std::string> &out, const std::string &value) {
       return;
     start = comma + 1;
   }
+}
+
+std::optional<int64_t> parseInteger(const std::string &s, int64_t min,
+                                    int64_t max, int base) {
+  if (s.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, base);
+  if (errno || *end != '\0' || v < min || v > max)
+    return std::nullopt;
+  return v;
 }
 
 } // namespace qtensor::qtc

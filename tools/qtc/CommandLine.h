@@ -10,6 +10,7 @@
 #ifndef QTENSOR_TOOLS_QTC_COMMANDLINE_H
 #define QTENSOR_TOOLS_QTC_COMMANDLINE_H
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -62,6 +63,12 @@ private:
   std::vector<Option> options;
   std::vector<Positional> positionals;
 };
+
+/// The integer `s` spells in `base` (0: C prefixes, 0x.. and 0..), when
+/// the whole of `s` is one and it lies in [min, max]; none otherwise
+/// (overflow included).
+std::optional<int64_t> parseInteger(const std::string &s, int64_t min,
+                                    int64_t max, int base = 10);
 
 /// A setter that stores `parse(value)` (an optional) into `out`, or answers
 /// `expected` when it is empty: `parsedInto(o.backend, parseBackendChoice,

@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <iostream>
 
 namespace qtensor::qtc {
@@ -96,14 +95,10 @@ std::optional<int> parse(const std::vector<std::string> &args,
                     "boundary and repack change what a rank stores; qopt "
                     "shows their placement)"))
       .option({"--tp"}, "a value",
-              [&request](const std::string &v) -> std::optional<std::string> {
-                char *end = nullptr;
-                long long n = std::strtoll(v.c_str(), &end, 10);
-                if (v.empty() || *end != '\0' || n < 1 || n > 64)
-                  return "expected an integer in [1, 64]";
-                request.tp = n;
-                return std::nullopt;
-              })
+              parsedInto(
+                  request.tp,
+                  [](const std::string &v) { return parseInteger(v, 1, 64); },
+                  "expected an integer in [1, 64]"))
       .option({"--exclude"}, "a pattern", list(request.excludes))
       .option({"--include"}, "a pattern", list(request.includes))
       .positional(request.input, "missing INPUT");

@@ -85,18 +85,6 @@ struct Options {
   bool check = false, warmup = true, json = false;
 };
 
-std::optional<int64_t> parseInt(const std::string &s, int64_t min,
-                                int64_t max) {
-  if (s.empty())
-    return std::nullopt;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 0);
-  if (errno || *end != '\0' || v < min || v > max)
-    return std::nullopt;
-  return v;
-}
-
 /// Parses argv into `o`; none when the run should go ahead, else the exit
 /// status (usage printed).
 std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
@@ -110,23 +98,26 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--tokens"}, "a value",
               parsedInto(
                   o.tokens,
-                  [](const std::string &v) { return parseInt(v, 1, 1 << 20); },
+                  [](const std::string &v) {
+                    return parseInteger(v, 1, 1 << 20, 0);
+                  },
                   "expected an integer in [1, 2^20]"))
       .option({"--rank"}, "a value",
               [&o](const std::string &v) -> Error {
-                auto r = parseInt(v, 0, 65535);
+                auto r = parseInteger(v, 0, 65535, 0);
                 if (v != "all" && !r)
                   return "expected all or an integer in [0, 65535]";
                 o.allRanks = v == "all";
                 o.rank = r.value_or(0);
                 return std::nullopt;
               })
-      .option(
-          {"--seed"}, "a value",
-          parsedInto(
-              o.seed,
-              [](const std::string &v) { return parseInt(v, 0, INT64_MAX); },
-              "expected a non-negative integer"))
+      .option({"--seed"}, "a value",
+              parsedInto(
+                  o.seed,
+                  [](const std::string &v) {
+                    return parseInteger(v, 0, INT64_MAX, 0);
+                  },
+                  "expected a non-negative integer"))
       .option({"--backend"}, "a value",
               parsedInto(o.backend, parseBackendChoice,
                          "expected host, cuda or auto"))
@@ -171,14 +162,17 @@ int fail(const Options &o, const char *stage, const std::string &message) {
   return 1;
 }
 
-/// Mapped against referenced bytes (seed 0x06C), as JSON.
+/// Mapped bytes per byte the plan references (seed 0x06C).
+double amplificationOf(const LoadedModel &m) {
+  return m.referencedBytes()
+             ? double(m.mappedBytes()) / double(m.referencedBytes())
+             : 0.0;
+}
+
 json readJson(const LoadedModel &m) {
-  double amplification = m.referencedBytes() ? double(m.mappedBytes()) /
-                                                   double(m.referencedBytes())
-                                             : 0.0;
   return {{"mapped_bytes", m.mappedBytes()},
           {"referenced_bytes", m.referencedBytes()},
-          {"amplification", amplification}};
+          {"amplification", amplificationOf(m)}};
 }
 
 json backendFallbackJson(const LoadedModel &m) {
@@ -195,8 +189,7 @@ void printLoadReport(const LoadedModel &m, const std::string &prefix) {
   std::snprintf(line, sizeof(line),
                 "  read amplification: %s mapped for %s referenced (%.2fx)\n",
                 formatBytes(m.mappedBytes()).c_str(),
-                formatBytes(m.referencedBytes()).c_str(),
-                readJson(m)["amplification"].get<double>());
+                formatBytes(m.referencedBytes()).c_str(), amplificationOf(m));
   std::cout << line;
 }
 

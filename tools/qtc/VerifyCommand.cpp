@@ -7,7 +7,6 @@
 #include "qtensor/Formats/InputKind.h"
 #include "qtensor/Verify/Ladder.h"
 
-#include <cstdlib>
 #include <iostream>
 
 namespace qtensor::qtc {
@@ -31,12 +30,8 @@ int runVerify(const std::vector<std::string> &args) {
       .option({"--sample-above"}, "a value",
               parsedInto(
                   options.sampleAboveWeights,
-                  [](const std::string &v) -> std::optional<int64_t> {
-                    char *end = nullptr;
-                    long long n = std::strtoll(v.c_str(), &end, 10);
-                    if (v.empty() || *end != '\0' || n < 0)
-                      return std::nullopt;
-                    return n;
+                  [](const std::string &v) {
+                    return parseInteger(v, 0, INT64_MAX);
                   },
                   "expected a non-negative integer"))
       .positional(dir, "missing DIR");
