@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <sys/stat.h>
@@ -64,6 +65,119 @@ Status checkConfig(const ModelConfig &c, const std::string &file) {
   if (c.layers > 1024)
     return makeError(file, ": num_hidden_layers ", c.layers,
                      " is above the 1024 this compiler accepts");
+  return Status::ok();
+}
+
+/// A positive finite number of config.json, or `fallback` when absent.
+Status readPositive(const nlohmann::json &cfg, const std::string &file,
+                    const char *key, double fallback, double &out) {
+  auto it = cfg.find(key);
+  if (it == cfg.end() || it->is_null()) {
+    out = fallback;
+    return Status::ok();
+  }
+  if (!it->is_number() || !(it->get<double>() > 0) ||
+      !std::isfinite(it->get<double>()))
+    return makeError(file, ": field \"", key,
+                     "\" must be a positive number, got ", it->dump());
+  out = it->get<double>();
+  return Status::ok();
+}
+
+/// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
+/// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
+/// otherwise). A declared RoPE scaling is a gap, not an error: the linears
+/// still compile.
+Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
+                 const ModelConfig &c,
+                 std::optional<artifact::DecoderConfig> &out,
+                 std::string &gap) {
+  artifact::DecoderConfig d;
+  d.architecture = c.architecture;
+  d.hidden = c.hidden;
+  d.intermediate = c.intermediate;
+  d.layers = c.layers;
+  d.heads = c.heads;
+  d.kvHeads = c.kvHeads;
+  d.vocab = c.vocab;
+  QTENSOR_TRY(readDim(cfg, file, "head_dim", d.headDim, c.hidden / c.heads));
+  QTENSOR_TRY(
+      readDim(cfg, file, "max_position_embeddings", d.context, int64_t(2048)));
+  QTENSOR_TRY(readPositive(cfg, file, "rms_norm_eps", 1e-6, d.rmsEps));
+  QTENSOR_TRY(readPositive(cfg, file, "rope_theta", 10000.0, d.ropeBase));
+  d.ropeDim = d.headDim;
+  d.rope = artifact::RopeStyle::Half;
+  if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
+    gap = file + " declares rope_scaling " + it->dump() +
+          ", which the decoder program does not implement yet";
+    return Status::ok();
+  }
+  QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
+  out = d;
+  return Status::ok();
+}
+
+/// The decoder of a GGUF llama file: ggml's normal RoPE pairing (the
+/// converter permuted q and k for it), `llama.*` hyperparameters with
+/// llama.cpp's defaults where a key may be absent.
+Status ggufDecoder(const GGUFFile &g, const std::string &file,
+                   const ModelConfig &c,
+                   std::optional<artifact::DecoderConfig> &out,
+                   std::string &gap) {
+  artifact::DecoderConfig d;
+  d.architecture = c.architecture;
+  d.hidden = c.hidden;
+  d.intermediate = c.intermediate;
+  d.layers = c.layers;
+  d.heads = c.heads;
+  d.kvHeads = c.kvHeads;
+  d.vocab = c.vocab;
+  const std::string arch = c.architecture + ".";
+  auto integer = [&](const std::string &key, int64_t fallback,
+                     int64_t &v) -> Status {
+    const GGUFValue *value = g.findMetadata(arch + key);
+    if (!value) {
+      v = fallback;
+      return Status::ok();
+    }
+    std::optional<uint64_t> u = value->asUnsigned();
+    if (!u || *u < 1 || *u > uint64_t(kMaxDim))
+      return makeError(file, ": metadata ", arch, key,
+                       " must be an integer in [1, ", kMaxDim, "]");
+    v = int64_t(*u);
+    return Status::ok();
+  };
+  auto real = [&](const std::string &key, double fallback,
+                  double &v) -> Status {
+    const GGUFValue *value = g.findMetadata(arch + key);
+    if (!value) {
+      v = fallback;
+      return Status::ok();
+    }
+    std::optional<double> x = value->asDouble();
+    if (!x || !(*x > 0) || !std::isfinite(*x))
+      return makeError(file, ": metadata ", arch, key,
+                       " must be a positive FLOAT32 or FLOAT64");
+    v = *x;
+    return Status::ok();
+  };
+  QTENSOR_TRY(integer("attention.key_length", c.hidden / c.heads, d.headDim));
+  QTENSOR_TRY(integer("context_length", 2048, d.context));
+  QTENSOR_TRY(integer("rope.dimension_count", d.headDim, d.ropeDim));
+  QTENSOR_TRY(real("attention.layer_norm_rms_epsilon", 1e-5, d.rmsEps));
+  QTENSOR_TRY(real("rope.freq_base", 10000.0, d.ropeBase));
+  d.rope = artifact::RopeStyle::Interleaved;
+  if (const GGUFValue *s = g.findMetadata(arch + "rope.scaling.type")) {
+    auto type = s->get<std::string_view>();
+    if (!type || *type != "none") {
+      gap = file + " declares " + arch +
+            "rope.scaling.type, which the decoder program does not "
+            "implement yet";
+      return Status::ok();
+    }
+  }
+  QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
+  out = d;
   return Status::ok();
 }
 
@@ -227,6 +341,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       cp.cfg.name = n->get<std::string>();
     if (cp.cfg.name.empty())
       cp.cfg.name = path.substr(path.find_last_of('/') + 1);
+    cp.noDecoder.clear();
+    QTENSOR_TRY(hfDecoder(cfg, configPath, cp.cfg, cp.dec, cp.noDecoder));
 
     cp.inputs.push_back(configPath);
     std::string indexPath = path + "/model.safetensors.index.json";
@@ -280,6 +396,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         dim("llama.attention.head_count_kv", cp.cfg.kvHeads, cp.cfg.heads));
     QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
     QTENSOR_TRY(checkConfig(cp.cfg, path));
+    cp.noDecoder.clear();
+    QTENSOR_TRY(ggufDecoder(g, path, cp.cfg, cp.dec, cp.noDecoder));
   }
   for (size_t i = 0; i < all.size(); ++i)
     byName[all[i].name] = i;

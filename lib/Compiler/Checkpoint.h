@@ -16,6 +16,7 @@
 #include "Selection.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
@@ -127,6 +128,11 @@ public:
   const std::string &sha256() const { return digest; }
   /// The input files hashed, for the report.
   const std::vector<std::string> &files() const { return inputs; }
+  /// The whole decoder (hyperparameters the runtime needs to run the model)
+  /// when the checkpoint declares one it can run; none for an MLIR module,
+  /// or with decoderGap() saying why (e.g. a RoPE scaling it lacks).
+  const std::optional<artifact::DecoderConfig> &decoder() const { return dec; }
+  const std::string &decoderGap() const { return noDecoder; }
 
   /// The dtype a kept (plain) tensor is stored with in the artifact: a float
   /// safetensors tensor as it is, anything else decoded to F32 (GGUF blocks
@@ -153,6 +159,8 @@ private:
 
   std::string kind;
   ModelConfig cfg;
+  std::optional<artifact::DecoderConfig> dec;
+  std::string noDecoder = "an MLIR module declares no decoder";
   std::vector<SourceLinear> lin, floatLin;
   std::vector<SourceTensor> rest;
   std::vector<KeptTensor> keptList;

@@ -11,12 +11,14 @@
 
 #include "Checkpoint.h"
 #include "CompileKernels.h"
+#include "DecoderPlan.h"
 #include "Dispatch.h"
 #include "Export.h"
 #include "GraphBuilder.h"
 #include "ModuleInput.h"
 #include "Quantize.h"
 
+#include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/InitAll.h"
 #include "qtensor/Pipelines/Pipelines.h"
 #include "qtensor/Support/MappedFile.h"
@@ -377,12 +379,29 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                     : ", " + std::to_string(widened.size()) +
                           " f16/bf16 accumulators compiled as f32"));
 
+  // The whole decoder, when the checkpoint declares one (docs/model.md).
+  std::string programGap;
+  std::optional<DecoderPlan> decoder;
+  if (!userModule) {
+    auto planned = planDecoder(*checkpoint, element, programGap);
+    if (!planned)
+      return makeError(planned.message());
+    decoder = planned.take();
+  } else {
+    programGap = "an MLIR module brings its own graph, not a decoder program";
+  }
+
   clock.stage("kernels", "kernels");
   auto kernels = compileKernels(context, *module, *dispatch, request.target,
+                                decoder ? decoder->kernels
+                                        : std::vector<ModelKernelSpec>{},
                                 scratch.path, sink);
   if (!kernels)
     return makeError(kernels.message());
-  clock.finish(std::to_string(kernels->files.size()) + " kernel files");
+  clock.finish(std::to_string(kernels->files.size()) + " kernel files" +
+               (decoder ? ", " + std::to_string(decoder->kernels.size()) +
+                              " model kernels"
+                        : std::string()));
 
   // The graph as compiled: placement and dispatch decisions included.
   std::string graph;
@@ -434,6 +453,27 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.provenance.createdBy = "qtc compile " QTENSOR_VERSION_STRING;
   input.report["tokenizer"] = describeTokenizer(
       *checkpoint, request.input, request.weights, input.model.tokenizerSha256);
+  if (decoder) {
+    decoder->program.kernelFile = kernels->modelKernelFile;
+    // The tokenizer travels as the source's tokenizer.* metadata in a GGUF
+    // file of its own, read back with the same reader (GGUFWriter.h).
+    if (input.model.tokenizerSha256 && checkpoint->gguf()) {
+      auto bytes = writeMetadataOnlyGGUF(*checkpoint->gguf(), "tokenizer.");
+      if (!bytes)
+        return makeError(bytes.message());
+      input.files.push_back(
+          {kTokenizerFileName, artifact::FileRole::Tokenizer, bytes.take()});
+      decoder->program.tokenizerFile = kTokenizerFileName;
+    }
+    input.program = decoder->program;
+    input.report["program"] = {
+        {"architecture", decoder->program.config.architecture},
+        {"layers", decoder->program.config.layers},
+        {"model_kernels", decoder->kernels.size()},
+        {"tokenizer", decoder->program.tokenizerFile.has_value()}};
+  } else {
+    input.report["program"] = {{"none", programGap}};
+  }
   input.report["report_version"] = 1;
   input.report["source"] = {{"path", request.input},
                             {"format", checkpoint->format()},

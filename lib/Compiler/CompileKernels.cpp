@@ -19,6 +19,7 @@
 #include "qtensor/Support/Progress.h"
 
 #include "qtensor/Conversion/KernelInstances.h"
+#include "qtensor/Conversion/ModelKernels.h"
 #include "qtensor/Conversion/Passes.h"
 #include "qtensor/Kernels/Registry.h"
 
@@ -326,6 +327,7 @@ Status compileGpu(mlir::MLIRContext &context,
 /// host: every native instance in one kernels-host.so.
 Status compileHost(mlir::MLIRContext &context,
                    const std::vector<KernelInstance> &instances,
+                   const std::vector<ModelKernelSpec> &modelKernels,
                    const std::string &scratch, ProgressSink &progress,
                    KernelBuild &build) {
   constexpr const char *kFile = "kernels-host.so";
@@ -349,6 +351,15 @@ Status compileHost(mlir::MLIRContext &context,
       expected.insert(e["symbol"].get<std::string>());
     capabilities.push_back(std::move(c));
   }
+  // The decoder program's kernels share the library (ModelKernels.h).
+  for (const ModelKernelSpec &spec : modelKernels) {
+    if (mlir::failed(buildModelKernel(*module, spec)))
+      return diagnostics.error("model kernel '" + spec.name() +
+                               "': generating it failed");
+    expected.insert(spec.symbol());
+  }
+  if (!modelKernels.empty())
+    build.modelKernelFile = kFile;
   progress.advance(1, 3, "steps (build, lower, link)");
   if (!expected.empty()) {
     mlir::PassManager pm(&context);
@@ -408,6 +419,7 @@ hostTwins(const std::vector<KernelInstance> &instances) {
 Expected<KernelBuild>
 compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                const DispatchResult &dispatch, const std::string &target,
+               const std::vector<ModelKernelSpec> &modelKernels,
                const std::string &scratchDir, ProgressSink &progress) {
   std::vector<KernelInstance> instances;
   {
@@ -430,14 +442,18 @@ compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
   KernelBuild build;
   Status status =
       target == "host"
-          ? compileHost(context, instances, scratchDir, progress, build)
+          ? compileHost(context, instances, modelKernels, scratchDir, progress,
+                        build)
           : compileGpu(context, instances, target, scratchDir, progress, build);
   if (!status)
     return status.error();
+  // A GPU artifact's host library holds the twins and, until the model
+  // kernels have NVPTX builds, the decoder program's kernels.
   if (target != "host") {
     std::vector<KernelInstance> twins = hostTwins(instances);
-    if (!twins.empty())
-      QTENSOR_TRY(compileHost(context, twins, scratchDir, progress, build));
+    if (!twins.empty() || !modelKernels.empty())
+      QTENSOR_TRY(compileHost(context, twins, modelKernels, scratchDir,
+                              progress, build));
   }
   return build;
 }

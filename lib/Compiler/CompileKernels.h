@@ -12,6 +12,7 @@
 #include "Dispatch.h"
 #include "Export.h"
 
+#include "qtensor/Conversion/ModelKernels.h"
 #include "qtensor/Formats/Manifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -28,11 +29,14 @@ namespace qtensor::compiler {
 struct KernelBuild {
   std::vector<ExportFile> files;
   std::vector<artifact::KernelEntry> entries;
+  /// The file holding the model kernels, when there are any.
+  std::string modelKernelFile;
 };
 
 Expected<KernelBuild>
 compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                const DispatchResult &dispatch, const std::string &target,
+               const std::vector<ModelKernelSpec> &modelKernels,
                const std::string &scratchDir, ProgressSink &progress);
 
 } // namespace qtensor::compiler

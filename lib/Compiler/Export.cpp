@@ -463,6 +463,18 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
     QTENSOR_TRY(writer.addPlainTensor(shard, tensor));
   for (ExportFile &f : input.files)
     QTENSOR_TRY(writer.addFile(f.name, f.role, f.bytes));
+  if (input.program) {
+    artifact::DecoderProgram program = *input.program;
+    QTENSOR_ASSIGN_OR_RETURN(program.kernelFile,
+                             writer.publishedName(program.kernelFile));
+    if (program.tokenizerFile) {
+      QTENSOR_ASSIGN_OR_RETURN(*program.tokenizerFile,
+                               writer.publishedName(*program.tokenizerFile));
+    }
+    std::string json = artifact::toJson(program).dump(1) + "\n";
+    QTENSOR_TRY(writer.addFile("program.json", artifact::FileRole::Program,
+                               std::vector<uint8_t>(json.begin(), json.end())));
+  }
   std::string text = input.report.dump(2) + "\n";
   QTENSOR_TRY(writer.addFile("report.json", artifact::FileRole::Report,
                              std::vector<uint8_t>(text.begin(), text.end())));

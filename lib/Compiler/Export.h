@@ -22,6 +22,7 @@
 #include "Quantize.h"
 
 #include "qtensor/Formats/ArtifactWriter.h"
+#include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Support/Progress.h"
 
@@ -67,8 +68,11 @@ struct ExportInput {
   std::string scratchDir;
   std::vector<ExportLinear> linears;
   int64_t tp = 1;
-  std::vector<ExportFile> files; ///< graph, trace, kernels
+  std::vector<ExportFile> files; ///< graph, trace, kernels, tokenizer
   std::vector<artifact::KernelEntry> kernels;
+  /// The decoder program; its file references are names in `files`,
+  /// written as the names they are published under (program.json).
+  std::optional<artifact::DecoderProgram> program;
   artifact::ModelIdentity model;
   artifact::QuantizationSpec quantization;
   artifact::Provenance provenance;

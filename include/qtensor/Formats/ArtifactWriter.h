@@ -135,6 +135,11 @@ public:
                             std::optional<TensorData> zeros = std::nullopt);
   /// Adds a non-shard file (graph, kernel or trace) with the given bytes.
   Status addFile(std::string name, FileRole role, std::vector<uint8_t> bytes);
+  /// The path a file added with addFile will be published under by
+  /// write(dir, options), for records that refer to other files (the
+  /// decoder program names the kernel library and the tokenizer).
+  Expected<std::string> publishedName(const std::string &name,
+                                      const WriteOptions &options = {}) const;
 
   /// Writes the artifact into `dir` (created if missing; its parent must
   /// exist) as described above.

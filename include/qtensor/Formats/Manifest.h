@@ -91,11 +91,13 @@ struct Topology {
 };
 
 enum class FileRole : uint8_t {
-  Shard,  ///< a safetensors file holding tensors
-  Graph,  ///< the graph (.mlir)
-  Kernel, ///< PTX, cubin or host code
-  Trace,  ///< the dispatch trace
-  Report, ///< the compile report (quantization error, ledger, parity)
+  Shard,     ///< a safetensors file holding tensors
+  Graph,     ///< the graph (.mlir)
+  Kernel,    ///< PTX, cubin or host code
+  Trace,     ///< the dispatch trace
+  Report,    ///< the compile report (quantization error, ledger, parity)
+  Program,   ///< the decoder program (DecoderProgram.h)
+  Tokenizer, ///< the tokenizer, as a GGUF file with only tokenizer metadata
 };
 const char *toString(FileRole role);
 std::optional<FileRole> parseFileRole(std::string_view s);

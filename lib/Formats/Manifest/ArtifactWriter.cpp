@@ -203,6 +203,26 @@ Status ArtifactWriter::addFile(std::string name, FileRole role,
 //===----------------------------------------------------------------------===//
 
 namespace {
+std::string contentAddressedName(const std::string &name,
+                                 const std::string &sha);
+} // namespace
+
+Expected<std::string>
+ArtifactWriter::publishedName(const std::string &name,
+                              const WriteOptions &options) const {
+  for (const Blob &b : blobs) {
+    if (b.name != name)
+      continue;
+    if (!options.contentAddressedNames)
+      return name;
+    QTENSOR_ASSIGN_OR_RETURN(std::string sha,
+                             sha256Hex(b.bytes.data(), b.bytes.size()));
+    return contentAddressedName(name, sha);
+  }
+  return makeError("artifact writer: no file \"", name, "\" was added");
+}
+
+namespace {
 
 std::string randomHex() {
   static uint64_t counter = 0;

@@ -52,13 +52,18 @@ const char *artifact::toString(FileRole role) {
     return "trace";
   case FileRole::Report:
     return "report";
+  case FileRole::Program:
+    return "program";
+  case FileRole::Tokenizer:
+    return "tokenizer";
   }
   return "?";
 }
 
 std::optional<FileRole> artifact::parseFileRole(std::string_view s) {
-  for (FileRole r : {FileRole::Shard, FileRole::Graph, FileRole::Kernel,
-                     FileRole::Trace, FileRole::Report})
+  for (FileRole r :
+       {FileRole::Shard, FileRole::Graph, FileRole::Kernel, FileRole::Trace,
+        FileRole::Report, FileRole::Program, FileRole::Tokenizer})
     if (s == toString(r))
       return r;
   return std::nullopt;

@@ -103,7 +103,7 @@ protected:
     DispatchResult dispatch;
     dispatch.kernelIds = std::move(kernelIds);
     NullProgress progress;
-    return compileKernels(context, module, dispatch, target, scratch.str(),
+    return compileKernels(context, module, dispatch, target, {}, scratch.str(),
                           progress);
   }
 

@@ -1,0 +1,123 @@
+//===- DecoderProgram.h - The whole decoder an artifact runs ----*- C++ -*-===//
+//
+// The record that makes an artifact a model: the decoder's hyperparameters,
+// which manifest tensor plays which part (embedding, norms, every linear,
+// the head), the model kernels (symbols in the artifact's host kernel
+// library) and the tokenizer file. The compiler writes it as the file with
+// role "program" (program.json); the runtime reads it with the same code
+// (programFromJson, then validateProgram against the manifest), so the
+// schedule the runtime executes is the one the compiler recorded.
+//
+// The schedule itself is the llama family's (docs/model.md): per layer
+// norm, q/k/v, RoPE into the KV cache, attention, o, residual, norm,
+// gate/up, SiLU-gate, down, residual; then the final norm, the head and the
+// argmax. A linear either names a quantized tensor (run by the kernels its
+// op was admitted with) or a plain [N, K] tensor with the float linear
+// kernel that reads it.
+//
+// Every field is untrusted: dimensions are bounded, the products the
+// runtime sizes buffers from are checked, tensors must exist with the
+// shapes the config implies, kernels must be C-interface symbols.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_FORMATS_DECODERPROGRAM_H
+#define QTENSOR_FORMATS_DECODERPROGRAM_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::artifact {
+
+struct Manifest;
+
+inline constexpr const char *kProgramSchema = "qtensor.decoder-program.v1";
+/// Largest program.json accepted.
+inline constexpr uint64_t kMaxProgramBytes = 16ull << 20;
+
+/// How RoPE pairs the dimensions of a head: ggml's "normal" mode rotates
+/// (2i, 2i+1) (GGUF llama, whose q/k rows the converter permuted); NeoX /
+/// Hugging Face rotate (i, i + d/2).
+enum class RopeStyle : uint8_t { Interleaved, Half };
+const char *toString(RopeStyle s);
+std::optional<RopeStyle> parseRopeStyle(const std::string &s);
+
+struct DecoderConfig {
+  std::string architecture; ///< llama | mistral | qwen2
+  int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
+          headDim = 0, vocab = 0;
+  int64_t context = 0; ///< the trained context length
+  int64_t ropeDim = 0; ///< dimensions of a head that RoPE rotates (even)
+  double rmsEps = 1e-5, ropeBase = 10000.0;
+  RopeStyle rope = RopeStyle::Interleaved;
+  int64_t qWidth() const { return heads * headDim; }
+  int64_t kvWidth() const { return kvHeads * headDim; }
+  bool operator==(const DecoderConfig &o) const;
+};
+
+/// Every dimension in range, heads a multiple of kvHeads, ropeDim even and
+/// at most headDim, eps and base finite and positive. `where` prefixes
+/// errors.
+Status validateDecoderConfig(const DecoderConfig &c, const std::string &where);
+
+struct ProgramLinear {
+  std::string tensor; ///< a manifest tensor: quantized op, or plain [N, K]
+  /// Plain weights: the float linear kernel's symbol. Quantized: none (the
+  /// op's admitted kernels run it).
+  std::optional<std::string> kernel;
+  bool operator==(const ProgramLinear &o) const;
+};
+
+struct ProgramLayer {
+  std::string attnNorm, ffnNorm; ///< plain [hidden]
+  ProgramLinear q, k, v, o, gate, up, down;
+  bool operator==(const ProgramLayer &o) const;
+};
+
+/// The symbols of the per-model kernels (docs/model.md has their ABI).
+struct ModelKernelSymbols {
+  std::string embed, norm, finalNorm, ropeQ, ropeK, storeV, attention,
+      siluMul, residualAdd, argmax;
+  bool operator==(const ModelKernelSymbols &o) const;
+};
+
+struct DecoderProgram {
+  DecoderConfig config;
+  /// The dtype between the norms, linears and attention (the quantized
+  /// linears' activation and output dtype); the residual stream, the KV
+  /// cache and the logits are f32.
+  FloatType activation = FloatType::F16;
+  std::string kernelFile; ///< the host kernel library (role "kernel")
+  ModelKernelSymbols kernels;
+  std::string embed;     ///< plain [vocab, hidden]
+  std::string finalNorm; ///< plain [hidden]
+  ProgramLinear head;    ///< [vocab, hidden]; tied: the embedding
+  std::vector<ProgramLayer> layers;
+  std::optional<std::string> tokenizerFile; ///< role "tokenizer" (GGUF)
+  bool operator==(const DecoderProgram &o) const;
+};
+
+nlohmann::json toJson(const DecoderProgram &p);
+/// Strict: every field required, no unknown keys, then
+/// validateDecoderConfig. `name` prefixes errors (the file).
+Expected<DecoderProgram> programFromJson(const nlohmann::json &j,
+                                         const std::string &name);
+/// Parses program.json text (bounded, strict JSON), then programFromJson.
+Expected<DecoderProgram> parseProgram(std::string_view text,
+                                      const std::string &name);
+/// The program against its manifest: layer count, files with their roles,
+/// every tensor present with the shape the config implies (a plain weight
+/// in F32, F16 or BF16; a quantized one with logical shape [N, K]), float
+/// linears only on plain tensors and quantized ones without a kernel.
+Status validateProgram(const DecoderProgram &p, const Manifest &m,
+                       const std::string &name);
+
+} // namespace qtensor::artifact
+
+#endif // QTENSOR_FORMATS_DECODERPROGRAM_H

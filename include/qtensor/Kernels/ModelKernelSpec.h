@@ -1,0 +1,79 @@
+//===- ModelKernelSpec.h - What a decoder's model kernels are ---*- C++ -*-===//
+//
+// The decoder program's non-linear kernels (embedding, RMSNorm, RoPE,
+// attention, SiLU gate, residual add, float linear, argmax) as plain specs:
+// the compiler builds them (Conversion/ModelKernels.h), and the runtime
+// derives the same specs from the program's config and tensors and checks
+// that the program names exactly those symbols, so a kernel is never called
+// on buffers of another shape or dtype than it was built for. MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_KERNELS_MODELKERNELSPEC_H
+#define QTENSOR_KERNELS_MODELKERNELSPEC_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/DecoderProgram.h"
+
+#include <cstdint>
+#include <string>
+
+namespace qtensor {
+
+enum class ModelOp : uint8_t {
+  Embed,       ///< (ids ?xi32, table VxD, out ?xD f32)
+  RmsNorm,     ///< (x ?xD f32, w D, y ?xD)
+  RopeQ,       ///< (x ?xW, pos ?xi32, y ?xW f32)
+  RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
+  StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
+  Attention,   ///< (q ?xQ f32, kc CxKV f32, vc CxKV f32, pos ?xi32,
+               ///<  scores C f32, out ?xQ); C dynamic
+  SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
+  ResidualAdd, ///< (x ?xD f32, y ?xD): x += y
+  FloatLinear, ///< (x ?xK, w NxK, y ?xN): y = x w^T
+  Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
+};
+
+/// One model kernel: the op and the dimensions and dtypes it is built for.
+struct ModelKernelSpec {
+  ModelOp op = ModelOp::Embed;
+  int64_t width = 0; ///< D, F or W; FloatLinear: K; Argmax/Embed: V
+  int64_t rows = 0;  ///< Embed: D; FloatLinear: N (the cache's capacity C
+                     ///< is a run-time size)
+  int64_t heads = 0, kvHeads = 0, headDim = 0, ropeDim = 0;
+  FloatType input = FloatType::F16;  ///< activations read (x, gate, y)
+  FloatType weight = FloatType::F32; ///< table, norm or linear weight
+  FloatType output = FloatType::F16; ///< activations written
+  double eps = 1e-5, ropeBase = 10000.0;
+  artifact::RopeStyle rope = artifact::RopeStyle::Interleaved;
+
+  /// The function's name, unique per distinct spec ("qt_model_...").
+  std::string name() const;
+  /// The C-interface symbol the runtime resolves.
+  std::string symbol() const { return "_mlir_ciface_" + name(); }
+};
+
+/// The kernels of a decoder with `config`: the linears' activation dtype and
+/// the stored dtypes of the embedding table and the norm weights.
+struct DecoderKernelSet {
+  ModelKernelSpec embed, norm, ropeQ, ropeK, storeV, attention, siluMul,
+      residualAdd, argmax;
+};
+DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
+                                FloatType activation, FloatType embed,
+                                FloatType norm);
+/// y[T, N] = x[T, K] w[N, K]^T, x in `activation`, y in `output`.
+ModelKernelSpec floatLinearKernel(int64_t n, int64_t k, FloatType activation,
+                                  FloatType weight, FloatType output);
+
+/// The program names exactly the kernels its config, activation dtype and
+/// tensors' stored dtypes imply (a validated program against its
+/// manifest); checked before any kernel code is loaded, so no kernel is
+/// called on buffers of another shape or dtype than it was built for.
+/// `name` prefixes errors.
+Status checkProgramKernels(const artifact::DecoderProgram &program,
+                           const artifact::Manifest &manifest,
+                           const std::string &name);
+
+} // namespace qtensor
+
+#endif // QTENSOR_KERNELS_MODELKERNELSPEC_H

@@ -1,0 +1,173 @@
+//===- DecoderPlan.cpp - The decoder program of a checkpoint --------------===//
+
+#include "DecoderPlan.h"
+
+#include <map>
+
+namespace qtensor::compiler {
+
+namespace {
+
+using artifact::ProgramLinear;
+
+/// The checkpoint's names for the non-linear tensors of the llama family.
+struct Names {
+  std::string embed, finalNorm;
+  std::string attnNorm(int64_t l) const {
+    return gguf ? "blk." + std::to_string(l) + ".attn_norm.weight"
+                : "model.layers." + std::to_string(l) +
+                      ".input_layernorm.weight";
+  }
+  std::string ffnNorm(int64_t l) const {
+    return gguf ? "blk." + std::to_string(l) + ".ffn_norm.weight"
+                : "model.layers." + std::to_string(l) +
+                      ".post_attention_layernorm.weight";
+  }
+  bool gguf;
+};
+
+class Planner {
+public:
+  Planner(const Checkpoint &cp, FloatType activation, std::string &gap)
+      : cp(cp), activation(activation), gap(gap) {
+    for (const SourceTensor &t : cp.others())
+      plain[t.name] = &t;
+  }
+
+  std::optional<DecoderPlan> plan() {
+    const artifact::DecoderConfig &c = *cp.decoder();
+    const bool gguf = cp.format() == "gguf";
+    Names names{gguf ? "token_embd.weight" : "model.embed_tokens.weight",
+                gguf ? "output_norm.weight" : "model.norm.weight", gguf};
+    DecoderPlan plan;
+    artifact::DecoderProgram &p = plan.program;
+    p.config = c;
+    p.activation = activation;
+    p.embed = names.embed;
+    p.finalNorm = names.finalNorm;
+    std::optional<FloatType> embedType = plainType(p.embed);
+    std::optional<FloatType> normType = plainType(p.finalNorm);
+    if (!embedType || !normType)
+      return std::nullopt;
+    // The embedding's rows are the vocabulary (GGUF may omit vocab_size).
+    p.config.vocab = plain.at(p.embed)->shape[0];
+    for (int64_t l = 0; l < c.layers; ++l) {
+      artifact::ProgramLayer layer;
+      layer.attnNorm = names.attnNorm(l);
+      layer.ffnNorm = names.ffnNorm(l);
+      for (const std::string *norm : {&layer.attnNorm, &layer.ffnNorm}) {
+        std::optional<FloatType> t = plainType(*norm);
+        if (!t)
+          return std::nullopt;
+        if (*t != *normType)
+          return refuse(*norm + " is stored as " + toString(*t) +
+                        ", the other norms as " + toString(*normType));
+      }
+      struct Role {
+        const char *name;
+        ProgramLinear *out;
+      };
+      for (const Role &r : {Role{"q_proj", &layer.q}, Role{"k_proj", &layer.k},
+                            Role{"v_proj", &layer.v}, Role{"o_proj", &layer.o},
+                            Role{"gate_proj", &layer.gate},
+                            Role{"up_proj", &layer.up},
+                            Role{"down_proj", &layer.down}}) {
+        std::optional<ProgramLinear> lin = linear(l, r.name, activation);
+        if (!lin)
+          return std::nullopt;
+        *r.out = *lin;
+      }
+      p.layers.push_back(std::move(layer));
+    }
+    // Logits in f32: the head writes them for the argmax and the sampler.
+    std::optional<ProgramLinear> head = linear(-1, "lm_head", FloatType::F32);
+    if (!head)
+      return std::nullopt;
+    p.head = *head;
+
+    DecoderKernelSet k =
+        decoderKernels(p.config, activation, *embedType, *normType);
+    for (const ModelKernelSpec *spec :
+         {&k.embed, &k.norm, &k.ropeQ, &k.ropeK, &k.storeV, &k.attention,
+          &k.siluMul, &k.residualAdd, &k.argmax})
+      plan.kernels.push_back(*spec);
+    p.kernels = {k.embed.symbol(),     k.norm.symbol(),
+                 k.norm.symbol(),      k.ropeQ.symbol(),
+                 k.ropeK.symbol(),     k.storeV.symbol(),
+                 k.attention.symbol(), k.siluMul.symbol(),
+                 k.residualAdd.symbol(), k.argmax.symbol()};
+    for (const ModelKernelSpec &f : floatLinears)
+      plan.kernels.push_back(f);
+    return plan;
+  }
+
+private:
+  std::nullopt_t refuse(const std::string &why) {
+    if (gap.empty())
+      gap = why;
+    return std::nullopt;
+  }
+
+  std::optional<FloatType> plainType(const std::string &name) {
+    auto it = plain.find(name);
+    if (it == plain.end())
+      return refuse("the checkpoint has no tensor " + name);
+    switch (Checkpoint::storedPlainDType(*it->second)) {
+    case safetensors::DType::F32:
+      return FloatType::F32;
+    case safetensors::DType::F16:
+      return FloatType::F16;
+    case safetensors::DType::BF16:
+      return FloatType::BF16;
+    default:
+      return refuse(name + " is not stored as a float");
+    }
+  }
+
+  /// The program's linear for (layer, role): the quantized tensor, or the
+  /// plain weight with a float linear kernel writing `output`.
+  std::optional<ProgramLinear> linear(int64_t layer, const std::string &role,
+                                      FloatType output) {
+    for (const SourceLinear &l : cp.linears())
+      if (l.layer == layer && l.role == role) {
+        if (l.bias)
+          return refuse(l.name + " has a bias; the decoder program does not "
+                                 "carry biases yet");
+        return ProgramLinear{l.name, std::nullopt};
+      }
+    for (const SourceLinear &l : cp.floatLinears())
+      if (l.layer == layer && l.role == role) {
+        std::optional<FloatType> w = plainType(l.weight.name);
+        if (!w)
+          return std::nullopt;
+        if (l.bias)
+          return refuse(l.name + " has a bias; the decoder program does not "
+                                 "carry biases yet");
+        ModelKernelSpec s =
+            floatLinearKernel(l.n(), l.k(), activation, *w, output);
+        floatLinears.push_back(s);
+        return ProgramLinear{l.weight.name, s.symbol()};
+      }
+    return refuse("no linear " + role + " in layer " + std::to_string(layer));
+  }
+
+  const Checkpoint &cp;
+  FloatType activation;
+  std::string &gap;
+  std::map<std::string, const SourceTensor *> plain;
+  std::vector<ModelKernelSpec> floatLinears;
+};
+
+} // namespace
+
+Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
+                                                 FloatType activation,
+                                                 std::string &gap) {
+  if (!checkpoint.decoder()) {
+    gap = checkpoint.decoderGap();
+    return std::optional<DecoderPlan>();
+  }
+  return Planner(checkpoint, activation, gap).plan();
+}
+
+} // namespace qtensor::compiler

@@ -1,0 +1,42 @@
+//===- DecoderPlan.h - The decoder program of a checkpoint ------*- C++ -*-===//
+//
+// From the checkpoint's decoder config and its tensors (which linears are
+// quantized, which stay float, the stored dtypes of the plain ones), the
+// decoder program (DecoderProgram.h) and the model kernels it calls
+// (ModelKernels.h). File references are the names the export adds; the
+// writer resolves them to the published names.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_LIB_COMPILER_DECODERPLAN_H
+#define QTENSOR_LIB_COMPILER_DECODERPLAN_H
+
+#include "Checkpoint.h"
+
+#include "qtensor/Conversion/ModelKernels.h"
+#include "qtensor/Formats/DecoderProgram.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::compiler {
+
+inline constexpr const char *kTokenizerFileName = "tokenizer.gguf";
+inline constexpr const char *kProgramFileName = "program.json";
+
+struct DecoderPlan {
+  artifact::DecoderProgram program;
+  std::vector<ModelKernelSpec> kernels;
+};
+
+/// The plan, or none with `gap` saying why the artifact will not be a
+/// runnable model (a checkpoint without a decoder config, a plain tensor
+/// of another dtype). `activation` is the quantized linears' activation
+/// and output dtype.
+Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
+                                                 FloatType activation,
+                                                 std::string &gap);
+
+} // namespace qtensor::compiler
+
+#endif // QTENSOR_LIB_COMPILER_DECODERPLAN_H

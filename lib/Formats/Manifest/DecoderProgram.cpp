@@ -1,0 +1,386 @@
+//===- DecoderProgram.cpp - program.json, written and read once -----------===//
+
+#include "qtensor/Formats/DecoderProgram.h"
+
+#include "qtensor/Formats/Manifest.h"
+#include "qtensor/Support/JsonObjectReader.h"
+
+#include <cmath>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+using json = nlohmann::json;
+
+namespace {
+
+/// Largest dimension accepted; products are checked separately.
+constexpr int64_t kMaxDim = int64_t(1) << 24;
+/// Largest vocab x hidden (the embedding) and context x kvWidth (one layer's
+/// cache rows) the runtime will size a buffer from.
+constexpr int64_t kMaxElements = int64_t(1) << 34;
+
+} // namespace
+
+const char *artifact::toString(RopeStyle s) {
+  return s == RopeStyle::Interleaved ? "interleaved" : "half";
+}
+
+std::optional<RopeStyle> artifact::parseRopeStyle(const std::string &s) {
+  if (s == "interleaved")
+    return RopeStyle::Interleaved;
+  if (s == "half")
+    return RopeStyle::Half;
+  return std::nullopt;
+}
+
+bool DecoderConfig::operator==(const DecoderConfig &o) const {
+  return architecture == o.architecture && hidden == o.hidden &&
+         intermediate == o.intermediate && layers == o.layers &&
+         heads == o.heads && kvHeads == o.kvHeads && headDim == o.headDim &&
+         vocab == o.vocab && context == o.context && ropeDim == o.ropeDim &&
+         rmsEps == o.rmsEps && ropeBase == o.ropeBase && rope == o.rope;
+}
+bool ProgramLinear::operator==(const ProgramLinear &o) const {
+  return tensor == o.tensor && kernel == o.kernel;
+}
+bool ProgramLayer::operator==(const ProgramLayer &o) const {
+  return attnNorm == o.attnNorm && ffnNorm == o.ffnNorm && q == o.q &&
+         k == o.k && v == o.v && this->o == o.o && gate == o.gate &&
+         up == o.up && down == o.down;
+}
+bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
+  return embed == o.embed && norm == o.norm && finalNorm == o.finalNorm &&
+         ropeQ == o.ropeQ && ropeK == o.ropeK && storeV == o.storeV &&
+         attention == o.attention && siluMul == o.siluMul &&
+         residualAdd == o.residualAdd && argmax == o.argmax;
+}
+bool DecoderProgram::operator==(const DecoderProgram &o) const {
+  return config == o.config && activation == o.activation &&
+         kernelFile == o.kernelFile &&
+         kernels == o.kernels && embed == o.embed &&
+         finalNorm == o.finalNorm && head == o.head && layers == o.layers &&
+         tokenizerFile == o.tokenizerFile;
+}
+
+Status artifact::validateDecoderConfig(const DecoderConfig &c,
+                                       const std::string &where) {
+  if (c.architecture != "llama" && c.architecture != "mistral" &&
+      c.architecture != "qwen2")
+    return makeError(where, ".architecture: \"", c.architecture,
+                     "\" is not a decoder this runtime runs (llama, "
+                     "mistral, qwen2)");
+  struct Dim {
+    const char *name;
+    int64_t value;
+  };
+  for (const Dim &d : {Dim{"hidden", c.hidden},
+                       Dim{"intermediate", c.intermediate},
+                       Dim{"layers", c.layers}, Dim{"heads", c.heads},
+                       Dim{"kv_heads", c.kvHeads}, Dim{"head_dim", c.headDim},
+                       Dim{"vocab", c.vocab}, Dim{"context", c.context},
+                       Dim{"rope_dim", c.ropeDim}})
+    if (d.value < 1 || d.value > kMaxDim)
+      return makeError(where, ".", d.name, ": ", d.value,
+                       " is outside [1, ", kMaxDim, "]");
+  if (c.heads % c.kvHeads != 0)
+    return makeError(where, ": heads (", c.heads,
+                     ") must be a multiple of kv_heads (", c.kvHeads, ")");
+  if (c.ropeDim % 2 != 0 || c.ropeDim > c.headDim)
+    return makeError(where, ".rope_dim: ", c.ropeDim,
+                     " must be even and at most head_dim (", c.headDim, ")");
+  if (c.qWidth() > kMaxDim || c.kvWidth() > kMaxDim)
+    return makeError(where, ": heads x head_dim exceeds ", kMaxDim);
+  if (c.vocab * c.hidden > kMaxElements ||
+      c.context * c.kvWidth() > kMaxElements)
+    return makeError(where, ": vocab x hidden or context x kv width exceeds ",
+                     kMaxElements, " elements");
+  if (!std::isfinite(c.rmsEps) || c.rmsEps <= 0 || c.rmsEps > 1)
+    return makeError(where, ".rms_eps: must be in (0, 1]");
+  if (!std::isfinite(c.ropeBase) || c.ropeBase <= 1)
+    return makeError(where, ".rope_base: must be a finite number above 1");
+  return Status::ok();
+}
+
+namespace {
+
+json linearJson(const ProgramLinear &l) {
+  json j = {{"tensor", l.tensor}};
+  if (l.kernel)
+    j["kernel"] = *l.kernel;
+  return j;
+}
+
+Status readLinear(const json &j, const std::string &where, ProgramLinear &l) {
+  JsonObjectReader r(j, where);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("tensor", l.tensor));
+  QTENSOR_TRY(r.readOptionalString("kernel", l.kernel));
+  return r.noUnknownKeys();
+}
+
+Status readDouble(JsonObjectReader &r, const char *key, double &out) {
+  const json *v = nullptr;
+  QTENSOR_TRY(r.require(key, v));
+  if (!v->is_number())
+    return makeError(r.at(key), ": expected a number");
+  out = v->get<double>();
+  return Status::ok();
+}
+
+} // namespace
+
+json artifact::toJson(const DecoderProgram &p) {
+  const DecoderConfig &c = p.config;
+  json layers = json::array();
+  for (const ProgramLayer &l : p.layers)
+    layers.push_back({{"attn_norm", l.attnNorm},
+                      {"ffn_norm", l.ffnNorm},
+                      {"q", linearJson(l.q)},
+                      {"k", linearJson(l.k)},
+                      {"v", linearJson(l.v)},
+                      {"o", linearJson(l.o)},
+                      {"gate", linearJson(l.gate)},
+                      {"up", linearJson(l.up)},
+                      {"down", linearJson(l.down)}});
+  const ModelKernelSymbols &k = p.kernels;
+  json j = {
+      {"schema", kProgramSchema},
+      {"config",
+       {{"architecture", c.architecture},
+        {"hidden", c.hidden},
+        {"intermediate", c.intermediate},
+        {"layers", c.layers},
+        {"heads", c.heads},
+        {"kv_heads", c.kvHeads},
+        {"head_dim", c.headDim},
+        {"vocab", c.vocab},
+        {"context", c.context},
+        {"rope_dim", c.ropeDim},
+        {"rms_eps", c.rmsEps},
+        {"rope_base", c.ropeBase},
+        {"rope_style", toString(c.rope)}}},
+      {"activation", qtensor::toString(p.activation)},
+      {"kernel_file", p.kernelFile},
+      {"kernels",
+       {{"embed", k.embed},
+        {"norm", k.norm},
+        {"final_norm", k.finalNorm},
+        {"rope_q", k.ropeQ},
+        {"rope_k", k.ropeK},
+        {"store_v", k.storeV},
+        {"attention", k.attention},
+        {"silu_mul", k.siluMul},
+        {"residual_add", k.residualAdd},
+        {"argmax", k.argmax}}},
+      {"embed", p.embed},
+      {"final_norm", p.finalNorm},
+      {"head", linearJson(p.head)},
+      {"layers", std::move(layers)}};
+  if (p.tokenizerFile)
+    j["tokenizer_file"] = *p.tokenizerFile;
+  return j;
+}
+
+Expected<DecoderProgram> artifact::programFromJson(const json &j,
+                                                   const std::string &name) {
+  DecoderProgram p;
+  JsonObjectReader r(j, name);
+  QTENSOR_TRY(r.expectObject());
+  std::string schema;
+  QTENSOR_TRY(r.readString("schema", schema));
+  if (schema != kProgramSchema)
+    return makeError(r.at("schema"), ": \"", schema, "\", expected \"",
+                     kProgramSchema, "\"");
+
+  const json *cj = nullptr;
+  QTENSOR_TRY(r.readObject("config", cj));
+  JsonObjectReader cr(*cj, r.at("config"));
+  DecoderConfig &c = p.config;
+  QTENSOR_TRY(cr.readString("architecture", c.architecture));
+  struct Field {
+    const char *key;
+    int64_t *out;
+  };
+  for (const Field &f :
+       {Field{"hidden", &c.hidden}, Field{"intermediate", &c.intermediate},
+        Field{"layers", &c.layers}, Field{"heads", &c.heads},
+        Field{"kv_heads", &c.kvHeads}, Field{"head_dim", &c.headDim},
+        Field{"vocab", &c.vocab}, Field{"context", &c.context},
+        Field{"rope_dim", &c.ropeDim}})
+    QTENSOR_TRY(cr.readInt(f.key, 1, kMaxDim, *f.out));
+  QTENSOR_TRY(readDouble(cr, "rms_eps", c.rmsEps));
+  QTENSOR_TRY(readDouble(cr, "rope_base", c.ropeBase));
+  QTENSOR_TRY(cr.readEnum("rope_style", parseRopeStyle, c.rope));
+  QTENSOR_TRY(cr.noUnknownKeys());
+  QTENSOR_TRY(validateDecoderConfig(c, r.at("config")));
+
+  QTENSOR_TRY(r.readEnum("activation", parseFloatType, p.activation));
+  QTENSOR_TRY(r.readString("kernel_file", p.kernelFile));
+  const json *kj = nullptr;
+  QTENSOR_TRY(r.readObject("kernels", kj));
+  JsonObjectReader kr(*kj, r.at("kernels"));
+  ModelKernelSymbols &k = p.kernels;
+  struct Symbol {
+    const char *key;
+    std::string *out;
+  };
+  for (const Symbol &s :
+       {Symbol{"embed", &k.embed}, Symbol{"norm", &k.norm},
+        Symbol{"final_norm", &k.finalNorm}, Symbol{"rope_q", &k.ropeQ},
+        Symbol{"rope_k", &k.ropeK}, Symbol{"store_v", &k.storeV},
+        Symbol{"attention", &k.attention}, Symbol{"silu_mul", &k.siluMul},
+        Symbol{"residual_add", &k.residualAdd}, Symbol{"argmax", &k.argmax}})
+    QTENSOR_TRY(kr.readString(s.key, *s.out));
+  QTENSOR_TRY(kr.noUnknownKeys());
+
+  QTENSOR_TRY(r.readString("embed", p.embed));
+  QTENSOR_TRY(r.readString("final_norm", p.finalNorm));
+  const json *hj = nullptr;
+  QTENSOR_TRY(r.require("head", hj));
+  QTENSOR_TRY(readLinear(*hj, r.at("head"), p.head));
+  const json *lj = nullptr;
+  QTENSOR_TRY(r.readArray("layers", lj));
+  if (int64_t(lj->size()) != c.layers)
+    return makeError(r.at("layers"), ": ", lj->size(),
+                     " layers, the config says ", c.layers);
+  for (size_t i = 0; i < lj->size(); ++i) {
+    std::string where = JsonObjectReader::indexed(r.at("layers"), i);
+    JsonObjectReader lr((*lj)[i], where);
+    QTENSOR_TRY(lr.expectObject());
+    ProgramLayer l;
+    QTENSOR_TRY(lr.readString("attn_norm", l.attnNorm));
+    QTENSOR_TRY(lr.readString("ffn_norm", l.ffnNorm));
+    struct Lin {
+      const char *key;
+      ProgramLinear *out;
+    };
+    for (const Lin &x : {Lin{"q", &l.q}, Lin{"k", &l.k}, Lin{"v", &l.v},
+                         Lin{"o", &l.o}, Lin{"gate", &l.gate},
+                         Lin{"up", &l.up}, Lin{"down", &l.down}}) {
+      const json *v = nullptr;
+      QTENSOR_TRY(lr.require(x.key, v));
+      QTENSOR_TRY(readLinear(*v, lr.at(x.key), *x.out));
+    }
+    QTENSOR_TRY(lr.noUnknownKeys());
+    p.layers.push_back(std::move(l));
+  }
+  QTENSOR_TRY(r.readOptionalString("tokenizer_file", p.tokenizerFile));
+  QTENSOR_TRY(r.noUnknownKeys());
+  return p;
+}
+
+Expected<DecoderProgram> artifact::parseProgram(std::string_view text,
+                                                const std::string &name) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      json j, parseStrictJson(text, name, kMaxProgramBytes, /*maxDepth=*/8));
+  return programFromJson(j, name);
+}
+
+namespace {
+
+/// A C-interface symbol: what HostKernelLibrary::resolve will look up.
+bool isKernelSymbol(const std::string &s) {
+  if (s.rfind("_mlir_ciface_", 0) != 0 || s.size() > 256)
+    return false;
+  for (char ch : s)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
+      return false;
+  return true;
+}
+
+Status checkFile(const Manifest &m, const std::string &path, FileRole role,
+                 const std::string &where) {
+  const FileEntry *f = m.findFile(path);
+  if (!f)
+    return makeError(where, ": \"", path, "\" is not a file of the manifest");
+  if (f->role != role)
+    return makeError(where, ": \"", path, "\" has role \"", toString(f->role),
+                     "\", expected \"", toString(role), "\"");
+  return Status::ok();
+}
+
+Status checkPlain(const Manifest &m, const std::string &tensor,
+                  const std::vector<int64_t> &shape, const std::string &where) {
+  const TensorEntry *t = m.findTensor(tensor);
+  if (!t)
+    return makeError(where, ": tensor \"", tensor,
+                     "\" is not in the manifest");
+  const PlainTensor *p = t->plain();
+  if (!p)
+    return makeError(where, ": tensor \"", tensor,
+                     "\" is quantized; a plain float tensor is expected here");
+  if (p->dtype != safetensors::DType::F32 &&
+      p->dtype != safetensors::DType::F16 &&
+      p->dtype != safetensors::DType::BF16)
+    return makeError(where, ": tensor \"", tensor, "\" is ",
+                     safetensors::dtypeName(p->dtype),
+                     ", expected F32, F16 or BF16");
+  if (p->shape != shape)
+    return makeError(where, ": tensor \"", tensor,
+                     "\" does not have the shape the config implies");
+  return Status::ok();
+}
+
+Status checkLinear(const Manifest &m, const ProgramLinear &l, int64_t n,
+                   int64_t k, const std::string &where) {
+  const TensorEntry *t = m.findTensor(l.tensor);
+  if (!t)
+    return makeError(where, ": tensor \"", l.tensor,
+                     "\" is not in the manifest");
+  if (const QuantizedTensor *q = t->quantized()) {
+    if (l.kernel)
+      return makeError(where, ": a quantized linear (\"", l.tensor,
+                       "\") runs its admitted kernels; no kernel may be named");
+    if (q->logical.shape != std::vector<int64_t>{n, k})
+      return makeError(where, ": tensor \"", l.tensor, "\" is not [", n, ", ",
+                       k, "] as the config implies");
+    return Status::ok();
+  }
+  if (!l.kernel || !isKernelSymbol(*l.kernel))
+    return makeError(where, ": the plain linear \"", l.tensor,
+                     "\" needs a float linear kernel (_mlir_ciface_ symbol)");
+  return checkPlain(m, l.tensor, {n, k}, where);
+}
+
+} // namespace
+
+Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
+                                 const std::string &name) {
+  const DecoderConfig &c = p.config;
+  QTENSOR_TRY(validateDecoderConfig(c, name + ".config"));
+  if (int64_t(p.layers.size()) != c.layers)
+    return makeError(name, ".layers: ", p.layers.size(),
+                     " layers, the config says ", c.layers);
+  QTENSOR_TRY(
+      checkFile(m, p.kernelFile, FileRole::Kernel, name + ".kernel_file"));
+  if (p.tokenizerFile)
+    QTENSOR_TRY(checkFile(m, *p.tokenizerFile, FileRole::Tokenizer,
+                          name + ".tokenizer_file"));
+  const ModelKernelSymbols &k = p.kernels;
+  for (const std::string *s :
+       {&k.embed, &k.norm, &k.finalNorm, &k.ropeQ, &k.ropeK, &k.storeV,
+        &k.attention, &k.siluMul, &k.residualAdd, &k.argmax})
+    if (!isKernelSymbol(*s))
+      return makeError(name, ".kernels: \"", *s,
+                       "\" is not an _mlir_ciface_ symbol");
+  QTENSOR_TRY(checkPlain(m, p.embed, {c.vocab, c.hidden}, name + ".embed"));
+  QTENSOR_TRY(
+      checkPlain(m, p.finalNorm, {c.hidden}, name + ".final_norm"));
+  QTENSOR_TRY(checkLinear(m, p.head, c.vocab, c.hidden, name + ".head"));
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const ProgramLayer &l = p.layers[i];
+    std::string where = name + ".layers[" + std::to_string(i) + "]";
+    QTENSOR_TRY(checkPlain(m, l.attnNorm, {c.hidden}, where + ".attn_norm"));
+    QTENSOR_TRY(checkPlain(m, l.ffnNorm, {c.hidden}, where + ".ffn_norm"));
+    QTENSOR_TRY(checkLinear(m, l.q, c.qWidth(), c.hidden, where + ".q"));
+    QTENSOR_TRY(checkLinear(m, l.k, c.kvWidth(), c.hidden, where + ".k"));
+    QTENSOR_TRY(checkLinear(m, l.v, c.kvWidth(), c.hidden, where + ".v"));
+    QTENSOR_TRY(checkLinear(m, l.o, c.hidden, c.qWidth(), where + ".o"));
+    QTENSOR_TRY(
+        checkLinear(m, l.gate, c.intermediate, c.hidden, where + ".gate"));
+    QTENSOR_TRY(checkLinear(m, l.up, c.intermediate, c.hidden, where + ".up"));
+    QTENSOR_TRY(
+        checkLinear(m, l.down, c.hidden, c.intermediate, where + ".down"));
+  }
+  return Status::ok();
+}

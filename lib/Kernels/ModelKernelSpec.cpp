@@ -1,0 +1,209 @@
+//===- ModelKernelSpec.cpp - The decoder's model kernel specs -------------===//
+
+#include "qtensor/Kernels/ModelKernelSpec.h"
+
+#include "qtensor/Formats/Manifest.h"
+
+#include <sstream>
+
+using namespace qtensor;
+
+namespace {
+
+const char *opName(ModelOp op) {
+  switch (op) {
+  case ModelOp::Embed:
+    return "embed";
+  case ModelOp::RmsNorm:
+    return "rmsnorm";
+  case ModelOp::RopeQ:
+    return "rope_q";
+  case ModelOp::RopeK:
+    return "rope_k";
+  case ModelOp::StoreV:
+    return "store_v";
+  case ModelOp::Attention:
+    return "attention";
+  case ModelOp::SiluMul:
+    return "silu_mul";
+  case ModelOp::ResidualAdd:
+    return "residual_add";
+  case ModelOp::FloatLinear:
+    return "linear";
+  case ModelOp::Argmax:
+    return "argmax";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::string ModelKernelSpec::name() const {
+  std::ostringstream os;
+  os << "qt_model_" << opName(op) << "_w" << width;
+  if (rows)
+    os << "_r" << rows;
+  if (op == ModelOp::RopeQ || op == ModelOp::RopeK ||
+      op == ModelOp::Attention)
+    os << "_h" << heads << "_kv" << kvHeads << "_d" << headDim;
+  if (op == ModelOp::RopeQ || op == ModelOp::RopeK)
+    os << "_rd" << ropeDim
+       << (rope == artifact::RopeStyle::Interleaved ? "_il" : "_half");
+  os << "_" << qtensor::toString(input) << "_" << qtensor::toString(weight)
+     << "_" << qtensor::toString(output);
+  return os.str();
+}
+
+DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
+                                         FloatType activation, FloatType embed,
+                                         FloatType norm) {
+  DecoderKernelSet k;
+  k.embed.op = ModelOp::Embed;
+  k.embed.width = c.vocab;
+  k.embed.rows = c.hidden;
+  k.embed.weight = embed;
+  k.embed.output = FloatType::F32;
+
+  k.norm.op = ModelOp::RmsNorm;
+  k.norm.width = c.hidden;
+  k.norm.weight = norm;
+  k.norm.output = activation;
+  k.norm.eps = c.rmsEps;
+
+  ModelKernelSpec rope;
+  rope.heads = c.heads;
+  rope.kvHeads = c.kvHeads;
+  rope.headDim = c.headDim;
+  rope.ropeDim = c.ropeDim;
+  rope.ropeBase = c.ropeBase;
+  rope.rope = c.rope;
+  rope.input = activation;
+  rope.output = FloatType::F32;
+  k.ropeQ = rope;
+  k.ropeQ.op = ModelOp::RopeQ;
+  k.ropeQ.width = c.qWidth();
+  k.ropeK = rope;
+  k.ropeK.op = ModelOp::RopeK;
+  k.ropeK.heads = c.kvHeads; // RoPE for k walks the kv heads
+  k.ropeK.width = c.kvWidth();
+
+  k.storeV.op = ModelOp::StoreV;
+  k.storeV.width = c.kvWidth();
+  k.storeV.input = activation;
+  k.storeV.output = FloatType::F32;
+
+  k.attention.op = ModelOp::Attention;
+  k.attention.heads = c.heads;
+  k.attention.kvHeads = c.kvHeads;
+  k.attention.headDim = c.headDim;
+  k.attention.width = c.qWidth();
+  k.attention.input = FloatType::F32;
+  k.attention.output = activation;
+
+  k.siluMul.op = ModelOp::SiluMul;
+  k.siluMul.width = c.intermediate;
+  k.siluMul.input = activation;
+  k.siluMul.output = activation;
+
+  k.residualAdd.op = ModelOp::ResidualAdd;
+  k.residualAdd.width = c.hidden;
+  k.residualAdd.input = activation;
+  k.residualAdd.output = FloatType::F32;
+
+  k.argmax.op = ModelOp::Argmax;
+  k.argmax.width = c.vocab;
+  k.argmax.input = FloatType::F32;
+  k.argmax.output = FloatType::F32;
+  return k;
+}
+
+ModelKernelSpec qtensor::floatLinearKernel(int64_t n, int64_t k,
+                                           FloatType activation,
+                                           FloatType weight,
+                                           FloatType output) {
+  ModelKernelSpec s;
+  s.op = ModelOp::FloatLinear;
+  s.width = k;
+  s.rows = n;
+  s.input = activation;
+  s.weight = weight;
+  s.output = output;
+  return s;
+}
+
+namespace {
+
+FloatType storedFloat(const artifact::Manifest &m, const std::string &tensor) {
+  // validateProgram checked: a plain F32, F16 or BF16 tensor.
+  switch (m.findTensor(tensor)->plain()->dtype) {
+  case safetensors::DType::F16:
+    return FloatType::F16;
+  case safetensors::DType::BF16:
+    return FloatType::BF16;
+  default:
+    return FloatType::F32;
+  }
+}
+
+} // namespace
+
+Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
+                                    const artifact::Manifest &m,
+                                    const std::string &name) {
+  const artifact::DecoderConfig &c = p.config;
+  const FloatType act = p.activation;
+  const FloatType norm = storedFloat(m, p.finalNorm);
+  DecoderKernelSet k = decoderKernels(c, act, storedFloat(m, p.embed), norm);
+  const artifact::ModelKernelSymbols &s = p.kernels;
+  struct Check {
+    const char *what;
+    const std::string &named;
+    const ModelKernelSpec &spec;
+  };
+  for (const Check &x : {Check{"embed", s.embed, k.embed},
+                         Check{"norm", s.norm, k.norm},
+                         Check{"final_norm", s.finalNorm, k.norm},
+                         Check{"rope_q", s.ropeQ, k.ropeQ},
+                         Check{"rope_k", s.ropeK, k.ropeK},
+                         Check{"store_v", s.storeV, k.storeV},
+                         Check{"attention", s.attention, k.attention},
+                         Check{"silu_mul", s.siluMul, k.siluMul},
+                         Check{"residual_add", s.residualAdd, k.residualAdd},
+                         Check{"argmax", s.argmax, k.argmax}})
+    if (x.named != x.spec.symbol())
+      return makeError(name, ": kernels.", x.what, " is \"", x.named,
+                       "\"; the config and tensors imply \"",
+                       x.spec.symbol(), "\"");
+  for (const artifact::ProgramLayer &l : p.layers)
+    for (const std::string *t : {&l.attnNorm, &l.ffnNorm})
+      if (storedFloat(m, *t) != norm)
+        return makeError(name, ": the norm ", *t, " is stored as ",
+                         toString(storedFloat(m, *t)), ", the final norm as ",
+                         toString(norm), " (one norm kernel reads them all)");
+  auto linear = [&](const artifact::ProgramLinear &l, int64_t n, int64_t kk,
+                    FloatType output, const std::string &where) -> Status {
+    if (!l.kernel)
+      return Status::ok(); // quantized: admitted like every op
+    std::string want =
+        floatLinearKernel(n, kk, act, storedFloat(m, l.tensor), output)
+            .symbol();
+    if (*l.kernel != want)
+      return makeError(name, ": ", where, ".kernel is \"", *l.kernel,
+                       "\"; the shape and dtypes of ", l.tensor,
+                       " imply \"", want, "\"");
+    return Status::ok();
+  };
+  QTENSOR_TRY(linear(p.head, c.vocab, c.hidden, FloatType::F32, "head"));
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const artifact::ProgramLayer &l = p.layers[i];
+    std::string at = "layers[" + std::to_string(i) + "]";
+    QTENSOR_TRY(linear(l.q, c.qWidth(), c.hidden, act, at + ".q"));
+    QTENSOR_TRY(linear(l.k, c.kvWidth(), c.hidden, act, at + ".k"));
+    QTENSOR_TRY(linear(l.v, c.kvWidth(), c.hidden, act, at + ".v"));
+    QTENSOR_TRY(linear(l.o, c.hidden, c.qWidth(), act, at + ".o"));
+    QTENSOR_TRY(linear(l.gate, c.intermediate, c.hidden, act, at + ".gate"));
+    QTENSOR_TRY(linear(l.up, c.intermediate, c.hidden, act, at + ".up"));
+    QTENSOR_TRY(linear(l.down, c.hidden, c.intermediate, act, at + ".down"));
+  }
+  return Status::ok();
+}

@@ -1,0 +1,388 @@
+//===- ModelKernels.cpp - Embedding, norm, RoPE, attention, ... -----------===//
+//
+// Host builders of the decoder's non-linear kernels (ModelKernels.h). Every
+// loop is an scf.for over memrefs; arithmetic is f32 whatever the stored
+// dtypes (f16/bf16 are extended on load and rounded once on store), so the
+// kernels compute what the float64 reference forward computes, up to f32
+// rounding. Indices that come from data (token ids, positions) are clamped
+// into the table or cache, so a bad id cannot address outside a buffer;
+// the runtime rejects such ids before it calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Conversion/ModelKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using QFloat = qtensor::FloatType;
+using qtensor::ModelKernelSpec;
+using qtensor::ModelOp;
+
+namespace {
+
+Type mlirType(MLIRContext *ctx, QFloat t) {
+  switch (t) {
+  case QFloat::F16:
+    return Float16Type::get(ctx);
+  case QFloat::BF16:
+    return BFloat16Type::get(ctx);
+  case QFloat::F32:
+    return Float32Type::get(ctx);
+  }
+  return Float32Type::get(ctx);
+}
+
+/// Small helpers over one ImplicitLocOpBuilder.
+struct Emitter {
+  ImplicitLocOpBuilder &b;
+  Type f32 = b.getF32Type();
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32c(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  }
+  Value dim(Value memref, int64_t d) {
+    return memref::DimOp::create(b, memref, d);
+  }
+  Value load(Value memref, ValueRange at) {
+    Value v = memref::LoadOp::create(b, memref, at);
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, f32, v);
+  }
+  void store(Value v, Value memref, ValueRange at) {
+    Type t = cast<MemRefType>(memref.getType()).getElementType();
+    if (t != f32)
+      v = arith::TruncFOp::create(b, t, v);
+    memref::StoreOp::create(b, v, memref, at);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, x, y); }
+  /// An i32 from memory as an index clamped to [0, limit - 1].
+  Value clampedIndex(Value memref, ValueRange at, int64_t limit) {
+    return clampedIndex(memref, at, index(limit));
+  }
+  Value clampedIndex(Value memref, ValueRange at, Value limit) {
+    Value v = memref::LoadOp::create(b, memref, at);
+    Value i = arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+    return arith::MinUIOp::create(b, i,
+                                  arith::SubIOp::create(b, limit, index(1)));
+  }
+
+  /// for iv in [lo, hi): body(iv).
+  void loop(Value lo, Value hi, function_ref<void(Value)> body) {
+    auto f = scf::ForOp::create(b, lo, hi, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(f.getBody());
+    body(f.getInductionVar());
+  }
+  void loop(int64_t n, function_ref<void(Value)> body) {
+    loop(index(0), index(n), body);
+  }
+  /// A loop carrying values: returns the results.
+  SmallVector<Value>
+  reduce(Value lo, Value hi, ValueRange init,
+         function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto f = scf::ForOp::create(b, lo, hi, index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(f.getBody());
+      SmallVector<Value> next = body(f.getInductionVar(), f.getRegionIterArgs());
+      scf::YieldOp::create(b, next);
+    }
+    return SmallVector<Value>(f.getResults());
+  }
+};
+
+MemRefType memref2(MLIRContext *ctx, int64_t rows, int64_t cols, Type t) {
+  return MemRefType::get({rows, cols}, t);
+}
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: ids, table [V, D], out [T, D]
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    Value id = e.clampedIndex(a[0], {t}, s.width);
+    e.loop(s.rows, [&](Value d) { e.store(e.load(a[1], {id, d}), a[2], {t, d}); });
+  });
+}
+
+void buildRmsNorm(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, D] f32, w [D], y [T, D]
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    Value sum = e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
+                         [&](Value d, ValueRange acc) -> SmallVector<Value> {
+                           Value x = e.load(a[0], {t, d});
+                           return {e.fadd(acc[0], e.fmul(x, x))};
+                         })[0];
+    Value mean = e.fdiv(sum, e.f32c(double(s.width)));
+    Value scale = math::RsqrtOp::create(e.b, e.fadd(mean, e.f32c(s.eps)));
+    e.loop(s.width, [&](Value d) {
+      Value x = e.fmul(e.load(a[0], {t, d}), scale);
+      e.store(e.fmul(x, e.load(a[1], {d})), a[2], {t, d});
+    });
+  });
+}
+
+/// RoPE of row t of x into row `outRow` of y, every head.
+void emitRope(Emitter &e, const ModelKernelSpec &s, Value x, Value t,
+              Value position, Value y, Value outRow) {
+  const int64_t half = s.ropeDim / 2;
+  // theta_i = p * base^(-2i / ropeDim), as ggml computes it, in f32.
+  Value p = arith::UIToFPOp::create(
+      e.b, e.f32, arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), position));
+  e.loop(s.heads, [&](Value h) {
+    Value base = e.mul(h, e.index(s.headDim));
+    e.loop(half, [&](Value i) {
+      Value fi = arith::UIToFPOp::create(
+          e.b, e.f32, arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), i));
+      Value exponent = e.fmul(fi, e.f32c(-2.0 / double(s.ropeDim)));
+      Value freq = math::PowFOp::create(e.b, e.f32c(s.ropeBase), exponent);
+      Value theta = e.fmul(p, freq);
+      Value c = math::CosOp::create(e.b, theta);
+      Value sn = math::SinOp::create(e.b, theta);
+      Value i0, i1;
+      if (s.rope == qtensor::artifact::RopeStyle::Interleaved) {
+        i0 = e.add(base, e.mul(i, e.index(2)));
+        i1 = e.add(i0, e.index(1));
+      } else {
+        i0 = e.add(base, i);
+        i1 = e.add(i0, e.index(half));
+      }
+      Value x0 = e.load(x, {t, i0}), x1 = e.load(x, {t, i1});
+      e.store(e.fsub(e.fmul(x0, c), e.fmul(x1, sn)), y, {outRow, i0});
+      e.store(e.fadd(e.fmul(x0, sn), e.fmul(x1, c)), y, {outRow, i1});
+    });
+    // Dimensions past ropeDim pass through.
+    e.loop(e.index(s.ropeDim), e.index(s.headDim), [&](Value d) {
+      Value at = e.add(base, d);
+      e.store(e.load(x, {t, at}), y, {outRow, at});
+    });
+  });
+}
+
+void buildRope(Emitter &e, const ModelKernelSpec &s, ValueRange a,
+               bool intoCache) {
+  // a: x [T, W], pos [T], y [T, W] (q) or cache [C, W] (k)
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    Value position = intoCache ? e.clampedIndex(a[1], {t}, e.dim(a[2], 0))
+                               : e.clampedIndex(a[1], {t}, int64_t(1) << 30);
+    emitRope(e, s, a[0], t, position, a[2], intoCache ? position : t);
+  });
+}
+
+void buildStoreV(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, W], pos [T], cache [C, W]
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    Value row = e.clampedIndex(a[1], {t}, e.dim(a[2], 0));
+    e.loop(s.width, [&](Value d) { e.store(e.load(a[0], {t, d}), a[2], {row, d}); });
+  });
+}
+
+void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
+  //    out [T, H*hd]
+  const int64_t group = s.heads / s.kvHeads;
+  const double scale = 1.0 / std::sqrt(double(s.headDim));
+  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
+  e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
+    Value last = e.clampedIndex(a[3], {t}, e.dim(kc, 0));
+    Value n = e.add(last, e.index(1)); // causal: rows 0..pos[t]
+    e.loop(s.heads, [&](Value h) {
+      Value qBase = e.mul(h, e.index(s.headDim));
+      Value kvBase = e.mul(arith::DivUIOp::create(e.b, h, e.index(group)),
+                           e.index(s.headDim));
+      Value lowest = e.f32c(-std::numeric_limits<float>::infinity());
+      Value max =
+          e.reduce(e.index(0), n, {lowest},
+                   [&](Value j, ValueRange m) -> SmallVector<Value> {
+                     Value dot =
+                         e.reduce(e.index(0), e.index(s.headDim), {e.f32c(0)},
+                                  [&](Value d, ValueRange acc)
+                                      -> SmallVector<Value> {
+                                    Value qv = e.load(q, {t, e.add(qBase, d)});
+                                    Value kv =
+                                        e.load(kc, {j, e.add(kvBase, d)});
+                                    return {e.fadd(acc[0], e.fmul(qv, kv))};
+                                  })[0];
+                     Value sc = e.fmul(dot, e.f32c(scale));
+                     memref::StoreOp::create(e.b, sc, scores, ValueRange{j});
+                     return {arith::MaximumFOp::create(e.b, m[0], sc)};
+                   })[0];
+      Value sum = e.reduce(e.index(0), n, {e.f32c(0)},
+                           [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                             Value p = math::ExpOp::create(
+                                 e.b, e.fsub(e.load(scores, {j}), max));
+                             memref::StoreOp::create(e.b, p, scores,
+                                                     ValueRange{j});
+                             return {e.fadd(acc[0], p)};
+                           })[0];
+      Value inv = e.fdiv(e.f32c(1), sum);
+      e.loop(s.headDim, [&](Value d) {
+        Value acc =
+            e.reduce(e.index(0), n, {e.f32c(0)},
+                     [&](Value j, ValueRange r) -> SmallVector<Value> {
+                       Value v = e.load(vc, {j, e.add(kvBase, d)});
+                       return {e.fadd(r[0], e.fmul(e.load(scores, {j}), v))};
+                     })[0];
+        e.store(e.fmul(acc, inv), out, {t, e.add(qBase, d)});
+      });
+    });
+  });
+}
+
+void buildSiluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: gate [T, F], up [T, F], y [T, F]: y = gate * sigmoid(gate) * up
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.width, [&](Value f) {
+      Value g = e.load(a[0], {t, f});
+      Value sig = e.fdiv(
+          e.f32c(1),
+          e.fadd(e.f32c(1), math::ExpOp::create(e.b, arith::NegFOp::create(e.b, g))));
+      e.store(e.fmul(e.fmul(g, sig), e.load(a[1], {t, f})), a[2], {t, f});
+    });
+  });
+}
+
+void buildResidualAdd(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, D] f32 (updated), y [T, D]
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.width, [&](Value d) {
+      e.store(e.fadd(e.load(a[0], {t, d}), e.load(a[1], {t, d})), a[0], {t, d});
+    });
+  });
+}
+
+void buildFloatLinear(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, K], w [N, K], y [T, N]
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.rows, [&](Value n) {
+      Value acc = e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
+                           [&](Value k, ValueRange r) -> SmallVector<Value> {
+                             return {e.fadd(r[0], e.fmul(e.load(a[0], {t, k}),
+                                                         e.load(a[1], {n, k})))};
+                           })[0];
+      e.store(acc, a[2], {t, n});
+    });
+  });
+}
+
+void buildArgmax(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: logits [T, V] f32, id [1] i32: the first maximum of the last row.
+  Value row = arith::SubIOp::create(e.b, e.dim(a[0], 0), e.index(1));
+  Value lowest = e.f32c(-std::numeric_limits<float>::infinity());
+  SmallVector<Value> best = e.reduce(
+      e.index(0), e.index(s.width), {lowest, e.index(0)},
+      [&](Value v, ValueRange r) -> SmallVector<Value> {
+        Value x = e.load(a[0], {row, v});
+        Value better =
+            arith::CmpFOp::create(e.b, arith::CmpFPredicate::OGT, x, r[0]);
+        return {arith::SelectOp::create(e.b, better, x, r[0]),
+                arith::SelectOp::create(e.b, better, v, r[1])};
+      });
+  Value id = arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), best[1]);
+  memref::StoreOp::create(e.b, id, a[1], ValueRange{e.index(0)});
+}
+
+SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
+  Type in = mlirType(ctx, s.input), w = mlirType(ctx, s.weight),
+       out = mlirType(ctx, s.output), f32 = Float32Type::get(ctx),
+       i32 = IntegerType::get(ctx, 32);
+  auto ids = MemRefType::get({kDyn}, i32);
+  const int64_t q = s.heads * s.headDim, kv = s.kvHeads * s.headDim;
+  switch (s.op) {
+  case ModelOp::Embed:
+    return {ids, memref2(ctx, s.width, s.rows, w),
+            memref2(ctx, kDyn, s.rows, f32)};
+  case ModelOp::RmsNorm:
+    return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({s.width}, w),
+            memref2(ctx, kDyn, s.width, out)};
+  case ModelOp::RopeQ:
+    return {memref2(ctx, kDyn, q, in), ids, memref2(ctx, kDyn, q, f32)};
+  case ModelOp::RopeK:
+    return {memref2(ctx, kDyn, kv, in), ids, memref2(ctx, kDyn, kv, f32)};
+  case ModelOp::StoreV:
+    return {memref2(ctx, kDyn, s.width, in), ids,
+            memref2(ctx, kDyn, s.width, f32)};
+  case ModelOp::Attention:
+    // The cache and the scores row have the session's capacity C; the
+    // scores row must hold at least C values.
+    return {memref2(ctx, kDyn, q, f32),  memref2(ctx, kDyn, kv, f32),
+            memref2(ctx, kDyn, kv, f32), ids,
+            MemRefType::get({kDyn}, f32), memref2(ctx, kDyn, q, out)};
+  case ModelOp::SiluMul:
+    return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, in),
+            memref2(ctx, kDyn, s.width, out)};
+  case ModelOp::ResidualAdd:
+    return {memref2(ctx, kDyn, s.width, f32), memref2(ctx, kDyn, s.width, in)};
+  case ModelOp::FloatLinear:
+    return {memref2(ctx, kDyn, s.width, in), memref2(ctx, s.rows, s.width, w),
+            memref2(ctx, kDyn, s.rows, out)};
+  case ModelOp::Argmax:
+    return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
+  }
+  return {};
+}
+
+} // namespace
+
+LogicalResult qtensor::buildModelKernel(ModuleOp module,
+                                        const ModelKernelSpec &spec) {
+  const std::string name = spec.name();
+  if (module.lookupSymbol(name))
+    return success();
+  MLIRContext *ctx = module.getContext();
+  ImplicitLocOpBuilder b(NameLoc::get(StringAttr::get(ctx, name)), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(
+      b, name, FunctionType::get(ctx, argumentTypes(ctx, spec), {}));
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Emitter e{b};
+  ValueRange a = fn.getArguments();
+  switch (spec.op) {
+  case ModelOp::Embed:
+    buildEmbed(e, spec, a);
+    break;
+  case ModelOp::RmsNorm:
+    buildRmsNorm(e, spec, a);
+    break;
+  case ModelOp::RopeQ:
+    buildRope(e, spec, a, /*intoCache=*/false);
+    break;
+  case ModelOp::RopeK:
+    buildRope(e, spec, a, /*intoCache=*/true);
+    break;
+  case ModelOp::StoreV:
+    buildStoreV(e, spec, a);
+    break;
+  case ModelOp::Attention:
+    buildAttention(e, spec, a);
+    break;
+  case ModelOp::SiluMul:
+    buildSiluMul(e, spec, a);
+    break;
+  case ModelOp::ResidualAdd:
+    buildResidualAdd(e, spec, a);
+    break;
+  case ModelOp::FloatLinear:
+    buildFloatLinear(e, spec, a);
+    break;
+  case ModelOp::Argmax:
+    buildArgmax(e, spec, a);
+    break;
+  }
+  func::ReturnOp::create(b);
+  return success();
+}
