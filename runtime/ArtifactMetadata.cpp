@@ -163,6 +163,9 @@ qtensor::runtime::parseReportOptions(const json &j, const std::string &name) {
   if (!j.is_object())
     return makeError(name, ": expected a JSON object, got ", j.type_name());
   ReportOptions o;
+  if (auto p = j.find("program"); p != j.end() && p->is_object())
+    if (auto none = p->find("none"); none != p->end() && none->is_string())
+      o.programGap = none->get<std::string>().substr(0, 1000);
   auto it = j.find("options");
   if (it == j.end())
     return o;

@@ -2,6 +2,8 @@
 
 #include "qtensor/Runtime/Loader.h"
 
+#include "qtensor/Kernels/ModelKernelSpec.h"
+
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Runtime/CudaBackend.h"
@@ -195,6 +197,9 @@ private:
                          ": the graph does not name op \"", e.op,
                          "\", which the dispatch trace dispatches");
 
+    if (options.decoder)
+      QTENSOR_TRY(readProgram());
+
     start = Clock::now();
     for (size_t i = 0; i < m.man.kernels.size(); ++i) {
       QTENSOR_ASSIGN_OR_RETURN(KernelInstance k, parseKernelInstance(m.man, i));
@@ -203,6 +208,58 @@ private:
     m.times.record(Stage::Parse, secondsSince(start),
                    std::to_string(m.instances.size()) + " kernel capabilities");
     return Status::ok();
+  }
+
+  /// program.json, checked against the manifest (DecoderProgram.h).
+  Status readProgram() {
+    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *programFile,
+                             soleFile(artifact::FileRole::Program, false));
+    if (!programFile) {
+      std::string why = m.report.programGap.empty()
+                            ? "it was compiled before decoder programs existed"
+                            : m.report.programGap;
+      return makeError(root->display(artifact::kManifestFileName),
+                       ": the artifact has no decoder program (role "
+                       "\"program\"), so it cannot run as a model: ",
+                       why);
+    }
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile file, verified(*programFile));
+    auto start = Clock::now();
+    std::string name = root->display(programFile->path);
+    QTENSOR_ASSIGN_OR_RETURN(
+        artifact::DecoderProgram program,
+        artifact::parseProgram(
+            {reinterpret_cast<const char *>(file.data()), size_t(file.size())},
+            name));
+    QTENSOR_TRY(artifact::validateProgram(program, m.man, name));
+    QTENSOR_TRY(checkProgramKernels(program, m.man, name));
+    m.times.record(Stage::Parse, secondsSince(start),
+                   programFile->path + ": " +
+                       std::to_string(program.config.layers) + " layers");
+    m.decoderProgram = std::move(program);
+    return Status::ok();
+  }
+
+  /// The files the decoder program reads besides the plan's.
+  void addProgramFiles() {
+    if (!m.decoderProgram)
+      return;
+    const artifact::DecoderProgram &p = *m.decoderProgram;
+    auto addTensor = [&](const std::string &tensor) {
+      if (const artifact::TensorEntry *t = m.man.findTensor(tensor))
+        m.runPlan.files.insert(t->file);
+    };
+    addTensor(p.embed);
+    addTensor(p.finalNorm);
+    addTensor(p.head.tensor);
+    for (const artifact::ProgramLayer &l : p.layers)
+      for (const std::string *t :
+           {&l.attnNorm, &l.ffnNorm, &l.q.tensor, &l.k.tensor, &l.v.tensor,
+            &l.o.tensor, &l.gate.tensor, &l.up.tensor, &l.down.tensor})
+        addTensor(*t);
+    m.runPlan.files.insert(p.kernelFile);
+    if (p.tokenizerFile)
+      m.runPlan.files.insert(*p.tokenizerFile);
   }
 
   Status chooseBackend() {
@@ -272,6 +329,7 @@ private:
       return plan.error();
     }
     m.runPlan = plan.take();
+    addProgramFiles();
     for (const std::string &w : m.runPlan.warnings)
       m.noteList.push_back("warning: " + w);
     m.times.record(Stage::Verify, secondsSince(start),
@@ -296,6 +354,10 @@ private:
       m.mapped += f->bytes;
       if (f->role == artifact::FileRole::Kernel) {
         m.kernelFiles.emplace(f->path, file.take());
+        continue;
+      }
+      if (f->role == artifact::FileRole::Tokenizer) {
+        m.tokenizer.emplace(file.take());
         continue;
       }
       auto shard = safetensors::SafetensorsFile::fromMappedFile(file.take(),
@@ -363,10 +425,50 @@ private:
       symbols += fns.size();
       functions[k] = std::move(fns);
     }
+    if (m.decoderProgram) {
+      QTENSOR_ASSIGN_OR_RETURN(size_t resolved, resolveProgramKernels());
+      symbols += resolved;
+    }
     m.times.record(Stage::Engine, secondsSince(start),
                    std::to_string(used.size()) + " kernel instances, " +
                        std::to_string(symbols) + " entry points resolved");
     return Status::ok();
+  }
+
+  /// The program's model kernels, from its host kernel library.
+  Expected<size_t> resolveProgramKernels() {
+    const artifact::DecoderProgram &p = *m.decoderProgram;
+    const std::string &path = p.kernelFile;
+    auto &lib = m.hostLibraries[path];
+    if (!lib) {
+      const MappedFile &file = m.kernelFiles.at(path);
+      QTENSOR_ASSIGN_OR_RETURN(
+          lib, HostKernelLibrary::load(file.data(), size_t(file.size()),
+                                       root->display(path)));
+      QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
+                               "kernel code " + path, file.size()));
+    }
+    std::vector<std::string> symbols = {
+        p.kernels.embed,     p.kernels.norm,    p.kernels.finalNorm,
+        p.kernels.ropeQ,     p.kernels.ropeK,   p.kernels.storeV,
+        p.kernels.attention, p.kernels.siluMul, p.kernels.residualAdd,
+        p.kernels.argmax};
+    auto addLinear = [&](const artifact::ProgramLinear &l) {
+      if (l.kernel)
+        symbols.push_back(*l.kernel);
+    };
+    addLinear(p.head);
+    for (const artifact::ProgramLayer &l : p.layers)
+      for (const artifact::ProgramLinear *x :
+           {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
+        addLinear(*x);
+    for (const std::string &symbol : symbols) {
+      if (m.modelKernels.count(symbol))
+        continue;
+      QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(symbol));
+      m.modelKernels.emplace(symbol, fn);
+    }
+    return m.modelKernels.size();
   }
 
   /// Host memory the runtime holds (released after upload for CUDA).
@@ -585,8 +687,8 @@ LoadedModel::referenceBias(const OpPlan &op) const {
   return safetensors::toFloat64(*v);
 }
 
-Expected<HostTensor> LoadedModel::call(OpRuntime &rt, const HostTensor &x,
-                                       bool warmup) {
+Status LoadedModel::callInto(OpRuntime &rt, const HostTensor &x, HostTensor &y,
+                             bool warmup, bool record) {
   const OpPlan &op = *rt.plan;
   int64_t t = x.rows;
   const PhasePlan *phase = op.phaseFor(t);
@@ -607,21 +709,50 @@ Expected<HostTensor> LoadedModel::call(OpRuntime &rt, const HostTensor &x,
   }
   if (!kernel)
     return makeError("op \"", op.tensor, "\": no kernel accepts T = ", t);
-  uint64_t work =
-      uint64_t(x.bytes.size()) +
-      uint64_t(t) * uint64_t(op.n()) * HostTensor::elementBytes(op.output);
-  std::string item = "call " + op.tensor;
-  QTENSOR_TRY(memory.add(MemoryCategory::Workspace, item, work));
   auto start = std::chrono::steady_clock::now();
-  HostTensor y;
   Status s = kernel->run(x, y);
   double seconds = secondsSince(start);
-  QTENSOR_TRY(memory.release(MemoryCategory::Workspace, item));
   if (!s)
     return makeError("op \"", op.tensor, "\": ", s.message());
-  calls.add({op.tensor, kernel->name(), kernel->backend(), phase->phase, t,
-             seconds, phase->fallback, warmup});
+  if (record)
+    calls.add({op.tensor, kernel->name(), kernel->backend(), phase->phase, t,
+               seconds, phase->fallback, warmup});
+  return Status::ok();
+}
+
+Expected<HostTensor> LoadedModel::call(OpRuntime &rt, const HostTensor &x,
+                                       bool warmup) {
+  const OpPlan &op = *rt.plan;
+  uint64_t work =
+      uint64_t(x.bytes.size()) +
+      uint64_t(x.rows) * uint64_t(op.n()) * HostTensor::elementBytes(op.output);
+  std::string item = "call " + op.tensor;
+  QTENSOR_TRY(memory.add(MemoryCategory::Workspace, item, work));
+  HostTensor y;
+  Status s = callInto(rt, x, y, warmup, /*record=*/true);
+  QTENSOR_TRY(memory.release(MemoryCategory::Workspace, item));
+  if (!s)
+    return s.error();
   return y;
+}
+
+Expected<size_t> LoadedModel::opIndex(const std::string &name) const {
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].plan->tensor == name || ops[i].plan->op == name)
+      return i;
+  return makeError("no loaded op \"", name, "\"");
+}
+
+Status LoadedModel::runInto(size_t index, const HostTensor &x, HostTensor &y,
+                            bool record) {
+  if (index >= ops.size())
+    return makeError("no loaded op #", index);
+  return callInto(ops[index], x, y, /*warmup=*/false, record);
+}
+
+void *LoadedModel::modelKernel(const std::string &symbol) const {
+  auto it = modelKernels.find(symbol);
+  return it == modelKernels.end() ? nullptr : it->second;
 }
 
 Expected<HostTensor> LoadedModel::run(const std::string &name,

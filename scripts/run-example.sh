@@ -2,8 +2,9 @@
 # The main job on the embedded default model: generates the tiny llama
 # checkpoint (examples/tiny-llama, deterministic), compiles it with qtc for
 # sm_90 and for the host (W4A16, groups of 128), verifies both artifacts with
-# the parity ladder and runs every linear of the host artifact, checking each
-# output against a float64 reference. Artifacts land in build/examples/.
+# the parity ladder, runs every linear of the host artifact, checking each
+# output against a float64 reference, and runs the host artifact as a model
+# (its decoder program, docs/model.md). Artifacts land in build/examples/.
 #
 # Another checkpoint or options: scripts/run-example.sh CHECKPOINT [qtc compile options...]
 set -euo pipefail
@@ -40,3 +41,18 @@ done
 echo
 echo "== qtc run $out/tiny-llama-host --tokens 4 --check"
 "$qtc" run "$out/tiny-llama-host" --tokens 4 --check
+# The whole model: the embedded checkpoint has no tokenizer, so the prompt
+# is token ids; the corpus tiny llama (a GGUF with its tokenizer) answers a
+# text prompt when the shared corpus is beside the checkout.
+[ "$checkpoint" = "$out/tiny-llama" ] || exit 0
+echo
+echo "== qtc run $out/tiny-llama-host --prompt-ids 1,2,3,4 -n 8"
+"$qtc" run "$out/tiny-llama-host" --prompt-ids 1,2,3,4 -n 8
+corpus="$root/../shared/corpus/gguf/tiny_llama/tiny-llama-Q8_0.gguf"
+if [ -f "$corpus" ]; then
+  echo
+  echo "== qtc compile tiny-llama-Q8_0.gguf --quant keep --target host; qtc run --prompt"
+  "$qtc" compile "$corpus" --quant keep --target host -o "$out/tiny-llama-q8_0-host" --quiet >/dev/null
+  "$qtc" run "$out/tiny-llama-q8_0-host" --prompt "hello world, the" -n 4 --json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print("prompt_tokens", d["prompt_tokens"], "-> tokens", d["tokens"], "(llama.cpp: [30, 138, 189, 202])")'
+fi

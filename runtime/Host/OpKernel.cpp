@@ -104,8 +104,17 @@ public:
                        " (the instance's T range is [", instance.tokens.min,
                        ", ", *instance.tokens.max, "])");
     void *function = functions[size_t(entry - instance.entries.data())];
-    // zero_output: the buffer is zero-filled already.
-    QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
+    // zero_output: the buffer is zero-filled already. A caller's buffer of
+    // the right dtype is reused (assign stays within its capacity).
+    if (y.dtype == output &&
+        y.bytes.capacity() >=
+            size_t(t) * size_t(instance.n) * HostTensor::elementBytes(output)) {
+      y.rows = t;
+      y.cols = instance.n;
+      y.bytes.assign(y.size() * HostTensor::elementBytes(output), 0);
+    } else {
+      QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
+    }
     HostTensor &out = y;
     std::vector<HostOperand> args;
     for (const KernelArg &a : instance.args) {

@@ -14,6 +14,7 @@
 #include "Run.h"
 
 #include "CommandLine.h"
+#include "Generate.h"
 
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Runtime/ActivationInput.h"
@@ -27,6 +28,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -38,12 +40,27 @@ using json = nlohmann::ordered_json;
 using namespace qtensor::runtime;
 
 const char *kRunUsage =
-    "usage: qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
+    "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
+    "               [--temperature X] [--seed S] [--context C]\n"
+    "               [--logits-out FILE] [--json]\n"
+    "       qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
     "               [--rank R|all] [--backend host|cuda|auto]\n"
     "               [--fallback forbid|warn|allow] [--seed S] [--check]\n"
     "               [--no-warmup] [--json]\n"
-    "  load the artifact in DIR (verified, admitted, materialized: seed\n"
-    "  M8.9 0x05D) and run its quantized linears, or the one named\n"
+    "  with --prompt: run the artifact's decoder program (docs/model.md):\n"
+    "  tokenize TEXT with the artifact's tokenizer (BOS per the model's\n"
+    "  rule), prefill it, decode up to N tokens (default 16; greedy at\n"
+    "  temperature 0, the default, else sampled with --seed), stream the\n"
+    "  text and print prefill and decode tokens/s\n"
+    "  --prompt-ids  the prompt as token ids (no tokenizer needed)\n"
+    "  --context C   KV cache positions (default: the trained context)\n"
+    "  --logits-out FILE  the logits after the last prompt token, raw\n"
+    "                little-endian float32 (n_vocab values)\n"
+    "  --json        one object: prompt_tokens, tokens, text, timings\n"
+    "\n"
+    "  otherwise: load the artifact in DIR (verified, admitted,\n"
+    "  materialized: seed M8.9 0x05D) and run its quantized linears, or the\n"
+    "  one named\n"
     "  --op NAME     a manifest tensor or trace op name (default: every op\n"
     "                of this rank)\n"
     "  --input FILE  activations: the tensor named after the op, else \"x\";\n"
@@ -83,7 +100,39 @@ struct Options {
   std::optional<kernels::FallbackPolicy> fallback;
   kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   bool check = false, warmup = true, json = false;
+  // --prompt mode (Generate.h).
+  std::optional<std::string> prompt;
+  std::optional<std::vector<int32_t>> promptIds;
+  int64_t maxTokens = 16, context = 0;
+  double temperature = 0;
+  std::string logitsOut;
 };
+
+std::optional<std::vector<int32_t>> parseIds(const std::string &v) {
+  std::vector<int32_t> ids;
+  size_t at = 0;
+  while (at <= v.size()) {
+    size_t comma = v.find(',', at);
+    std::string item = v.substr(
+        at, comma == std::string::npos ? std::string::npos : comma - at);
+    std::optional<int64_t> id = parseInteger(item, 0, INT32_MAX, 0);
+    if (!id || ids.size() >= (1u << 20))
+      return std::nullopt;
+    ids.push_back(int32_t(*id));
+    if (comma == std::string::npos)
+      break;
+    at = comma + 1;
+  }
+  return ids;
+}
+
+std::optional<double> parseTemperature(const std::string &v) {
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0 || x > 100)
+    return std::nullopt;
+  return x;
+}
 
 /// Parses argv into `o`; none when the run should go ahead, else the exit
 /// status (usage printed).
@@ -94,6 +143,32 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .flag({"--check"}, o.check)
       .flag({"--no-warmup"}, o.warmup, false)
       .option({"--op"}, "a value", o.op)
+      .option({"--prompt"}, "a value",
+              [&o](const std::string &v) -> Error {
+                o.prompt = v;
+                return std::nullopt;
+              })
+      .option({"--prompt-ids"}, "a value",
+              parsedInto(o.promptIds, parseIds,
+                         "expected comma-separated token ids"))
+      .option({"-n"}, "a value",
+              parsedInto(
+                  o.maxTokens,
+                  [](const std::string &v) {
+                    return parseInteger(v, 0, 1 << 20, 0);
+                  },
+                  "expected an integer in [0, 2^20]"))
+      .option({"--context"}, "a value",
+              parsedInto(
+                  o.context,
+                  [](const std::string &v) {
+                    return parseInteger(v, 1, 1 << 24, 0);
+                  },
+                  "expected an integer in [1, 2^24]"))
+      .option({"--temperature"}, "a value",
+              parsedInto(o.temperature, parseTemperature,
+                         "expected a number in [0, 100]"))
+      .option({"--logits-out"}, "a value", o.logitsOut)
       .option({"--input"}, "a value", o.input)
       .option({"--tokens"}, "a value",
               parsedInto(
@@ -133,6 +208,16 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   if (!o.input.empty() && o.tokens)
     return cl.usageError(
         "--tokens applies to generated activations, not --input");
+  const bool generate = o.prompt || o.promptIds;
+  if (o.prompt && o.promptIds)
+    return cl.usageError("give --prompt or --prompt-ids, not both");
+  if (generate &&
+      (!o.op.empty() || !o.input.empty() || o.tokens || o.allRanks || o.check))
+    return cl.usageError("--prompt runs the whole model; --op, --input, "
+                         "--tokens, --rank all and --check are per-op");
+  if (!generate && (!o.logitsOut.empty() || o.context || o.temperature))
+    return cl.usageError(
+        "--logits-out, --context and --temperature need --prompt");
   return std::nullopt;
 }
 
@@ -437,6 +522,21 @@ int runRun(const std::vector<std::string> &args) {
     return *status;
   if (o.allRanks)
     return runAllRanks(o);
+  if (o.prompt || o.promptIds) {
+    GenerateArgs g;
+    g.dir = o.dir;
+    g.prompt = o.prompt;
+    g.ids = o.promptIds;
+    g.maxTokens = o.maxTokens;
+    g.temperature = o.temperature;
+    g.seed = o.seed == kDefaultActivationSeed ? 0 : o.seed;
+    g.context = o.context;
+    g.logitsOut = o.logitsOut;
+    g.json = o.json;
+    g.load = loadOptionsOf(o);
+    g.load.rank = o.rank;
+    return runGenerate(g);
+  }
 
   LoadOptions lo = loadOptionsOf(o);
   lo.rank = o.rank;

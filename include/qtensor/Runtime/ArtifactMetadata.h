@@ -69,6 +69,8 @@ struct ReportOptions {
   std::optional<kernels::FallbackPolicy> fallback;
   std::optional<std::string> target;
   std::optional<int64_t> tp;
+  /// report.program.none: why the compiler made no decoder program.
+  std::string programGap;
 };
 Expected<ReportOptions> parseReportOptions(const nlohmann::json &j,
                                            const std::string &name);

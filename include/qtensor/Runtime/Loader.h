@@ -34,6 +34,7 @@
 #define QTENSOR_RUNTIME_LOADER_H
 
 #include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Runtime/ExecutionTrace.h"
 #include "qtensor/Runtime/KernelInstance.h"
@@ -79,6 +80,10 @@ struct LoadOptions {
   kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   /// Ops to load and run; empty: all of this rank's.
   std::vector<std::string> ops;
+  /// Also load the decoder program (program.json, DecoderProgram.h): its
+  /// plain tensors, its model kernels and its tokenizer file. An artifact
+  /// without one is then an error that says why it has none.
+  bool decoder = false;
   bool warmup = true;
   std::string cudaLibrary = "libcuda.so.1";
   int cudaDevice = 0;
@@ -116,6 +121,29 @@ public:
   Expected<std::vector<double>> referenceWeight(const OpPlan &op) const;
   Expected<std::vector<double>> referenceBias(const OpPlan &op) const;
 
+  // The decoder program (LoadOptions::decoder).
+  const std::optional<artifact::DecoderProgram> &program() const {
+    return decoderProgram;
+  }
+  /// A plain tensor of the program, mapped and checked; null when absent.
+  const safetensors::TensorView *plainTensor(const std::string &name) const {
+    return view(name, "data");
+  }
+  /// The resolved address of a program kernel symbol; null when absent.
+  void *modelKernel(const std::string &symbol) const;
+  /// The tokenizer file's verified bytes (a metadata-only GGUF); null when
+  /// the program has none.
+  const MappedFile *tokenizerFile() const {
+    return tokenizer ? &*tokenizer : nullptr;
+  }
+  /// The plan's index of op `name` (manifest tensor or trace op name).
+  Expected<size_t> opIndex(const std::string &name) const;
+  /// y = x W^T for the op at `index`, into `y`: when y already has the
+  /// output dtype and [T, N] bytes, no allocation. `record` adds the call
+  /// to trace() (the decode loop counts instead).
+  Status runInto(size_t index, const HostTensor &x, HostTensor &y,
+                 bool record = true);
+
 private:
   friend class Loader;
   LoadedModel() = default;
@@ -126,6 +154,8 @@ private:
     std::unique_ptr<OpKernel> fallback;
   };
   Expected<HostTensor> call(OpRuntime &op, const HostTensor &x, bool warmup);
+  Status callInto(OpRuntime &op, const HostTensor &x, HostTensor &y,
+                  bool warmup, bool record);
   const safetensors::TensorView *view(const std::string &tensor,
                                       const char *role) const;
 
@@ -148,6 +178,9 @@ private:
   std::optional<std::string> fellBack;
   std::vector<std::string> noteList;
   uint64_t mapped = 0, referenced = 0;
+  std::optional<artifact::DecoderProgram> decoderProgram;
+  std::map<std::string, void *, std::less<>> modelKernels;
+  std::optional<MappedFile> tokenizer;
 };
 
 /// Loads the artifact in `dir` (see above).

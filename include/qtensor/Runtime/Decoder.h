@@ -1,0 +1,157 @@
+//===- Decoder.h - Running an artifact's decoder program --------*- C++ -*-===//
+//
+// A loaded artifact (LoadOptions::decoder) run as a model: the decoder
+// program's schedule (DecoderProgram.h) over persistent host buffers, the
+// quantized linears through their admitted kernels, everything else through
+// the program's model kernels, the KV cache in a KVCache the caller owns.
+// Prefill runs T tokens per call (chunked at the buffers' size), decode one;
+// the buffers, the cache and the logits are allocated once, so the decode
+// loop allocates none of them (the host kernel calls still build their small
+// argument descriptors per call).
+//
+// The cache is contiguous: per layer, K and V rows [capacity, kv width] in
+// f32, row p holding position p. append happens in forward; truncate, fork
+// and the position bookkeeping are the API seed M8.9 0x09E asks for.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_RUNTIME_DECODER_H
+#define QTENSOR_RUNTIME_DECODER_H
+
+#include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Runtime/HostBackend.h"
+#include "qtensor/Runtime/Loader.h"
+#include "qtensor/Support/Expected.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qtensor {
+class Tokenizer;
+} // namespace qtensor
+
+namespace qtensor::runtime {
+
+class KVCache {
+public:
+  /// Zeroed storage for `capacity` positions; sizes are overflow-checked.
+  static Expected<KVCache> create(int64_t layers, int64_t capacity,
+                                  int64_t width);
+  int64_t size() const { return tokens; } ///< positions held: 0..size()-1
+  int64_t capacity() const { return cap; }
+  int64_t layers() const { return layerCount; }
+  int64_t width() const { return rowWidth; }
+  /// Forgets positions n.. (n <= size()); their rows are overwritten later.
+  Status truncate(int64_t n);
+  /// A cache of the same capacity holding this one's first n positions
+  /// (prefix reuse, another continuation of the same prompt).
+  Expected<KVCache> fork(int64_t n) const;
+  float *keys(int64_t layer) { return &k[size_t(layer) * layerFloats()]; }
+  float *values(int64_t layer) { return &v[size_t(layer) * layerFloats()]; }
+  const float *keys(int64_t layer) const {
+    return &k[size_t(layer) * layerFloats()];
+  }
+  const float *values(int64_t layer) const {
+    return &v[size_t(layer) * layerFloats()];
+  }
+  /// Records that positions size()..size()+t-1 were written (Decoder).
+  Status append(int64_t t);
+
+private:
+  size_t layerFloats() const { return size_t(cap) * size_t(rowWidth); }
+  int64_t layerCount = 0, cap = 0, rowWidth = 0, tokens = 0;
+  std::vector<float> k, v;
+};
+
+/// Kernel launches per step kind, for the run's report (L5 observes them).
+struct DecoderCounters {
+  uint64_t modelKernelCalls = 0;   ///< embed, norm, RoPE, attention, ...
+  uint64_t quantizedLinearCalls = 0;
+  uint64_t floatLinearCalls = 0;
+  uint64_t forwards = 0;
+};
+
+struct GenerateOptions {
+  int64_t maxTokens = 16;
+  double temperature = 0; ///< 0: greedy (the argmax kernel)
+  uint64_t seed = 0;
+  bool stopAtEos = true;
+  /// Called with each generated token as soon as it is chosen.
+  std::function<void(int32_t)> onToken;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;           ///< generated, EOS included
+  std::vector<float> promptLogits;       ///< after the last prompt token
+  double prefillSeconds = 0, decodeSeconds = 0;
+  int64_t prefillTokens = 0, decodeTokens = 0; ///< tokens run in each phase
+  bool stoppedAtEos = false;
+};
+
+class Decoder {
+public:
+  /// The decoder of `model` (loaded with LoadOptions::decoder), with
+  /// buffers for up to `chunk` tokens per forward call.
+  static Expected<std::unique_ptr<Decoder>> create(LoadedModel &model,
+                                                   int64_t chunk = 64);
+  ~Decoder();
+
+  const artifact::DecoderConfig &config() const { return program.config; }
+  /// A cache for this model; capacity 0: the trained context length.
+  Expected<KVCache> newCache(int64_t capacity = 0) const;
+
+  /// Runs `tokens` at positions cache.size()... and appends them to the
+  /// cache; returns the logits (vocab floats) after the last one, valid
+  /// until the next call. Token ids outside the vocabulary, a full cache
+  /// or a cache of another shape are errors, and the cache is unchanged.
+  Expected<const std::vector<float> *> forward(const std::vector<int32_t> &ids,
+                                               KVCache &cache);
+  /// The first maximum of the last logits (the program's argmax kernel).
+  Expected<int32_t> argmax();
+
+  /// Prefill `prompt`, then decode up to options.maxTokens tokens.
+  Expected<GenerateResult> generate(const std::vector<int32_t> &prompt,
+                                    KVCache &cache,
+                                    const GenerateOptions &options);
+
+  /// The artifact's tokenizer (built from its tokenizer file and checked
+  /// against the manifest's tokenizer_sha256); an error when it has none.
+  Expected<const Tokenizer *> tokenizer();
+
+  const DecoderCounters &counters() const { return count; }
+
+private:
+  explicit Decoder(LoadedModel &model);
+  struct Linear;
+  struct Layer;
+  Status init(int64_t chunk);
+  Status runChunk(const int32_t *ids, int64_t t, KVCache &cache);
+  Status runLinear(const Linear &l, const HostTensor &x, HostTensor &y);
+  Status call(void *fn, std::vector<HostOperand> operands);
+  Expected<const uint8_t *> plainData(const std::string &name);
+
+  LoadedModel &model;
+  artifact::DecoderProgram program;
+  std::vector<Layer> layers;
+  std::unique_ptr<Linear> head;
+  struct Kernels {
+    void *embed, *norm, *finalNorm, *ropeQ, *ropeK, *storeV, *attention,
+        *siluMul, *residualAdd, *argmax;
+  } fn{};
+  const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
+  int64_t maxT = 0;
+  // Persistent buffers (sized for maxT tokens).
+  std::vector<float> hidden, qf, scores, logits;
+  std::vector<int32_t> ids, positions;
+  HostTensor xa, q, k, v, attn, o, gate, up, h, down, headIn, headOut;
+  std::vector<std::vector<uint8_t>> aligned; ///< plain tensors copied
+  std::unique_ptr<Tokenizer> tok;
+  DecoderCounters count;
+};
+
+} // namespace qtensor::runtime
+
+#endif // QTENSOR_RUNTIME_DECODER_H

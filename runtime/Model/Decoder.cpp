@@ -1,0 +1,445 @@
+//===- Decoder.cpp - The decoder program's schedule -----------------------===//
+
+#include "qtensor/Runtime/Decoder.h"
+
+#include "qtensor/Formats/GGUF.h"
+#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Tokenizer/Tokenizer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+/// A [rows, cols] buffer of `dtype` whose capacity holds `rows` rows.
+Expected<HostTensor> buffer(FloatType dtype, int64_t rows, int64_t cols) {
+  return HostTensor::zeros(dtype, rows, cols);
+}
+
+/// Views the first t rows of a buffer (no reallocation: within capacity).
+HostTensor &rowsOf(HostTensor &b, int64_t t) {
+  b.rows = t;
+  b.bytes.resize(size_t(t) * size_t(b.cols) * HostTensor::elementBytes(b.dtype));
+  return b;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KVCache
+//===----------------------------------------------------------------------===//
+
+Expected<KVCache> KVCache::create(int64_t layers, int64_t capacity,
+                                  int64_t width) {
+  if (layers < 1 || capacity < 1 || width < 1)
+    return makeError("KV cache: layers, capacity and width must be positive");
+  uint64_t floats = uint64_t(layers) * uint64_t(capacity) * uint64_t(width);
+  if (uint64_t(capacity) > (uint64_t(1) << 24) ||
+      floats > (uint64_t(1) << 36) / sizeof(float))
+    return makeError("KV cache: ", layers, " layers x ", capacity,
+                     " positions x ", width, " floats is too large");
+  KVCache c;
+  c.layerCount = layers;
+  c.cap = capacity;
+  c.rowWidth = width;
+  c.k.assign(size_t(floats), 0.0f);
+  c.v.assign(size_t(floats), 0.0f);
+  return c;
+}
+
+Status KVCache::truncate(int64_t n) {
+  if (n < 0 || n > tokens)
+    return makeError("KV cache: cannot truncate to ", n, " positions; it holds ",
+                     tokens);
+  tokens = n;
+  return Status::ok();
+}
+
+Status KVCache::append(int64_t t) {
+  if (t < 0 || tokens + t > cap)
+    return makeError("KV cache: ", tokens, " + ", t,
+                     " positions exceed its capacity of ", cap);
+  tokens += t;
+  return Status::ok();
+}
+
+Expected<KVCache> KVCache::fork(int64_t n) const {
+  if (n < 0 || n > tokens)
+    return makeError("KV cache: cannot fork ", n, " positions; it holds ",
+                     tokens);
+  QTENSOR_ASSIGN_OR_RETURN(KVCache c, create(layerCount, cap, rowWidth));
+  const size_t rows = size_t(n) * size_t(rowWidth);
+  for (int64_t l = 0; l < layerCount; ++l) {
+    std::copy_n(keys(l), rows, c.keys(l));
+    std::copy_n(values(l), rows, c.values(l));
+  }
+  c.tokens = n;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Decoder
+//===----------------------------------------------------------------------===//
+
+struct Decoder::Linear {
+  std::string tensor;
+  bool quantized = false;
+  size_t op = 0;             ///< quantized: the plan's op index
+  void *fn = nullptr;        ///< plain: the float linear kernel
+  const uint8_t *w = nullptr; ///< plain: the weight [n, k]
+  int64_t n = 0, k = 0;
+};
+
+struct Decoder::Layer {
+  const uint8_t *attnNorm = nullptr, *ffnNorm = nullptr;
+  Linear q, k, v, o, gate, up, down;
+};
+
+Decoder::Decoder(LoadedModel &model) : model(model) {}
+Decoder::~Decoder() = default;
+
+Expected<std::unique_ptr<Decoder>> Decoder::create(LoadedModel &model,
+                                                   int64_t chunk) {
+  if (!model.program())
+    return makeError("the model was loaded without its decoder program "
+                     "(LoadOptions::decoder)");
+  if (model.backend() != "host")
+    return makeError("the decoder program runs on the host backend only; "
+                     "this model runs on ",
+                     model.backend(),
+                     " (the model kernels have no NVPTX build yet)");
+  if (chunk < 1 || chunk > 4096)
+    return makeError("decoder: a chunk of ", chunk,
+                     " tokens is outside [1, 4096]");
+  std::unique_ptr<Decoder> d(new Decoder(model));
+  QTENSOR_TRY(d->init(chunk));
+  return d;
+}
+
+Expected<const uint8_t *> Decoder::plainData(const std::string &name) {
+  const safetensors::TensorView *v = model.plainTensor(name);
+  if (!v)
+    return makeError("decoder: plain tensor \"", name, "\" is not loaded");
+  // The kernels load whole elements: a payload the shard placed off a
+  // 16-byte boundary is copied once.
+  if (reinterpret_cast<uintptr_t>(v->data) % 16 == 0)
+    return v->data;
+  aligned.emplace_back(v->data, v->data + v->byteSize());
+  return aligned.back().data();
+}
+
+Status Decoder::init(int64_t chunk) {
+  program = *model.program();
+  const artifact::DecoderConfig &c = program.config;
+  const artifact::Manifest &m = model.manifest();
+  const FloatType act = program.activation;
+  maxT = std::min<int64_t>(chunk, c.context);
+
+  // Loader::readProgram checked the symbols (checkProgramKernels).
+  const artifact::ModelKernelSymbols &s = program.kernels;
+  struct Symbol {
+    const std::string &name;
+    void **out;
+  };
+  for (const Symbol &k :
+       {Symbol{s.embed, &fn.embed}, Symbol{s.norm, &fn.norm},
+        Symbol{s.finalNorm, &fn.finalNorm}, Symbol{s.ropeQ, &fn.ropeQ},
+        Symbol{s.ropeK, &fn.ropeK}, Symbol{s.storeV, &fn.storeV},
+        Symbol{s.attention, &fn.attention}, Symbol{s.siluMul, &fn.siluMul},
+        Symbol{s.residualAdd, &fn.residualAdd}, Symbol{s.argmax, &fn.argmax}}) {
+    *k.out = model.modelKernel(k.name);
+    if (!*k.out)
+      return makeError("decoder: kernel ", k.name, " was not resolved");
+  }
+
+  auto linear = [&](const artifact::ProgramLinear &pl, int64_t n, int64_t k,
+                    FloatType) -> Expected<Linear> {
+    Linear l;
+    l.tensor = pl.tensor;
+    l.n = n;
+    l.k = k;
+    const artifact::TensorEntry *t = m.findTensor(pl.tensor);
+    if (t->isQuantized()) {
+      l.quantized = true;
+      QTENSOR_ASSIGN_OR_RETURN(l.op, model.opIndex(pl.tensor));
+      const OpPlan &op = model.plan().ops[l.op];
+      if (op.activation != act || op.output != act)
+        return makeError("decoder: op \"", pl.tensor, "\" takes ",
+                         toString(op.activation), " and writes ",
+                         toString(op.output), "; the program's activations "
+                         "are ", toString(act));
+      if (op.bias)
+        return makeError("decoder: op \"", pl.tensor,
+                         "\" adds a bias, which the program does not carry");
+      return l;
+    }
+    l.fn = model.modelKernel(*pl.kernel);
+    if (!l.fn)
+      return makeError("decoder: kernel ", *pl.kernel, " was not resolved");
+    QTENSOR_ASSIGN_OR_RETURN(l.w, plainData(pl.tensor));
+    return l;
+  };
+
+  QTENSOR_ASSIGN_OR_RETURN(embedTable, plainData(program.embed));
+  QTENSOR_ASSIGN_OR_RETURN(finalNormW, plainData(program.finalNorm));
+  for (const artifact::ProgramLayer &pl : program.layers) {
+    Layer l;
+    QTENSOR_ASSIGN_OR_RETURN(l.attnNorm, plainData(pl.attnNorm));
+    QTENSOR_ASSIGN_OR_RETURN(l.ffnNorm, plainData(pl.ffnNorm));
+    QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth(), act));
+    QTENSOR_ASSIGN_OR_RETURN(
+        l.gate, linear(pl.gate, c.intermediate, c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.up,
+                             linear(pl.up, c.intermediate, c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(
+        l.down, linear(pl.down, c.hidden, c.intermediate, act));
+    layers.push_back(std::move(l));
+  }
+  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear,
+                           linear(program.head, c.vocab, c.hidden,
+                                  FloatType::F32));
+  head = std::make_unique<Linear>(std::move(headLinear));
+
+  hidden.assign(size_t(maxT) * size_t(c.hidden), 0.0f);
+  qf.assign(size_t(maxT) * size_t(c.qWidth()), 0.0f);
+  logits.assign(size_t(c.vocab), 0.0f);
+  ids.assign(size_t(maxT), 0);
+  positions.assign(size_t(maxT), 0);
+  QTENSOR_ASSIGN_OR_RETURN(xa, buffer(act, maxT, c.hidden));
+  QTENSOR_ASSIGN_OR_RETURN(q, buffer(act, maxT, c.qWidth()));
+  QTENSOR_ASSIGN_OR_RETURN(k, buffer(act, maxT, c.kvWidth()));
+  QTENSOR_ASSIGN_OR_RETURN(v, buffer(act, maxT, c.kvWidth()));
+  QTENSOR_ASSIGN_OR_RETURN(attn, buffer(act, maxT, c.qWidth()));
+  QTENSOR_ASSIGN_OR_RETURN(o, buffer(act, maxT, c.hidden));
+  QTENSOR_ASSIGN_OR_RETURN(gate, buffer(act, maxT, c.intermediate));
+  QTENSOR_ASSIGN_OR_RETURN(up, buffer(act, maxT, c.intermediate));
+  QTENSOR_ASSIGN_OR_RETURN(h, buffer(act, maxT, c.intermediate));
+  QTENSOR_ASSIGN_OR_RETURN(down, buffer(act, maxT, c.hidden));
+  QTENSOR_ASSIGN_OR_RETURN(headIn, buffer(act, 1, c.hidden));
+  QTENSOR_ASSIGN_OR_RETURN(headOut, buffer(act, 1, c.vocab));
+  return Status::ok();
+}
+
+Expected<KVCache> Decoder::newCache(int64_t capacity) const {
+  const artifact::DecoderConfig &c = program.config;
+  return KVCache::create(c.layers, capacity ? capacity : c.context,
+                         c.kvWidth());
+}
+
+Status Decoder::call(void *f, std::vector<HostOperand> operands) {
+  ++count.modelKernelCalls;
+  return callMlirCInterface(f, operands);
+}
+
+Status Decoder::runLinear(const Linear &l, const HostTensor &x,
+                          HostTensor &y) {
+  if (l.quantized) {
+    ++count.quantizedLinearCalls;
+    return model.runInto(l.op, x, y, /*record=*/false);
+  }
+  ++count.floatLinearCalls;
+  rowsOf(y, x.rows);
+  return callMlirCInterface(
+      l.fn, {{const_cast<uint8_t *>(x.bytes.data()), {x.rows, l.k}},
+             {const_cast<uint8_t *>(l.w), {l.n, l.k}},
+             {y.bytes.data(), {x.rows, l.n}}});
+}
+
+Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
+  const artifact::DecoderConfig &c = program.config;
+  const int64_t p0 = cache.size();
+  for (int64_t i = 0; i < t; ++i) {
+    ids[size_t(i)] = tokenIds[i];
+    positions[size_t(i)] = int32_t(p0 + i);
+  }
+  const int64_t cap = cache.capacity();
+  std::vector<int64_t> rowsT = {t};
+  QTENSOR_TRY(call(fn.embed, {{ids.data(), rowsT},
+                              {const_cast<uint8_t *>(embedTable),
+                               {c.vocab, c.hidden}},
+                              {hidden.data(), {t, c.hidden}}}));
+  scores.resize(size_t(cap)); // once per capacity; no-op after
+  for (size_t li = 0; li < layers.size(); ++li) {
+    Layer &l = layers[li];
+    float *kc = cache.keys(int64_t(li)), *vc = cache.values(int64_t(li));
+    QTENSOR_TRY(call(fn.norm, {{hidden.data(), {t, c.hidden}},
+                               {const_cast<uint8_t *>(l.attnNorm), {c.hidden}},
+                               {rowsOf(xa, t).bytes.data(), {t, c.hidden}}}));
+    QTENSOR_TRY(runLinear(l.q, xa, q));
+    QTENSOR_TRY(runLinear(l.k, xa, k));
+    QTENSOR_TRY(runLinear(l.v, xa, v));
+    QTENSOR_TRY(call(fn.ropeQ, {{q.bytes.data(), {t, c.qWidth()}},
+                                {positions.data(), rowsT},
+                                {qf.data(), {t, c.qWidth()}}}));
+    QTENSOR_TRY(call(fn.ropeK, {{k.bytes.data(), {t, c.kvWidth()}},
+                                {positions.data(), rowsT},
+                                {kc, {cap, c.kvWidth()}}}));
+    QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
+                                 {positions.data(), rowsT},
+                                 {vc, {cap, c.kvWidth()}}}));
+    QTENSOR_TRY(call(fn.attention, {{qf.data(), {t, c.qWidth()}},
+                                    {kc, {cap, c.kvWidth()}},
+                                    {vc, {cap, c.kvWidth()}},
+                                    {positions.data(), rowsT},
+                                    {scores.data(), {cap}},
+                                    {rowsOf(attn, t).bytes.data(),
+                                     {t, c.qWidth()}}}));
+    QTENSOR_TRY(runLinear(l.o, attn, o));
+    QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
+                                      {o.bytes.data(), {t, c.hidden}}}));
+    QTENSOR_TRY(call(fn.norm, {{hidden.data(), {t, c.hidden}},
+                               {const_cast<uint8_t *>(l.ffnNorm), {c.hidden}},
+                               {rowsOf(xa, t).bytes.data(), {t, c.hidden}}}));
+    QTENSOR_TRY(runLinear(l.gate, xa, gate));
+    QTENSOR_TRY(runLinear(l.up, xa, up));
+    QTENSOR_TRY(call(fn.siluMul, {{gate.bytes.data(), {t, c.intermediate}},
+                                  {up.bytes.data(), {t, c.intermediate}},
+                                  {rowsOf(h, t).bytes.data(),
+                                   {t, c.intermediate}}}));
+    QTENSOR_TRY(runLinear(l.down, h, down));
+    QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
+                                      {down.bytes.data(), {t, c.hidden}}}));
+  }
+  QTENSOR_TRY(cache.append(t));
+  // The head reads only the last position: generation needs its logits.
+  float *last = &hidden[size_t(t - 1) * size_t(c.hidden)];
+  QTENSOR_TRY(call(fn.finalNorm,
+                   {{last, {1, c.hidden}},
+                    {const_cast<uint8_t *>(finalNormW), {c.hidden}},
+                    {headIn.bytes.data(), {1, c.hidden}}}));
+  if (head->quantized) {
+    QTENSOR_TRY(runLinear(*head, headIn, headOut));
+    for (int64_t i = 0; i < c.vocab; ++i)
+      logits[size_t(i)] = float(headOut.at(size_t(i)));
+  } else {
+    ++count.floatLinearCalls;
+    QTENSOR_TRY(callMlirCInterface(
+        head->fn, {{headIn.bytes.data(), {1, c.hidden}},
+                   {const_cast<uint8_t *>(head->w), {c.vocab, c.hidden}},
+                   {logits.data(), {1, c.vocab}}}));
+  }
+  return Status::ok();
+}
+
+Expected<const std::vector<float> *>
+Decoder::forward(const std::vector<int32_t> &tokenIds, KVCache &cache) {
+  const artifact::DecoderConfig &c = program.config;
+  if (tokenIds.empty())
+    return makeError("decoder: no tokens to run");
+  if (cache.layers() != c.layers || cache.width() != c.kvWidth())
+    return makeError("decoder: the KV cache has ", cache.layers(),
+                     " layers of width ", cache.width(), "; this model needs ",
+                     c.layers, " of width ", c.kvWidth());
+  if (int64_t(tokenIds.size()) > cache.capacity() - cache.size())
+    return makeError("decoder: ", tokenIds.size(), " tokens after ",
+                     cache.size(), " do not fit the KV cache's ",
+                     cache.capacity(), " positions");
+  for (size_t i = 0; i < tokenIds.size(); ++i)
+    if (tokenIds[i] < 0 || tokenIds[i] >= c.vocab)
+      return makeError("decoder: token ", i, " is ", tokenIds[i],
+                       ", outside the vocabulary [0, ", c.vocab, ")");
+  ++count.forwards;
+  const int64_t start = cache.size();
+  for (size_t at = 0; at < tokenIds.size(); at += size_t(maxT)) {
+    int64_t t = std::min<int64_t>(maxT, int64_t(tokenIds.size() - at));
+    if (Status s = runChunk(&tokenIds[at], t, cache); !s) {
+      (void)cache.truncate(start); // a failed call leaves nothing half-added
+      return s.error();
+    }
+  }
+  return &logits;
+}
+
+Expected<int32_t> Decoder::argmax() {
+  int32_t id = 0;
+  QTENSOR_TRY(call(fn.argmax, {{logits.data(), {1, program.config.vocab}},
+                               {&id, {1}}}));
+  return id;
+}
+
+Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
+                                           KVCache &cache,
+                                           const GenerateOptions &options) {
+  if (options.maxTokens < 0)
+    return makeError("generate: a negative token count");
+  if (!(options.temperature >= 0) || !std::isfinite(options.temperature))
+    return makeError("generate: the temperature must be finite and >= 0");
+  GenerateResult r;
+  std::mt19937_64 rng(options.seed);
+  auto pick = [&]() -> Expected<int32_t> {
+    if (options.temperature == 0)
+      return argmax();
+    double top = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> weights(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i)
+      weights[i] = std::exp((double(logits[i]) - top) / options.temperature);
+    std::discrete_distribution<int32_t> dist(weights.begin(), weights.end());
+    return dist(rng);
+  };
+  std::optional<int32_t> eos;
+  if (options.stopAtEos) {
+    if (Expected<const Tokenizer *> t = tokenizer(); t && (*t)->eosId() >= 0)
+      eos = (*t)->eosId();
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  if (auto ran = forward(prompt, cache); !ran)
+    return ran.error();
+  r.prefillSeconds = secondsSince(start);
+  r.prefillTokens = int64_t(prompt.size());
+  r.promptLogits = logits;
+  start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < options.maxTokens; ++i) {
+    QTENSOR_ASSIGN_OR_RETURN(int32_t next, pick());
+    r.tokens.push_back(next);
+    if (options.onToken)
+      options.onToken(next);
+    if (eos && next == *eos) {
+      r.stoppedAtEos = true;
+      break;
+    }
+    if (i + 1 == options.maxTokens || cache.size() >= cache.capacity())
+      break;
+    if (auto ran = forward({next}, cache); !ran)
+      return ran.error();
+    ++r.decodeTokens;
+  }
+  r.decodeSeconds = secondsSince(start);
+  return r;
+}
+
+Expected<const Tokenizer *> Decoder::tokenizer() {
+  if (tok)
+    return tok.get();
+  const MappedFile *file = model.tokenizerFile();
+  if (!file)
+    return makeError("the artifact carries no tokenizer (its source had "
+                     "none the compiler could read; pass token ids)");
+  const std::string name = model.program()->tokenizerFile.value_or("tokenizer");
+  QTENSOR_ASSIGN_OR_RETURN(GGUFFile gguf,
+                           GGUFFile::fromBuffer(file->data(), file->size(),
+                                                name));
+  QTENSOR_ASSIGN_OR_RETURN(Tokenizer t, Tokenizer::fromGGUF(gguf, name));
+  const std::optional<std::string> &declared =
+      model.manifest().model.tokenizerSha256;
+  if (!declared || *declared != t.sha256())
+    return makeError(name, ": the tokenizer's digest ", t.sha256(),
+                     " is not the manifest's model.tokenizer_sha256 (",
+                     declared.value_or("absent"), ")");
+  tok = std::make_unique<Tokenizer>(std::move(t));
+  return tok.get();
+}

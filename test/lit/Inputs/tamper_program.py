@@ -1,0 +1,27 @@
+"""Rewrites an artifact's program.json so its attention kernel symbol names
+an f32 output (a kernel that would write 4-byte values into the 2-byte
+buffer the runtime passes), and updates the manifest's size and SHA-256 of
+the file so only the program's own checks can catch it.
+
+usage: tamper_program.py ARTIFACT_DIR
+"""
+import hashlib
+import json
+import os
+import sys
+
+root = sys.argv[1]
+manifest_path = os.path.join(root, "manifest.json")
+manifest = json.load(open(manifest_path))
+entry = next(f for f in manifest["files"] if f["role"] == "program")
+path = os.path.join(root, entry["path"])
+program = json.load(open(path))
+symbol = program["kernels"]["attention"]
+assert symbol.endswith("_f16"), symbol
+program["kernels"]["attention"] = symbol[: -len("_f16")] + "_f32"
+data = (json.dumps(program, indent=1, sort_keys=True) + "\n").encode()
+os.chmod(path, 0o644)
+open(path, "wb").write(data)
+entry["bytes"] = len(data)
+entry["sha256"] = hashlib.sha256(data).hexdigest()
+json.dump(manifest, open(manifest_path, "w"), indent=2, sort_keys=True)

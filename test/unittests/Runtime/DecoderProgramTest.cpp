@@ -1,0 +1,133 @@
+//===- DecoderProgramTest.cpp - program.json and the KV cache API ---------===//
+//
+// The decoder program round-trips through its JSON form and its parser
+// rejects what the runtime must not size buffers from (bad dimensions,
+// unknown fields, a layer count that disagrees); the KV cache's append,
+// truncate and fork keep their positions and refuse what does not fit
+// (seed M8.9 0x09E). The whole-model run is tested end to end in lit
+// (qtc-run-prompt.test) against llama.cpp's tokens and logits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Runtime/Decoder.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+namespace {
+
+artifact::DecoderProgram sampleProgram() {
+  artifact::DecoderProgram p;
+  artifact::DecoderConfig &c = p.config;
+  c.architecture = "llama";
+  c.hidden = 256;
+  c.intermediate = 512;
+  c.layers = 1;
+  c.heads = 4;
+  c.kvHeads = 2;
+  c.headDim = 64;
+  c.vocab = 384;
+  c.context = 128;
+  c.ropeDim = 64;
+  p.kernelFile = "kernels-host.so";
+  p.kernels = {"_mlir_ciface_e", "_mlir_ciface_n", "_mlir_ciface_n",
+               "_mlir_ciface_q", "_mlir_ciface_k", "_mlir_ciface_v",
+               "_mlir_ciface_a", "_mlir_ciface_s", "_mlir_ciface_r",
+               "_mlir_ciface_m"};
+  p.embed = "token_embd.weight";
+  p.finalNorm = "output_norm.weight";
+  p.head = {"output.weight", std::string("_mlir_ciface_h")};
+  artifact::ProgramLayer l;
+  l.attnNorm = "blk.0.attn_norm.weight";
+  l.ffnNorm = "blk.0.ffn_norm.weight";
+  l.q = {"blk.0.attn_q.weight", std::nullopt};
+  l.k = {"blk.0.attn_k.weight", std::nullopt};
+  l.v = {"blk.0.attn_v.weight", std::nullopt};
+  l.o = {"blk.0.attn_output.weight", std::nullopt};
+  l.gate = {"blk.0.ffn_gate.weight", std::nullopt};
+  l.up = {"blk.0.ffn_up.weight", std::nullopt};
+  l.down = {"blk.0.ffn_down.weight", std::nullopt};
+  p.layers.push_back(l);
+  p.tokenizerFile = "tokenizer.gguf";
+  return p;
+}
+
+TEST(DecoderProgram, RoundTripsThroughJson) {
+  artifact::DecoderProgram p = sampleProgram();
+  std::string text = artifact::toJson(p).dump();
+  auto back = artifact::parseProgram(text, "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+}
+
+TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
+  auto bad = [](auto edit) {
+    nlohmann::json j = artifact::toJson(sampleProgram());
+    edit(j);
+    auto r = artifact::parseProgram(j.dump(), "program.json");
+    return r ? std::string("accepted") : r.message();
+  };
+  EXPECT_EQ(bad([](nlohmann::json &j) { j["config"]["hidden"] = -1; }),
+            "program.json.config.hidden: -1 is outside [1, 16777216]");
+  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["kv_heads"] = 3; })
+                .find("must be a multiple of kv_heads"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["rope_dim"] = 65; })
+                .find("rope_dim: 65 must be even"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["layers"] = 2; })
+                .find("1 layers, the config says 2"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) { j["extra"] = 1; }).find("extra"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["rope_style"] = "x"; })
+                .find("unknown value \"x\""),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["architecture"] = "gpt2"; })
+                .find("\"gpt2\" is not a decoder this runtime runs"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["vocab"] = 1 << 24;
+              j["config"]["hidden"] = 1 << 24;
+            }).find("exceeds"),
+            std::string::npos);
+}
+
+TEST(KVCache, AppendTruncateFork) {
+  auto cache = KVCache::create(2, 8, 4);
+  ASSERT_TRUE(cache) << cache.message();
+  EXPECT_EQ(cache->size(), 0);
+  ASSERT_TRUE(cache->append(3));
+  for (int64_t l = 0; l < 2; ++l)
+    for (int i = 0; i < 3 * 4; ++i) {
+      cache->keys(l)[i] = float(100 * l + i);
+      cache->values(l)[i] = float(-100 * l - i);
+    }
+  // Prefix reuse: a fork of the first two positions, then both continue.
+  auto fork = cache->fork(2);
+  ASSERT_TRUE(fork) << fork.message();
+  EXPECT_EQ(fork->size(), 2);
+  EXPECT_EQ(fork->capacity(), 8);
+  EXPECT_EQ(fork->keys(1)[7], 107.0f);
+  EXPECT_EQ(fork->values(1)[7], -107.0f);
+  EXPECT_EQ(fork->keys(1)[8], 0.0f); // position 2 was not copied
+  ASSERT_TRUE(cache->truncate(1));
+  EXPECT_EQ(cache->size(), 1);
+  EXPECT_EQ(fork->size(), 2); // independent
+  // Page boundary of the contiguous cache: exactly full, then refused.
+  ASSERT_TRUE(cache->append(7));
+  EXPECT_EQ(cache->size(), 8);
+  Status over = cache->append(1);
+  EXPECT_FALSE(over);
+  EXPECT_EQ(over.message(),
+            "KV cache: 8 + 1 positions exceed its capacity of 8");
+  EXPECT_FALSE(cache->truncate(9));
+  EXPECT_FALSE(cache->fork(9));
+  EXPECT_FALSE(KVCache::create(0, 8, 4));
+  EXPECT_FALSE(KVCache::create(1, int64_t(1) << 40, 4));
+}
+
+} // namespace

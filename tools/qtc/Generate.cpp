@@ -1,0 +1,169 @@
+//===- Generate.cpp - `qtc run --prompt`: the artifact as a model ---------===//
+//
+// Thin: load with the decoder program, tokenize, Decoder::generate, print.
+// The text goes to stdout as each token is chosen; the rates follow it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Generate.h"
+
+#include "qtensor/Runtime/Decoder.h"
+#include "qtensor/Tokenizer/Tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace qtensor::qtc {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using namespace qtensor::runtime;
+
+int fail(const GenerateArgs &a, const char *stage, const std::string &message) {
+  if (a.json)
+    std::cout << json{{"ok", false}, {"stage", stage}, {"error", message}}.dump(
+                     2)
+              << "\n";
+  std::cerr << "qtc run: error: " << message << "\n";
+  return 1;
+}
+
+Status writeLogits(const std::string &path, const std::vector<float> &logits) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out)
+    out.write(reinterpret_cast<const char *>(logits.data()),
+              std::streamsize(logits.size() * sizeof(float)));
+  out.close();
+  if (!out)
+    return makeError(path, ": cannot write the logits");
+  return Status::ok();
+}
+
+double rate(int64_t tokens, double seconds) {
+  return seconds > 0 ? double(tokens) / seconds : 0.0;
+}
+
+} // namespace
+
+int runGenerate(const GenerateArgs &a) {
+  LoadOptions lo = a.load;
+  lo.decoder = true;
+  auto loaded = loadModel(a.dir, lo);
+  if (!loaded)
+    return fail(a, "load", loaded.message());
+  LoadedModel &model = **loaded;
+  auto decoder = Decoder::create(model);
+  if (!decoder)
+    return fail(a, "load", decoder.message());
+  Decoder &d = **decoder;
+
+  const Tokenizer *tok = nullptr;
+  std::vector<int32_t> prompt;
+  if (a.prompt) {
+    auto t = d.tokenizer();
+    if (!t)
+      return fail(a, "tokenize", t.message());
+    tok = *t;
+    prompt = tok->encode(*a.prompt, /*addSpecial=*/true);
+  } else {
+    prompt = *a.ids;
+    if (auto t = d.tokenizer())
+      tok = *t;
+  }
+  if (prompt.empty())
+    return fail(a, "tokenize", "the prompt has no tokens");
+  auto cache = d.newCache(a.context);
+  if (!cache)
+    return fail(a, "cache", cache.message());
+
+  GenerateOptions go;
+  go.maxTokens = a.maxTokens;
+  go.temperature = a.temperature;
+  go.seed = a.seed;
+  std::string text;
+  go.onToken = [&](int32_t id) {
+    if (!tok)
+      return;
+    auto piece = tok->tokenPiece(id, /*renderSpecial=*/false);
+    if (!piece)
+      return;
+    text += *piece;
+    if (!a.json)
+      std::cout << *piece << std::flush;
+  };
+  if (!a.json && a.prompt)
+    std::cout << *a.prompt << std::flush;
+  auto r = d.generate(prompt, *cache, go);
+  if (!r)
+    return fail(a, "run", r.message());
+  if (tok) { // the tokenizer's own clean-up of the whole sequence
+    if (auto decoded = tok->decode(r->tokens, /*renderSpecial=*/false))
+      text = *decoded;
+  }
+  if (!a.logitsOut.empty())
+    if (Status s = writeLogits(a.logitsOut, r->promptLogits); !s)
+      return fail(a, "output", s.message());
+
+  const double prefillRate = rate(r->prefillTokens, r->prefillSeconds);
+  const double decodeRate = rate(r->decodeTokens, r->decodeSeconds);
+  const DecoderCounters &c = d.counters();
+  if (a.json) {
+    std::vector<std::pair<int32_t, float>> top;
+    for (size_t i = 0; i < r->promptLogits.size(); ++i)
+      top.push_back({int32_t(i), r->promptLogits[i]});
+    size_t k = std::min<size_t>(5, top.size());
+    std::partial_sort(top.begin(), top.begin() + long(k), top.end(),
+                      [](const auto &x, const auto &y) {
+                        return x.second > y.second ||
+                               (x.second == y.second && x.first < y.first);
+                      });
+    json top5 = json::array();
+    for (size_t i = 0; i < k; ++i)
+      top5.push_back({top[i].first, top[i].second});
+    json out = {
+        {"ok", true},
+        {"backend", model.backend()},
+        {"activation", toString(model.program()->activation)},
+        {"prompt_tokens", prompt},
+        {"tokens", r->tokens},
+        {"text", text},
+        {"stopped_at_eos", r->stoppedAtEos},
+        {"prompt_top5", top5},
+        {"timings",
+         {{"prefill_tokens", r->prefillTokens},
+          {"prefill_seconds", r->prefillSeconds},
+          {"prefill_tokens_per_s", prefillRate},
+          {"decode_tokens", r->decodeTokens},
+          {"decode_seconds", r->decodeSeconds},
+          {"decode_tokens_per_s", decodeRate}}},
+        {"kernel_calls",
+         {{"model", c.modelKernelCalls},
+          {"quantized_linear", c.quantizedLinearCalls},
+          {"float_linear", c.floatLinearCalls},
+          {"forwards", c.forwards}}}};
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace)
+              << "\n";
+    return 0;
+  }
+  if (!tok) {
+    std::cout << "tokens:";
+    for (int32_t id : r->tokens)
+      std::cout << " " << id;
+  }
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "\n\nprefill: %lld tokens, %.1f tokens/s; decode: %lld "
+                "tokens, %.1f tokens/s (%s)\n",
+                static_cast<long long>(r->prefillTokens), prefillRate,
+                static_cast<long long>(r->decodeTokens), decodeRate,
+                model.backend().c_str());
+  std::cout << line;
+  return 0;
+}
+
+} // namespace qtensor::qtc
