@@ -425,8 +425,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   // Quantized linears go to `lin`; excluded ones stay plain tensors (not
   // marked used) and are remembered for the graph.
   auto place = [&](SourceLinear linear, TensorKind kind) -> Status {
-    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
-                             selection.decide(linear.name, kind));
+    QTENSOR_ASSIGN_OR_RETURN(
+        SelectionDecision d,
+        selection.decideStored(linear.name, kind, linear.weight.dtype));
     if (!d.quantize) {
       cp.floatLin.push_back(std::move(linear));
       return Status::ok();
@@ -526,8 +527,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         kind = f.role == "lm_head" ? TensorKind::Head : TensorKind::Linear;
     if (tied && all[i].name == embedName)
       kind = TensorKind::Embedding; // also the (float) head
-    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
-                             selection.decide(all[i].name, kind));
+    QTENSOR_ASSIGN_OR_RETURN(
+        SelectionDecision d,
+        selection.decideStored(all[i].name, kind, all[i].dtype));
     std::string reason = d.reason;
     if (d.quantize) // only possible for a tied head's embedding
       return makeError("internal: ", all[i].name, " selected twice");

@@ -227,6 +227,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   auto selection = WeightSelection::create(request.excludes, request.includes);
   if (!selection)
     return selection.error();
+  if (spec->keep)
+    selection->keepFloatWeights();
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -251,7 +253,11 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (!checkpoint)
     return makeError(checkpoint.message());
   const ModelConfig &config = checkpoint->config();
-  if (checkpoint->linears().empty())
+  // Every linear float (--quant keep on a float checkpoint, or all
+  // excluded) is an unquantized model when the program can run it.
+  const bool floatModel =
+      checkpoint->linears().empty() && !userModule && checkpoint->decoder();
+  if (checkpoint->linears().empty() && !floatModel)
     return makeError(
         userModule ? "nothing to quantize: no weight of " + request.input +
                          " is selected (a linear is a 2-D weight a "
@@ -281,7 +287,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else
   // f16; a module declares its own.
   FloatType element = FloatType::F16;
-  if (checkpoint->linears()[0].weight.dtype == "BF16")
+  const std::vector<SourceLinear> &anyLinears = checkpoint->linears().empty()
+                                                    ? checkpoint->floatLinears()
+                                                    : checkpoint->linears();
+  if (!anyLinears.empty() && anyLinears[0].weight.dtype == "BF16")
     element = FloatType::BF16;
 
   // Each linear's logical descriptor, planned without reading a value: the
@@ -434,10 +443,13 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.model.name = config.name.empty() ? "model" : config.name;
   // Kept GGUF codes are whatever the file had, not what --quant says.
   input.quantization.family =
-      keptCodes == planned.size() && keptCodes
-          ? "kept"
-          : (keptCodes ? "mixed"
-                       : "affine_w" + std::to_string(spec->bits) + "a16");
+      planned.empty()
+          ? "float"
+          : (keptCodes == planned.size()
+                 ? "kept"
+                 : (keptCodes
+                        ? "mixed"
+                        : "affine_w" + std::to_string(spec->bits) + "a16"));
   input.quantization.config = {
       {"quant", spec->text},
       {"target", request.target},

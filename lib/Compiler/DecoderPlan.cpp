@@ -2,6 +2,7 @@
 
 #include "DecoderPlan.h"
 
+#include <algorithm>
 #include <map>
 
 namespace qtensor::compiler {
@@ -67,11 +68,11 @@ public:
         const char *name;
         ProgramLinear *out;
       };
-      for (const Role &r : {Role{"q_proj", &layer.q}, Role{"k_proj", &layer.k},
-                            Role{"v_proj", &layer.v}, Role{"o_proj", &layer.o},
-                            Role{"gate_proj", &layer.gate},
-                            Role{"up_proj", &layer.up},
-                            Role{"down_proj", &layer.down}}) {
+      for (const Role &r :
+           {Role{"q_proj", &layer.q}, Role{"k_proj", &layer.k},
+            Role{"v_proj", &layer.v}, Role{"o_proj", &layer.o},
+            Role{"gate_proj", &layer.gate}, Role{"up_proj", &layer.up},
+            Role{"down_proj", &layer.down}}) {
         std::optional<ProgramLinear> lin = linear(l, r.name, activation);
         if (!lin)
           return std::nullopt;
@@ -91,13 +92,16 @@ public:
          {&k.embed, &k.norm, &k.ropeQ, &k.ropeK, &k.storeV, &k.attention,
           &k.siluMul, &k.residualAdd, &k.argmax})
       plan.kernels.push_back(*spec);
-    p.kernels = {k.embed.symbol(),     k.norm.symbol(),
-                 k.norm.symbol(),      k.ropeQ.symbol(),
-                 k.ropeK.symbol(),     k.storeV.symbol(),
-                 k.attention.symbol(), k.siluMul.symbol(),
+    p.kernels = {k.embed.symbol(),       k.norm.symbol(),
+                 k.norm.symbol(),        k.ropeQ.symbol(),
+                 k.ropeK.symbol(),       k.storeV.symbol(),
+                 k.attention.symbol(),   k.siluMul.symbol(),
                  k.residualAdd.symbol(), k.argmax.symbol()};
-    for (const ModelKernelSpec &f : floatLinears)
-      plan.kernels.push_back(f);
+    for (const ModelKernelSpec &f : floatLinears) // one per shape and dtype
+      if (std::none_of(
+              plan.kernels.begin(), plan.kernels.end(),
+              [&](const ModelKernelSpec &k) { return k.name() == f.name(); }))
+        plan.kernels.push_back(f);
     return plan;
   }
 

@@ -60,6 +60,16 @@ WeightSelection::create(std::vector<std::string> excludes,
   return s;
 }
 
+Expected<SelectionDecision>
+WeightSelection::decideStored(const std::string &name, TensorKind kind,
+                              const std::string &dtype) {
+  QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d, decide(name, kind));
+  if (d.quantize && keepFloat &&
+      (dtype == "F32" || dtype == "F16" || dtype == "BF16"))
+    d = {false, "--quant keep: stored as " + dtype + ", kept in float"};
+  return d;
+}
+
 Expected<SelectionDecision> WeightSelection::decide(const std::string &name,
                                                     TensorKind kind) {
   int ex = firstMatch(exclude, name), in = firstMatch(include, name);

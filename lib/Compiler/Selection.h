@@ -55,11 +55,21 @@ public:
   /// nothing (or only biases), with the input it was applied to.
   Status checkAllPatternsUsed(const std::string &input) const;
 
+  /// `--quant keep`: a linear stored as a float (F32, F16, BF16) has no
+  /// codes to keep and stays float (decideStored), so a float checkpoint
+  /// compiles unquantized.
+  void keepFloatWeights() { keepFloat = true; }
+  /// decide, then for a tensor stored as `dtype`: kept float under
+  /// keepFloatWeights when it is a float.
+  Expected<SelectionDecision> decideStored(const std::string &name,
+                                           TensorKind kind,
+                                           const std::string &dtype);
   const std::vector<std::string> &excludes() const { return exclude; }
   const std::vector<std::string> &includes() const { return include; }
 
 private:
   std::vector<std::string> exclude, include;
+  bool keepFloat = false;
   std::vector<bool> excludeUsed, includeUsed;
   std::vector<std::string> excludeBias, includeBias; ///< a bias it matched
 };

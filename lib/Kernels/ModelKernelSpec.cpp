@@ -43,8 +43,7 @@ std::string ModelKernelSpec::name() const {
   os << "qt_model_" << opName(op) << "_w" << width;
   if (rows)
     os << "_r" << rows;
-  if (op == ModelOp::RopeQ || op == ModelOp::RopeK ||
-      op == ModelOp::Attention)
+  if (op == ModelOp::RopeQ || op == ModelOp::RopeK || op == ModelOp::Attention)
     os << "_h" << heads << "_kv" << kvHeads << "_d" << headDim;
   if (op == ModelOp::RopeQ || op == ModelOp::RopeK)
     os << "_rd" << ropeDim
@@ -119,8 +118,7 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
 
 ModelKernelSpec qtensor::floatLinearKernel(int64_t n, int64_t k,
                                            FloatType activation,
-                                           FloatType weight,
-                                           FloatType output) {
+                                           FloatType weight, FloatType output) {
   ModelKernelSpec s;
   s.op = ModelOp::FloatLinear;
   s.width = k;
@@ -160,20 +158,19 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
     const std::string &named;
     const ModelKernelSpec &spec;
   };
-  for (const Check &x : {Check{"embed", s.embed, k.embed},
-                         Check{"norm", s.norm, k.norm},
-                         Check{"final_norm", s.finalNorm, k.norm},
-                         Check{"rope_q", s.ropeQ, k.ropeQ},
-                         Check{"rope_k", s.ropeK, k.ropeK},
-                         Check{"store_v", s.storeV, k.storeV},
-                         Check{"attention", s.attention, k.attention},
-                         Check{"silu_mul", s.siluMul, k.siluMul},
-                         Check{"residual_add", s.residualAdd, k.residualAdd},
-                         Check{"argmax", s.argmax, k.argmax}})
+  for (const Check &x :
+       {Check{"embed", s.embed, k.embed}, Check{"norm", s.norm, k.norm},
+        Check{"final_norm", s.finalNorm, k.norm},
+        Check{"rope_q", s.ropeQ, k.ropeQ}, Check{"rope_k", s.ropeK, k.ropeK},
+        Check{"store_v", s.storeV, k.storeV},
+        Check{"attention", s.attention, k.attention},
+        Check{"silu_mul", s.siluMul, k.siluMul},
+        Check{"residual_add", s.residualAdd, k.residualAdd},
+        Check{"argmax", s.argmax, k.argmax}})
     if (x.named != x.spec.symbol())
       return makeError(name, ": kernels.", x.what, " is \"", x.named,
-                       "\"; the config and tensors imply \"",
-                       x.spec.symbol(), "\"");
+                       "\"; the config and tensors imply \"", x.spec.symbol(),
+                       "\"");
   for (const artifact::ProgramLayer &l : p.layers)
     for (const std::string *t : {&l.attnNorm, &l.ffnNorm})
       if (storedFloat(m, *t) != norm)
@@ -189,8 +186,8 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
             .symbol();
     if (*l.kernel != want)
       return makeError(name, ": ", where, ".kernel is \"", *l.kernel,
-                       "\"; the shape and dtypes of ", l.tensor,
-                       " imply \"", want, "\"");
+                       "\"; the shape and dtypes of ", l.tensor, " imply \"",
+                       want, "\"");
     return Status::ok();
   };
   QTENSOR_TRY(linear(p.head, c.vocab, c.hidden, FloatType::F32, "head"));

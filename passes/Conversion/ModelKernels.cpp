@@ -98,7 +98,8 @@ struct Emitter {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(f.getBody());
-      SmallVector<Value> next = body(f.getInductionVar(), f.getRegionIterArgs());
+      SmallVector<Value> next =
+          body(f.getInductionVar(), f.getRegionIterArgs());
       scf::YieldOp::create(b, next);
     }
     return SmallVector<Value>(f.getResults());
@@ -114,7 +115,8 @@ void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: ids, table [V, D], out [T, D]
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value id = e.clampedIndex(a[0], {t}, s.width);
-    e.loop(s.rows, [&](Value d) { e.store(e.load(a[1], {id, d}), a[2], {t, d}); });
+    e.loop(s.rows,
+           [&](Value d) { e.store(e.load(a[1], {id, d}), a[2], {t, d}); });
   });
 }
 
@@ -141,7 +143,8 @@ void emitRope(Emitter &e, const ModelKernelSpec &s, Value x, Value t,
   const int64_t half = s.ropeDim / 2;
   // theta_i = p * base^(-2i / ropeDim), as ggml computes it, in f32.
   Value p = arith::UIToFPOp::create(
-      e.b, e.f32, arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), position));
+      e.b, e.f32,
+      arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), position));
   e.loop(s.heads, [&](Value h) {
     Value base = e.mul(h, e.index(s.headDim));
     e.loop(half, [&](Value i) {
@@ -186,7 +189,8 @@ void buildStoreV(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: x [T, W], pos [T], cache [C, W]
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value row = e.clampedIndex(a[1], {t}, e.dim(a[2], 0));
-    e.loop(s.width, [&](Value d) { e.store(e.load(a[0], {t, d}), a[2], {row, d}); });
+    e.loop(s.width,
+           [&](Value d) { e.store(e.load(a[0], {t, d}), a[2], {row, d}); });
   });
 }
 
@@ -207,27 +211,25 @@ void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value max =
           e.reduce(e.index(0), n, {lowest},
                    [&](Value j, ValueRange m) -> SmallVector<Value> {
-                     Value dot =
-                         e.reduce(e.index(0), e.index(s.headDim), {e.f32c(0)},
-                                  [&](Value d, ValueRange acc)
-                                      -> SmallVector<Value> {
-                                    Value qv = e.load(q, {t, e.add(qBase, d)});
-                                    Value kv =
-                                        e.load(kc, {j, e.add(kvBase, d)});
-                                    return {e.fadd(acc[0], e.fmul(qv, kv))};
-                                  })[0];
+                     Value dot = e.reduce(
+                         e.index(0), e.index(s.headDim), {e.f32c(0)},
+                         [&](Value d, ValueRange acc) -> SmallVector<Value> {
+                           Value qv = e.load(q, {t, e.add(qBase, d)});
+                           Value kv = e.load(kc, {j, e.add(kvBase, d)});
+                           return {e.fadd(acc[0], e.fmul(qv, kv))};
+                         })[0];
                      Value sc = e.fmul(dot, e.f32c(scale));
                      memref::StoreOp::create(e.b, sc, scores, ValueRange{j});
                      return {arith::MaximumFOp::create(e.b, m[0], sc)};
                    })[0];
-      Value sum = e.reduce(e.index(0), n, {e.f32c(0)},
-                           [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                             Value p = math::ExpOp::create(
-                                 e.b, e.fsub(e.load(scores, {j}), max));
-                             memref::StoreOp::create(e.b, p, scores,
-                                                     ValueRange{j});
-                             return {e.fadd(acc[0], p)};
-                           })[0];
+      Value sum =
+          e.reduce(e.index(0), n, {e.f32c(0)},
+                   [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                     Value p = math::ExpOp::create(
+                         e.b, e.fsub(e.load(scores, {j}), max));
+                     memref::StoreOp::create(e.b, p, scores, ValueRange{j});
+                     return {e.fadd(acc[0], p)};
+                   })[0];
       Value inv = e.fdiv(e.f32c(1), sum);
       e.loop(s.headDim, [&](Value d) {
         Value acc =
@@ -249,7 +251,8 @@ void buildSiluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value g = e.load(a[0], {t, f});
       Value sig = e.fdiv(
           e.f32c(1),
-          e.fadd(e.f32c(1), math::ExpOp::create(e.b, arith::NegFOp::create(e.b, g))));
+          e.fadd(e.f32c(1),
+                 math::ExpOp::create(e.b, arith::NegFOp::create(e.b, g))));
       e.store(e.fmul(e.fmul(g, sig), e.load(a[1], {t, f})), a[2], {t, f});
     });
   });
@@ -268,11 +271,12 @@ void buildFloatLinear(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: x [T, K], w [N, K], y [T, N]
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     e.loop(s.rows, [&](Value n) {
-      Value acc = e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
-                           [&](Value k, ValueRange r) -> SmallVector<Value> {
-                             return {e.fadd(r[0], e.fmul(e.load(a[0], {t, k}),
-                                                         e.load(a[1], {n, k})))};
-                           })[0];
+      Value acc =
+          e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
+                   [&](Value k, ValueRange r) -> SmallVector<Value> {
+                     return {e.fadd(r[0], e.fmul(e.load(a[0], {t, k}),
+                                                 e.load(a[1], {n, k})))};
+                   })[0];
       e.store(acc, a[2], {t, n});
     });
   });
@@ -282,15 +286,15 @@ void buildArgmax(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: logits [T, V] f32, id [1] i32: the first maximum of the last row.
   Value row = arith::SubIOp::create(e.b, e.dim(a[0], 0), e.index(1));
   Value lowest = e.f32c(-std::numeric_limits<float>::infinity());
-  SmallVector<Value> best = e.reduce(
-      e.index(0), e.index(s.width), {lowest, e.index(0)},
-      [&](Value v, ValueRange r) -> SmallVector<Value> {
-        Value x = e.load(a[0], {row, v});
-        Value better =
-            arith::CmpFOp::create(e.b, arith::CmpFPredicate::OGT, x, r[0]);
-        return {arith::SelectOp::create(e.b, better, x, r[0]),
-                arith::SelectOp::create(e.b, better, v, r[1])};
-      });
+  SmallVector<Value> best =
+      e.reduce(e.index(0), e.index(s.width), {lowest, e.index(0)},
+               [&](Value v, ValueRange r) -> SmallVector<Value> {
+                 Value x = e.load(a[0], {row, v});
+                 Value better = arith::CmpFOp::create(
+                     e.b, arith::CmpFPredicate::OGT, x, r[0]);
+                 return {arith::SelectOp::create(e.b, better, x, r[0]),
+                         arith::SelectOp::create(e.b, better, v, r[1])};
+               });
   Value id = arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), best[1]);
   memref::StoreOp::create(e.b, id, a[1], ValueRange{e.index(0)});
 }
@@ -318,8 +322,8 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
   case ModelOp::Attention:
     // The cache and the scores row have the session's capacity C; the
     // scores row must hold at least C values.
-    return {memref2(ctx, kDyn, q, f32),  memref2(ctx, kDyn, kv, f32),
-            memref2(ctx, kDyn, kv, f32), ids,
+    return {memref2(ctx, kDyn, q, f32),   memref2(ctx, kDyn, kv, f32),
+            memref2(ctx, kDyn, kv, f32),  ids,
             MemRefType::get({kDyn}, f32), memref2(ctx, kDyn, q, out)};
   case ModelOp::SiluMul:
     return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, in),

@@ -30,7 +30,8 @@ Expected<HostTensor> buffer(FloatType dtype, int64_t rows, int64_t cols) {
 /// Views the first t rows of a buffer (no reallocation: within capacity).
 HostTensor &rowsOf(HostTensor &b, int64_t t) {
   b.rows = t;
-  b.bytes.resize(size_t(t) * size_t(b.cols) * HostTensor::elementBytes(b.dtype));
+  b.bytes.resize(size_t(t) * size_t(b.cols) *
+                 HostTensor::elementBytes(b.dtype));
   return b;
 }
 
@@ -60,8 +61,8 @@ Expected<KVCache> KVCache::create(int64_t layers, int64_t capacity,
 
 Status KVCache::truncate(int64_t n) {
   if (n < 0 || n > tokens)
-    return makeError("KV cache: cannot truncate to ", n, " positions; it holds ",
-                     tokens);
+    return makeError("KV cache: cannot truncate to ", n,
+                     " positions; it holds ", tokens);
   tokens = n;
   return Status::ok();
 }
@@ -95,8 +96,8 @@ Expected<KVCache> KVCache::fork(int64_t n) const {
 struct Decoder::Linear {
   std::string tensor;
   bool quantized = false;
-  size_t op = 0;             ///< quantized: the plan's op index
-  void *fn = nullptr;        ///< plain: the float linear kernel
+  size_t op = 0;              ///< quantized: the plan's op index
+  void *fn = nullptr;         ///< plain: the float linear kernel
   const uint8_t *w = nullptr; ///< plain: the weight [n, k]
   int64_t n = 0, k = 0;
 };
@@ -177,8 +178,10 @@ Status Decoder::init(int64_t chunk) {
       if (op.activation != act || op.output != act)
         return makeError("decoder: op \"", pl.tensor, "\" takes ",
                          toString(op.activation), " and writes ",
-                         toString(op.output), "; the program's activations "
-                         "are ", toString(act));
+                         toString(op.output),
+                         "; the program's activations "
+                         "are ",
+                         toString(act));
       if (op.bias)
         return makeError("decoder: op \"", pl.tensor,
                          "\" adds a bias, which the program does not carry");
@@ -201,17 +204,16 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth(), act));
-    QTENSOR_ASSIGN_OR_RETURN(
-        l.gate, linear(pl.gate, c.intermediate, c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.gate,
+                             linear(pl.gate, c.intermediate, c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.up,
                              linear(pl.up, c.intermediate, c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(
-        l.down, linear(pl.down, c.hidden, c.intermediate, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.down,
+                             linear(pl.down, c.hidden, c.intermediate, act));
     layers.push_back(std::move(l));
   }
-  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear,
-                           linear(program.head, c.vocab, c.hidden,
-                                  FloatType::F32));
+  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear, linear(program.head, c.vocab,
+                                                     c.hidden, FloatType::F32));
   head = std::make_unique<Linear>(std::move(headLinear));
 
   hidden.assign(size_t(maxT) * size_t(c.hidden), 0.0f);
@@ -245,8 +247,7 @@ Status Decoder::call(void *f, std::vector<HostOperand> operands) {
   return callMlirCInterface(f, operands);
 }
 
-Status Decoder::runLinear(const Linear &l, const HostTensor &x,
-                          HostTensor &y) {
+Status Decoder::runLinear(const Linear &l, const HostTensor &x, HostTensor &y) {
   if (l.quantized) {
     ++count.quantizedLinearCalls;
     return model.runInto(l.op, x, y, /*record=*/false);
@@ -268,10 +269,10 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
   }
   const int64_t cap = cache.capacity();
   std::vector<int64_t> rowsT = {t};
-  QTENSOR_TRY(call(fn.embed, {{ids.data(), rowsT},
-                              {const_cast<uint8_t *>(embedTable),
-                               {c.vocab, c.hidden}},
-                              {hidden.data(), {t, c.hidden}}}));
+  QTENSOR_TRY(
+      call(fn.embed, {{ids.data(), rowsT},
+                      {const_cast<uint8_t *>(embedTable), {c.vocab, c.hidden}},
+                      {hidden.data(), {t, c.hidden}}}));
   scores.resize(size_t(cap)); // once per capacity; no-op after
   for (size_t li = 0; li < layers.size(); ++li) {
     Layer &l = layers[li];
@@ -291,13 +292,13 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
     QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
                                  {positions.data(), rowsT},
                                  {vc, {cap, c.kvWidth()}}}));
-    QTENSOR_TRY(call(fn.attention, {{qf.data(), {t, c.qWidth()}},
-                                    {kc, {cap, c.kvWidth()}},
-                                    {vc, {cap, c.kvWidth()}},
-                                    {positions.data(), rowsT},
-                                    {scores.data(), {cap}},
-                                    {rowsOf(attn, t).bytes.data(),
-                                     {t, c.qWidth()}}}));
+    QTENSOR_TRY(
+        call(fn.attention, {{qf.data(), {t, c.qWidth()}},
+                            {kc, {cap, c.kvWidth()}},
+                            {vc, {cap, c.kvWidth()}},
+                            {positions.data(), rowsT},
+                            {scores.data(), {cap}},
+                            {rowsOf(attn, t).bytes.data(), {t, c.qWidth()}}}));
     QTENSOR_TRY(runLinear(l.o, attn, o));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {o.bytes.data(), {t, c.hidden}}}));
@@ -306,10 +307,10 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
                                {rowsOf(xa, t).bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(runLinear(l.gate, xa, gate));
     QTENSOR_TRY(runLinear(l.up, xa, up));
-    QTENSOR_TRY(call(fn.siluMul, {{gate.bytes.data(), {t, c.intermediate}},
-                                  {up.bytes.data(), {t, c.intermediate}},
-                                  {rowsOf(h, t).bytes.data(),
-                                   {t, c.intermediate}}}));
+    QTENSOR_TRY(
+        call(fn.siluMul, {{gate.bytes.data(), {t, c.intermediate}},
+                          {up.bytes.data(), {t, c.intermediate}},
+                          {rowsOf(h, t).bytes.data(), {t, c.intermediate}}}));
     QTENSOR_TRY(runLinear(l.down, h, down));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {down.bytes.data(), {t, c.hidden}}}));
@@ -317,10 +318,10 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
   QTENSOR_TRY(cache.append(t));
   // The head reads only the last position: generation needs its logits.
   float *last = &hidden[size_t(t - 1) * size_t(c.hidden)];
-  QTENSOR_TRY(call(fn.finalNorm,
-                   {{last, {1, c.hidden}},
-                    {const_cast<uint8_t *>(finalNormW), {c.hidden}},
-                    {headIn.bytes.data(), {1, c.hidden}}}));
+  QTENSOR_TRY(
+      call(fn.finalNorm, {{last, {1, c.hidden}},
+                          {const_cast<uint8_t *>(finalNormW), {c.hidden}},
+                          {headIn.bytes.data(), {1, c.hidden}}}));
   if (head->quantized) {
     QTENSOR_TRY(runLinear(*head, headIn, headOut));
     for (int64_t i = 0; i < c.vocab; ++i)
@@ -366,8 +367,8 @@ Decoder::forward(const std::vector<int32_t> &tokenIds, KVCache &cache) {
 
 Expected<int32_t> Decoder::argmax() {
   int32_t id = 0;
-  QTENSOR_TRY(call(fn.argmax, {{logits.data(), {1, program.config.vocab}},
-                               {&id, {1}}}));
+  QTENSOR_TRY(call(fn.argmax,
+                   {{logits.data(), {1, program.config.vocab}}, {&id, {1}}}));
   return id;
 }
 
@@ -430,9 +431,8 @@ Expected<const Tokenizer *> Decoder::tokenizer() {
     return makeError("the artifact carries no tokenizer (its source had "
                      "none the compiler could read; pass token ids)");
   const std::string name = model.program()->tokenizerFile.value_or("tokenizer");
-  QTENSOR_ASSIGN_OR_RETURN(GGUFFile gguf,
-                           GGUFFile::fromBuffer(file->data(), file->size(),
-                                                name));
+  QTENSOR_ASSIGN_OR_RETURN(
+      GGUFFile gguf, GGUFFile::fromBuffer(file->data(), file->size(), name));
   QTENSOR_ASSIGN_OR_RETURN(Tokenizer t, Tokenizer::fromGGUF(gguf, name));
   const std::optional<std::string> &declared =
       model.manifest().model.tokenizerSha256;

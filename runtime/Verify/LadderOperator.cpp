@@ -491,9 +491,11 @@ LevelResult levelOperator(const artifact::Artifact &a,
     return gpuLevel(a, target, options);
   // Every op runs the full-dequant reference: there is no kernel to test.
   r.ok = true;
-  r.detail = "no native kernels: every op runs the full-dequant reference "
-             "path, which is the oracle itself; " +
-             quantizationSummary(a);
+  r.detail = a.manifest().kernels.empty()
+                 ? "no quantized ops: every linear is kept in float"
+                 : "no native kernels: every op runs the full-dequant "
+                   "reference path, which is the oracle itself; " +
+                       quantizationSummary(a);
   return r;
 }
 

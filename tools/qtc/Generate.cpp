@@ -125,27 +125,26 @@ int runGenerate(const GenerateArgs &a) {
     json top5 = json::array();
     for (size_t i = 0; i < k; ++i)
       top5.push_back({top[i].first, top[i].second});
-    json out = {
-        {"ok", true},
-        {"backend", model.backend()},
-        {"activation", toString(model.program()->activation)},
-        {"prompt_tokens", prompt},
-        {"tokens", r->tokens},
-        {"text", text},
-        {"stopped_at_eos", r->stoppedAtEos},
-        {"prompt_top5", top5},
-        {"timings",
-         {{"prefill_tokens", r->prefillTokens},
-          {"prefill_seconds", r->prefillSeconds},
-          {"prefill_tokens_per_s", prefillRate},
-          {"decode_tokens", r->decodeTokens},
-          {"decode_seconds", r->decodeSeconds},
-          {"decode_tokens_per_s", decodeRate}}},
-        {"kernel_calls",
-         {{"model", c.modelKernelCalls},
-          {"quantized_linear", c.quantizedLinearCalls},
-          {"float_linear", c.floatLinearCalls},
-          {"forwards", c.forwards}}}};
+    json out = {{"ok", true},
+                {"backend", model.backend()},
+                {"activation", toString(model.program()->activation)},
+                {"prompt_tokens", prompt},
+                {"tokens", r->tokens},
+                {"text", text},
+                {"stopped_at_eos", r->stoppedAtEos},
+                {"prompt_top5", top5},
+                {"timings",
+                 {{"prefill_tokens", r->prefillTokens},
+                  {"prefill_seconds", r->prefillSeconds},
+                  {"prefill_tokens_per_s", prefillRate},
+                  {"decode_tokens", r->decodeTokens},
+                  {"decode_seconds", r->decodeSeconds},
+                  {"decode_tokens_per_s", decodeRate}}},
+                {"kernel_calls",
+                 {{"model", c.modelKernelCalls},
+                  {"quantized_linear", c.quantizedLinearCalls},
+                  {"float_linear", c.floatLinearCalls},
+                  {"forwards", c.forwards}}}};
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace)
               << "\n";
     return 0;

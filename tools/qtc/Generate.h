@@ -13,8 +13,8 @@ namespace qtensor::qtc {
 
 struct GenerateArgs {
   std::string dir;
-  std::optional<std::string> prompt;        ///< text, tokenized with BOS rule
-  std::optional<std::vector<int32_t>> ids;  ///< or token ids as they are
+  std::optional<std::string> prompt;       ///< text, tokenized with BOS rule
+  std::optional<std::vector<int32_t>> ids; ///< or token ids as they are
   int64_t maxTokens = 16;
   double temperature = 0;
   uint64_t seed = 0;

@@ -24,7 +24,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
-
 namespace qtensor {
 
 /// Builds `spec` into `module` (host target: func.func, C interface).

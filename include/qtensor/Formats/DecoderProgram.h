@@ -82,8 +82,8 @@ struct ProgramLayer {
 
 /// The symbols of the per-model kernels (docs/model.md has their ABI).
 struct ModelKernelSymbols {
-  std::string embed, norm, finalNorm, ropeQ, ropeK, storeV, attention,
-      siluMul, residualAdd, argmax;
+  std::string embed, norm, finalNorm, ropeQ, ropeK, storeV, attention, siluMul,
+      residualAdd, argmax;
   bool operator==(const ModelKernelSymbols &o) const;
 };
 

@@ -68,7 +68,7 @@ private:
 
 /// Kernel launches per step kind, for the run's report (L5 observes them).
 struct DecoderCounters {
-  uint64_t modelKernelCalls = 0;   ///< embed, norm, RoPE, attention, ...
+  uint64_t modelKernelCalls = 0; ///< embed, norm, RoPE, attention, ...
   uint64_t quantizedLinearCalls = 0;
   uint64_t floatLinearCalls = 0;
   uint64_t forwards = 0;
@@ -84,8 +84,8 @@ struct GenerateOptions {
 };
 
 struct GenerateResult {
-  std::vector<int32_t> tokens;           ///< generated, EOS included
-  std::vector<float> promptLogits;       ///< after the last prompt token
+  std::vector<int32_t> tokens;     ///< generated, EOS included
+  std::vector<float> promptLogits; ///< after the last prompt token
   double prefillSeconds = 0, decodeSeconds = 0;
   int64_t prefillTokens = 0, decodeTokens = 0; ///< tokens run in each phase
   bool stoppedAtEos = false;

@@ -56,10 +56,9 @@ bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
-         kernelFile == o.kernelFile &&
-         kernels == o.kernels && embed == o.embed &&
-         finalNorm == o.finalNorm && head == o.head && layers == o.layers &&
-         tokenizerFile == o.tokenizerFile;
+         kernelFile == o.kernelFile && kernels == o.kernels &&
+         embed == o.embed && finalNorm == o.finalNorm && head == o.head &&
+         layers == o.layers && tokenizerFile == o.tokenizerFile;
 }
 
 Status artifact::validateDecoderConfig(const DecoderConfig &c,
@@ -73,15 +72,15 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
     const char *name;
     int64_t value;
   };
-  for (const Dim &d : {Dim{"hidden", c.hidden},
-                       Dim{"intermediate", c.intermediate},
-                       Dim{"layers", c.layers}, Dim{"heads", c.heads},
-                       Dim{"kv_heads", c.kvHeads}, Dim{"head_dim", c.headDim},
-                       Dim{"vocab", c.vocab}, Dim{"context", c.context},
-                       Dim{"rope_dim", c.ropeDim}})
+  for (const Dim &d :
+       {Dim{"hidden", c.hidden}, Dim{"intermediate", c.intermediate},
+        Dim{"layers", c.layers}, Dim{"heads", c.heads},
+        Dim{"kv_heads", c.kvHeads}, Dim{"head_dim", c.headDim},
+        Dim{"vocab", c.vocab}, Dim{"context", c.context},
+        Dim{"rope_dim", c.ropeDim}})
     if (d.value < 1 || d.value > kMaxDim)
-      return makeError(where, ".", d.name, ": ", d.value,
-                       " is outside [1, ", kMaxDim, "]");
+      return makeError(where, ".", d.name, ": ", d.value, " is outside [1, ",
+                       kMaxDim, "]");
   if (c.heads % c.kvHeads != 0)
     return makeError(where, ": heads (", c.heads,
                      ") must be a multiple of kv_heads (", c.kvHeads, ")");
@@ -143,39 +142,38 @@ json artifact::toJson(const DecoderProgram &p) {
                       {"up", linearJson(l.up)},
                       {"down", linearJson(l.down)}});
   const ModelKernelSymbols &k = p.kernels;
-  json j = {
-      {"schema", kProgramSchema},
-      {"config",
-       {{"architecture", c.architecture},
-        {"hidden", c.hidden},
-        {"intermediate", c.intermediate},
-        {"layers", c.layers},
-        {"heads", c.heads},
-        {"kv_heads", c.kvHeads},
-        {"head_dim", c.headDim},
-        {"vocab", c.vocab},
-        {"context", c.context},
-        {"rope_dim", c.ropeDim},
-        {"rms_eps", c.rmsEps},
-        {"rope_base", c.ropeBase},
-        {"rope_style", toString(c.rope)}}},
-      {"activation", qtensor::toString(p.activation)},
-      {"kernel_file", p.kernelFile},
-      {"kernels",
-       {{"embed", k.embed},
-        {"norm", k.norm},
-        {"final_norm", k.finalNorm},
-        {"rope_q", k.ropeQ},
-        {"rope_k", k.ropeK},
-        {"store_v", k.storeV},
-        {"attention", k.attention},
-        {"silu_mul", k.siluMul},
-        {"residual_add", k.residualAdd},
-        {"argmax", k.argmax}}},
-      {"embed", p.embed},
-      {"final_norm", p.finalNorm},
-      {"head", linearJson(p.head)},
-      {"layers", std::move(layers)}};
+  json j = {{"schema", kProgramSchema},
+            {"config",
+             {{"architecture", c.architecture},
+              {"hidden", c.hidden},
+              {"intermediate", c.intermediate},
+              {"layers", c.layers},
+              {"heads", c.heads},
+              {"kv_heads", c.kvHeads},
+              {"head_dim", c.headDim},
+              {"vocab", c.vocab},
+              {"context", c.context},
+              {"rope_dim", c.ropeDim},
+              {"rms_eps", c.rmsEps},
+              {"rope_base", c.ropeBase},
+              {"rope_style", toString(c.rope)}}},
+            {"activation", qtensor::toString(p.activation)},
+            {"kernel_file", p.kernelFile},
+            {"kernels",
+             {{"embed", k.embed},
+              {"norm", k.norm},
+              {"final_norm", k.finalNorm},
+              {"rope_q", k.ropeQ},
+              {"rope_k", k.ropeK},
+              {"store_v", k.storeV},
+              {"attention", k.attention},
+              {"silu_mul", k.siluMul},
+              {"residual_add", k.residualAdd},
+              {"argmax", k.argmax}}},
+            {"embed", p.embed},
+            {"final_norm", p.finalNorm},
+            {"head", linearJson(p.head)},
+            {"layers", std::move(layers)}};
   if (p.tokenizerFile)
     j["tokenizer_file"] = *p.tokenizerFile;
   return j;
@@ -254,9 +252,9 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
       const char *key;
       ProgramLinear *out;
     };
-    for (const Lin &x : {Lin{"q", &l.q}, Lin{"k", &l.k}, Lin{"v", &l.v},
-                         Lin{"o", &l.o}, Lin{"gate", &l.gate},
-                         Lin{"up", &l.up}, Lin{"down", &l.down}}) {
+    for (const Lin &x :
+         {Lin{"q", &l.q}, Lin{"k", &l.k}, Lin{"v", &l.v}, Lin{"o", &l.o},
+          Lin{"gate", &l.gate}, Lin{"up", &l.up}, Lin{"down", &l.down}}) {
       const json *v = nullptr;
       QTENSOR_TRY(lr.require(x.key, v));
       QTENSOR_TRY(readLinear(*v, lr.at(x.key), *x.out));
@@ -303,8 +301,7 @@ Status checkPlain(const Manifest &m, const std::string &tensor,
                   const std::vector<int64_t> &shape, const std::string &where) {
   const TensorEntry *t = m.findTensor(tensor);
   if (!t)
-    return makeError(where, ": tensor \"", tensor,
-                     "\" is not in the manifest");
+    return makeError(where, ": tensor \"", tensor, "\" is not in the manifest");
   const PlainTensor *p = t->plain();
   if (!p)
     return makeError(where, ": tensor \"", tensor,
@@ -364,8 +361,7 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
       return makeError(name, ".kernels: \"", *s,
                        "\" is not an _mlir_ciface_ symbol");
   QTENSOR_TRY(checkPlain(m, p.embed, {c.vocab, c.hidden}, name + ".embed"));
-  QTENSOR_TRY(
-      checkPlain(m, p.finalNorm, {c.hidden}, name + ".final_norm"));
+  QTENSOR_TRY(checkPlain(m, p.finalNorm, {c.hidden}, name + ".final_norm"));
   QTENSOR_TRY(checkLinear(m, p.head, c.vocab, c.hidden, name + ".head"));
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const ProgramLayer &l = p.layers[i];

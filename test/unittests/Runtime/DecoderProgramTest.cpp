@@ -72,22 +72,27 @@ TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
   };
   EXPECT_EQ(bad([](nlohmann::json &j) { j["config"]["hidden"] = -1; }),
             "program.json.config.hidden: -1 is outside [1, 16777216]");
-  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["kv_heads"] = 3; })
-                .find("must be a multiple of kv_heads"),
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["kv_heads"] = 3;
+            }).find("must be a multiple of kv_heads"),
             std::string::npos);
-  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["rope_dim"] = 65; })
-                .find("rope_dim: 65 must be even"),
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["rope_dim"] = 65;
+            }).find("rope_dim: 65 must be even"),
             std::string::npos);
-  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["layers"] = 2; })
-                .find("1 layers, the config says 2"),
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["layers"] = 2;
+            }).find("1 layers, the config says 2"),
             std::string::npos);
   EXPECT_NE(bad([](nlohmann::json &j) { j["extra"] = 1; }).find("extra"),
             std::string::npos);
-  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["rope_style"] = "x"; })
-                .find("unknown value \"x\""),
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["rope_style"] = "x";
+            }).find("unknown value \"x\""),
             std::string::npos);
-  EXPECT_NE(bad([](nlohmann::json &j) { j["config"]["architecture"] = "gpt2"; })
-                .find("\"gpt2\" is not a decoder this runtime runs"),
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["architecture"] = "gpt2";
+            }).find("\"gpt2\" is not a decoder this runtime runs"),
             std::string::npos);
   EXPECT_NE(bad([](nlohmann::json &j) {
               j["config"]["vocab"] = 1 << 24;
