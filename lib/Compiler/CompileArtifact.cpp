@@ -391,7 +391,11 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // The whole decoder, when the checkpoint declares one (docs/model.md).
   std::string programGap;
   std::optional<DecoderPlan> decoder;
-  if (!userModule) {
+  if (request.tp > 1) {
+    programGap = "--tp " + std::to_string(request.tp) +
+                 ": the decoder program runs one whole model per process; "
+                 "running it over tensor-parallel ranks is not built yet";
+  } else if (!userModule) {
     auto planned = planDecoder(*checkpoint, element, programGap);
     if (!planned)
       return makeError(planned.message());

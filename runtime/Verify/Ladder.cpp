@@ -254,6 +254,7 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
     for (auto [level, name] : {std::pair{"L1", "pack/unpack"},
                                {"L2", "reference reconstruction"},
                                {"L3", "operator parity (host)"},
+                               {"L4", "model parity"},
                                {"L5", "dispatch and resources"}})
       result.levels.push_back({level, name, false, "not run: L0 failed"});
     result.ok = false;
@@ -273,6 +274,7 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });
   guarded("L3", "operator parity",
           [&] { return detail::levelOperator(*a, options); });
+  guarded("L4", "model parity", [&] { return detail::levelModel(dir); });
   guarded("L5", "dispatch and resources",
           [&] { return detail::levelDispatch(*a); });
   result.ok = true;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace qtensor::verify::detail {
@@ -37,6 +38,8 @@ Expected<nlohmann::json> readReport(const artifact::Artifact &a);
 LevelResult levelOperator(const artifact::Artifact &a,
                           const LadderOptions &options);
 LevelResult levelDispatch(const artifact::Artifact &a);
+/// L4: the decoder program against its float64 forward (LadderModel.cpp).
+LevelResult levelModel(const std::string &dir);
 
 } // namespace qtensor::verify::detail
 

@@ -11,6 +11,9 @@
 //                            has the digest the compiler recorded
 //   L3 operator parity       each linear's host kernel against a float64
 //                            matmul of the reference weight
+//   L4 model parity          the decoder program's logits against its
+//                            float64 forward, greedy tokens, the KV cache
+//                            (not run when the artifact has no program)
 //   L5 dispatch/resources    the kernels the trace selected are admitted
 //                            again by this build's registry, fallbacks are
 //                            within policy, no full-dequant copy of a

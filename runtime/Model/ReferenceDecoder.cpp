@@ -1,0 +1,183 @@
+//===- ReferenceDecoder.cpp - The decoder in float64 ----------------------===//
+
+#include "qtensor/Runtime/ReferenceDecoder.h"
+
+#include <cmath>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+namespace {
+
+using Matrix = std::vector<double>; // row-major
+
+class Reference {
+public:
+  Reference(const LoadedModel &m) : m(m), p(*m.program()), c(p.config) {}
+
+  Expected<std::vector<double>> run(const std::vector<int32_t> &ids) {
+    const int64_t t = int64_t(ids.size());
+    if (t < 1)
+      return makeError("reference decoder: no tokens");
+    const int64_t d = c.hidden;
+    Matrix h(size_t(t * d));
+    const safetensors::TensorView *table = m.plainTensor(p.embed);
+    if (!table)
+      return makeError("reference decoder: ", p.embed, " is not loaded");
+    const size_t esize = table->byteSize() / size_t(c.vocab * d);
+    for (int64_t i = 0; i < t; ++i) {
+      if (ids[size_t(i)] < 0 || ids[size_t(i)] >= c.vocab)
+        return makeError("reference decoder: token ", ids[size_t(i)],
+                         " is outside the vocabulary");
+      safetensors::TensorView row = *table;
+      row.shape = {d};
+      row.data = table->data + size_t(ids[size_t(i)]) * size_t(d) * esize;
+      row.begin = 0;
+      row.end = uint64_t(d) * esize;
+      QTENSOR_ASSIGN_OR_RETURN(Matrix values, safetensors::toFloat64(row));
+      std::copy(values.begin(), values.end(), h.begin() + i * d);
+    }
+    for (const artifact::ProgramLayer &l : p.layers) {
+      QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(h, t, l.attnNorm));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix q, linear(x, t, l.q));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix k, linear(x, t, l.k));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix v, linear(x, t, l.v));
+      rope(q, t, c.heads);
+      rope(k, t, c.kvHeads);
+      Matrix a = attention(q, k, v, t);
+      QTENSOR_ASSIGN_OR_RETURN(Matrix o, linear(a, t, l.o));
+      for (size_t i = 0; i < h.size(); ++i)
+        h[i] += o[i];
+      QTENSOR_ASSIGN_OR_RETURN(x, norm(h, t, l.ffnNorm));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix g, linear(x, t, l.gate));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix u, linear(x, t, l.up));
+      for (size_t i = 0; i < g.size(); ++i)
+        g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+      QTENSOR_ASSIGN_OR_RETURN(Matrix down, linear(g, t, l.down));
+      for (size_t i = 0; i < h.size(); ++i)
+        h[i] += down[i];
+    }
+    Matrix last(h.end() - d, h.end());
+    QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, 1, p.finalNorm));
+    return linear(x, 1, p.head);
+  }
+
+private:
+  Expected<Matrix> plain(const std::string &name) const {
+    const safetensors::TensorView *v = m.plainTensor(name);
+    if (!v)
+      return makeError("reference decoder: ", name, " is not loaded");
+    return safetensors::toFloat64(*v);
+  }
+
+  Expected<Matrix> norm(const Matrix &x, int64_t t, const std::string &w) {
+    QTENSOR_ASSIGN_OR_RETURN(Matrix weight, plain(w));
+    const int64_t d = c.hidden;
+    Matrix y(x.size());
+    for (int64_t i = 0; i < t; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < d; ++j)
+        sum += x[size_t(i * d + j)] * x[size_t(i * d + j)];
+      double scale = 1.0 / std::sqrt(sum / double(d) + c.rmsEps);
+      for (int64_t j = 0; j < d; ++j)
+        y[size_t(i * d + j)] =
+            x[size_t(i * d + j)] * scale * weight[size_t(j)];
+    }
+    return y;
+  }
+
+  /// y = x W^T with W [n, k]: the reference reconstruction for a quantized
+  /// op, the stored values for a plain weight.
+  Expected<Matrix> linear(const Matrix &x, int64_t t,
+                          const artifact::ProgramLinear &l) {
+    Matrix w;
+    const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
+    if (e && e->isQuantized()) {
+      QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
+      QTENSOR_ASSIGN_OR_RETURN(w, m.referenceWeight(m.plan().ops[i]));
+    } else {
+      QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
+    }
+    const int64_t k = int64_t(x.size()) / t;
+    const int64_t n = int64_t(w.size()) / k;
+    Matrix y(size_t(t * n));
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t o = 0; o < n; ++o) {
+        double acc = 0;
+        const double *xr = &x[size_t(i * k)], *wr = &w[size_t(o * k)];
+        for (int64_t j = 0; j < k; ++j)
+          acc += xr[j] * wr[j];
+        y[size_t(i * n + o)] = acc;
+      }
+    return y;
+  }
+
+  /// Rotates each head of each row (position = row index).
+  void rope(Matrix &x, int64_t t, int64_t heads) const {
+    const int64_t hd = c.headDim, half = c.ropeDim / 2;
+    const int64_t width = heads * hd;
+    for (int64_t pos = 0; pos < t; ++pos)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < half; ++i) {
+          double theta =
+              double(pos) * std::pow(c.ropeBase, -2.0 * double(i) /
+                                                     double(c.ropeDim));
+          int64_t base = pos * width + h * hd;
+          int64_t i0 = c.rope == artifact::RopeStyle::Interleaved
+                           ? base + 2 * i
+                           : base + i;
+          int64_t i1 = c.rope == artifact::RopeStyle::Interleaved
+                           ? i0 + 1
+                           : i0 + half;
+          double x0 = x[size_t(i0)], x1 = x[size_t(i1)];
+          x[size_t(i0)] = x0 * std::cos(theta) - x1 * std::sin(theta);
+          x[size_t(i1)] = x0 * std::sin(theta) + x1 * std::cos(theta);
+        }
+  }
+
+  Matrix attention(const Matrix &q, const Matrix &k, const Matrix &v,
+                   int64_t t) const {
+    const int64_t hd = c.headDim, qw = c.qWidth(), kw = c.kvWidth();
+    const int64_t group = c.heads / c.kvHeads;
+    Matrix out(size_t(t * qw));
+    std::vector<double> s(static_cast<size_t>(t));
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t h = 0; h < c.heads; ++h) {
+        const int64_t kv = h / group;
+        double top = -INFINITY;
+        for (int64_t j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < hd; ++e)
+            dot += q[size_t(i * qw + h * hd + e)] *
+                   k[size_t(j * kw + kv * hd + e)];
+          s[size_t(j)] = dot / std::sqrt(double(hd));
+          top = std::max(top, s[size_t(j)]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j <= i; ++j)
+          sum += (s[size_t(j)] = std::exp(s[size_t(j)] - top));
+        for (int64_t e = 0; e < hd; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j <= i; ++j)
+            acc += s[size_t(j)] * v[size_t(j * kw + kv * hd + e)];
+          out[size_t(i * qw + h * hd + e)] = acc / sum;
+        }
+      }
+    return out;
+  }
+
+  const LoadedModel &m;
+  const artifact::DecoderProgram &p;
+  const artifact::DecoderConfig &c;
+};
+
+} // namespace
+
+Expected<std::vector<double>>
+qtensor::runtime::referenceLogits(const LoadedModel &model,
+                                  const std::vector<int32_t> &ids) {
+  if (!model.program())
+    return makeError("reference decoder: the model was loaded without its "
+                     "decoder program");
+  return Reference(model).run(ids);
+}

@@ -1,0 +1,189 @@
+//===- LadderModel.cpp - L4: the whole model against float64 --------------===//
+//
+// Seed M8.9 0x09D/0x09E at model level, on the artifact's decoder program:
+//  - the logits after a fixed prompt against the float64 reference forward
+//    of the same reconstructed weights (ReferenceDecoder.h): the kernels'
+//    error, with the activation dtype they used;
+//  - greedy decoding: the artifact's tokens equal the reference's;
+//  - the KV cache: decoding a token after the prefill gives the logits of a
+//    prefill of the longer prompt.
+// The quantization error (reconstructed against the source's float
+// weights) needs the source, which an artifact does not carry; the report's
+// per-tensor errors are the compile-time measure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LadderLevels.h"
+
+#include "qtensor/Runtime/Decoder.h"
+#include "qtensor/Runtime/ReferenceDecoder.h"
+#include "qtensor/Tokenizer/Tokenizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace qtensor::verify::detail {
+
+namespace {
+
+using namespace qtensor::runtime;
+
+/// L4's bound on the relative L2 distance of the logits from the float64
+/// forward (issue 12: activations in f16 or bf16 through a whole model).
+constexpr double kLogitsBound = 0.015;
+constexpr int64_t kGreedySteps = 3;
+
+template <typename A, typename B>
+double relativeL2(const std::vector<A> &x, const std::vector<B> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double d = double(x[i]) - double(ref[i]);
+    num += d * d;
+    den += double(ref[i]) * double(ref[i]);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+template <typename T> int32_t argmaxOf(const std::vector<T> &v) {
+  return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+std::string percent(double x) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3f%%", 100.0 * x);
+  return b;
+}
+
+} // namespace
+
+LevelResult levelModel(const std::string &dir) {
+  LevelResult r{"L4", "model parity", false, ""};
+  LoadOptions lo;
+  lo.decoder = true;
+  lo.backend = BackendChoice::Host;
+  lo.warmup = false;
+  auto loaded = loadModel(dir, lo);
+  if (!loaded) {
+    // No program is not a failure of the artifact: nothing claims to be
+    // a model. Any other load error is.
+    if (loaded.message().find("has no decoder program") != std::string::npos) {
+      r.ok = true;
+      r.detail = "not run: " + loaded.message().substr(
+                                   loaded.message().find("the artifact has"));
+    } else {
+      r.detail = loaded.message();
+    }
+    return r;
+  }
+  LoadedModel &model = **loaded;
+  auto decoder = Decoder::create(model);
+  if (!decoder) {
+    r.detail = decoder.message();
+    return r;
+  }
+  Decoder &d = **decoder;
+  const artifact::DecoderConfig &c = d.config();
+
+  // The fixed prompt: "hello world, the" through the artifact's tokenizer,
+  // else ids spread over the vocabulary.
+  std::vector<int32_t> prompt;
+  std::string promptText;
+  if (auto tok = d.tokenizer()) {
+    prompt = (*tok)->encode("hello world, the", /*addSpecial=*/true);
+    promptText = "\"hello world, the\"";
+  }
+  if (prompt.empty()) {
+    for (int64_t i = 0; i < 5; ++i)
+      prompt.push_back(int32_t((1 + 7919 * i) % c.vocab));
+    promptText = "5 fixed ids";
+  }
+  const int64_t needed = int64_t(prompt.size()) + kGreedySteps + 1;
+  auto cache = d.newCache(std::min<int64_t>(c.context, needed));
+  if (!cache || cache->capacity() < needed) {
+    r.detail = cache ? "the context is too short for L4's prompt"
+                     : cache.message();
+    return r;
+  }
+
+  // 1. Logits after the prompt.
+  GenerateOptions go;
+  go.maxTokens = kGreedySteps;
+  go.stopAtEos = false;
+  auto run = d.generate(prompt, *cache, go);
+  if (!run) {
+    r.detail = run.message();
+    return r;
+  }
+  auto ref = referenceLogits(model, prompt);
+  if (!ref) {
+    r.detail = ref.message();
+    return r;
+  }
+  const double kernelError = relativeL2(run->promptLogits, *ref);
+
+  // 2. Greedy tokens against the reference's own greedy continuation.
+  std::vector<int32_t> refTokens, sequence = prompt;
+  std::vector<double> logits = *ref;
+  for (int64_t i = 0; i < kGreedySteps; ++i) {
+    refTokens.push_back(argmaxOf(logits));
+    sequence.push_back(refTokens.back());
+    if (i + 1 < kGreedySteps) {
+      auto next = referenceLogits(model, sequence);
+      if (!next) {
+        r.detail = next.message();
+        return r;
+      }
+      logits = next.take();
+    }
+  }
+
+  // 3. The KV cache: prefill + one decode step vs one longer prefill.
+  std::vector<int32_t> longer = prompt;
+  longer.push_back(run->tokens.empty() ? prompt.back() : run->tokens[0]);
+  auto decodeCache = d.newCache(cache->capacity());
+  auto prefillCache = d.newCache(cache->capacity());
+  if (!decodeCache || !prefillCache) {
+    r.detail = "cannot allocate the KV caches for the cache check";
+    return r;
+  }
+  std::vector<float> stepped, whole;
+  auto a = d.forward(prompt, *decodeCache);
+  auto b = a ? d.forward({longer.back()}, *decodeCache) : a;
+  if (b)
+    stepped = **b;
+  auto w = b ? d.forward(longer, *prefillCache) : b;
+  if (!w) {
+    r.detail = w.message();
+    return r;
+  }
+  whole = **w;
+  const double cacheError = relativeL2(stepped, whole);
+
+  const std::string act = toString(model.program()->activation);
+  r.detail = promptText + " (" + std::to_string(prompt.size()) +
+             " tokens): logits vs the float64 forward of the reconstructed "
+             "weights: relative L2 " +
+             percent(kernelError) + " (bound " + percent(kLogitsBound) +
+             ", " + act + " activations); greedy " +
+             std::to_string(kGreedySteps) + " tokens " +
+             (run->tokens == refTokens ? "equal" : "DIFFER") +
+             "; decode after prefill vs longer prefill: " +
+             percent(cacheError) +
+             "; quantization error against the source weights: not "
+             "measurable from the artifact (see the report's per-tensor "
+             "errors)";
+  r.ok = kernelError <= kLogitsBound && run->tokens == refTokens &&
+         cacheError <= kLogitsBound;
+  if (run->tokens != refTokens) {
+    std::string got, want;
+    for (int32_t t : run->tokens)
+      got += " " + std::to_string(t);
+    for (int32_t t : refTokens)
+      want += " " + std::to_string(t);
+    r.detail += " (artifact:" + got + "; reference:" + want + ")";
+  }
+  return r;
+}
+
+} // namespace qtensor::verify::detail
