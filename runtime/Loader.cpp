@@ -252,11 +252,16 @@ private:
     addTensor(p.embed);
     addTensor(p.finalNorm);
     addTensor(p.head.tensor);
-    for (const artifact::ProgramLayer &l : p.layers)
+    for (const artifact::ProgramLayer &l : p.layers) {
       for (const std::string *t :
            {&l.attnNorm, &l.ffnNorm, &l.q.tensor, &l.k.tensor, &l.v.tensor,
             &l.o.tensor, &l.gate.tensor, &l.up.tensor, &l.down.tensor})
         addTensor(*t);
+      for (const std::optional<std::string> *t :
+           {&l.qNorm, &l.kNorm, &l.postAttnNorm, &l.postFfnNorm})
+        if (*t)
+          addTensor(**t);
+    }
     m.runPlan.files.insert(p.kernelFile);
     if (p.tokenizerFile)
       m.runPlan.files.insert(*p.tokenizerFile);
@@ -449,19 +454,24 @@ private:
                                "kernel code " + path, file.size()));
     }
     std::vector<std::string> symbols = {
-        p.kernels.embed,     p.kernels.norm,    p.kernels.finalNorm,
-        p.kernels.ropeQ,     p.kernels.ropeK,   p.kernels.storeV,
-        p.kernels.attention, p.kernels.siluMul, p.kernels.residualAdd,
+        p.kernels.embed,  p.kernels.norm,    p.kernels.finalNorm,
+        p.kernels.storeV, p.kernels.gateMul, p.kernels.residualAdd,
         p.kernels.argmax};
+    for (const std::optional<std::string> *o :
+         {&p.kernels.headNorm, &p.kernels.outputNorm})
+      if (*o)
+        symbols.push_back(**o);
     auto addLinear = [&](const artifact::ProgramLinear &l) {
       if (l.kernel)
         symbols.push_back(*l.kernel);
     };
     addLinear(p.head);
-    for (const artifact::ProgramLayer &l : p.layers)
+    for (const artifact::ProgramLayer &l : p.layers) {
       for (const artifact::ProgramLinear *x :
            {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
         addLinear(*x);
+      symbols.insert(symbols.end(), {l.ropeQ, l.ropeK, l.attention});
+    }
     for (const std::string &symbol : symbols) {
       if (m.modelKernels.count(symbol))
         continue;

@@ -55,8 +55,8 @@ Status readDim(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-Status checkConfig(const ModelConfig &c, const std::string &file) {
-  if (c.hidden % c.heads != 0)
+Status checkConfig(ModelConfig &c, const std::string &file) {
+  if (c.headDim == 0 && c.hidden % c.heads != 0)
     return makeError(file, ": hidden_size ", c.hidden,
                      " is not a multiple of num_attention_heads ", c.heads);
   if (c.kvHeads > c.heads || c.heads % c.kvHeads != 0)
@@ -65,6 +65,8 @@ Status checkConfig(const ModelConfig &c, const std::string &file) {
   if (c.layers > 1024)
     return makeError(file, ": num_hidden_layers ", c.layers,
                      " is above the 1024 this compiler accepts");
+  if (c.headDim == 0)
+    c.headDim = c.hidden / c.heads;
   return Status::ok();
 }
 
@@ -100,7 +102,7 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   d.heads = c.heads;
   d.kvHeads = c.kvHeads;
   d.vocab = c.vocab;
-  QTENSOR_TRY(readDim(cfg, file, "head_dim", d.headDim, c.hidden / c.heads));
+  d.headDim = c.headDim;
   QTENSOR_TRY(
       readDim(cfg, file, "max_position_embeddings", d.context, int64_t(2048)));
   QTENSOR_TRY(readPositive(cfg, file, "rms_norm_eps", 1e-6, d.rmsEps));
@@ -161,12 +163,38 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     v = *x;
     return Status::ok();
   };
-  QTENSOR_TRY(integer("attention.key_length", c.hidden / c.heads, d.headDim));
+  d.headDim = c.headDim;
+  int64_t valueLength = 0;
+  QTENSOR_TRY(integer("attention.value_length", d.headDim, valueLength));
+  if (valueLength != d.headDim) {
+    gap = file + ": attention.value_length " + std::to_string(valueLength) +
+          " differs from key_length " + std::to_string(d.headDim) +
+          "; the decoder program needs them equal";
+    return Status::ok();
+  }
   QTENSOR_TRY(integer("context_length", 2048, d.context));
   QTENSOR_TRY(integer("rope.dimension_count", d.headDim, d.ropeDim));
   QTENSOR_TRY(real("attention.layer_norm_rms_epsilon", 1e-5, d.rmsEps));
   QTENSOR_TRY(real("rope.freq_base", 10000.0, d.ropeBase));
   d.rope = artifact::RopeStyle::Interleaved;
+  if (c.architecture == "gemma3") {
+    // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
+    // 1/sqrt(head dim), GeGLU, NeoX RoPE, five sliding-window layers (RoPE
+    // base 10000) for each global one; the norms' +1 is in the file.
+    d.embedScale = std::sqrt(double(d.hidden));
+    d.attentionScale = 1.0 / std::sqrt(double(d.headDim));
+    d.gate = artifact::GateActivation::GeluTanh;
+    d.rope = artifact::RopeStyle::Half;
+    QTENSOR_TRY(integer("attention.sliding_window", 0, d.slidingWindow));
+    d.slidingPattern = d.slidingWindow ? 6 : 0;
+    d.ropeBaseLocal = 10000.0;
+    if (g.findMetadata(arch + "final_logit_softcapping") ||
+        g.findMetadata(arch + "attn_logit_softcapping")) {
+      gap = file + " declares logit soft-capping, which the decoder "
+                   "program does not implement yet";
+      return Status::ok();
+    }
+  }
   if (const GGUFValue *s = g.findMetadata(arch + "rope.scaling.type")) {
     auto type = s->get<std::string_view>();
     if (!type || *type != "none") {
@@ -187,10 +215,10 @@ struct RoleShape {
   int64_t n, k;
 };
 std::vector<RoleShape> roleShapes(const ModelConfig &c) {
-  return {{"q_proj", c.hidden, c.hidden},
+  return {{"q_proj", c.qWidth(), c.hidden},
           {"k_proj", c.kvWidth(), c.hidden},
           {"v_proj", c.kvWidth(), c.hidden},
-          {"o_proj", c.hidden, c.hidden},
+          {"o_proj", c.hidden, c.qWidth()},
           {"gate_proj", c.intermediate, c.hidden},
           {"up_proj", c.intermediate, c.hidden},
           {"down_proj", c.hidden, c.intermediate}};
@@ -327,6 +355,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads", cp.cfg.kvHeads,
                         cp.cfg.heads));
     QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
+    QTENSOR_TRY(
+        readDim(cfg, configPath, "head_dim", cp.cfg.headDim, int64_t(0)));
     QTENSOR_TRY(checkConfig(cp.cfg, configPath));
     // Transformers' default for these architectures is an untied head.
     if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
@@ -364,9 +394,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       return s ? std::string(*s) : std::string();
     };
     cp.cfg.architecture = str("general.architecture");
-    if (cp.cfg.architecture != "llama")
+    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "gemma3")
       return makeError(path, ": general.architecture \"", cp.cfg.architecture,
-                       "\" is not supported (llama)");
+                       "\" is not supported (llama, gemma3)");
+    const std::string arch = cp.cfg.architecture + ".";
     cp.cfg.name = str("general.name");
     auto dim = [&](const std::string &key, int64_t &out,
                    std::optional<int64_t> fallback) -> Status {
@@ -387,14 +418,15 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       out = static_cast<int64_t>(*u);
       return Status::ok();
     };
-    QTENSOR_TRY(dim("llama.embedding_length", cp.cfg.hidden, std::nullopt));
+    QTENSOR_TRY(dim(arch + "embedding_length", cp.cfg.hidden, std::nullopt));
     QTENSOR_TRY(
-        dim("llama.feed_forward_length", cp.cfg.intermediate, std::nullopt));
-    QTENSOR_TRY(dim("llama.block_count", cp.cfg.layers, std::nullopt));
-    QTENSOR_TRY(dim("llama.attention.head_count", cp.cfg.heads, std::nullopt));
+        dim(arch + "feed_forward_length", cp.cfg.intermediate, std::nullopt));
+    QTENSOR_TRY(dim(arch + "block_count", cp.cfg.layers, std::nullopt));
+    QTENSOR_TRY(dim(arch + "attention.head_count", cp.cfg.heads, std::nullopt));
     QTENSOR_TRY(
-        dim("llama.attention.head_count_kv", cp.cfg.kvHeads, cp.cfg.heads));
-    QTENSOR_TRY(dim("llama.vocab_size", cp.cfg.vocab, int64_t(1)));
+        dim(arch + "attention.head_count_kv", cp.cfg.kvHeads, cp.cfg.heads));
+    QTENSOR_TRY(dim(arch + "vocab_size", cp.cfg.vocab, int64_t(1)));
+    QTENSOR_TRY(dim(arch + "attention.key_length", cp.cfg.headDim, int64_t(0)));
     QTENSOR_TRY(checkConfig(cp.cfg, path));
     cp.noDecoder.clear();
     QTENSOR_TRY(ggufDecoder(g, path, cp.cfg, cp.dec, cp.noDecoder));

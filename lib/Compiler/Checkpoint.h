@@ -31,12 +31,14 @@ namespace qtensor::compiler {
 
 /// The decoder-block shapes of a llama-family model.
 struct ModelConfig {
-  std::string architecture; ///< llama | mistral | qwen2
+  std::string architecture; ///< llama | mistral | qwen2 | gemma3 (GGUF)
   std::string name;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           vocab = 0;
+  int64_t headDim = 0;   ///< hidden / heads unless the config says otherwise
   bool tiedHead = false; ///< config.json tie_word_embeddings (HF only)
-  int64_t kvWidth() const { return hidden / heads * kvHeads; }
+  int64_t qWidth() const { return heads * headDim; }
+  int64_t kvWidth() const { return kvHeads * headDim; }
 };
 
 /// Where a tensor's bytes are: a safetensors view or a GGUF tensor.

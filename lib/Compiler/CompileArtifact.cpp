@@ -229,6 +229,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     return selection.error();
   if (spec->keep)
     selection->keepFloatWeights();
+  if (spec->keep && request.fallback == "allow")
+    selection->decodeTypesWithoutKernels();
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -292,6 +294,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                                                     : checkpoint->linears();
   if (!anyLinears.empty() && anyLinears[0].weight.dtype == "BF16")
     element = FloatType::BF16;
+  // An unquantized model keeps its activations in f32 (no kernel needs
+  // f16 there, and models like gemma3 overflow f16 between norms).
+  if (floatModel)
+    element = FloatType::F32;
 
   // Each linear's logical descriptor, planned without reading a value: the
   // graph and the pipeline need only these, and the weights are quantized

@@ -78,6 +78,34 @@ public:
           return std::nullopt;
         *r.out = *lin;
       }
+      // gemma3: per-head q/k norms and the output norms.
+      if (c.architecture == "gemma3") {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        layer.qNorm = b + "attn_q_norm.weight";
+        layer.kNorm = b + "attn_k_norm.weight";
+        layer.postAttnNorm = b + "post_attention_norm.weight";
+        layer.postFfnNorm = b + "post_ffw_norm.weight";
+        for (const std::optional<std::string> *norm :
+             {&layer.qNorm, &layer.kNorm, &layer.postAttnNorm,
+              &layer.postFfnNorm}) {
+          std::optional<FloatType> t = plainType(**norm);
+          if (!t)
+            return std::nullopt;
+          if (*t != *normType)
+            return refuse(**norm + " is stored as " + toString(*t) +
+                          ", the other norms as " + toString(*normType));
+        }
+      }
+      LayerKernelSet lk = layerKernels(p.config, l, activation);
+      for (const ModelKernelSpec *spec : {&lk.ropeQ, &lk.ropeK, &lk.attention})
+        if (std::none_of(plan.kernels.begin(), plan.kernels.end(),
+                         [&](const ModelKernelSpec &k) {
+                           return k.name() == spec->name();
+                         }))
+          plan.kernels.push_back(*spec);
+      layer.ropeQ = lk.ropeQ.symbol();
+      layer.ropeK = lk.ropeK.symbol();
+      layer.attention = lk.attention.symbol();
       p.layers.push_back(std::move(layer));
     }
     // Logits in f32: the head writes them for the argmax and the sampler.
@@ -88,15 +116,23 @@ public:
 
     DecoderKernelSet k =
         decoderKernels(p.config, activation, *embedType, *normType);
-    for (const ModelKernelSpec *spec :
-         {&k.embed, &k.norm, &k.ropeQ, &k.ropeK, &k.storeV, &k.attention,
-          &k.siluMul, &k.residualAdd, &k.argmax})
+    std::vector<const ModelKernelSpec *> global = {
+        &k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax};
+    if (c.architecture == "gemma3") {
+      global.push_back(&k.headNorm);
+      global.push_back(&k.outputNorm);
+      p.kernels.headNorm = k.headNorm.symbol();
+      p.kernels.outputNorm = k.outputNorm.symbol();
+    }
+    for (const ModelKernelSpec *spec : global)
       plan.kernels.push_back(*spec);
-    p.kernels = {k.embed.symbol(),       k.norm.symbol(),
-                 k.norm.symbol(),        k.ropeQ.symbol(),
-                 k.ropeK.symbol(),       k.storeV.symbol(),
-                 k.attention.symbol(),   k.siluMul.symbol(),
-                 k.residualAdd.symbol(), k.argmax.symbol()};
+    p.kernels.embed = k.embed.symbol();
+    p.kernels.norm = k.norm.symbol();
+    p.kernels.finalNorm = k.norm.symbol();
+    p.kernels.storeV = k.storeV.symbol();
+    p.kernels.gateMul = k.gateMul.symbol();
+    p.kernels.residualAdd = k.residualAdd.symbol();
+    p.kernels.argmax = k.argmax.symbol();
     for (const ModelKernelSpec &f : floatLinears) // one per shape and dtype
       if (std::none_of(
               plan.kernels.begin(), plan.kernels.end(),

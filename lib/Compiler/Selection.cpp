@@ -64,9 +64,14 @@ Expected<SelectionDecision>
 WeightSelection::decideStored(const std::string &name, TensorKind kind,
                               const std::string &dtype) {
   QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d, decide(name, kind));
-  if (d.quantize && keepFloat &&
-      (dtype == "F32" || dtype == "F16" || dtype == "BF16"))
+  const bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
+  // The ggml types whose codes the compiler keeps (GGUFDescriptor.h).
+  const bool keepsCodes = dtype == "Q4_0" || dtype == "Q4_1" || dtype == "Q8_0";
+  if (d.quantize && keepFloat && isFloat)
     d = {false, "--quant keep: stored as " + dtype + ", kept in float"};
+  else if (d.quantize && decodeNoKernel && !isFloat && !keepsCodes)
+    d = {false, "--quant keep --fallback allow: no kernel reads " + dtype +
+                    " codes yet; decoded to F32 and kept in float"};
   return d;
 }
 

@@ -59,6 +59,10 @@ public:
   /// codes to keep and stays float (decideStored), so a float checkpoint
   /// compiles unquantized.
   void keepFloatWeights() { keepFloat = true; }
+  /// `--quant keep --fallback allow`: a linear stored in a ggml type whose
+  /// codes no kernel reads yet (K-quants, Q5_x, IQ types) is decoded and
+  /// kept float, reported as such (decideStored).
+  void decodeTypesWithoutKernels() { decodeNoKernel = true; }
   /// decide, then for a tensor stored as `dtype`: kept float under
   /// keepFloatWeights when it is a float.
   Expected<SelectionDecision> decideStored(const std::string &name,
@@ -69,7 +73,7 @@ public:
 
 private:
   std::vector<std::string> exclude, include;
-  bool keepFloat = false;
+  bool keepFloat = false, decodeNoKernel = false;
   std::vector<bool> excludeUsed, includeUsed;
   std::vector<std::string> excludeBias, includeBias; ///< a bias it matched
 };

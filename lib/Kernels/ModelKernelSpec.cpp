@@ -4,6 +4,7 @@
 
 #include "qtensor/Formats/Manifest.h"
 
+#include <cstring>
 #include <sstream>
 
 using namespace qtensor;
@@ -26,6 +27,8 @@ const char *opName(ModelOp op) {
     return "attention";
   case ModelOp::SiluMul:
     return "silu_mul";
+  case ModelOp::GeluMul:
+    return "gelu_mul";
   case ModelOp::ResidualAdd:
     return "residual_add";
   case ModelOp::FloatLinear:
@@ -48,6 +51,22 @@ std::string ModelKernelSpec::name() const {
   if (op == ModelOp::RopeQ || op == ModelOp::RopeK)
     os << "_rd" << ropeDim
        << (rope == artifact::RopeStyle::Interleaved ? "_il" : "_half");
+  // Values baked into the code are part of the name, as their bits.
+  auto bits = [](double x) {
+    uint64_t b;
+    std::memcpy(&b, &x, sizeof b);
+    std::ostringstream h;
+    h << std::hex << b;
+    return h.str();
+  };
+  if (op == ModelOp::RopeQ || op == ModelOp::RopeK)
+    os << "_b" << bits(ropeBase);
+  if (op == ModelOp::RmsNorm)
+    os << "_e" << bits(eps);
+  if ((op == ModelOp::Embed || op == ModelOp::Attention) && scale != 1.0)
+    os << "_s" << bits(scale);
+  if (op == ModelOp::Attention && window)
+    os << "_win" << window;
   os << "_" << qtensor::toString(input) << "_" << qtensor::toString(weight)
      << "_" << qtensor::toString(output);
   return os.str();
@@ -62,19 +81,52 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.embed.rows = c.hidden;
   k.embed.weight = embed;
   k.embed.output = FloatType::F32;
+  k.embed.scale = c.embedScale;
 
   k.norm.op = ModelOp::RmsNorm;
   k.norm.width = c.hidden;
+  k.norm.input = FloatType::F32;
   k.norm.weight = norm;
   k.norm.output = activation;
   k.norm.eps = c.rmsEps;
+  k.headNorm = k.norm;
+  k.headNorm.width = c.headDim;
+  k.headNorm.input = activation;
+  k.outputNorm = k.norm;
+  k.outputNorm.input = activation;
 
+  k.storeV.op = ModelOp::StoreV;
+  k.storeV.width = c.kvWidth();
+  k.storeV.input = activation;
+  k.storeV.output = FloatType::F32;
+
+  k.gateMul.op = c.gate == artifact::GateActivation::Silu ? ModelOp::SiluMul
+                                                          : ModelOp::GeluMul;
+  k.gateMul.width = c.intermediate;
+  k.gateMul.input = activation;
+  k.gateMul.output = activation;
+
+  k.residualAdd.op = ModelOp::ResidualAdd;
+  k.residualAdd.width = c.hidden;
+  k.residualAdd.input = activation;
+  k.residualAdd.output = FloatType::F32;
+
+  k.argmax.op = ModelOp::Argmax;
+  k.argmax.width = c.vocab;
+  k.argmax.input = FloatType::F32;
+  k.argmax.output = FloatType::F32;
+  return k;
+}
+
+LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
+                                     int64_t layer, FloatType activation) {
+  LayerKernelSet k;
   ModelKernelSpec rope;
   rope.heads = c.heads;
   rope.kvHeads = c.kvHeads;
   rope.headDim = c.headDim;
   rope.ropeDim = c.ropeDim;
-  rope.ropeBase = c.ropeBase;
+  rope.ropeBase = c.ropeBaseOf(layer);
   rope.rope = c.rope;
   rope.input = activation;
   rope.output = FloatType::F32;
@@ -86,11 +138,6 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.ropeK.heads = c.kvHeads; // RoPE for k walks the kv heads
   k.ropeK.width = c.kvWidth();
 
-  k.storeV.op = ModelOp::StoreV;
-  k.storeV.width = c.kvWidth();
-  k.storeV.input = activation;
-  k.storeV.output = FloatType::F32;
-
   k.attention.op = ModelOp::Attention;
   k.attention.heads = c.heads;
   k.attention.kvHeads = c.kvHeads;
@@ -98,21 +145,8 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.attention.width = c.qWidth();
   k.attention.input = FloatType::F32;
   k.attention.output = activation;
-
-  k.siluMul.op = ModelOp::SiluMul;
-  k.siluMul.width = c.intermediate;
-  k.siluMul.input = activation;
-  k.siluMul.output = activation;
-
-  k.residualAdd.op = ModelOp::ResidualAdd;
-  k.residualAdd.width = c.hidden;
-  k.residualAdd.input = activation;
-  k.residualAdd.output = FloatType::F32;
-
-  k.argmax.op = ModelOp::Argmax;
-  k.argmax.width = c.vocab;
-  k.argmax.input = FloatType::F32;
-  k.argmax.output = FloatType::F32;
+  k.attention.scale = c.qkScale();
+  k.attention.window = c.windowOf(layer);
   return k;
 }
 
@@ -153,30 +187,43 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
   const FloatType norm = storedFloat(m, p.finalNorm);
   DecoderKernelSet k = decoderKernels(c, act, storedFloat(m, p.embed), norm);
   const artifact::ModelKernelSymbols &s = p.kernels;
-  struct Check {
-    const char *what;
-    const std::string &named;
-    const ModelKernelSpec &spec;
-  };
-  for (const Check &x :
-       {Check{"embed", s.embed, k.embed}, Check{"norm", s.norm, k.norm},
-        Check{"final_norm", s.finalNorm, k.norm},
-        Check{"rope_q", s.ropeQ, k.ropeQ}, Check{"rope_k", s.ropeK, k.ropeK},
-        Check{"store_v", s.storeV, k.storeV},
-        Check{"attention", s.attention, k.attention},
-        Check{"silu_mul", s.siluMul, k.siluMul},
-        Check{"residual_add", s.residualAdd, k.residualAdd},
-        Check{"argmax", s.argmax, k.argmax}})
-    if (x.named != x.spec.symbol())
-      return makeError(name, ": kernels.", x.what, " is \"", x.named,
-                       "\"; the config and tensors imply \"", x.spec.symbol(),
+  auto check = [&](const std::string &where, const std::string &named,
+                   const ModelKernelSpec &spec) -> Status {
+    if (named != spec.symbol())
+      return makeError(name, ": ", where, " is \"", named,
+                       "\"; the config and tensors imply \"", spec.symbol(),
                        "\"");
-  for (const artifact::ProgramLayer &l : p.layers)
-    for (const std::string *t : {&l.attnNorm, &l.ffnNorm})
+    return Status::ok();
+  };
+  QTENSOR_TRY(check("kernels.embed", s.embed, k.embed));
+  QTENSOR_TRY(check("kernels.norm", s.norm, k.norm));
+  QTENSOR_TRY(check("kernels.final_norm", s.finalNorm, k.norm));
+  QTENSOR_TRY(check("kernels.store_v", s.storeV, k.storeV));
+  QTENSOR_TRY(check("kernels.gate_mul", s.gateMul, k.gateMul));
+  QTENSOR_TRY(check("kernels.residual_add", s.residualAdd, k.residualAdd));
+  QTENSOR_TRY(check("kernels.argmax", s.argmax, k.argmax));
+  if (s.headNorm)
+    QTENSOR_TRY(check("kernels.head_norm", *s.headNorm, k.headNorm));
+  if (s.outputNorm)
+    QTENSOR_TRY(check("kernels.output_norm", *s.outputNorm, k.outputNorm));
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const artifact::ProgramLayer &l = p.layers[i];
+    LayerKernelSet lk = layerKernels(c, int64_t(i), act);
+    std::string at = "layers[" + std::to_string(i) + "].";
+    QTENSOR_TRY(check(at + "rope_q", l.ropeQ, lk.ropeQ));
+    QTENSOR_TRY(check(at + "rope_k", l.ropeK, lk.ropeK));
+    QTENSOR_TRY(check(at + "attention", l.attention, lk.attention));
+    std::vector<const std::string *> norms = {&l.attnNorm, &l.ffnNorm};
+    for (const std::optional<std::string> *o :
+         {&l.qNorm, &l.kNorm, &l.postAttnNorm, &l.postFfnNorm})
+      if (*o)
+        norms.push_back(&**o);
+    for (const std::string *t : norms)
       if (storedFloat(m, *t) != norm)
         return makeError(name, ": the norm ", *t, " is stored as ",
                          toString(storedFloat(m, *t)), ", the final norm as ",
-                         toString(norm), " (one norm kernel reads them all)");
+                         toString(norm), " (the norm kernels read one dtype)");
+  }
   auto linear = [&](const artifact::ProgramLinear &l, int64_t n, int64_t kk,
                     FloatType output, const std::string &where) -> Status {
     if (!l.kernel)

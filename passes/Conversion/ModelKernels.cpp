@@ -115,13 +115,15 @@ void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: ids, table [V, D], out [T, D]
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value id = e.clampedIndex(a[0], {t}, s.width);
-    e.loop(s.rows,
-           [&](Value d) { e.store(e.load(a[1], {id, d}), a[2], {t, d}); });
+    e.loop(s.rows, [&](Value d) {
+      Value x = e.load(a[1], {id, d});
+      e.store(s.scale == 1.0 ? x : e.fmul(x, e.f32c(s.scale)), a[2], {t, d});
+    });
   });
 }
 
 void buildRmsNorm(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
-  // a: x [T, D] f32, w [D], y [T, D]
+  // a: x [T, D], w [D], y [T, D] (y may be x)
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value sum = e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
                          [&](Value d, ValueRange acc) -> SmallVector<Value> {
@@ -198,32 +200,39 @@ void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
   //    out [T, H*hd]
   const int64_t group = s.heads / s.kvHeads;
-  const double scale = 1.0 / std::sqrt(double(s.headDim));
+  const double scale = s.scale;
   Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
   e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
     Value last = e.clampedIndex(a[3], {t}, e.dim(kc, 0));
-    Value n = e.add(last, e.index(1)); // causal: rows 0..pos[t]
+    Value n = e.add(last, e.index(1)); // causal: rows first..pos[t]
+    // A sliding window sees the last `window` positions only.
+    Value first = e.index(0);
+    if (s.window > 0) {
+      Value w = e.index(s.window);
+      Value past = arith::CmpIOp::create(e.b, arith::CmpIPredicate::ugt, n, w);
+      first = arith::SelectOp::create(
+          e.b, past, arith::SubIOp::create(e.b, n, w), e.index(0));
+    }
     e.loop(s.heads, [&](Value h) {
       Value qBase = e.mul(h, e.index(s.headDim));
       Value kvBase = e.mul(arith::DivUIOp::create(e.b, h, e.index(group)),
                            e.index(s.headDim));
       Value lowest = e.f32c(-std::numeric_limits<float>::infinity());
-      Value max =
-          e.reduce(e.index(0), n, {lowest},
-                   [&](Value j, ValueRange m) -> SmallVector<Value> {
-                     Value dot = e.reduce(
-                         e.index(0), e.index(s.headDim), {e.f32c(0)},
+      Value max = e.reduce(
+          first, n, {lowest}, [&](Value j, ValueRange m) -> SmallVector<Value> {
+            Value dot =
+                e.reduce(e.index(0), e.index(s.headDim), {e.f32c(0)},
                          [&](Value d, ValueRange acc) -> SmallVector<Value> {
                            Value qv = e.load(q, {t, e.add(qBase, d)});
                            Value kv = e.load(kc, {j, e.add(kvBase, d)});
                            return {e.fadd(acc[0], e.fmul(qv, kv))};
                          })[0];
-                     Value sc = e.fmul(dot, e.f32c(scale));
-                     memref::StoreOp::create(e.b, sc, scores, ValueRange{j});
-                     return {arith::MaximumFOp::create(e.b, m[0], sc)};
-                   })[0];
+            Value sc = e.fmul(dot, e.f32c(scale));
+            memref::StoreOp::create(e.b, sc, scores, ValueRange{j});
+            return {arith::MaximumFOp::create(e.b, m[0], sc)};
+          })[0];
       Value sum =
-          e.reduce(e.index(0), n, {e.f32c(0)},
+          e.reduce(first, n, {e.f32c(0)},
                    [&](Value j, ValueRange acc) -> SmallVector<Value> {
                      Value p = math::ExpOp::create(
                          e.b, e.fsub(e.load(scores, {j}), max));
@@ -233,7 +242,7 @@ void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value inv = e.fdiv(e.f32c(1), sum);
       e.loop(s.headDim, [&](Value d) {
         Value acc =
-            e.reduce(e.index(0), n, {e.f32c(0)},
+            e.reduce(first, n, {e.f32c(0)},
                      [&](Value j, ValueRange r) -> SmallVector<Value> {
                        Value v = e.load(vc, {j, e.add(kvBase, d)});
                        return {e.fadd(r[0], e.fmul(e.load(scores, {j}), v))};
@@ -254,6 +263,22 @@ void buildSiluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
           e.fadd(e.f32c(1),
                  math::ExpOp::create(e.b, arith::NegFOp::create(e.b, g))));
       e.store(e.fmul(e.fmul(g, sig), e.load(a[1], {t, f})), a[2], {t, f});
+    });
+  });
+}
+
+void buildGeluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: gate [T, F], up [T, F], y [T, F]: y = gelu_tanh(gate) * up, with
+  // gelu_tanh(g) = g/2 (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.width, [&](Value f) {
+      Value g = e.load(a[0], {t, f});
+      Value cube = e.fmul(e.fmul(g, g), g);
+      Value inner = e.fmul(e.f32c(0.7978845608028654),
+                           e.fadd(g, e.fmul(e.f32c(0.044715), cube)));
+      Value gelu = e.fmul(e.fmul(e.f32c(0.5), g),
+                          e.fadd(e.f32c(1), math::TanhOp::create(e.b, inner)));
+      e.store(e.fmul(gelu, e.load(a[1], {t, f})), a[2], {t, f});
     });
   });
 }
@@ -310,7 +335,7 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
     return {ids, memref2(ctx, s.width, s.rows, w),
             memref2(ctx, kDyn, s.rows, f32)};
   case ModelOp::RmsNorm:
-    return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({s.width}, w),
+    return {memref2(ctx, kDyn, s.width, in), MemRefType::get({s.width}, w),
             memref2(ctx, kDyn, s.width, out)};
   case ModelOp::RopeQ:
     return {memref2(ctx, kDyn, q, in), ids, memref2(ctx, kDyn, q, f32)};
@@ -326,6 +351,7 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
             memref2(ctx, kDyn, kv, f32),  ids,
             MemRefType::get({kDyn}, f32), memref2(ctx, kDyn, q, out)};
   case ModelOp::SiluMul:
+  case ModelOp::GeluMul:
     return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, in),
             memref2(ctx, kDyn, s.width, out)};
   case ModelOp::ResidualAdd:
@@ -376,6 +402,9 @@ LogicalResult qtensor::buildModelKernel(ModuleOp module,
     break;
   case ModelOp::SiluMul:
     buildSiluMul(e, spec, a);
+    break;
+  case ModelOp::GeluMul:
+    buildGeluMul(e, spec, a);
     break;
   case ModelOp::ResidualAdd:
     buildResidualAdd(e, spec, a);

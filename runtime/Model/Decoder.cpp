@@ -104,7 +104,11 @@ struct Decoder::Linear {
 
 struct Decoder::Layer {
   const uint8_t *attnNorm = nullptr, *ffnNorm = nullptr;
+  /// gemma3 (null otherwise): per-head q/k norms, output norms.
+  const uint8_t *qNorm = nullptr, *kNorm = nullptr, *postAttnNorm = nullptr,
+                *postFfnNorm = nullptr;
   Linear q, k, v, o, gate, up, down;
+  void *ropeQ = nullptr, *ropeK = nullptr, *attention = nullptr;
 };
 
 Decoder::Decoder(LoadedModel &model) : model(model) {}
@@ -149,20 +153,23 @@ Status Decoder::init(int64_t chunk) {
 
   // Loader::readProgram checked the symbols (checkProgramKernels).
   const artifact::ModelKernelSymbols &s = program.kernels;
-  struct Symbol {
-    const std::string &name;
-    void **out;
+  auto resolve = [&](const std::string &symbol, void *&out) -> Status {
+    out = model.modelKernel(symbol);
+    if (!out)
+      return makeError("decoder: kernel ", symbol, " was not resolved");
+    return Status::ok();
   };
-  for (const Symbol &k :
-       {Symbol{s.embed, &fn.embed}, Symbol{s.norm, &fn.norm},
-        Symbol{s.finalNorm, &fn.finalNorm}, Symbol{s.ropeQ, &fn.ropeQ},
-        Symbol{s.ropeK, &fn.ropeK}, Symbol{s.storeV, &fn.storeV},
-        Symbol{s.attention, &fn.attention}, Symbol{s.siluMul, &fn.siluMul},
-        Symbol{s.residualAdd, &fn.residualAdd}, Symbol{s.argmax, &fn.argmax}}) {
-    *k.out = model.modelKernel(k.name);
-    if (!*k.out)
-      return makeError("decoder: kernel ", k.name, " was not resolved");
-  }
+  QTENSOR_TRY(resolve(s.embed, fn.embed));
+  QTENSOR_TRY(resolve(s.norm, fn.norm));
+  QTENSOR_TRY(resolve(s.finalNorm, fn.finalNorm));
+  QTENSOR_TRY(resolve(s.storeV, fn.storeV));
+  QTENSOR_TRY(resolve(s.gateMul, fn.gateMul));
+  QTENSOR_TRY(resolve(s.residualAdd, fn.residualAdd));
+  QTENSOR_TRY(resolve(s.argmax, fn.argmax));
+  if (s.headNorm)
+    QTENSOR_TRY(resolve(*s.headNorm, fn.headNorm));
+  if (s.outputNorm)
+    QTENSOR_TRY(resolve(*s.outputNorm, fn.outputNorm));
 
   auto linear = [&](const artifact::ProgramLinear &pl, int64_t n, int64_t k,
                     FloatType) -> Expected<Linear> {
@@ -200,6 +207,17 @@ Status Decoder::init(int64_t chunk) {
     Layer l;
     QTENSOR_ASSIGN_OR_RETURN(l.attnNorm, plainData(pl.attnNorm));
     QTENSOR_ASSIGN_OR_RETURN(l.ffnNorm, plainData(pl.ffnNorm));
+    if (pl.qNorm) { // validateProgram: all four, or none
+      QTENSOR_ASSIGN_OR_RETURN(l.qNorm, plainData(*pl.qNorm));
+      QTENSOR_ASSIGN_OR_RETURN(l.kNorm, plainData(*pl.kNorm));
+    }
+    if (pl.postAttnNorm) {
+      QTENSOR_ASSIGN_OR_RETURN(l.postAttnNorm, plainData(*pl.postAttnNorm));
+      QTENSOR_ASSIGN_OR_RETURN(l.postFfnNorm, plainData(*pl.postFfnNorm));
+    }
+    QTENSOR_TRY(resolve(pl.ropeQ, l.ropeQ));
+    QTENSOR_TRY(resolve(pl.ropeK, l.ropeK));
+    QTENSOR_TRY(resolve(pl.attention, l.attention));
     QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
@@ -283,23 +301,38 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
     QTENSOR_TRY(runLinear(l.q, xa, q));
     QTENSOR_TRY(runLinear(l.k, xa, k));
     QTENSOR_TRY(runLinear(l.v, xa, v));
-    QTENSOR_TRY(call(fn.ropeQ, {{q.bytes.data(), {t, c.qWidth()}},
-                                {positions.data(), rowsT},
-                                {qf.data(), {t, c.qWidth()}}}));
-    QTENSOR_TRY(call(fn.ropeK, {{k.bytes.data(), {t, c.kvWidth()}},
-                                {positions.data(), rowsT},
-                                {kc, {cap, c.kvWidth()}}}));
+    if (l.qNorm) { // each head's RMSNorm, in place
+      QTENSOR_TRY(
+          call(fn.headNorm, {{q.bytes.data(), {t * c.heads, c.headDim}},
+                             {const_cast<uint8_t *>(l.qNorm), {c.headDim}},
+                             {q.bytes.data(), {t * c.heads, c.headDim}}}));
+      QTENSOR_TRY(
+          call(fn.headNorm, {{k.bytes.data(), {t * c.kvHeads, c.headDim}},
+                             {const_cast<uint8_t *>(l.kNorm), {c.headDim}},
+                             {k.bytes.data(), {t * c.kvHeads, c.headDim}}}));
+    }
+    QTENSOR_TRY(call(l.ropeQ, {{q.bytes.data(), {t, c.qWidth()}},
+                               {positions.data(), rowsT},
+                               {qf.data(), {t, c.qWidth()}}}));
+    QTENSOR_TRY(call(l.ropeK, {{k.bytes.data(), {t, c.kvWidth()}},
+                               {positions.data(), rowsT},
+                               {kc, {cap, c.kvWidth()}}}));
     QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
                                  {positions.data(), rowsT},
                                  {vc, {cap, c.kvWidth()}}}));
     QTENSOR_TRY(
-        call(fn.attention, {{qf.data(), {t, c.qWidth()}},
-                            {kc, {cap, c.kvWidth()}},
-                            {vc, {cap, c.kvWidth()}},
-                            {positions.data(), rowsT},
-                            {scores.data(), {cap}},
-                            {rowsOf(attn, t).bytes.data(), {t, c.qWidth()}}}));
+        call(l.attention, {{qf.data(), {t, c.qWidth()}},
+                           {kc, {cap, c.kvWidth()}},
+                           {vc, {cap, c.kvWidth()}},
+                           {positions.data(), rowsT},
+                           {scores.data(), {cap}},
+                           {rowsOf(attn, t).bytes.data(), {t, c.qWidth()}}}));
     QTENSOR_TRY(runLinear(l.o, attn, o));
+    if (l.postAttnNorm)
+      QTENSOR_TRY(call(fn.outputNorm,
+                       {{o.bytes.data(), {t, c.hidden}},
+                        {const_cast<uint8_t *>(l.postAttnNorm), {c.hidden}},
+                        {o.bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {o.bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(call(fn.norm, {{hidden.data(), {t, c.hidden}},
@@ -308,10 +341,15 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
     QTENSOR_TRY(runLinear(l.gate, xa, gate));
     QTENSOR_TRY(runLinear(l.up, xa, up));
     QTENSOR_TRY(
-        call(fn.siluMul, {{gate.bytes.data(), {t, c.intermediate}},
+        call(fn.gateMul, {{gate.bytes.data(), {t, c.intermediate}},
                           {up.bytes.data(), {t, c.intermediate}},
                           {rowsOf(h, t).bytes.data(), {t, c.intermediate}}}));
     QTENSOR_TRY(runLinear(l.down, h, down));
+    if (l.postFfnNorm)
+      QTENSOR_TRY(call(fn.outputNorm,
+                       {{down.bytes.data(), {t, c.hidden}},
+                        {const_cast<uint8_t *>(l.postFfnNorm), {c.hidden}},
+                        {down.bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {down.bytes.data(), {t, c.hidden}}}));
   }

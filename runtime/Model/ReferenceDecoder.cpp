@@ -37,28 +37,42 @@ public:
       QTENSOR_ASSIGN_OR_RETURN(Matrix values, safetensors::toFloat64(row));
       std::copy(values.begin(), values.end(), h.begin() + i * d);
     }
-    for (const artifact::ProgramLayer &l : p.layers) {
-      QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(h, t, l.attnNorm));
+    for (double &x : h)
+      x *= c.embedScale;
+    for (size_t li = 0; li < p.layers.size(); ++li) {
+      const artifact::ProgramLayer &l = p.layers[li];
+      QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(h, d, l.attnNorm));
       QTENSOR_ASSIGN_OR_RETURN(Matrix q, linear(x, t, l.q));
       QTENSOR_ASSIGN_OR_RETURN(Matrix k, linear(x, t, l.k));
       QTENSOR_ASSIGN_OR_RETURN(Matrix v, linear(x, t, l.v));
-      rope(q, t, c.heads);
-      rope(k, t, c.kvHeads);
-      Matrix a = attention(q, k, v, t);
+      if (l.qNorm) { // each head's RMSNorm
+        QTENSOR_ASSIGN_OR_RETURN(q, norm(q, c.headDim, *l.qNorm));
+        QTENSOR_ASSIGN_OR_RETURN(k, norm(k, c.headDim, *l.kNorm));
+      }
+      const double base = c.ropeBaseOf(int64_t(li));
+      rope(q, t, c.heads, base);
+      rope(k, t, c.kvHeads, base);
+      Matrix a = attention(q, k, v, t, c.windowOf(int64_t(li)));
       QTENSOR_ASSIGN_OR_RETURN(Matrix o, linear(a, t, l.o));
+      if (l.postAttnNorm) {
+        QTENSOR_ASSIGN_OR_RETURN(o, norm(o, d, *l.postAttnNorm));
+      }
       for (size_t i = 0; i < h.size(); ++i)
         h[i] += o[i];
-      QTENSOR_ASSIGN_OR_RETURN(x, norm(h, t, l.ffnNorm));
+      QTENSOR_ASSIGN_OR_RETURN(x, norm(h, d, l.ffnNorm));
       QTENSOR_ASSIGN_OR_RETURN(Matrix g, linear(x, t, l.gate));
       QTENSOR_ASSIGN_OR_RETURN(Matrix u, linear(x, t, l.up));
       for (size_t i = 0; i < g.size(); ++i)
-        g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+        g[i] = gate(g[i]) * u[i];
       QTENSOR_ASSIGN_OR_RETURN(Matrix down, linear(g, t, l.down));
+      if (l.postFfnNorm) {
+        QTENSOR_ASSIGN_OR_RETURN(down, norm(down, d, *l.postFfnNorm));
+      }
       for (size_t i = 0; i < h.size(); ++i)
         h[i] += down[i];
     }
     Matrix last(h.end() - d, h.end());
-    QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, 1, p.finalNorm));
+    QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, d, p.finalNorm));
     return linear(x, 1, p.head);
   }
 
@@ -70,9 +84,17 @@ private:
     return safetensors::toFloat64(*v);
   }
 
-  Expected<Matrix> norm(const Matrix &x, int64_t t, const std::string &w) {
+  double gate(double g) const {
+    if (c.gate == artifact::GateActivation::Silu)
+      return g / (1.0 + std::exp(-g));
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
+  }
+
+  /// RMSNorm of each run of `d` values (rows, or heads of rows).
+  Expected<Matrix> norm(const Matrix &x, int64_t d, const std::string &w) {
     QTENSOR_ASSIGN_OR_RETURN(Matrix weight, plain(w));
-    const int64_t d = c.hidden;
+    const int64_t t = int64_t(x.size()) / d;
     Matrix y(x.size());
     for (int64_t i = 0; i < t; ++i) {
       double sum = 0;
@@ -80,8 +102,7 @@ private:
         sum += x[size_t(i * d + j)] * x[size_t(i * d + j)];
       double scale = 1.0 / std::sqrt(sum / double(d) + c.rmsEps);
       for (int64_t j = 0; j < d; ++j)
-        y[size_t(i * d + j)] =
-            x[size_t(i * d + j)] * scale * weight[size_t(j)];
+        y[size_t(i * d + j)] = x[size_t(i * d + j)] * scale * weight[size_t(j)];
     }
     return y;
   }
@@ -113,30 +134,27 @@ private:
   }
 
   /// Rotates each head of each row (position = row index).
-  void rope(Matrix &x, int64_t t, int64_t heads) const {
+  void rope(Matrix &x, int64_t t, int64_t heads, double base) const {
     const int64_t hd = c.headDim, half = c.ropeDim / 2;
     const int64_t width = heads * hd;
     for (int64_t pos = 0; pos < t; ++pos)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t i = 0; i < half; ++i) {
-          double theta =
-              double(pos) * std::pow(c.ropeBase, -2.0 * double(i) /
-                                                     double(c.ropeDim));
+          double theta = double(pos) *
+                         std::pow(base, -2.0 * double(i) / double(c.ropeDim));
           int64_t base = pos * width + h * hd;
-          int64_t i0 = c.rope == artifact::RopeStyle::Interleaved
-                           ? base + 2 * i
-                           : base + i;
-          int64_t i1 = c.rope == artifact::RopeStyle::Interleaved
-                           ? i0 + 1
-                           : i0 + half;
+          int64_t i0 = c.rope == artifact::RopeStyle::Interleaved ? base + 2 * i
+                                                                  : base + i;
+          int64_t i1 =
+              c.rope == artifact::RopeStyle::Interleaved ? i0 + 1 : i0 + half;
           double x0 = x[size_t(i0)], x1 = x[size_t(i1)];
           x[size_t(i0)] = x0 * std::cos(theta) - x1 * std::sin(theta);
           x[size_t(i1)] = x0 * std::sin(theta) + x1 * std::cos(theta);
         }
   }
 
-  Matrix attention(const Matrix &q, const Matrix &k, const Matrix &v,
-                   int64_t t) const {
+  Matrix attention(const Matrix &q, const Matrix &k, const Matrix &v, int64_t t,
+                   int64_t window) const {
     const int64_t hd = c.headDim, qw = c.qWidth(), kw = c.kvWidth();
     const int64_t group = c.heads / c.kvHeads;
     Matrix out(size_t(t * qw));
@@ -145,20 +163,22 @@ private:
       for (int64_t h = 0; h < c.heads; ++h) {
         const int64_t kv = h / group;
         double top = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
+        // A sliding window sees positions i - window + 1 .. i.
+        const int64_t first = window && i + 1 > window ? i + 1 - window : 0;
+        for (int64_t j = first; j <= i; ++j) {
           double dot = 0;
           for (int64_t e = 0; e < hd; ++e)
             dot += q[size_t(i * qw + h * hd + e)] *
                    k[size_t(j * kw + kv * hd + e)];
-          s[size_t(j)] = dot / std::sqrt(double(hd));
+          s[size_t(j)] = dot * c.qkScale();
           top = std::max(top, s[size_t(j)]);
         }
         double sum = 0;
-        for (int64_t j = 0; j <= i; ++j)
+        for (int64_t j = first; j <= i; ++j)
           sum += (s[size_t(j)] = std::exp(s[size_t(j)] - top));
         for (int64_t e = 0; e < hd; ++e) {
           double acc = 0;
-          for (int64_t j = 0; j <= i; ++j)
+          for (int64_t j = first; j <= i; ++j)
             acc += s[size_t(j)] * v[size_t(j * kw + kv * hd + e)];
           out[size_t(i * qw + h * hd + e)] = acc / sum;
         }

@@ -101,8 +101,8 @@ LevelResult levelModel(const std::string &dir) {
   const int64_t needed = int64_t(prompt.size()) + kGreedySteps + 1;
   auto cache = d.newCache(std::min<int64_t>(c.context, needed));
   if (!cache || cache->capacity() < needed) {
-    r.detail = cache ? "the context is too short for L4's prompt"
-                     : cache.message();
+    r.detail =
+        cache ? "the context is too short for L4's prompt" : cache.message();
     return r;
   }
 
@@ -161,18 +161,17 @@ LevelResult levelModel(const std::string &dir) {
   const double cacheError = relativeL2(stepped, whole);
 
   const std::string act = toString(model.program()->activation);
-  r.detail = promptText + " (" + std::to_string(prompt.size()) +
-             " tokens): logits vs the float64 forward of the reconstructed "
-             "weights: relative L2 " +
-             percent(kernelError) + " (bound " + percent(kLogitsBound) +
-             ", " + act + " activations); greedy " +
-             std::to_string(kGreedySteps) + " tokens " +
-             (run->tokens == refTokens ? "equal" : "DIFFER") +
-             "; decode after prefill vs longer prefill: " +
-             percent(cacheError) +
-             "; quantization error against the source weights: not "
-             "measurable from the artifact (see the report's per-tensor "
-             "errors)";
+  r.detail =
+      promptText + " (" + std::to_string(prompt.size()) +
+      " tokens): logits vs the float64 forward of the reconstructed "
+      "weights: relative L2 " +
+      percent(kernelError) + " (bound " + percent(kLogitsBound) + ", " + act +
+      " activations); greedy " + std::to_string(kGreedySteps) + " tokens " +
+      (run->tokens == refTokens ? "equal" : "DIFFER") +
+      "; decode after prefill vs longer prefill: " + percent(cacheError) +
+      "; quantization error against the source weights: not "
+      "measurable from the artifact (see the report's per-tensor "
+      "errors)";
   r.ok = kernelError <= kLogitsBound && run->tokens == refTokens &&
          cacheError <= kLogitsBound;
   if (run->tokens != refTokens) {

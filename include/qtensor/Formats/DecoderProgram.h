@@ -48,16 +48,34 @@ enum class RopeStyle : uint8_t { Interleaved, Half };
 const char *toString(RopeStyle s);
 std::optional<RopeStyle> parseRopeStyle(const std::string &s);
 
+/// The gate of the MLP: SwiGLU (llama family) or GeGLU with the tanh GELU
+/// (gemma3).
+enum class GateActivation : uint8_t { Silu, GeluTanh };
+const char *toString(GateActivation a);
+std::optional<GateActivation> parseGateActivation(const std::string &s);
+
 struct DecoderConfig {
-  std::string architecture; ///< llama | mistral | qwen2
+  std::string architecture; ///< llama | mistral | qwen2 | gemma3
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           headDim = 0, vocab = 0;
   int64_t context = 0; ///< the trained context length
   int64_t ropeDim = 0; ///< dimensions of a head that RoPE rotates (even)
   double rmsEps = 1e-5, ropeBase = 10000.0;
   RopeStyle rope = RopeStyle::Interleaved;
+  double embedScale = 1.0;   ///< the embedding rows are multiplied by it
+  double attentionScale = 0; ///< q.k scale; 0: 1/sqrt(headDim)
+  GateActivation gate = GateActivation::Silu;
+  /// Sliding-window attention: every layer l with (l + 1) % slidingPattern
+  /// != 0 attends to the last slidingWindow positions only, with RoPE base
+  /// ropeBaseLocal; the others are global. 0: every layer global.
+  int64_t slidingWindow = 0, slidingPattern = 0;
+  double ropeBaseLocal = 10000.0;
   int64_t qWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
+  double qkScale() const;
+  /// Layer l's attention window (0: global) and RoPE base.
+  int64_t windowOf(int64_t layer) const;
+  double ropeBaseOf(int64_t layer) const;
   bool operator==(const DecoderConfig &o) const;
 };
 
@@ -77,13 +95,20 @@ struct ProgramLinear {
 struct ProgramLayer {
   std::string attnNorm, ffnNorm; ///< plain [hidden]
   ProgramLinear q, k, v, o, gate, up, down;
+  /// gemma3: RMSNorm of each q and k head ([headDim]), and of the
+  /// attention and MLP outputs before their residual adds ([hidden]).
+  std::optional<std::string> qNorm, kNorm, postAttnNorm, postFfnNorm;
+  /// This layer's kernels: RoPE and attention depend on its window and
+  /// base (config.windowOf, ropeBaseOf).
+  std::string ropeQ, ropeK, attention;
   bool operator==(const ProgramLayer &o) const;
 };
 
 /// The symbols of the per-model kernels (docs/model.md has their ABI).
 struct ModelKernelSymbols {
-  std::string embed, norm, finalNorm, ropeQ, ropeK, storeV, attention, siluMul,
-      residualAdd, argmax;
+  std::string embed, norm, finalNorm, storeV, gateMul, residualAdd, argmax;
+  /// gemma3: the per-head norm (in place) and the output norm.
+  std::optional<std::string> headNorm, outputNorm;
   bool operator==(const ModelKernelSymbols &o) const;
 };
 

@@ -20,14 +20,16 @@
 namespace qtensor {
 
 enum class ModelOp : uint8_t {
-  Embed,       ///< (ids ?xi32, table VxD, out ?xD f32)
-  RmsNorm,     ///< (x ?xD f32, w D, y ?xD)
+  Embed,       ///< (ids ?xi32, table VxD, out ?xD f32), rows x scale
+  RmsNorm,     ///< (x ?xD, w D, y ?xD); in place allowed
   RopeQ,       ///< (x ?xW, pos ?xi32, y ?xW f32)
   RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
   StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
   Attention,   ///< (q ?xQ f32, kc CxKV f32, vc CxKV f32, pos ?xi32,
-               ///<  scores C f32, out ?xQ); C dynamic
+               ///<  scores C f32, out ?xQ); C dynamic; q.k x scale,
+               ///<  the last `window` positions when window > 0
   SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
+  GeluMul,     ///< (gate ?xF, up ?xF, y ?xF): tanh GELU
   ResidualAdd, ///< (x ?xD f32, y ?xD): x += y
   FloatLinear, ///< (x ?xK, w NxK, y ?xN): y = x w^T
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
@@ -45,6 +47,8 @@ struct ModelKernelSpec {
   FloatType output = FloatType::F16; ///< activations written
   double eps = 1e-5, ropeBase = 10000.0;
   artifact::RopeStyle rope = artifact::RopeStyle::Interleaved;
+  double scale = 1.0; ///< Embed: row scale; Attention: q.k scale
+  int64_t window = 0; ///< Attention: sliding window (0: global)
 
   /// The function's name, unique per distinct spec ("qt_model_...").
   std::string name() const;
@@ -55,12 +59,20 @@ struct ModelKernelSpec {
 /// The kernels of a decoder with `config`: the linears' activation dtype and
 /// the stored dtypes of the embedding table and the norm weights.
 struct DecoderKernelSet {
-  ModelKernelSpec embed, norm, ropeQ, ropeK, storeV, attention, siluMul,
-      residualAdd, argmax;
+  ModelKernelSpec embed, norm, storeV, gateMul, residualAdd, argmax;
+  /// gemma3: per-head q/k norm and the attention/MLP output norm, both on
+  /// activations in place.
+  ModelKernelSpec headNorm, outputNorm;
 };
 DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
                                 FloatType activation, FloatType embed,
                                 FloatType norm);
+/// Layer `layer`'s RoPE and attention kernels (its window and base).
+struct LayerKernelSet {
+  ModelKernelSpec ropeQ, ropeK, attention;
+};
+LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
+                            int64_t layer, FloatType activation);
 /// y[T, N] = x[T, K] w[N, K]^T, x in `activation`, y in `output`.
 ModelKernelSpec floatLinearKernel(int64_t n, int64_t k, FloatType activation,
                                   FloatType weight, FloatType output);

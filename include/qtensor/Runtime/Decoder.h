@@ -138,8 +138,8 @@ private:
   std::vector<Layer> layers;
   std::unique_ptr<Linear> head;
   struct Kernels {
-    void *embed, *norm, *finalNorm, *ropeQ, *ropeK, *storeV, *attention,
-        *siluMul, *residualAdd, *argmax;
+    void *embed, *norm, *finalNorm, *storeV, *gateMul, *residualAdd, *argmax;
+    void *headNorm, *outputNorm; ///< null when the program has none
   } fn{};
   const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
   int64_t maxT = 0;

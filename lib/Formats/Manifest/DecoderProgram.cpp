@@ -33,12 +33,43 @@ std::optional<RopeStyle> artifact::parseRopeStyle(const std::string &s) {
   return std::nullopt;
 }
 
+const char *artifact::toString(GateActivation a) {
+  return a == GateActivation::Silu ? "silu" : "gelu_tanh";
+}
+
+std::optional<GateActivation>
+artifact::parseGateActivation(const std::string &s) {
+  if (s == "silu")
+    return GateActivation::Silu;
+  if (s == "gelu_tanh")
+    return GateActivation::GeluTanh;
+  return std::nullopt;
+}
+
+double DecoderConfig::qkScale() const {
+  return attentionScale > 0 ? attentionScale : 1.0 / std::sqrt(double(headDim));
+}
+
+int64_t DecoderConfig::windowOf(int64_t layer) const {
+  if (!slidingWindow || !slidingPattern)
+    return 0;
+  return (layer + 1) % slidingPattern != 0 ? slidingWindow : 0;
+}
+
+double DecoderConfig::ropeBaseOf(int64_t layer) const {
+  return windowOf(layer) ? ropeBaseLocal : ropeBase;
+}
+
 bool DecoderConfig::operator==(const DecoderConfig &o) const {
-  return architecture == o.architecture && hidden == o.hidden &&
-         intermediate == o.intermediate && layers == o.layers &&
-         heads == o.heads && kvHeads == o.kvHeads && headDim == o.headDim &&
-         vocab == o.vocab && context == o.context && ropeDim == o.ropeDim &&
-         rmsEps == o.rmsEps && ropeBase == o.ropeBase && rope == o.rope;
+  return embedScale == o.embedScale && attentionScale == o.attentionScale &&
+         gate == o.gate && slidingWindow == o.slidingWindow &&
+         slidingPattern == o.slidingPattern &&
+         ropeBaseLocal == o.ropeBaseLocal && architecture == o.architecture &&
+         hidden == o.hidden && intermediate == o.intermediate &&
+         layers == o.layers && heads == o.heads && kvHeads == o.kvHeads &&
+         headDim == o.headDim && vocab == o.vocab && context == o.context &&
+         ropeDim == o.ropeDim && rmsEps == o.rmsEps && ropeBase == o.ropeBase &&
+         rope == o.rope;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel;
@@ -46,13 +77,15 @@ bool ProgramLinear::operator==(const ProgramLinear &o) const {
 bool ProgramLayer::operator==(const ProgramLayer &o) const {
   return attnNorm == o.attnNorm && ffnNorm == o.ffnNorm && q == o.q &&
          k == o.k && v == o.v && this->o == o.o && gate == o.gate &&
-         up == o.up && down == o.down;
+         up == o.up && down == o.down && qNorm == o.qNorm && kNorm == o.kNorm &&
+         postAttnNorm == o.postAttnNorm && postFfnNorm == o.postFfnNorm &&
+         ropeQ == o.ropeQ && ropeK == o.ropeK && attention == o.attention;
 }
 bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
   return embed == o.embed && norm == o.norm && finalNorm == o.finalNorm &&
-         ropeQ == o.ropeQ && ropeK == o.ropeK && storeV == o.storeV &&
-         attention == o.attention && siluMul == o.siluMul &&
-         residualAdd == o.residualAdd && argmax == o.argmax;
+         storeV == o.storeV && gateMul == o.gateMul &&
+         residualAdd == o.residualAdd && argmax == o.argmax &&
+         headNorm == o.headNorm && outputNorm == o.outputNorm;
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
@@ -64,10 +97,10 @@ bool DecoderProgram::operator==(const DecoderProgram &o) const {
 Status artifact::validateDecoderConfig(const DecoderConfig &c,
                                        const std::string &where) {
   if (c.architecture != "llama" && c.architecture != "mistral" &&
-      c.architecture != "qwen2")
+      c.architecture != "qwen2" && c.architecture != "gemma3")
     return makeError(where, ".architecture: \"", c.architecture,
                      "\" is not a decoder this runtime runs (llama, "
-                     "mistral, qwen2)");
+                     "mistral, qwen2, gemma3)");
   struct Dim {
     const char *name;
     int64_t value;
@@ -95,8 +128,18 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
                      kMaxElements, " elements");
   if (!std::isfinite(c.rmsEps) || c.rmsEps <= 0 || c.rmsEps > 1)
     return makeError(where, ".rms_eps: must be in (0, 1]");
-  if (!std::isfinite(c.ropeBase) || c.ropeBase <= 1)
-    return makeError(where, ".rope_base: must be a finite number above 1");
+  if (!std::isfinite(c.ropeBase) || c.ropeBase <= 1 ||
+      !std::isfinite(c.ropeBaseLocal) || c.ropeBaseLocal <= 1)
+    return makeError(where, ".rope_base, rope_base_local: must be finite "
+                            "numbers above 1");
+  if (!std::isfinite(c.embedScale) || c.embedScale <= 0 || c.embedScale > 1e6)
+    return makeError(where, ".embed_scale: must be in (0, 1e6]");
+  if (!std::isfinite(c.attentionScale) || c.attentionScale < 0 ||
+      c.attentionScale > 1e3)
+    return makeError(where, ".attention_scale: must be in [0, 1e3]");
+  if (c.slidingWindow < 0 || c.slidingWindow > kMaxDim ||
+      c.slidingPattern < 0 || c.slidingPattern > 1024)
+    return makeError(where, ".sliding_window, sliding_pattern: out of range");
   return Status::ok();
 }
 
@@ -140,7 +183,19 @@ json artifact::toJson(const DecoderProgram &p) {
                       {"o", linearJson(l.o)},
                       {"gate", linearJson(l.gate)},
                       {"up", linearJson(l.up)},
-                      {"down", linearJson(l.down)}});
+                      {"down", linearJson(l.down)},
+                      {"rope_q", l.ropeQ},
+                      {"rope_k", l.ropeK},
+                      {"attention", l.attention}});
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const ProgramLayer &l = p.layers[i];
+    for (auto [key, value] : {std::pair{"q_norm", &l.qNorm},
+                              {"k_norm", &l.kNorm},
+                              {"post_attention_norm", &l.postAttnNorm},
+                              {"post_ffn_norm", &l.postFfnNorm}})
+      if (*value)
+        layers[i][key] = **value;
+  }
   const ModelKernelSymbols &k = p.kernels;
   json j = {{"schema", kProgramSchema},
             {"config",
@@ -156,24 +211,31 @@ json artifact::toJson(const DecoderProgram &p) {
               {"rope_dim", c.ropeDim},
               {"rms_eps", c.rmsEps},
               {"rope_base", c.ropeBase},
-              {"rope_style", toString(c.rope)}}},
+              {"rope_style", toString(c.rope)},
+              {"embed_scale", c.embedScale},
+              {"attention_scale", c.attentionScale},
+              {"gate", toString(c.gate)},
+              {"sliding_window", c.slidingWindow},
+              {"sliding_pattern", c.slidingPattern},
+              {"rope_base_local", c.ropeBaseLocal}}},
             {"activation", qtensor::toString(p.activation)},
             {"kernel_file", p.kernelFile},
             {"kernels",
              {{"embed", k.embed},
               {"norm", k.norm},
               {"final_norm", k.finalNorm},
-              {"rope_q", k.ropeQ},
-              {"rope_k", k.ropeK},
               {"store_v", k.storeV},
-              {"attention", k.attention},
-              {"silu_mul", k.siluMul},
+              {"gate_mul", k.gateMul},
               {"residual_add", k.residualAdd},
               {"argmax", k.argmax}}},
             {"embed", p.embed},
             {"final_norm", p.finalNorm},
             {"head", linearJson(p.head)},
             {"layers", std::move(layers)}};
+  if (k.headNorm)
+    j["kernels"]["head_norm"] = *k.headNorm;
+  if (k.outputNorm)
+    j["kernels"]["output_norm"] = *k.outputNorm;
   if (p.tokenizerFile)
     j["tokenizer_file"] = *p.tokenizerFile;
   return j;
@@ -209,6 +271,12 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
   QTENSOR_TRY(readDouble(cr, "rms_eps", c.rmsEps));
   QTENSOR_TRY(readDouble(cr, "rope_base", c.ropeBase));
   QTENSOR_TRY(cr.readEnum("rope_style", parseRopeStyle, c.rope));
+  QTENSOR_TRY(readDouble(cr, "embed_scale", c.embedScale));
+  QTENSOR_TRY(readDouble(cr, "attention_scale", c.attentionScale));
+  QTENSOR_TRY(cr.readEnum("gate", parseGateActivation, c.gate));
+  QTENSOR_TRY(cr.readInt("sliding_window", 0, kMaxDim, c.slidingWindow));
+  QTENSOR_TRY(cr.readInt("sliding_pattern", 0, 1024, c.slidingPattern));
+  QTENSOR_TRY(readDouble(cr, "rope_base_local", c.ropeBaseLocal));
   QTENSOR_TRY(cr.noUnknownKeys());
   QTENSOR_TRY(validateDecoderConfig(c, r.at("config")));
 
@@ -224,11 +292,12 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
   };
   for (const Symbol &s :
        {Symbol{"embed", &k.embed}, Symbol{"norm", &k.norm},
-        Symbol{"final_norm", &k.finalNorm}, Symbol{"rope_q", &k.ropeQ},
-        Symbol{"rope_k", &k.ropeK}, Symbol{"store_v", &k.storeV},
-        Symbol{"attention", &k.attention}, Symbol{"silu_mul", &k.siluMul},
-        Symbol{"residual_add", &k.residualAdd}, Symbol{"argmax", &k.argmax}})
+        Symbol{"final_norm", &k.finalNorm}, Symbol{"store_v", &k.storeV},
+        Symbol{"gate_mul", &k.gateMul}, Symbol{"residual_add", &k.residualAdd},
+        Symbol{"argmax", &k.argmax}})
     QTENSOR_TRY(kr.readString(s.key, *s.out));
+  QTENSOR_TRY(kr.readOptionalString("head_norm", k.headNorm));
+  QTENSOR_TRY(kr.readOptionalString("output_norm", k.outputNorm));
   QTENSOR_TRY(kr.noUnknownKeys());
 
   QTENSOR_TRY(r.readString("embed", p.embed));
@@ -259,6 +328,13 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
       QTENSOR_TRY(lr.require(x.key, v));
       QTENSOR_TRY(readLinear(*v, lr.at(x.key), *x.out));
     }
+    QTENSOR_TRY(lr.readString("rope_q", l.ropeQ));
+    QTENSOR_TRY(lr.readString("rope_k", l.ropeK));
+    QTENSOR_TRY(lr.readString("attention", l.attention));
+    QTENSOR_TRY(lr.readOptionalString("q_norm", l.qNorm));
+    QTENSOR_TRY(lr.readOptionalString("k_norm", l.kNorm));
+    QTENSOR_TRY(lr.readOptionalString("post_attention_norm", l.postAttnNorm));
+    QTENSOR_TRY(lr.readOptionalString("post_ffn_norm", l.postFfnNorm));
     QTENSOR_TRY(lr.noUnknownKeys());
     p.layers.push_back(std::move(l));
   }
@@ -354,9 +430,16 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     QTENSOR_TRY(checkFile(m, *p.tokenizerFile, FileRole::Tokenizer,
                           name + ".tokenizer_file"));
   const ModelKernelSymbols &k = p.kernels;
-  for (const std::string *s :
-       {&k.embed, &k.norm, &k.finalNorm, &k.ropeQ, &k.ropeK, &k.storeV,
-        &k.attention, &k.siluMul, &k.residualAdd, &k.argmax})
+  std::vector<const std::string *> symbols = {
+      &k.embed,   &k.norm,        &k.finalNorm, &k.storeV,
+      &k.gateMul, &k.residualAdd, &k.argmax};
+  for (const std::optional<std::string> *o : {&k.headNorm, &k.outputNorm})
+    if (*o)
+      symbols.push_back(&**o);
+  for (const ProgramLayer &l : p.layers)
+    for (const std::string *s : {&l.ropeQ, &l.ropeK, &l.attention})
+      symbols.push_back(s);
+  for (const std::string *s : symbols)
     if (!isKernelSymbol(*s))
       return makeError(name, ".kernels: \"", *s,
                        "\" is not an _mlir_ciface_ symbol");
@@ -377,6 +460,24 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     QTENSOR_TRY(checkLinear(m, l.up, c.intermediate, c.hidden, where + ".up"));
     QTENSOR_TRY(
         checkLinear(m, l.down, c.hidden, c.intermediate, where + ".down"));
+    // The optional norms come in pairs, each with its kernel.
+    if (bool(l.qNorm) != bool(l.kNorm) || bool(l.qNorm) != bool(k.headNorm))
+      return makeError(where, ": q_norm, k_norm and kernels.head_norm go "
+                              "together");
+    if (bool(l.postAttnNorm) != bool(l.postFfnNorm) ||
+        bool(l.postAttnNorm) != bool(k.outputNorm))
+      return makeError(where, ": post_attention_norm, post_ffn_norm and "
+                              "kernels.output_norm go together");
+    if (l.qNorm) {
+      QTENSOR_TRY(checkPlain(m, *l.qNorm, {c.headDim}, where + ".q_norm"));
+      QTENSOR_TRY(checkPlain(m, *l.kNorm, {c.headDim}, where + ".k_norm"));
+    }
+    if (l.postAttnNorm) {
+      QTENSOR_TRY(checkPlain(m, *l.postAttnNorm, {c.hidden},
+                             where + ".post_attention_norm"));
+      QTENSOR_TRY(
+          checkPlain(m, *l.postFfnNorm, {c.hidden}, where + ".post_ffn_norm"));
+    }
   }
   return Status::ok();
 }

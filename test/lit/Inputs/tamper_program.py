@@ -16,9 +16,9 @@ manifest = json.load(open(manifest_path))
 entry = next(f for f in manifest["files"] if f["role"] == "program")
 path = os.path.join(root, entry["path"])
 program = json.load(open(path))
-symbol = program["kernels"]["attention"]
+symbol = program["layers"][0]["attention"]
 assert symbol.endswith("_f16"), symbol
-program["kernels"]["attention"] = symbol[: -len("_f16")] + "_f32"
+program["layers"][0]["attention"] = symbol[: -len("_f16")] + "_f32"
 data = (json.dumps(program, indent=1, sort_keys=True) + "\n").encode()
 os.chmod(path, 0o644)
 open(path, "wb").write(data)

@@ -33,10 +33,13 @@ artifact::DecoderProgram sampleProgram() {
   c.context = 128;
   c.ropeDim = 64;
   p.kernelFile = "kernels-host.so";
-  p.kernels = {"_mlir_ciface_e", "_mlir_ciface_n", "_mlir_ciface_n",
-               "_mlir_ciface_q", "_mlir_ciface_k", "_mlir_ciface_v",
-               "_mlir_ciface_a", "_mlir_ciface_s", "_mlir_ciface_r",
-               "_mlir_ciface_m"};
+  p.kernels.embed = "_mlir_ciface_e";
+  p.kernels.norm = "_mlir_ciface_n";
+  p.kernels.finalNorm = "_mlir_ciface_n";
+  p.kernels.storeV = "_mlir_ciface_v";
+  p.kernels.gateMul = "_mlir_ciface_s";
+  p.kernels.residualAdd = "_mlir_ciface_r";
+  p.kernels.argmax = "_mlir_ciface_m";
   p.embed = "token_embd.weight";
   p.finalNorm = "output_norm.weight";
   p.head = {"output.weight", std::string("_mlir_ciface_h")};
@@ -50,6 +53,9 @@ artifact::DecoderProgram sampleProgram() {
   l.gate = {"blk.0.ffn_gate.weight", std::nullopt};
   l.up = {"blk.0.ffn_up.weight", std::nullopt};
   l.down = {"blk.0.ffn_down.weight", std::nullopt};
+  l.ropeQ = "_mlir_ciface_q";
+  l.ropeK = "_mlir_ciface_k";
+  l.attention = "_mlir_ciface_a";
   p.layers.push_back(l);
   p.tokenizerFile = "tokenizer.gguf";
   return p;
@@ -61,6 +67,34 @@ TEST(DecoderProgram, RoundTripsThroughJson) {
   auto back = artifact::parseProgram(text, "program.json");
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, p);
+  // The gemma3 fields too.
+  p.config.architecture = "gemma3";
+  p.config.embedScale = 16.0;
+  p.config.attentionScale = 0.0625;
+  p.config.gate = artifact::GateActivation::GeluTanh;
+  p.config.slidingWindow = 512;
+  p.config.slidingPattern = 6;
+  p.layers[0].qNorm = "blk.0.attn_q_norm.weight";
+  p.layers[0].kNorm = "blk.0.attn_k_norm.weight";
+  p.kernels.headNorm = "_mlir_ciface_hn";
+  back = artifact::parseProgram(artifact::toJson(p).dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+}
+
+TEST(DecoderProgram, SlidingWindowLayers) {
+  artifact::DecoderConfig c = sampleProgram().config;
+  c.slidingWindow = 512;
+  c.slidingPattern = 6;
+  c.ropeBase = 1e6;
+  c.ropeBaseLocal = 1e4;
+  // Five local layers, then a global one (llama.cpp's gemma3 pattern).
+  for (int64_t l = 0; l < 12; ++l) {
+    bool global = l == 5 || l == 11;
+    EXPECT_EQ(c.windowOf(l), global ? 0 : 512) << l;
+    EXPECT_EQ(c.ropeBaseOf(l), global ? 1e6 : 1e4) << l;
+  }
+  EXPECT_DOUBLE_EQ(c.qkScale(), 1.0 / 8.0); // head dim 64
 }
 
 TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
