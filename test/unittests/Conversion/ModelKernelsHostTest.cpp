@@ -1,0 +1,241 @@
+//===- ModelKernelsHostTest.cpp - The decoder's kernels, run in-process ---===//
+//
+// Each model kernel (ModelKernels.h) built, lowered with the host pipeline,
+// JIT-compiled and run on small f32 problems against a float64 loop written
+// here: RMSNorm (in place too), both RoPE pairings, causal attention with
+// and without a sliding window over a cache with stale rows, the SiLU and
+// GELU gates, the embedding with a scale and a clamped id, the argmax. The
+// whole-model test is lit's qtc-run-prompt.test; this isolates each kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostKernelJit.h"
+
+#include "qtensor/Conversion/ModelKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace qtensor;
+using qtensor::test::HostBuffer;
+
+namespace {
+
+class ModelKernelJit {
+public:
+  /// JIT-compiles `spec` and calls it with `args` (memref descriptors).
+  void run(const ModelKernelSpec &spec, std::vector<void *> args) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(mlir::UnknownLoc::get(&jit.context));
+    ASSERT_TRUE(mlir::succeeded(buildModelKernel(*module, spec)));
+    mlir::PassManager pm(&jit.context);
+    buildLowerKernelsToHostPipeline(pm);
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    auto engine = mlir::ExecutionEngine::create(*module);
+    ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+    std::vector<void *> packed;
+    for (void *&a : args)
+      packed.push_back(&a);
+    llvm::Error err = (*engine)->invokePacked(spec.symbol(), packed);
+    ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+  }
+  qtensor::test::HostKernelJit jit;
+};
+
+std::vector<float> randoms(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+ModelKernelSpec f32Spec(ModelOp op) {
+  ModelKernelSpec s;
+  s.op = op;
+  s.input = s.weight = s.output = FloatType::F32;
+  return s;
+}
+
+TEST(ModelKernelsHost, RmsNormInPlace) {
+  const int64_t t = 3, d = 8;
+  ModelKernelSpec s = f32Spec(ModelOp::RmsNorm);
+  s.width = d;
+  s.eps = 1e-5;
+  std::vector<float> x = randoms(t * d, 1), w = randoms(d, 2);
+  std::vector<double> want(x.size());
+  for (int64_t i = 0; i < t; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < d; ++j)
+      sum += double(x[i * d + j]) * x[i * d + j];
+    double scale = 1 / std::sqrt(sum / d + s.eps);
+    for (int64_t j = 0; j < d; ++j)
+      want[i * d + j] = x[i * d + j] * scale * w[j];
+  }
+  HostBuffer<float, 2> xb({t, d}, x);
+  HostBuffer<float, 1> wb({d}, w);
+  ModelKernelJit k;
+  k.run(s, {&xb.desc, &wb.desc, &xb.desc}); // y = x: in place
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(xb.data[i], want[i], 1e-5) << i;
+}
+
+void checkRope(artifact::RopeStyle style) {
+  const int64_t t = 3, heads = 2, hd = 8, rd = 6; // dims 6, 7 pass through
+  ModelKernelSpec s = f32Spec(ModelOp::RopeQ);
+  s.heads = heads;
+  s.kvHeads = heads;
+  s.headDim = hd;
+  s.ropeDim = rd;
+  s.ropeBase = 500.0;
+  s.rope = style;
+  s.width = heads * hd;
+  std::vector<float> x = randoms(t * heads * hd, 3);
+  std::vector<int32_t> pos = {4, 0, 9};
+  std::vector<double> want(x.begin(), x.end());
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t p = 0; p < rd / 2; ++p) {
+        double theta = pos[i] * std::pow(500.0, -2.0 * p / rd);
+        int64_t base = i * heads * hd + h * hd;
+        int64_t a = style == artifact::RopeStyle::Interleaved ? base + 2 * p
+                                                              : base + p;
+        int64_t b = style == artifact::RopeStyle::Interleaved ? a + 1
+                                                              : a + rd / 2;
+        want[a] = x[a] * std::cos(theta) - x[b] * std::sin(theta);
+        want[b] = x[a] * std::sin(theta) + x[b] * std::cos(theta);
+      }
+  HostBuffer<float, 2> xb({t, heads * hd}, x);
+  HostBuffer<int32_t, 1> pb({t}, pos);
+  HostBuffer<float, 2> yb({t, heads * hd}, std::vector<float>(x.size()));
+  ModelKernelJit k;
+  k.run(s, {&xb.desc, &pb.desc, &yb.desc});
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(yb.data[i], want[i], 1e-5) << i;
+}
+
+TEST(ModelKernelsHost, RopeInterleaved) {
+  checkRope(artifact::RopeStyle::Interleaved);
+}
+TEST(ModelKernelsHost, RopeHalf) { checkRope(artifact::RopeStyle::Half); }
+
+/// Causal GQA over a cache of `cap` rows (rows past the last position hold
+/// garbage the kernel must not read), with an optional window.
+void checkAttention(int64_t window) {
+  const int64_t t = 2, heads = 4, kvHeads = 2, hd = 4, cap = 8;
+  const double scale = 0.3;
+  ModelKernelSpec s = f32Spec(ModelOp::Attention);
+  s.heads = heads;
+  s.kvHeads = kvHeads;
+  s.headDim = hd;
+  s.width = heads * hd;
+  s.scale = scale;
+  s.window = window;
+  std::vector<float> q = randoms(t * heads * hd, 4);
+  std::vector<float> kc = randoms(cap * kvHeads * hd, 5);
+  std::vector<float> vc = randoms(cap * kvHeads * hd, 6);
+  for (int64_t j = 6; j < cap; ++j) // stale rows: must be ignored
+    for (int64_t e = 0; e < kvHeads * hd; ++e)
+      kc[j * kvHeads * hd + e] = vc[j * kvHeads * hd + e] = 1e6f;
+  std::vector<int32_t> pos = {4, 5};
+  std::vector<double> want(q.size());
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kv = h / (heads / kvHeads), last = pos[i];
+      int64_t first = window && last + 1 > window ? last + 1 - window : 0;
+      std::vector<double> sc;
+      double top = -INFINITY;
+      for (int64_t j = first; j <= last; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < hd; ++e)
+          dot += double(q[i * heads * hd + h * hd + e]) *
+                 kc[j * kvHeads * hd + kv * hd + e];
+        sc.push_back(dot * scale);
+        top = std::max(top, sc.back());
+      }
+      double sum = 0;
+      for (double &x : sc)
+        sum += (x = std::exp(x - top));
+      for (int64_t e = 0; e < hd; ++e) {
+        double acc = 0;
+        for (int64_t j = first; j <= last; ++j)
+          acc += sc[j - first] * vc[j * kvHeads * hd + kv * hd + e];
+        want[i * heads * hd + h * hd + e] = acc / sum;
+      }
+    }
+  HostBuffer<float, 2> qb({t, heads * hd}, q);
+  HostBuffer<float, 2> kb({cap, kvHeads * hd}, kc), vb({cap, kvHeads * hd}, vc);
+  HostBuffer<int32_t, 1> pb({t}, pos);
+  // The scores row starts dirty: a window must not sum rows before it.
+  HostBuffer<float, 1> sb({cap}, std::vector<float>(cap, 1e3f));
+  HostBuffer<float, 2> ob({t, heads * hd}, std::vector<float>(q.size()));
+  ModelKernelJit k;
+  k.run(s, {&qb.desc, &kb.desc, &vb.desc, &pb.desc, &sb.desc, &ob.desc});
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(ob.data[i], want[i], 1e-5) << i;
+}
+
+TEST(ModelKernelsHost, AttentionCausal) { checkAttention(0); }
+TEST(ModelKernelsHost, AttentionSlidingWindow) { checkAttention(3); }
+
+TEST(ModelKernelsHost, GatesSiluAndGelu) {
+  const int64_t t = 2, f = 16;
+  std::vector<float> g = randoms(t * f, 7), u = randoms(t * f, 8);
+  for (float &x : g)
+    x *= 4; // cover the tails
+  for (ModelOp op : {ModelOp::SiluMul, ModelOp::GeluMul}) {
+    ModelKernelSpec s = f32Spec(op);
+    s.width = f;
+    HostBuffer<float, 2> gb({t, f}, g), ub({t, f}, u);
+    HostBuffer<float, 2> yb({t, f}, std::vector<float>(g.size()));
+    ModelKernelJit k;
+    k.run(s, {&gb.desc, &ub.desc, &yb.desc});
+    for (size_t i = 0; i < g.size(); ++i) {
+      double x = g[i];
+      double gate = op == ModelOp::SiluMul
+                        ? x / (1 + std::exp(-x))
+                        : 0.5 * x *
+                              (1 + std::tanh(std::sqrt(2 / M_PI) *
+                                             (x + 0.044715 * x * x * x)));
+      EXPECT_NEAR(yb.data[i], gate * u[i], 1e-5) << i;
+    }
+  }
+}
+
+TEST(ModelKernelsHost, EmbedScalesAndClampsIds) {
+  const int64_t v = 5, d = 3;
+  ModelKernelSpec s = f32Spec(ModelOp::Embed);
+  s.width = v;
+  s.rows = d;
+  s.scale = 2.0;
+  std::vector<float> table = randoms(v * d, 9);
+  std::vector<int32_t> ids = {3, -1, 99}; // -1 and 99 clamp to v - 1
+  HostBuffer<int32_t, 1> ib({3}, ids);
+  HostBuffer<float, 2> tb({v, d}, table);
+  HostBuffer<float, 2> ob({3, d}, std::vector<float>(3 * d));
+  ModelKernelJit k;
+  k.run(s, {&ib.desc, &tb.desc, &ob.desc});
+  for (int64_t e = 0; e < d; ++e) {
+    EXPECT_FLOAT_EQ(ob.data[e], 2 * table[3 * d + e]);
+    EXPECT_FLOAT_EQ(ob.data[d + e], 2 * table[4 * d + e]);
+    EXPECT_FLOAT_EQ(ob.data[2 * d + e], 2 * table[4 * d + e]);
+  }
+}
+
+TEST(ModelKernelsHost, ArgmaxOfTheLastRowFirstMaximum) {
+  const int64_t v = 6;
+  ModelKernelSpec s = f32Spec(ModelOp::Argmax);
+  s.width = v;
+  std::vector<float> logits = {9, 9, 9, 9, 9, 9, // row 0: ignored
+                               1, 7, 3, 7, 0, -2};
+  HostBuffer<float, 2> lb({2, v}, logits);
+  HostBuffer<int32_t, 1> ob({1}, {-1});
+  ModelKernelJit k;
+  k.run(s, {&lb.desc, &ob.desc});
+  EXPECT_EQ(ob.data[0], 1);
+}
+
+} // namespace
