@@ -101,10 +101,10 @@ void checkRope(artifact::RopeStyle style) {
       for (int64_t p = 0; p < rd / 2; ++p) {
         double theta = pos[i] * std::pow(500.0, -2.0 * p / rd);
         int64_t base = i * heads * hd + h * hd;
-        int64_t a = style == artifact::RopeStyle::Interleaved ? base + 2 * p
-                                                              : base + p;
-        int64_t b = style == artifact::RopeStyle::Interleaved ? a + 1
-                                                              : a + rd / 2;
+        int64_t a =
+            style == artifact::RopeStyle::Interleaved ? base + 2 * p : base + p;
+        int64_t b =
+            style == artifact::RopeStyle::Interleaved ? a + 1 : a + rd / 2;
         want[a] = x[a] * std::cos(theta) - x[b] * std::sin(theta);
         want[b] = x[a] * std::sin(theta) + x[b] * std::cos(theta);
       }
