@@ -171,8 +171,8 @@ Status Decoder::init(int64_t chunk) {
   if (s.outputNorm)
     QTENSOR_TRY(resolve(*s.outputNorm, fn.outputNorm));
 
-  auto linear = [&](const artifact::ProgramLinear &pl, int64_t n, int64_t k,
-                    FloatType) -> Expected<Linear> {
+  auto linear = [&](const artifact::ProgramLinear &pl, int64_t n,
+                    int64_t k) -> Expected<Linear> {
     Linear l;
     l.tensor = pl.tensor;
     l.n = n;
@@ -218,20 +218,17 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_TRY(resolve(pl.ropeQ, l.ropeQ));
     QTENSOR_TRY(resolve(pl.ropeK, l.ropeK));
     QTENSOR_TRY(resolve(pl.attention, l.attention));
-    QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth(), act));
-    QTENSOR_ASSIGN_OR_RETURN(l.gate,
-                             linear(pl.gate, c.intermediate, c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(l.up,
-                             linear(pl.up, c.intermediate, c.hidden, act));
-    QTENSOR_ASSIGN_OR_RETURN(l.down,
-                             linear(pl.down, c.hidden, c.intermediate, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden));
+    QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden));
+    QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden));
+    QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth()));
+    QTENSOR_ASSIGN_OR_RETURN(l.gate, linear(pl.gate, c.intermediate, c.hidden));
+    QTENSOR_ASSIGN_OR_RETURN(l.up, linear(pl.up, c.intermediate, c.hidden));
+    QTENSOR_ASSIGN_OR_RETURN(l.down, linear(pl.down, c.hidden, c.intermediate));
     layers.push_back(std::move(l));
   }
-  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear, linear(program.head, c.vocab,
-                                                     c.hidden, FloatType::F32));
+  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear,
+                           linear(program.head, c.vocab, c.hidden));
   head = std::make_unique<Linear>(std::move(headLinear));
 
   hidden.assign(size_t(maxT) * size_t(c.hidden), 0.0f);
@@ -451,8 +448,12 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
       r.stoppedAtEos = true;
       break;
     }
-    if (i + 1 == options.maxTokens || cache.size() >= cache.capacity())
+    if (i + 1 == options.maxTokens)
       break;
+    if (cache.size() >= cache.capacity()) {
+      r.stoppedAtContext = true; // the cache holds no further position
+      break;
+    }
     if (auto ran = forward({next}, cache); !ran)
       return ran.error();
     ++r.decodeTokens;

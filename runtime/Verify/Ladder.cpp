@@ -274,7 +274,8 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });
   guarded("L3", "operator parity",
           [&] { return detail::levelOperator(*a, options); });
-  guarded("L4", "model parity", [&] { return detail::levelModel(dir); });
+  guarded("L4", "model parity",
+          [&] { return detail::levelModel(*a, dir, options); });
   guarded("L5", "dispatch and resources",
           [&] { return detail::levelDispatch(*a); });
   result.ok = true;

@@ -39,7 +39,8 @@ LevelResult levelOperator(const artifact::Artifact &a,
                           const LadderOptions &options);
 LevelResult levelDispatch(const artifact::Artifact &a);
 /// L4: the decoder program against its float64 forward (LadderModel.cpp).
-LevelResult levelModel(const std::string &dir);
+LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
+                       const LadderOptions &options);
 
 } // namespace qtensor::verify::detail
 

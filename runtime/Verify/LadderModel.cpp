@@ -57,23 +57,47 @@ std::string percent(double x) {
 
 } // namespace
 
-LevelResult levelModel(const std::string &dir) {
+LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
+                       const LadderOptions &options) {
   LevelResult r{"L4", "model parity", false, ""};
+  // No program is not a failure: nothing claims to be a model.
+  const artifact::Manifest &m = a.manifest();
+  if (std::none_of(m.files.begin(), m.files.end(), [](const auto &f) {
+        return f.role == artifact::FileRole::Program;
+      })) {
+    r.ok = true;
+    std::string why;
+    if (auto report = readReport(a); report && report->contains("program") &&
+                                     (*report)["program"].is_object())
+      why = (*report)["program"].value("none", "");
+    r.detail = "not run: the artifact has no decoder program" +
+               (why.empty() ? std::string() : " (" + why + ")");
+    return r;
+  }
+  uint64_t quantized = 0;
+  for (const artifact::TensorEntry &t : m.tensors)
+    if (const artifact::QuantizedTensor *q = t.quantized()) {
+      uint64_t n = 1;
+      for (int64_t d : q->logical.shape)
+        n *= uint64_t(d);
+      quantized += n;
+    }
+  if (!options.exhaustive && quantized > uint64_t(options.modelAboveWeights)) {
+    r.ok = true;
+    r.detail = "not run: " + std::to_string(quantized) +
+               " quantized weights are above " +
+               std::to_string(options.modelAboveWeights) +
+               ", and the host kernels emulate the GPU per lane (minutes per "
+               "token); --exhaustive runs it";
+    return r;
+  }
   LoadOptions lo;
   lo.decoder = true;
   lo.backend = BackendChoice::Host;
   lo.warmup = false;
   auto loaded = loadModel(dir, lo);
   if (!loaded) {
-    // No program is not a failure of the artifact: nothing claims to be
-    // a model. Any other load error is.
-    if (loaded.message().find("has no decoder program") != std::string::npos) {
-      r.ok = true;
-      r.detail = "not run: " + loaded.message().substr(
-                                   loaded.message().find("the artifact has"));
-    } else {
-      r.detail = loaded.message();
-    }
+    r.detail = loaded.message();
     return r;
   }
   LoadedModel &model = **loaded;
@@ -148,8 +172,8 @@ LevelResult levelModel(const std::string &dir) {
     return r;
   }
   std::vector<float> stepped, whole;
-  auto a = d.forward(prompt, *decodeCache);
-  auto b = a ? d.forward({longer.back()}, *decodeCache) : a;
+  auto first = d.forward(prompt, *decodeCache);
+  auto b = first ? d.forward({longer.back()}, *decodeCache) : first;
   if (b)
     stepped = **b;
   auto w = b ? d.forward(longer, *prefillCache) : b;

@@ -132,6 +132,7 @@ int runGenerate(const GenerateArgs &a) {
                 {"tokens", r->tokens},
                 {"text", text},
                 {"stopped_at_eos", r->stoppedAtEos},
+                {"stopped_at_context", r->stoppedAtContext},
                 {"prompt_top5", top5},
                 {"timings",
                  {{"prefill_tokens", r->prefillTokens},
@@ -149,6 +150,9 @@ int runGenerate(const GenerateArgs &a) {
               << "\n";
     return 0;
   }
+  if (r->stoppedAtContext)
+    std::cerr << "qtc run: note: stopped after " << r->tokens.size()
+              << " tokens: the KV cache (--context) is full\n";
   if (!tok) {
     std::cout << "tokens:";
     for (int32_t id : r->tokens)

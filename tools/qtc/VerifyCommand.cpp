@@ -20,7 +20,7 @@ int runVerify(const std::vector<std::string> &args) {
       "  every level passes\n"
       "  --sample-above N  L3 runs ops of at least N weights (default 2^22)\n"
       "                    once per kernel entry point, at its smallest T\n"
-      "  --exhaustive      L3 runs every T on every op\n";
+      "  --exhaustive      L3 runs every T on every op; L4 runs on any size\n";
   std::string dir;
   bool json = false;
   verify::LadderOptions options;

@@ -89,6 +89,7 @@ struct GenerateResult {
   double prefillSeconds = 0, decodeSeconds = 0;
   int64_t prefillTokens = 0, decodeTokens = 0; ///< tokens run in each phase
   bool stoppedAtEos = false;
+  bool stoppedAtContext = false; ///< the KV cache was full
 };
 
 class Decoder {

@@ -51,9 +51,14 @@ struct LadderResult {
 /// {1, 5, 16} (decode) and {17, 64} (prefill) as well: the twins emulate
 /// the GPU per lane, so a 7B layer costs seconds a call. The detail says
 /// how many ops were sampled. `exhaustive` runs every T on every op.
+/// L4 runs the whole model through the host kernels, which emulate the GPU
+/// per lane: a model whose quantized linears hold more than
+/// `modelAboveWeights` weights reports L4 as not run, with the reason,
+/// unless `exhaustive`.
 struct LadderOptions {
   bool exhaustive = false;
   int64_t sampleAboveWeights = int64_t(1) << 22; ///< 4 Mi weights
+  int64_t modelAboveWeights = int64_t(1) << 26;  ///< 64 Mi weights
 };
 
 /// Runs every level on the artifact in `dir`. Levels after a failed L0 are
