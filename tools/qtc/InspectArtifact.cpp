@@ -11,6 +11,7 @@
 
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Runtime/Reference.h"
 
 using namespace qtensor;
@@ -34,6 +35,30 @@ std::string describe(const QuantizedTensorDescriptor &t) {
     return s + " group" + std::to_string(d.groupSize);
   }
   return s;
+}
+/// The decoder program in one line: what `qtc run --prompt` would run.
+std::string describeProgram(const artifact::Artifact &a) {
+  for (const artifact::FileEntry &f : a.manifest().files) {
+    if (f.role != artifact::FileRole::Program)
+      continue;
+    const MappedFile *file = a.file(f.path);
+    if (!file)
+      return "unreadable (" + f.path + " is not mapped)";
+    auto p = artifact::parseProgram(
+        {reinterpret_cast<const char *>(file->data()), size_t(file->size())},
+        f.path);
+    if (!p)
+      return "invalid: " + p.message();
+    const artifact::DecoderConfig &c = p->config;
+    return c.architecture + ", " + std::to_string(c.layers) +
+           " layers, hidden " + std::to_string(c.hidden) + ", heads " +
+           std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) + " x " +
+           std::to_string(c.headDim) + ", vocab " + std::to_string(c.vocab) +
+           ", context " + std::to_string(c.context) + ", " +
+           toString(p->activation) + " activations, tokenizer " +
+           (p->tokenizerFile ? "yes" : "none");
+  }
+  return "none (not runnable as a model; the report's program.none says why)";
 }
 } // namespace
 
@@ -65,6 +90,7 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
   report.summary["files"] = m.files.size();
   report.summary["file_bytes"] = bytes;
   report.summary["kernels"] = m.kernels.size();
+  report.summary["program"] = describeProgram(*opened);
 
   for (const artifact::TensorEntry &entry : m.tensors) {
     auto resolved = opened->tensor(entry.name);
