@@ -46,6 +46,9 @@ declare -A seeds=(
 if [ -x "$build/bin/fuzz-manifest" ]; then
   seeds[fuzz-manifest]="$root/test/fuzz/seeds/manifest"
 fi
+if [ -x "$build/bin/fuzz-program" ]; then
+  seeds[fuzz-program]="$root/test/fuzz/seeds/program"
+fi
 
 for target in $(printf '%s\n' "${!seeds[@]}" | sort); do
   bin="$build/bin/$target"
