@@ -136,12 +136,17 @@ Expected<const uint8_t *> Decoder::plainData(const std::string &name) {
   const safetensors::TensorView *v = model.plainTensor(name);
   if (!v)
     return makeError("decoder: plain tensor \"", name, "\" is not loaded");
-  // The kernels load whole elements: a payload the shard placed off a
-  // 16-byte boundary is copied once.
-  if (reinterpret_cast<uintptr_t>(v->data) % 16 == 0)
+  // The kernels load naturally aligned elements: a payload the shard placed
+  // off its element size is copied, once per tensor (a tied head shares
+  // the embedding's copy).
+  const size_t element =
+      v->byteSize() / std::max<uint64_t>(1, v->elementCount());
+  if (element && reinterpret_cast<uintptr_t>(v->data) % element == 0)
     return v->data;
-  aligned.emplace_back(v->data, v->data + v->byteSize());
-  return aligned.back().data();
+  auto &copy = aligned[name];
+  if (copy.empty())
+    copy.assign(v->data, v->data + v->byteSize());
+  return copy.data();
 }
 
 Status Decoder::init(int64_t chunk) {

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -148,7 +149,8 @@ private:
   std::vector<float> hidden, qf, scores, logits;
   std::vector<int32_t> ids, positions;
   HostTensor xa, q, k, v, attn, o, gate, up, h, down, headIn, headOut;
-  std::vector<std::vector<uint8_t>> aligned; ///< plain tensors copied
+  /// Plain tensors copied to their element alignment, by name.
+  std::map<std::string, std::vector<uint8_t>> aligned;
   std::unique_ptr<Tokenizer> tok;
   DecoderCounters count;
 };
