@@ -105,6 +105,7 @@ struct Options {
   std::optional<std::vector<int32_t>> promptIds;
   int64_t maxTokens = 16, context = 0;
   double temperature = 0;
+  bool seedGiven = false;
   std::string logitsOut;
 };
 
@@ -187,12 +188,14 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
                 return std::nullopt;
               })
       .option({"--seed"}, "a value",
-              parsedInto(
-                  o.seed,
-                  [](const std::string &v) {
-                    return parseInteger(v, 0, INT64_MAX, 0);
-                  },
-                  "expected a non-negative integer"))
+              [&o](const std::string &v) -> Error {
+                std::optional<int64_t> s = parseInteger(v, 0, INT64_MAX, 0);
+                if (!s)
+                  return "expected a non-negative integer";
+                o.seed = uint64_t(*s);
+                o.seedGiven = true;
+                return std::nullopt;
+              })
       .option({"--backend"}, "a value",
               parsedInto(o.backend, parseBackendChoice,
                          "expected host, cuda or auto"))
@@ -529,7 +532,7 @@ int runRun(const std::vector<std::string> &args) {
     g.ids = o.promptIds;
     g.maxTokens = o.maxTokens;
     g.temperature = o.temperature;
-    g.seed = o.seed == kDefaultActivationSeed ? 0 : o.seed;
+    g.seed = o.seedGiven ? o.seed : 0; // the activation seed is per-op mode's
     g.context = o.context;
     g.logitsOut = o.logitsOut;
     g.json = o.json;
