@@ -86,14 +86,8 @@ Status readPositive(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
-/// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
-/// otherwise). A declared RoPE scaling is a gap, not an error: the linears
-/// still compile.
-Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
-                 const ModelConfig &c,
-                 std::optional<artifact::DecoderConfig> &out,
-                 std::string &gap) {
+/// The shapes a decoder config shares with the compiler's model config.
+artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
   artifact::DecoderConfig d;
   d.architecture = c.architecture;
   d.hidden = c.hidden;
@@ -103,6 +97,18 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   d.kvHeads = c.kvHeads;
   d.vocab = c.vocab;
   d.headDim = c.headDim;
+  return d;
+}
+
+/// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
+/// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
+/// otherwise). A declared RoPE scaling is a gap, not an error: the linears
+/// still compile.
+Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
+                 const ModelConfig &c,
+                 std::optional<artifact::DecoderConfig> &out,
+                 std::string &gap) {
+  artifact::DecoderConfig d = decoderShapes(c);
   QTENSOR_TRY(
       readDim(cfg, file, "max_position_embeddings", d.context, int64_t(2048)));
   QTENSOR_TRY(readPositive(cfg, file, "rms_norm_eps", 1e-6, d.rmsEps));
@@ -119,21 +125,14 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// The decoder of a GGUF llama file: ggml's normal RoPE pairing (the
-/// converter permuted q and k for it), `llama.*` hyperparameters with
-/// llama.cpp's defaults where a key may be absent.
+/// The decoder of a GGUF llama or gemma3 file: `<arch>.*` hyperparameters
+/// with llama.cpp's defaults where a key may be absent; llama: ggml's
+/// normal RoPE pairing (the converter permuted q and k for it).
 Status ggufDecoder(const GGUFFile &g, const std::string &file,
                    const ModelConfig &c,
                    std::optional<artifact::DecoderConfig> &out,
                    std::string &gap) {
-  artifact::DecoderConfig d;
-  d.architecture = c.architecture;
-  d.hidden = c.hidden;
-  d.intermediate = c.intermediate;
-  d.layers = c.layers;
-  d.heads = c.heads;
-  d.kvHeads = c.kvHeads;
-  d.vocab = c.vocab;
+  artifact::DecoderConfig d = decoderShapes(c);
   const std::string arch = c.architecture + ".";
   auto integer = [&](const std::string &key, int64_t fallback,
                      int64_t &v) -> Status {
@@ -163,7 +162,6 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     v = *x;
     return Status::ok();
   };
-  d.headDim = c.headDim;
   int64_t valueLength = 0;
   QTENSOR_TRY(integer("attention.value_length", d.headDim, valueLength));
   if (valueLength != d.headDim) {

@@ -98,11 +98,7 @@ public:
       }
       LayerKernelSet lk = layerKernels(p.config, l, activation);
       for (const ModelKernelSpec *spec : {&lk.ropeQ, &lk.ropeK, &lk.attention})
-        if (std::none_of(plan.kernels.begin(), plan.kernels.end(),
-                         [&](const ModelKernelSpec &k) {
-                           return k.name() == spec->name();
-                         }))
-          plan.kernels.push_back(*spec);
+        addOnce(plan, *spec);
       layer.ropeQ = lk.ropeQ.symbol();
       layer.ropeK = lk.ropeK.symbol();
       layer.attention = lk.attention.symbol();
@@ -134,14 +130,19 @@ public:
     p.kernels.residualAdd = k.residualAdd.symbol();
     p.kernels.argmax = k.argmax.symbol();
     for (const ModelKernelSpec &f : floatLinears) // one per shape and dtype
-      if (std::none_of(
-              plan.kernels.begin(), plan.kernels.end(),
-              [&](const ModelKernelSpec &k) { return k.name() == f.name(); }))
-        plan.kernels.push_back(f);
+      addOnce(plan, f);
     return plan;
   }
 
 private:
+  /// Layers and linears of one shape share a kernel.
+  static void addOnce(DecoderPlan &plan, const ModelKernelSpec &spec) {
+    if (std::none_of(
+            plan.kernels.begin(), plan.kernels.end(),
+            [&](const ModelKernelSpec &k) { return k.name() == spec.name(); }))
+      plan.kernels.push_back(spec);
+  }
+
   std::nullopt_t refuse(const std::string &why) {
     if (gap.empty())
       gap = why;
