@@ -245,23 +245,9 @@ private:
     if (!m.decoderProgram)
       return;
     const artifact::DecoderProgram &p = *m.decoderProgram;
-    auto addTensor = [&](const std::string &tensor) {
+    for (const std::string &tensor : p.tensors())
       if (const artifact::TensorEntry *t = m.man.findTensor(tensor))
         m.runPlan.files.insert(t->file);
-    };
-    addTensor(p.embed);
-    addTensor(p.finalNorm);
-    addTensor(p.head.tensor);
-    for (const artifact::ProgramLayer &l : p.layers) {
-      for (const std::string *t :
-           {&l.attnNorm, &l.ffnNorm, &l.q.tensor, &l.k.tensor, &l.v.tensor,
-            &l.o.tensor, &l.gate.tensor, &l.up.tensor, &l.down.tensor})
-        addTensor(*t);
-      for (const std::optional<std::string> *t :
-           {&l.qNorm, &l.kNorm, &l.postAttnNorm, &l.postFfnNorm})
-        if (*t)
-          addTensor(**t);
-    }
     m.runPlan.files.insert(p.kernelFile);
     if (p.tokenizerFile)
       m.runPlan.files.insert(*p.tokenizerFile);
@@ -453,25 +439,10 @@ private:
       QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
                                "kernel code " + path, file.size()));
     }
-    std::vector<std::string> symbols = {
-        p.kernels.embed,  p.kernels.norm,    p.kernels.finalNorm,
-        p.kernels.storeV, p.kernels.gateMul, p.kernels.residualAdd,
-        p.kernels.argmax};
-    for (const std::optional<std::string> *o :
-         {&p.kernels.headNorm, &p.kernels.outputNorm})
-      if (*o)
-        symbols.push_back(**o);
-    auto addLinear = [&](const artifact::ProgramLinear &l) {
-      if (l.kernel)
-        symbols.push_back(*l.kernel);
-    };
-    addLinear(p.head);
-    for (const artifact::ProgramLayer &l : p.layers) {
-      for (const artifact::ProgramLinear *x :
-           {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
-        addLinear(*x);
-      symbols.insert(symbols.end(), {l.ropeQ, l.ropeK, l.attention});
-    }
+    std::vector<std::string> symbols = p.modelKernelSymbols();
+    for (const artifact::ProgramLinear *l : p.linears())
+      if (l->kernel)
+        symbols.push_back(*l->kernel);
     for (const std::string &symbol : symbols) {
       if (m.modelKernels.count(symbol))
         continue;

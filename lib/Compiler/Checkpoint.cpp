@@ -86,6 +86,27 @@ Status readPositive(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
+/// An integer GGUF metadata value in [1, kMaxDim], or `fallback` when the
+/// key is absent (an error without one); `file` names the file in errors.
+Status readGGUFDim(const GGUFFile &g, const std::string &file,
+                   const std::string &key, int64_t &out,
+                   std::optional<int64_t> fallback) {
+  const GGUFValue *v = g.findMetadata(key);
+  if (!v) {
+    if (fallback) {
+      out = *fallback;
+      return Status::ok();
+    }
+    return makeError(file, ": missing metadata ", key);
+  }
+  std::optional<uint64_t> u = v->asUnsigned();
+  if (!u || *u < 1 || *u > uint64_t(kMaxDim))
+    return makeError(file, ": metadata ", key, " must be an integer in [1, ",
+                     kMaxDim, "]");
+  out = static_cast<int64_t>(*u);
+  return Status::ok();
+}
+
 /// The shapes a decoder config shares with the compiler's model config.
 artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
   artifact::DecoderConfig d;
@@ -136,17 +157,7 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   const std::string arch = c.architecture + ".";
   auto integer = [&](const std::string &key, int64_t fallback,
                      int64_t &v) -> Status {
-    const GGUFValue *value = g.findMetadata(arch + key);
-    if (!value) {
-      v = fallback;
-      return Status::ok();
-    }
-    std::optional<uint64_t> u = value->asUnsigned();
-    if (!u || *u < 1 || *u > uint64_t(kMaxDim))
-      return makeError(file, ": metadata ", arch, key,
-                       " must be an integer in [1, ", kMaxDim, "]");
-    v = int64_t(*u);
-    return Status::ok();
+    return readGGUFDim(g, file, arch + key, v, fallback);
   };
   auto real = [&](const std::string &key, double fallback,
                   double &v) -> Status {
@@ -398,23 +409,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     const std::string arch = cp.cfg.architecture + ".";
     cp.cfg.name = str("general.name");
     auto dim = [&](const std::string &key, int64_t &out,
-                   std::optional<int64_t> fallback) -> Status {
-      const GGUFValue *v = g.findMetadata(key);
-      if (!v) {
-        if (fallback) {
-          out = *fallback;
-          return Status::ok();
-        }
-        return makeError(path, ": missing metadata ", key);
-      }
-      std::optional<uint64_t> u = v->asUnsigned();
-      if (!u || *u < 1 || *u > uint64_t(kMaxDim))
-        return makeError(path, ": metadata ", key,
-                         " must be an integer in "
-                         "[1, ",
-                         kMaxDim, "]");
-      out = static_cast<int64_t>(*u);
-      return Status::ok();
+                   std::optional<int64_t> fallback) {
+      return readGGUFDim(g, path, key, out, fallback);
     };
     QTENSOR_TRY(dim(arch + "embedding_length", cp.cfg.hidden, std::nullopt));
     QTENSOR_TRY(

@@ -2,6 +2,8 @@
 
 #include "DecoderPlan.h"
 
+#include "qtensor/Formats/QuantizedStorage.h"
+
 #include <algorithm>
 #include <map>
 
@@ -153,16 +155,10 @@ private:
     auto it = plain.find(name);
     if (it == plain.end())
       return refuse("the checkpoint has no tensor " + name);
-    switch (Checkpoint::storedPlainDType(*it->second)) {
-    case safetensors::DType::F32:
-      return FloatType::F32;
-    case safetensors::DType::F16:
-      return FloatType::F16;
-    case safetensors::DType::BF16:
-      return FloatType::BF16;
-    default:
-      return refuse(name + " is not stored as a float");
-    }
+    if (std::optional<FloatType> t = artifact::floatTypeOfDType(
+            Checkpoint::storedPlainDType(*it->second)))
+      return t;
+    return refuse(name + " is not stored as a float");
   }
 
   /// The program's linear for (layer, role): the quantized tensor, or the

@@ -3,6 +3,7 @@
 #include "qtensor/Kernels/ModelKernelSpec.h"
 
 #include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/QuantizedStorage.h"
 
 #include <cstring>
 #include <sstream>
@@ -167,14 +168,8 @@ namespace {
 
 FloatType storedFloat(const artifact::Manifest &m, const std::string &tensor) {
   // validateProgram checked: a plain F32, F16 or BF16 tensor.
-  switch (m.findTensor(tensor)->plain()->dtype) {
-  case safetensors::DType::F16:
-    return FloatType::F16;
-  case safetensors::DType::BF16:
-    return FloatType::BF16;
-  default:
-    return FloatType::F32;
-  }
+  return artifact::floatTypeOfDType(m.findTensor(tensor)->plain()->dtype)
+      .value_or(FloatType::F32);
 }
 
 } // namespace

@@ -267,6 +267,14 @@ Status Decoder::call(void *f, std::vector<HostOperand> operands) {
   return callMlirCInterface(f, operands);
 }
 
+Status Decoder::normInPlace(void *f, HostTensor &x, int64_t rows, int64_t width,
+                            const uint8_t *weight) {
+  // x's bytes viewed as [rows, width]: rows of a buffer, or heads of rows.
+  return call(f, {{x.bytes.data(), {rows, width}},
+                  {const_cast<uint8_t *>(weight), {width}},
+                  {x.bytes.data(), {rows, width}}});
+}
+
 Status Decoder::runLinear(const Linear &l, const HostTensor &x, HostTensor &y) {
   if (l.quantized) {
     ++count.quantizedLinearCalls;
@@ -304,14 +312,9 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
     QTENSOR_TRY(runLinear(l.k, xa, k));
     QTENSOR_TRY(runLinear(l.v, xa, v));
     if (l.qNorm) { // each head's RMSNorm, in place
+      QTENSOR_TRY(normInPlace(fn.headNorm, q, t * c.heads, c.headDim, l.qNorm));
       QTENSOR_TRY(
-          call(fn.headNorm, {{q.bytes.data(), {t * c.heads, c.headDim}},
-                             {const_cast<uint8_t *>(l.qNorm), {c.headDim}},
-                             {q.bytes.data(), {t * c.heads, c.headDim}}}));
-      QTENSOR_TRY(
-          call(fn.headNorm, {{k.bytes.data(), {t * c.kvHeads, c.headDim}},
-                             {const_cast<uint8_t *>(l.kNorm), {c.headDim}},
-                             {k.bytes.data(), {t * c.kvHeads, c.headDim}}}));
+          normInPlace(fn.headNorm, k, t * c.kvHeads, c.headDim, l.kNorm));
     }
     QTENSOR_TRY(call(l.ropeQ, {{q.bytes.data(), {t, c.qWidth()}},
                                {positions.data(), rowsT},
@@ -331,10 +334,7 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
                            {rowsOf(attn, t).bytes.data(), {t, c.qWidth()}}}));
     QTENSOR_TRY(runLinear(l.o, attn, o));
     if (l.postAttnNorm)
-      QTENSOR_TRY(call(fn.outputNorm,
-                       {{o.bytes.data(), {t, c.hidden}},
-                        {const_cast<uint8_t *>(l.postAttnNorm), {c.hidden}},
-                        {o.bytes.data(), {t, c.hidden}}}));
+      QTENSOR_TRY(normInPlace(fn.outputNorm, o, t, c.hidden, l.postAttnNorm));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {o.bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(call(fn.norm, {{hidden.data(), {t, c.hidden}},
@@ -348,10 +348,7 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
                           {rowsOf(h, t).bytes.data(), {t, c.intermediate}}}));
     QTENSOR_TRY(runLinear(l.down, h, down));
     if (l.postFfnNorm)
-      QTENSOR_TRY(call(fn.outputNorm,
-                       {{down.bytes.data(), {t, c.hidden}},
-                        {const_cast<uint8_t *>(l.postFfnNorm), {c.hidden}},
-                        {down.bytes.data(), {t, c.hidden}}}));
+      QTENSOR_TRY(normInPlace(fn.outputNorm, down, t, c.hidden, l.postFfnNorm));
     QTENSOR_TRY(call(fn.residualAdd, {{hidden.data(), {t, c.hidden}},
                                       {down.bytes.data(), {t, c.hidden}}}));
   }

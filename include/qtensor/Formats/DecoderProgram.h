@@ -125,6 +125,13 @@ struct DecoderProgram {
   ProgramLinear head;    ///< [vocab, hidden]; tied: the embedding
   std::vector<ProgramLayer> layers;
   std::optional<std::string> tokenizerFile; ///< role "tokenizer" (GGUF)
+
+  /// The head, then every layer's q, k, v, o, gate, up, down.
+  std::vector<const ProgramLinear *> linears() const;
+  /// Every tensor the program reads (repeats kept, e.g. a tied head).
+  std::vector<std::string> tensors() const;
+  /// The model kernels' symbols (not the float linears'), repeats kept.
+  std::vector<std::string> modelKernelSymbols() const;
   bool operator==(const DecoderProgram &o) const;
 };
 

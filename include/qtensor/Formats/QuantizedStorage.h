@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace qtensor::artifact {
@@ -46,6 +47,9 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
 
 /// The safetensors dtype scales (and float zero-points) are stored in.
 safetensors::DType scaleDType(const AffineDescriptor &d);
+
+/// The float type of a stored F32, F16 or BF16 dtype; none for any other.
+std::optional<FloatType> floatTypeOfDType(safetensors::DType d);
 
 /// Stored qparams (F16/BF16/F32 floats, or integer zero-points of any
 /// integer dtype) as doubles.

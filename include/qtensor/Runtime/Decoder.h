@@ -133,6 +133,9 @@ private:
   Status runChunk(const int32_t *ids, int64_t t, KVCache &cache);
   Status runLinear(const Linear &l, const HostTensor &x, HostTensor &y);
   Status call(void *fn, std::vector<HostOperand> operands);
+  /// The RMSNorm kernel `fn` over x in place (gemma3's head and output norms).
+  Status normInPlace(void *fn, HostTensor &x, int64_t rows, int64_t width,
+                     const uint8_t *weight);
   Expected<const uint8_t *> plainData(const std::string &name);
 
   LoadedModel &model;

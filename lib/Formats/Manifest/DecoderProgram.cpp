@@ -3,6 +3,7 @@
 #include "qtensor/Formats/DecoderProgram.h"
 
 #include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Support/JsonObjectReader.h"
 
 #include <cmath>
@@ -92,6 +93,40 @@ bool DecoderProgram::operator==(const DecoderProgram &o) const {
          kernelFile == o.kernelFile && kernels == o.kernels &&
          embed == o.embed && finalNorm == o.finalNorm && head == o.head &&
          layers == o.layers && tokenizerFile == o.tokenizerFile;
+}
+
+std::vector<const ProgramLinear *> DecoderProgram::linears() const {
+  std::vector<const ProgramLinear *> out = {&head};
+  for (const ProgramLayer &l : layers)
+    out.insert(out.end(), {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down});
+  return out;
+}
+
+std::vector<std::string> DecoderProgram::tensors() const {
+  std::vector<std::string> out = {embed, finalNorm};
+  for (const ProgramLinear *l : linears())
+    out.push_back(l->tensor);
+  for (const ProgramLayer &l : layers) {
+    out.insert(out.end(), {l.attnNorm, l.ffnNorm});
+    for (const std::optional<std::string> *t :
+         {&l.qNorm, &l.kNorm, &l.postAttnNorm, &l.postFfnNorm})
+      if (*t)
+        out.push_back(**t);
+  }
+  return out;
+}
+
+std::vector<std::string> DecoderProgram::modelKernelSymbols() const {
+  const ModelKernelSymbols &k = kernels;
+  std::vector<std::string> out = {k.embed,  k.norm,    k.finalNorm,
+                                  k.storeV, k.gateMul, k.residualAdd,
+                                  k.argmax};
+  for (const std::optional<std::string> *o : {&k.headNorm, &k.outputNorm})
+    if (*o)
+      out.push_back(**o);
+  for (const ProgramLayer &l : layers)
+    out.insert(out.end(), {l.ropeQ, l.ropeK, l.attention});
+  return out;
 }
 
 Status artifact::validateDecoderConfig(const DecoderConfig &c,
@@ -382,9 +417,7 @@ Status checkPlain(const Manifest &m, const std::string &tensor,
   if (!p)
     return makeError(where, ": tensor \"", tensor,
                      "\" is quantized; a plain float tensor is expected here");
-  if (p->dtype != safetensors::DType::F32 &&
-      p->dtype != safetensors::DType::F16 &&
-      p->dtype != safetensors::DType::BF16)
+  if (!floatTypeOfDType(p->dtype))
     return makeError(where, ": tensor \"", tensor, "\" is ",
                      safetensors::dtypeName(p->dtype),
                      ", expected F32, F16 or BF16");
@@ -430,18 +463,9 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     QTENSOR_TRY(checkFile(m, *p.tokenizerFile, FileRole::Tokenizer,
                           name + ".tokenizer_file"));
   const ModelKernelSymbols &k = p.kernels;
-  std::vector<const std::string *> symbols = {
-      &k.embed,   &k.norm,        &k.finalNorm, &k.storeV,
-      &k.gateMul, &k.residualAdd, &k.argmax};
-  for (const std::optional<std::string> *o : {&k.headNorm, &k.outputNorm})
-    if (*o)
-      symbols.push_back(&**o);
-  for (const ProgramLayer &l : p.layers)
-    for (const std::string *s : {&l.ropeQ, &l.ropeK, &l.attention})
-      symbols.push_back(s);
-  for (const std::string *s : symbols)
-    if (!isKernelSymbol(*s))
-      return makeError(name, ".kernels: \"", *s,
+  for (const std::string &s : p.modelKernelSymbols())
+    if (!isKernelSymbol(s))
+      return makeError(name, ".kernels: \"", s,
                        "\" is not an _mlir_ciface_ symbol");
   QTENSOR_TRY(checkPlain(m, p.embed, {c.vocab, c.hidden}, name + ".embed"));
   QTENSOR_TRY(checkPlain(m, p.finalNorm, {c.hidden}, name + ".final_norm"));

@@ -121,6 +121,19 @@ safetensors::DType scaleDType(const AffineDescriptor &d) {
   return safetensors::DType::F32;
 }
 
+std::optional<FloatType> floatTypeOfDType(safetensors::DType d) {
+  switch (d) {
+  case safetensors::DType::F32:
+    return FloatType::F32;
+  case safetensors::DType::F16:
+    return FloatType::F16;
+  case safetensors::DType::BF16:
+    return FloatType::BF16;
+  default:
+    return std::nullopt;
+  }
+}
+
 Expected<std::vector<double>>
 readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes) {
   switch (dtype) {
