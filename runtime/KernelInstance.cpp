@@ -521,6 +521,17 @@ qtensor::runtime::parseKernelInstance(const artifact::Manifest &m,
   }
   QTENSOR_TRY(r.readInt("split_k", 1, 1024, k.splitK));
   QTENSOR_TRY(r.readBool("zero_output", k.zeroOutput));
+  if (k.isHost()) {
+    QTENSOR_TRY(r.readEnum("cpu", parseHostCpuLevel, k.cpu));
+    if (r.find("row_split"))
+      QTENSOR_TRY(r.readBool("row_split", k.rowSplit));
+  } else if (r.find("cpu") || r.find("row_split")) {
+    return makeError(r.at(r.find("cpu") ? "cpu" : "row_split"),
+                     ": only a host kernel has a CPU level or splits rows");
+  }
+  if (k.rowSplit && k.zeroOutput)
+    return makeError(r.at("row_split"), ": a kernel that needs y zeroed "
+                                        "cannot be split by rows");
   if (k.splitK > 1 && !k.zeroOutput)
     return makeError(r.at("zero_output"), ": split_k = ", k.splitK,
                      " accumulates partial sums into y, which must then be "

@@ -385,6 +385,7 @@ private:
       const MappedFile &file = m.kernelFiles.at(k->file);
       std::vector<void *> fns;
       if (k->isHost()) {
+        QTENSOR_TRY(checkHostCpu(k->cpu, k->where()));
         auto &lib = m.hostLibraries[k->file];
         if (!lib) {
           QTENSOR_ASSIGN_OR_RETURN(
@@ -430,6 +431,7 @@ private:
   Expected<size_t> resolveProgramKernels() {
     const artifact::DecoderProgram &p = *m.decoderProgram;
     const std::string &path = p.kernelFile;
+    QTENSOR_TRY(checkHostCpu(p.hostCpu, root->display(path)));
     auto &lib = m.hostLibraries[path];
     if (!lib) {
       const MappedFile &file = m.kernelFiles.at(path);

@@ -414,7 +414,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   auto kernels = compileKernels(context, *module, *dispatch, request.target,
                                 decoder ? decoder->kernels
                                         : std::vector<ModelKernelSpec>{},
-                                scratch.path, sink);
+                                scratch.path, request.hostCpu, sink);
   if (!kernels)
     return makeError(kernels.message());
   clock.finish(std::to_string(kernels->files.size()) + " kernel files" +
@@ -477,6 +477,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       *checkpoint, request.input, request.weights, input.model.tokenizerSha256);
   if (decoder) {
     decoder->program.kernelFile = kernels->modelKernelFile;
+    decoder->program.hostCpu = request.hostCpu;
     // The tokenizer travels as the source's tokenizer.* metadata in a GGUF
     // file of its own, read back with the same reader (GGUFWriter.h).
     if (input.model.tokenizerSha256 && checkpoint->gguf()) {

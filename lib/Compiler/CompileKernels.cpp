@@ -107,12 +107,20 @@ json argsJson(mlir::TypeRange inputs, const KernelInstance &instance) {
   if (instance.spec->bias)
     names.push_back("b");
   names.push_back("y");
+  // A row-split kernel's N is dynamic: the record holds the whole call's.
+  const bool rowSplit = kernelInstanceAbi(instance).rowSplit;
   json args = json::array();
   for (size_t i = 0; i < inputs.size() && i < names.size(); ++i) {
     auto memref = mlir::cast<mlir::MemRefType>(inputs[i]);
+    const bool hasT = names[i] == "x" || names[i] == "y";
     json shape = json::array();
-    for (int64_t d : memref.getShape())
+    for (auto [dim, extent] : llvm::enumerate(memref.getShape())) {
+      const bool isT = hasT && dim == 0;
+      int64_t d = extent;
+      if (mlir::ShapedType::isDynamic(d) && rowSplit && !isT)
+        d = instance.n;
       shape.push_back(mlir::ShapedType::isDynamic(d) ? int64_t(-1) : d);
+    }
     // Zero-points are bytes the kernel zero-extends.
     const char *dtype =
         names[i] == "z" ? "u8" : dtypeOf(memref.getElementType());
@@ -184,6 +192,8 @@ json baseCapability(const KernelInstance &instance, const std::string &target,
   c["split_k"] = spec.splitK;
   KernelAbi abi = kernelInstanceAbi(instance);
   c["zero_output"] = abi.zeroOutput;
+  if (abi.rowSplit)
+    c["row_split"] = true;
   json entries = json::array();
   for (const KernelEntryPoint &e : abi.entries)
     entries.push_back(
@@ -328,8 +338,8 @@ Status compileGpu(mlir::MLIRContext &context,
 Status compileHost(mlir::MLIRContext &context,
                    const std::vector<KernelInstance> &instances,
                    const std::vector<ModelKernelSpec> &modelKernels,
-                   const std::string &scratch, ProgressSink &progress,
-                   KernelBuild &build) {
+                   const std::string &scratch, HostCpuLevel hostCpu,
+                   ProgressSink &progress, KernelBuild &build) {
   constexpr const char *kFile = "kernels-host.so";
   DiagnosticCapture diagnostics(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -347,6 +357,7 @@ Status compileHost(mlir::MLIRContext &context,
                                "': generating it failed");
     json c = baseCapability(instance, "host", "host_so");
     c["args"] = argsJson(entryInputs(*module, instance, true), instance);
+    c["cpu"] = toString(hostCpu);
     for (const json &e : c["entries"])
       expected.insert(e["symbol"].get<std::string>());
     capabilities.push_back(std::move(c));
@@ -369,7 +380,7 @@ Status compileHost(mlir::MLIRContext &context,
     progress.advance(2, 3, "steps (build, lower, link)");
     const std::string object = scratch + "/kernels-host.o";
     const std::string shared = scratch + "/" + kFile;
-    QTENSOR_TRY(emitHostObject(*module, object));
+    QTENSOR_TRY(emitHostObject(*module, object, hostCpu));
     QTENSOR_TRY(linkSharedObject(object, shared));
     QTENSOR_ASSIGN_OR_RETURN(std::set<std::string> exported,
                              exportedFunctions(shared));
@@ -420,7 +431,8 @@ Expected<KernelBuild>
 compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                const DispatchResult &dispatch, const std::string &target,
                const std::vector<ModelKernelSpec> &modelKernels,
-               const std::string &scratchDir, ProgressSink &progress) {
+               const std::string &scratchDir, HostCpuLevel hostCpu,
+               ProgressSink &progress) {
   std::vector<KernelInstance> instances;
   {
     DiagnosticCapture diagnostics(context);
@@ -442,8 +454,8 @@ compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
   KernelBuild build;
   Status status =
       target == "host"
-          ? compileHost(context, instances, modelKernels, scratchDir, progress,
-                        build)
+          ? compileHost(context, instances, modelKernels, scratchDir, hostCpu,
+                        progress, build)
           : compileGpu(context, instances, target, scratchDir, progress, build);
   if (!status)
     return status.error();
@@ -452,7 +464,7 @@ compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
   if (target != "host") {
     std::vector<KernelInstance> twins = hostTwins(instances);
     if (!twins.empty() || !modelKernels.empty())
-      QTENSOR_TRY(compileHost(context, twins, modelKernels, scratchDir,
+      QTENSOR_TRY(compileHost(context, twins, modelKernels, scratchDir, hostCpu,
                               progress, build));
   }
   return build;

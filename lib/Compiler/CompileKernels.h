@@ -33,11 +33,14 @@ struct KernelBuild {
   std::string modelKernelFile;
 };
 
+/// `hostCpu` is the CPU level of kernels-host.so (every host entry records
+/// it as "cpu").
 Expected<KernelBuild>
 compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                const DispatchResult &dispatch, const std::string &target,
                const std::vector<ModelKernelSpec> &modelKernels,
-               const std::string &scratchDir, ProgressSink &progress);
+               const std::string &scratchDir, HostCpuLevel hostCpu,
+               ProgressSink &progress);
 
 } // namespace qtensor::compiler
 

@@ -117,6 +117,24 @@ KernelCapability mma(std::string id, std::string summary, Backend backend,
   return k;
 }
 
+/// The CPU's own GEMV/GEMM (passes/Conversion/HostGemm.cpp): vector code
+/// over the decode_gemv layout's rows for any T, so one packed copy serves
+/// decode and prefill on the host, above the host twins (which replay GPU
+/// lanes and stay the GPU kernels' parity oracles). Any N and K, the same
+/// numeric contract as the GEMV.
+KernelCapability hostGemm() {
+  KernelCapability k = affineA16(
+      "affine_gemm_host",
+      "W4A16/W8A16 CPU GEMV/GEMM, vector code, row-split across threads");
+  k.phases = {Phase::Decode, Phase::Prefill};
+  k.backends = {Backend::Host};
+  k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
+  k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.tokens = {1, std::nullopt};
+  k.priority = 110;
+  return k;
+}
+
 /// Dequantize the whole weight with the reference decoder, then a dense
 /// matmul: any affine descriptor, any stored layout, any shape. Admitted
 /// only when the fallback policy allows it, and then counted.
@@ -189,6 +207,7 @@ KernelRegistry makeBuiltinRegistry() {
       mma("affine_gemm_prefill_host",
           "host build of the tensor-core GEMM's tiling (CI parity)",
           Backend::Host, 0),
+      hostGemm(),
       fullDequant(),
   };
   return r;

@@ -54,10 +54,7 @@ struct GenerateKernelsPass
       specs.push_back(*spec);
     }
     for (const qtensor::QuantKernelSpec &spec : specs)
-      if (failed(
-              spec.family == qtensor::KernelFamily::PrefillMma
-                  ? qtensor::buildPrefillMmaKernel(module, spec, kernelTarget)
-                  : qtensor::buildDecodeGemvKernel(module, spec, kernelTarget)))
+      if (failed(qtensor::buildKernelOf(module, spec, kernelTarget)))
         return signalPassFailure();
   }
 };

@@ -71,6 +71,23 @@ OutputType toOutput(FloatType t) {
                                 : OutputType::F32;
 }
 
+/// The builder family of each registry kernel with generated code
+/// (lib/Kernels/Registry.cpp names them; docs/kernels.md lists both).
+std::optional<KernelFamily>
+generatorOf(const kernels::KernelCapability &kernel) {
+  static const std::pair<const char *, KernelFamily> kGenerators[] = {
+      {"affine_gemv_decode_sm80", KernelFamily::DecodeGemv},
+      {"affine_gemv_decode_host", KernelFamily::DecodeGemv},
+      {"affine_mma_prefill_sm80", KernelFamily::PrefillMma},
+      {"affine_gemm_prefill_host", KernelFamily::PrefillMma},
+      {"affine_gemm_host", KernelFamily::HostGemm},
+  };
+  for (const auto &[id, family] : kGenerators)
+    if (kernel.id == id)
+      return family;
+  return std::nullopt;
+}
+
 /// The part of a spec that is the same for every slice, or the reason the
 /// generated kernels cannot run this linear.
 Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
@@ -90,8 +107,14 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
                      " has no generated kernel");
   const AffineDescriptor &d = sig.descriptor;
   QuantKernelSpec spec;
-  spec.family = kind == KernelLayoutKind::DecodeGemv ? KernelFamily::DecodeGemv
-                                                     : KernelFamily::PrefillMma;
+  std::optional<KernelFamily> family = generatorOf(kernel);
+  if (!family)
+    return makeError("no generator builds registry kernel ", kernel.id);
+  spec.family = *family;
+  if (spec.layout().kind != kind)
+    return makeError("registry kernel ", kernel.id, " reads ",
+                     kernels::toString(*kernel.layout),
+                     ", its generator another layout");
   spec.bits = d.code.bits;
   spec.symmetric = d.code.isSigned;
   if (d.code.bits != 4 && d.code.bits != 8)
@@ -258,9 +281,7 @@ FailureOr<std::vector<KernelInstance>> deriveKernelInstances(ModuleOp module,
 KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
   if (!instance.spec)
     return {};
-  return instance.spec->family == KernelFamily::DecodeGemv
-             ? decodeGemvAbi(*instance.spec)
-             : prefillMmaAbi(*instance.spec);
+  return kernelAbiOf(*instance.spec);
 }
 
 LogicalResult buildKernelInstance(ModuleOp module,
@@ -270,9 +291,7 @@ LogicalResult buildKernelInstance(ModuleOp module,
     return module.emitError("kernel instance '")
            << instance.name << "' is the full-dequant fallback: the runtime "
            << "runs it, nothing is generated";
-  return instance.spec->family == KernelFamily::DecodeGemv
-             ? buildDecodeGemvKernel(module, *instance.spec, target)
-             : buildPrefillMmaKernel(module, *instance.spec, target);
+  return buildKernelOf(module, *instance.spec, target);
 }
 
 void annotateKernelInstances(ArrayRef<KernelInstance> instances) {

@@ -38,7 +38,15 @@ bool parsePrefixed(std::string_view field, std::string_view prefix,
 }
 
 std::string_view familyName(KernelFamily family) {
-  return family == KernelFamily::DecodeGemv ? "decode_gemv" : "prefill_mma";
+  switch (family) {
+  case KernelFamily::DecodeGemv:
+    return "decode_gemv";
+  case KernelFamily::PrefillMma:
+    return "prefill_mma";
+  case KernelFamily::HostGemm:
+    break;
+  }
+  return "host_gemm";
 }
 
 } // namespace
@@ -49,8 +57,9 @@ int64_t QuantKernelSpec::groupsPerRow() const {
 }
 
 KernelLayoutSpec QuantKernelSpec::layout() const {
-  return {family == KernelFamily::DecodeGemv ? KernelLayoutKind::DecodeGemv
-                                             : KernelLayoutKind::PrefillMma,
+  // The host GEMM reads the GEMV's rows of 16-byte chunks.
+  return {family == KernelFamily::PrefillMma ? KernelLayoutKind::PrefillMma
+                                             : KernelLayoutKind::DecodeGemv,
           bits, symmetric};
 }
 
@@ -115,6 +124,13 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                        " needs an f32 output (partial sums are added "
                        "atomically), got ",
                        toString(spec.output));
+  } else if (spec.family == KernelFamily::HostGemm) {
+    if (!spec.dynamicRows() && (spec.rows < 1 || spec.rows > kMaxExtent))
+      return makeError("host GEMM kernels take T in [1, ", kMaxExtent,
+                       "] rows, got ", spec.rows);
+    if (spec.splitK != 1)
+      return makeError("host GEMM kernels do not split K, got split ",
+                       spec.splitK);
   } else {
     if (!spec.dynamicRows() && (spec.rows < 1 || spec.rows > kMaxExtent))
       return makeError("prefill kernels take T in [1, ", kMaxExtent,
@@ -144,8 +160,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
                      "nN:kK[:sS][:scf16|scbf16][:of16|obf16|of32][:bias])");
   };
   std::vector<std::string_view> f = splitFields(text);
-  // A prefill kernel serves any T: `prefill_mma:...:nN:kK` means tdyn.
-  if (f.size() >= 7 && f[0] == "prefill_mma" && !f[5].empty() && f[5][0] == 'n')
+  // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.
+  if (f.size() >= 7 && (f[0] == "prefill_mma" || f[0] == "host_gemm") &&
+      !f[5].empty() && f[5][0] == 'n')
     f.insert(f.begin() + 5, "tdyn");
   if (f.size() < 8)
     return fail("wrong number of fields");
@@ -154,9 +171,11 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     spec.family = KernelFamily::DecodeGemv;
   else if (f[0] == "prefill_mma")
     spec.family = KernelFamily::PrefillMma;
+  else if (f[0] == "host_gemm")
+    spec.family = KernelFamily::HostGemm;
   else
     return fail("unknown family '" + std::string(f[0]) +
-                "', expected decode_gemv or prefill_mma");
+                "', expected decode_gemv, prefill_mma or host_gemm");
   int64_t bits;
   if (!parsePrefixed(f[1], "w", bits))
     return fail("bad code width '" + std::string(f[1]) + "'");

@@ -88,7 +88,8 @@ Status assembleCubin(const std::string &ptxas, const std::string &arch,
                  cubinPath);
 }
 
-Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath) {
+Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath,
+                      HostCpuLevel cpu) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
@@ -103,9 +104,12 @@ Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return makeError("no LLVM target for ", triple.str(), ": ", error);
-  // A generic CPU: the object runs wherever the artifact is loaded.
+  if (cpu != HostCpuLevel::Generic && !triple.isX86())
+    return makeError("CPU level ", toString(cpu), " is for x86-64, not ",
+                     triple.str(), " (use --host-cpu generic)");
+  // The recorded level, nothing of the compiling machine's own CPU.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      triple, toString(cpu), "", llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError("cannot create an LLVM target machine for ", triple.str());

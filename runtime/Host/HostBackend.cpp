@@ -157,13 +157,16 @@ Status qtensor::runtime::callMlirCInterface(
     d[0] = ptr;
     d[1] = ptr;
     d[2] = 0;
+    if (!o.strides.empty() && o.strides.size() != rank)
+      return makeError("host kernel call: argument ", i, " has ",
+                       o.strides.size(), " strides for rank ", rank);
     int64_t stride = 1;
     for (size_t j = rank; j-- > 0;) {
-      if (o.shape[j] < 0)
+      if (o.shape[j] < 0 || (!o.strides.empty() && o.strides[j] < 0))
         return makeError("host kernel call: argument ", i, " dimension ", j,
                          " is negative");
       d[3 + j] = o.shape[j];
-      d[3 + rank + j] = stride;
+      d[3 + rank + j] = o.strides.empty() ? stride : o.strides[j];
       stride *= o.shape[j];
     }
     descriptors.push_back(std::move(d));

@@ -5,8 +5,11 @@
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Support/CheckedMath.h"
+#include "qtensor/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -115,42 +118,88 @@ public:
     } else {
       QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
     }
-    HostTensor &out = y;
+    if (!instance.rowSplit)
+      return callRows(function, x, y, t, 0, instance.n);
+    // Row ranges of at least kMinSplitWeights weights, one per thread at
+    // most: a small linear runs on the calling thread alone.
+    ThreadPool &pool = defaultThreadPool();
+    const int64_t weights = instance.n * instance.k;
+    const int64_t parts = std::min<int64_t>(
+        {int64_t(pool.threads()),
+         std::max<int64_t>(1, weights / kMinSplitWeights), instance.n});
+    if (parts <= 1)
+      return callRows(function, x, y, t, 0, instance.n);
+    std::mutex failureMutex;
+    Status failure = Status::ok();
+    pool.parallelFor(size_t(parts), [&](size_t i) {
+      const int64_t n0 = instance.n * int64_t(i) / parts;
+      const int64_t n1 = instance.n * int64_t(i + 1) / parts;
+      Status s = callRows(function, x, y, t, n0, n1);
+      if (!s) {
+        std::lock_guard<std::mutex> lock(failureMutex);
+        if (failure)
+          failure = std::move(s);
+      }
+    });
+    return failure;
+  }
+  const char *backend() const override { return "host"; }
+  const std::string &name() const override { return instance.id; }
+
+private:
+  /// The smallest share of a row-split call worth a thread of its own.
+  static constexpr int64_t kMinSplitWeights = int64_t(1) << 16;
+
+  /// Output rows [n0, n1) of y: the weight operands from row n0, y from
+  /// column n0 with the whole output's row stride (a row-split kernel's
+  /// ABI; other kernels are only called on [0, N)).
+  Status callRows(void *function, const HostTensor &x, HostTensor &y, int64_t t,
+                  int64_t n0, int64_t n1) const {
     std::vector<HostOperand> args;
+    args.reserve(instance.args.size());
     for (const KernelArg &a : instance.args) {
       HostOperand o;
       o.shape = a.shape;
+      // Bytes of one row (dimension 0) of this argument.
+      size_t rowBytes = byteWidth(a.type);
+      for (size_t d = 1; d < a.shape.size(); ++d)
+        rowBytes *= size_t(a.shape[d]);
+      const size_t skip = size_t(n0) * rowBytes;
+      auto from = [&](const void *base) {
+        return const_cast<uint8_t *>(static_cast<const uint8_t *>(base)) + skip;
+      };
       switch (a.role) {
       case ArgRole::X:
         o.shape[0] = t;
         o.data = const_cast<uint8_t *>(x.bytes.data());
         break;
       case ArgRole::Y:
-        o.shape[0] = t;
-        o.data = out.bytes.data();
+        o.shape = {t, n1 - n0};
+        o.strides = {instance.n, 1};
+        o.data = y.bytes.data() + size_t(n0) * byteWidth(a.type);
         break;
       case ArgRole::W:
-        o.data = const_cast<void *>(operands->w);
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->w);
         break;
       case ArgRole::S:
-        o.data = const_cast<void *>(operands->s);
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->s);
         break;
       case ArgRole::Z:
-        o.data = const_cast<void *>(operands->z);
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->z);
         break;
       case ArgRole::B:
-        o.data = const_cast<void *>(operands->b);
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->b);
         break;
       }
       args.push_back(std::move(o));
     }
-    QTENSOR_TRY(callMlirCInterface(function, args));
-    return Status::ok();
+    return callMlirCInterface(function, args);
   }
-  const char *backend() const override { return "host"; }
-  const std::string &name() const override { return instance.id; }
 
-private:
   const KernelInstance &instance;
   std::vector<void *> functions;
   std::shared_ptr<const WeightOperands> operands;

@@ -236,6 +236,10 @@ LevelResult hostLevel(const artifact::Artifact &a,
     if (!k.isHost())
       continue;
     ++entries;
+    if (Status cpu = checkHostCpu(k.cpu, k.where()); !cpu) {
+      r.detail = cpu.message();
+      return r;
+    }
     auto &lib = libraries[k.file];
     if (!lib) {
       const MappedFile *file = a.file(k.file);

@@ -26,7 +26,8 @@ const char *kUsage =
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
-    "           [--weights FILE] [--exhaustive] [--quiet] [--json]\n"
+    "           [--weights FILE] [--host-cpu LEVEL] [--exhaustive] [--quiet]\n"
+    "           [--json]\n"
     "  INPUT  a Hugging Face style directory (config.json + safetensors), a\n"
     "         GGUF file (Q4_0/Q4_1/Q8_0 codes are kept as stored), or an MLIR\n"
     "         module (.mlir) whose weights are qtensor.weight references or\n"
@@ -43,6 +44,9 @@ const char *kUsage =
     "  --include     quantize what is excluded by default: the output head\n"
     "                (lm_head.weight, GGUF output.weight); embeddings and\n"
     "                norms are never quantized\n"
+    "  --host-cpu    CPU level of the host kernels: generic, x86-64-v2,\n"
+    "                x86-64-v3 (default on x86-64: AVX2, FMA) or x86-64-v4\n"
+    "                (AVX-512); a CPU below it refuses the artifact\n"
     "  --exhaustive  verification runs every T on every op (L3 samples ops\n"
     "                of 2^22 weights or more by default; see qtc verify)\n"
     "  --json        print the result as one JSON object; progress as JSON\n"
@@ -99,6 +103,10 @@ std::optional<int> parse(const std::vector<std::string> &args,
                   request.tp,
                   [](const std::string &v) { return parseInteger(v, 1, 64); },
                   "expected an integer in [1, 64]"))
+      .option(
+          {"--host-cpu"}, "a value",
+          parsedInto(request.hostCpu, &parseHostCpuLevel,
+                     std::string("expected one of ") + knownHostCpuLevels()))
       .option({"--exclude"}, "a pattern", list(request.excludes))
       .option({"--include"}, "a pattern", list(request.includes))
       .positional(request.input, "missing INPUT");

@@ -23,6 +23,7 @@
 #include "qtensor/Runtime/Reference.h"
 #include "qtensor/Runtime/TensorParallel.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Support/ThreadPool.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,7 +43,7 @@ using namespace qtensor::runtime;
 const char *kRunUsage =
     "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
     "               [--temperature X] [--seed S] [--context C]\n"
-    "               [--logits-out FILE] [--json]\n"
+    "               [--logits-out FILE] [--threads N] [--json]\n"
     "       qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
     "               [--rank R|all] [--backend host|cuda|auto]\n"
     "               [--fallback forbid|warn|allow] [--seed S] [--check]\n"
@@ -57,6 +58,8 @@ const char *kRunUsage =
     "  --logits-out FILE  the logits after the last prompt token, raw\n"
     "                little-endian float32 (n_vocab values)\n"
     "  --json        one object: prompt_tokens, tokens, text, timings\n"
+    "  --threads N   host threads a linear's rows are split across (default:\n"
+    "                $QTENSOR_THREADS, else every core); both modes\n"
     "\n"
     "  otherwise: load the artifact in DIR (verified, admitted,\n"
     "  materialized: seed M8.9 0x05D) and run its quantized linears, or the\n"
@@ -194,6 +197,13 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
                   return "expected a non-negative integer";
                 o.seed = uint64_t(*s);
                 o.seedGiven = true;
+                return std::nullopt;
+              })
+      .option({"--threads"}, "a value",
+              [](const std::string &v) -> Error {
+                std::optional<int64_t> n = parseInteger(v, 1, 256);
+                if (!n || !setDefaultThreadCount(unsigned(*n)))
+                  return "expected an integer in [1, 256]";
                 return std::nullopt;
               })
       .option({"--backend"}, "a value",

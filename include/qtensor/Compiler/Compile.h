@@ -19,6 +19,7 @@
 #define QTENSOR_COMPILER_COMPILE_H
 
 #include "qtensor/Support/Expected.h"
+#include "qtensor/Support/HostCpu.h"
 #include "qtensor/Support/Progress.h"
 #include "qtensor/Verify/Ladder.h"
 
@@ -48,6 +49,10 @@ struct CompileRequest {
   /// fnmatch globs: linears kept in float / the head quantized.
   std::vector<std::string> excludes, includes;
   int64_t tp = 1; ///< tensor-parallel ranks, 1..64
+  /// The CPU level of the host kernel library (Support/HostCpu.h): every
+  /// host target's kernels, and the twins and model kernels a GPU
+  /// artifact carries.
+  HostCpuLevel hostCpu = defaultHostCpuLevel();
   /// How much the last stage's parity ladder runs (L3 samples large ops
   /// unless exhaustive).
   verify::LadderOptions verification;

@@ -56,6 +56,9 @@ struct KernelAbi {
   std::vector<KernelEntryPoint> entries; ///< disjoint T ranges, ascending
   KernelLaunch launch;
   bool zeroOutput = false; ///< y must be zeroed before the call
+  /// The entry may be called on any contiguous range of output rows: w, s,
+  /// z and b have a dynamic row count, y a dynamic row stride (host GEMM).
+  bool rowSplit = false;
 };
 
 /// Decode GEMV (T = 1..16). Arguments, in order:
@@ -101,6 +104,27 @@ int64_t prefillMmaStaticSharedBytes(const QuantKernelSpec &spec);
 mlir::LogicalResult buildPrefillMmaKernel(mlir::ModuleOp module,
                                           const QuantKernelSpec &spec,
                                           KernelTarget target);
+
+/// The CPU's own GEMV/GEMM (host only, any T in one entry named
+/// `spec.name()`). Arguments, in order:
+///   x: memref<T x K x f16|bf16>          activations
+///   w: memref<? x 4C x i32>              decode_gemv layout, C = chunks/row
+///   s: memref<? x G x f16|bf16>          per-group scales
+///   z: memref<? x G x i8>                u8 zero-points (asymmetric only)
+///   b: memref<? x out>                   bias (spec.bias only)
+///   y: memref<T x ? x out, strided<[?, 1]>>  output
+/// `?` is the number of output rows of the call (any contiguous range of
+/// N: abi.rowSplit), y's stride the whole N. y need not be zeroed.
+KernelAbi hostGemmAbi(const QuantKernelSpec &spec);
+mlir::LogicalResult buildHostGemmKernel(mlir::ModuleOp module,
+                                        const QuantKernelSpec &spec,
+                                        KernelTarget target);
+
+/// The ABI and the builder of `spec.family`.
+KernelAbi kernelAbiOf(const QuantKernelSpec &spec);
+mlir::LogicalResult buildKernelOf(mlir::ModuleOp module,
+                                  const QuantKernelSpec &spec,
+                                  KernelTarget target);
 
 } // namespace qtensor
 

@@ -26,6 +26,9 @@ namespace qtensor {
 enum class KernelFamily : uint8_t {
   DecodeGemv, ///< T = 1..16 rows: 128-bit code loads, warp-shuffle reduction
   PrefillMma, ///< tensor-core GEMM: mma.sync m16n8k16, cp.async staging
+  /// The CPU's own GEMV/GEMM (host only): vector-dialect rows over the
+  /// decode_gemv layout, any T, callable on any slice of output rows.
+  HostGemm,
 };
 
 /// Activation and scale element types (16-bit floats).
@@ -81,7 +84,7 @@ constexpr int64_t kWarpSize = 32;
 /// OPT one of `sS` (split-K), `scf16|scbf16` (scale dtype), `of16|obf16|of32`
 /// (output dtype, default f32), `bias`; e.g.
 /// `decode_gemv:w4:g128:sym:bf16:tdyn:n4096:k4096:scf16:obf16:bias`. Each
-/// option at most once. `prefill_mma` specs may leave T out
+/// option at most once. `prefill_mma` and `host_gemm` specs may leave T out
 /// (`prefill_mma:w4:g128:sym:f16:n4096:k4096:of16`), which means tdyn.
 /// Validates the result.
 Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text);

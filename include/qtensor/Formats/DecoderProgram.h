@@ -25,6 +25,7 @@
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Support/Expected.h"
+#include "qtensor/Support/HostCpu.h"
 
 #include <nlohmann/json.hpp>
 
@@ -119,6 +120,8 @@ struct DecoderProgram {
   /// cache and the logits are f32.
   FloatType activation = FloatType::F16;
   std::string kernelFile; ///< the host kernel library (role "kernel")
+  /// The CPU level kernelFile was built for (checked before it is loaded).
+  HostCpuLevel hostCpu = HostCpuLevel::Generic;
   ModelKernelSymbols kernels;
   std::string embed;     ///< plain [vocab, hidden]
   std::string finalNorm; ///< plain [hidden]

@@ -57,10 +57,12 @@ private:
   const char *loadedVia = "memfd";
 };
 
-/// One memref argument: contiguous row-major data and its shape.
+/// One memref argument: data, its shape and, when not row-major
+/// contiguous, its strides in elements.
 struct HostOperand {
   void *data = nullptr;
   std::vector<int64_t> shape;
+  std::vector<int64_t> strides; ///< empty: row-major contiguous
 };
 
 /// The largest memref rank and argument count callMlirCInterface handles.
@@ -69,8 +71,9 @@ constexpr size_t kMaxKernelArgs = 8;
 
 /// Calls `function` (an `_mlir_ciface_` symbol returning void) with one
 /// descriptor per operand, in order: allocated = aligned = data, offset 0,
-/// row-major strides. Refuses more than kMaxKernelArgs operands, ranks
-/// above kMaxMemRefRank, negative sizes and null data.
+/// the operand's strides (row-major when it has none). Refuses more than
+/// kMaxKernelArgs operands, ranks above kMaxMemRefRank, negative sizes or
+/// strides, strides of another rank and null data.
 Status callMlirCInterface(void *function,
                           const std::vector<HostOperand> &operands);
 

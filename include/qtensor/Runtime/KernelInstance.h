@@ -19,6 +19,7 @@
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Kernels/Capability.h"
 #include "qtensor/Support/Expected.h"
+#include "qtensor/Support/HostCpu.h"
 
 #include <array>
 #include <cstdint>
@@ -104,6 +105,12 @@ struct KernelInstance {
   std::optional<LaunchConfig> launch; ///< GPU formats only
   int64_t splitK = 1;
   bool zeroOutput = false;
+  /// Host: may be called on any contiguous range of output rows (w, s, z,
+  /// b from the range's first row, y from its first column with the whole
+  /// row's stride), so the runtime splits N across threads.
+  bool rowSplit = false;
+  /// Host: the CPU level the code was built for (Support/HostCpu.h).
+  HostCpuLevel cpu = HostCpuLevel::Generic;
   std::vector<std::string> ops; ///< manifest tensors using this entry
 
   /// The argument with `role`, or nullptr.

@@ -12,6 +12,7 @@
 #define QTENSOR_TARGET_KERNELTOOLCHAIN_H
 
 #include "qtensor/Support/Expected.h"
+#include "qtensor/Support/HostCpu.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -34,9 +35,11 @@ Status assembleCubin(const std::string &ptxas, const std::string &arch,
                      const std::string &ptxPath, const std::string &cubinPath);
 
 /// Translates an LLVM-dialect module to LLVM IR, optimizes it at O3 and
-/// writes a position-independent object for the host triple and a generic
-/// CPU (the object must run wherever the artifact is loaded).
-Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath);
+/// writes a position-independent object for the host triple and CPU level
+/// `cpu` (recorded in the artifact, checked by the runtime before loading;
+/// Support/HostCpu.h). An x86-64 level on another architecture fails.
+Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath,
+                      HostCpuLevel cpu);
 
 /// Links one object into a shared object with clang-22 (or ld.lld), which
 /// records the libgcc_s / libc dependencies of f16 conversions and memcpy.

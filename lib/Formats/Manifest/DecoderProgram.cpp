@@ -90,9 +90,10 @@ bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
-         kernelFile == o.kernelFile && kernels == o.kernels &&
-         embed == o.embed && finalNorm == o.finalNorm && head == o.head &&
-         layers == o.layers && tokenizerFile == o.tokenizerFile;
+         kernelFile == o.kernelFile && hostCpu == o.hostCpu &&
+         kernels == o.kernels && embed == o.embed && finalNorm == o.finalNorm &&
+         head == o.head && layers == o.layers &&
+         tokenizerFile == o.tokenizerFile;
 }
 
 std::vector<const ProgramLinear *> DecoderProgram::linears() const {
@@ -255,6 +256,7 @@ json artifact::toJson(const DecoderProgram &p) {
               {"rope_base_local", c.ropeBaseLocal}}},
             {"activation", qtensor::toString(p.activation)},
             {"kernel_file", p.kernelFile},
+            {"host_cpu", qtensor::toString(p.hostCpu)},
             {"kernels",
              {{"embed", k.embed},
               {"norm", k.norm},
@@ -317,6 +319,7 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
 
   QTENSOR_TRY(r.readEnum("activation", parseFloatType, p.activation));
   QTENSOR_TRY(r.readString("kernel_file", p.kernelFile));
+  QTENSOR_TRY(r.readEnum("host_cpu", parseHostCpuLevel, p.hostCpu));
   const json *kj = nullptr;
   QTENSOR_TRY(r.readObject("kernels", kj));
   JsonObjectReader kr(*kj, r.at("kernels"));

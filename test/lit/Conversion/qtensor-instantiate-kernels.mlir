@@ -42,10 +42,10 @@
 // ranks of q and k share one instance of the local shape N = 128, gate's
 // ranks one with N = 256 and the bias slice.
 // HOST-LABEL: func.func @block
-// HOST: qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_decode_gemv_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
-// HOST: qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_decode_gemv_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
-// HOST: qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias", "qt_decode_gemv_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias"]}
-// HOST: func.func @qt_decode_gemv_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_t1(%{{.*}}: memref<?x256xbf16>, %{{.*}}: memref<128x32xi32>, %{{.*}}: memref<128x2xf16>, %{{.*}}: memref<?x128xbf16>) attributes {llvm.emit_c_interface}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias", "qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias"]}
+// HOST: func.func @qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16(%{{.*}}: memref<?x256xbf16>, %{{.*}}: memref<?x32xi32>, %{{.*}}: memref<?x2xf16>, %{{.*}}: memref<?x?xbf16, strided<[?, 1]>>) attributes {llvm.emit_c_interface}
 
 #W4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
 #U4 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 64, scale = bf16>
@@ -67,12 +67,12 @@ func.func @block(%x: tensor<?x256xbf16>, %b: tensor<512xbf16>) -> (tensor<?x256x
 // the all-reduce, so their instance has no bias epilogue; the column slices
 // keep theirs.
 // HOST-LABEL: func.func @tp2
-// HOST: qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias", "qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias", "qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias"]}
 // HOST-SAME: strategy = column
-// HOST: qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16", "qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16", "qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16"]}
 // HOST-SAME: strategy = row
-// HOST: func.func @qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias_t1(
-// HOST: func.func @qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16_t16(
+// HOST: func.func @qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias(
+// HOST: func.func @qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16(
 // HOST-NOT: func.func @qt_
 
 // Without placement the same linears are two instances of their own shape.

@@ -97,14 +97,22 @@ TEST(DispatchPlan, PerPhaseLayoutsPickDifferentKernels) {
 }
 
 TEST(DispatchPlan, HostTargetTakesTheHostKernels) {
-  DispatchPlan plan =
-      planDispatch(builtin(), w4(),
-                   query("host", {Phase::Decode, Phase::Prefill},
-                         FallbackPolicy::Forbid, LayoutMode::PerPhase));
-  EXPECT_EQ(selected(plan.phases[0]), "affine_gemv_decode_host");
-  EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_prefill_host");
-  EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_sm80").reason,
-            "needs sm_80, target is host");
+  // The CPU's own GEMM serves both phases from the GEMV's layout, above the
+  // host twins of the GPU kernels (which stay admitted, as parity oracles).
+  for (LayoutMode mode : {LayoutMode::PerPhase, LayoutMode::Shared}) {
+    DispatchPlan plan =
+        planDispatch(builtin(), w4(),
+                     query("host", {Phase::Decode, Phase::Prefill},
+                           FallbackPolicy::Forbid, mode));
+    EXPECT_EQ(selected(plan.phases[0]), "affine_gemm_host");
+    EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_host");
+    EXPECT_EQ(plan.layout, kGemvLayout);
+    EXPECT_FALSE(plan.secondaryLayout.has_value());
+    EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_sm80").reason,
+              "needs sm_80, target is host");
+    EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_host").reason,
+              "admitted; lower priority than affine_gemm_host (100 < 110)");
+  }
 }
 
 TEST(DispatchPlan, NoKernelUnderForbidSelectsNothing) {

@@ -175,6 +175,7 @@ inline json capabilityOf(const TestLinear &l, const std::string &registryId) {
           {"args", args},
           {"split_k", 1},
           {"zero_output", false},
+          {"cpu", "generic"}, // testKernelLibrary() is built by the test
           {"ops", {l.name}}};
 }
 

@@ -1,0 +1,62 @@
+//===- ThreadPool.h - A fixed pool of threads for data-parallel loops -----===//
+//
+// The host kernels split a linear's output rows across threads
+// (KernelAbi::rowSplit); the pool keeps its threads between calls, because a
+// decode step makes hundreds of calls of tens of microseconds each and
+// starting threads per call would cost more than the work. One loop runs at
+// a time; a loop started from inside a loop body runs inline on the calling
+// thread instead of deadlocking.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_SUPPORT_THREADPOOL_H
+#define QTENSOR_SUPPORT_THREADPOOL_H
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace qtensor {
+
+class ThreadPool {
+public:
+  /// `threads` in all, the caller of parallelFor included (1: no workers).
+  explicit ThreadPool(unsigned threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  unsigned threads() const { return unsigned(workers.size()) + 1; }
+
+  /// Runs body(i) for every i in [0, count), spread over the pool's
+  /// threads and the caller, and returns when all have returned. `body`
+  /// must not throw.
+  void parallelFor(size_t count, const std::function<void(size_t)> &body);
+
+private:
+  void work();
+  /// Claims and runs indices of the current loop until none are left.
+  void drain();
+
+  std::vector<std::thread> workers;
+  std::mutex loopMutex; ///< one loop at a time
+  std::mutex stateMutex;
+  std::condition_variable wake, done;
+  const std::function<void(size_t)> *body = nullptr;
+  size_t count = 0, next = 0, finished = 0;
+  unsigned generation = 0;
+  bool stopping = false;
+};
+
+/// The process's pool: `QTENSOR_THREADS` threads when set (1 to 256), else
+/// the hardware's. Created on first use.
+ThreadPool &defaultThreadPool();
+/// Sets the size of the process's pool; only before its first use (returns
+/// false afterwards, or for 0 or more than 256).
+bool setDefaultThreadCount(unsigned threads);
+
+} // namespace qtensor
+
+#endif // QTENSOR_SUPPORT_THREADPOOL_H

@@ -1,0 +1,122 @@
+//===- ThreadPool.cpp - A fixed pool of threads for data-parallel loops ---===//
+
+#include "qtensor/Support/ThreadPool.h"
+
+#include <cstdlib>
+#include <memory>
+
+namespace qtensor {
+
+namespace {
+/// Set while a thread runs a loop body: a nested loop then runs inline.
+thread_local bool insideLoop = false;
+
+constexpr unsigned kMaxThreads = 256;
+} // namespace
+
+ThreadPool::ThreadPool(unsigned threads) {
+  for (unsigned i = 1; i < threads; ++i)
+    workers.emplace_back([this] { work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(stateMutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  for (std::thread &t : workers)
+    t.join();
+}
+
+void ThreadPool::drain() {
+  insideLoop = true;
+  while (true) {
+    size_t i;
+    {
+      std::lock_guard<std::mutex> lock(stateMutex);
+      if (next >= count)
+        break;
+      i = next++;
+    }
+    (*body)(i);
+    std::lock_guard<std::mutex> lock(stateMutex);
+    if (++finished == count)
+      done.notify_all();
+  }
+  insideLoop = false;
+}
+
+void ThreadPool::work() {
+  unsigned seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(stateMutex);
+      wake.wait(lock, [&] { return stopping || generation != seen; });
+      if (stopping)
+        return;
+      seen = generation;
+    }
+    drain();
+  }
+}
+
+void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)> &fn) {
+  if (n == 0)
+    return;
+  if (workers.empty() || n == 1 || insideLoop) {
+    for (size_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  std::lock_guard<std::mutex> loop(loopMutex);
+  {
+    std::lock_guard<std::mutex> lock(stateMutex);
+    body = &fn;
+    count = n;
+    next = 0;
+    finished = 0;
+    ++generation;
+  }
+  wake.notify_all();
+  drain();
+  std::unique_lock<std::mutex> lock(stateMutex);
+  done.wait(lock, [&] { return finished == count; });
+  body = nullptr;
+  count = 0;
+}
+
+namespace {
+std::mutex defaultMutex;
+unsigned defaultThreads = 0; ///< 0: not chosen yet
+std::unique_ptr<ThreadPool> defaultPool;
+
+unsigned threadsFromEnvironment() {
+  if (const char *env = std::getenv("QTENSOR_THREADS")) {
+    char *end = nullptr;
+    unsigned long v = std::strtoul(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 1 && v <= kMaxThreads)
+      return unsigned(v);
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : (hw > kMaxThreads ? kMaxThreads : hw);
+}
+} // namespace
+
+ThreadPool &defaultThreadPool() {
+  std::lock_guard<std::mutex> lock(defaultMutex);
+  if (!defaultPool)
+    defaultPool = std::make_unique<ThreadPool>(
+        defaultThreads ? defaultThreads : threadsFromEnvironment());
+  return *defaultPool;
+}
+
+bool setDefaultThreadCount(unsigned threads) {
+  std::lock_guard<std::mutex> lock(defaultMutex);
+  if (defaultPool || threads == 0 || threads > kMaxThreads)
+    return false;
+  defaultThreads = threads;
+  return true;
+}
+
+} // namespace qtensor

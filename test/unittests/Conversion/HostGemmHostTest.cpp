@@ -1,0 +1,334 @@
+//===- HostGemmHostTest.cpp - The CPU GEMV/GEMM against float64 -----------===//
+//
+// Operator parity (seed M8.9 0x09D) of the host GEMM: codes packed by the
+// numerics library's decode_gemv packer, the kernel JIT-compiled through the
+// host lowering, every output compared with a float64 evaluation of the
+// dequantized weight (the kernel error), bounded by the order-free rounding
+// bound of Runtime/Reference.h: gamma(K + 2) sum |x W_hat| plus half an ulp
+// of a 16-bit output. The quantization error (against the float weight) is
+// printed, not asserted: it belongs to the quantizer.
+//
+// Each case runs T = 1, 3, 4, 5 and 9 (the four-row blocks and the rows
+// left over), and once more as three calls on ranges of output rows the
+// way the runtime splits a linear across threads: the split result must be
+// bit-identical to the whole call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Numerics/Groupwise.h"
+#include "qtensor/Numerics/KernelLayout.h"
+
+#include "HostKernelJit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <random>
+
+using namespace qtensor;
+using qtensor::test::fromBits;
+using qtensor::test::HostBuffer;
+using qtensor::test::toBits;
+
+namespace {
+
+struct Case {
+  unsigned bits;
+  bool symmetric;
+  int64_t group; ///< 0: per output channel
+  ActivationType act, scale;
+  OutputType out;
+  bool bias;
+  int64_t n, k;
+};
+
+QuantKernelSpec specOf(const Case &c) {
+  QuantKernelSpec spec;
+  spec.family = KernelFamily::HostGemm;
+  spec.bits = c.bits;
+  spec.symmetric = c.symmetric;
+  spec.groupSize = c.group;
+  spec.activation = c.act;
+  spec.scale = c.scale;
+  spec.output = c.out;
+  spec.bias = c.bias;
+  spec.rows = kDynamicRows;
+  spec.n = c.n;
+  spec.k = c.k;
+  return spec;
+}
+
+ActivationType halfOf(OutputType out) {
+  return out == OutputType::F16 ? ActivationType::F16 : ActivationType::BF16;
+}
+
+/// The weight operands as the kernel reads them and W_hat in float64.
+struct Weights {
+  std::vector<int32_t> words;
+  int64_t wordsPerRow = 0;
+  std::vector<uint16_t> scales;
+  std::vector<uint8_t> zeros;
+  std::vector<uint32_t> biasBits; ///< f32 or 16-bit bits, per output dtype
+  std::vector<double> bias, dequant, weight;
+};
+
+Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
+  Weights w;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  w.weight.resize(size_t(spec.n * spec.k));
+  std::vector<float> f(w.weight.size());
+  for (size_t i = 0; i < f.size(); ++i)
+    w.weight[i] = f[i] = normal(rng) * (0.5f + float(i % 5) / 3.0f);
+  GroupwiseConfig config;
+  config.bits = spec.bits;
+  config.symmetric = spec.symmetric;
+  config.groupSize = spec.effectiveGroupSize();
+  config.scaleFormat = spec.scaleType() == ActivationType::F16
+                           ? FloatFormat::F16
+                           : FloatFormat::BF16;
+  Expected<GroupwiseQuantized> q =
+      quantizeGroupwise(f.data(), spec.n, spec.k, config);
+  EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
+  if (!q)
+    return w;
+  for (float v : dequantizeGroupwise(*q))
+    w.dequant.push_back(v);
+  Expected<std::vector<uint8_t>> packed =
+      packKernelLayout(spec.layout(), q->codes.data(), spec.n, spec.k);
+  EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
+  if (!packed)
+    return w;
+  w.words.resize(packed->size() / 4);
+  std::memcpy(w.words.data(), packed->data(), packed->size());
+  w.wordsPerRow = int64_t(w.words.size()) / spec.n;
+  for (double s : q->scales)
+    w.scales.push_back(toBits(float(s), spec.scaleType()));
+  w.zeros.assign(q->zeroPoints.begin(), q->zeroPoints.end());
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  if (spec.bias)
+    for (int64_t r = 0; r < spec.n; ++r) {
+      float v = uniform(rng);
+      if (spec.output == OutputType::F32) {
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        w.biasBits.push_back(bits);
+        w.bias.push_back(v);
+      } else {
+        uint16_t h = toBits(v, halfOf(spec.output));
+        w.biasBits.push_back(h);
+        w.bias.push_back(fromBits(h, halfOf(spec.output)));
+      }
+    }
+  return w;
+}
+
+/// y as doubles, from raw output storage.
+double outputAt(const QuantKernelSpec &spec, const std::vector<uint32_t> &f32,
+                const std::vector<uint16_t> &half, size_t i) {
+  if (spec.output == OutputType::F32) {
+    float v;
+    std::memcpy(&v, &f32[i], 4);
+    return v;
+  }
+  return fromBits(half[i], halfOf(spec.output));
+}
+
+/// Calls the kernel for output rows [n0, n1) of T activation rows; y is
+/// the whole [T, N] output (f32 or 16-bit storage per the spec).
+llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
+                     Weights &w, std::vector<uint16_t> &x, int64_t t,
+                     int64_t n0, int64_t n1, std::vector<uint32_t> &yF32,
+                     std::vector<uint16_t> &yHalf) {
+  const int64_t g = spec.groupsPerRow(), rows = n1 - n0;
+  StridedMemRefType<uint16_t, 2> xd{
+      x.data(), x.data(), 0, {t, spec.k}, {spec.k, 1}};
+  int32_t *wp = w.words.data() + n0 * w.wordsPerRow;
+  StridedMemRefType<int32_t, 2> wd{
+      wp, wp, 0, {rows, w.wordsPerRow}, {w.wordsPerRow, 1}};
+  uint16_t *sp = w.scales.data() + n0 * g;
+  StridedMemRefType<uint16_t, 2> sd{sp, sp, 0, {rows, g}, {g, 1}};
+  uint8_t *zp = w.zeros.empty() ? nullptr : w.zeros.data() + n0 * g;
+  StridedMemRefType<uint8_t, 2> zd{zp, zp, 0, {rows, g}, {g, 1}};
+  // The bias in its dtype: f32 words or 16-bit halves.
+  std::vector<uint16_t> biasHalf(w.biasBits.begin(), w.biasBits.end());
+  void *bp = spec.output == OutputType::F32
+                 ? static_cast<void *>(w.biasBits.data() + n0)
+                 : static_cast<void *>(biasHalf.data() + n0);
+  StridedMemRefType<uint32_t, 1> bd{
+      static_cast<uint32_t *>(bp), static_cast<uint32_t *>(bp), 0, {rows}, {1}};
+  void *yp = spec.output == OutputType::F32
+                 ? static_cast<void *>(yF32.data() + n0)
+                 : static_cast<void *>(yHalf.data() + n0);
+  StridedMemRefType<uint32_t, 2> yd{static_cast<uint32_t *>(yp),
+                                    static_cast<uint32_t *>(yp),
+                                    0,
+                                    {t, rows},
+                                    {spec.n, 1}};
+  llvm::SmallVector<void *> descriptors = {&xd, &wd, &sd};
+  if (!spec.symmetric)
+    descriptors.push_back(&zd);
+  if (spec.bias)
+    descriptors.push_back(&bd);
+  descriptors.push_back(&yd);
+  llvm::SmallVector<void *> packed;
+  for (void *&d : descriptors)
+    packed.push_back(&d);
+  return engine.invokePacked("_mlir_ciface_" + spec.name(), packed);
+}
+
+/// Runs T rows whole and split; checks every output against float64.
+void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
+             Weights &w, int64_t t, std::mt19937 &rng, double &worst,
+             double &quantMax) {
+  std::vector<uint16_t> x(size_t(t * spec.k));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (uint16_t &v : x)
+    v = toBits(uniform(rng), spec.activation);
+  const size_t outputs = size_t(t * spec.n);
+  const bool f32 = spec.output == OutputType::F32;
+  // Pre-filled with NaN bits: every output must be written.
+  std::vector<uint32_t> yF32(f32 ? outputs : 0, 0x7fc00000u);
+  std::vector<uint16_t> yHalf(f32 ? 0 : outputs, 0x7e00u);
+  llvm::Error err = callRows(engine, spec, w, x, t, 0, spec.n, yF32, yHalf);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+
+  std::vector<uint32_t> splitF32(yF32.size(), 0x7fc00000u);
+  std::vector<uint16_t> splitHalf(yHalf.size(), 0x7e00u);
+  const int64_t cuts[] = {0, spec.n / 3, (2 * spec.n) / 3 + 1, spec.n};
+  for (int i = 0; i < 3; ++i) {
+    if (cuts[i] >= cuts[i + 1])
+      continue;
+    llvm::Error e = callRows(engine, spec, w, x, t, cuts[i], cuts[i + 1],
+                             splitF32, splitHalf);
+    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  }
+  EXPECT_EQ(yF32, splitF32) << "T = " << t << ": row-split differs";
+  EXPECT_EQ(yHalf, splitHalf) << "T = " << t << ": row-split differs";
+
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = double(spec.k + 2) * u / (1.0 - double(spec.k + 2) * u);
+  const double outU = spec.output == OutputType::F16    ? std::ldexp(1.0, -11)
+                      : spec.output == OutputType::BF16 ? std::ldexp(1.0, -8)
+                                                        : 0.0;
+  for (int64_t row = 0; row < t; ++row)
+    for (int64_t n = 0; n < spec.n; ++n) {
+      double ref = 0, refFloat = 0, absSum = 0;
+      for (int64_t c = 0; c < spec.k; ++c) {
+        const double xv =
+            fromBits(x[size_t(row * spec.k + c)], spec.activation);
+        ref += xv * w.dequant[size_t(n * spec.k + c)];
+        refFloat += xv * w.weight[size_t(n * spec.k + c)];
+        absSum += std::fabs(xv * w.dequant[size_t(n * spec.k + c)]);
+      }
+      if (spec.bias) {
+        ref += w.bias[size_t(n)];
+        refFloat += w.bias[size_t(n)];
+        absSum += std::fabs(w.bias[size_t(n)]);
+      }
+      const double got = outputAt(spec, yF32, yHalf, size_t(row * spec.n + n));
+      const double bound =
+          gamma * absSum + outU * std::fabs(ref) + std::ldexp(1.0, -25);
+      const double err = std::fabs(got - ref);
+      ASSERT_TRUE(std::isfinite(got))
+          << "T = " << t << " output [" << row << ", " << n << "] not written";
+      EXPECT_LE(err, bound) << "T = " << t << " output [" << row << ", " << n
+                            << "]: " << got << ", reference " << ref;
+      worst = std::max(worst, err / bound);
+      quantMax = std::max(quantMax, std::fabs(ref - refFloat));
+    }
+}
+
+/// Every width, symmetry and group, both activation types with scales of
+/// either type, the three outputs and the bias, over shapes with a K tail
+/// (not a multiple of the 32- or 16-code chunk) and a short last group.
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  const int64_t shapes[][2] = {{37, 300}, {64, 512}, {13, 1000}, {7, 77}};
+  int i = 0;
+  for (unsigned bits : {4u, 8u})
+    for (bool symmetric : {true, false})
+      for (int64_t group : {32, 64, 128, 0}) {
+        const ActivationType act =
+            i % 2 ? ActivationType::BF16 : ActivationType::F16;
+        const ActivationType scale =
+            (i / 2) % 2 ? ActivationType::F16 : ActivationType::BF16;
+        const OutputType out = i % 3 == 0   ? OutputType::F32
+                               : i % 3 == 1 ? OutputType::F16
+                                            : OutputType::BF16;
+        cases.push_back({bits, symmetric, group, act, scale, out, i % 4 == 1,
+                         shapes[i % 4][0], shapes[(i + bits) % 4][1]});
+        ++i;
+      }
+  return cases;
+}
+
+TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
+  qtensor::test::HostKernelJit jit;
+  uint32_t seed = 7;
+  for (const Case &c : allCases()) {
+    QuantKernelSpec spec = specOf(c);
+    SCOPED_TRACE(spec.name());
+    std::mt19937 rng(seed++);
+    Weights w = makeWeights(spec, rng);
+    ASSERT_FALSE(w.words.empty());
+    std::unique_ptr<mlir::ExecutionEngine> engine =
+        jit.compile(spec, buildHostGemmKernel);
+    ASSERT_NE(engine, nullptr);
+    double worst = 0, quantMax = 0;
+    for (int64_t t : {1, 3, 4, 5, 9})
+      runRows(*engine, spec, w, t, rng, worst, quantMax);
+    std::cout << "[parity] " << spec.name() << ": worst kernel error " << worst
+              << " of its bound; max quantization error " << quantMax << "\n";
+  }
+}
+
+TEST(HostGemmHost, AbiIsOneRowSplitEntryForAnyT) {
+  QuantKernelSpec spec =
+      specOf({4, true, 128, ActivationType::F16, ActivationType::F16,
+              OutputType::F16, true, 4096, 11008});
+  KernelAbi abi = hostGemmAbi(spec);
+  ASSERT_EQ(abi.entries.size(), 1u);
+  EXPECT_EQ(abi.entries[0].symbol, spec.name());
+  EXPECT_EQ(abi.entries[0].minRows, 1);
+  EXPECT_FALSE(abi.entries[0].maxRows.has_value());
+  EXPECT_TRUE(abi.rowSplit);
+  EXPECT_FALSE(abi.zeroOutput);
+  EXPECT_EQ(spec.name(), "qt_host_gemm_w4sym_g128_f16_tdyn_n4096_k11008_s1_"
+                         "of16_bias");
+}
+
+TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
+  qtensor::test::HostKernelJit jit;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&jit.context));
+  QuantKernelSpec spec =
+      specOf({4, true, 32, ActivationType::F16, ActivationType::F16,
+              OutputType::F32, false, 8, 64});
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler capture(&jit.context, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  EXPECT_TRUE(
+      mlir::failed(buildHostGemmKernel(*module, spec, KernelTarget::NVPTX)));
+  EXPECT_NE(diagnostics.find("has no NVPTX build"), std::string::npos)
+      << diagnostics;
+  spec.family = KernelFamily::DecodeGemv;
+  EXPECT_TRUE(
+      mlir::failed(buildHostGemmKernel(*module, spec, KernelTarget::Host)));
+  EXPECT_NE(diagnostics.find("of another family"), std::string::npos)
+      << diagnostics;
+  Expected<QuantKernelSpec> parsed =
+      parseQuantKernelSpec("host_gemm:w8:gch:asym:bf16:n16:k100:obf16");
+  ASSERT_TRUE(bool(parsed)) << parsed.message();
+  EXPECT_EQ(parsed->family, KernelFamily::HostGemm);
+  EXPECT_TRUE(parsed->dynamicRows());
+  EXPECT_FALSE(
+      bool(parseQuantKernelSpec("host_gemm:w4:g32:sym:f16:n16:k64:s2")));
+}
+
+} // namespace
