@@ -6,14 +6,16 @@
 // artifact keeps one packed copy for decode and prefill:
 //
 //  - one output row n at a time; a row is whole 16-byte chunks (32 W4 or
-//    16 W8 codes), each one `vector.load` of vector<4xi32>, spread to one
-//    i32 lane per code with a shuffle, shifted, masked, OR-ed into the
-//    exponent of 2^23 and bit-cast (the GEMV's magic-number conversion,
-//    exact), then scaled once: w = s * (q - z) as a vector<chunk x f32>;
-//  - X rows are read and widened to f32 in the same chunk (no scratch
-//    buffer, so the kernel never allocates) and multiplied in with
-//    `vector.fma`; four rows share each decoded chunk, the rest of T goes
-//    one row at a time;
+//    16 W8 codes), each one `vector.load` of vector<4xi32> viewed as 16
+//    bytes, W4 nibbles split and interleaved back into code order, widened
+//    to i32, OR-ed into the exponent of 2^23 and bit-cast (the GEMV's
+//    magic-number conversion: q - z exactly);
+//  - T = 1 (decode): each chunk is multiplied into X (widened to f32 in the
+//    same chunk) with `vector.fma`, the group's sum scaled once per group;
+//  - T > 1: the row is decoded once into a stack buffer as s * (q - z) in
+//    f32 (0 past K), then dotted with four rows of X at a time, 8 lanes per
+//    step; rows longer than kMaxRowBuffer codes take the T = 1 path per row
+//    instead. The kernel never allocates from the heap;
 //  - a row's lanes are summed once at the end (a reassociating reduction:
 //    the rounding bound of Runtime/Reference.h holds for any order), the
 //    bias is added in f32 and the result rounded once to the output dtype;
@@ -44,8 +46,11 @@ namespace qtensor {
 
 namespace {
 
-/// Rows of X that share one decoded chunk.
+/// Rows of X that share one load of the decoded weight row.
 constexpr int64_t kRowBlock = 4;
+/// The longest weight row (in codes) decoded into a stack buffer: 128 KiB
+/// of f32, well inside a thread's stack.
+constexpr int64_t kMaxRowBuffer = 32768;
 
 Type halfType(MLIRContext *ctx, ActivationType t) {
   return t == ActivationType::F16 ? Type(Float16Type::get(ctx))
@@ -110,53 +115,114 @@ private:
     return spec.bias ? args[spec.symmetric ? 3 : 4] : Value();
   }
 
-  /// s * (q - z) of chunk `c` of row `n`, as vector<chunk x f32>.
-  Value emitWeights(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                    Value c) const;
-  /// acc[r] += X[t0 + r, chunk c] * weights for `rows` rows.
-  SmallVector<Value> emitChunk(ImplicitLocOpBuilder &b, ValueRange args,
-                               Value n, Value t0, Value c, ValueRange acc,
-                               bool isTail) const;
-  /// y[t0 .. t0 + rows, n] for one block of rows.
-  void emitRows(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t0,
-                int64_t rows, Value biasValue) const;
+  /// The groups of a row as runs of chunks: [first, last) chunks of group
+  /// `g` for the `fullGroups` whole groups, then the rest (the short last
+  /// group, the partial tail chunk included) as group `fullGroups`.
+  int64_t chunksPerGroup() const {
+    return spec.groupSize == 0 ? chunks : spec.groupSize / chunk;
+  }
+  int64_t fullGroups() const {
+    return spec.groupSize == 0 ? 0 : fullChunks / chunksPerGroup();
+  }
+  bool hasRestGroup() const { return fullGroups() * chunksPerGroup() < chunks; }
+
+  /// 2^23 + z for row n, group g (2^23 + 2^(b-1) for symmetric codes).
+  Value emitOffset(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                   Value g) const;
+  /// The scale of row n, group g, in f32.
+  Value emitScale(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                  Value g) const;
+  /// q - z of chunk c of row n as vector<chunk x f32> (exact).
+  Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
+                  Value offset) const;
+  /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
+  Value emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t, Value c,
+                   bool isTail) const;
+  /// Calls body(c, isTail) for chunks [first, last) of a group, then the
+  /// tail chunk when `withTail`, threading `acc` through.
+  SmallVector<Value>
+  emitChunkRun(ImplicitLocOpBuilder &b, Value first, Value last, bool withTail,
+               ValueRange acc,
+               function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value,
+                                               bool, ValueRange)>
+                   body) const;
+  /// Calls group(g, firstChunk, lastChunk, withTail, acc) for every group.
+  SmallVector<Value>
+  emitGroups(ImplicitLocOpBuilder &b, ValueRange acc,
+             function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value,
+                                             Value, Value, bool, ValueRange)>
+                 group) const;
+
+  /// y[t, n], fused: each chunk decoded and multiplied into one row of X,
+  /// the scale applied once per group.
+  void emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t,
+                    Value biasValue) const;
+  /// Row n decoded once into `wrow` as s * (q - z) in f32 (0 past K).
+  void emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                     Value wrow) const;
+  /// y[t0 .. t0 + rows, n] = X rows . wrow, 8 lanes at a time.
+  void emitDotRows(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t0,
+                   int64_t rows, Value wrow, Value biasValue) const;
+  void emitStore(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t,
+                 Value value, Value biasValue) const;
 
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
   int64_t chunk, chunks, fullChunks, tail;
 };
 
-Value HostGemmEmitter::emitWeights(ImplicitLocOpBuilder &b, ValueRange args,
-                                   Value n, Value c) const {
-  MLIRContext *ctx = b.getContext();
-  Value w = args[1], s = args[2];
-  Type i32 = IntegerType::get(ctx, 32);
-  auto wordsTy = VectorType::get({4}, i32);
-  auto fieldsTy = VectorType::get({chunk}, i32);
-  auto valuesTy = VectorType::get({chunk}, f32);
-  const int64_t perWord = 32 / spec.bits;
+Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
+                                  Value n, Value g) const {
+  const double twoTo23 = 8388608.0;
+  if (spec.symmetric)
+    // Signed codes are stored offset binary: field = q + 2^(b-1).
+    return arith::ConstantOp::create(
+        b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
+  Value zp = memref::LoadOp::create(b, zeroPoints(args), ValueRange{n, g});
+  Value wide = arith::ExtUIOp::create(b, b.getI32Type(), zp);
+  return arith::AddFOp::create(
+      b, arith::UIToFPOp::create(b, f32, wide),
+      arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
+}
 
+Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
+                                 Value n, Value g) const {
+  Value stored = memref::LoadOp::create(b, args[2], ValueRange{n, g});
+  return arith::ExtFOp::create(b, f32, stored);
+}
+
+Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
+                                 Value n, Value c, Value offset) const {
+  MLIRContext *ctx = b.getContext();
+  Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
+  auto valuesTy = VectorType::get({chunk}, f32);
+  auto fieldsTy = VectorType::get({chunk}, i32);
+  auto bytesTy = VectorType::get({16}, i8);
   Value words = vector::LoadOp::create(
-      b, wordsTy, w,
+      b, VectorType::get({4}, i32), args[1],
       ValueRange{n, arith::MulIOp::create(b, c, indexConst(b, 4))},
       /*nontemporal=*/false, llvm::MaybeAlign(16));
-  // Field j of the chunk is bits [b * (j % perWord), ...) of word j / perWord.
-  SmallVector<int64_t> spread;
-  SmallVector<int32_t> shifts;
-  for (int64_t j = 0; j < chunk; ++j) {
-    spread.push_back(j / perWord);
-    shifts.push_back(static_cast<int32_t>((j % perWord) * spec.bits));
+  // Little-endian words: field j of a W8 chunk is byte j; of a W4 chunk,
+  // the low (even j) or high (odd j) nibble of byte j / 2.
+  Value bytes = vector::BitCastOp::create(b, bytesTy, words);
+  Value fields8 = bytes;
+  if (spec.bits == 4) {
+    Value lo = arith::AndIOp::create(
+        b, bytes,
+        arith::ConstantOp::create(
+            b, SplatElementsAttr::get(bytesTy, b.getIntegerAttr(i8, 15))));
+    Value hi = arith::ShRUIOp::create(
+        b, bytes,
+        arith::ConstantOp::create(
+            b, SplatElementsAttr::get(bytesTy, b.getIntegerAttr(i8, 4))));
+    SmallVector<int64_t> interleave;
+    for (int64_t j = 0; j < 16; ++j) {
+      interleave.push_back(j);
+      interleave.push_back(16 + j);
+    }
+    fields8 = vector::ShuffleOp::create(b, lo, hi, interleave);
   }
-  Value fields = vector::ShuffleOp::create(b, words, words, spread);
-  fields = arith::ShRUIOp::create(
-      b, fields,
-      arith::ConstantOp::create(b,
-                                DenseIntElementsAttr::get(fieldsTy, shifts)));
-  fields = arith::AndIOp::create(
-      b, fields,
-      arith::ConstantOp::create(
-          b, SplatElementsAttr::get(
-                 fieldsTy, b.getI32IntegerAttr((1 << spec.bits) - 1))));
+  Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value biased = vector::BitCastOp::create(
       b, valuesTy,
@@ -165,123 +231,257 @@ Value HostGemmEmitter::emitWeights(ImplicitLocOpBuilder &b, ValueRange args,
           arith::ConstantOp::create(
               b, SplatElementsAttr::get(fieldsTy,
                                         b.getI32IntegerAttr(0x4B000000)))));
-
-  // G is a multiple of the chunk (or the whole row): one group per chunk.
-  Value group = arith::DivUIOp::create(
-      b, arith::MulIOp::create(b, c, indexConst(b, chunk)),
-      indexConst(b, spec.effectiveGroupSize()));
-  const double twoTo23 = 8388608.0;
-  Value offset;
-  if (spec.symmetric) {
-    // Signed codes are stored offset binary: field = q + 2^(b-1).
-    offset = arith::ConstantOp::create(
-        b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
-  } else {
-    Value zp =
-        memref::LoadOp::create(b, zeroPoints(args), ValueRange{n, group});
-    zp = arith::UIToFPOp::create(b, f32, arith::ExtUIOp::create(b, i32, zp));
-    offset = arith::AddFOp::create(
-        b, zp, arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
-  }
-  Value codes = arith::SubFOp::create(
+  return arith::SubFOp::create(
       b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
-  Value stored = memref::LoadOp::create(b, s, ValueRange{n, group});
-  Value scaleValue = arith::ExtFOp::create(b, f32, stored);
-  return arith::MulFOp::create(
-      b, codes, vector::BroadcastOp::create(b, valuesTy, scaleValue));
 }
 
-SmallVector<Value> HostGemmEmitter::emitChunk(ImplicitLocOpBuilder &b,
-                                              ValueRange args, Value n,
-                                              Value t0, Value c, ValueRange acc,
-                                              bool isTail) const {
-  Value x = args[0];
+Value HostGemmEmitter::emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t,
+                                  Value c, bool isTail) const {
   auto valuesTy = VectorType::get({chunk}, f32);
   auto xTy = VectorType::get({chunk}, act);
-  Value weights = emitWeights(b, args, n, c);
-  Value k0 = arith::MulIOp::create(b, c, indexConst(b, chunk));
-  Value tailMask, zeros;
+  SmallVector<Value, 2> at{t,
+                           arith::MulIOp::create(b, c, indexConst(b, chunk))};
+  Value xs;
   if (isTail) {
     SmallVector<bool> bits(chunk, false);
     for (int64_t j = 0; j < tail; ++j)
       bits[j] = true;
-    tailMask = arith::ConstantOp::create(
+    Value mask = arith::ConstantOp::create(
         b, DenseElementsAttr::get(VectorType::get({chunk}, b.getI1Type()),
                                   ArrayRef<bool>(bits)));
-    zeros = arith::ConstantOp::create(
+    Value zeros = arith::ConstantOp::create(
         b, SplatElementsAttr::get(xTy, b.getFloatAttr(act, 0.0)));
+    xs = vector::MaskedLoadOp::create(b, xTy, x, at, mask, zeros);
+  } else {
+    xs = vector::LoadOp::create(b, xTy, x, at);
   }
-  SmallVector<Value> result;
-  for (size_t r = 0; r < acc.size(); ++r) {
-    Value row = arith::AddIOp::create(b, t0, indexConst(b, int64_t(r)));
-    SmallVector<Value, 2> at{row, k0};
-    Value xs = isTail ? Value(vector::MaskedLoadOp::create(b, xTy, x, at,
-                                                           tailMask, zeros))
-                      : Value(vector::LoadOp::create(b, xTy, x, at));
-    Value xf = arith::ExtFOp::create(b, valuesTy, xs);
-    result.push_back(vector::FMAOp::create(b, xf, weights, acc[r]));
-  }
+  return arith::ExtFOp::create(b, valuesTy, xs);
+}
+
+SmallVector<Value> HostGemmEmitter::emitChunkRun(
+    ImplicitLocOpBuilder &b, Value first, Value last, bool withTail,
+    ValueRange acc,
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value, bool,
+                                    ValueRange)>
+        body) const {
+  auto loop = scf::ForOp::create(
+      b, first, last, indexConst(b, 1), acc,
+      [&](OpBuilder &nested, Location loc, Value c, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        scf::YieldOp::create(ib, body(ib, c, false, carried));
+      });
+  SmallVector<Value> result(loop.getResults());
+  if (withTail)
+    result = body(b, indexConst(b, fullChunks), true, result);
   return result;
 }
 
-void HostGemmEmitter::emitRows(ImplicitLocOpBuilder &b, ValueRange args,
-                               Value n, Value t0, int64_t rows,
-                               Value biasValue) const {
+SmallVector<Value> HostGemmEmitter::emitGroups(
+    ImplicitLocOpBuilder &b, ValueRange acc,
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value, Value, Value,
+                                    bool, ValueRange)>
+        group) const {
+  const int64_t perGroup = chunksPerGroup(), whole = fullGroups();
+  auto loop = scf::ForOp::create(
+      b, indexConst(b, 0), indexConst(b, whole), indexConst(b, 1), acc,
+      [&](OpBuilder &nested, Location loc, Value g, ValueRange carried) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value first = arith::MulIOp::create(ib, g, indexConst(ib, perGroup));
+        Value last = arith::AddIOp::create(ib, first, indexConst(ib, perGroup));
+        scf::YieldOp::create(ib, group(ib, g, first, last, false, carried));
+      });
+  SmallVector<Value> result(loop.getResults());
+  if (hasRestGroup())
+    result = group(b, indexConst(b, whole), indexConst(b, whole * perGroup),
+                   indexConst(b, fullChunks), tail != 0, result);
+  return result;
+}
+
+void HostGemmEmitter::emitStore(ImplicitLocOpBuilder &b, ValueRange args,
+                                Value n, Value t, Value value,
+                                Value biasValue) const {
+  if (biasValue)
+    value = arith::AddFOp::create(b, value, biasValue);
+  if (out != f32)
+    value = arith::TruncFOp::create(b, out, value);
+  memref::StoreOp::create(b, value, args.back(), ValueRange{t, n});
+}
+
+void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
+                                   Value n, Value t, Value biasValue) const {
   auto valuesTy = VectorType::get({chunk}, f32);
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
-  SmallVector<Value> init(rows, zero);
-  auto loop = scf::ForOp::create(
-      b, indexConst(b, 0), indexConst(b, fullChunks), indexConst(b, 1), init,
-      [&](OpBuilder &nested, Location loc, Value c, ValueRange acc) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        scf::YieldOp::create(ib, emitChunk(ib, args, n, t0, c, acc, false));
+  SmallVector<Value> acc = emitGroups(
+      b, ValueRange{zero},
+      [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
+          bool withTail, ValueRange carried) -> SmallVector<Value> {
+        Value offset = emitOffset(gb, args, n, g);
+        SmallVector<Value> dot = emitChunkRun(
+            gb, first, last, withTail, ValueRange{zero},
+            [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
+                ValueRange partial) -> SmallVector<Value> {
+              Value codes = emitCodes(cb, args, n, c, offset);
+              Value xs = emitXChunk(cb, args[0], t, c, isTail);
+              return {vector::FMAOp::create(cb, xs, codes, partial[0])};
+            });
+        Value s = vector::BroadcastOp::create(gb, valuesTy,
+                                              emitScale(gb, args, n, g));
+        return {vector::FMAOp::create(gb, s, dot[0], carried[0])};
       });
-  SmallVector<Value> acc(loop.getResults());
-  if (tail != 0)
-    acc = emitChunk(b, args, n, t0, indexConst(b, fullChunks), acc, true);
-  Value y = args.back();
-  for (int64_t r = 0; r < rows; ++r) {
-    Value v = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[r],
+  Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[0],
                                           arith::FastMathFlags::reassoc);
-    if (biasValue)
-      v = arith::AddFOp::create(b, v, biasValue);
-    if (out != f32)
-      v = arith::TruncFOp::create(b, out, v);
-    Value row = arith::AddIOp::create(b, t0, indexConst(b, r));
-    memref::StoreOp::create(b, v, y, ValueRange{row, n});
+  emitStore(b, args, n, t, sum, biasValue);
+}
+
+void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
+                                    Value n, Value wrow) const {
+  auto valuesTy = VectorType::get({chunk}, f32);
+  emitGroups(
+      b, ValueRange{},
+      [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
+          bool withTail, ValueRange) -> SmallVector<Value> {
+        Value offset = emitOffset(gb, args, n, g);
+        Value s = vector::BroadcastOp::create(gb, valuesTy,
+                                              emitScale(gb, args, n, g));
+        emitChunkRun(
+            gb, first, last, withTail, ValueRange{},
+            [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
+                ValueRange) -> SmallVector<Value> {
+              Value w = arith::MulFOp::create(
+                  cb, emitCodes(cb, args, n, c, offset), s);
+              if (isTail) {
+                // Padded codes decode to -z s: zero them, so the
+                // dot loop may read whole vectors past K.
+                SmallVector<bool> bits(chunk, false);
+                for (int64_t j = 0; j < tail; ++j)
+                  bits[j] = true;
+                Value mask = arith::ConstantOp::create(
+                    cb, DenseElementsAttr::get(
+                            VectorType::get({chunk}, cb.getI1Type()),
+                            ArrayRef<bool>(bits)));
+                Value zero = arith::ConstantOp::create(
+                    cb,
+                    SplatElementsAttr::get(valuesTy, cb.getF32FloatAttr(0.0)));
+                w = arith::SelectOp::create(cb, mask, w, zero);
+              }
+              vector::StoreOp::create(cb, w, wrow,
+                                      ValueRange{arith::MulIOp::create(
+                                          cb, c, indexConst(cb, chunk))});
+              return {};
+            });
+        return {};
+      });
+}
+
+void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
+                                  Value n, Value t0, int64_t rows, Value wrow,
+                                  Value biasValue) const {
+  constexpr int64_t kLanes = 8;
+  auto laneTy = VectorType::get({kLanes}, f32);
+  auto xTy = VectorType::get({kLanes}, act);
+  Value x = args[0];
+  Value zero = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(laneTy, b.getF32FloatAttr(0.0)));
+  SmallVector<Value> init(rows, zero);
+  const int64_t whole = spec.k / kLanes;
+  auto loop = scf::ForOp::create(
+      b, indexConst(b, 0), indexConst(b, whole * kLanes), indexConst(b, kLanes),
+      init, [&](OpBuilder &nested, Location loc, Value k, ValueRange acc) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value w = vector::LoadOp::create(ib, laneTy, wrow, ValueRange{k});
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value t = arith::AddIOp::create(ib, t0, indexConst(ib, r));
+          Value stored = vector::LoadOp::create(ib, xTy, x, ValueRange{t, k});
+          Value xs = arith::ExtFOp::create(ib, laneTy, stored);
+          next.push_back(vector::FMAOp::create(ib, xs, w, acc[size_t(r)]));
+        }
+        scf::YieldOp::create(ib, next);
+      });
+  for (int64_t r = 0; r < rows; ++r) {
+    Value t = arith::AddIOp::create(b, t0, indexConst(b, r));
+    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                            loop.getResult(unsigned(r)),
+                                            arith::FastMathFlags::reassoc);
+    // The last K % 8 products one by one.
+    for (int64_t k = whole * kLanes; k < spec.k; ++k) {
+      Value kk = indexConst(b, k);
+      Value stored = memref::LoadOp::create(b, x, ValueRange{t, kk});
+      Value xs = arith::ExtFOp::create(b, f32, stored);
+      Value w = memref::LoadOp::create(b, wrow, ValueRange{kk});
+      sum = arith::AddFOp::create(b, arith::MulFOp::create(b, xs, w), sum);
+    }
+    emitStore(b, args, n, t, sum, biasValue);
   }
 }
 
 void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   Value tokens = memref::DimOp::create(b, args[0], 0);
   Value outputs = memref::DimOp::create(b, args[1], 0);
-  // Blocks of four rows, then the rest one by one.
+  // Several rows of X: decode each weight row once into a stack buffer and
+  // take the rows' dot products with it. One row, or a row too long for the
+  // stack: decode and multiply in one pass.
+  const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
+  Value wrow;
+  if (rowBuffer)
+    wrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+  Value one = indexConst(b, 1);
+  Value single =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
   Value blocked = arith::SubIOp::create(
       b, tokens, arith::RemUIOp::create(b, tokens, indexConst(b, kRowBlock)));
-  scf::ForOp::create(
-      b, indexConst(b, 0), outputs, indexConst(b, 1), ValueRange{},
-      [&](OpBuilder &nested, Location loc, Value n, ValueRange) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        Value biasValue;
-        if (Value bv = bias(args)) {
-          biasValue = memref::LoadOp::create(ib, bv, ValueRange{n});
-          if (out != f32)
-            biasValue = arith::ExtFOp::create(ib, f32, biasValue);
-        }
-        auto rowLoop = [&](Value from, Value to, int64_t rows) {
-          scf::ForOp::create(
-              ib, from, to, indexConst(ib, rows), ValueRange{},
-              [&](OpBuilder &inner, Location innerLoc, Value t0, ValueRange) {
-                ImplicitLocOpBuilder rb(innerLoc, inner);
-                emitRows(rb, args, n, t0, rows, biasValue);
-                scf::YieldOp::create(rb);
-              });
-        };
-        rowLoop(indexConst(ib, 0), blocked, kRowBlock);
-        rowLoop(blocked, tokens, 1);
-        scf::YieldOp::create(ib);
-      });
+  auto forLoop = [](ImplicitLocOpBuilder &lb, Value from, Value to,
+                    int64_t step,
+                    function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+    scf::ForOp::create(
+        lb, from, to, indexConst(lb, step), ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          body(ib, iv);
+          scf::YieldOp::create(ib);
+        });
+  };
+  forLoop(b, indexConst(b, 0), outputs, 1,
+          [&](ImplicitLocOpBuilder &nb, Value n) {
+            Value biasValue;
+            if (Value bv = bias(args)) {
+              biasValue = memref::LoadOp::create(nb, bv, ValueRange{n});
+              if (out != f32)
+                biasValue = arith::ExtFOp::create(nb, f32, biasValue);
+            }
+            auto fused = [&](ImplicitLocOpBuilder &fb) {
+              forLoop(fb, indexConst(fb, 0), tokens, 1,
+                      [&](ImplicitLocOpBuilder &tb, Value t) {
+                        emitFusedRow(tb, args, n, t, biasValue);
+                      });
+            };
+            if (!rowBuffer) {
+              fused(nb);
+              return;
+            }
+            scf::IfOp::create(
+                nb, single,
+                [&](OpBuilder &nested, Location loc) {
+                  ImplicitLocOpBuilder ib(loc, nested);
+                  emitFusedRow(ib, args, n, indexConst(ib, 0), biasValue);
+                  scf::YieldOp::create(ib);
+                },
+                [&](OpBuilder &nested, Location loc) {
+                  ImplicitLocOpBuilder ib(loc, nested);
+                  emitDecodeRow(ib, args, n, wrow);
+                  forLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
+                          [&](ImplicitLocOpBuilder &rb, Value t0) {
+                            emitDotRows(rb, args, n, t0, kRowBlock, wrow,
+                                        biasValue);
+                          });
+                  forLoop(ib, blocked, tokens, 1,
+                          [&](ImplicitLocOpBuilder &rb, Value t) {
+                            emitDotRows(rb, args, n, t, 1, wrow, biasValue);
+                          });
+                  scf::YieldOp::create(ib);
+                });
+          });
 }
 
 } // namespace

@@ -62,7 +62,7 @@ private:
 struct HostOperand {
   void *data = nullptr;
   std::vector<int64_t> shape;
-  std::vector<int64_t> strides; ///< empty: row-major contiguous
+  std::vector<int64_t> strides = {}; ///< empty: row-major contiguous
 };
 
 /// The largest memref rank and argument count callMlirCInterface handles.

@@ -244,7 +244,9 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
 
 /// Every width, symmetry and group, both activation types with scales of
 /// either type, the three outputs and the bias, over shapes with a K tail
-/// (not a multiple of the 32- or 16-code chunk) and a short last group.
+/// (not a multiple of the 32- or 16-code chunk) and a short last group;
+/// T = 1 takes the one-pass path, T > 1 the decoded-row path, except for
+/// rows longer than the stack buffer (the last two cases).
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   const int64_t shapes[][2] = {{37, 300}, {64, 512}, {13, 1000}, {7, 77}};
@@ -263,6 +265,11 @@ std::vector<Case> allCases() {
                          shapes[i % 4][0], shapes[(i + bits) % 4][1]});
         ++i;
       }
+  // A row too long for the stack buffer: every T takes the one-pass path.
+  cases.push_back({4, false, 128, ActivationType::F16, ActivationType::F16,
+                   OutputType::F32, true, 3, 33000});
+  cases.push_back({8, true, 0, ActivationType::BF16, ActivationType::BF16,
+                   OutputType::BF16, false, 2, 32800});
   return cases;
 }
 
