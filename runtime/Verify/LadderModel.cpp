@@ -87,8 +87,9 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     r.detail = "not run: " + std::to_string(quantized) +
                " quantized weights are above " +
                std::to_string(options.modelAboveWeights) +
-               ", and the host kernels emulate the GPU per lane (minutes per "
-               "token); --exhaustive runs it";
+               ": the float64 reference forward (and a GPU artifact's host "
+               "twins, which emulate the GPU per lane) takes minutes per "
+               "token at this size; --exhaustive runs it";
     return r;
   }
   LoadOptions lo;

@@ -48,13 +48,13 @@ struct LadderResult {
 /// How much work L3 does. Every op always runs every kernel entry point
 /// that serves it; an op with at least `sampleAboveWeights` weights runs
 /// each entry point once, at its smallest T, instead of at T in
-/// {1, 5, 16} (decode) and {17, 64} (prefill) as well: the twins emulate
-/// the GPU per lane, so a 7B layer costs seconds a call. The detail says
-/// how many ops were sampled. `exhaustive` runs every T on every op.
-/// L4 runs the whole model through the host kernels, which emulate the GPU
-/// per lane: a model whose quantized linears hold more than
-/// `modelAboveWeights` weights reports L4 as not run, with the reason,
-/// unless `exhaustive`.
+/// {1, 5, 16} (decode) and {17, 64} (prefill) as well: the float64
+/// reference of each call (and a GPU artifact's host twins, which emulate
+/// the GPU per lane) costs seconds at 7B layer sizes. The detail says how
+/// many ops were sampled. `exhaustive` runs every T on every op.
+/// L4 runs the whole model against a float64 forward: a model whose
+/// quantized linears hold more than `modelAboveWeights` weights reports L4
+/// as not run, with the reason, unless `exhaustive`.
 struct LadderOptions {
   bool exhaustive = false;
   int64_t sampleAboveWeights = int64_t(1) << 22; ///< 4 Mi weights
