@@ -9,8 +9,8 @@
 #   LLAMA_CPP_BIN=/path/to/llama.cpp/build/bin bench/model-tokens.sh MODEL.gguf
 #
 # Knobs: QTC_COMPILE_FLAGS (default "--quant keep --fallback allow"),
-# PROMPT_TOKENS (default 32), DECODE_TOKENS (default 16), THREADS (default 1:
-# the host kernels are single-threaded).
+# PROMPT_TOKENS (default 32), DECODE_TOKENS (default 16), THREADS (default 1;
+# both runtimes get the same count: qtc run --threads, llama-bench -t).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 qtc="${QTC:-$root/build/bin/qtc}"
@@ -26,7 +26,8 @@ rm -rf "$art"
 "$qtc" compile "$model" --target host -o "$art" --quiet ${QTC_COMPILE_FLAGS:---quant keep --fallback allow} >/dev/null
 # A prompt of prompt_tokens ids (BOS-free, the same for both runtimes).
 ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range($prompt_tokens)))")
-"$qtc" run "$art" --prompt-ids "$ids" -n "$((decode_tokens + 1))" --json >"$out/qtc.json"
+"$qtc" run "$art" --prompt-ids "$ids" -n "$((decode_tokens + 1))" \
+  --threads "$threads" --json >"$out/qtc.json"
 python3 - "$out/qtc.json" <<'PY' >"$out/qtc.txt"
 import json, sys
 t = json.load(open(sys.argv[1]))["timings"]

@@ -33,7 +33,8 @@ const char *opName(ModelOp op) {
   case ModelOp::ResidualAdd:
     return "residual_add";
   case ModelOp::FloatLinear:
-    return "linear";
+    // "rs": callable on any range of its rows (the ABI changed with it).
+    return "linear_rs";
   case ModelOp::Argmax:
     return "argmax";
   }

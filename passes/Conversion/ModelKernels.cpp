@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
@@ -292,18 +293,72 @@ void buildResidualAdd(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
+/// One weight row against `rows` activation rows, 8 lanes at a time:
+/// y[t0 + r, n] = x[t0 + r] . w[n] (reassociated: the L4 bound holds for any
+/// order of the f32 sums).
+void floatLinearRows(Emitter &e, const ModelKernelSpec &s, ValueRange a,
+                     Value n, Value t0, int64_t rows) {
+  constexpr int64_t kLanes = 8;
+  ImplicitLocOpBuilder &b = e.b;
+  auto lanes = VectorType::get({kLanes}, e.f32);
+  auto widen = [&](Value v) {
+    return cast<VectorType>(v.getType()).getElementType() == e.f32
+               ? v
+               : Value(arith::ExtFOp::create(b, lanes, v));
+  };
+  Type xElem = cast<MemRefType>(a[0].getType()).getElementType();
+  Type wElem = cast<MemRefType>(a[1].getType()).getElementType();
+  Value zero = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(lanes, b.getF32FloatAttr(0.0)));
+  SmallVector<Value> init(rows, zero);
+  const int64_t whole = s.width / kLanes * kLanes;
+  auto loop =
+      scf::ForOp::create(b, e.index(0), e.index(whole), e.index(kLanes), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    Value w = widen(vector::LoadOp::create(b, VectorType::get({kLanes}, wElem),
+                                           a[1], ValueRange{n, k}));
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value t = e.add(t0, e.index(r));
+      Value x = widen(vector::LoadOp::create(
+          b, VectorType::get({kLanes}, xElem), a[0], ValueRange{t, k}));
+      next.push_back(
+          vector::FMAOp::create(b, x, w, loop.getRegionIterArgs()[r]));
+    }
+    scf::YieldOp::create(b, next);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    Value t = e.add(t0, e.index(r));
+    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                            loop.getResult(unsigned(r)),
+                                            arith::FastMathFlags::reassoc);
+    for (int64_t k = whole; k < s.width; ++k)
+      sum = e.fadd(sum, e.fmul(e.load(a[0], {t, e.index(k)}),
+                               e.load(a[1], {n, e.index(k)})));
+    e.store(sum, a[2], {t, n});
+  }
+}
+
 void buildFloatLinear(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
-  // a: x [T, K], w [N, K], y [T, N]
-  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
-    e.loop(s.rows, [&](Value n) {
-      Value acc =
-          e.reduce(e.index(0), e.index(s.width), {e.f32c(0)},
-                   [&](Value k, ValueRange r) -> SmallVector<Value> {
-                     return {e.fadd(r[0], e.fmul(e.load(a[0], {t, k}),
-                                                 e.load(a[1], {n, k})))};
-                   })[0];
-      e.store(acc, a[2], {t, n});
-    });
+  // a: x [T, K], w [n, K] (any range of the N rows), y [T, n] with the whole
+  // output's row stride. Row by row, so a weight row is read from memory
+  // once and reused from cache for four activation rows at a time.
+  constexpr int64_t kRowBlock = 4;
+  Value tokens = e.dim(a[0], 0);
+  Value blocked = arith::SubIOp::create(
+      e.b, tokens, arith::RemUIOp::create(e.b, tokens, e.index(kRowBlock)));
+  e.loop(e.index(0), e.dim(a[1], 0), [&](Value n) {
+    auto f = scf::ForOp::create(e.b, e.index(0), blocked, e.index(kRowBlock));
+    {
+      OpBuilder::InsertionGuard guard(e.b);
+      e.b.setInsertionPointToStart(f.getBody());
+      floatLinearRows(e, s, a, n, f.getInductionVar(), kRowBlock);
+    }
+    e.loop(blocked, tokens,
+           [&](Value t) { floatLinearRows(e, s, a, n, t, 1); });
   });
 }
 
@@ -357,8 +412,11 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
   case ModelOp::ResidualAdd:
     return {memref2(ctx, kDyn, s.width, f32), memref2(ctx, kDyn, s.width, in)};
   case ModelOp::FloatLinear:
-    return {memref2(ctx, kDyn, s.width, in), memref2(ctx, s.rows, s.width, w),
-            memref2(ctx, kDyn, s.rows, out)};
+    // Callable on any range of the N weight rows (the runtime splits them
+    // across threads): the rows and y's columns are dynamic, y strided.
+    return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, w),
+            MemRefType::get({kDyn, kDyn}, out,
+                            StridedLayoutAttr::get(ctx, 0, {kDyn, 1}))};
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
   }

@@ -2,11 +2,15 @@
 
 #include "qtensor/Runtime/HostBackend.h"
 
+#include "qtensor/Support/ThreadPool.h"
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -208,4 +212,25 @@ Status qtensor::runtime::callMlirCInterface(
     break;
   }
   return Status::ok();
+}
+
+Status qtensor::runtime::forRowRanges(
+    int64_t n, int64_t k, const std::function<Status(int64_t, int64_t)> &rows) {
+  ThreadPool &pool = defaultThreadPool();
+  const int64_t parts =
+      std::min<int64_t>({int64_t(pool.threads()),
+                         std::max<int64_t>(1, n * k / kMinSplitWeights), n});
+  if (parts <= 1)
+    return rows(0, n);
+  std::mutex failureMutex;
+  Status failure = Status::ok();
+  pool.parallelFor(size_t(parts), [&](size_t i) {
+    Status s = rows(n * int64_t(i) / parts, n * int64_t(i + 1) / parts);
+    if (!s) {
+      std::lock_guard<std::mutex> lock(failureMutex);
+      if (failure)
+        failure = std::move(s);
+    }
+  });
+  return failure;
 }

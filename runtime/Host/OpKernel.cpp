@@ -5,11 +5,8 @@
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Support/CheckedMath.h"
-#include "qtensor/Support/ThreadPool.h"
 
-#include <algorithm>
 #include <cstring>
-#include <mutex>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -120,36 +117,14 @@ public:
     }
     if (!instance.rowSplit)
       return callRows(function, x, y, t, 0, instance.n);
-    // Row ranges of at least kMinSplitWeights weights, one per thread at
-    // most: a small linear runs on the calling thread alone.
-    ThreadPool &pool = defaultThreadPool();
-    const int64_t weights = instance.n * instance.k;
-    const int64_t parts = std::min<int64_t>(
-        {int64_t(pool.threads()),
-         std::max<int64_t>(1, weights / kMinSplitWeights), instance.n});
-    if (parts <= 1)
-      return callRows(function, x, y, t, 0, instance.n);
-    std::mutex failureMutex;
-    Status failure = Status::ok();
-    pool.parallelFor(size_t(parts), [&](size_t i) {
-      const int64_t n0 = instance.n * int64_t(i) / parts;
-      const int64_t n1 = instance.n * int64_t(i + 1) / parts;
-      Status s = callRows(function, x, y, t, n0, n1);
-      if (!s) {
-        std::lock_guard<std::mutex> lock(failureMutex);
-        if (failure)
-          failure = std::move(s);
-      }
+    return forRowRanges(instance.n, instance.k, [&](int64_t n0, int64_t n1) {
+      return callRows(function, x, y, t, n0, n1);
     });
-    return failure;
   }
   const char *backend() const override { return "host"; }
   const std::string &name() const override { return instance.id; }
 
 private:
-  /// The smallest share of a row-split call worth a thread of its own.
-  static constexpr int64_t kMinSplitWeights = int64_t(1) << 16;
-
   /// Output rows [n0, n1) of y: the weight operands from row n0, y from
   /// column n0 with the whole output's row stride (a row-split kernel's
   /// ABI; other kernels are only called on [0, N)).

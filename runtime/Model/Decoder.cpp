@@ -99,6 +99,7 @@ struct Decoder::Linear {
   size_t op = 0;              ///< quantized: the plan's op index
   void *fn = nullptr;         ///< plain: the float linear kernel
   const uint8_t *w = nullptr; ///< plain: the weight [n, k]
+  size_t wBytes = 0;          ///< plain: bytes of one weight element
   int64_t n = 0, k = 0;
 };
 
@@ -203,6 +204,7 @@ Status Decoder::init(int64_t chunk) {
     if (!l.fn)
       return makeError("decoder: kernel ", *pl.kernel, " was not resolved");
     QTENSOR_ASSIGN_OR_RETURN(l.w, plainData(pl.tensor));
+    l.wBytes = safetensors::dtypeSize(model.plainTensor(pl.tensor)->dtype);
     return l;
   };
 
@@ -280,12 +282,23 @@ Status Decoder::runLinear(const Linear &l, const HostTensor &x, HostTensor &y) {
     ++count.quantizedLinearCalls;
     return model.runInto(l.op, x, y, /*record=*/false);
   }
-  ++count.floatLinearCalls;
   rowsOf(y, x.rows);
-  return callMlirCInterface(
-      l.fn, {{const_cast<uint8_t *>(x.bytes.data()), {x.rows, l.k}},
-             {const_cast<uint8_t *>(l.w), {l.n, l.k}},
-             {y.bytes.data(), {x.rows, l.n}}});
+  return floatLinear(l, x.bytes.data(), x.rows, y.bytes.data(),
+                     HostTensor::elementBytes(y.dtype));
+}
+
+Status Decoder::floatLinear(const Linear &l, const uint8_t *x, int64_t t,
+                            uint8_t *y, size_t yBytes) {
+  ++count.floatLinearCalls;
+  // The kernel takes any range of the weight's rows (ModelKernelSpec.h).
+  return forRowRanges(l.n, l.k, [&](int64_t n0, int64_t n1) {
+    return callMlirCInterface(
+        l.fn,
+        {{const_cast<uint8_t *>(x), {t, l.k}},
+         {const_cast<uint8_t *>(l.w) + size_t(n0) * size_t(l.k) * l.wBytes,
+          {n1 - n0, l.k}},
+         {y + size_t(n0) * yBytes, {t, n1 - n0}, {l.n, 1}}});
+  });
 }
 
 Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
@@ -364,11 +377,10 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
     for (int64_t i = 0; i < c.vocab; ++i)
       logits[size_t(i)] = float(headOut.at(size_t(i)));
   } else {
-    ++count.floatLinearCalls;
-    QTENSOR_TRY(callMlirCInterface(
-        head->fn, {{headIn.bytes.data(), {1, c.hidden}},
-                   {const_cast<uint8_t *>(head->w), {c.vocab, c.hidden}},
-                   {logits.data(), {1, c.vocab}}}));
+    // f32 logits straight into the logits row.
+    QTENSOR_TRY(floatLinear(*head, headIn.bytes.data(), 1,
+                            reinterpret_cast<uint8_t *>(logits.data()),
+                            sizeof(float)));
   }
   return Status::ok();
 }

@@ -31,7 +31,8 @@ enum class ModelOp : uint8_t {
   SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
   GeluMul,     ///< (gate ?xF, up ?xF, y ?xF): tanh GELU
   ResidualAdd, ///< (x ?xD f32, y ?xD): x += y
-  FloatLinear, ///< (x ?xK, w NxK, y ?xN): y = x w^T
+  FloatLinear, ///< (x ?xK, w ?xK, y ?x? strided): y = x w^T on any
+               ///< range of w's N rows (y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
 };
 

@@ -132,6 +132,10 @@ private:
   Status init(int64_t chunk);
   Status runChunk(const int32_t *ids, int64_t t, KVCache &cache);
   Status runLinear(const Linear &l, const HostTensor &x, HostTensor &y);
+  /// A plain linear on t rows of x into y (yBytes per element), its rows
+  /// split across the thread pool.
+  Status floatLinear(const Linear &l, const uint8_t *x, int64_t t, uint8_t *y,
+                     size_t yBytes);
   Status call(void *fn, std::vector<HostOperand> operands);
   /// The RMSNorm kernel `fn` over x in place (gemma3's head and output norms).
   Status normInPlace(void *fn, HostTensor &x, int64_t rows, int64_t width,

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,16 @@ constexpr size_t kMaxKernelArgs = 8;
 /// strides, strides of another rank and null data.
 Status callMlirCInterface(void *function,
                           const std::vector<HostOperand> &operands);
+
+/// The smallest share of a row-split call worth a thread of its own.
+constexpr int64_t kMinSplitWeights = int64_t(1) << 16;
+
+/// Calls `rows(n0, n1)` on contiguous ranges covering [0, n) of an [n, k]
+/// weight, in parallel on the process's thread pool: ranges of at least
+/// kMinSplitWeights weights, at most one per thread (a small weight runs
+/// on the calling thread alone, as one range). Returns the first failure.
+Status forRowRanges(int64_t n, int64_t k,
+                    const std::function<Status(int64_t, int64_t)> &rows);
 
 } // namespace qtensor::runtime
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace qtensor;
@@ -236,6 +237,47 @@ TEST(ModelKernelsHost, ArgmaxOfTheLastRowFirstMaximum) {
   ModelKernelJit k;
   k.run(s, {&lb.desc, &ob.desc});
   EXPECT_EQ(ob.data[0], 1);
+}
+
+} // namespace
+
+namespace {
+
+/// The float linear on T rows and a K with a tail past the 8-lane vectors,
+/// once whole and once as two calls on ranges of its weight rows (w from
+/// the range's first row, y from its column with the whole row stride), as
+/// the runtime splits it across threads: the same bits either way.
+TEST(ModelKernelsHost, FloatLinearWholeAndRowSplit) {
+  const int64_t t = 6, k = 37, n = 11; // T: a block of 4, then 2 single rows
+  ModelKernelSpec s = f32Spec(ModelOp::FloatLinear);
+  s.width = k;
+  s.rows = n;
+  std::vector<float> x = randoms(t * k, 11), w = randoms(n * k, 12);
+  std::vector<double> want(size_t(t * n)), absSum(want.size());
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < k; ++j) {
+        want[i * n + r] += double(x[i * k + j]) * w[r * k + j];
+        absSum[i * n + r] += std::fabs(double(x[i * k + j]) * w[r * k + j]);
+      }
+  HostBuffer<float, 2> xb({t, k}, x);
+  ModelKernelJit whole, split;
+  HostBuffer<float, 2> wb({n, k}, w);
+  HostBuffer<float, 2> yb({t, n}, std::vector<float>(size_t(t * n), NAN));
+  whole.run(s, {&xb.desc, &wb.desc, &yb.desc});
+  const double gamma = (k + 2) * std::ldexp(1.0, -24);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(std::fabs(yb.data[i] - want[i]), gamma * absSum[i] + 1e-30) << i;
+
+  std::vector<float> ys(size_t(t * n), NAN);
+  for (auto [n0, n1] : {std::pair<int64_t, int64_t>{0, 4}, {4, n}}) {
+    StridedMemRefType<float, 2> wr{
+        w.data() + n0 * k, w.data() + n0 * k, 0, {n1 - n0, k}, {k, 1}};
+    StridedMemRefType<float, 2> yr{
+        ys.data() + n0, ys.data() + n0, 0, {t, n1 - n0}, {n, 1}};
+    split.run(s, {&xb.desc, &wr, &yr});
+  }
+  EXPECT_EQ(0, std::memcmp(ys.data(), yb.data.data(), ys.size() * 4));
 }
 
 } // namespace
