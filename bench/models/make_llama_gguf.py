@@ -38,6 +38,24 @@ def tensors(blocks, hidden, ffn, kv, vocab):
     yield "output_norm.weight", (hidden,)
 
 
+def add_tokenizer(w, vocab):
+    """A SentencePiece-style vocabulary of `vocab` pieces (unk, bos, eos,
+    the 256 byte pieces, then made-up words), so llama.cpp loads the file
+    and the same prompt ids mean the same thing to both runtimes."""
+    if vocab < 259 + 1:
+        raise SystemExit("--vocab must be at least 260 (specials and bytes)")
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    tokens += [f"\u2581w{i}" for i in range(vocab - len(tokens))]
+    types = [2, 3, 3] + [6] * 256 + [1] * (vocab - 259)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * 3 + [0.0] * 256 + [-float(i) for i in range(vocab - 259)])
+    w.add_token_types(types)
+    w.add_unk_token_id(0)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -68,6 +86,7 @@ def main() -> int:
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(a.vocab)
+    add_tokenizer(w, a.vocab)
     items = list(tensors(a.blocks, a.hidden, a.ffn, kv, a.vocab))
     for name, shape in items:
         n = int(np.prod(shape))

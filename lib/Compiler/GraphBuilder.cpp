@@ -91,9 +91,13 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
   for (const GraphLinear &l : linears)
     if (l.source->role == "lm_head")
       vocab = l.source->n();
+  // The head writes f32 logits, whatever the activations (the decoder keeps
+  // the residual stream, the cache and the logits in f32).
+  auto logitsType = mlir::RankedTensorType::get(
+      {mlir::ShapedType::kDynamic, vocab}, b.getF32Type());
   // Results: the logits, then each layer's new K and V rows (what a decoder
   // writes to its KV cache), so no projection is dead.
-  llvm::SmallVector<mlir::Type> results = {act(vocab)};
+  llvm::SmallVector<mlir::Type> results = {logitsType};
   for (int64_t layer = 0; layer < config.layers; ++layer)
     results.append({act(config.kvWidth()), act(config.kvWidth())});
   auto fnType = b.getFunctionType({act(config.hidden)}, results);
@@ -112,6 +116,7 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     if (it == byRole.end())
       return makeError("layer ", layer, " has no ", role);
     const GraphLinear &l = *it->second;
+    const bool head = l.source->role == "lm_head";
     // Weight ops are named by the checkpoint; `loc` carries the name too so
     // diagnostics of later passes point at the tensor.
     mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
@@ -121,7 +126,8 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
           b, wloc,
           mlir::RankedTensorType::get(t.shape, storedElementType(b, t)),
           l.source->name);
-      mlir::Value y = floatMatmul(b, wloc, x, w, act(l.source->n()));
+      mlir::Value y =
+          floatMatmul(b, wloc, x, w, head ? logitsType : act(l.source->n()));
       if (l.hasBias) {
         // The bias broadcast over the rows, as the framework adds it.
         const SourceTensor &bt = *l.source->bias;
@@ -163,8 +169,9 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
       bias = mlir::qt::WeightOp::create(
           b, wloc, mlir::RankedTensorType::get({l.logical->shape[0]}, element),
           l.source->bias->name);
-    return mlir::qt::LinearOp::create(b, wloc, act(l.logical->shape[0]), x, w,
-                                      bias, b.getF32Type())
+    return mlir::qt::LinearOp::create(
+               b, wloc, head ? logitsType : act(l.logical->shape[0]), x, w,
+               bias, b.getF32Type())
         .getResult();
   };
 

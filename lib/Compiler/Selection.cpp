@@ -67,6 +67,12 @@ WeightSelection::decideStored(const std::string &name, TensorKind kind,
   const bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
   // The ggml types whose codes the compiler keeps (GGUFDescriptor.h).
   const bool keepsCodes = dtype == "Q4_0" || dtype == "Q4_1" || dtype == "Q8_0";
+  if (!d.quantize && d.byDefault && keepFloat && keepsCodes &&
+      kind == TensorKind::Head)
+    d = {true,
+         "--quant keep: the head is stored as " + dtype +
+             "; its codes are kept (--exclude keeps it in float)",
+         true};
   if (d.quantize && keepFloat && isFloat)
     d = {false, "--quant keep: stored as " + dtype + ", kept in float"};
   else if (d.quantize && decodeNoKernel && !isFloat && !keepsCodes)
@@ -100,9 +106,9 @@ Expected<SelectionDecision> WeightSelection::decide(const std::string &name,
   if (in >= 0)
     return SelectionDecision{true, "--include '" + include[in] + "'"};
   if (kind == TensorKind::Linear)
-    return SelectionDecision{true, "linear"};
-  return SelectionDecision{false,
-                           std::string("default: ") + tensorKindName(kind)};
+    return SelectionDecision{true, "linear", true};
+  return SelectionDecision{
+      false, std::string("default: ") + tensorKindName(kind), true};
 }
 
 void WeightSelection::noteBias(const std::string &name) {

@@ -34,6 +34,7 @@ const char *tensorKindName(TensorKind kind);
 struct SelectionDecision {
   bool quantize = false;
   std::string reason; ///< "default: output head", "--exclude '*.down_proj*'"
+  bool byDefault = false; ///< no --exclude or --include pattern decided it
 };
 
 class WeightSelection {
@@ -64,7 +65,10 @@ public:
   /// kept float, reported as such (decideStored).
   void decodeTypesWithoutKernels() { decodeNoKernel = true; }
   /// decide, then for a tensor stored as `dtype`: kept float under
-  /// keepFloatWeights when it is a float.
+  /// keepFloatWeights when it is a float; under keepFloatWeights an output
+  /// head stored as codes a kernel reads (Q4_0, Q4_1, Q8_0) keeps them
+  /// unless a pattern says otherwise: `keep` means as stored, and a GGUF
+  /// head is read as stored by llama.cpp too.
   Expected<SelectionDecision> decideStored(const std::string &name,
                                            TensorKind kind,
                                            const std::string &dtype);

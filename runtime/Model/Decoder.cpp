@@ -177,8 +177,10 @@ Status Decoder::init(int64_t chunk) {
   if (s.outputNorm)
     QTENSOR_TRY(resolve(*s.outputNorm, fn.outputNorm));
 
-  auto linear = [&](const artifact::ProgramLinear &pl, int64_t n,
-                    int64_t k) -> Expected<Linear> {
+  // Every linear reads and writes the program's activation dtype, but the
+  // head, which writes f32 logits.
+  auto linear = [&](const artifact::ProgramLinear &pl, int64_t n, int64_t k,
+                    FloatType output) -> Expected<Linear> {
     Linear l;
     l.tensor = pl.tensor;
     l.n = n;
@@ -188,13 +190,11 @@ Status Decoder::init(int64_t chunk) {
       l.quantized = true;
       QTENSOR_ASSIGN_OR_RETURN(l.op, model.opIndex(pl.tensor));
       const OpPlan &op = model.plan().ops[l.op];
-      if (op.activation != act || op.output != act)
+      if (op.activation != act || op.output != output)
         return makeError("decoder: op \"", pl.tensor, "\" takes ",
                          toString(op.activation), " and writes ",
-                         toString(op.output),
-                         "; the program's activations "
-                         "are ",
-                         toString(act));
+                         toString(op.output), "; the program needs ",
+                         toString(act), " in and ", toString(output), " out");
       if (op.bias)
         return makeError("decoder: op \"", pl.tensor,
                          "\" adds a bias, which the program does not carry");
@@ -225,17 +225,20 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_TRY(resolve(pl.ropeQ, l.ropeQ));
     QTENSOR_TRY(resolve(pl.ropeK, l.ropeK));
     QTENSOR_TRY(resolve(pl.attention, l.attention));
-    QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden));
-    QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden));
-    QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden));
-    QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth()));
-    QTENSOR_ASSIGN_OR_RETURN(l.gate, linear(pl.gate, c.intermediate, c.hidden));
-    QTENSOR_ASSIGN_OR_RETURN(l.up, linear(pl.up, c.intermediate, c.hidden));
-    QTENSOR_ASSIGN_OR_RETURN(l.down, linear(pl.down, c.hidden, c.intermediate));
+    QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.o, linear(pl.o, c.hidden, c.qWidth(), act));
+    QTENSOR_ASSIGN_OR_RETURN(l.gate,
+                             linear(pl.gate, c.intermediate, c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.up,
+                             linear(pl.up, c.intermediate, c.hidden, act));
+    QTENSOR_ASSIGN_OR_RETURN(l.down,
+                             linear(pl.down, c.hidden, c.intermediate, act));
     layers.push_back(std::move(l));
   }
-  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear,
-                           linear(program.head, c.vocab, c.hidden));
+  QTENSOR_ASSIGN_OR_RETURN(Linear headLinear, linear(program.head, c.vocab,
+                                                     c.hidden, FloatType::F32));
   head = std::make_unique<Linear>(std::move(headLinear));
 
   hidden.assign(size_t(maxT) * size_t(c.hidden), 0.0f);
@@ -254,7 +257,7 @@ Status Decoder::init(int64_t chunk) {
   QTENSOR_ASSIGN_OR_RETURN(h, buffer(act, maxT, c.intermediate));
   QTENSOR_ASSIGN_OR_RETURN(down, buffer(act, maxT, c.hidden));
   QTENSOR_ASSIGN_OR_RETURN(headIn, buffer(act, 1, c.hidden));
-  QTENSOR_ASSIGN_OR_RETURN(headOut, buffer(act, 1, c.vocab));
+  QTENSOR_ASSIGN_OR_RETURN(headOut, buffer(FloatType::F32, 1, c.vocab));
   return Status::ok();
 }
 
@@ -373,9 +376,9 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
                           {const_cast<uint8_t *>(finalNormW), {c.hidden}},
                           {headIn.bytes.data(), {1, c.hidden}}}));
   if (head->quantized) {
-    QTENSOR_TRY(runLinear(*head, headIn, headOut));
-    for (int64_t i = 0; i < c.vocab; ++i)
-      logits[size_t(i)] = float(headOut.at(size_t(i)));
+    QTENSOR_TRY(runLinear(*head, headIn, headOut)); // f32 logits
+    std::memcpy(logits.data(), headOut.bytes.data(),
+                size_t(c.vocab) * sizeof(float));
   } else {
     // f32 logits straight into the logits row.
     QTENSOR_TRY(floatLinear(*head, headIn.bytes.data(), 1,

@@ -74,22 +74,39 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
                (why.empty() ? std::string() : " (" + why + ")");
     return r;
   }
-  uint64_t quantized = 0;
-  for (const artifact::TensorEntry &t : m.tensors)
-    if (const artifact::QuantizedTensor *q = t.quantized()) {
-      uint64_t n = 1;
-      for (int64_t d : q->logical.shape)
-        n *= uint64_t(d);
-      quantized += n;
-    }
-  if (!options.exhaustive && quantized > uint64_t(options.modelAboveWeights)) {
+  uint64_t all = 0, quantized = 0;
+  for (const artifact::TensorEntry &t : m.tensors) {
+    const artifact::QuantizedTensor *q = t.quantized();
+    const std::vector<int64_t> shape =
+        q ? q->logical.shape : t.storedTensors().front().second.shape;
+    uint64_t n = 1;
+    for (int64_t d : shape)
+      n *= uint64_t(d);
+    all += n;
+    quantized += q ? n : 0;
+  }
+  const bool twins = std::any_of(
+      m.kernels.begin(), m.kernels.end(), [](const artifact::KernelEntry &k) {
+        // Free-form JSON until parsed: read it without assuming its types.
+        auto t = k.capability.find("target");
+        return t != k.capability.end() && t->is_string() && *t != "host";
+      });
+  if (!options.exhaustive && all > uint64_t(options.modelAboveWeights)) {
+    r.ok = true;
+    r.detail = "not run: " + std::to_string(all) + " weights are above " +
+               std::to_string(options.modelAboveWeights) +
+               ": the float64 reference forward takes minutes at this size; "
+               "--exhaustive runs it";
+    return r;
+  }
+  if (!options.exhaustive && twins &&
+      quantized > uint64_t(options.twinModelAboveWeights)) {
     r.ok = true;
     r.detail = "not run: " + std::to_string(quantized) +
                " quantized weights are above " +
-               std::to_string(options.modelAboveWeights) +
-               ": the float64 reference forward (and a GPU artifact's host "
-               "twins, which emulate the GPU per lane) takes minutes per "
-               "token at this size; --exhaustive runs it";
+               std::to_string(options.twinModelAboveWeights) +
+               " for a GPU artifact, whose host twins emulate the GPU per "
+               "lane (minutes per token); --exhaustive runs it";
     return r;
   }
   LoadOptions lo;

@@ -52,13 +52,16 @@ struct LadderResult {
 /// reference of each call (and a GPU artifact's host twins, which emulate
 /// the GPU per lane) costs seconds at 7B layer sizes. The detail says how
 /// many ops were sampled. `exhaustive` runs every T on every op.
-/// L4 runs the whole model against a float64 forward: a model whose
-/// quantized linears hold more than `modelAboveWeights` weights reports L4
-/// as not run, with the reason, unless `exhaustive`.
+/// L4 runs the whole model against a float64 forward: a model of more than
+/// `modelAboveWeights` weights in all (every tensor of the artifact), or a
+/// GPU artifact, whose host run replays the GPU per lane, with more than
+/// `twinModelAboveWeights` quantized weights, reports L4 as not run, with
+/// the reason, unless `exhaustive`.
 struct LadderOptions {
   bool exhaustive = false;
-  int64_t sampleAboveWeights = int64_t(1) << 22; ///< 4 Mi weights
-  int64_t modelAboveWeights = int64_t(1) << 26;  ///< 64 Mi weights
+  int64_t sampleAboveWeights = int64_t(1) << 22;    ///< 4 Mi weights
+  int64_t modelAboveWeights = int64_t(1) << 29;     ///< 512 Mi weights
+  int64_t twinModelAboveWeights = int64_t(1) << 26; ///< 64 Mi weights
 };
 
 /// Runs every level on the artifact in `dir`. Levels after a failed L0 are

@@ -99,3 +99,28 @@ TEST(Selection, KindsFromNames) {
   EXPECT_TRUE(isEmbeddingName("model.embed_tokens.weight"));
   EXPECT_FALSE(isEmbeddingName("time_embed.linear_1.weight"));
 }
+
+TEST(Selection, KeepKeepsAHeadStoredAsCodesUnlessExcluded) {
+  WeightSelection s = make({}, {});
+  s.keepFloatWeights();
+  auto q8 = s.decideStored("output.weight", TensorKind::Head, "Q8_0");
+  ASSERT_TRUE(bool(q8));
+  EXPECT_TRUE(q8->quantize);
+  EXPECT_EQ(q8->reason, "--quant keep: the head is stored as Q8_0; its codes "
+                        "are kept (--exclude keeps it in float)");
+  // A head without kernel-readable codes, or in float, stays float.
+  EXPECT_FALSE(
+      s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize);
+  EXPECT_FALSE(
+      s.decideStored("output.weight", TensorKind::Head, "F16")->quantize);
+  // Without --quant keep the head stays float by default.
+  WeightSelection plain = make({}, {});
+  EXPECT_FALSE(
+      plain.decideStored("output.weight", TensorKind::Head, "Q8_0")->quantize);
+  WeightSelection excluded = make({"output.weight"}, {});
+  excluded.keepFloatWeights();
+  auto e = excluded.decideStored("output.weight", TensorKind::Head, "Q4_0");
+  ASSERT_TRUE(bool(e));
+  EXPECT_FALSE(e->quantize);
+  EXPECT_EQ(e->reason, "--exclude 'output.weight'");
+}
