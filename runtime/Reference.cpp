@@ -113,3 +113,45 @@ KernelError qtensor::runtime::measureKernelError(
   e.finite &= y.size() == ref.size();
   return e;
 }
+
+KernelError qtensor::runtime::measureKernelErrorOnRows(
+    const std::vector<double> &x, const std::vector<double> &w,
+    const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
+    int64_t n, int64_t k, FloatType output, const std::vector<int64_t> &rows) {
+  KernelError e;
+  e.finite = y.size() == size_t(t) * size_t(n);
+  for (size_t i = 0; i < y.size(); ++i)
+    if (!std::isfinite(y[i])) {
+      if (e.finite)
+        e.nonFiniteIndex = i;
+      e.finite = false;
+      break;
+    }
+  if (!e.finite)
+    return e;
+  for (int64_t row = 0; row < t; ++row)
+    for (int64_t r : rows) {
+      const double *xr = &x[size_t(row) * size_t(k)];
+      const double *wr = &w[size_t(r) * size_t(k)];
+      double ref = bias.empty() ? 0.0 : bias[size_t(r)];
+      double mag = bias.empty() ? 0.0 : std::fabs(bias[size_t(r)]);
+      for (int64_t j = 0; j < k; ++j) {
+        ref += xr[j] * wr[j];
+        mag += std::fabs(xr[j] * wr[j]);
+      }
+      const size_t i = size_t(row) * size_t(n) + size_t(r);
+      const double err = std::fabs(y[i] - ref);
+      if (!std::isfinite(err)) {
+        e.nonFiniteIndex = i;
+        e.finite = false;
+        return e;
+      }
+      const double ratio = err / kernelErrorBound(mag, ref, k, output);
+      e.maxAbsError = std::max(e.maxAbsError, err);
+      if (ratio > e.worstRatio) {
+        e.worstRatio = ratio;
+        e.worstIndex = i;
+      }
+    }
+  return e;
+}

@@ -2,6 +2,7 @@
 
 #include "qtensor/Runtime/ReferenceDecoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace qtensor;
@@ -15,7 +16,8 @@ class Reference {
 public:
   Reference(const LoadedModel &m) : m(m), p(*m.program()), c(p.config) {}
 
-  Expected<std::vector<double>> run(const std::vector<int32_t> &ids) {
+  Expected<std::vector<double>> run(const std::vector<int32_t> &ids,
+                                    int64_t positions) {
     const int64_t t = int64_t(ids.size());
     if (t < 1)
       return makeError("reference decoder: no tokens");
@@ -71,9 +73,10 @@ public:
       for (size_t i = 0; i < h.size(); ++i)
         h[i] += down[i];
     }
-    Matrix last(h.end() - d, h.end());
+    positions = std::clamp<int64_t>(positions, 1, t);
+    Matrix last(h.end() - positions * d, h.end());
     QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, d, p.finalNorm));
-    return linear(x, 1, p.head);
+    return linear(x, positions, p.head);
   }
 
 private:
@@ -195,9 +198,10 @@ private:
 
 Expected<std::vector<double>>
 qtensor::runtime::referenceLogits(const LoadedModel &model,
-                                  const std::vector<int32_t> &ids) {
+                                  const std::vector<int32_t> &ids,
+                                  int64_t positions) {
   if (!model.program())
     return makeError("reference decoder: the model was loaded without its "
                      "decoder program");
-  return Reference(model).run(ids);
+  return Reference(model).run(ids, positions);
 }

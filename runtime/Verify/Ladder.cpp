@@ -3,6 +3,8 @@
 #include "qtensor/Verify/Ladder.h"
 #include "LadderLevels.h"
 
+#include <chrono>
+
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
@@ -21,7 +23,8 @@ nlohmann::ordered_json LadderResult::toJson() const {
     out["levels"].push_back({{"level", l.level},
                              {"name", l.name},
                              {"ok", l.ok},
-                             {"detail", l.detail}});
+                             {"detail", l.detail},
+                             {"seconds", l.seconds}});
   return out;
 }
 
@@ -249,7 +252,12 @@ LevelResult levelReference(const artifact::Artifact &a) {
 LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   LadderResult result;
   std::optional<artifact::Artifact> a;
+  auto bytesStart = std::chrono::steady_clock::now();
   result.levels.push_back(levelBytes(dir, a));
+  result.levels.back().seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    bytesStart)
+          .count();
   if (!a) {
     for (auto [level, name] : {std::pair{"L1", "pack/unpack"},
                                {"L2", "reference reconstruction"},
@@ -263,12 +271,16 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   // A level reads JSON the artifact supplies; a field of the wrong type
   // fails that level with the library's message instead of the command.
   auto guarded = [&](const char *level, const char *name, auto run) {
+    auto start = std::chrono::steady_clock::now();
     try {
       result.levels.push_back(run());
     } catch (const nlohmann::json::exception &e) {
       result.levels.push_back(
           {level, name, false, std::string("malformed JSON: ") + e.what()});
     }
+    result.levels.back().seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   };
   guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
   guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });

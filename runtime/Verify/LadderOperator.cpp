@@ -19,8 +19,11 @@
 // smallest T of every entry point (the decode GEMV's T buckets), each
 // clipped to what the kernel entry serves. An op of at least
 // LadderOptions::sampleAboveWeights weights (4 Mi by default) runs only the
-// entry points' smallest T unless the ladder is exhaustive: every entry
-// point still runs on every op, and the detail counts the sampled ops.
+// entry points' smallest T unless the ladder is exhaustive, and its float64
+// reference covers 256 output rows per call (the first, the last, the rest
+// drawn from a recorded seed and the op's name; the kernel still computes
+// every row, each checked for non-finite values): every entry point still
+// runs on every op, and the detail counts the sampled ops and says how.
 //
 // Host artifacts run every host kernel entry of the manifest, for every op
 // it lists (every rank), through the runtime's host backend (the verified
@@ -59,6 +62,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 
 namespace qtensor::verify::detail {
@@ -69,6 +73,31 @@ using namespace qtensor::runtime;
 /// Whether an [n, k] op runs sampled (LadderOptions).
 bool sampledOp(int64_t n, int64_t k, const LadderOptions &options) {
   return !options.exhaustive && n * k >= options.sampleAboveWeights;
+}
+
+/// Output rows a sampled op's calls are checked on: the first and the last
+/// (the tails of tiled kernels) and others drawn with kRowSampleSeed and
+/// the op's name, kRowSample in all; every row when N is not larger.
+constexpr size_t kRowSample = 256;
+constexpr uint64_t kRowSampleSeed = 0x5EED0003;
+constexpr const char *kRowSampleSeedText = "0x5eed0003";
+std::vector<int64_t> sampledRows(int64_t n, const std::string &op) {
+  std::vector<int64_t> rows;
+  if (n <= int64_t(kRowSample)) {
+    for (int64_t r = 0; r < n; ++r)
+      rows.push_back(r);
+    return rows;
+  }
+  // FNV-1a of the name: the same rows on every build and platform.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : op)
+    h = (h ^ c) * 0x100000001b3ull;
+  std::set<int64_t> chosen = {0, n - 1};
+  std::mt19937_64 rng(kRowSampleSeed ^ h);
+  std::uniform_int_distribution<int64_t> any(1, n - 2);
+  while (chosen.size() < kRowSample)
+    chosen.insert(any(rng));
+  return {chosen.begin(), chosen.end()};
 }
 
 /// The T values L3 runs an entry with: each entry point's smallest T, and
@@ -139,8 +168,11 @@ std::string kernelSummary(size_t calls, size_t ops, size_t entries,
   if (sampled)
     s += " (" + std::to_string(sampled) + " ops of at least " +
          std::to_string(options.sampleAboveWeights) +
-         " weights sampled: each entry point at its smallest T; "
-         "--exhaustive runs every T)";
+         " weights sampled: each entry point at its smallest T, " +
+         std::to_string(kRowSample) +
+         " output rows checked per call, drawn with seed " +
+         kRowSampleSeedText +
+         " and the op's name; --exhaustive runs every T on every row)";
   return s + ": kernel error (vs float64 X W_hat^T) at most " +
          format("%.3g", w.ratio) + " of its bound (worst: " + w.where +
          "), max |y - y_ref| " + format("%.3g", w.maxAbs);
@@ -150,13 +182,16 @@ std::string kernelSummary(size_t calls, size_t ops, size_t entries,
 Expected<KernelError> runAndMeasure(OpKernel &kernel, const KernelInstance &k,
                                     const std::string &op,
                                     const std::vector<double> &w,
-                                    const std::vector<double> &bias,
-                                    int64_t t) {
+                                    const std::vector<double> &bias, int64_t t,
+                                    bool sampled) {
   QTENSOR_ASSIGN_OR_RETURN(
       HostTensor x, deterministicActivations(k.activation, t, k.k,
                                              kDefaultActivationSeed, op));
   HostTensor y;
   QTENSOR_TRY(kernel.run(x, y));
+  if (sampled)
+    return measureKernelErrorOnRows(x.toDoubles(), w, bias, y.toDoubles(), t,
+                                    k.n, k.k, k.output, sampledRows(k.n, op));
   return measureKernelError(x.toDoubles(), w, bias, y.toDoubles(), t, k.n, k.k,
                             k.output);
 }
@@ -326,7 +361,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
           std::shared_ptr<const WeightOperands>(operands.take()), k.activation,
           k.output);
       for (int64_t tokens : tokensFor(k, sampled)) {
-        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens);
+        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens, sampled);
         if (!e) {
           r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
                      "): " + e.message();

@@ -75,6 +75,15 @@ KernelError measureKernelError(const std::vector<double> &x,
                                const std::vector<double> &bias,
                                const std::vector<double> &y, int64_t t,
                                int64_t n, int64_t k, FloatType output);
+/// The same for the outputs of the weight rows `rows` only (every row of
+/// T, those columns of y): what a sampled check costs, K T |rows| instead
+/// of K T N. Every output is still looked at for non-finite values.
+KernelError measureKernelErrorOnRows(const std::vector<double> &x,
+                                     const std::vector<double> &w,
+                                     const std::vector<double> &bias,
+                                     const std::vector<double> &y, int64_t t,
+                                     int64_t n, int64_t k, FloatType output,
+                                     const std::vector<int64_t> &rows);
 
 } // namespace qtensor::runtime
 

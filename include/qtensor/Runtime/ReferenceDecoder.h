@@ -20,10 +20,14 @@
 
 namespace qtensor::runtime {
 
-/// The logits (vocab values) after the last of `ids`, for `model` loaded
-/// with its decoder program.
+/// The logits (vocab values) after each of the last `positions` of `ids`,
+/// one row after the other, for `model` loaded with its decoder program.
+/// A causal forward gives every prefix's logits at once, so one call checks
+/// a whole greedy continuation (teacher forcing). `positions` is clamped
+/// to [1, ids.size()].
 Expected<std::vector<double>> referenceLogits(const LoadedModel &model,
-                                              const std::vector<int32_t> &ids);
+                                              const std::vector<int32_t> &ids,
+                                              int64_t positions = 1);
 
 } // namespace qtensor::runtime
 

@@ -37,6 +37,7 @@ struct LevelResult {
   std::string name;
   bool ok = false;
   std::string detail;
+  double seconds = 0; ///< how long the level took
 };
 
 struct LadderResult {
