@@ -54,12 +54,39 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
     const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
     const std::vector<double> &scales, const std::vector<double> &zeros) {
   const AffineDescriptor &d = t.descriptor;
-  auto index = qparamIndexOfElements(d, t.shape);
-  if (!index)
-    return index.error();
-  if (codes.size() != index->size())
-    return makeError("expected ", index->size(), " codes for shape ",
+  QTENSOR_TRY(verifyDescriptorForShape(d, t.shape));
+  auto count = checkedElementCount(t.shape, uint64_t(1) << 40);
+  if (!count)
+    return makeError("element count of ", shapeToString(t.shape),
+                     " exceeds 2^40");
+  if (codes.size() != *count)
+    return makeError("expected ", *count, " codes for shape ",
                      shapeToString(t.shape), ", got ", codes.size());
+  // A linear's [N, K] weight grouped along K (or one scale per row): its
+  // qparam index follows from the position; anything else (other ranks,
+  // axes, a permutation) goes through the index of every element.
+  const bool rowGroups = t.shape.size() == 2 && !d.permutation && d.axis == 1 &&
+                         d.granularity == Granularity::Group;
+  const bool perRow = t.shape.size() == 2 && !d.permutation && d.axis == 0 &&
+                      d.granularity == Granularity::PerAxis;
+  std::vector<int64_t> index;
+  if (!rowGroups && !perRow) {
+    auto all = qparamIndexOfElements(d, t.shape);
+    if (!all)
+      return all.error();
+    index = all.take();
+  }
+  const int64_t cols = t.shape.size() == 2 ? t.shape[1] : 1;
+  const int64_t groups =
+      rowGroups ? (cols + d.groupSize - 1) / d.groupSize : int64_t(1);
+  auto qparamOf = [&](size_t i) -> int64_t {
+    const int64_t r = int64_t(i) / cols, c = int64_t(i) % cols;
+    if (rowGroups)
+      return r * groups + c / d.groupSize;
+    if (perRow)
+      return r;
+    return index[i];
+  };
   auto qcount = checkedElementCount(qparamShape(d, t.shape));
   if (scales.size() != *qcount)
     return makeError("expected ", *qcount, " scales, got ", scales.size());
@@ -76,7 +103,7 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
       return makeError("code ", q, " at flat index ", i,
                        " is outside the code range [", bounds.min, ", ",
                        bounds.max, "]");
-    int64_t g = (*index)[i];
+    int64_t g = qparamOf(i);
     double s = scales[g];
     switch (d.zeroPoint) {
     case ZeroPointKind::None:

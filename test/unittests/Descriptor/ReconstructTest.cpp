@@ -94,3 +94,33 @@ TEST(Reconstruct, RejectsBadInputs) {
   EXPECT_EQ(outOfRange.message(),
             "code 16 at flat index 7 is outside the code range [0, 15]");
 }
+
+// The position-derived qparam index of [N, K] weights (groups along K, or
+// one scale per row) agrees with the index of every element.
+TEST(Reconstruct, LinearFastPathsMatchTheElementIndex) {
+  for (bool perRow : {false, true}) {
+    QuantizedTensorDescriptor t = groups(7, 70, 32);
+    if (perRow) {
+      t.descriptor.granularity = Granularity::PerAxis;
+      t.descriptor.axis = 0;
+      t.descriptor.groupSize = 0;
+    }
+    auto index = qparamIndexOfElements(t.descriptor, t.shape);
+    ASSERT_TRUE(bool(index)) << index.message();
+    const size_t qparams = perRow ? 7 : 7 * 3;
+    std::vector<int32_t> codes(7 * 70);
+    std::vector<double> scales(qparams), zeros(qparams);
+    for (size_t i = 0; i < codes.size(); ++i)
+      codes[i] = int32_t((i * 7) % 16);
+    for (size_t i = 0; i < qparams; ++i) {
+      scales[i] = 0.5 + double(i);
+      zeros[i] = double(i % 16);
+    }
+    auto x = reconstructAffine(t, codes, scales, zeros);
+    ASSERT_TRUE(bool(x)) << x.message();
+    for (size_t i = 0; i < codes.size(); ++i) {
+      const int64_t g = (*index)[i];
+      EXPECT_EQ((*x)[i], scales[g] * (double(codes[i]) - zeros[g])) << i;
+    }
+  }
+}
