@@ -197,7 +197,8 @@ void buildStoreV(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
-void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+/// Scalar loops: any head dim.
+void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
   //    out [T, H*hd]
   const int64_t group = s.heads / s.kvHeads;
@@ -252,6 +253,92 @@ void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       });
     });
   });
+}
+
+/// Head dims that are a multiple of 8: the q.k dots and the weighted sum of
+/// V rows in 8-lane vectors, V read row by row (contiguous) into an f32
+/// accumulator row on the stack, scaled by 1 / sum once at the end.
+void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  constexpr int64_t kLanes = 8;
+  ImplicitLocOpBuilder &b = e.b;
+  auto lanes = VectorType::get({kLanes}, e.f32);
+  const int64_t group = s.heads / s.kvHeads, hd = s.headDim;
+  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
+  Value acc = memref::AllocaOp::create(b, MemRefType::get({hd}, e.f32));
+  Value zero = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(lanes, b.getF32FloatAttr(0.0)));
+  auto vload = [&](Value m, ValueRange at) -> Value {
+    return vector::LoadOp::create(b, lanes, m, at);
+  };
+  auto vloop = [&](function_ref<void(Value)> body) {
+    auto f = scf::ForOp::create(b, e.index(0), e.index(hd), e.index(kLanes));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(f.getBody());
+    body(f.getInductionVar());
+  };
+  e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
+    Value last = e.clampedIndex(a[3], {t}, e.dim(kc, 0));
+    Value n = e.add(last, e.index(1)); // causal: rows first..pos[t]
+    Value first = e.index(0);
+    if (s.window > 0) {
+      Value w = e.index(s.window);
+      Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, w);
+      first = arith::SelectOp::create(b, past, arith::SubIOp::create(b, n, w),
+                                      e.index(0));
+    }
+    e.loop(s.heads, [&](Value h) {
+      Value qBase = e.mul(h, e.index(hd));
+      Value kvBase =
+          e.mul(arith::DivUIOp::create(b, h, e.index(group)), e.index(hd));
+      Value lowest = e.f32c(-std::numeric_limits<float>::infinity());
+      Value max = e.reduce(
+          first, n, {lowest}, [&](Value j, ValueRange m) -> SmallVector<Value> {
+            auto f = scf::ForOp::create(b, e.index(0), e.index(hd),
+                                        e.index(kLanes), ValueRange{zero});
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(f.getBody());
+              Value d = f.getInductionVar();
+              Value prod = vector::FMAOp::create(
+                  b, vload(q, {t, e.add(qBase, d)}),
+                  vload(kc, {j, e.add(kvBase, d)}), f.getRegionIterArgs()[0]);
+              scf::YieldOp::create(b, prod);
+            }
+            Value dot = vector::ReductionOp::create(
+                b, vector::CombiningKind::ADD, f.getResult(0),
+                arith::FastMathFlags::reassoc);
+            Value sc = e.fmul(dot, e.f32c(s.scale));
+            memref::StoreOp::create(b, sc, scores, ValueRange{j});
+            return {arith::MaximumFOp::create(b, m[0], sc)};
+          })[0];
+      vloop([&](Value d) { vector::StoreOp::create(b, zero, acc, d); });
+      Value sum = e.reduce(
+          first, n, {e.f32c(0)},
+          [&](Value j, ValueRange total) -> SmallVector<Value> {
+            Value p = math::ExpOp::create(b, e.fsub(e.load(scores, {j}), max));
+            Value ps = vector::BroadcastOp::create(b, lanes, p);
+            vloop([&](Value d) {
+              Value next = vector::FMAOp::create(
+                  b, ps, vload(vc, {j, e.add(kvBase, d)}), vload(acc, {d}));
+              vector::StoreOp::create(b, next, acc, d);
+            });
+            return {e.fadd(total[0], p)};
+          })[0];
+      Value inv = e.fdiv(e.f32c(1), sum);
+      e.loop(hd, [&](Value d) {
+        e.store(e.fmul(e.load(acc, {d}), inv), out, {t, e.add(qBase, d)});
+      });
+    });
+  });
+}
+
+void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
+  //    out [T, H*hd]
+  if (s.headDim % 8 == 0)
+    buildAttentionVector(e, s, a);
+  else
+    buildAttentionScalar(e, s, a);
 }
 
 void buildSiluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {

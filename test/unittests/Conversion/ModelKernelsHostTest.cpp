@@ -124,9 +124,10 @@ TEST(ModelKernelsHost, RopeInterleaved) {
 TEST(ModelKernelsHost, RopeHalf) { checkRope(artifact::RopeStyle::Half); }
 
 /// Causal GQA over a cache of `cap` rows (rows past the last position hold
-/// garbage the kernel must not read), with an optional window.
-void checkAttention(int64_t window) {
-  const int64_t t = 2, heads = 4, kvHeads = 2, hd = 4, cap = 8;
+/// garbage the kernel must not read), with an optional window. A head dim
+/// of 4 takes the scalar loops, 16 the 8-lane vector ones.
+void checkAttention(int64_t window, int64_t hd) {
+  const int64_t t = 2, heads = 4, kvHeads = 2, cap = 8;
   const double scale = 0.3;
   ModelKernelSpec s = f32Spec(ModelOp::Attention);
   s.heads = heads;
@@ -179,8 +180,10 @@ void checkAttention(int64_t window) {
     EXPECT_NEAR(ob.data[i], want[i], 1e-5) << i;
 }
 
-TEST(ModelKernelsHost, AttentionCausal) { checkAttention(0); }
-TEST(ModelKernelsHost, AttentionSlidingWindow) { checkAttention(3); }
+TEST(ModelKernelsHost, AttentionCausal) { checkAttention(0, 4); }
+TEST(ModelKernelsHost, AttentionSlidingWindow) { checkAttention(3, 4); }
+TEST(ModelKernelsHost, AttentionVectorCausal) { checkAttention(0, 16); }
+TEST(ModelKernelsHost, AttentionVectorSlidingWindow) { checkAttention(3, 16); }
 
 TEST(ModelKernelsHost, GatesSiluAndGelu) {
   const int64_t t = 2, f = 16;
