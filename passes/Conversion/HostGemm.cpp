@@ -10,8 +10,9 @@
 //    bytes, W4 nibbles split and interleaved back into code order, widened
 //    to i32, OR-ed into the exponent of 2^23 and bit-cast (the GEMV's
 //    magic-number conversion: q - z exactly);
-//  - T = 1 (decode): each chunk is multiplied into X (widened to f32 in the
-//    same chunk) with `vector.fma`, the group's sum scaled once per group;
+//  - T = 1 (decode): X is widened to f32 once into a stack row, and each
+//    chunk is multiplied into it with `vector.fma`, the group's sum scaled
+//    once per group;
 //  - T > 1: the row is decoded once into a stack buffer as s * (q - z) in
 //    f32 (0 past K), then dotted with four rows of X at a time, 8 lanes per
 //    step; rows longer than kMaxRowBuffer codes take the T = 1 path per row
@@ -48,8 +49,9 @@ namespace {
 
 /// Rows of X that share one load of the decoded weight row.
 constexpr int64_t kRowBlock = 4;
-/// The longest weight row (in codes) decoded into a stack buffer: 128 KiB
-/// of f32, well inside a thread's stack.
+/// The longest weight row (in codes) decoded into a stack buffer: two rows
+/// of 128 KiB of f32 (the weight row, X's row), well inside a thread's
+/// stack.
 constexpr int64_t kMaxRowBuffer = 32768;
 
 Type halfType(MLIRContext *ctx, ActivationType t) {
@@ -155,8 +157,12 @@ private:
 
   /// y[t, n], fused: each chunk decoded and multiplied into one row of X,
   /// the scale applied once per group.
+  /// With `xrow` (X row t already in f32, zero past K), its chunks are
+  /// read from there instead of being widened again for every row n.
   void emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t,
-                    Value biasValue) const;
+                    Value biasValue, Value xrow = Value()) const;
+  /// X row 0 into `xrow` in f32, zero past K.
+  void emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args, Value xrow) const;
   /// Row n decoded once into `wrow` as s * (q - z) in f32 (0 past K).
   void emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                      Value wrow) const;
@@ -308,7 +314,8 @@ void HostGemmEmitter::emitStore(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
-                                   Value n, Value t, Value biasValue) const {
+                                   Value n, Value t, Value biasValue,
+                                   Value xrow) const {
   auto valuesTy = VectorType::get({chunk}, f32);
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
@@ -322,7 +329,11 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
             [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
                 ValueRange partial) -> SmallVector<Value> {
               Value codes = emitCodes(cb, args, n, c, offset);
-              Value xs = emitXChunk(cb, args[0], t, c, isTail);
+              Value xs = xrow ? Value(vector::LoadOp::create(
+                                    cb, VectorType::get({chunk}, f32), xrow,
+                                    ValueRange{arith::MulIOp::create(
+                                        cb, c, indexConst(cb, chunk))}))
+                              : emitXChunk(cb, args[0], t, c, isTail);
               return {vector::FMAOp::create(cb, xs, codes, partial[0])};
             });
         Value s = vector::BroadcastOp::create(gb, valuesTy,
@@ -332,6 +343,20 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
   Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[0],
                                           arith::FastMathFlags::reassoc);
   emitStore(b, args, n, t, sum, biasValue);
+}
+
+void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
+                                   Value xrow) const {
+  Value row = indexConst(b, 0);
+  emitChunkRun(
+      b, indexConst(b, 0), indexConst(b, fullChunks), tail != 0, ValueRange{},
+      [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
+          ValueRange) -> SmallVector<Value> {
+        vector::StoreOp::create(
+            cb, emitXChunk(cb, args[0], row, c, isTail), xrow,
+            ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk))});
+        return {};
+      });
 }
 
 void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
@@ -423,12 +448,20 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   // take the rows' dot products with it. One row, or a row too long for the
   // stack: decode and multiply in one pass.
   const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
-  Value wrow;
-  if (rowBuffer)
-    wrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+  Value wrow, xrow;
   Value one = indexConst(b, 1);
   Value single =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
+  if (rowBuffer) {
+    wrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+    // T = 1: X widened to f32 once per call, not once per output row.
+    xrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+    scf::IfOp::create(b, single, [&](OpBuilder &nested, Location loc) {
+      ImplicitLocOpBuilder ib(loc, nested);
+      emitWidenRow(ib, args, xrow);
+      scf::YieldOp::create(ib);
+    });
+  }
   Value blocked = arith::SubIOp::create(
       b, tokens, arith::RemUIOp::create(b, tokens, indexConst(b, kRowBlock)));
   auto forLoop = [](ImplicitLocOpBuilder &lb, Value from, Value to,
@@ -464,7 +497,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
                 nb, single,
                 [&](OpBuilder &nested, Location loc) {
                   ImplicitLocOpBuilder ib(loc, nested);
-                  emitFusedRow(ib, args, n, indexConst(ib, 0), biasValue);
+                  emitFusedRow(ib, args, n, indexConst(ib, 0), biasValue, xrow);
                   scf::YieldOp::create(ib);
                 },
                 [&](OpBuilder &nested, Location loc) {
