@@ -30,6 +30,8 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 
+#include "KernelTypes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -57,35 +59,17 @@ struct EntryRows {
 /// The T buckets of a dynamic-T kernel: [1], [2], [3, 4], [5, 8], [9, 16].
 constexpr int64_t kBucketMax[] = {1, 2, 4, 8, 16};
 
-Type floatType(MLIRContext *ctx, ActivationType t) {
-  return t == ActivationType::F16 ? Type(Float16Type::get(ctx))
-                                  : Type(BFloat16Type::get(ctx));
-}
-
-Type floatType(MLIRContext *ctx, OutputType t) {
-  switch (t) {
-  case OutputType::F16:
-    return Float16Type::get(ctx);
-  case OutputType::BF16:
-    return BFloat16Type::get(ctx);
-  case OutputType::F32:
-    break;
-  }
-  return Float32Type::get(ctx);
-}
-
-Value indexConst(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
+using conversion::elementType;
+using conversion::indexConst;
 
 /// The builder state shared by the NVPTX and host wrappers.
 class DecodeGemvEmitter {
 public:
   explicit DecodeGemvEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
       : spec(spec), f32(Float32Type::get(ctx)),
-        act(floatType(ctx, spec.activation)),
-        scale(floatType(ctx, spec.scaleType())),
-        out(floatType(ctx, spec.output)) {
+        act(elementType(ctx, spec.activation)),
+        scale(elementType(ctx, spec.scaleType())),
+        out(elementType(ctx, spec.output)) {
     chunk = spec.chunkCodes();
     chunks = (spec.k + chunk - 1) / chunk;
     fullChunks = spec.k / chunk;

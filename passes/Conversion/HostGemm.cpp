@@ -34,6 +34,8 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 
+#include "KernelTypes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -54,34 +56,16 @@ constexpr int64_t kRowBlock = 4;
 /// stack.
 constexpr int64_t kMaxRowBuffer = 32768;
 
-Type halfType(MLIRContext *ctx, ActivationType t) {
-  return t == ActivationType::F16 ? Type(Float16Type::get(ctx))
-                                  : Type(BFloat16Type::get(ctx));
-}
-
-Type outputType(MLIRContext *ctx, OutputType t) {
-  switch (t) {
-  case OutputType::F16:
-    return Float16Type::get(ctx);
-  case OutputType::BF16:
-    return BFloat16Type::get(ctx);
-  case OutputType::F32:
-    break;
-  }
-  return Float32Type::get(ctx);
-}
-
-Value indexConst(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
+using conversion::elementType;
+using conversion::indexConst;
 
 class HostGemmEmitter {
 public:
   HostGemmEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
       : spec(spec), f32(Float32Type::get(ctx)),
-        act(halfType(ctx, spec.activation)),
-        scale(halfType(ctx, spec.scaleType())),
-        out(outputType(ctx, spec.output)) {
+        act(elementType(ctx, spec.activation)),
+        scale(elementType(ctx, spec.scaleType())),
+        out(elementType(ctx, spec.output)) {
     chunk = spec.chunkCodes();
     chunks = (spec.k + chunk - 1) / chunk;
     fullChunks = spec.k / chunk;

@@ -197,6 +197,22 @@ void buildStoreV(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
+/// The cache rows [first, n) token t attends to: causal up to pos[t], and
+/// with a sliding window the last `window` of them only.
+std::pair<Value, Value> attendedRows(Emitter &e, const ModelKernelSpec &s,
+                                     ValueRange a, Value t) {
+  Value last = e.clampedIndex(a[3], {t}, e.dim(a[1], 0));
+  Value n = e.add(last, e.index(1));
+  Value first = e.index(0);
+  if (s.window > 0) {
+    Value w = e.index(s.window);
+    Value past = arith::CmpIOp::create(e.b, arith::CmpIPredicate::ugt, n, w);
+    first = arith::SelectOp::create(e.b, past, arith::SubIOp::create(e.b, n, w),
+                                    e.index(0));
+  }
+  return {first, n};
+}
+
 /// Scalar loops: any head dim.
 void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
@@ -205,16 +221,8 @@ void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   const double scale = s.scale;
   Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
   e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
-    Value last = e.clampedIndex(a[3], {t}, e.dim(kc, 0));
-    Value n = e.add(last, e.index(1)); // causal: rows first..pos[t]
-    // A sliding window sees the last `window` positions only.
-    Value first = e.index(0);
-    if (s.window > 0) {
-      Value w = e.index(s.window);
-      Value past = arith::CmpIOp::create(e.b, arith::CmpIPredicate::ugt, n, w);
-      first = arith::SelectOp::create(
-          e.b, past, arith::SubIOp::create(e.b, n, w), e.index(0));
-    }
+    std::pair<Value, Value> rows = attendedRows(e, s, a, t);
+    Value first = rows.first, n = rows.second;
     e.loop(s.heads, [&](Value h) {
       Value qBase = e.mul(h, e.index(s.headDim));
       Value kvBase = e.mul(arith::DivUIOp::create(e.b, h, e.index(group)),
@@ -277,15 +285,8 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
     body(f.getInductionVar());
   };
   e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
-    Value last = e.clampedIndex(a[3], {t}, e.dim(kc, 0));
-    Value n = e.add(last, e.index(1)); // causal: rows first..pos[t]
-    Value first = e.index(0);
-    if (s.window > 0) {
-      Value w = e.index(s.window);
-      Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, n, w);
-      first = arith::SelectOp::create(b, past, arith::SubIOp::create(b, n, w),
-                                      e.index(0));
-    }
+    std::pair<Value, Value> rows = attendedRows(e, s, a, t);
+    Value first = rows.first, n = rows.second;
     e.loop(s.heads, [&](Value h) {
       Value qBase = e.mul(h, e.index(hd));
       Value kvBase =

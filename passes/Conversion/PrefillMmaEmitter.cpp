@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PrefillMmaEmitter.h"
+#include "KernelTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -59,16 +60,10 @@ Value asPair(ImplicitLocOpBuilder &b, Value word, Type elem) {
 PrefillMmaEmitter::PrefillMmaEmitter(const QuantKernelSpec &spec,
                                      MLIRContext *ctx)
     : spec(spec), ctx(ctx), f32(Float32Type::get(ctx)),
-      i32(IntegerType::get(ctx, 32)), act(spec.activation == ActivationType::F16
-                                              ? Type(Float16Type::get(ctx))
-                                              : Type(BFloat16Type::get(ctx))),
-      scale(spec.scaleType() == ActivationType::F16
-                ? Type(Float16Type::get(ctx))
-                : Type(BFloat16Type::get(ctx))),
-      out(spec.output == OutputType::F16    ? Type(Float16Type::get(ctx))
-          : spec.output == OutputType::BF16 ? Type(BFloat16Type::get(ctx))
-                                            : Type(Float32Type::get(ctx))),
-      hasBias(spec.bias),
+      i32(IntegerType::get(ctx, 32)),
+      act(conversion::elementType(ctx, spec.activation)),
+      scale(conversion::elementType(ctx, spec.scaleType())),
+      out(conversion::elementType(ctx, spec.output)), hasBias(spec.bias),
       halfMagic(spec.activation == ActivationType::F16 || spec.bits == 4) {
   kSteps = (spec.k + kMmaK - 1) / kMmaK;
   numTiles = (kSteps + kStepsPerTile - 1) / kStepsPerTile;

@@ -1,0 +1,44 @@
+//===- KernelTypes.h - MLIR types of a kernel spec's dtypes -----*- C++ -*-===//
+//
+// The element types the linear kernel builders (DecodeGemv, PrefillMma,
+// HostGemm) give a spec's activation, scale and output dtypes, and the index
+// constant they all build loops from. Internal to passes/Conversion.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_PASSES_CONVERSION_KERNELTYPES_H
+#define QTENSOR_PASSES_CONVERSION_KERNELTYPES_H
+
+#include "qtensor/Conversion/KernelSpec.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace qtensor::conversion {
+
+/// f16 or bf16.
+inline mlir::Type elementType(mlir::MLIRContext *ctx, ActivationType t) {
+  return t == ActivationType::F16 ? mlir::Type(mlir::Float16Type::get(ctx))
+                                  : mlir::Type(mlir::BFloat16Type::get(ctx));
+}
+
+/// f16, bf16 or f32.
+inline mlir::Type elementType(mlir::MLIRContext *ctx, OutputType t) {
+  switch (t) {
+  case OutputType::F16:
+    return mlir::Float16Type::get(ctx);
+  case OutputType::BF16:
+    return mlir::BFloat16Type::get(ctx);
+  case OutputType::F32:
+    break;
+  }
+  return mlir::Float32Type::get(ctx);
+}
+
+inline mlir::Value indexConst(mlir::ImplicitLocOpBuilder &b, int64_t v) {
+  return mlir::arith::ConstantIndexOp::create(b, v);
+}
+
+} // namespace qtensor::conversion
+
+#endif // QTENSOR_PASSES_CONVERSION_KERNELTYPES_H
