@@ -310,6 +310,13 @@ struct Planner {
                          "\", but registry kernel ", cap->id, " reads ",
                          cap->layout ? kernels::toString(*cap->layout)
                                      : std::string("any layout"));
+      // The runtime splits rows only for a kernel built to take any range
+      // of them: a claim the registry does not make is a corrupt artifact.
+      if (k->rowSplit && !cap->rowSplit)
+        return makeError(k->where(),
+                         ".capability.row_split: true, but "
+                         "registry kernel ",
+                         cap->id, " computes whole outputs only");
       kernels::Verdict v =
           kernels::admit(registry, *cap, op.signature, {te.phase, k->tokens},
                          options.target, plan.policy);

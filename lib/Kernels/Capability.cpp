@@ -47,7 +47,8 @@ bool KernelCapability::operator==(const KernelCapability &o) const {
                     k.anyGroupSize, k.perChannel, k.perTensor, k.actOrder,
                     k.decoderVersion, k.groupAxis, k.channelAxis, k.activations,
                     k.accumulators, k.outputs, k.topologies, k.tileN, k.tileK,
-                    k.tokens, k.epilogues, k.priority, k.fullDequant);
+                    k.tokens, k.epilogues, k.priority, k.fullDequant,
+                    k.rowSplit);
   };
   return fields(*this) == fields(o);
 }

@@ -132,6 +132,7 @@ KernelCapability hostGemm() {
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
   k.tokens = {1, std::nullopt};
   k.priority = 110;
+  k.rowSplit = true;
   return k;
 }
 

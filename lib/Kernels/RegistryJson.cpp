@@ -74,6 +74,7 @@ json kernelToJson(const KernelCapability &k) {
       spellAll(k.epilogues, [](Epilogue e) { return toString(e); });
   j["priority"] = k.priority;
   j["full_dequant"] = k.fullDequant;
+  j["row_split"] = k.rowSplit;
   return j;
 }
 
@@ -203,6 +204,7 @@ Expected<KernelCapability> kernelFromJson(const json &j,
   QTENSOR_TRY(r.readInt("priority", INT32_MIN, INT32_MAX, priority));
   k.priority = static_cast<int>(priority);
   QTENSOR_TRY(r.readBool("full_dequant", k.fullDequant));
+  QTENSOR_TRY(r.readBool("row_split", k.rowSplit));
   QTENSOR_TRY(r.noUnknownKeys());
   return k;
 }

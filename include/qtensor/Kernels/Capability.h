@@ -153,6 +153,9 @@ struct KernelCapability {
   std::vector<Epilogue> epilogues;
   int priority = 0; ///< higher wins among admitted kernels
   bool fullDequant = false;
+  /// Its entries take any contiguous range of output rows (the host GEMM):
+  /// an artifact entry may claim `row_split` only for such a kernel.
+  bool rowSplit = false;
 
   bool operator==(const KernelCapability &o) const;
   bool operator!=(const KernelCapability &o) const { return !(*this == o); }

@@ -388,6 +388,30 @@ TEST(LoaderErrors, CapabilityDisagreesWithTheCodes) {
                                         "groups of 32"));
 }
 
+// row_split makes the runtime call a kernel on ranges of rows: claimed for
+// a kernel whose registry entry computes whole outputs only, it would make
+// that kernel read and write past the range, so it is refused; a CPU level
+// the record does not know is refused by name.
+TEST(LoaderErrors, RowSplitOnlyWhereTheRegistrySaysSo) {
+  TempDir dir;
+  TestArtifactSpec spec;
+  spec.editCapability = [](json &c, size_t) { c["row_split"] = true; };
+  auto model = loadSpec(dir, spec);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       ".capability.row_split: true, but registry kernel "
+                       "affine_gemv_decode_host computes whole outputs only"))
+      << model.message();
+  TempDir other;
+  TestArtifactSpec cpu;
+  cpu.editCapability = [](json &c, size_t) { c["cpu"] = "pentium"; };
+  auto bad = loadSpec(other, cpu);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_TRUE(contains(bad.message(), ".capability.cpu: unknown value "
+                                      "\"pentium\""))
+      << bad.message();
+}
+
 TEST(Loader, FallbackAllowedRunsTheReferenceAndIsCounted) {
   TempDir dir;
   TestArtifactSpec spec;
