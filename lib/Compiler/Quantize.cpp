@@ -7,8 +7,13 @@
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/Groupwise.h"
 
+#include "qtensor/Support/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace qtensor::compiler {
 namespace {
@@ -201,6 +206,44 @@ Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
   return affineLogical(spec, linear.n(), linear.k(), elementType);
 }
 
+Expected<GroupwiseQuantized>
+quantizeRowsInParallel(const float *values, int64_t rows, int64_t cols,
+                       const GroupwiseConfig &config) {
+  // Ranges of at least 2^18 weights, at most one per thread.
+  ThreadPool &pool = defaultThreadPool();
+  const int64_t parts = std::min<int64_t>(
+      {int64_t(pool.threads()), std::max<int64_t>(1, rows * cols >> 18), rows});
+  if (parts <= 1)
+    return quantizeGroupwise(values, rows, cols, config);
+  std::vector<std::optional<GroupwiseQuantized>> pieces(
+      static_cast<size_t>(parts));
+  std::atomic<bool> failed{false};
+  pool.parallelFor(size_t(parts), [&](size_t i) {
+    const int64_t r0 = rows * int64_t(i) / parts;
+    const int64_t r1 = rows * int64_t(i + 1) / parts;
+    auto q = quantizeGroupwise(values + size_t(r0) * size_t(cols), r1 - r0,
+                               cols, config);
+    if (q)
+      pieces[i] = q.take();
+    else
+      failed = true;
+  });
+  if (failed)
+    return quantizeGroupwise(values, rows, cols, config);
+  GroupwiseQuantized whole = std::move(*pieces[0]);
+  whole.rows = rows;
+  whole.codes.reserve(size_t(rows) * size_t(cols));
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    GroupwiseQuantized &p = *pieces[i];
+    whole.codes.insert(whole.codes.end(), p.codes.begin(), p.codes.end());
+    whole.scales.insert(whole.scales.end(), p.scales.begin(), p.scales.end());
+    whole.zeroPoints.insert(whole.zeroPoints.end(), p.zeroPoints.begin(),
+                            p.zeroPoints.end());
+    pieces[i].reset(); // its codes are in `whole` now
+  }
+  return whole;
+}
+
 Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
                                          const SourceLinear &linear,
                                          const QuantSpec &spec,
@@ -231,7 +274,7 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
         elementType == FloatType::BF16 ? FloatFormat::BF16 : FloatFormat::F16;
     // An all-zero group (pruned rows) is legitimate in real checkpoints.
     config.constantPolicy = ConstantGroupPolicy::UnitScale;
-    auto q = quantizeGroupwise(values.data(), n, k, config);
+    auto q = quantizeRowsInParallel(values.data(), n, k, config);
     if (!q)
       return makeError("tensor ", linear.name, ": ", q.message());
 

@@ -14,6 +14,7 @@
 #include "Checkpoint.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Numerics/Groupwise.h"
 #include "qtensor/Support/Expected.h"
 
 #include <string>
@@ -61,6 +62,14 @@ bool keepsStoredCodes(const SourceLinear &linear);
 Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
                                                    const QuantSpec &spec,
                                                    FloatType elementType);
+
+/// quantizeGroupwise on ranges of rows across the process's thread pool:
+/// groups never cross rows, so the result equals one call's, bit for bit.
+/// When a range fails, the whole tensor is quantized once more on this
+/// thread, so the error names the row exactly as one call would.
+Expected<GroupwiseQuantized>
+quantizeRowsInParallel(const float *values, int64_t rows, int64_t cols,
+                       const GroupwiseConfig &config);
 
 /// Quantizes (or keeps) one block linear. `elementType` is the activation
 /// and reconstruction type (A16: f16 or bf16).
