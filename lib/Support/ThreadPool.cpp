@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace qtensor {
 
@@ -91,13 +92,19 @@ std::mutex defaultMutex;
 unsigned defaultThreads = 0; ///< 0: not chosen yet
 std::unique_ptr<ThreadPool> defaultPool;
 
+/// QTENSOR_THREADS when it is set to an integer in [1, kMaxThreads].
+unsigned environmentThreads() {
+  const char *env = std::getenv("QTENSOR_THREADS");
+  if (!env || *env < '0' || *env > '9')
+    return 0;
+  char *end = nullptr;
+  unsigned long v = std::strtoul(env, &end, 10);
+  return *end == '\0' && v >= 1 && v <= kMaxThreads ? unsigned(v) : 0;
+}
+
 unsigned threadsFromEnvironment() {
-  if (const char *env = std::getenv("QTENSOR_THREADS")) {
-    char *end = nullptr;
-    unsigned long v = std::strtoul(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 1 && v <= kMaxThreads)
-      return unsigned(v);
-  }
+  if (unsigned v = environmentThreads())
+    return v;
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : (hw > kMaxThreads ? kMaxThreads : hw);
 }
@@ -109,6 +116,14 @@ ThreadPool &defaultThreadPool() {
     defaultPool = std::make_unique<ThreadPool>(
         defaultThreads ? defaultThreads : threadsFromEnvironment());
   return *defaultPool;
+}
+
+std::string threadCountEnvironmentError() {
+  const char *env = std::getenv("QTENSOR_THREADS");
+  if (!env || environmentThreads())
+    return "";
+  return std::string("QTENSOR_THREADS=") + env +
+         ": expected an integer in [1, " + std::to_string(kMaxThreads) + "]";
 }
 
 bool setDefaultThreadCount(unsigned threads) {

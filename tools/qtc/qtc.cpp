@@ -10,6 +10,7 @@
 #include "Run.h"
 #include "Tokenize.h"
 #include "VerifyCommand.h"
+#include "qtensor/Support/ThreadPool.h"
 #if QTENSOR_QTC_COMPILER
 #include "CompileCommand.h"
 #endif
@@ -61,6 +62,12 @@ static int run(int argc, char **argv) {
   }
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  // Every command may run on the thread pool: a bad size is refused, not
+  // silently replaced by the core count.
+  if (std::string bad = qtensor::threadCountEnvironmentError(); !bad.empty()) {
+    std::cerr << "qtc: " << bad << "\n";
+    return 2;
+  }
   if (command == "inspect")
     return qtensor::qtc::runInspect(args);
   if (command == "kernels")

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,9 +51,14 @@ private:
   bool stopping = false;
 };
 
-/// The process's pool: `QTENSOR_THREADS` threads when set (1 to 256), else
-/// the hardware's. Created on first use.
+/// The process's pool: `QTENSOR_THREADS` threads when set to an integer in
+/// [1, 256], else the hardware's. Created on first use. A library does not
+/// print, so a bad value is not used and threadCountEnvironmentError says
+/// why (qtc refuses to run with it).
 ThreadPool &defaultThreadPool();
+/// "QTENSOR_THREADS=abc: expected an integer in [1, 256]" when the variable
+/// is set to anything else; empty when it is unset or valid.
+std::string threadCountEnvironmentError();
 /// Sets the size of the process's pool; only before its first use (returns
 /// false afterwards, or for 0 or more than 256).
 bool setDefaultThreadCount(unsigned threads);
