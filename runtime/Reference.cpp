@@ -87,6 +87,29 @@ double qtensor::runtime::kernelErrorBound(double absSum, double yRef, int64_t k,
   return f32Error + uOut * (std::fabs(yRef) + f32Error) + underflow;
 }
 
+namespace {
+/// Adds output i (y against its reference, `mag` = the sum of |x w| and
+/// |b|) to e; false, with the first non-finite index kept, when the error
+/// is not finite.
+bool recordOutput(KernelError &e, size_t i, double y, double ref, double mag,
+                  int64_t k, FloatType output) {
+  const double err = std::fabs(y - ref);
+  if (!std::isfinite(err)) {
+    if (e.finite)
+      e.nonFiniteIndex = i;
+    e.finite = false;
+    return false;
+  }
+  const double ratio = err / kernelErrorBound(mag, ref, k, output);
+  e.maxAbsError = std::max(e.maxAbsError, err);
+  if (ratio > e.worstRatio) {
+    e.worstRatio = ratio;
+    e.worstIndex = i;
+  }
+  return true;
+}
+} // namespace
+
 KernelError qtensor::runtime::measureKernelError(
     const std::vector<double> &x, const std::vector<double> &w,
     const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
@@ -96,19 +119,7 @@ KernelError qtensor::runtime::measureKernelError(
   KernelError e;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
-    double err = std::fabs(y[i] - ref[i]);
-    if (!std::isfinite(err)) {
-      if (e.finite)
-        e.nonFiniteIndex = i;
-      e.finite = false;
-      continue;
-    }
-    double ratio = err / kernelErrorBound(mag[i] + b, ref[i], k, output);
-    e.maxAbsError = std::max(e.maxAbsError, err);
-    if (ratio > e.worstRatio) {
-      e.worstRatio = ratio;
-      e.worstIndex = i;
-    }
+    recordOutput(e, i, y[i], ref[i], mag[i] + b, k, output);
   }
   e.finite &= y.size() == ref.size();
   return e;
@@ -140,18 +151,8 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
         mag += std::fabs(xr[j] * wr[j]);
       }
       const size_t i = size_t(row) * size_t(n) + size_t(r);
-      const double err = std::fabs(y[i] - ref);
-      if (!std::isfinite(err)) {
-        e.nonFiniteIndex = i;
-        e.finite = false;
+      if (!recordOutput(e, i, y[i], ref, mag, k, output))
         return e;
-      }
-      const double ratio = err / kernelErrorBound(mag, ref, k, output);
-      e.maxAbsError = std::max(e.maxAbsError, err);
-      if (ratio > e.worstRatio) {
-        e.worstRatio = ratio;
-        e.worstIndex = i;
-      }
     }
   return e;
 }
