@@ -63,19 +63,14 @@ using conversion::elementType;
 using conversion::indexConst;
 
 /// The builder state shared by the NVPTX and host wrappers.
-class DecodeGemvEmitter {
+class DecodeGemvEmitter : public conversion::ChunkGeometry {
 public:
   explicit DecodeGemvEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
-      : spec(spec), f32(Float32Type::get(ctx)),
+      : ChunkGeometry(spec), spec(spec), f32(Float32Type::get(ctx)),
         act(elementType(ctx, spec.activation)),
         scale(elementType(ctx, spec.scaleType())),
-        out(elementType(ctx, spec.output)) {
-    chunk = spec.chunkCodes();
-    chunks = (spec.k + chunk - 1) / chunk;
-    fullChunks = spec.k / chunk;
-    tail = spec.k % chunk;
-    chunksPerSplit = (chunks + spec.splitK - 1) / spec.splitK;
-  }
+        out(elementType(ctx, spec.output)),
+        chunksPerSplit((chunks + spec.splitK - 1) / spec.splitK) {}
 
   /// x, w, s, [z], [b], y; T is `?` for a dynamic-T spec.
   SmallVector<Type> argumentTypes(MLIRContext *ctx) const {
@@ -130,7 +125,7 @@ public:
 
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
-  int64_t chunk, chunks, fullChunks, tail, chunksPerSplit;
+  int64_t chunksPerSplit;
 
 private:
   Value zeroPoints(ValueRange args) const {

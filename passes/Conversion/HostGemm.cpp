@@ -59,18 +59,13 @@ constexpr int64_t kMaxRowBuffer = 32768;
 using conversion::elementType;
 using conversion::indexConst;
 
-class HostGemmEmitter {
+class HostGemmEmitter : conversion::ChunkGeometry {
 public:
   HostGemmEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
-      : spec(spec), f32(Float32Type::get(ctx)),
+      : ChunkGeometry(spec), spec(spec), f32(Float32Type::get(ctx)),
         act(elementType(ctx, spec.activation)),
         scale(elementType(ctx, spec.scaleType())),
-        out(elementType(ctx, spec.output)) {
-    chunk = spec.chunkCodes();
-    chunks = (spec.k + chunk - 1) / chunk;
-    fullChunks = spec.k / chunk;
-    tail = spec.k % chunk;
-  }
+        out(elementType(ctx, spec.output)) {}
 
   /// x, w, s, [z], [b], y: N (the rows of the slice) is dynamic everywhere
   /// and y's row stride is the whole output's.
@@ -158,7 +153,6 @@ private:
 
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
-  int64_t chunk, chunks, fullChunks, tail;
 };
 
 Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,

@@ -35,6 +35,16 @@ inline mlir::Type elementType(mlir::MLIRContext *ctx, OutputType t) {
   return mlir::Float32Type::get(ctx);
 }
 
+/// A weight row of the decode_gemv layout as 16-byte chunks of 128 / bits
+/// codes: how many, how many are whole, and the codes of the partial last
+/// one (0 when K is a multiple of the chunk).
+struct ChunkGeometry {
+  explicit ChunkGeometry(const QuantKernelSpec &spec)
+      : chunk(spec.chunkCodes()), chunks((spec.k + chunk - 1) / chunk),
+        fullChunks(spec.k / chunk), tail(spec.k % chunk) {}
+  int64_t chunk, chunks, fullChunks, tail;
+};
+
 inline mlir::Value indexConst(mlir::ImplicitLocOpBuilder &b, int64_t v) {
   return mlir::arith::ConstantIndexOp::create(b, v);
 }
