@@ -13,7 +13,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <optional>
+#include <map>
+#include <mutex>
 
 namespace qtensor::compiler {
 namespace {
@@ -209,37 +210,35 @@ Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
 Expected<GroupwiseQuantized>
 quantizeRowsInParallel(const float *values, int64_t rows, int64_t cols,
                        const GroupwiseConfig &config) {
-  // Ranges of at least 2^18 weights, at most one per thread.
-  ThreadPool &pool = defaultThreadPool();
-  const int64_t parts = std::min<int64_t>(
-      {int64_t(pool.threads()), std::max<int64_t>(1, rows * cols >> 18), rows});
-  if (parts <= 1)
-    return quantizeGroupwise(values, rows, cols, config);
-  std::vector<std::optional<GroupwiseQuantized>> pieces(
-      static_cast<size_t>(parts));
+  // Ranges of at least 2^18 weights, at most one per thread, in row order.
+  std::mutex piecesMutex;
+  std::map<int64_t, GroupwiseQuantized> pieces;
   std::atomic<bool> failed{false};
-  pool.parallelFor(size_t(parts), [&](size_t i) {
-    const int64_t r0 = rows * int64_t(i) / parts;
-    const int64_t r1 = rows * int64_t(i + 1) / parts;
-    auto q = quantizeGroupwise(values + size_t(r0) * size_t(cols), r1 - r0,
-                               cols, config);
-    if (q)
-      pieces[i] = q.take();
-    else
-      failed = true;
-  });
+  defaultThreadPool().parallelRanges(
+      rows, rows * cols, int64_t(1) << 18, [&](int64_t r0, int64_t r1) {
+        auto q = quantizeGroupwise(values + size_t(r0) * size_t(cols), r1 - r0,
+                                   cols, config);
+        if (!q) {
+          failed = true;
+          return;
+        }
+        std::lock_guard<std::mutex> lock(piecesMutex);
+        pieces.emplace(r0, q.take());
+      });
   if (failed)
     return quantizeGroupwise(values, rows, cols, config);
-  GroupwiseQuantized whole = std::move(*pieces[0]);
+  if (pieces.size() == 1)
+    return std::move(pieces.begin()->second);
+  auto it = pieces.begin();
+  GroupwiseQuantized whole = std::move(it->second);
   whole.rows = rows;
   whole.codes.reserve(size_t(rows) * size_t(cols));
-  for (size_t i = 1; i < pieces.size(); ++i) {
-    GroupwiseQuantized &p = *pieces[i];
+  for (it = pieces.erase(it); it != pieces.end(); it = pieces.erase(it)) {
+    GroupwiseQuantized &p = it->second; // freed once appended
     whole.codes.insert(whole.codes.end(), p.codes.begin(), p.codes.end());
     whole.scales.insert(whole.scales.end(), p.scales.begin(), p.scales.end());
     whole.zeroPoints.insert(whole.zeroPoints.end(), p.zeroPoints.begin(),
                             p.zeroPoints.end());
-    pieces[i].reset(); // its codes are in `whole` now
   }
   return whole;
 }

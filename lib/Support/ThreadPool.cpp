@@ -2,6 +2,7 @@
 
 #include "qtensor/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -85,6 +86,18 @@ void ThreadPool::parallelFor(size_t n, const std::function<void(size_t)> &fn) {
   done.wait(lock, [&] { return finished == count; });
   body = nullptr;
   count = 0;
+}
+
+void ThreadPool::parallelRanges(
+    int64_t items, int64_t work, int64_t minWork,
+    const std::function<void(int64_t, int64_t)> &body) {
+  if (items <= 0)
+    return;
+  const int64_t parts = std::min<int64_t>(
+      {int64_t(threads()), std::max<int64_t>(1, work / minWork), items});
+  parallelFor(size_t(parts), [&](size_t i) {
+    body(items * int64_t(i) / parts, items * int64_t(i + 1) / parts);
+  });
 }
 
 namespace {

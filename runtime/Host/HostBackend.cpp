@@ -4,7 +4,6 @@
 
 #include "qtensor/Support/ThreadPool.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -216,21 +215,16 @@ Status qtensor::runtime::callMlirCInterface(
 
 Status qtensor::runtime::forRowRanges(
     int64_t n, int64_t k, const std::function<Status(int64_t, int64_t)> &rows) {
-  ThreadPool &pool = defaultThreadPool();
-  const int64_t parts =
-      std::min<int64_t>({int64_t(pool.threads()),
-                         std::max<int64_t>(1, n * k / kMinSplitWeights), n});
-  if (parts <= 1)
-    return rows(0, n);
   std::mutex failureMutex;
   Status failure = Status::ok();
-  pool.parallelFor(size_t(parts), [&](size_t i) {
-    Status s = rows(n * int64_t(i) / parts, n * int64_t(i + 1) / parts);
-    if (!s) {
-      std::lock_guard<std::mutex> lock(failureMutex);
-      if (failure)
-        failure = std::move(s);
-    }
-  });
+  defaultThreadPool().parallelRanges(
+      n, n * k, kMinSplitWeights, [&](int64_t n0, int64_t n1) {
+        Status s = rows(n0, n1);
+        if (!s) {
+          std::lock_guard<std::mutex> lock(failureMutex);
+          if (failure)
+            failure = std::move(s);
+        }
+      });
   return failure;
 }

@@ -13,6 +13,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -35,6 +36,13 @@ public:
   /// threads and the caller, and returns when all have returned. `body`
   /// must not throw.
   void parallelFor(size_t count, const std::function<void(size_t)> &body);
+
+  /// Splits [0, items), whose `work` units cost about the same each, into
+  /// contiguous ranges of at least `minWork` units, at most one per thread
+  /// (one range, on the calling thread, when the work is small), and runs
+  /// body(begin, end) for each as parallelFor does.
+  void parallelRanges(int64_t items, int64_t work, int64_t minWork,
+                      const std::function<void(int64_t, int64_t)> &body);
 
 private:
   void work();
