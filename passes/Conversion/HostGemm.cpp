@@ -35,6 +35,7 @@
 #include "qtensor/Conversion/KernelBuilders.h"
 
 #include "KernelTypes.h"
+#include "RowDots.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -380,43 +381,11 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
 void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
                                   Value n, Value t0, int64_t rows, Value wrow,
                                   Value biasValue) const {
-  constexpr int64_t kLanes = 8;
-  auto laneTy = VectorType::get({kLanes}, f32);
-  auto xTy = VectorType::get({kLanes}, act);
-  Value x = args[0];
-  Value zero = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(laneTy, b.getF32FloatAttr(0.0)));
-  SmallVector<Value> init(rows, zero);
-  const int64_t whole = spec.k / kLanes;
-  auto loop = scf::ForOp::create(
-      b, indexConst(b, 0), indexConst(b, whole * kLanes), indexConst(b, kLanes),
-      init, [&](OpBuilder &nested, Location loc, Value k, ValueRange acc) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        Value w = vector::LoadOp::create(ib, laneTy, wrow, ValueRange{k});
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < rows; ++r) {
-          Value t = arith::AddIOp::create(ib, t0, indexConst(ib, r));
-          Value stored = vector::LoadOp::create(ib, xTy, x, ValueRange{t, k});
-          Value xs = arith::ExtFOp::create(ib, laneTy, stored);
-          next.push_back(vector::FMAOp::create(ib, xs, w, acc[size_t(r)]));
-        }
-        scf::YieldOp::create(ib, next);
-      });
-  for (int64_t r = 0; r < rows; ++r) {
-    Value t = arith::AddIOp::create(b, t0, indexConst(b, r));
-    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                            loop.getResult(unsigned(r)),
-                                            arith::FastMathFlags::reassoc);
-    // The last K % 8 products one by one.
-    for (int64_t k = whole * kLanes; k < spec.k; ++k) {
-      Value kk = indexConst(b, k);
-      Value stored = memref::LoadOp::create(b, x, ValueRange{t, kk});
-      Value xs = arith::ExtFOp::create(b, f32, stored);
-      Value w = memref::LoadOp::create(b, wrow, ValueRange{kk});
-      sum = arith::AddFOp::create(b, arith::MulFOp::create(b, xs, w), sum);
-    }
-    emitStore(b, args, n, t, sum, biasValue);
-  }
+  SmallVector<Value> sums =
+      conversion::emitRowDots(b, args[0], t0, rows, wrow, {}, spec.k);
+  for (int64_t r = 0; r < rows; ++r)
+    emitStore(b, args, n, arith::AddIOp::create(b, t0, indexConst(b, r)),
+              sums[size_t(r)], biasValue);
 }
 
 void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {

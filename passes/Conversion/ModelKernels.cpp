@@ -12,6 +12,8 @@
 
 #include "qtensor/Conversion/ModelKernels.h"
 
+#include "RowDots.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -381,53 +383,13 @@ void buildResidualAdd(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
-/// One weight row against `rows` activation rows, 8 lanes at a time:
-/// y[t0 + r, n] = x[t0 + r] . w[n] (reassociated: the L4 bound holds for any
-/// order of the f32 sums).
+/// y[t0 + r, n] = x[t0 + r] . w[n] for `rows` activation rows.
 void floatLinearRows(Emitter &e, const ModelKernelSpec &s, ValueRange a,
                      Value n, Value t0, int64_t rows) {
-  constexpr int64_t kLanes = 8;
-  ImplicitLocOpBuilder &b = e.b;
-  auto lanes = VectorType::get({kLanes}, e.f32);
-  auto widen = [&](Value v) {
-    return cast<VectorType>(v.getType()).getElementType() == e.f32
-               ? v
-               : Value(arith::ExtFOp::create(b, lanes, v));
-  };
-  Type xElem = cast<MemRefType>(a[0].getType()).getElementType();
-  Type wElem = cast<MemRefType>(a[1].getType()).getElementType();
-  Value zero = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(lanes, b.getF32FloatAttr(0.0)));
-  SmallVector<Value> init(rows, zero);
-  const int64_t whole = s.width / kLanes * kLanes;
-  auto loop =
-      scf::ForOp::create(b, e.index(0), e.index(whole), e.index(kLanes), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k = loop.getInductionVar();
-    Value w = widen(vector::LoadOp::create(b, VectorType::get({kLanes}, wElem),
-                                           a[1], ValueRange{n, k}));
-    SmallVector<Value> next;
-    for (int64_t r = 0; r < rows; ++r) {
-      Value t = e.add(t0, e.index(r));
-      Value x = widen(vector::LoadOp::create(
-          b, VectorType::get({kLanes}, xElem), a[0], ValueRange{t, k}));
-      next.push_back(
-          vector::FMAOp::create(b, x, w, loop.getRegionIterArgs()[r]));
-    }
-    scf::YieldOp::create(b, next);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    Value t = e.add(t0, e.index(r));
-    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                            loop.getResult(unsigned(r)),
-                                            arith::FastMathFlags::reassoc);
-    for (int64_t k = whole; k < s.width; ++k)
-      sum = e.fadd(sum, e.fmul(e.load(a[0], {t, e.index(k)}),
-                               e.load(a[1], {n, e.index(k)})));
-    e.store(sum, a[2], {t, n});
-  }
+  SmallVector<Value> sums =
+      qtensor::conversion::emitRowDots(e.b, a[0], t0, rows, a[1], {n}, s.width);
+  for (int64_t r = 0; r < rows; ++r)
+    e.store(sums[size_t(r)], a[2], {e.add(t0, e.index(r)), n});
 }
 
 void buildFloatLinear(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
