@@ -359,10 +359,13 @@ Status readArgs(JsonObjectReader &r, KernelInstance &k) {
     return makeError(r.at("args"), ": w is ", toString(k.arg(ArgRole::W)->type),
                      ", expected i32 (packed code words)");
   QTENSOR_TRY(dtypeIs(*k.arg(ArgRole::S), k.scale, "scale"));
-  if (const KernelArg *z = k.arg(ArgRole::Z))
-    if (z->type != ArgType::U8)
+  if (const KernelArg *z = k.arg(ArgRole::Z)) {
+    if (k.minZero)
+      QTENSOR_TRY(dtypeIs(*z, k.scale, "scale"));
+    else if (z->type != ArgType::U8)
       return makeError(r.at("args"), ": z is ", toString(z->type),
                        ", expected u8 zero-points");
+  }
   return Status::ok();
 }
 
@@ -456,10 +459,20 @@ qtensor::runtime::parseKernelInstance(const artifact::Manifest &m,
   JsonObjectReader cr(*code, r.at("code"));
   int64_t bits = 0;
   QTENSOR_TRY(cr.readInt("bits", 4, 8, bits));
-  if (bits != 4 && bits != 8)
-    return makeError(cr.at("bits"), ": ", bits, ", expected 4 or 8");
+  if (bits == 7)
+    return makeError(cr.at("bits"), ": ", bits, ", expected 4, 5, 6 or 8");
   k.codeBits = unsigned(bits);
   QTENSOR_TRY(cr.readBool("signed", k.codeSigned));
+  if (const json *zp = cr.find("zero_point")) {
+    if (!zp->is_string() || (zp->get<std::string>() != "min" &&
+                             zp->get<std::string>() != "integer"))
+      return makeError(cr.at("zero_point"),
+                       ": expected \"min\" or \"integer\"");
+    k.minZero = zp->get<std::string>() == "min";
+    if (k.minZero && k.codeSigned)
+      return makeError(cr.at("zero_point"),
+                       ": a min zero-point needs unsigned codes");
+  }
   const json *group;
   QTENSOR_TRY(r.require("group_size", group));
   if (group->is_string()) {
@@ -472,9 +485,8 @@ qtensor::runtime::parseKernelInstance(const artifact::Manifest &m,
                                         kMaxDimension, k.groupSize));
   }
   QTENSOR_TRY(readFloat(r, "scale", k.scale));
-  if (k.scale == FloatType::F32)
-    return makeError(r.at("scale"), ": native kernels read f16 or bf16 "
-                                    "scales");
+  if (k.scale == FloatType::F32 && k.target.backend != kernels::Backend::Host)
+    return makeError(r.at("scale"), ": GPU kernels read f16 or bf16 scales");
 
   const json *entries;
   QTENSOR_TRY(r.readArray("entries", entries));

@@ -191,9 +191,16 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                      " a zero-point argument z, but", of,
                      q.zeros ? " stores zero-points" : " is symmetric");
   if (z) {
-    if (q.zeros->dtype != safetensors::DType::U8)
-      return makeError(where, ".args: z reads u8 zero-points, but", of,
-                       " stores them as ",
+    const bool minStored = d.zeroPoint == ZeroPointKind::Min;
+    if (k.minZero != minStored)
+      return makeError(
+          where, ".code.zero_point: ", k.minZero ? "min" : "integer", ", but",
+          of, " stores zero-point ", qtensor::toString(d.zeroPoint));
+    safetensors::DType want =
+        k.minZero ? dtypeOf(argTypeOf(k.scale)) : safetensors::DType::U8;
+    if (q.zeros->dtype != want)
+      return makeError(where, ".args: z reads ", safetensors::dtypeName(want),
+                       " zero-points, but", of, " stores them as ",
                        safetensors::dtypeName(q.zeros->dtype));
     if (elements(z->shape) != elements(q.zeros->shape))
       return makeError(where, ".args: z has shape ", shapeToString(z->shape),

@@ -121,9 +121,11 @@ json argsJson(mlir::TypeRange inputs, const KernelInstance &instance) {
         d = instance.n;
       shape.push_back(mlir::ShapedType::isDynamic(d) ? int64_t(-1) : d);
     }
-    // Zero-points are bytes the kernel zero-extends.
-    const char *dtype =
-        names[i] == "z" ? "u8" : dtypeOf(memref.getElementType());
+    // Integer zero-points are bytes the kernel zero-extends (i8 in the
+    // IR); a min is a float in the scale dtype.
+    const char *dtype = names[i] == "z" && !instance.spec->minZero
+                            ? "u8"
+                            : dtypeOf(memref.getElementType());
     args.push_back({{"name", names[i]}, {"dtype", dtype}, {"shape", shape}});
   }
   return args;
@@ -186,6 +188,8 @@ json baseCapability(const KernelInstance &instance, const std::string &target,
   const QuantKernelSpec &spec = *instance.spec;
   c["layout"] = instance.capability->layout->family;
   c["code"] = {{"bits", spec.bits}, {"signed", spec.symmetric}};
+  if (spec.minZero)
+    c["code"]["zero_point"] = "min";
   c["group_size"] =
       spec.groupSize == 0 ? json("per_channel") : json(spec.groupSize);
   c["scale"] = toString(spec.scaleType());

@@ -51,8 +51,8 @@ CodeBounds qtensor::codeBounds(const AffineDescriptor &d) {
 
 Status qtensor::verifyDescriptor(const AffineDescriptor &d) {
   unsigned b = d.code.bits;
-  if (b != 2 && b != 3 && b != 4 && b != 8)
-    return makeError("code type must be 2, 3, 4 or 8 bits wide, got ", b);
+  if (b < 2 || b > 8 || b == 7)
+    return makeError("code type must be 2, 3, 4, 5, 6 or 8 bits wide, got ", b);
   bool symmetric = d.scheme == QuantScheme::Symmetric;
   if (symmetric && d.zeroPoint != ZeroPointKind::None)
     return makeError("symmetric scheme cannot have a zero-point (got ",

@@ -124,9 +124,21 @@ void checkQParams(const KernelCapability &k, const AffineDescriptor &d,
 }
 
 void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
-                 const LayoutDescriptor &stored, Reasons &out) {
+                 const AffineDescriptor &d, const LayoutDescriptor &stored,
+                 Reasons &out) {
   if (!k.layout)
     return; // reads any layout through the reference decoder
+  // A kernel reads a group's codes in whole K tiles of its layout (16-byte
+  // chunks): a shorter group would share a tile with the next one.
+  if (const KernelLayout *kl = registry.findLayout(*k.layout);
+      kl && d.granularity == Granularity::Group) {
+    std::vector<int64_t> tile = kl->tileFor(d.code.bits);
+    if (tile.size() == 2 && d.groupSize % tile[1] != 0)
+      out.push_back("group size " + std::to_string(d.groupSize) +
+                    " is not a whole number of the " + std::to_string(tile[1]) +
+                    "-code K tiles " + k.layout->family + " reads " +
+                    std::to_string(d.code.bits) + "-bit codes in");
+  }
   LayoutId id = LayoutId::of(stored);
   if (id == *k.layout || registry.findRepack(id, *k.layout))
     return;
@@ -228,7 +240,7 @@ Verdict kernels::admit(const KernelRegistry &registry,
     checkCodes(kernel, sig.descriptor, v.reasons);
     checkQParams(kernel, sig.descriptor, v.reasons);
   }
-  checkLayout(registry, kernel, sig.layout, v.reasons);
+  checkLayout(registry, kernel, sig.descriptor, sig.layout, v.reasons);
   checkDtypes(kernel, sig, v.reasons);
   if (!contains(kernel.topologies, sig.topology))
     v.reasons.push_back(std::string("topology ") + toString(sig.topology) +
@@ -454,13 +466,51 @@ struct GGMLSpelling {
   const char *encoding;
   CodeContract code;
   ZeroPointKind zeroPoint;
+  int64_t group; ///< elements per scale
+  int64_t block; ///< elements per stored block (the layout's tile)
 };
 const GGMLSpelling kGGML[] = {
-    {"q4_0", {4, true, SignedEncoding::OffsetBinary}, ZeroPointKind::None},
-    {"q4_1", {4, false, SignedEncoding::TwosComplement}, ZeroPointKind::Min},
-    {"q8_0", {8, true, SignedEncoding::TwosComplement}, ZeroPointKind::None},
+    {"q4_0",
+     {4, true, SignedEncoding::OffsetBinary},
+     ZeroPointKind::None,
+     32,
+     32},
+    {"q4_1",
+     {4, false, SignedEncoding::TwosComplement},
+     ZeroPointKind::Min,
+     32,
+     32},
+    {"q5_0",
+     {5, true, SignedEncoding::OffsetBinary},
+     ZeroPointKind::None,
+     32,
+     32},
+    {"q5_1",
+     {5, false, SignedEncoding::TwosComplement},
+     ZeroPointKind::Min,
+     32,
+     32},
+    {"q8_0",
+     {8, true, SignedEncoding::TwosComplement},
+     ZeroPointKind::None,
+     32,
+     32},
+    {"q4_k",
+     {4, false, SignedEncoding::TwosComplement},
+     ZeroPointKind::Min,
+     32,
+     256},
+    {"q5_k",
+     {5, false, SignedEncoding::TwosComplement},
+     ZeroPointKind::Min,
+     32,
+     256},
+    {"q6_k",
+     {6, true, SignedEncoding::OffsetBinary},
+     ZeroPointKind::None,
+     16,
+     256},
 };
-constexpr int64_t kGGMLBlock = 32;
 
 std::string spellShape(const std::vector<int64_t> &v) {
   return shapeToString(v);
@@ -486,14 +536,14 @@ Status kernels::verifyStoredLayout(const KernelRegistry &registry,
             what, " stores zero-point ", qtensor::toString(g.zeroPoint),
             ", the descriptor says ", qtensor::toString(d.zeroPoint));
       int64_t last = static_cast<int64_t>(shape.size()) - 1;
-      if (d.granularity != Granularity::Group || d.groupSize != kGGMLBlock ||
+      if (d.granularity != Granularity::Group || d.groupSize != g.group ||
           d.axis != last)
-        return makeError(what, " stores one scale per ", kGGMLBlock,
+        return makeError(what, " stores one scale per ", g.group,
                          " codes along the last axis (", last,
                          "), the descriptor has other granularity");
       std::vector<int64_t> tile(shape.size(), 1);
       if (!tile.empty())
-        tile.back() = kGGMLBlock;
+        tile.back() = g.block;
       if (layout.tile != tile)
         return makeError(what, " has tile ", spellShape(tile), ", got ",
                          spellShape(layout.tile));

@@ -27,9 +27,12 @@ CodeContract CodeContract::of(const AffineDescriptor &d) {
 }
 
 std::vector<int64_t> KernelLayout::tileFor(unsigned codeBits) const {
+  if (std::find(bits.begin(), bits.end(), codeBits) == bits.end())
+    return {};
   if (codeBits == 4)
     return tileW4;
-  if (codeBits == 8)
+  // 5- and 6-bit codes sit one per byte, as 8-bit ones do.
+  if (codeBits == 5 || codeBits == 6 || codeBits == 8)
     return tileW8;
   return {};
 }

@@ -38,7 +38,7 @@ const CodeContract kUI8{8, false, SignedEncoding::TwosComplement};
 /// Every affine code contract, for the full-dequant kernel.
 std::vector<CodeContract> allAffineCodes() {
   std::vector<CodeContract> codes;
-  for (unsigned bits : {2u, 3u, 4u, 8u}) {
+  for (unsigned bits : {2u, 3u, 4u, 5u, 6u, 8u}) {
     codes.push_back({bits, false, SignedEncoding::TwosComplement});
     codes.push_back({bits, true, SignedEncoding::TwosComplement});
     codes.push_back({bits, true, SignedEncoding::OffsetBinary});
@@ -133,6 +133,19 @@ KernelCapability hostGemm() {
   k.tokens = {1, std::nullopt};
   k.priority = 110;
   k.rowSplit = true;
+  // What ggml files store, read as kept codes (lib/Formats/GGUF): 5- and
+  // 6-bit codes (Q5_0, Q5_1, Q5_K, Q6_K), a float min (Q4_1, Q5_1, Q4_K,
+  // Q5_K), f32 scales (the exact products of K-quants' two scale levels)
+  // and groups of 16 (Q6_K; byte codes only: a chunk never crosses a
+  // group, which admission checks against the layout's tile).
+  for (unsigned bits : {5u, 6u}) {
+    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
+    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
+    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
+  }
+  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  k.scaleTypes.push_back(FloatType::F32);
+  k.groupSizes.insert(k.groupSizes.begin(), 16);
   return k;
 }
 
@@ -177,8 +190,9 @@ KernelRegistry makeBuiltinRegistry() {
   // rows by k16.
   r.layouts = {
       {decode,
-       "row-major, each row whole 16-byte chunks of codes for 128-bit loads",
-       {4, 8},
+       "row-major, each row whole 16-byte chunks of codes for 128-bit loads "
+       "(5- and 6-bit codes one per byte)",
+       {4, 5, 6, 8},
        {1, 32},
        {1, 16}},
       {prefill,

@@ -62,16 +62,22 @@ bool parseKernelLayoutFamily(std::string_view family, KernelLayoutKind &kind) {
 
 Expected<KernelLayoutGeometry>
 kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
-  if (spec.bits != 4 && spec.bits != 8)
+  const bool byteCodes = spec.kind == KernelLayoutKind::DecodeGemv &&
+                         (spec.bits == 5 || spec.bits == 6);
+  if (spec.bits != 4 && spec.bits != 8 && !byteCodes)
     return makeError("kernel layout ", kernelLayoutId(spec.kind).family,
-                     " holds 4- or 8-bit codes, got ", spec.bits, " bits");
+                     spec.kind == KernelLayoutKind::DecodeGemv
+                         ? " holds 4-, 5-, 6- or 8-bit codes, got "
+                         : " holds 4- or 8-bit codes, got ",
+                     spec.bits, " bits");
+  const unsigned field = spec.fieldBits();
   if (rows <= 0 || cols <= 0)
     return makeError("kernel layout shape [", rows, ", ", cols,
                      "] must be positive");
   KernelLayoutGeometry g;
   bool ok;
   if (spec.kind == KernelLayoutKind::DecodeGemv) {
-    const int64_t chunk = 128 / spec.bits;
+    const int64_t chunk = 128 / field;
     g.paddedRows = rows;
     ok = roundUp(cols, chunk, g.paddedCols);
     g.chunksPerRow = g.paddedCols / chunk;
@@ -84,11 +90,11 @@ kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
   if (!ok ||
       mulOverflow(static_cast<uint64_t>(g.paddedRows),
                   static_cast<uint64_t>(g.paddedCols), elements) ||
-      elements > std::numeric_limits<uint64_t>::max() / spec.bits)
+      elements > std::numeric_limits<uint64_t>::max() / field)
     return makeError("kernel layout size of [", rows, ", ", cols, "] at ",
                      spec.bits, " bits overflows");
-  // Padded extents are multiples of 32 / b codes per word, so this is exact.
-  g.bytes = elements * spec.bits / 8;
+  // Padded extents are multiples of 32 / f codes per word, so this is exact.
+  g.bytes = elements * field / 8;
   if (g.bytes > std::numeric_limits<size_t>::max())
     return makeError("kernel layout size of [", rows, ", ", cols, "] at ",
                      spec.bits, " bits overflows");
@@ -98,7 +104,7 @@ kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
 KernelLayoutPosition kernelLayoutPosition(const KernelLayoutSpec &spec,
                                           const KernelLayoutGeometry &geometry,
                                           int64_t row, int64_t col) {
-  const unsigned bits = spec.bits;
+  const unsigned bits = spec.fieldBits();
   if (spec.kind == KernelLayoutKind::DecodeGemv) {
     const uint64_t wordsPerRow =
         static_cast<uint64_t>(geometry.paddedCols / codesPerWord(bits));
@@ -194,7 +200,8 @@ Expected<std::vector<int32_t>> unpackKernelLayout(const KernelLayoutSpec &spec,
   if (!bytes)
     return makeError("kernel layout buffer pointer is null");
   const int64_t offset = spec.isSigned ? int64_t(1) << (spec.bits - 1) : 0;
-  const uint32_t mask = (uint32_t(1) << spec.bits) - 1;
+  const uint32_t mask = (uint32_t(1) << spec.fieldBits()) - 1;
+  const uint32_t maxField = (uint32_t(1) << spec.bits) - 1;
   if (static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) >
       std::numeric_limits<size_t>::max() / sizeof(int32_t))
     return makeError("unpacked tensor [", rows, ", ", cols, "] is too large");
@@ -205,7 +212,11 @@ Expected<std::vector<int32_t>> unpackKernelLayout(const KernelLayoutSpec &spec,
     for (int64_t c = 0; c < geometry->paddedCols; ++c) {
       KernelLayoutPosition at = kernelLayoutPosition(spec, *geometry, r, c);
       const uint32_t field = (loadWord(bytes, at.word) >> at.shift) & mask;
-      if (r < rows && c < cols) {
+      if (field > maxField) {
+        return makeError("kernel layout ", id.family, " has field ", field,
+                         " at row ", r, ", column ", c, ", above the largest ",
+                         spec.bits, "-bit code field ", maxField);
+      } else if (r < rows && c < cols) {
         codes[static_cast<size_t>(r * cols + c)] =
             static_cast<int32_t>(int64_t(field) - offset);
       } else if (field != 0) {

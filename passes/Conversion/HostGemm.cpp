@@ -1,15 +1,20 @@
 //===- HostGemm.cpp - The CPU's own W4A16 / W8A16 GEMV and GEMM -----------===//
 //
-// Y[t, n] = sum_k X[t, k] * s[n, k / G] * (q[n, k] - z[n, k / G]) for any T,
+// Y[t, n] = sum_k X[t, k] * s[n, k / G] * (q[n, k] - z[n, k / G]) for any T
+// (or, with a min zero-point, sum_k X[t, k] * (s[n, k / G] q[n, k] +
+// m[n, k / G]): ggml Q4_1, Q5_1, Q4_K, Q5_K),
 // built for the CPU rather than replaying a GPU kernel (the host twins do
 // that, as parity oracles). It reads the decode_gemv layout, so a host
 // artifact keeps one packed copy for decode and prefill:
 //
 //  - one output row n at a time; a row is whole 16-byte chunks (32 W4 or
-//    16 W8 codes), each one `vector.load` of vector<4xi32> viewed as 16
-//    bytes, W4 nibbles split and interleaved back into code order, widened
-//    to i32, OR-ed into the exponent of 2^23 and bit-cast (the GEMV's
-//    magic-number conversion: q - z exactly);
+//    16 byte codes: W5, W6, W8), each one `vector.load` of vector<4xi32>
+//    viewed as 16 bytes, W4 nibbles split and interleaved back into code
+//    order, widened to i32, OR-ed into the exponent of 2^23 and bit-cast
+//    (the GEMV's magic-number conversion: q - z exactly);
+//  - scales f16, bf16 or f32 (the exact products of ggml K-quants' two
+//    scale levels); with a min zero-point m every chunk is decoded to
+//    s * q + m with one fma before it meets X;
 //  - T = 1 (decode): X is widened to f32 once into a stack row, and each
 //    chunk is multiplied into it with `vector.fma`, the group's sum scaled
 //    once per group;
@@ -78,7 +83,9 @@ public:
         MemRefType::get({t, spec.k}, act),
         MemRefType::get({dyn, 4 * chunks}, IntegerType::get(ctx, 32)),
         MemRefType::get({dyn, g}, scale)};
-    if (!spec.symmetric)
+    if (spec.minZero)
+      types.push_back(MemRefType::get({dyn, g}, scale));
+    else if (!spec.symmetric)
       types.push_back(MemRefType::get({dyn, g}, IntegerType::get(ctx, 8)));
     if (spec.bias)
       types.push_back(MemRefType::get({dyn}, out));
@@ -108,12 +115,19 @@ private:
   }
   bool hasRestGroup() const { return fullGroups() * chunksPerGroup() < chunks; }
 
-  /// 2^23 + z for row n, group g (2^23 + 2^(b-1) for symmetric codes).
+  /// 2^23 + z for row n, group g (2^23 + 2^(b-1) for symmetric codes, 2^23
+  /// for codes with a min).
   Value emitOffset(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value g) const;
   /// The scale of row n, group g, in f32.
   Value emitScale(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                   Value g) const;
+  /// The min of row n, group g, in f32 (minZero only).
+  Value emitMin(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                Value g) const;
+  /// A qparam of row n, group g, widened to f32.
+  Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
+                   Value g) const;
   /// q - z of chunk c of row n as vector<chunk x f32> (exact).
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
                   Value offset) const;
@@ -163,6 +177,8 @@ Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
     // Signed codes are stored offset binary: field = q + 2^(b-1).
     return arith::ConstantOp::create(
         b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
+  if (spec.minZero)
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23));
   Value zp = memref::LoadOp::create(b, zeroPoints(args), ValueRange{n, g});
   Value wide = arith::ExtUIOp::create(b, b.getI32Type(), zp);
   return arith::AddFOp::create(
@@ -170,10 +186,20 @@ Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
       arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
 }
 
+Value HostGemmEmitter::emitQParam(ImplicitLocOpBuilder &b, Value qparams,
+                                  Value n, Value g) const {
+  Value stored = memref::LoadOp::create(b, qparams, ValueRange{n, g});
+  return scale == f32 ? stored : arith::ExtFOp::create(b, f32, stored);
+}
+
 Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
                                  Value n, Value g) const {
-  Value stored = memref::LoadOp::create(b, args[2], ValueRange{n, g});
-  return arith::ExtFOp::create(b, f32, stored);
+  return emitQParam(b, args[2], n, g);
+}
+
+Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
+                               Value n, Value g) const {
+  return emitQParam(b, zeroPoints(args), n, g);
 }
 
 Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
@@ -191,7 +217,7 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
   // the low (even j) or high (odd j) nibble of byte j / 2.
   Value bytes = vector::BitCastOp::create(b, bytesTy, words);
   Value fields8 = bytes;
-  if (spec.bits == 4) {
+  if (spec.fieldBits() == 4) {
     Value lo = arith::AndIOp::create(
         b, bytes,
         arith::ConstantOp::create(
@@ -303,11 +329,25 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
       [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
           bool withTail, ValueRange carried) -> SmallVector<Value> {
         Value offset = emitOffset(gb, args, n, g);
+        // With a min, each chunk is decoded to s * q + m (one fma, rounded
+        // once) and multiplied into X: the same count of vector ops as
+        // carrying sum(X) beside the dot, and every term stays x * w_hat,
+        // so the order-free bound on |x w_hat| holds (s * sum(x q) +
+        // m * sum(x) could cancel far below it).
+        Value s, m;
+        if (spec.minZero) {
+          s = vector::BroadcastOp::create(gb, valuesTy,
+                                          emitScale(gb, args, n, g));
+          m = vector::BroadcastOp::create(gb, valuesTy,
+                                          emitMin(gb, args, n, g));
+        }
         SmallVector<Value> dot = emitChunkRun(
-            gb, first, last, withTail, ValueRange{zero},
+            gb, first, last, withTail, ValueRange{m ? carried[0] : zero},
             [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
                 ValueRange partial) -> SmallVector<Value> {
               Value codes = emitCodes(cb, args, n, c, offset);
+              if (m)
+                codes = vector::FMAOp::create(cb, codes, s, m);
               Value xs = xrow ? Value(vector::LoadOp::create(
                                     cb, VectorType::get({chunk}, f32), xrow,
                                     ValueRange{arith::MulIOp::create(
@@ -315,8 +355,10 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
                               : emitXChunk(cb, args[0], t, c, isTail);
               return {vector::FMAOp::create(cb, xs, codes, partial[0])};
             });
-        Value s = vector::BroadcastOp::create(gb, valuesTy,
-                                              emitScale(gb, args, n, g));
+        if (m)
+          return {dot[0]};
+        s = vector::BroadcastOp::create(gb, valuesTy,
+                                        emitScale(gb, args, n, g));
         return {vector::FMAOp::create(gb, s, dot[0], carried[0])};
       });
   Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[0],
@@ -348,14 +390,18 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
         Value offset = emitOffset(gb, args, n, g);
         Value s = vector::BroadcastOp::create(gb, valuesTy,
                                               emitScale(gb, args, n, g));
+        Value m = spec.minZero ? Value(vector::BroadcastOp::create(
+                                     gb, valuesTy, emitMin(gb, args, n, g)))
+                               : Value();
         emitChunkRun(
             gb, first, last, withTail, ValueRange{},
             [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
                 ValueRange) -> SmallVector<Value> {
-              Value w = arith::MulFOp::create(
-                  cb, emitCodes(cb, args, n, c, offset), s);
+              Value codes = emitCodes(cb, args, n, c, offset);
+              Value w = m ? Value(vector::FMAOp::create(cb, codes, s, m))
+                          : Value(arith::MulFOp::create(cb, codes, s));
               if (isTail) {
-                // Padded codes decode to -z s: zero them, so the
+                // Padded codes decode to -z s (or m): zero them, so the
                 // dot loop may read whole vectors past K.
                 SmallVector<bool> bits(chunk, false);
                 for (int64_t j = 0; j < tail; ++j)

@@ -65,6 +65,18 @@ std::optional<ActivationType> toHalf(FloatType t) {
   return std::nullopt;
 }
 
+ScaleType toScale(FloatType t) {
+  switch (t) {
+  case FloatType::F16:
+    return ScaleType::F16;
+  case FloatType::BF16:
+    return ScaleType::BF16;
+  case FloatType::F32:
+    break;
+  }
+  return ScaleType::F32;
+}
+
 OutputType toOutput(FloatType t) {
   return t == FloatType::F16    ? OutputType::F16
          : t == FloatType::BF16 ? OutputType::BF16
@@ -117,15 +129,16 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
                      ", its generator another layout");
   spec.bits = d.code.bits;
   spec.symmetric = d.code.isSigned;
-  if (d.code.bits != 4 && d.code.bits != 8)
+  spec.minZero = !d.code.isSigned && d.zeroPoint == ZeroPointKind::Min;
+  if (d.code.bits < 4 || d.code.bits == 7)
     return makeError(d.code.bits, "-bit codes have no generated kernel");
   if (d.code.isSigned ? d.zeroPoint != ZeroPointKind::None
-                      : d.zeroPoint != ZeroPointKind::Integer)
+                      : d.zeroPoint != ZeroPointKind::Integer && !spec.minZero)
     return makeError("zero-point ", toString(d.zeroPoint), " with ",
                      d.code.isSigned ? "signed" : "unsigned",
                      " codes: the generated kernels take signed codes "
                      "symmetric and unsigned codes with an integer "
-                     "zero-point");
+                     "(or, on the host, a min) zero-point");
   if (d.permutation)
     return makeError("act-order permutations have no generated kernel");
   if (d.granularity == Granularity::Group && d.axis == 1)
@@ -135,13 +148,11 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
   else
     return makeError("scales must be grouped along K or per output channel");
   std::optional<ActivationType> act = toHalf(sig.activation);
-  std::optional<ActivationType> scale = toHalf(d.scaleType);
+  ScaleType scale = toScale(d.scaleType);
   if (!act)
     return makeError("activation ", toString(sig.activation),
                      " has no generated kernel (f16, bf16)");
-  if (!scale)
-    return makeError("scale ", toString(d.scaleType),
-                     " has no generated kernel (f16, bf16)");
+
   if (sig.accumulator != FloatType::F32)
     return makeError("accumulator ", toString(sig.accumulator),
                      " has no generated kernel (f32)");

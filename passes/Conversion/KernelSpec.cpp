@@ -63,6 +63,18 @@ KernelLayoutSpec QuantKernelSpec::layout() const {
           bits, symmetric};
 }
 
+const char *toString(ScaleType type) {
+  switch (type) {
+  case ScaleType::F16:
+    return "f16";
+  case ScaleType::BF16:
+    return "bf16";
+  case ScaleType::F32:
+    break;
+  }
+  return "f32";
+}
+
 const char *toString(ActivationType type) {
   return type == ActivationType::F16 ? "f16" : "bf16";
 }
@@ -82,14 +94,17 @@ const char *toString(OutputType type) {
 std::string QuantKernelSpec::name() const {
   std::string out = "qt_";
   out += familyName(family);
-  out += "_w" + std::to_string(bits) + (symmetric ? "sym" : "asym");
+  out += "_w" + std::to_string(bits) +
+         (symmetric ? "sym"
+          : minZero ? "min"
+                    : "asym");
   out += groupSize == 0 ? "_gch" : "_g" + std::to_string(groupSize);
   out += std::string("_") + toString(activation);
   out += dynamicRows() ? std::string("_tdyn") : "_t" + std::to_string(rows);
   out += "_n" + std::to_string(n) + "_k" + std::to_string(k) + "_s" +
          std::to_string(splitK);
   // Defaults add nothing, so the names of existing kernels stay stable.
-  if (scaleType() != activation)
+  if (std::string_view(toString(scaleType())) != toString(activation))
     out += std::string("_sc") + toString(scaleType());
   if (output != OutputType::F32)
     out += std::string("_o") + toString(output);
@@ -99,12 +114,25 @@ std::string QuantKernelSpec::name() const {
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
-  if (spec.bits != 4 && spec.bits != 8)
-    return makeError("code width must be 4 or 8 bits, got ", spec.bits);
+  const bool host = spec.family == KernelFamily::HostGemm;
+  if (spec.bits != 4 && spec.bits != 8 &&
+      !(host && (spec.bits == 5 || spec.bits == 6)))
+    return makeError("code width must be ", host ? "4, 5, 6" : "4",
+                     " or 8 bits, got ", spec.bits);
+  // A 16-byte chunk never crosses a group: 16 codes only in byte fields.
+  const bool smallGroup =
+      host && spec.groupSize == 16 && spec.chunkCodes() == 16;
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
-      spec.groupSize != 128)
-    return makeError("group size must be 32, 64, 128 or per-channel, got ",
-                     spec.groupSize);
+      spec.groupSize != 128 && !smallGroup)
+    return makeError("group size must be 32, 64, 128",
+                     host ? " (16 for 5- to 8-bit codes)" : "",
+                     " or per-channel, got ", spec.groupSize);
+  if (spec.minZero && (spec.symmetric || !host))
+    return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
+                                    : "only the host GEMM takes min "
+                                      "zero-points");
+  if (spec.scaleType() == ScaleType::F32 && !host)
+    return makeError("only the host GEMM takes f32 scales");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");
@@ -156,8 +184,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     text.remove_suffix(1);
   auto fail = [&](std::string_view what) -> Error {
     return makeError("kernel spec '", text, "': ", what,
-                     " (expected family:wB:gG|gch:sym|asym:f16|bf16:tT|tdyn:"
-                     "nN:kK[:sS][:scf16|scbf16][:of16|obf16|of32][:bias])");
+                     " (expected family:wB:gG|gch:sym|asym|min:f16|bf16:"
+                     "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
+                     "of32][:bias])");
   };
   std::vector<std::string_view> f = splitFields(text);
   // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.
@@ -179,14 +208,16 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
   int64_t bits;
   if (!parsePrefixed(f[1], "w", bits))
     return fail("bad code width '" + std::string(f[1]) + "'");
-  spec.bits = static_cast<unsigned>(bits == 4 || bits == 8 ? bits : 0);
+  // Any width up to 64 reaches validation, which names the family's.
+  spec.bits = static_cast<unsigned>(bits >= 1 && bits <= 64 ? bits : 0);
   if (f[2] == "gch")
     spec.groupSize = 0;
   else if (!parsePrefixed(f[2], "g", spec.groupSize) || spec.groupSize == 0)
     return fail("bad group '" + std::string(f[2]) + "'");
-  if (f[3] != "sym" && f[3] != "asym")
+  if (f[3] != "sym" && f[3] != "asym" && f[3] != "min")
     return fail("bad symmetry '" + std::string(f[3]) + "'");
   spec.symmetric = f[3] == "sym";
+  spec.minZero = f[3] == "min";
   if (f[4] == "f16")
     spec.activation = ActivationType::F16;
   else if (f[4] == "bf16")
@@ -207,10 +238,12 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     if (o == "bias") {
       repeated = spec.bias;
       spec.bias = true;
-    } else if (o == "scf16" || o == "scbf16") {
+    } else if (o == "scf16" || o == "scbf16" || o == "scf32") {
       repeated = seenScale;
       seenScale = true;
-      spec.scale = o == "scf16" ? ActivationType::F16 : ActivationType::BF16;
+      spec.scale = o == "scf16"    ? ScaleType::F16
+                   : o == "scbf16" ? ScaleType::BF16
+                                   : ScaleType::F32;
     } else if (o == "of16" || o == "obf16" || o == "of32") {
       repeated = seenOutput;
       seenOutput = true;
@@ -226,8 +259,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     if (repeated)
       return fail("option '" + std::string(o) + "' given twice");
   }
-  if (bits != 4 && bits != 8)
-    return fail("code width must be 4 or 8 bits, got " + std::to_string(bits));
+  if (bits < 1 || bits > 64)
+    return fail("code width must be 4, 5, 6 or 8 bits, got " +
+                std::to_string(bits));
   if (Status status = validateQuantKernelSpec(spec); !status)
     return fail(status.message());
   return spec;

@@ -35,7 +35,20 @@ inline mlir::Type elementType(mlir::MLIRContext *ctx, OutputType t) {
   return mlir::Float32Type::get(ctx);
 }
 
-/// A weight row of the decode_gemv layout as 16-byte chunks of 128 / bits
+/// f16, bf16 or f32.
+inline mlir::Type elementType(mlir::MLIRContext *ctx, ScaleType t) {
+  switch (t) {
+  case ScaleType::F16:
+    return mlir::Float16Type::get(ctx);
+  case ScaleType::BF16:
+    return mlir::BFloat16Type::get(ctx);
+  case ScaleType::F32:
+    break;
+  }
+  return mlir::Float32Type::get(ctx);
+}
+
+/// A weight row of the decode_gemv layout as 16-byte chunks of 128 / field
 /// codes: how many, how many are whole, and the codes of the partial last
 /// one (0 when K is a multiple of the chunk).
 struct ChunkGeometry {

@@ -59,7 +59,7 @@ Expected<CodeSpec> recoverCodeSpec(quant::QuantizedType qtype) {
   bool isSigned = qtype.isSigned();
   std::pair<int64_t, int64_t> range{qtype.getStorageTypeMin(),
                                     qtype.getStorageTypeMax()};
-  for (unsigned bits : {2u, 3u, 4u, 8u}) {
+  for (unsigned bits : {2u, 3u, 4u, 5u, 6u, 8u}) {
     if (bits > width)
       break;
     CodeSpec full{bits, isSigned, false};
@@ -71,11 +71,11 @@ Expected<CodeSpec> recoverCodeSpec(quant::QuantizedType qtype) {
   }
   if (!qtype.hasStorageTypeBounds())
     return makeError("its storage type ", storageName(qtype), " has ", width,
-                     " bits; qtensor codes have 2, 3, 4 or 8");
+                     " bits; qtensor codes have 2, 3, 4, 5, 6 or 8");
   return makeError("its storage range [", range.first, ", ", range.second,
                    "] of ", storageName(qtype),
-                   " is neither the full nor the narrow range of a 2-, 3-, 4- "
-                   "or 8-bit code");
+                   " is neither the full nor the narrow range of a 2-, 3-, 4-, "
+                   "5-, 6- or 8-bit code");
 }
 
 /// A scale rounded to the expressed type, which must keep it finite and

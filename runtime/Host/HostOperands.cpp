@@ -80,7 +80,11 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
   if (k.arg(ArgRole::Z)) {
     if (!zeros)
       return makeError(name, ": the kernel reads zero-points; none stored");
-    ops->z = zeros->data; // u8: any address
+    // u8 zero-points at any address; float mins aligned like the scales.
+    ops->z = k.minZero
+                 ? inPlaceOrCopy(*zeros, byteWidth(k.arg(ArgRole::Z)->type),
+                                 name + ".zeros", *ops)
+                 : zeros->data;
     ops->zBytes = zeros->byteSize();
   }
   if (const KernelArg *b = k.arg(ArgRole::B)) {

@@ -35,19 +35,34 @@ enum class KernelFamily : uint8_t {
 enum class ActivationType : uint8_t { F16, BF16 };
 /// Output (and bias) element types: the linear's result type.
 enum class OutputType : uint8_t { F16, BF16, F32 };
+/// Scale (and float zero-point) element types. f32 holds the exact products
+/// of ggml K-quants' two scale levels (host GEMM only).
+enum class ScaleType : uint8_t { F16, BF16, F32 };
+
+/// The scale type spelled like an activation type.
+inline ScaleType scaleTypeOf(ActivationType t) {
+  return t == ActivationType::F16 ? ScaleType::F16 : ScaleType::BF16;
+}
 
 /// `rows` of a spec whose T is a dynamic dimension of x and y.
 constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
-  unsigned bits = 4;       ///< 4 or 8
-  bool symmetric = true;   ///< signed codes, no zero-points
-  int64_t groupSize = 128; ///< 32, 64, 128, or 0 for per-channel (G = K)
+  /// 4 or 8; the host GEMM also reads 5- and 6-bit codes (one per byte).
+  unsigned bits = 4;
+  bool symmetric = true; ///< signed codes, no zero-points
+  /// Unsigned codes with a float `min` per group in the scale dtype,
+  /// x = s * q + m (ggml Q4_1, Q5_1, Q4_K, Q5_K), instead of a u8
+  /// zero-point; host GEMM only.
+  bool minZero = false;
+  /// 32, 64, 128, or 0 for per-channel (G = K); the host GEMM also takes 16
+  /// for byte codes (ggml Q6_K).
+  int64_t groupSize = 128;
   ActivationType activation = ActivationType::F16;
   /// Scale dtype; unset means the activation's (a bf16 model may well
   /// carry f16 scales, so the two are independent).
-  std::optional<ActivationType> scale;
+  std::optional<ScaleType> scale;
   OutputType output = OutputType::F32;
   bool bias = false; ///< y += b[n], b: [N] in the output dtype
   int64_t rows = 1;  ///< T, or kDynamicRows
@@ -55,13 +70,17 @@ struct QuantKernelSpec {
   int64_t k = 0;     ///< input features (weight columns)
   int64_t splitK = 1;
 
-  ActivationType scaleType() const { return scale.value_or(activation); }
+  ScaleType scaleType() const {
+    return scale.value_or(scaleTypeOf(activation));
+  }
+  /// Width of the field a code is stored in: 4, or 8 for 5- to 8-bit codes.
+  unsigned fieldBits() const { return bits <= 4 ? 4 : 8; }
   bool dynamicRows() const { return rows == kDynamicRows; }
   /// The group size the kernel indexes with: K for per-channel.
   int64_t effectiveGroupSize() const { return groupSize == 0 ? k : groupSize; }
   int64_t groupsPerRow() const;
-  /// Codes one decode lane reads per 128-bit load: 128 / bits.
-  int64_t chunkCodes() const { return 128 / bits; }
+  /// Codes one decode lane reads per 128-bit load: 128 / fieldBits().
+  int64_t chunkCodes() const { return 128 / fieldBits(); }
   /// The kernel-native layout this kernel reads its codes in.
   KernelLayoutSpec layout() const;
   /// e.g. qt_decode_gemv_w4sym_g128_f16_t4_n4096_k4096_s1, with suffixes
@@ -74,14 +93,16 @@ struct QuantKernelSpec {
 /// "f16", "bf16", "f32".
 const char *toString(ActivationType type);
 const char *toString(OutputType type);
+const char *toString(ScaleType type);
 
 /// Threads per block and output rows per block of the decode kernel: one
 /// warp per output feature.
 constexpr int64_t kDecodeWarpsPerBlock = 4;
 constexpr int64_t kWarpSize = 32;
 
-/// Parses `family:wB:gG|gch:sym|asym:f16|bf16:tT|tdyn:nN:kK[:OPT]...` with
-/// OPT one of `sS` (split-K), `scf16|scbf16` (scale dtype), `of16|obf16|of32`
+/// Parses `family:wB:gG|gch:sym|asym|min:f16|bf16:tT|tdyn:nN:kK[:OPT]...`
+/// with OPT one of `sS` (split-K), `scf16|scbf16|scf32` (scale dtype),
+/// `of16|obf16|of32`
 /// (output dtype, default f32), `bias`; e.g.
 /// `decode_gemv:w4:g128:sym:bf16:tdyn:n4096:k4096:scf16:obf16:bias`. Each
 /// option at most once. `prefill_mma` and `host_gemm` specs may leave T out

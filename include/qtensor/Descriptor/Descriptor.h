@@ -26,7 +26,7 @@ enum class FloatType : uint8_t { F16, BF16, F32 };
 
 /// The integer type of one stored code.
 struct CodeType {
-  unsigned bits = 4; ///< 2, 3, 4 or 8
+  unsigned bits = 4; ///< 2, 3, 4, 5, 6 or 8 (5 and 6: ggml Q5_x, Q6_K)
   bool isSigned = false;
   bool operator==(const CodeType &o) const {
     return bits == o.bits && isSigned == o.isSigned;

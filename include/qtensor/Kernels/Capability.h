@@ -98,7 +98,7 @@ struct KernelLayout {
   std::string summary;
   std::vector<unsigned> bits;  ///< code widths it packs
   std::vector<int64_t> tileW4; ///< [N, K] tile for 4-bit codes
-  std::vector<int64_t> tileW8; ///< [N, K] tile for 8-bit codes
+  std::vector<int64_t> tileW8; ///< [N, K] tile for byte codes (5, 6, 8 bits)
 
   /// The tile for `codeBits`; empty when the layout cannot hold them.
   std::vector<int64_t> tileFor(unsigned codeBits) const;

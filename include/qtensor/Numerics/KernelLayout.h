@@ -12,10 +12,12 @@
 // zero-point they subtract. Storage is a sequence of little-endian 32-bit
 // words; fields never straddle a word.
 //
-//   decode_gemv (v1): row-major, K padded to a multiple of 128 / b codes so
+//   decode_gemv (v1): row-major, K padded to a multiple of 128 / f codes so
 //     each row is a whole number of 16-byte chunks; inside a word, code j
-//     sits at bits [b*j, b*j + b). A decode lane reads one chunk (32 W4 or
-//     16 W8 codes) with one 128-bit load.
+//     sits at bits [f*j, f*j + f), f the field width (4 for W4, 8 for W5,
+//     W6 and W8: a 5- or 6-bit code fills the low bits of its byte). A
+//     decode lane reads one chunk (32 W4 or 16 byte codes) with one 128-bit
+//     load.
 //
 //   prefill_mma (v1): panels of k16 x n(256 / b) codes (n64 for W4, n32
 //     for W8), each 512 bytes = 32 lanes x 16 bytes, ordered n-slab major
@@ -63,8 +65,13 @@ struct KernelLayoutId {
 /// Which physical layout, for which code width and sign.
 struct KernelLayoutSpec {
   KernelLayoutKind kind = KernelLayoutKind::DecodeGemv;
-  unsigned bits = 4;     ///< 4 or 8
+  /// Code width: 4 or 8; decode_gemv also holds 5- and 6-bit codes (ggml
+  /// Q5_x, Q6_K), one per byte.
+  unsigned bits = 4;
   bool isSigned = false; ///< logical codes are signed (stored offset binary)
+
+  /// Width of the field a code is stored in: 4 or 8.
+  unsigned fieldBits() const { return bits <= 4 ? 4 : 8; }
 };
 
 /// The (family, version, encoding) id of `kind`.
@@ -82,7 +89,8 @@ struct KernelLayoutGeometry {
   int64_t chunksPerRow = 0;
 };
 
-/// Errors on widths other than 4 and 8, nonpositive shapes and overflow.
+/// Errors on widths the layout does not hold, nonpositive shapes and
+/// overflow.
 Expected<KernelLayoutGeometry>
 kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols);
 

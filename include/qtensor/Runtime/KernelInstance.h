@@ -93,10 +93,13 @@ struct KernelInstance {
   FloatType output = FloatType::F16;
   bool bias = false;
   // Native only:
-  std::string layout; ///< layout family the kernel reads
-  unsigned codeBits = 4;
+  std::string layout;     ///< layout family the kernel reads
+  unsigned codeBits = 4;  ///< 4, 5, 6 or 8
   bool codeSigned = true; ///< symmetric signed; else unsigned + u8 zeros
-  int64_t groupSize = 0;  ///< 0: per output channel
+  /// Unsigned codes with a float min per group (z in the scale dtype,
+  /// x = s * q + m) rather than u8 zero-points.
+  bool minZero = false;
+  int64_t groupSize = 0; ///< 0: per output channel
   FloatType scale = FloatType::F16;
   /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point
   /// accepts any T; each phase's manifest entry narrows it).

@@ -30,9 +30,11 @@ Expected<KernelLayoutSpec> kernelSpec(const QuantizedTensorDescriptor &t) {
                      " stores 2-D weights, the tensor has rank ",
                      t.shape.size());
   const CodeType &code = t.descriptor.code;
-  if (code.bits != 4 && code.bits != 8)
+  // The layout's geometry refuses the widths it does not hold (5 and 6
+  // bits only in decode_gemv's byte fields).
+  if (code.bits < 4 || code.bits == 7)
     return makeError("layout ", t.layout.family,
-                     " stores 4- or 8-bit codes, "
+                     " stores 4-, 5-, 6- or 8-bit codes, "
                      "not ",
                      code.bits);
   KernelLayoutSpec spec;

@@ -198,7 +198,7 @@ func.func @quant_two_d_blocks(%c: tensor<4x8xi8>) -> tensor<4x8xf32> {
 // CHECK: quant.scast
 // CHECK: quant.dcast
 func.func @quant_storage_i16(%c: tensor<4xi16>) -> tensor<4xf32> {
-  // expected-remark @+1 {{qtensor-import: 'quant.scast' not imported: its storage type i16 has 16 bits; qtensor codes have 2, 3, 4 or 8}}
+  // expected-remark @+1 {{qtensor-import: 'quant.scast' not imported: its storage type i16 has 16 bits; qtensor codes have 2, 3, 4, 5, 6 or 8}}
   %q = quant.scast %c : tensor<4xi16> to tensor<4x!quant.uniform<i16:f32, 0.5>>
   %d = quant.dcast %q : tensor<4x!quant.uniform<i16:f32, 0.5>> to tensor<4xf32>
   return %d : tensor<4xf32>
@@ -209,7 +209,7 @@ func.func @quant_storage_i16(%c: tensor<4xi16>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @quant_storage_range_no_code
 // CHECK: quant.scast
 func.func @quant_storage_range_no_code(%c: tensor<4xi8>) -> tensor<4xf32> {
-  // expected-remark @+1 {{qtensor-import: 'quant.scast' not imported: its storage range [1, 255] of u8 is neither the full nor the narrow range of a 2-, 3-, 4- or 8-bit code}}
+  // expected-remark @+1 {{qtensor-import: 'quant.scast' not imported: its storage range [1, 255] of u8 is neither the full nor the narrow range of a 2-, 3-, 4-, 5-, 6- or 8-bit code}}
   %q = quant.scast %c : tensor<4xi8> to tensor<4x!quant.uniform<u8<1:255>:f32, 0.5>>
   %d = quant.dcast %q : tensor<4x!quant.uniform<u8<1:255>:f32, 0.5>> to tensor<4xf32>
   return %d : tensor<4xf32>
@@ -721,7 +721,7 @@ func.func @arith_codes_i16(%x: tensor<2x16xf32>, %c: tensor<8x16xi16>, %s: tenso
   %f = arith.sitofp %c : tensor<8x16xi16> to tensor<8x16xf32>
   %e = tensor.empty() : tensor<8x16xf32>
   %sb = linalg.broadcast ins(%s : tensor<8xf32>) outs(%e : tensor<8x16xf32>) dimensions = [1]
-  // expected-remark @+1 {{qtensor-import: dequantization feeding operand #1 of 'linalg.matmul' not imported: qtensor rejects the descriptor: code type must be 2, 3, 4 or 8 bits wide, got 16}}
+  // expected-remark @+1 {{qtensor-import: dequantization feeding operand #1 of 'linalg.matmul' not imported: qtensor rejects the descriptor: code type must be 2, 3, 4, 5, 6 or 8 bits wide, got 16}}
   %w = arith.mulf %f, %sb : tensor<8x16xf32>
   %zero = arith.constant 0.0 : f32
   %o = tensor.empty() : tensor<2x8xf32>

@@ -120,7 +120,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.symmetric = c.symmetric;
   spec.groupSize = c.group;
   spec.activation = c.act;
-  spec.scale = c.scale;
+  spec.scale = scaleTypeOf(c.scale);
   spec.output = c.out;
   spec.bias = c.bias;
   spec.rows = c.rows;
@@ -199,9 +199,8 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
   config.bits = spec.bits;
   config.symmetric = spec.symmetric;
   config.groupSize = spec.effectiveGroupSize();
-  config.scaleFormat = spec.scaleType() == ActivationType::F16
-                           ? FloatFormat::F16
-                           : FloatFormat::BF16;
+  config.scaleFormat =
+      spec.scaleType() == ScaleType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
   Expected<GroupwiseQuantized> q =
       quantizeGroupwise(p.weight.data(), n, k, config);
   EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
@@ -470,7 +469,7 @@ TEST(DecodeGemvSpec, OptionsRoundTripThroughTheName) {
       "decode_gemv:w4:g128:sym:bf16:tdyn:n64:k256:scf16:obf16:bias");
   ASSERT_TRUE(bool(spec)) << spec.message();
   EXPECT_TRUE(spec->dynamicRows());
-  EXPECT_EQ(spec->scaleType(), ActivationType::F16);
+  EXPECT_EQ(spec->scaleType(), ScaleType::F16);
   EXPECT_EQ(spec->output, OutputType::BF16);
   EXPECT_TRUE(spec->bias);
   EXPECT_EQ(spec->name(),

@@ -40,10 +40,12 @@ struct Case {
   unsigned bits;
   bool symmetric;
   int64_t group; ///< 0: per output channel
-  ActivationType act, scale;
+  ActivationType act;
+  ScaleType scale;
   OutputType out;
   bool bias;
   int64_t n, k;
+  bool minZero = false; ///< unsigned codes with a float min (ggml)
 };
 
 QuantKernelSpec specOf(const Case &c) {
@@ -51,6 +53,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.family = KernelFamily::HostGemm;
   spec.bits = c.bits;
   spec.symmetric = c.symmetric;
+  spec.minZero = c.minZero;
   spec.groupSize = c.group;
   spec.activation = c.act;
   spec.scale = c.scale;
@@ -70,33 +73,88 @@ ActivationType halfOf(OutputType out) {
 struct Weights {
   std::vector<int32_t> words;
   int64_t wordsPerRow = 0;
-  std::vector<uint16_t> scales;
-  std::vector<uint8_t> zeros;
+  /// Scales (and a min zero-point's values) in the scale dtype's bytes;
+  /// integer zero-points one byte each.
+  std::vector<uint8_t> scales, zeros;
+  size_t qparamWidth = 2;         ///< bytes per scale
   std::vector<uint32_t> biasBits; ///< f32 or 16-bit bits, per output dtype
   std::vector<double> bias, dequant, weight;
 };
 
+/// A scale-dtype value: `v` rounded to it, appended to `bytes` as stored.
+float storeQParam(float v, ScaleType type, std::vector<uint8_t> &bytes) {
+  if (type == ScaleType::F32) {
+    uint8_t b[4];
+    std::memcpy(b, &v, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+    return v;
+  }
+  uint16_t h = toBits(v, type);
+  bytes.push_back(uint8_t(h));
+  bytes.push_back(uint8_t(h >> 8));
+  return fromBits(h, type);
+}
+
+/// Codes and qparams as ggml files store them (random codes over the whole
+/// range, positive scales, negative mins: x = s * q + m), for the forms
+/// the groupwise quantizer does not make: a min zero-point, f32 scales.
+GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
+                                 std::mt19937 &rng) {
+  GroupwiseQuantized q;
+  const int64_t g = spec.groupsPerRow();
+  const int64_t lo = spec.symmetric ? -(int64_t(1) << (spec.bits - 1)) : 0;
+  const int64_t hi = lo + (int64_t(1) << spec.bits) - 1;
+  std::uniform_int_distribution<int64_t> code(lo, hi);
+  std::uniform_real_distribution<float> scale(0.002f, 0.05f), min(-0.6f, 0.1f);
+  std::vector<float> s, m;
+  for (int64_t i = 0; i < spec.n * g; ++i) {
+    s.push_back(storeQParam(scale(rng), spec.scaleType(), w.scales));
+    if (spec.minZero)
+      m.push_back(storeQParam(min(rng), spec.scaleType(), w.zeros));
+  }
+  const int64_t group = spec.effectiveGroupSize();
+  for (int64_t r = 0; r < spec.n; ++r)
+    for (int64_t c = 0; c < spec.k; ++c) {
+      q.codes.push_back(int32_t(code(rng)));
+      const size_t at = size_t(r * g + c / group);
+      double x = double(s[at]) * double(q.codes.back());
+      w.dequant.push_back(spec.minZero ? x + double(m[at]) : x);
+    }
+  w.weight = w.dequant; // no quantization error: the codes are given
+  return q;
+}
+
 Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
   Weights w;
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  w.weight.resize(size_t(spec.n * spec.k));
-  std::vector<float> f(w.weight.size());
-  for (size_t i = 0; i < f.size(); ++i)
-    w.weight[i] = f[i] = normal(rng) * (0.5f + float(i % 5) / 3.0f);
-  GroupwiseConfig config;
-  config.bits = spec.bits;
-  config.symmetric = spec.symmetric;
-  config.groupSize = spec.effectiveGroupSize();
-  config.scaleFormat = spec.scaleType() == ActivationType::F16
-                           ? FloatFormat::F16
-                           : FloatFormat::BF16;
-  Expected<GroupwiseQuantized> q =
-      quantizeGroupwise(f.data(), spec.n, spec.k, config);
-  EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
-  if (!q)
-    return w;
-  for (float v : dequantizeGroupwise(*q))
-    w.dequant.push_back(v);
+  w.qparamWidth = spec.scaleType() == ScaleType::F32 ? 4 : 2;
+  GroupwiseQuantized given;
+  const GroupwiseQuantized *q = &given;
+  Expected<GroupwiseQuantized> quantized = GroupwiseQuantized{};
+  if (spec.minZero || spec.scaleType() == ScaleType::F32) {
+    given = ggmlLikeCodes(spec, w, rng);
+  } else {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    w.weight.resize(size_t(spec.n * spec.k));
+    std::vector<float> f(w.weight.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      w.weight[i] = f[i] = normal(rng) * (0.5f + float(i % 5) / 3.0f);
+    GroupwiseConfig config;
+    config.bits = spec.bits;
+    config.symmetric = spec.symmetric;
+    config.groupSize = spec.effectiveGroupSize();
+    config.scaleFormat = spec.scaleType() == ScaleType::F16 ? FloatFormat::F16
+                                                            : FloatFormat::BF16;
+    quantized = quantizeGroupwise(f.data(), spec.n, spec.k, config);
+    EXPECT_TRUE(bool(quantized)) << (quantized ? "" : quantized.message());
+    if (!quantized)
+      return w;
+    q = &*quantized;
+    for (float v : dequantizeGroupwise(*q))
+      w.dequant.push_back(v);
+    for (double s : q->scales)
+      storeQParam(float(s), spec.scaleType(), w.scales);
+    w.zeros.assign(q->zeroPoints.begin(), q->zeroPoints.end());
+  }
   Expected<std::vector<uint8_t>> packed =
       packKernelLayout(spec.layout(), q->codes.data(), spec.n, spec.k);
   EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
@@ -105,9 +163,6 @@ Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
   w.words.resize(packed->size() / 4);
   std::memcpy(w.words.data(), packed->data(), packed->size());
   w.wordsPerRow = int64_t(w.words.size()) / spec.n;
-  for (double s : q->scales)
-    w.scales.push_back(toBits(float(s), spec.scaleType()));
-  w.zeros.assign(q->zeroPoints.begin(), q->zeroPoints.end());
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   if (spec.bias)
     for (int64_t r = 0; r < spec.n; ++r) {
@@ -149,9 +204,12 @@ llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   int32_t *wp = w.words.data() + n0 * w.wordsPerRow;
   StridedMemRefType<int32_t, 2> wd{
       wp, wp, 0, {rows, w.wordsPerRow}, {w.wordsPerRow, 1}};
-  uint16_t *sp = w.scales.data() + n0 * g;
-  StridedMemRefType<uint16_t, 2> sd{sp, sp, 0, {rows, g}, {g, 1}};
-  uint8_t *zp = w.zeros.empty() ? nullptr : w.zeros.data() + n0 * g;
+  // Descriptors count elements; the pointers start at row n0's bytes.
+  uint8_t *sp = w.scales.data() + size_t(n0 * g) * w.qparamWidth;
+  StridedMemRefType<uint8_t, 2> sd{sp, sp, 0, {rows, g}, {g, 1}};
+  const size_t zWidth = spec.minZero ? w.qparamWidth : 1;
+  uint8_t *zp =
+      w.zeros.empty() ? nullptr : w.zeros.data() + size_t(n0 * g) * zWidth;
   StridedMemRefType<uint8_t, 2> zd{zp, zp, 0, {rows, g}, {g, 1}};
   // The bias in its dtype: f32 words or 16-bit halves.
   std::vector<uint16_t> biasHalf(w.biasBits.begin(), w.biasBits.end());
@@ -246,7 +304,9 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
 /// either type, the three outputs and the bias, over shapes with a K tail
 /// (not a multiple of the 32- or 16-code chunk) and a short last group;
 /// T = 1 takes the one-pass path, T > 1 the decoded-row path, except for
-/// rows longer than the stack buffer (the last two cases).
+/// rows longer than the stack buffer (the last two cases). Then the forms
+/// of kept ggml codes: 5- and 6-bit codes in bytes, a min zero-point, f32
+/// scales and groups of 16.
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   const int64_t shapes[][2] = {{37, 300}, {64, 512}, {13, 1000}, {7, 77}};
@@ -256,8 +316,7 @@ std::vector<Case> allCases() {
       for (int64_t group : {32, 64, 128, 0}) {
         const ActivationType act =
             i % 2 ? ActivationType::BF16 : ActivationType::F16;
-        const ActivationType scale =
-            (i / 2) % 2 ? ActivationType::F16 : ActivationType::BF16;
+        const ScaleType scale = (i / 2) % 2 ? ScaleType::F16 : ScaleType::BF16;
         const OutputType out = i % 3 == 0   ? OutputType::F32
                                : i % 3 == 1 ? OutputType::F16
                                             : OutputType::BF16;
@@ -266,10 +325,29 @@ std::vector<Case> allCases() {
         ++i;
       }
   // A row too long for the stack buffer: every T takes the one-pass path.
-  cases.push_back({4, false, 128, ActivationType::F16, ActivationType::F16,
+  cases.push_back({4, false, 128, ActivationType::F16, ScaleType::F16,
                    OutputType::F32, true, 3, 33000});
-  cases.push_back({8, true, 0, ActivationType::BF16, ActivationType::BF16,
+  cases.push_back({8, true, 0, ActivationType::BF16, ScaleType::BF16,
                    OutputType::BF16, false, 2, 32800});
+  const ActivationType f16 = ActivationType::F16, bf16 = ActivationType::BF16;
+  // Q4_1 / Q5_1 (f16 min), Q4_K / Q5_K (f32 scale and min), Q5_0, Q6_K.
+  cases.push_back({4, false, 32, f16, ScaleType::F16, OutputType::F32, false,
+                   37, 300, true});
+  cases.push_back({5, false, 32, bf16, ScaleType::F16, OutputType::F16, true,
+                   13, 1000, true});
+  cases.push_back({4, false, 32, f16, ScaleType::F32, OutputType::F16, false,
+                   64, 512, true});
+  cases.push_back(
+      {5, false, 32, f16, ScaleType::F32, OutputType::BF16, true, 7, 77, true});
+  cases.push_back(
+      {5, true, 32, f16, ScaleType::F16, OutputType::F32, false, 37, 300});
+  cases.push_back(
+      {6, true, 16, f16, ScaleType::F32, OutputType::F32, true, 64, 512});
+  cases.push_back(
+      {6, true, 16, bf16, ScaleType::F32, OutputType::F16, false, 13, 1000});
+  // A min zero-point on a row too long for the stack buffer.
+  cases.push_back({4, false, 32, f16, ScaleType::F32, OutputType::F32, false, 2,
+                   33024, true});
   return cases;
 }
 
@@ -295,7 +373,7 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
 
 TEST(HostGemmHost, AbiIsOneRowSplitEntryForAnyT) {
   QuantKernelSpec spec =
-      specOf({4, true, 128, ActivationType::F16, ActivationType::F16,
+      specOf({4, true, 128, ActivationType::F16, ScaleType::F16,
               OutputType::F16, true, 4096, 11008});
   KernelAbi abi = hostGemmAbi(spec);
   ASSERT_EQ(abi.entries.size(), 1u);
@@ -313,8 +391,8 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&jit.context));
   QuantKernelSpec spec =
-      specOf({4, true, 32, ActivationType::F16, ActivationType::F16,
-              OutputType::F32, false, 8, 64});
+      specOf({4, true, 32, ActivationType::F16, ScaleType::F16, OutputType::F32,
+              false, 8, 64});
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler capture(&jit.context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
@@ -339,3 +417,37 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
 }
 
 } // namespace
+
+// The text form of the kept-ggml forms, and the families that refuse them.
+TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
+  auto q6k = parseQuantKernelSpec("host_gemm:w6:g16:sym:f16:n64:k512:scf32");
+  ASSERT_TRUE(bool(q6k)) << q6k.message();
+  EXPECT_EQ(q6k->fieldBits(), 8u);
+  EXPECT_EQ(q6k->chunkCodes(), 16);
+  EXPECT_EQ(q6k->name(), "qt_host_gemm_w6sym_g16_f16_tdyn_n64_k512_s1_scf32");
+  auto q4k = parseQuantKernelSpec("host_gemm:w4:g32:min:bf16:n8:k256:scf32");
+  ASSERT_TRUE(bool(q4k)) << q4k.message();
+  EXPECT_TRUE(q4k->minZero);
+  EXPECT_FALSE(q4k->symmetric);
+  EXPECT_EQ(q4k->name(), "qt_host_gemm_w4min_g32_bf16_tdyn_n8_k256_s1_scf32");
+  struct Bad {
+    const char *text, *message;
+  };
+  for (const Bad &bad : {
+           Bad{"decode_gemv:w5:g32:sym:f16:t1:n8:k64",
+               "code width must be 4 or 8 bits, got 5"},
+           Bad{"decode_gemv:w4:g32:min:f16:t1:n8:k64",
+               "only the host GEMM takes min zero-points"},
+           Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
+               "only the host GEMM takes f32 scales"},
+           Bad{"host_gemm:w4:g16:sym:f16:n8:k64",
+               "group size must be 32, 64, 128 (16 for 5- to 8-bit codes)"},
+           Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
+               "code width must be 4, 5, 6 or 8 bits, got 7"},
+       }) {
+    auto spec = parseQuantKernelSpec(bad.text);
+    ASSERT_FALSE(bool(spec)) << bad.text;
+    EXPECT_NE(spec.message().find(bad.message), std::string::npos)
+        << spec.message();
+  }
+}

@@ -61,6 +61,14 @@ inline float fromBits(uint16_t bits, ActivationType type) {
   return type == ActivationType::F16 ? halfBitsToFloat(bits)
                                      : bfloat16BitsToFloat(bits);
 }
+/// 16-bit scales (f16, bf16) only.
+inline uint16_t toBits(float v, ScaleType type) {
+  return type == ScaleType::F16 ? floatToHalfBits(v) : floatToBFloat16Bits(v);
+}
+inline float fromBits(uint16_t bits, ScaleType type) {
+  return type == ScaleType::F16 ? halfBitsToFloat(bits)
+                                : bfloat16BitsToFloat(bits);
+}
 
 class HostKernelJit {
 public:

@@ -51,7 +51,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.symmetric = c.symmetric;
   spec.groupSize = c.group;
   spec.activation = c.act;
-  spec.scale = c.scale;
+  spec.scale = scaleTypeOf(c.scale);
   spec.output = c.out;
   spec.bias = c.bias;
   spec.rows = kDynamicRows;

@@ -97,9 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"descriptor":{"zero_point":"none"}})",
                 "tensor.descriptor: asymmetric scheme needs a zero-point kind "
                 "(integer, float or min)"},
-        BadCase{R"({"descriptor":{"code":{"bits":5}}})",
-                "tensor.descriptor: code type must be 2, 3, 4 or 8 bits wide, "
-                "got 5"},
+        BadCase{R"({"descriptor":{"code":{"bits":7}}})",
+                "tensor.descriptor: code type must be 2, 3, 4, 5, 6 or 8 bits "
+                "wide, got 7"},
         BadCase{R"({"shape":[4096, 4000]})",
                 "tensor: dimension 1 (4000 + padding 0) is not a multiple of "
                 "the tile size 64"},

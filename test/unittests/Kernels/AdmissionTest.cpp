@@ -174,6 +174,54 @@ TEST(Admission, GroupSize) {
                   .accepted());
 }
 
+// What ggml files store (Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K as the GGUF
+// reader spells them): the host GEMM admits each, the GPU kernels say why
+// not, and a group shorter than a 16-byte chunk of codes is refused.
+TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
+  constexpr const char *kHostGemm = "affine_gemm_host";
+  auto ggml = [](CodeType code, SignedEncoding encoding, ZeroPointKind zp,
+                 int64_t group, FloatType scale) {
+    OpSignature sig = w4g128(4096, 4096);
+    sig.descriptor.code = code;
+    sig.descriptor.encoding = encoding;
+    sig.descriptor.zeroPoint = zp;
+    sig.descriptor.scheme = zp == ZeroPointKind::None ? QuantScheme::Symmetric
+                                                      : QuantScheme::Asymmetric;
+    sig.descriptor.groupSize = group;
+    sig.descriptor.scaleType = scale;
+    return sig;
+  };
+  using SE = SignedEncoding;
+  using ZP = ZeroPointKind;
+  const OpSignature q4k =
+      ggml({4, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F32);
+  const OpSignature q6k =
+      ggml({6, true}, SE::OffsetBinary, ZP::None, 16, FloatType::F32);
+  for (const OpSignature &sig :
+       {q4k, q6k,
+        ggml({5, true}, SE::OffsetBinary, ZP::None, 32, FloatType::F16),
+        ggml({5, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16),
+        ggml({4, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16)}) {
+    EXPECT_TRUE(admitOn(kHostGemm, sig, decode(), "host").accepted())
+        << toString(CodeContract::of(sig.descriptor));
+    EXPECT_TRUE(admitOn(kHostGemm, sig, prefill(), "host").accepted());
+  }
+  EXPECT_EQ(reasons(admitOn(kGemv, q4k)),
+            (Reasons{"zero-point min with unsigned codes not in {integer}",
+                     "scale f32 not in {f16, bf16}"}));
+  EXPECT_EQ(reasons(admitOn(kGemv, q6k)),
+            (Reasons{"code si6 offset_binary not in {si4 twos_complement, "
+                     "si4 offset_binary, ui4, si8 twos_complement, ui8}",
+                     "scale f32 not in {f16, bf16}",
+                     "group size 16 not in {32, 64, 128}"}));
+  // Groups of 16 W4 codes would share a 32-code chunk.
+  OpSignature w4g16 = w4g128();
+  w4g16.descriptor.groupSize = 16;
+  EXPECT_EQ(reasons(admitOn(kHostGemm, w4g16, decode(), "host")),
+            Reasons{"group size 16 is not a whole number of the 32-code K "
+                    "tiles decode_gemv reads 4-bit codes in"});
+}
+
 TEST(Admission, ScaleAxis) {
   OpSignature sig = w4g128();
   sig.descriptor.axis = 0;

@@ -44,6 +44,10 @@ std::vector<Variant> allVariants() {
     for (unsigned bits : {4u, 8u})
       for (bool isSigned : {false, true})
         out.push_back({kind, bits, isSigned});
+  // 5- and 6-bit codes (ggml Q5_x, Q6_K): decode_gemv, one per byte.
+  for (unsigned bits : {5u, 6u})
+    for (bool isSigned : {false, true})
+      out.push_back({kDecode, bits, isSigned});
   return out;
 }
 
@@ -118,13 +122,13 @@ TEST(KernelLayoutTest, PositionsAreABijectionOntoTheBuffer) {
       for (int64_t c = 0; c < g->paddedCols; ++c) {
         KernelLayoutPosition at = kernelLayoutPosition(spec, *g, r, c);
         ASSERT_LT(at.word, g->bytes / 4);
-        ASSERT_EQ(at.shift % v.bits, 0u);
+        ASSERT_EQ(at.shift % spec.fieldBits(), 0u);
         ASSERT_LT(at.shift, 32u);
         ASSERT_TRUE(seen.insert({at.word, at.shift}).second)
             << "row " << r << " column " << c << " collides";
       }
     // Every field of every word is used exactly once.
-    EXPECT_EQ(seen.size(), g->bytes * 8 / v.bits);
+    EXPECT_EQ(seen.size(), g->bytes * 8 / spec.fieldBits());
   }
 }
 
@@ -281,7 +285,12 @@ TEST(KernelLayoutTest, RejectsUnsupportedWidthsAndShapes) {
   Expected<Bytes> three =
       packKernelLayout({kDecode, 3, false}, codes.data(), 1, 8);
   ASSERT_FALSE(bool(three));
-  EXPECT_TRUE(contains(three.message(), "4- or 8-bit codes, got 3 bits"));
+  EXPECT_TRUE(
+      contains(three.message(), "4-, 5-, 6- or 8-bit codes, got 3 bits"));
+  Expected<Bytes> five =
+      packKernelLayout({kPrefill, 5, false}, codes.data(), 1, 8);
+  ASSERT_FALSE(bool(five));
+  EXPECT_TRUE(contains(five.message(), "4- or 8-bit codes, got 5 bits"));
   Expected<Bytes> empty =
       packKernelLayout({kPrefill, 4, false}, codes.data(), 0, 8);
   ASSERT_FALSE(bool(empty));
@@ -303,6 +312,29 @@ TEST(KernelLayoutTest, RejectsOutOfRangeCodesByPosition) {
   packed = packKernelLayout({kPrefill, 4, true}, signedCodes.data(), 1, 1);
   ASSERT_FALSE(bool(packed));
   EXPECT_TRUE(contains(packed.message(), "signed 4-bit range [-8, 7]"));
+}
+
+// A 6-bit code sits in the low bits of its byte; a byte above 63 is not a
+// code the descriptor allows, and an untrusted artifact holding one fails.
+TEST(KernelLayoutTest, ByteFieldsOfNarrowCodesRejectHighBits) {
+  KernelLayoutSpec spec{kDecode, 6, true};
+  Codes codes = {-32, 31, 0};
+  Expected<Bytes> packed = packKernelLayout(spec, codes.data(), 1, 3);
+  ASSERT_TRUE(bool(packed)) << packed.message();
+  ASSERT_EQ(packed->size(), 16u); // one 16-byte chunk
+  EXPECT_EQ((*packed)[0], 0);     // -32 + 32
+  EXPECT_EQ((*packed)[1], 63);
+  EXPECT_EQ((*packed)[2], 32);
+  Bytes corrupt = *packed;
+  corrupt[1] = 64;
+  Expected<Codes> bad =
+      unpackKernelLayout(spec, corrupt.data(), corrupt.size(), 1, 3);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_TRUE(contains(bad.message(), "field 64 at row 0, column 1, above "
+                                      "the largest 6-bit code field 63"))
+      << bad.message();
+  Codes tooWide = {32};
+  EXPECT_FALSE(bool(packKernelLayout(spec, tooWide.data(), 1, 1)));
 }
 
 TEST(KernelLayoutTest, UnpackRejectsWrongSizeAndNonzeroPadding) {

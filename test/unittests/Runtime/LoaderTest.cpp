@@ -275,6 +275,26 @@ TEST(LoaderErrors, CapabilityOutOfRange) {
   EXPECT_TRUE(contains(model.message(), "decode phase's T range"));
 }
 
+TEST(LoaderErrors, CapabilityZeroPointIsMinOrInteger) {
+  for (const char *value : {"bogus", "min"}) {
+    TempDir dir;
+    TestArtifactSpec spec;
+    spec.editCapability = [&](json &c, size_t) {
+      c["code"]["zero_point"] = value;
+    };
+    auto model = loadSpec(dir, spec);
+    ASSERT_FALSE(bool(model)) << value;
+    EXPECT_TRUE(contains(model.message(), "capability.code.zero_point"))
+        << model.message();
+    // The test artifact's codes are signed: no min for them.
+    EXPECT_TRUE(
+        contains(model.message(), std::string(value) == "min"
+                                      ? "a min zero-point needs unsigned codes"
+                                      : "expected \"min\" or \"integer\""))
+        << model.message();
+  }
+}
+
 TEST(LoaderErrors, CapabilityLiesAboutN) {
   TempDir dir;
   TestArtifactSpec spec;

@@ -17,8 +17,8 @@ func.func @scale_f64(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui4, sc
 
 // -----
 
-// expected-error @+1 {{code type must be 2, 3, 4 or 8 bits wide, got 5}}
-func.func @code_5_bits(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui5, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
+// expected-error @+1 {{code type must be 2, 3, 4, 5, 6 or 8 bits wide, got 7}}
+func.func @code_7_bits(%w: !qtensor.tensor<4x8xf32, #qtensor.affine<code = ui7, scheme = symmetric, granularity = per_tensor, scale = f16>>) {
   return
 }
 

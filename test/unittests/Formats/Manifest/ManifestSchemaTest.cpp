@@ -379,7 +379,7 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
       {"/tensors/1/name", ""},
       {"/tensors/0/codes/tensor", ""},
       {"/tensors/0/codes/extra", 1},
-      {"/tensors/0/logical/descriptor/code/bits", 5},
+      {"/tensors/0/logical/descriptor/code/bits", 7},
       {"/tensors/0/logical/descriptor/code/signed", "no"},
       {"/tensors/0/logical/descriptor/family", "lut"},
       {"/tensors/0/logical/descriptor/decoder_version", 0},

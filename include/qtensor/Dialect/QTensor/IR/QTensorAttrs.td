@@ -12,8 +12,8 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     [DeclareAttrInterfaceMethods<QTensor_DescriptorAttrInterface>]> {
   let summary = "Affine family: x = s * (q - z) with declared granularity";
   let description = [{
-    Codes `q` of an integer type (`ui2`..`ui8`, `si2`..`si8`; 2, 3, 4 or 8
-    bits), scales of type `scale` and, for the asymmetric scheme, a
+    Codes `q` of an integer type (`ui2`..`ui8`, `si2`..`si8`; 2, 3, 4, 5, 6 or
+    8 bits), scales of type `scale` and, for the asymmetric scheme, a
     zero-point of kind `integer` (a code), `float` (a real z) or `min`
     (x = s * q + m). Granularity is `per_tensor`, `per_axis` along `axis`, or
     row-bounded `group`s of `group_size` along `axis`; a short final group
