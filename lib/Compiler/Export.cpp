@@ -27,9 +27,9 @@ using safetensors::DType;
 struct Slice {
   QuantizedTensorDescriptor logical; ///< local shape, logical layout
   std::vector<int32_t> codes;
-  std::vector<uint16_t> scales;
+  std::vector<float> scales;
   std::vector<int32_t> zeros;
-  std::vector<uint16_t> zeroFloats;
+  std::vector<float> zeroFloats;
   std::vector<uint16_t> bias;
 };
 
@@ -128,15 +128,26 @@ Expected<LayoutDescriptor> storedLayout(const LayoutDescriptor &selected,
   return layout;
 }
 
-/// Stored 16-bit qparams (f16 or bf16 bits) as doubles.
-std::vector<double> toDoubles(const std::vector<uint16_t> &bits,
-                              FloatType type) {
-  std::vector<double> out;
-  out.reserve(bits.size());
-  for (uint16_t b : bits)
-    out.push_back(type == FloatType::BF16 ? bfloat16BitsToFloat(b)
-                                          : halfBitsToFloat(b));
-  return out;
+/// Float qparams (each exact in `type`) as the bytes of `type`.
+std::vector<uint8_t> qparamBytes(const std::vector<float> &values,
+                                 FloatType type) {
+  const size_t width = type == FloatType::F32 ? 4 : 2;
+  std::vector<uint8_t> bytes(values.size() * width);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == FloatType::F32) {
+      std::memcpy(bytes.data() + 4 * i, &values[i], 4);
+      continue;
+    }
+    uint16_t bits = type == FloatType::BF16 ? floatToBFloat16Bits(values[i])
+                                            : floatToHalfBits(values[i]);
+    bytes[2 * i] = uint8_t(bits);
+    bytes[2 * i + 1] = uint8_t(bits >> 8);
+  }
+  return bytes;
+}
+
+unsigned qparamWidthBits(FloatType type) {
+  return type == FloatType::F32 ? 32 : 16;
 }
 
 nlohmann::json finiteOrNull(double v) {
@@ -275,8 +286,9 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
     values += static_cast<uint64_t>(w.codes.size());
     codeBits += w.codes.size() * w.logical.descriptor.code.bits;
     // Integer zero-points are stored one per byte (U8).
-    qparamBits +=
-        (w.scales.size() + w.zeroFloats.size()) * 16 + w.zeros.size() * 8;
+    qparamBits += (w.scales.size() + w.zeroFloats.size()) *
+                      qparamWidthBits(w.logical.descriptor.scaleType) +
+                  w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, w, rank));
       std::string name = rankTensorName(l.source->name, rank, ranks);
@@ -287,12 +299,12 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       std::vector<double> zeros =
           s.zeroFloats.empty()
               ? std::vector<double>(s.zeros.begin(), s.zeros.end())
-              : toDoubles(s.zeroFloats, s.logical.descriptor.scaleType);
+              : std::vector<double>(s.zeroFloats.begin(), s.zeroFloats.end());
       QTENSOR_ASSIGN_OR_RETURN(
           std::string digest,
           artifact::reconstructionDigest(
               s.logical, s.codes,
-              toDoubles(s.scales, s.logical.descriptor.scaleType), zeros));
+              std::vector<double>(s.scales.begin(), s.scales.end()), zeros));
       StagedQuantized q;
       q.shard = shard;
       q.name = name;
@@ -312,7 +324,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       QTENSOR_ASSIGN_OR_RETURN(
           q.scales,
           spooled(name + ".scales", artifact::scaleDType(q.stored.descriptor),
-                  qshape, asBytes(s.scales)));
+                  qshape,
+                  qparamBytes(s.scales, q.stored.descriptor.scaleType)));
       if (!s.zeros.empty()) {
         std::vector<uint8_t> z8;
         for (int32_t z : s.zeros) {
@@ -327,7 +340,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
         QTENSOR_ASSIGN_OR_RETURN(
             q.zeros,
             spooled(name + ".zeros", artifact::scaleDType(q.stored.descriptor),
-                    qshape, asBytes(s.zeroFloats)));
+                    qshape,
+                    qparamBytes(s.zeroFloats, q.stored.descriptor.scaleType)));
       }
       QTENSOR_TRY(digestOf(q.codes));
       QTENSOR_TRY(digestOf(q.scales));

@@ -94,15 +94,17 @@ Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
   if (!described.affine)
     return makeError("tensor ", linear.name, " (", linear.weight.dtype,
                      "): no affine descriptor for this ggml type, so its "
-                     "codes cannot be kept (supported: Q4_0, Q4_1, Q8_0)");
+                     "codes cannot be kept (supported: Q4_0, Q4_1, Q5_0, "
+                     "Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
   QuantizedTensorDescriptor logical = *described.affine;
   logical.layout = LayoutDescriptor{}; // logical: codes moved out of blocks
   logical.elementType = elementType;
   return logical;
 }
 
-/// GGUF Q4_0 / Q4_1 / Q8_0: the stored codes and scales, unchanged, in the
-/// logical layout (a code-preserving move out of ggml's blocks).
+/// A GGUF type with an affine spelling: the stored codes and qparams,
+/// unchanged, in the logical layout (a code-preserving move out of ggml's
+/// blocks, proven element by element by disassembleGGMLAffine).
 Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
                                      const SourceLinear &linear,
                                      FloatType elementType) {
@@ -112,19 +114,30 @@ Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
   QTENSOR_ASSIGN_OR_RETURN(GGMLAffineParts parts, disassembleGGMLAffine(info));
   checkpoint.releaseSource(linear.weight);
   out.codes = std::move(parts.codes);
-  for (double s : parts.scales)
-    out.scales.push_back(floatToHalfBits(static_cast<float>(s)));
-  // Q4_1 mins are stored in the scale dtype as zero-point `min`.
-  for (double m : parts.zeros)
-    out.zeroFloats.push_back(floatToHalfBits(static_cast<float>(m)));
+  // Mins are stored in the scale dtype as zero-point `min`. Each value is
+  // one of the scale dtype (ggml's f16 d and m; a K-quant's exact f32
+  // products), so the codes and qparams are the stored ones and the error
+  // against the decoded tensor is 0.
+  const FloatType type = out.logical.descriptor.scaleType;
+  auto keep = [&](const std::vector<double> &from, std::vector<float> &to,
+                  const char *what) -> Status {
+    to.reserve(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+      float f = static_cast<float>(from[i]);
+      FloatFormat format = type == FloatType::F16    ? FloatFormat::F16
+                           : type == FloatType::BF16 ? FloatFormat::BF16
+                                                     : FloatFormat::F32;
+      if (double(f) != from[i] || roundToFormat(f, format) != double(f))
+        return makeError("tensor ", linear.name, ": block ", what, " ", i,
+                         " is not an ", toString(type), " value");
+      to.push_back(f);
+    }
+    return Status::ok();
+  };
+  QTENSOR_TRY(keep(parts.scales, out.scales, "scale"));
+  QTENSOR_TRY(keep(parts.zeros, out.zeroFloats, "min"));
   out.keptStoredCodes = true;
   out.sourceDType = linear.weight.dtype;
-  // ggml's f16 d and m convert to f16 exactly: the codes and qparams are
-  // the stored ones, and the error against the decoded tensor is 0.
-  for (size_t i = 0; i < parts.scales.size(); ++i)
-    if (halfBitsToFloat(out.scales[i]) != static_cast<float>(parts.scales[i]))
-      return makeError("tensor ", linear.name, ": block scale ", i,
-                       " is not an f16 value");
   out.relativeError = 0.0;
   out.maxAbsError = 0.0;
   out.sqnrDb = std::numeric_limits<double>::infinity();
@@ -281,12 +294,12 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     // resident (the checkpoint's files are mappings it opened itself).
     checkpoint.releaseSource(linear.weight);
     out.logical = affineLogical(spec, n, k, elementType);
-    const AffineDescriptor &d = out.logical.descriptor;
     if (Status s = measure(values, dequantizeGroupwise(*q), out); !s)
       return makeError("tensor ", linear.name, ": ", s.message());
     out.codes = std::move(q->codes);
+    // Rounded to the scale format before any code was computed: exact.
     for (double s : q->scales)
-      out.scales.push_back(toBits(s, d.scaleType));
+      out.scales.push_back(static_cast<float>(s));
     out.zeros = std::move(q->zeroPoints);
     out.sourceDType = dtype;
   }

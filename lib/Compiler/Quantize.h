@@ -2,8 +2,8 @@
 //
 // `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any
-// code is computed; a weight that already has codes (GGUF Q4_0, Q4_1, Q8_0)
-// keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
+// code is computed; a weight that already has codes (a GGUF type with an
+// affine spelling, GGUFDescriptor.h) keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
 // re-quantize codes that exist). The result is the logical form: one code per
 // value, row-major, plus qparams; packing into a kernel layout comes later.
 //
@@ -38,11 +38,12 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text);
 struct QuantizedWeight {
   QuantizedTensorDescriptor logical; ///< logical layout
   std::vector<int32_t> codes;        ///< [N, K] row-major
-  std::vector<uint16_t> scales;      ///< scale dtype bits, qparam shape
-  std::vector<int32_t> zeros;        ///< integer zero-points, or empty
-  std::vector<uint16_t> zeroFloats; ///< `min`/`float` zero-points (scale dtype)
-  std::vector<uint16_t> bias;       ///< element-type bits [N], or empty
-  bool keptStoredCodes = false;     ///< codes came from the checkpoint
+  /// Scales in the qparam shape, each value exact in the scale dtype.
+  std::vector<float> scales;
+  std::vector<int32_t> zeros;    ///< integer zero-points, or empty
+  std::vector<float> zeroFloats; ///< `min`/`float` zero-points, like scales
+  std::vector<uint16_t> bias;    ///< element-type bits [N], or empty
+  bool keptStoredCodes = false;  ///< codes came from the checkpoint
   std::string sourceDType;
   /// Error of the reconstruction against the source floats (for kept codes
   /// the source floats are the decoded codes: 0 by construction).

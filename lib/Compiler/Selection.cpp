@@ -2,6 +2,8 @@
 
 #include "Selection.h"
 
+#include "qtensor/Formats/GGUFDescriptor.h"
+
 #include <fnmatch.h>
 
 namespace qtensor::compiler {
@@ -66,7 +68,8 @@ WeightSelection::decideStored(const std::string &name, TensorKind kind,
   QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d, decide(name, kind));
   const bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
   // The ggml types whose codes the compiler keeps (GGUFDescriptor.h).
-  const bool keepsCodes = dtype == "Q4_0" || dtype == "Q4_1" || dtype == "Q8_0";
+  auto type = ggmlTypeFromName(dtype);
+  const bool keepsCodes = !isFloat && type && hasAffineSpelling(*type);
   if (!d.quantize && d.byDefault && keepFloat && keepsCodes &&
       kind == TensorKind::Head)
     d = {true,

@@ -8,15 +8,23 @@
 //         row (the last C-order axis, ne[0]), f16 scale
 //   Q4_1  ui4, asymmetric with zero_point = min (x = d * q + m), groups of
 //         32, f16 scale and min
+//   Q5_0  si5 offset_binary (q = u - 16), symmetric, groups of 32, f16
+//   Q5_1  ui5 with an f16 min, groups of 32
 //   Q8_0  si8 two's complement, symmetric, groups of 32, f16 scale
+//   Q4_K  ui4 with a min, groups of 32, f32 scale and min
+//   Q5_K  ui5 with a min, groups of 32, f32 scale and min
+//   Q6_K  si6 offset_binary (q = u - 32), symmetric, groups of 16, f32
 //
-// with layout {family "ggml_block", version 1, encoding "q4_0" / "q4_1" /
-// "q8_0", tile [1, ..., 1, 32]}: each 32-code block stores its scale (and
-// min) inline, and Q4_0/Q4_1 put code j in the low nibble of byte j and code
-// j + 16 in its high nibble. Every other decodable type (5-bit codes,
-// K-quants with nested 6-bit scales under an fp16 super-scale, codebooks,
-// ternary) is described by its GGMLBlockContract alone until the dialect has
-// a ggml family.
+// with layout {family "ggml_block", version 1, encoding "q4_0" ... "q6_k",
+// tile [1, ..., 1, block]}, block 32 or 256. The K-quants store their
+// per-group scales (and mins) as 6- or 8-bit codes under f16 super-block
+// scales; ggml decodes that second level first (d * sc_j, dmin * m_j), and
+// each such product is exact in f32, so the f32 scale s_j = d * sc_j and
+// min m_j = -(dmin * m_j) spell the same numbers as one affine level
+// (x = s * q + m rounds exactly as ggml's d1 * q - m1). The nested
+// descriptor family that keeps the second level as codes is not built yet.
+// Every other decodable type (Q2_K, Q3_K, codebooks, ternary) is described
+// by its GGMLBlockContract alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_FORMATS_GGUFDESCRIPTOR_H
@@ -36,21 +44,26 @@ struct GGUFTensorDescriptor {
   std::vector<int64_t> shape;
   /// The block contract (every decodable type).
   GGMLBlockContract block;
-  /// The affine spelling, for Q4_0, Q4_1 and Q8_0.
+  /// The affine spelling, for the types listed above.
   std::optional<QuantizedTensorDescriptor> affine;
 };
+
+/// Whether `type` has the affine spelling above (its codes can be kept).
+bool hasAffineSpelling(GGMLType type);
 
 /// The descriptor of `tensor`; "unsupported type NAME" for types without a
 /// decoder.
 Expected<GGUFTensorDescriptor> describeGGUFTensor(const GGUFTensorInfo &tensor);
 
-/// The logical codes and qparams of a Q4_0, Q4_1 or Q8_0 tensor, read from
-/// its blocks without re-quantizing: codes in C order, one scale (and min)
-/// per 32-element group, as reconstructAffine takes them.
+/// The logical codes and qparams of a tensor with an affine spelling, read
+/// from its blocks without re-quantizing: codes in C order, one scale (and
+/// min) per group, as reconstructAffine takes them. Fails, naming the
+/// block and element, unless s * q (+ m) in f32 equals ggml's decoding of
+/// every element bit for bit.
 struct GGMLAffineParts {
   std::vector<int32_t> codes;
   std::vector<double> scales;
-  std::vector<double> zeros; ///< Q4_1 mins; empty otherwise
+  std::vector<double> zeros; ///< mins (Q4_1, Q5_1, Q4_K, Q5_K); else empty
 };
 Expected<GGMLAffineParts> disassembleGGMLAffine(const GGUFTensorInfo &tensor);
 

@@ -1,46 +1,178 @@
 //===- GGUFDescriptor.cpp - GGUF tensors as qtensor descriptors -----------===//
+//
+// Built with -ffp-contract=off (CMakeLists.txt): the reconstruction check
+// below must round each product and sum as ggml's reference C does.
+//
+//===----------------------------------------------------------------------===//
 
 #include "qtensor/Formats/GGUFDescriptor.h"
 
+#include "GGMLDecoders.h"
+
+#include <cstring>
+
 using namespace qtensor;
+using namespace qtensor::ggml_detail;
 
 namespace {
-constexpr int64_t kBlock = 32;
 
+/// How one ggml block type spells as an affine descriptor.
 struct AffineSpelling {
   CodeType code;
   SignedEncoding encoding;
   ZeroPointKind zeroPoint;
+  int64_t group;       ///< elements per scale (and min)
+  FloatType scaleType; ///< f32: the exact product of two stored levels
   const char *layoutEncoding;
   uint32_t blockBytes;
+  int64_t blockElements;
 };
 
 std::optional<AffineSpelling> affineSpelling(GGMLType type) {
+  using SE = SignedEncoding;
+  using ZP = ZeroPointKind;
   switch (type) {
   case GGMLType::Q4_0:
-    return AffineSpelling{{4, true},
-                          SignedEncoding::OffsetBinary,
-                          ZeroPointKind::None,
-                          "q4_0",
-                          18};
+    return AffineSpelling{{4, true},      SE::OffsetBinary, ZP::None, 32,
+                          FloatType::F16, "q4_0",           18,       32};
   case GGMLType::Q4_1:
-    return AffineSpelling{{4, false},
-                          SignedEncoding::TwosComplement,
-                          ZeroPointKind::Min,
-                          "q4_1",
-                          20};
+    return AffineSpelling{
+        {4, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16, "q4_1", 20,
+        32};
+  case GGMLType::Q5_0:
+    return AffineSpelling{{5, true},      SE::OffsetBinary, ZP::None, 32,
+                          FloatType::F16, "q5_0",           22,       32};
+  case GGMLType::Q5_1:
+    return AffineSpelling{
+        {5, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16, "q5_1", 24,
+        32};
   case GGMLType::Q8_0:
-    return AffineSpelling{{8, true},
-                          SignedEncoding::TwosComplement,
-                          ZeroPointKind::None,
-                          "q8_0",
-                          34};
+    return AffineSpelling{
+        {8, true}, SE::TwosComplement, ZP::None, 32, FloatType::F16, "q8_0", 34,
+        32};
+  case GGMLType::Q4_K:
+    return AffineSpelling{{4, false},
+                          SE::TwosComplement,
+                          ZP::Min,
+                          32,
+                          FloatType::F32,
+                          "q4_k",
+                          144,
+                          256};
+  case GGMLType::Q5_K:
+    return AffineSpelling{{5, false},
+                          SE::TwosComplement,
+                          ZP::Min,
+                          32,
+                          FloatType::F32,
+                          "q5_k",
+                          176,
+                          256};
+  case GGMLType::Q6_K:
+    return AffineSpelling{{6, true},      SE::OffsetBinary, ZP::None, 16,
+                          FloatType::F32, "q6_k",           210,      256};
   default:
     return std::nullopt;
   }
 }
 
-uint16_t readU16(const uint8_t *p) { return uint16_t(p[0] | (p[1] << 8)); }
+/// ggml's get_scale_min_k4: 6-bit scale and min codes of sub-block j of a
+/// Q4_K / Q5_K super-block's 12 packed bytes.
+void scaleMinK4(int j, const uint8_t *q, int &sc, int &m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+/// One block's codes (C order), scales and mins (one per group).
+void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
+                      double *scales, double *mins) {
+  switch (type) {
+  case GGMLType::Q4_0:
+    scales[0] = readF16(p);
+    for (int j = 0; j < 16; ++j) {
+      codes[j] = (p[2 + j] & 0x0F) - 8;
+      codes[j + 16] = (p[2 + j] >> 4) - 8;
+    }
+    return;
+  case GGMLType::Q4_1:
+    scales[0] = readF16(p);
+    mins[0] = readF16(p + 2);
+    for (int j = 0; j < 16; ++j) {
+      codes[j] = p[4 + j] & 0x0F;
+      codes[j + 16] = p[4 + j] >> 4;
+    }
+    return;
+  case GGMLType::Q5_0:
+  case GGMLType::Q5_1: {
+    const bool hasMin = type == GGMLType::Q5_1;
+    scales[0] = readF16(p);
+    if (hasMin)
+      mins[0] = readF16(p + 2);
+    const uint8_t *rest = p + (hasMin ? 4 : 2);
+    const uint32_t qh = readU32(rest);
+    const uint8_t *qs = rest + 4;
+    const int offset = hasMin ? 0 : 16;
+    for (int j = 0; j < 16; ++j) {
+      codes[j] = ((qs[j] & 0x0F) | int((qh >> j) & 1u) << 4) - offset;
+      codes[j + 16] = ((qs[j] >> 4) | int((qh >> (j + 16)) & 1u) << 4) - offset;
+    }
+    return;
+  }
+  case GGMLType::Q8_0:
+    scales[0] = readF16(p);
+    for (int j = 0; j < 32; ++j)
+      codes[j] = static_cast<int8_t>(p[2 + j]);
+    return;
+  case GGMLType::Q4_K:
+  case GGMLType::Q5_K: {
+    // The second level first: d * sc_j and dmin * m_j, each an exact f32
+    // product of an f16 and a 6-bit integer; the min enters negated.
+    const bool five = type == GGMLType::Q5_K;
+    const float d = readF16(p), dmin = readF16(p + 2);
+    const uint8_t *packed = p + 4;
+    const uint8_t *qh = p + 16;
+    const uint8_t *ql = p + (five ? 48 : 16);
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      scaleMinK4(j, packed, sc, m);
+      scales[j] = d * static_cast<float>(sc);
+      mins[j] = -(dmin * static_cast<float>(m));
+      const uint8_t *bytes = ql + 32 * (j / 2);
+      const int shift = 4 * (j % 2);
+      for (int l = 0; l < 32; ++l) {
+        int q = (bytes[l] >> shift) & 0xF;
+        if (five && (qh[l] >> j) & 1)
+          q += 16;
+        codes[32 * j + l] = q;
+      }
+    }
+    return;
+  }
+  case GGMLType::Q6_K: {
+    const uint8_t *ql = p, *qh = p + 128;
+    const int8_t *sc = reinterpret_cast<const int8_t *>(p + 192);
+    const float d = readF16(p + 208);
+    for (int g = 0; g < 16; ++g)
+      scales[g] = d * static_cast<float>(sc[g]);
+    for (int half = 0; half < 2; ++half, ql += 64, qh += 32, codes += 128)
+      for (int l = 0; l < 32; ++l) {
+        codes[l] = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) - 32;
+        codes[l + 32] = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+        codes[l + 64] = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        codes[l + 96] = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
 } // namespace
 
 Expected<GGUFTensorDescriptor>
@@ -67,19 +199,23 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
                                                 : QuantScheme::Asymmetric;
   d.granularity = Granularity::Group;
   d.axis = static_cast<int64_t>(t.shape.size()) - 1;
-  d.groupSize = kBlock;
+  d.groupSize = spelling->group;
   d.tail = TailRule::Exact;
-  d.scaleType = FloatType::F16;
+  d.scaleType = spelling->scaleType;
   t.layout.family = "ggml_block";
   t.layout.version = 1;
   t.layout.encoding = spelling->layoutEncoding;
   t.layout.tile.assign(t.shape.size(), 1);
-  t.layout.tile.back() = kBlock;
+  t.layout.tile.back() = spelling->blockElements;
   t.layout.padding.assign(t.shape.size(), 0);
   if (Status s = verifyTensorDescriptor(t); !s)
     return makeError("tensor '", std::string(tensor.name), "': ", s.message());
   result.affine = std::move(t);
   return result;
+}
+
+bool qtensor::hasAffineSpelling(GGMLType type) {
+  return affineSpelling(type).has_value();
 }
 
 Expected<GGMLAffineParts>
@@ -89,39 +225,44 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
     return makeError("tensor '", std::string(tensor.name), "': type ",
                      std::string(ggmlTypeName(tensor.type)),
                      " has no affine spelling");
-  uint64_t blocks = tensor.elementCount / kBlock;
-  if (tensor.elementCount % kBlock != 0 ||
+  const int64_t perBlock = spelling->blockElements;
+  const int64_t groups = perBlock / spelling->group;
+  uint64_t blocks = tensor.elementCount / uint64_t(perBlock);
+  if (tensor.elementCount % uint64_t(perBlock) != 0 ||
       tensor.byteSize != blocks * spelling->blockBytes)
     return makeError("tensor '", std::string(tensor.name),
                      "': ", tensor.byteSize, " bytes do not hold ", blocks,
                      " blocks of ", spelling->blockBytes, " bytes");
+  const bool hasMin = spelling->zeroPoint == ZeroPointKind::Min;
   GGMLAffineParts parts;
   parts.codes.resize(tensor.elementCount);
-  parts.scales.resize(blocks);
-  if (tensor.type == GGMLType::Q4_1)
-    parts.zeros.resize(blocks);
+  parts.scales.resize(blocks * uint64_t(groups));
+  if (hasMin)
+    parts.zeros.resize(parts.scales.size());
+  // The proof that nothing was re-quantized: every element, reconstructed
+  // from these parts as s * q (+ m) in f32, equals ggml's own decoding of
+  // the block bit for bit.
+  std::vector<float> decoded(size_t(perBlock), 0.0f);
   for (uint64_t b = 0; b < blocks; ++b) {
     const uint8_t *p = tensor.data + b * spelling->blockBytes;
-    int32_t *codes = parts.codes.data() + b * kBlock;
-    parts.scales[b] = fp16ToFp32(readU16(p));
-    switch (tensor.type) {
-    case GGMLType::Q4_0:
-      for (int j = 0; j < 16; ++j) {
-        codes[j] = (p[2 + j] & 0x0F) - 8;
-        codes[j + 16] = (p[2 + j] >> 4) - 8;
-      }
-      break;
-    case GGMLType::Q4_1:
-      parts.zeros[b] = fp16ToFp32(readU16(p + 2));
-      for (int j = 0; j < 16; ++j) {
-        codes[j] = p[4 + j] & 0x0F;
-        codes[j + 16] = p[4 + j] >> 4;
-      }
-      break;
-    default: // Q8_0
-      for (int j = 0; j < 32; ++j)
-        codes[j] = static_cast<int8_t>(p[2 + j]);
-      break;
+    int32_t *codes = parts.codes.data() + b * uint64_t(perBlock);
+    double *scales = parts.scales.data() + b * uint64_t(groups);
+    double *mins = hasMin ? parts.zeros.data() + b * uint64_t(groups) : nullptr;
+    disassembleBlock(tensor.type, p, codes, scales, mins);
+    QTENSOR_TRY(decodeRow(tensor.type, p, spelling->blockBytes, perBlock,
+                          decoded.data()));
+    for (int64_t i = 0; i < perBlock; ++i) {
+      const int64_t g = i / spelling->group;
+      const float product =
+          static_cast<float>(scales[g]) * static_cast<float>(codes[i]);
+      const float value =
+          hasMin ? product + static_cast<float>(mins[g]) : product;
+      if (std::memcmp(&value, &decoded[size_t(i)], sizeof(float)) != 0)
+        return makeError(
+            "tensor '", std::string(tensor.name), "': block ", b, " element ",
+            i, ": codes and qparams give ", value, ", ggml decodes ",
+            decoded[size_t(i)], " (the affine spelling of ",
+            std::string(ggmlTypeName(tensor.type)), " would not preserve it)");
     }
   }
   return parts;

@@ -108,9 +108,12 @@ TEST(Selection, KeepKeepsAHeadStoredAsCodesUnlessExcluded) {
   EXPECT_TRUE(q8->quantize);
   EXPECT_EQ(q8->reason, "--quant keep: the head is stored as Q8_0; its codes "
                         "are kept (--exclude keeps it in float)");
-  // A head without kernel-readable codes, or in float, stays float.
-  EXPECT_FALSE(
+  // So is a K-quant head (llama-quantize stores heads as Q6_K); one whose
+  // type has no affine spelling, or a float one, stays float.
+  EXPECT_TRUE(
       s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize);
+  EXPECT_FALSE(
+      s.decideStored("output.weight", TensorKind::Head, "Q2_K")->quantize);
   EXPECT_FALSE(
       s.decideStored("output.weight", TensorKind::Head, "F16")->quantize);
   // Without --quant keep the head stays float by default.

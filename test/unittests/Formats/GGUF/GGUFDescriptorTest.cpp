@@ -1,8 +1,9 @@
 //===- GGUFDescriptorTest.cpp - GGUF types as qtensor descriptors ---------===//
 //
 // The affine spelling keeps the stored codes: reconstructing a real Q4_0 /
-// Q8_0 tensor from its disassembled codes and scales through the reference
-// affine decoder gives ggml's own dequantized values bit for bit.
+// Q8_0 tensor (and gguf-py's vectors of every other spelled type) from its
+// disassembled codes and scales through the reference affine decoder gives
+// ggml's own dequantized values bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "qtensor/Formats/GGUFDescriptor.h"
 
 #include <cstring>
+#include <filesystem>
 #include <gtest/gtest.h>
 
 using namespace qtensor;
@@ -116,20 +118,100 @@ TEST(GGUFDescriptor, Q4_1IsScaleAndMin) {
   EXPECT_EQ(reference[16], 6.5f);
 }
 
-// K-quants keep their block contract (nested scales); no affine spelling.
-TEST(GGUFDescriptor, KQuantsKeepTheirBlockContract) {
+// Every type with an affine spelling, on gguf-py's own dequantized vectors
+// (test/unittests/Formats/GGUF/vectors): the disassembled codes and qparams
+// reconstruct through the reference affine decoder to the same floats bit
+// for bit, and the codes lie in the descriptor's range.
+TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
+  const std::filesystem::path dir = QTENSOR_GGUF_VECTORS_DIR;
+  struct Want {
+    GGMLType type;
+    CodeType code;
+    ZeroPointKind zeroPoint;
+    int64_t group;
+    FloatType scale;
+    int64_t block;
+  };
+  const Want wants[] = {
+      {GGMLType::Q4_1, {4, false}, ZeroPointKind::Min, 32, FloatType::F16, 32},
+      {GGMLType::Q5_0, {5, true}, ZeroPointKind::None, 32, FloatType::F16, 32},
+      {GGMLType::Q5_1, {5, false}, ZeroPointKind::Min, 32, FloatType::F16, 32},
+      {GGMLType::Q4_K, {4, false}, ZeroPointKind::Min, 32, FloatType::F32, 256},
+      {GGMLType::Q5_K, {5, false}, ZeroPointKind::Min, 32, FloatType::F32, 256},
+      {GGMLType::Q6_K, {6, true}, ZeroPointKind::None, 16, FloatType::F32, 256},
+  };
+  for (const Want &want : wants) {
+    const std::string name(ggmlTypeName(want.type));
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> blocks =
+        gguf_test::readBytes(dir / (name + ".blocks"));
+    std::vector<uint8_t> values = gguf_test::readBytes(dir / (name + ".f32"));
+    ASSERT_FALSE(blocks.empty());
+    const uint64_t n = values.size() / 4;
+    GGUFTensorInfo info{"w", want.type, {int64_t(n)},  n, blocks.size(),
+                        0,   0,         blocks.data(), 0};
+    auto desc = describeGGUFTensor(info);
+    ASSERT_TRUE(desc) << desc.message();
+    ASSERT_TRUE(desc->affine);
+    const QuantizedTensorDescriptor &t = *desc->affine;
+    EXPECT_EQ(t.descriptor.code, want.code);
+    EXPECT_EQ(t.descriptor.zeroPoint, want.zeroPoint);
+    EXPECT_EQ(t.descriptor.groupSize, want.group);
+    EXPECT_EQ(t.descriptor.scaleType, want.scale);
+    EXPECT_EQ(t.layout.tile, (std::vector<int64_t>{want.block}));
+    EXPECT_TRUE(hasAffineSpelling(want.type));
+    auto parts = disassembleGGMLAffine(info);
+    ASSERT_TRUE(parts) << parts.message();
+    ASSERT_EQ(parts->codes.size(), n);
+    ASSERT_EQ(parts->scales.size(), n / uint64_t(want.group));
+    CodeBounds bounds = codeBounds(t.descriptor);
+    for (int32_t q : parts->codes)
+      ASSERT_TRUE(q >= bounds.min && q <= bounds.max) << q;
+    auto rebuilt =
+        reconstructAffine(t, parts->codes, parts->scales, parts->zeros);
+    ASSERT_TRUE(rebuilt) << rebuilt.message();
+    std::vector<float> asFloat(rebuilt->begin(), rebuilt->end());
+    EXPECT_EQ(std::memcmp(asFloat.data(), values.data(), values.size()), 0);
+  }
+}
+
+// A K-quant's affine spelling is its second level decoded first: Q4_K's
+// sub-block j has scale d * sc_j and min -(dmin * m_j), 6-bit codes from
+// the 12 packed bytes (j >= 4 takes its high bits from bytes j - 4, j).
+TEST(GGUFDescriptor, Q4_KScalesAreTheSecondLevelDecodedFirst) {
   std::vector<uint8_t> block(144, 0);
+  block[0] = 0x00, block[1] = 0x38; // d = 0.5
+  block[2] = 0x00, block[3] = 0x3c; // dmin = 1.0
+  block[4 + 0] = 0x80 | 3;          // sc_0 = 3, high bits of sc_4 = 2
+  block[4 + 4] = 0x40 | 5;          // m_0 = 5, high bits of m_4 = 1
+  block[4 + 8] = 0x27;              // sc_4 low 7, m_4 low 2
+  block[16] = 0x21;                 // code 1 (sub-block 0), 2 (sub-block 1)
   GGUFTensorInfo info{"w", GGMLType::Q4_K, {256}, 256, 144, 0,
+                      0,   block.data(),   0};
+  auto parts = disassembleGGMLAffine(info);
+  ASSERT_TRUE(parts) << parts.message();
+  EXPECT_EQ(parts->scales[0], 1.5);      // 0.5 * 3
+  EXPECT_EQ(parts->zeros[0], -5.0);      // -(1.0 * 5)
+  EXPECT_EQ(parts->scales[4], 0.5 * 39); // sc_4 = 7 | 2 << 4
+  EXPECT_EQ(parts->zeros[4], -1.0 * 18); // m_4 = 2 | 1 << 4
+  EXPECT_EQ(parts->codes[0], 1);
+  EXPECT_EQ(parts->codes[32], 2);
+}
+
+// Q2_K, Q3_K and the codebook types keep their block contract alone.
+TEST(GGUFDescriptor, OtherTypesKeepTheirBlockContract) {
+  std::vector<uint8_t> block(84, 0);
+  GGUFTensorInfo info{"w", GGMLType::Q2_K, {256}, 256, 84, 0,
                       0,   block.data(),   0};
   auto desc = describeGGUFTensor(info);
   ASSERT_TRUE(desc) << desc.message();
   EXPECT_FALSE(desc->affine.has_value());
   EXPECT_EQ(desc->block.kind, GGMLEncodingKind::KQuantAffine);
-  EXPECT_EQ(desc->block.subScaleBits, 6);
-  EXPECT_EQ(desc->block.scaleBits, 16);
+  EXPECT_FALSE(hasAffineSpelling(GGMLType::Q2_K));
+  EXPECT_FALSE(hasAffineSpelling(GGMLType::IQ4_NL));
   auto parts = disassembleGGMLAffine(info);
   ASSERT_FALSE(parts);
-  EXPECT_EQ(parts.message(), "tensor 'w': type Q4_K has no affine spelling");
+  EXPECT_EQ(parts.message(), "tensor 'w': type Q2_K has no affine spelling");
 }
 
 TEST(GGUFDescriptor, UnsupportedTypeIsNamed) {
