@@ -386,15 +386,8 @@ private:
       std::vector<void *> fns;
       if (k->isHost()) {
         QTENSOR_TRY(checkHostCpu(k->cpu, k->where()));
-        auto &lib = m.hostLibraries[k->file];
-        if (!lib) {
-          QTENSOR_ASSIGN_OR_RETURN(
-              lib, HostKernelLibrary::load(file.data(), size_t(file.size()),
-                                           root->display(k->file)));
-          // The copy dlopen maps is host memory this process holds.
-          QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
-                                   "kernel code " + k->file, file.size()));
-        }
+        QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<HostKernelLibrary> lib,
+                                 hostLibrary(k->file, file));
         for (const EntryPoint &e : k->entries) {
           QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(e.symbol));
           fns.push_back(fn);
@@ -427,20 +420,43 @@ private:
     return Status::ok();
   }
 
+  /// The library artifact file `path` (verified bytes `file`) runs from:
+  /// one trusted rebuild of every host kernel the artifact records, or,
+  /// when the artifact is trusted, the file itself (HostCode.h).
+  Expected<std::shared_ptr<HostKernelLibrary>>
+  hostLibrary(const std::string &path, const MappedFile &file) {
+    std::shared_ptr<HostKernelLibrary> &lib = m.hostLibraries[path];
+    if (lib)
+      return lib;
+    const bool own = options.hostCode.trustArtifactCode;
+    if (!own && rebuilt) {
+      lib = rebuilt;
+      return lib;
+    }
+    QTENSOR_ASSIGN_OR_RETURN(
+        HostCode code,
+        loadHostCode(options.hostCode, m.man,
+                     m.decoderProgram ? &*m.decoderProgram : nullptr,
+                     root->display(path), file.data(), size_t(file.size())));
+    m.noteList.push_back("host kernels: " + code.how);
+    // The copy dlopen maps is host memory this process holds.
+    QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
+                             own ? "kernel code " + path
+                                 : "kernel code (trusted rebuild)",
+                             code.bytes));
+    lib = code.library;
+    if (!own)
+      rebuilt = lib;
+    return lib;
+  }
+
   /// The program's model kernels, from its host kernel library.
   Expected<size_t> resolveProgramKernels() {
     const artifact::DecoderProgram &p = *m.decoderProgram;
     const std::string &path = p.kernelFile;
     QTENSOR_TRY(checkHostCpu(p.hostCpu, root->display(path)));
-    auto &lib = m.hostLibraries[path];
-    if (!lib) {
-      const MappedFile &file = m.kernelFiles.at(path);
-      QTENSOR_ASSIGN_OR_RETURN(
-          lib, HostKernelLibrary::load(file.data(), size_t(file.size()),
-                                       root->display(path)));
-      QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
-                               "kernel code " + path, file.size()));
-    }
+    QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<HostKernelLibrary> lib,
+                             hostLibrary(path, m.kernelFiles.at(path)));
     std::vector<std::string> symbols = p.modelKernelSymbols();
     for (const artifact::ProgramLinear *l : p.linears())
       if (l->kernel)
@@ -634,6 +650,8 @@ private:
   std::map<std::string, DeviceOperands> deviceCache;
   std::vector<std::string> stagedHost;
   std::string noGpu; ///< why `auto` could not use the GPU
+  /// The trusted rebuild every host kernel file maps to (HostCode.h).
+  std::shared_ptr<HostKernelLibrary> rebuilt;
 };
 
 } // namespace qtensor::runtime

@@ -11,12 +11,15 @@
 
 #include "Checkpoint.h"
 #include "CompileKernels.h"
+#include "CompilerSupport.h"
+
 #include "DecoderPlan.h"
 #include "Dispatch.h"
 #include "Export.h"
 #include "GraphBuilder.h"
 #include "ModuleInput.h"
 #include "Quantize.h"
+#include "qtensor/Compiler/TrustedHostCode.h"
 
 #include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/InitAll.h"
@@ -49,25 +52,6 @@
 
 namespace qtensor::compiler {
 namespace {
-
-/// A scratch directory removed when the compile ends.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp && *tmp ? tmp : "/tmp") + "/qtc-compile-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()))
-      path = buf.data();
-  }
-  ~ScratchDir() {
-    std::error_code ignored; // a leftover temp folder is not worth failing
-    if (!path.empty())
-      std::filesystem::remove_all(path, ignored);
-  }
-};
 
 Expected<std::vector<uint8_t>> readAll(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -546,7 +530,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   Expected<artifact::WriteResult> republished =
       makeError("the ladder did not finish");
   try {
-    ladder = verify::runLadder(request.outputDir, request.verification);
+    // L3 and L4 run this installation's rebuild of the kernels the
+    // artifact records, as `qtc verify` does, never the written object.
+    verify::LadderOptions verification = request.verification;
+    if (!verification.hostCode.rebuild)
+      verification.hostCode.rebuild = trustedHostCodeBuilder();
+    ladder = verify::runLadder(request.outputDir, verification);
     // Its result goes into the report, published again (the shards keep
     // their content-addressed names).
     input.report["parity"] = ladder.toJson();

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompileKernels.h"
+#include "CompilerSupport.h"
 
 #include "qtensor/Target/KernelToolchain.h"
 
@@ -44,29 +45,6 @@ namespace {
 
 using json = nlohmann::json;
 using kernels::Phase;
-
-/// Collects the diagnostics MLIR emits while a step runs, so a failure is
-/// returned as one message instead of being printed.
-class DiagnosticCapture {
-public:
-  explicit DiagnosticCapture(mlir::MLIRContext &context)
-      : handler(&context, [this](mlir::Diagnostic &d) {
-          if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
-            return mlir::success();
-          llvm::raw_string_ostream os(text);
-          os << (text.empty() ? "" : "\n") << d;
-          for (const mlir::Diagnostic &note : d.getNotes())
-            os << "\n  note: " << note;
-          return mlir::success();
-        }) {}
-  Error error(const std::string &what) const {
-    return makeError(what, text.empty() ? "" : ": ", text);
-  }
-
-private:
-  std::string text;
-  mlir::ScopedDiagnosticHandler handler;
-};
 
 const char *dtypeOf(mlir::Type t) {
   if (t.isF16())

@@ -247,3 +247,48 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
   }
   return Status::ok();
 }
+
+std::vector<ModelKernelSpec>
+qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
+                            const artifact::Manifest &m) {
+  const artifact::DecoderConfig &c = p.config;
+  const FloatType act = p.activation;
+  std::vector<ModelKernelSpec> specs;
+  auto add = [&](const ModelKernelSpec &spec) {
+    for (const ModelKernelSpec &s : specs)
+      if (s.name() == spec.name())
+        return;
+    specs.push_back(spec);
+  };
+  DecoderKernelSet k = decoderKernels(c, act, storedFloat(m, p.embed),
+                                      storedFloat(m, p.finalNorm));
+  for (const ModelKernelSpec *s :
+       {&k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax})
+    add(*s);
+  if (p.kernels.headNorm)
+    add(k.headNorm);
+  if (p.kernels.outputNorm)
+    add(k.outputNorm);
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    LayerKernelSet lk = layerKernels(c, int64_t(i), act);
+    add(lk.ropeQ);
+    add(lk.ropeK);
+    add(lk.attention);
+  }
+  auto linear = [&](const artifact::ProgramLinear &l, int64_t n, int64_t kk,
+                    FloatType output) {
+    if (l.kernel)
+      add(floatLinearKernel(n, kk, act, storedFloat(m, l.tensor), output));
+  };
+  linear(p.head, c.vocab, c.hidden, FloatType::F32);
+  for (const artifact::ProgramLayer &l : p.layers) {
+    linear(l.q, c.qWidth(), c.hidden, act);
+    linear(l.k, c.kvWidth(), c.hidden, act);
+    linear(l.v, c.kvWidth(), c.hidden, act);
+    linear(l.o, c.hidden, c.qWidth(), act);
+    linear(l.gate, c.intermediate, c.hidden, act);
+    linear(l.up, c.intermediate, c.hidden, act);
+    linear(l.down, c.hidden, c.intermediate, act);
+  }
+  return specs;
+}

@@ -289,6 +289,11 @@ FailureOr<std::vector<KernelInstance>> deriveKernelInstances(ModuleOp module,
   return collector.take();
 }
 
+std::optional<KernelFamily>
+kernelFamilyOf(const kernels::KernelCapability &kernel) {
+  return generatorOf(kernel);
+}
+
 KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
   if (!instance.spec)
     return {};

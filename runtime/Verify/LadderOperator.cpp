@@ -210,8 +210,10 @@ std::string describeFailure(const KernelError &e, const KernelInstance &k,
 
 /// tp > 1 (see the top of the file): "composed over R ranks: ..." on
 /// success, the failing op, T and ratio otherwise.
-Expected<std::string> composedRanks(const artifact::Artifact &a) {
+Expected<std::string> composedRanks(const artifact::Artifact &a,
+                                    const HostCodePolicy &hostCode) {
   LoadOptions o;
+  o.hostCode = hostCode;
   o.backend = BackendChoice::Host;
   o.warmup = false;
   QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<TensorParallelGroup> group,
@@ -255,7 +257,9 @@ LevelResult hostLevel(const artifact::Artifact &a,
                       const std::vector<KernelInstance> &instances,
                       const LadderOptions &options) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
-  std::map<std::string, std::unique_ptr<HostKernelLibrary>> libraries;
+  std::map<std::string, std::shared_ptr<HostKernelLibrary>> libraries;
+  std::shared_ptr<HostKernelLibrary> rebuilt; // every file's, unless trusted
+  std::string codeNote;
   Worst worst;
   size_t calls = 0, entries = 0, sampledOps = 0;
   // Each host kernel with its resolved entry points, and the kernels that
@@ -276,19 +280,26 @@ LevelResult hostLevel(const artifact::Artifact &a,
       return r;
     }
     auto &lib = libraries[k.file];
+    if (!lib && rebuilt && !options.hostCode.trustArtifactCode)
+      lib = rebuilt;
     if (!lib) {
       const MappedFile *file = a.file(k.file);
       if (!file) {
         r.detail = k.where() + ": " + k.file + " is not mapped";
         return r;
       }
-      auto loaded =
-          HostKernelLibrary::load(file->data(), size_t(file->size()), k.file);
+      // The kernels this level runs, never the artifact's own code unless
+      // it is trusted (HostCode.h).
+      auto loaded = loadHostCode(options.hostCode, a.manifest(), nullptr,
+                                 k.file, file->data(), size_t(file->size()));
       if (!loaded) {
         r.detail = loaded.message();
         return r;
       }
-      lib = loaded.take();
+      lib = loaded->library;
+      codeNote = loaded->how;
+      if (!options.hostCode.trustArtifactCode)
+        rebuilt = lib;
     }
     Resolved resolved{&k, {}};
     for (const EntryPoint &e : k.entries) {
@@ -383,7 +394,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
   std::set<std::string> ops(opOrder.begin(), opOrder.end());
   std::string composed;
   if (a.manifest().topology.tp > 1) {
-    auto c = composedRanks(a);
+    auto c = composedRanks(a, options.hostCode);
     if (!c) {
       r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
                                options) +
@@ -397,6 +408,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
     // artifact must also pass the runtime's own load (schema, trace, plan),
     // so that "verified" implies "loads".
     LoadOptions o;
+    o.hostCode = options.hostCode;
     o.backend = BackendChoice::Host;
     o.warmup = false;
     auto model = loadModel(a.directory(), o);
@@ -410,7 +422,8 @@ LevelResult hostLevel(const artifact::Artifact &a,
   r.ok = true;
   r.detail =
       kernelSummary(calls, ops.size(), entries, worst, sampledOps, options) +
-      "; " + composed + quantizationSummary(a);
+      "; " + composed + quantizationSummary(a) +
+      (codeNote.empty() ? std::string() : "; host code: " + codeNote);
   return r;
 }
 
@@ -432,6 +445,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   size_t calls = 0, ops = 0, sampledOps = 0;
   for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
     LoadOptions o;
+    o.hostCode = options.hostCode;
     o.rank = rank;
     o.backend = BackendChoice::Cuda;
     o.warmup = false;
@@ -477,7 +491,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   // The joins are checked on the host (its twins), as without a GPU.
   std::string composed;
   if (a.manifest().topology.tp > 1) {
-    auto c = composedRanks(a);
+    auto c = composedRanks(a, options.hostCode);
     if (!c) {
       r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) +
                  "; composed over " + std::to_string(a.manifest().topology.tp) +

@@ -90,6 +90,10 @@ const char *kRunUsage =
     "  --check       compare each output with the float64 reference and its\n"
     "                error bound; exit 1 if any output exceeds it\n"
     "  --no-warmup   skip the load-time warmup calls\n"
+    "  --trust-artifact-code  load the artifact's own host code (its\n"
+    "                constructors run in this process) instead of this\n"
+    "                installation's rebuild of its kernel records (both\n"
+    "                modes; docs/security.md)\n"
     "  --json        print one JSON object\n"
     "exit status: 0 ran (and checked), 1 load, run or check failure, 2 usage\n";
 
@@ -103,6 +107,7 @@ struct Options {
   std::optional<kernels::FallbackPolicy> fallback;
   kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   bool check = false, warmup = true, json = false;
+  bool trustArtifactCode = false;
   // --prompt mode (Generate.h).
   std::optional<std::string> prompt;
   std::optional<std::vector<int32_t>> promptIds;
@@ -146,6 +151,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   cl.flag({"--json"}, o.json)
       .flag({"--check"}, o.check)
       .flag({"--no-warmup"}, o.warmup, false)
+      .flag({"--trust-artifact-code"}, o.trustArtifactCode)
       .option({"--op"}, "a value", o.op)
       .option({"--prompt"}, "a value",
               [&o](const std::string &v) -> Error {
@@ -305,6 +311,7 @@ LoadOptions loadOptionsOf(const Options &o) {
   lo.backendFallback = o.backendFallback;
   lo.fallback = o.fallback;
   lo.warmup = o.warmup;
+  lo.hostCode.trustArtifactCode = o.trustArtifactCode;
   if (!o.op.empty())
     lo.ops = {o.op};
   return lo;

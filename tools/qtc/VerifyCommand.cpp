@@ -20,13 +20,18 @@ int runVerify(const std::vector<std::string> &args) {
       "  every level passes\n"
       "  --sample-above N  L3 runs ops of at least N weights (default 2^22)\n"
       "                    once per kernel entry point, at its smallest T\n"
-      "  --exhaustive      L3 runs every T on every op; L4 runs on any size\n";
+      "  --exhaustive      L3 runs every T on every op; L4 runs on any size\n"
+      "  --trust-artifact-code  L3 and L4 load the artifact's own host code\n"
+      "                    (its constructors run in this process) instead of\n"
+      "                    this installation's rebuild of its kernel records\n"
+      "                    (docs/security.md)\n";
   std::string dir;
   bool json = false;
   verify::LadderOptions options;
   CommandLine cl("qtc verify", usage);
   cl.flag({"--json"}, json)
       .flag({"--exhaustive"}, options.exhaustive)
+      .flag({"--trust-artifact-code"}, options.hostCode.trustArtifactCode)
       .option({"--sample-above"}, "a value",
               parsedInto(
                   options.sampleAboveWeights,

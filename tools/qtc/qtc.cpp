@@ -11,6 +11,10 @@
 #include "Tokenize.h"
 #include "VerifyCommand.h"
 #include "qtensor/Support/ThreadPool.h"
+
+#ifdef QTENSOR_QTC_COMPILER
+#include "qtensor/Compiler/TrustedHostCode.h"
+#endif
 #if QTENSOR_QTC_COMPILER
 #include "CompileCommand.h"
 #endif
@@ -68,6 +72,12 @@ static int run(int argc, char **argv) {
     std::cerr << "qtc: " << bad << "\n";
     return 2;
   }
+#ifdef QTENSOR_QTC_COMPILER
+  // Host kernels run from this installation's own build of an artifact's
+  // records, never from the artifact's object (Runtime/HostCode.h).
+  qtensor::runtime::defaultHostCodePolicy().rebuild =
+      qtensor::compiler::trustedHostCodeBuilder();
+#endif
   if (command == "inspect")
     return qtensor::qtc::runInspect(args);
   if (command == "kernels")

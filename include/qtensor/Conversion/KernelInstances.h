@@ -60,6 +60,11 @@ struct KernelInstance {
 mlir::FailureOr<std::vector<KernelInstance>>
 deriveKernelInstances(mlir::ModuleOp module, llvm::StringRef target);
 
+/// The generator family that builds registry kernel `kernel`, or none (the
+/// full-dequant fallback, an unknown id).
+std::optional<KernelFamily>
+kernelFamilyOf(const kernels::KernelCapability &kernel);
+
 /// Entry points, launch and output zeroing of a native instance.
 KernelAbi kernelInstanceAbi(const KernelInstance &instance);
 

@@ -87,6 +87,12 @@ Status checkProgramKernels(const artifact::DecoderProgram &program,
                            const artifact::Manifest &manifest,
                            const std::string &name);
 
+/// The distinct kernels a program checked by checkProgramKernels calls:
+/// what a trusted rebuild of its host code builds (Runtime/HostCode.h).
+std::vector<ModelKernelSpec>
+programKernelSpecs(const artifact::DecoderProgram &program,
+                   const artifact::Manifest &manifest);
+
 } // namespace qtensor
 
 #endif // QTENSOR_KERNELS_MODELKERNELSPEC_H

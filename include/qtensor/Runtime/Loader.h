@@ -37,6 +37,7 @@
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Runtime/ExecutionTrace.h"
+#include "qtensor/Runtime/HostCode.h"
 #include "qtensor/Runtime/KernelInstance.h"
 #include "qtensor/Runtime/MemoryLedger.h"
 #include "qtensor/Runtime/ModelSchema.h"
@@ -85,6 +86,10 @@ struct LoadOptions {
   /// without one is then an error that says why it has none.
   bool decoder = false;
   bool warmup = true;
+  /// Where host kernel code comes from (HostCode.h): a trusted rebuild
+  /// of the artifact's records, never the artifact's own object unless
+  /// `hostCode.trustArtifactCode`.
+  HostCodePolicy hostCode = defaultHostCodePolicy();
   std::string cudaLibrary = "libcuda.so.1";
   int cudaDevice = 0;
   artifact::OpenPolicy files;
@@ -168,7 +173,9 @@ private:
   RunPlan runPlan;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
-  std::map<std::string, std::unique_ptr<HostKernelLibrary>> hostLibraries;
+  /// Per artifact kernel file; every one maps to the same trusted rebuild
+  /// unless the artifact's own code is trusted (HostCode.h).
+  std::map<std::string, std::shared_ptr<HostKernelLibrary>> hostLibraries;
   std::unique_ptr<CudaDevice> device;
   std::vector<OpRuntime> ops;
   Timeline times;

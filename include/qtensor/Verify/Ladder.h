@@ -24,6 +24,8 @@
 #ifndef QTENSOR_VERIFY_LADDER_H
 #define QTENSOR_VERIFY_LADDER_H
 
+#include "qtensor/Runtime/HostCode.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -60,6 +62,10 @@ struct LadderResult {
 /// the reason, unless `exhaustive`.
 struct LadderOptions {
   bool exhaustive = false;
+  /// L3 and L4 run host kernels from this source: a trusted rebuild of
+  /// the artifact's records, or its own code only when trusted (HostCode.h;
+  /// L0-L2 never load code).
+  runtime::HostCodePolicy hostCode = runtime::defaultHostCodePolicy();
   int64_t sampleAboveWeights = int64_t(1) << 22;    ///< 4 Mi weights
   int64_t modelAboveWeights = int64_t(1) << 29;     ///< 512 Mi weights
   int64_t twinModelAboveWeights = int64_t(1) << 26; ///< 64 Mi weights

@@ -30,9 +30,12 @@ namespace {
          << "\"" << text << "\"\n  does not contain \"" << part << "\"";
 }
 
+/// The test artifacts' host code is the test's own (TestHostKernels.c):
+/// trusted, so loaded as is (no compiler here to rebuild it).
 LoadOptions hostOptions() {
   LoadOptions o;
   o.backend = BackendChoice::Host;
+  o.hostCode.trustArtifactCode = true;
   return o;
 }
 
@@ -602,7 +605,7 @@ TEST(LoaderErrors, RunRejectsBadActivations) {
 TEST(Loader, CudaBackendWithoutAGpuSaysWhy) {
   TempDir dir;
   writeTestArtifact(dir.str(), {});
-  LoadOptions o;
+  LoadOptions o = hostOptions();
   o.backend = BackendChoice::Cuda;
   o.cudaLibrary = "libqtensor-no-such-driver.so.1";
   auto model = loadModel(dir.str(), o);
@@ -613,4 +616,58 @@ TEST(Loader, CudaBackendWithoutAGpuSaysWhy) {
   auto host = loadModel(dir.str(), o);
   ASSERT_TRUE(bool(host)) << host.message();
   EXPECT_EQ((*host)->backend(), "host");
+}
+
+// An artifact's own host code is not loaded by default: without a trusted
+// builder the load fails, naming the file and the way out.
+TEST(HostCode, TheArtifactsOwnCodeIsRefusedByDefault) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  LoadOptions o = hostOptions();
+  o.hostCode = HostCodePolicy{};
+  auto model = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(model));
+  EXPECT_TRUE(contains(model.message(),
+                       ": refusing to load host code from the artifact"));
+  EXPECT_TRUE(contains(model.message(), "--trust-artifact-code"));
+}
+
+// A trusted builder is given the artifact's records, and the object it
+// returns is what runs; its account is a note. The builder's failure is
+// the load's, and the artifact's own object is still not loaded.
+TEST(HostCode, TheBuildersObjectRunsInsteadOfTheArtifacts) {
+  TempDir dir;
+  writeTestArtifact(dir.str(), {});
+  std::vector<uint8_t> trusted = testKernelLibrary();
+  size_t calls = 0;
+  LoadOptions o = hostOptions();
+  o.hostCode.trustArtifactCode = false;
+  o.hostCode.rebuild = [&](const artifact::Manifest &m,
+                           const artifact::DecoderProgram *program)
+      -> Expected<TrustedHostCode> {
+    ++calls;
+    EXPECT_EQ(program, nullptr); // no decoder requested
+    EXPECT_FALSE(m.kernels.empty());
+    return TrustedHostCode{trusted, "built by the test"};
+  };
+  auto model = loadModel(dir.str(), o);
+  ASSERT_TRUE(bool(model)) << model.message();
+  EXPECT_EQ(calls, 1u);
+  bool noted = false;
+  for (const std::string &n : (*model)->notes())
+    noted |= n == "host kernels: built by the test";
+  EXPECT_TRUE(noted);
+  auto y = (*model)->run("layer.a.weight", activations(1, 256, 1));
+  ASSERT_TRUE(bool(y)) << y.message();
+
+  o.hostCode.rebuild =
+      [](const artifact::Manifest &,
+         const artifact::DecoderProgram *) -> Expected<TrustedHostCode> {
+    return makeError("no toolchain");
+  };
+  auto failed = loadModel(dir.str(), o);
+  ASSERT_FALSE(bool(failed));
+  EXPECT_TRUE(contains(failed.message(),
+                       "rebuilding the artifact's host kernels from its "
+                       "records (its own code is not loaded): no toolchain"));
 }

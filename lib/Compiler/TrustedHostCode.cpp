@@ -1,0 +1,252 @@
+//===- TrustedHostCode.cpp - Host kernels rebuilt from records -----------===//
+
+#include "qtensor/Compiler/TrustedHostCode.h"
+
+#include "CompilerSupport.h"
+
+#include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Conversion/KernelInstances.h"
+#include "qtensor/Conversion/ModelKernels.h"
+#include "qtensor/Conversion/Passes.h"
+#include "qtensor/InitAll.h"
+#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Kernels/Registry.h"
+#include "qtensor/Runtime/KernelInstance.h"
+#include "qtensor/Support/FileIO.h"
+#include "qtensor/Support/Sha256.h"
+#include "qtensor/Target/KernelToolchain.h"
+
+#include "QTensorRevision.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <unistd.h>
+
+namespace qtensor::compiler {
+namespace {
+
+/// The spec a host_so record describes, checked against the symbols the
+/// record lists.
+Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
+  const std::string where = k.where();
+  const kernels::KernelCapability *cap =
+      kernels::builtinRegistry().findKernel(k.registryId);
+  if (!cap)
+    return makeError(where, ": registry kernel \"", k.registryId,
+                     "\" is not one this installation has");
+  std::optional<KernelFamily> family = kernelFamilyOf(*cap);
+  if (!family)
+    return makeError(where, ": no generator builds \"", k.registryId, "\"");
+  if (k.activation != FloatType::F16 && k.activation != FloatType::BF16)
+    return makeError(where, ": activation ", toString(k.activation),
+                     " has no generated kernel");
+  QuantKernelSpec spec;
+  spec.family = *family;
+  spec.bits = k.codeBits;
+  spec.symmetric = k.codeSigned;
+  spec.minZero = k.minZero;
+  spec.groupSize = k.groupSize;
+  spec.activation = k.activation == FloatType::F16 ? ActivationType::F16
+                                                   : ActivationType::BF16;
+  spec.scale = k.scale == FloatType::F16    ? ScaleType::F16
+               : k.scale == FloatType::BF16 ? ScaleType::BF16
+                                            : ScaleType::F32;
+  spec.output = k.output == FloatType::F16    ? OutputType::F16
+                : k.output == FloatType::BF16 ? OutputType::BF16
+                                              : OutputType::F32;
+  spec.bias = k.bias;
+  spec.rows = kDynamicRows;
+  spec.n = k.n;
+  spec.k = k.k;
+  spec.splitK = k.splitK;
+  if (Status s = validateQuantKernelSpec(spec); !s)
+    return makeError(where, ": ", s.message());
+  std::vector<std::string> built, recorded;
+  for (const KernelEntryPoint &e : kernelAbiOf(spec).entries)
+    built.push_back("_mlir_ciface_" + e.symbol);
+  for (const runtime::EntryPoint &e : k.entries)
+    recorded.push_back(e.symbol);
+  if (built != recorded)
+    return makeError(where, ": its entries name symbols (first \"",
+                     recorded.empty() ? std::string() : recorded.front(),
+                     "\") that its capability does not build (it builds \"",
+                     built.empty() ? std::string() : built.front(), "\"",
+                     built.size() > 1 ? " and more" : "", ")");
+  return spec;
+}
+
+std::string defaultCacheDir() {
+  if (const char *dir = std::getenv("QTENSOR_KERNEL_CACHE"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/qtensor/kernels";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/qtensor/kernels";
+  return "off";
+}
+
+/// Whether the object at `path` exports every symbol of `expected`.
+bool exportsAll(const std::string &path, const std::set<std::string> &expected,
+                std::string &missing) {
+  auto exported = target::exportedFunctions(path);
+  if (!exported) {
+    missing = exported.message();
+    return false;
+  }
+  for (const std::string &symbol : expected)
+    if (!exported->count(symbol)) {
+      missing = path + " does not export " + symbol;
+      return false;
+    }
+  return true;
+}
+
+/// Publishes `from` as `to` in one rename; any failure leaves no file.
+Status publish(const std::string &dir, const std::string &from,
+               const std::string &to) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return makeError("cannot create ", dir, ": ", ec.message());
+  std::string staged = dir + "/.staged-" + std::to_string(::getpid()) + "-" +
+                       std::filesystem::path(to).filename().string();
+  std::filesystem::copy_file(
+      from, staged, std::filesystem::copy_options::overwrite_existing, ec);
+  if (!ec)
+    std::filesystem::rename(staged, to, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(staged, ignored);
+    return makeError("cannot cache ", to, ": ", ec.message());
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<runtime::TrustedHostCode>
+rebuildHostKernels(const artifact::Manifest &manifest,
+                   const artifact::DecoderProgram *program,
+                   const TrustedHostCodeOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<QuantKernelSpec> quant;
+  std::set<std::string> names, expected;
+  std::optional<HostCpuLevel> cpu;
+  auto sameCpu = [&](HostCpuLevel level, const std::string &where) -> Status {
+    if (cpu && *cpu != level)
+      return makeError(where, ": built for CPU level ", toString(level),
+                       ", other host code for ", toString(*cpu),
+                       " (one object holds them all)");
+    cpu = level;
+    return Status::ok();
+  };
+  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
+    QTENSOR_ASSIGN_OR_RETURN(runtime::KernelInstance k,
+                             runtime::parseKernelInstance(manifest, i));
+    if (!k.isHost())
+      continue;
+    QTENSOR_TRY(sameCpu(k.cpu, k.where()));
+    QTENSOR_ASSIGN_OR_RETURN(QuantKernelSpec spec, specOfRecord(k));
+    for (const runtime::EntryPoint &e : k.entries)
+      expected.insert(e.symbol);
+    if (names.insert(spec.name()).second)
+      quant.push_back(spec);
+  }
+  std::vector<ModelKernelSpec> model;
+  if (program) {
+    QTENSOR_TRY(sameCpu(program->hostCpu, "program.json"));
+    // The loader checked the program's symbols against these same specs.
+    QTENSOR_TRY(checkProgramKernels(*program, manifest, "program.json"));
+    model = programKernelSpecs(*program, manifest);
+    for (const ModelKernelSpec &spec : model)
+      expected.insert(spec.symbol());
+  }
+  if (expected.empty())
+    return makeError("the artifact records no host kernels to build");
+
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  DiagnosticCapture diagnostics(context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  for (const QuantKernelSpec &spec : quant)
+    if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::Host)))
+      return diagnostics.error("generating " + spec.name() + " failed");
+  for (const ModelKernelSpec &spec : model)
+    if (mlir::failed(buildModelKernel(*module, spec)))
+      return diagnostics.error("generating " + spec.name() + " failed");
+
+  // The cache key: what was generated, for which CPU, by which source.
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    os << QTENSOR_SOURCE_REVISION << "\n" << toString(*cpu) << "\n";
+    module->print(os);
+  }
+  QTENSOR_ASSIGN_OR_RETURN(
+      std::string key,
+      sha256Hex(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  const std::string what = std::to_string(quant.size() + model.size()) +
+                           " kernels (" + std::to_string(quant.size()) +
+                           " quantized linears, " +
+                           std::to_string(model.size()) + " model kernels)";
+  const std::string cacheDir =
+      options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
+  const bool caching = cacheDir != "off";
+  const std::string cached = cacheDir + "/" + key + ".so";
+  std::string missing;
+  if (caching && std::filesystem::exists(cached) &&
+      exportsAll(cached, expected, missing)) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                             target::readFileBytes(cached));
+    return runtime::TrustedHostCode{
+        std::move(bytes), "this installation's build of the artifact's " +
+                              what + ", from its cache (" + cached + ")"};
+  }
+
+  ScratchDir scratch("qtc-host-code");
+  if (scratch.path.empty())
+    return makeError("cannot create a scratch directory");
+  mlir::PassManager pm(&context);
+  buildLowerKernelsToHostPipeline(pm);
+  if (mlir::failed(pm.run(*module)))
+    return diagnostics.error("lowering the host kernels to LLVM failed");
+  const std::string object = scratch.path + "/kernels.o";
+  const std::string shared = scratch.path + "/kernels.so";
+  QTENSOR_TRY(target::emitHostObject(*module, object, *cpu));
+  QTENSOR_TRY(target::linkSharedObject(object, shared));
+  if (!exportsAll(shared, expected, missing))
+    return makeError("the rebuilt host code is incomplete: ", missing);
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                           target::readFileBytes(shared));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  char took[32];
+  std::snprintf(took, sizeof took, "%.2f s", seconds);
+  std::string how = "rebuilt by this installation from the artifact's "
+                    "records: " +
+                    what + " in " + took;
+  if (caching) {
+    Status s = publish(cacheDir, shared, cached);
+    how += s ? ", cached as " + cached : " (" + s.message() + ")";
+  }
+  return runtime::TrustedHostCode{std::move(bytes), how};
+}
+
+runtime::HostCodeBuilder
+trustedHostCodeBuilder(TrustedHostCodeOptions options) {
+  return [options](const artifact::Manifest &manifest,
+                   const artifact::DecoderProgram *program) {
+    return rebuildHostKernels(manifest, program, options);
+  };
+}
+
+} // namespace qtensor::compiler
