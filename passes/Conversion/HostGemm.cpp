@@ -18,10 +18,12 @@
 //  - T = 1 (decode): X is widened to f32 once into a stack row, and each
 //    chunk is multiplied into it with `vector.fma`, the group's sum scaled
 //    once per group;
-//  - T > 1: the row is decoded once into a stack buffer as s * (q - z) in
-//    f32 (0 past K), then dotted with four rows of X at a time, 8 lanes per
-//    step; rows longer than kMaxRowBuffer codes take the T = 1 path per row
-//    instead. The kernel never allocates from the heap;
+//  - T > 1: two weight rows at a time are decoded into stack buffers as
+//    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
+//    time, 8 lanes per step: eight independent accumulators, each X chunk
+//    loaded once for both rows (an odd last row goes alone); rows longer
+//    than kMaxRowBuffer codes take the T = 1 path per row instead. The
+//    kernel never allocates from the heap;
 //  - a row's lanes are summed once at the end (a reassociating reduction:
 //    the rounding bound of Runtime/Reference.h holds for any order), the
 //    bias is added in f32 and the result rounded once to the output dtype;
@@ -57,9 +59,9 @@ namespace {
 
 /// Rows of X that share one load of the decoded weight row.
 constexpr int64_t kRowBlock = 4;
-/// The longest weight row (in codes) decoded into a stack buffer: two rows
-/// of 128 KiB of f32 (the weight row, X's row), well inside a thread's
-/// stack.
+/// The longest weight row (in codes) decoded into a stack buffer: three
+/// rows of 128 KiB of f32 (two weight rows, X's row), well inside a
+/// thread's stack.
 constexpr int64_t kMaxRowBuffer = 32768;
 
 using conversion::elementType;
@@ -160,9 +162,16 @@ private:
   /// Row n decoded once into `wrow` as s * (q - z) in f32 (0 past K).
   void emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                      Value wrow) const;
-  /// y[t0 .. t0 + rows, n] = X rows . wrow, 8 lanes at a time.
-  void emitDotRows(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t0,
-                   int64_t rows, Value wrow, Value biasValue) const;
+  /// A weight row decoded into `wrow`: output column n, its bias.
+  struct DecodedRow {
+    Value n, wrow, bias;
+  };
+  /// y[t0 .. t0 + rows, n] = X rows . wrow for every decoded row, 8 lanes
+  /// at a time, each X chunk loaded once for all of them.
+  void emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
+                   ArrayRef<DecodedRow> decoded, Value t0, int64_t rows) const;
+  /// Row n's bias in f32, or none.
+  Value emitBias(ImplicitLocOpBuilder &b, ValueRange args, Value n) const;
   void emitStore(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t,
                  Value value, Value biasValue) const;
 
@@ -425,13 +434,27 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
-                                  Value n, Value t0, int64_t rows, Value wrow,
-                                  Value biasValue) const {
+                                  ArrayRef<DecodedRow> decoded, Value t0,
+                                  int64_t rows) const {
+  SmallVector<conversion::WeightRow> ws;
+  for (const DecodedRow &d : decoded)
+    ws.push_back({d.wrow, {}});
   SmallVector<Value> sums =
-      conversion::emitRowDots(b, args[0], t0, rows, wrow, {}, spec.k);
+      conversion::emitRowDots(b, args[0], t0, rows, ws, spec.k);
   for (int64_t r = 0; r < rows; ++r)
-    emitStore(b, args, n, arith::AddIOp::create(b, t0, indexConst(b, r)),
-              sums[size_t(r)], biasValue);
+    for (size_t i = 0; i < decoded.size(); ++i)
+      emitStore(b, args, decoded[i].n,
+                arith::AddIOp::create(b, t0, indexConst(b, r)),
+                sums[size_t(r) * decoded.size() + i], decoded[i].bias);
+}
+
+Value HostGemmEmitter::emitBias(ImplicitLocOpBuilder &b, ValueRange args,
+                                Value n) const {
+  Value bv = bias(args);
+  if (!bv)
+    return Value();
+  Value value = memref::LoadOp::create(b, bv, ValueRange{n});
+  return out == f32 ? value : Value(arith::ExtFOp::create(b, f32, value));
 }
 
 void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
@@ -468,46 +491,66 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
           scf::YieldOp::create(ib);
         });
   };
-  forLoop(b, indexConst(b, 0), outputs, 1,
-          [&](ImplicitLocOpBuilder &nb, Value n) {
-            Value biasValue;
-            if (Value bv = bias(args)) {
-              biasValue = memref::LoadOp::create(nb, bv, ValueRange{n});
-              if (out != f32)
-                biasValue = arith::ExtFOp::create(nb, f32, biasValue);
-            }
-            auto fused = [&](ImplicitLocOpBuilder &fb) {
-              forLoop(fb, indexConst(fb, 0), tokens, 1,
+  auto fusedRows = [&](ImplicitLocOpBuilder &fb, Value xrowOrNone) {
+    forLoop(fb, indexConst(fb, 0), outputs, 1,
+            [&](ImplicitLocOpBuilder &nb, Value n) {
+              Value biasValue = emitBias(nb, args, n);
+              if (xrowOrNone) {
+                emitFusedRow(nb, args, n, indexConst(nb, 0), biasValue,
+                             xrowOrNone);
+                return;
+              }
+              forLoop(nb, indexConst(nb, 0), tokens, 1,
                       [&](ImplicitLocOpBuilder &tb, Value t) {
                         emitFusedRow(tb, args, n, t, biasValue);
                       });
-            };
-            if (!rowBuffer) {
-              fused(nb);
-              return;
-            }
-            scf::IfOp::create(
-                nb, single,
-                [&](OpBuilder &nested, Location loc) {
-                  ImplicitLocOpBuilder ib(loc, nested);
-                  emitFusedRow(ib, args, n, indexConst(ib, 0), biasValue, xrow);
-                  scf::YieldOp::create(ib);
-                },
-                [&](OpBuilder &nested, Location loc) {
-                  ImplicitLocOpBuilder ib(loc, nested);
-                  emitDecodeRow(ib, args, n, wrow);
-                  forLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
-                          [&](ImplicitLocOpBuilder &rb, Value t0) {
-                            emitDotRows(rb, args, n, t0, kRowBlock, wrow,
-                                        biasValue);
-                          });
-                  forLoop(ib, blocked, tokens, 1,
-                          [&](ImplicitLocOpBuilder &rb, Value t) {
-                            emitDotRows(rb, args, n, t, 1, wrow, biasValue);
-                          });
-                  scf::YieldOp::create(ib);
+            });
+  };
+  if (!rowBuffer) {
+    fusedRows(b, Value());
+    return;
+  }
+  // T > 1: weight rows decoded two at a time, each pair dotted with four
+  // rows of X at a time (eight independent accumulators); an odd last row
+  // alone.
+  Value wrow2 =
+      memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+  auto dotAllTokens = [&](ImplicitLocOpBuilder &ib,
+                          ArrayRef<DecodedRow> decoded) {
+    forLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
+            [&](ImplicitLocOpBuilder &rb, Value t0) {
+              emitDotRows(rb, args, decoded, t0, kRowBlock);
+            });
+    forLoop(ib, blocked, tokens, 1, [&](ImplicitLocOpBuilder &rb, Value t) {
+      emitDotRows(rb, args, decoded, t, 1);
+    });
+  };
+  scf::IfOp::create(
+      b, single,
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        fusedRows(ib, xrow);
+        scf::YieldOp::create(ib);
+      },
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value pairs = arith::SubIOp::create(
+            ib, outputs,
+            arith::RemUIOp::create(ib, outputs, indexConst(ib, 2)));
+        forLoop(ib, indexConst(ib, 0), pairs, 2,
+                [&](ImplicitLocOpBuilder &nb, Value n) {
+                  Value n2 = arith::AddIOp::create(nb, n, indexConst(nb, 1));
+                  emitDecodeRow(nb, args, n, wrow);
+                  emitDecodeRow(nb, args, n2, wrow2);
+                  dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)},
+                                    {n2, wrow2, emitBias(nb, args, n2)}});
                 });
-          });
+        forLoop(ib, pairs, outputs, 1, [&](ImplicitLocOpBuilder &nb, Value n) {
+          emitDecodeRow(nb, args, n, wrow);
+          dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)}});
+        });
+        scf::YieldOp::create(ib);
+      });
 }
 
 } // namespace
