@@ -309,6 +309,7 @@ private:
     po.rank = options.rank;
     po.target = target;
     po.fallback = options.fallback;
+    po.cubins = options.code.trustArtifactCode;
     po.ops = options.ops;
     auto plan = planRun(m.man, m.instances, m.traceEntries, m.report, po);
     if (!plan) {
@@ -394,11 +395,22 @@ private:
         }
       } else {
         auto &module = modules[k->file];
-        if (!module) {
+        if (!module && options.code.trustArtifactCode) {
           QTENSOR_ASSIGN_OR_RETURN(
               module, m.device->loadModule(file.data(), size_t(file.size()),
                                            k->format == KernelFormat::Ptx,
                                            root->display(k->file)));
+        } else if (!module) {
+          // This installation's PTX for the record, JIT-compiled by the
+          // driver; the artifact's own file is not loaded (ArtifactCode.h).
+          QTENSOR_ASSIGN_OR_RETURN(
+              std::string ptx,
+              gpuCode(options.code, m.man, k->index, root->display(k->file)));
+          QTENSOR_ASSIGN_OR_RETURN(
+              module,
+              m.device->loadModule(
+                  reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size(),
+                  true, root->display(k->file) + " (rebuilt)"));
         }
         for (const EntryPoint &e : k->entries) {
           QTENSOR_ASSIGN_OR_RETURN(
@@ -422,20 +434,20 @@ private:
 
   /// The library artifact file `path` (verified bytes `file`) runs from:
   /// one trusted rebuild of every host kernel the artifact records, or,
-  /// when the artifact is trusted, the file itself (HostCode.h).
+  /// when the artifact is trusted, the file itself (ArtifactCode.h).
   Expected<std::shared_ptr<HostKernelLibrary>>
   hostLibrary(const std::string &path, const MappedFile &file) {
     std::shared_ptr<HostKernelLibrary> &lib = m.hostLibraries[path];
     if (lib)
       return lib;
-    const bool own = options.hostCode.trustArtifactCode;
+    const bool own = options.code.trustArtifactCode;
     if (!own && rebuilt) {
       lib = rebuilt;
       return lib;
     }
     QTENSOR_ASSIGN_OR_RETURN(
         HostCode code,
-        loadHostCode(options.hostCode, m.man,
+        loadHostCode(options.code, m.man,
                      m.decoderProgram ? &*m.decoderProgram : nullptr,
                      root->display(path), file.data(), size_t(file.size())));
     m.noteList.push_back("host kernels: " + code.how);
@@ -650,7 +662,7 @@ private:
   std::map<std::string, DeviceOperands> deviceCache;
   std::vector<std::string> stagedHost;
   std::string noGpu; ///< why `auto` could not use the GPU
-  /// The trusted rebuild every host kernel file maps to (HostCode.h).
+  /// The trusted rebuild every host kernel file maps to (ArtifactCode.h).
   std::shared_ptr<HostKernelLibrary> rebuilt;
 };
 

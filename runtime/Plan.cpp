@@ -335,13 +335,16 @@ struct Planner {
       p.loadTimeRepack |= op.signature.layout.family != k->layout;
     }
     // A cubin runs only on its own architecture; elsewhere the driver JITs
-    // the PTX (docs/kernel-abi.md). Keep one format per phase.
+    // the PTX (docs/kernel-abi.md). Keep one format per phase. A cubin is
+    // machine code from the artifact: only a trusted one's.
     if (options.target.backend == kernels::Backend::Cuda) {
-      bool exactCubin = std::any_of(
-          p.instances.begin(), p.instances.end(), [&](const KernelInstance *k) {
-            return k->format == KernelFormat::Cubin &&
-                   k->target.name == options.target.name;
-          });
+      bool exactCubin =
+          options.cubins &&
+          std::any_of(p.instances.begin(), p.instances.end(),
+                      [&](const KernelInstance *k) {
+                        return k->format == KernelFormat::Cubin &&
+                               k->target.name == options.target.name;
+                      });
       KernelFormat keep = exactCubin ? KernelFormat::Cubin : KernelFormat::Ptx;
       p.instances.erase(std::remove_if(p.instances.begin(), p.instances.end(),
                                        [&](const KernelInstance *k) {

@@ -19,7 +19,7 @@
 #include "GraphBuilder.h"
 #include "ModuleInput.h"
 #include "Quantize.h"
-#include "qtensor/Compiler/TrustedHostCode.h"
+#include "qtensor/Compiler/TrustedCode.h"
 
 #include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/InitAll.h"
@@ -531,10 +531,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       makeError("the ladder did not finish");
   try {
     // L3 and L4 run this installation's rebuild of the kernels the
-    // artifact records, as `qtc verify` does, never the written object.
+    // artifact records, as `qtc verify` does, never the written files.
     verify::LadderOptions verification = request.verification;
-    if (!verification.hostCode.rebuild)
-      verification.hostCode.rebuild = trustedHostCodeBuilder();
+    if (!verification.code.rebuild)
+      installTrustedCodeBuilders(verification.code);
     ladder = verify::runLadder(request.outputDir, verification);
     // Its result goes into the report, published again (the shards keep
     // their content-addressed names).

@@ -110,7 +110,7 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     return r;
   }
   LoadOptions lo;
-  lo.hostCode = options.hostCode;
+  lo.code = options.code;
   lo.decoder = true;
   lo.backend = BackendChoice::Host;
   lo.warmup = false;

@@ -211,9 +211,9 @@ std::string describeFailure(const KernelError &e, const KernelInstance &k,
 /// tp > 1 (see the top of the file): "composed over R ranks: ..." on
 /// success, the failing op, T and ratio otherwise.
 Expected<std::string> composedRanks(const artifact::Artifact &a,
-                                    const HostCodePolicy &hostCode) {
+                                    const ArtifactCodePolicy &code) {
   LoadOptions o;
-  o.hostCode = hostCode;
+  o.code = code;
   o.backend = BackendChoice::Host;
   o.warmup = false;
   QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<TensorParallelGroup> group,
@@ -280,7 +280,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
       return r;
     }
     auto &lib = libraries[k.file];
-    if (!lib && rebuilt && !options.hostCode.trustArtifactCode)
+    if (!lib && rebuilt && !options.code.trustArtifactCode)
       lib = rebuilt;
     if (!lib) {
       const MappedFile *file = a.file(k.file);
@@ -289,16 +289,16 @@ LevelResult hostLevel(const artifact::Artifact &a,
         return r;
       }
       // The kernels this level runs, never the artifact's own code unless
-      // it is trusted (HostCode.h).
-      auto loaded = loadHostCode(options.hostCode, a.manifest(), nullptr,
-                                 k.file, file->data(), size_t(file->size()));
+      // it is trusted (ArtifactCode.h).
+      auto loaded = loadHostCode(options.code, a.manifest(), nullptr, k.file,
+                                 file->data(), size_t(file->size()));
       if (!loaded) {
         r.detail = loaded.message();
         return r;
       }
       lib = loaded->library;
       codeNote = loaded->how;
-      if (!options.hostCode.trustArtifactCode)
+      if (!options.code.trustArtifactCode)
         rebuilt = lib;
     }
     Resolved resolved{&k, {}};
@@ -394,7 +394,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
   std::set<std::string> ops(opOrder.begin(), opOrder.end());
   std::string composed;
   if (a.manifest().topology.tp > 1) {
-    auto c = composedRanks(a, options.hostCode);
+    auto c = composedRanks(a, options.code);
     if (!c) {
       r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
                                options) +
@@ -408,7 +408,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
     // artifact must also pass the runtime's own load (schema, trace, plan),
     // so that "verified" implies "loads".
     LoadOptions o;
-    o.hostCode = options.hostCode;
+    o.code = options.code;
     o.backend = BackendChoice::Host;
     o.warmup = false;
     auto model = loadModel(a.directory(), o);
@@ -445,7 +445,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   size_t calls = 0, ops = 0, sampledOps = 0;
   for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
     LoadOptions o;
-    o.hostCode = options.hostCode;
+    o.code = options.code;
     o.rank = rank;
     o.backend = BackendChoice::Cuda;
     o.warmup = false;
@@ -491,7 +491,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   // The joins are checked on the host (its twins), as without a GPU.
   std::string composed;
   if (a.manifest().topology.tp > 1) {
-    auto c = composedRanks(a, options.hostCode);
+    auto c = composedRanks(a, options.code);
     if (!c) {
       r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) +
                  "; composed over " + std::to_string(a.manifest().topology.tp) +

@@ -311,7 +311,7 @@ LoadOptions loadOptionsOf(const Options &o) {
   lo.backendFallback = o.backendFallback;
   lo.fallback = o.fallback;
   lo.warmup = o.warmup;
-  lo.hostCode.trustArtifactCode = o.trustArtifactCode;
+  lo.code.trustArtifactCode = o.trustArtifactCode;
   if (!o.op.empty())
     lo.ops = {o.op};
   return lo;

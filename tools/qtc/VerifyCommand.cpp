@@ -31,7 +31,7 @@ int runVerify(const std::vector<std::string> &args) {
   CommandLine cl("qtc verify", usage);
   cl.flag({"--json"}, json)
       .flag({"--exhaustive"}, options.exhaustive)
-      .flag({"--trust-artifact-code"}, options.hostCode.trustArtifactCode)
+      .flag({"--trust-artifact-code"}, options.code.trustArtifactCode)
       .option({"--sample-above"}, "a value",
               parsedInto(
                   options.sampleAboveWeights,

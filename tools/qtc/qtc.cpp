@@ -13,7 +13,7 @@
 #include "qtensor/Support/ThreadPool.h"
 
 #ifdef QTENSOR_QTC_COMPILER
-#include "qtensor/Compiler/TrustedHostCode.h"
+#include "qtensor/Compiler/TrustedCode.h"
 #endif
 #if QTENSOR_QTC_COMPILER
 #include "CompileCommand.h"
@@ -73,10 +73,10 @@ static int run(int argc, char **argv) {
     return 2;
   }
 #ifdef QTENSOR_QTC_COMPILER
-  // Host kernels run from this installation's own build of an artifact's
-  // records, never from the artifact's object (Runtime/HostCode.h).
-  qtensor::runtime::defaultHostCodePolicy().rebuild =
-      qtensor::compiler::trustedHostCodeBuilder();
+  // Kernels run from this installation's own build of an artifact's
+  // records, never from the artifact's files (Runtime/ArtifactCode.h).
+  qtensor::compiler::installTrustedCodeBuilders(
+      qtensor::runtime::defaultArtifactCodePolicy());
 #endif
   if (command == "inspect")
     return qtensor::qtc::runInspect(args);

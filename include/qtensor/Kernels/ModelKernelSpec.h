@@ -88,7 +88,7 @@ Status checkProgramKernels(const artifact::DecoderProgram &program,
                            const std::string &name);
 
 /// The distinct kernels a program checked by checkProgramKernels calls:
-/// what a trusted rebuild of its host code builds (Runtime/HostCode.h).
+/// what a trusted rebuild of its host code builds (Runtime/ArtifactCode.h).
 std::vector<ModelKernelSpec>
 programKernelSpecs(const artifact::DecoderProgram &program,
                    const artifact::Manifest &manifest);

@@ -35,9 +35,9 @@
 
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Runtime/ArtifactCode.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Runtime/ExecutionTrace.h"
-#include "qtensor/Runtime/HostCode.h"
 #include "qtensor/Runtime/KernelInstance.h"
 #include "qtensor/Runtime/MemoryLedger.h"
 #include "qtensor/Runtime/ModelSchema.h"
@@ -86,10 +86,10 @@ struct LoadOptions {
   /// without one is then an error that says why it has none.
   bool decoder = false;
   bool warmup = true;
-  /// Where host kernel code comes from (HostCode.h): a trusted rebuild
+  /// Where host kernel code comes from (ArtifactCode.h): a trusted rebuild
   /// of the artifact's records, never the artifact's own object unless
-  /// `hostCode.trustArtifactCode`.
-  HostCodePolicy hostCode = defaultHostCodePolicy();
+  /// `code.trustArtifactCode`.
+  ArtifactCodePolicy code = defaultArtifactCodePolicy();
   std::string cudaLibrary = "libcuda.so.1";
   int cudaDevice = 0;
   artifact::OpenPolicy files;
@@ -174,7 +174,7 @@ private:
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
   /// Per artifact kernel file; every one maps to the same trusted rebuild
-  /// unless the artifact's own code is trusted (HostCode.h).
+  /// unless the artifact's own code is trusted (ArtifactCode.h).
   std::map<std::string, std::shared_ptr<HostKernelLibrary>> hostLibraries;
   std::unique_ptr<CudaDevice> device;
   std::vector<OpRuntime> ops;

@@ -82,6 +82,9 @@ struct PlanOptions {
   std::optional<kernels::FallbackPolicy> fallback;
   /// Ops to run (trace op or manifest tensor names); empty: every op.
   std::vector<std::string> ops;
+  /// Cubin entries may be chosen (a trusted artifact's machine code);
+  /// otherwise GPU kernels run from PTX (ArtifactCode.h).
+  bool cubins = false;
 };
 
 struct RunPlan {

@@ -24,7 +24,7 @@
 #ifndef QTENSOR_VERIFY_LADDER_H
 #define QTENSOR_VERIFY_LADDER_H
 
-#include "qtensor/Runtime/HostCode.h"
+#include "qtensor/Runtime/ArtifactCode.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,9 +63,9 @@ struct LadderResult {
 struct LadderOptions {
   bool exhaustive = false;
   /// L3 and L4 run host kernels from this source: a trusted rebuild of
-  /// the artifact's records, or its own code only when trusted (HostCode.h;
+  /// the artifact's records, or its own code only when trusted (ArtifactCode.h;
   /// L0-L2 never load code).
-  runtime::HostCodePolicy hostCode = runtime::defaultHostCodePolicy();
+  runtime::ArtifactCodePolicy code = runtime::defaultArtifactCodePolicy();
   int64_t sampleAboveWeights = int64_t(1) << 22;    ///< 4 Mi weights
   int64_t modelAboveWeights = int64_t(1) << 29;     ///< 512 Mi weights
   int64_t twinModelAboveWeights = int64_t(1) << 26; ///< 64 Mi weights

@@ -3,7 +3,7 @@
 // installed runtime and runs every linear once.
 // Usage: compile_and_run CHECKPOINT_DIR OUT_DIR. Exit 0 on success.
 #include "qtensor/Compiler/Compile.h"
-#include "qtensor/Compiler/TrustedHostCode.h"
+#include "qtensor/Compiler/TrustedCode.h"
 #include "qtensor/Runtime/Activations.h"
 #include "qtensor/Runtime/Loader.h"
 
@@ -49,9 +49,9 @@ int main(int argc, char **argv) {
 
   qtensor::runtime::LoadOptions options;
   options.backend = qtensor::runtime::BackendChoice::Host;
-  // The artifact's own host code is never loaded: the compiler library
-  // rebuilds the kernels it records (qtensor/Runtime/HostCode.h).
-  options.hostCode.rebuild = qtensor::compiler::trustedHostCodeBuilder();
+  // The artifact's own kernel code is never loaded: the compiler library
+  // rebuilds the kernels it records (qtensor/Runtime/ArtifactCode.h).
+  qtensor::compiler::installTrustedCodeBuilders(options.code);
   auto loaded = qtensor::runtime::loadModel(request.outputDir, options);
   if (!loaded) {
     std::fprintf(stderr, "load failed: %s\n", loaded.message().c_str());

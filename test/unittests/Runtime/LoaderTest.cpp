@@ -35,7 +35,7 @@ namespace {
 LoadOptions hostOptions() {
   LoadOptions o;
   o.backend = BackendChoice::Host;
-  o.hostCode.trustArtifactCode = true;
+  o.code.trustArtifactCode = true;
   return o;
 }
 
@@ -624,7 +624,7 @@ TEST(HostCode, TheArtifactsOwnCodeIsRefusedByDefault) {
   TempDir dir;
   writeTestArtifact(dir.str(), {});
   LoadOptions o = hostOptions();
-  o.hostCode = HostCodePolicy{};
+  o.code = ArtifactCodePolicy{};
   auto model = loadModel(dir.str(), o);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
@@ -641,9 +641,9 @@ TEST(HostCode, TheBuildersObjectRunsInsteadOfTheArtifacts) {
   std::vector<uint8_t> trusted = testKernelLibrary();
   size_t calls = 0;
   LoadOptions o = hostOptions();
-  o.hostCode.trustArtifactCode = false;
-  o.hostCode.rebuild = [&](const artifact::Manifest &m,
-                           const artifact::DecoderProgram *program)
+  o.code.trustArtifactCode = false;
+  o.code.rebuild = [&](const artifact::Manifest &m,
+                       const artifact::DecoderProgram *program)
       -> Expected<TrustedHostCode> {
     ++calls;
     EXPECT_EQ(program, nullptr); // no decoder requested
@@ -660,7 +660,7 @@ TEST(HostCode, TheBuildersObjectRunsInsteadOfTheArtifacts) {
   auto y = (*model)->run("layer.a.weight", activations(1, 256, 1));
   ASSERT_TRUE(bool(y)) << y.message();
 
-  o.hostCode.rebuild =
+  o.code.rebuild =
       [](const artifact::Manifest &,
          const artifact::DecoderProgram *) -> Expected<TrustedHostCode> {
     return makeError("no toolchain");

@@ -1,6 +1,6 @@
-//===- TrustedHostCode.cpp - Host kernels rebuilt from records -----------===//
+//===- TrustedCode.cpp - Kernels rebuilt from an artifact's records -------===//
 
-#include "qtensor/Compiler/TrustedHostCode.h"
+#include "qtensor/Compiler/TrustedCode.h"
 
 #include "CompilerSupport.h"
 
@@ -30,8 +30,9 @@
 namespace qtensor::compiler {
 namespace {
 
-/// The spec a host_so record describes, checked against the symbols the
-/// record lists.
+/// The spec a kernel record describes, checked against the symbols (and, on
+/// a GPU, the launch geometry) the record lists: the runtime calls what the
+/// record names, so it must be what this installation builds.
 Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   const std::string where = k.where();
   const kernels::KernelCapability *cap =
@@ -66,9 +67,10 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   spec.splitK = k.splitK;
   if (Status s = validateQuantKernelSpec(spec); !s)
     return makeError(where, ": ", s.message());
+  const KernelAbi abi = kernelAbiOf(spec);
   std::vector<std::string> built, recorded;
-  for (const KernelEntryPoint &e : kernelAbiOf(spec).entries)
-    built.push_back("_mlir_ciface_" + e.symbol);
+  for (const KernelEntryPoint &e : abi.entries)
+    built.push_back(k.isHost() ? "_mlir_ciface_" + e.symbol : e.symbol);
   for (const runtime::EntryPoint &e : k.entries)
     recorded.push_back(e.symbol);
   if (built != recorded)
@@ -77,7 +79,28 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
                      "\") that its capability does not build (it builds \"",
                      built.empty() ? std::string() : built.front(), "\"",
                      built.size() > 1 ? " and more" : "", ")");
+  if (k.isGpu()) {
+    const runtime::LaunchConfig &l = *k.launch;
+    const KernelLaunch &want = abi.launch;
+    if (l.grid != want.grid || l.block != want.block ||
+        l.sharedBytes != uint64_t(want.sharedBytes) ||
+        l.tokenAxis != want.tokenAxis ||
+        (want.tokenAxis >= 0 && l.tokensPerBlock != want.tokensPerBlock))
+      return makeError(where, ": its launch geometry is not the one its "
+                              "capability builds");
+  }
   return spec;
+}
+
+/// The cache key of generated code: what was generated (`module`, before
+/// lowering), for which target, by which source.
+Expected<std::string> cacheKey(mlir::ModuleOp module,
+                               const std::string &target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << QTENSOR_SOURCE_REVISION << "\n" << target << "\n";
+  module->print(os);
+  return sha256Hex(reinterpret_cast<const uint8_t *>(text.data()), text.size());
 }
 
 std::string defaultCacheDir() {
@@ -106,33 +129,32 @@ bool exportsAll(const std::string &path, const std::set<std::string> &expected,
   return true;
 }
 
-/// Publishes `from` as `to` in one rename; any failure leaves no file.
-Status publish(const std::string &dir, const std::string &from,
-               const std::string &to) {
+/// Writes `data` to `path` in `dir` atomically (a reader sees no file or
+/// the whole one).
+Status storeInCache(const std::string &dir, const std::string &path,
+                    std::string_view data) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
     return makeError("cannot create ", dir, ": ", ec.message());
-  std::string staged = dir + "/.staged-" + std::to_string(::getpid()) + "-" +
-                       std::filesystem::path(to).filename().string();
-  std::filesystem::copy_file(
-      from, staged, std::filesystem::copy_options::overwrite_existing, ec);
-  if (!ec)
-    std::filesystem::rename(staged, to, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(staged, ignored);
-    return makeError("cannot cache ", to, ": ", ec.message());
-  }
-  return Status::ok();
+  return writeFileAtomically(path, data);
 }
+
+/// A fresh MLIR context with every dialect the generators and lowerings use.
+struct KernelContext {
+  mlir::DialectRegistry registry;
+  mlir::MLIRContext context;
+  KernelContext() : context((registerDialects(registry), registry)) {
+    context.loadAllAvailableDialects();
+  }
+};
 
 } // namespace
 
 Expected<runtime::TrustedHostCode>
 rebuildHostKernels(const artifact::Manifest &manifest,
                    const artifact::DecoderProgram *program,
-                   const TrustedHostCodeOptions &options) {
+                   const TrustedCodeOptions &options) {
   auto start = std::chrono::steady_clock::now();
   std::vector<QuantKernelSpec> quant;
   std::set<std::string> names, expected;
@@ -169,10 +191,8 @@ rebuildHostKernels(const artifact::Manifest &manifest,
   if (expected.empty())
     return makeError("the artifact records no host kernels to build");
 
-  mlir::DialectRegistry registry;
-  registerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  KernelContext kc;
+  mlir::MLIRContext &context = kc.context;
   DiagnosticCapture diagnostics(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
@@ -183,16 +203,7 @@ rebuildHostKernels(const artifact::Manifest &manifest,
     if (mlir::failed(buildModelKernel(*module, spec)))
       return diagnostics.error("generating " + spec.name() + " failed");
 
-  // The cache key: what was generated, for which CPU, by which source.
-  std::string text;
-  {
-    llvm::raw_string_ostream os(text);
-    os << QTENSOR_SOURCE_REVISION << "\n" << toString(*cpu) << "\n";
-    module->print(os);
-  }
-  QTENSOR_ASSIGN_OR_RETURN(
-      std::string key,
-      sha256Hex(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, toString(*cpu)));
   const std::string what = std::to_string(quant.size() + model.size()) +
                            " kernels (" + std::to_string(quant.size()) +
                            " quantized linears, " +
@@ -235,17 +246,67 @@ rebuildHostKernels(const artifact::Manifest &manifest,
                     "records: " +
                     what + " in " + took;
   if (caching) {
-    Status s = publish(cacheDir, shared, cached);
-    how += s ? ", cached as " + cached : " (" + s.message() + ")";
+    Status s = storeInCache(
+        cacheDir, cached,
+        {reinterpret_cast<const char *>(bytes.data()), bytes.size()});
+    how += s ? ", cached as " + cached : " (not cached: " + s.message() + ")";
   }
   return runtime::TrustedHostCode{std::move(bytes), how};
 }
 
-runtime::HostCodeBuilder
-trustedHostCodeBuilder(TrustedHostCodeOptions options) {
-  return [options](const artifact::Manifest &manifest,
-                   const artifact::DecoderProgram *program) {
+Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
+                                       size_t index,
+                                       const TrustedCodeOptions &options) {
+  if (index >= manifest.kernels.size())
+    return makeError("manifest.kernels[", index, "] does not exist");
+  QTENSOR_ASSIGN_OR_RETURN(runtime::KernelInstance k,
+                           runtime::parseKernelInstance(manifest, index));
+  if (!k.isGpu())
+    return makeError(k.where(), ": not a GPU kernel");
+  QTENSOR_ASSIGN_OR_RETURN(QuantKernelSpec spec, specOfRecord(k));
+  std::string error;
+  mlir::FailureOr<PTXTarget> ptxTarget =
+      resolvePTXTarget(k.target.name, 0, 3, error);
+  if (mlir::failed(ptxTarget))
+    return makeError(k.where(), ": ", error);
+
+  KernelContext kc;
+  DiagnosticCapture diagnostics(kc.context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&kc.context));
+  if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::NVPTX)))
+    return diagnostics.error("generating " + spec.name() + " failed");
+  QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, k.target.name));
+  const std::string cacheDir =
+      options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
+  const std::string cached = cacheDir + "/" + key + ".ptx";
+  if (cacheDir != "off" && std::filesystem::exists(cached)) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                             target::readFileBytes(cached));
+    return std::string(bytes.begin(), bytes.end());
+  }
+  mlir::PassManager pm(&kc.context);
+  buildLowerToPTXPipeline(pm, *ptxTarget);
+  if (mlir::failed(pm.run(*module)))
+    return diagnostics.error("lowering " + spec.name() + " to PTX failed");
+  std::vector<std::pair<std::string, std::string>> ptx = collectPTX(*module);
+  if (ptx.size() != 1)
+    return makeError(k.where(), ": lowering produced ", ptx.size(),
+                     " PTX modules, expected 1");
+  if (cacheDir != "off") // a failure costs a rebuild next time, no more
+    (void)storeInCache(cacheDir, cached, ptx[0].second);
+  return ptx[0].second;
+}
+
+void installTrustedCodeBuilders(runtime::ArtifactCodePolicy &policy,
+                                TrustedCodeOptions options) {
+  policy.rebuild = [options](const artifact::Manifest &manifest,
+                             const artifact::DecoderProgram *program) {
     return rebuildHostKernels(manifest, program, options);
+  };
+  policy.rebuildGpu = [options](const artifact::Manifest &manifest,
+                                size_t index) {
+    return rebuildGpuKernel(manifest, index, options);
   };
 }
 
