@@ -727,9 +727,11 @@ Status LoadedModel::callInto(OpRuntime &rt, const HostTensor &x, HostTensor &y,
   double seconds = secondsSince(start);
   if (!s)
     return makeError("op \"", op.tensor, "\": ", s.message());
-  if (record)
+  if (record) {
+    std::lock_guard<std::mutex> lock(bookkeeping);
     calls.add({op.tensor, kernel->name(), kernel->backend(), phase->phase, t,
                seconds, phase->fallback, warmup});
+  }
   return Status::ok();
 }
 
@@ -740,10 +742,26 @@ Expected<HostTensor> LoadedModel::call(OpRuntime &rt, const HostTensor &x,
       uint64_t(x.bytes.size()) +
       uint64_t(x.rows) * uint64_t(op.n()) * HostTensor::elementBytes(op.output);
   std::string item = "call " + op.tensor;
-  QTENSOR_TRY(memory.add(MemoryCategory::Workspace, item, work));
+  // Calls may come from several threads at once (host kernels share only
+  // read-only operands and the thread pool): the ledger and the trace are
+  // the shared state. A GPU's calls stage through one context: one at a
+  // time.
+  {
+    std::lock_guard<std::mutex> lock(bookkeeping);
+    QTENSOR_TRY(memory.add(MemoryCategory::Workspace, item, work));
+  }
   HostTensor y;
-  Status s = callInto(rt, x, y, warmup, /*record=*/true);
-  QTENSOR_TRY(memory.release(MemoryCategory::Workspace, item));
+  Status s = Status::ok();
+  if (device) {
+    std::lock_guard<std::mutex> lock(deviceCalls);
+    s = callInto(rt, x, y, warmup, /*record=*/true);
+  } else {
+    s = callInto(rt, x, y, warmup, /*record=*/true);
+  }
+  {
+    std::lock_guard<std::mutex> lock(bookkeeping);
+    QTENSOR_TRY(memory.release(MemoryCategory::Workspace, item, work));
+  }
   if (!s)
     return s.error();
   return y;

@@ -57,6 +57,21 @@ Status MemoryLedger::release(MemoryCategory category, const std::string &item) {
   return Status::ok();
 }
 
+Status MemoryLedger::release(MemoryCategory category, const std::string &item,
+                             uint64_t bytes) {
+  size_t c = size_t(category);
+  auto it = held_[c].find(item);
+  if (it == held_[c].end() || it->second < bytes)
+    return makeError("memory ledger ", toString(category), ": ", item,
+                     " holds ", it == held_[c].end() ? 0 : it->second,
+                     " bytes, fewer than the ", bytes, " to release");
+  it->second -= bytes;
+  now[c] -= bytes;
+  if (it->second == 0)
+    held_[c].erase(it);
+  return Status::ok();
+}
+
 uint64_t MemoryLedger::held(MemoryCategory c, const std::string &item) const {
   auto it = held_[size_t(c)].find(item);
   return it == held_[size_t(c)].end() ? 0 : it->second;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs missing packages, checks that every C/C++ file
 # is clang-formatted (scripts/check-format.sh), builds everything, then runs
-# the lit suites and every GoogleTest/CTest test, printing both counts, and
-# finally the sanitizer build with its fuzz smoke run (scripts/fuzz.sh).
+# the lit suites and every GoogleTest/CTest test, printing both counts, then
+# the sanitizer build with its fuzz smoke run (scripts/fuzz.sh) and the
+# concurrency tests under ThreadSanitizer (scripts/tsan.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${QTENSOR_BUILD_DIR:-$root/build}"
@@ -24,6 +25,9 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)" | tee "$logs/ctest.l
 
 echo "== ASan + UBSan build, corpus replay and a short fuzzing run"
 "$root/scripts/fuzz.sh" "${QTENSOR_FUZZ_SECONDS:-10}" | tee "$logs/fuzz.log"
+
+echo "== ThreadSanitizer build and the concurrency tests"
+"$root/scripts/tsan.sh" | tee "$logs/tsan.log"
 
 # Every step above stops the script on a failure, so reaching here means all
 # passed; the counts are the runners' own.

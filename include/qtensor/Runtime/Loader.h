@@ -47,6 +47,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,7 +119,9 @@ public:
   uint64_t referencedBytes() const { return referenced; }
 
   /// y = x W^T (+ b) for op `name` (manifest tensor or trace op name);
-  /// x is [T, K] in the op's activation dtype.
+  /// x is [T, K] in the op's activation dtype. Safe to call from several
+  /// threads at once: host calls run concurrently, GPU calls one at a
+  /// time; the trace and the ledgers record every call.
   Expected<HostTensor> run(const std::string &name, const HostTensor &x);
 
   /// The op's reference weight W_hat [N, K] and bias (empty when none), in
@@ -188,6 +191,8 @@ private:
   std::optional<artifact::DecoderProgram> decoderProgram;
   std::map<std::string, void *, std::less<>> modelKernels;
   std::optional<MappedFile> tokenizer;
+  std::mutex bookkeeping; ///< guards `calls` and `memory` during run()
+  std::mutex deviceCalls; ///< one GPU call at a time
 };
 
 /// Loads the artifact in `dir` (see above).

@@ -56,6 +56,10 @@ public:
   Status add(MemoryCategory category, const std::string &item, uint64_t bytes);
   /// Releases everything `item` holds in `category`; the peak stays.
   Status release(MemoryCategory category, const std::string &item);
+  /// Gives back `bytes` of `item` (what one add put there, when several
+  /// holders share the item's name); the item goes at zero.
+  Status release(MemoryCategory category, const std::string &item,
+                 uint64_t bytes);
 
   uint64_t current(MemoryCategory c) const { return now[size_t(c)]; }
   uint64_t peak(MemoryCategory c) const { return high[size_t(c)]; }

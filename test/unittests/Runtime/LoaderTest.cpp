@@ -14,7 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -670,4 +672,45 @@ TEST(HostCode, TheBuildersObjectRunsInsteadOfTheArtifacts) {
   EXPECT_TRUE(contains(failed.message(),
                        "rebuilding the artifact's host kernels from its "
                        "records (its own code is not loaded): no toolchain"));
+}
+
+// Several threads calling one loaded model get exactly what serial calls
+// get; every call is traced and its workspace given back. scripts/tsan.sh
+// runs this under ThreadSanitizer.
+TEST(LoaderConcurrency, ThreadsRunningOneModelMatchSerialRuns) {
+  TempDir dir;
+  auto loaded = loadSpec(dir, {});
+  ASSERT_TRUE(bool(loaded)) << loaded.message();
+  LoadedModel &m = **loaded;
+  const int64_t tokens[] = {1, 5, 16};
+  std::vector<HostTensor> xs;
+  std::vector<std::vector<uint8_t>> serial;
+  for (int64_t t : tokens) {
+    xs.push_back(activations(t, 256, uint32_t(t)));
+    auto y = m.run("layer.a.weight", xs.back());
+    ASSERT_TRUE(bool(y)) << y.message();
+    serial.push_back(y->bytes);
+  }
+  const size_t before = m.trace().all().size();
+  constexpr int kThreads = 4, kRounds = 20;
+  std::atomic<int> failures{0}, mismatches{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&] {
+      for (int round = 0; round < kRounds; ++round)
+        for (size_t j = 0; j < xs.size(); ++j) {
+          auto y = m.run("layer.a.weight", xs[j]);
+          if (!y)
+            ++failures;
+          else if (y->bytes != serial[j])
+            ++mismatches;
+        }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(m.trace().all().size(),
+            before + size_t(kThreads * kRounds) * xs.size());
+  EXPECT_EQ(m.ledger().current(MemoryCategory::Workspace), 0u);
 }

@@ -111,13 +111,14 @@ static void gemv(const MemRefU16x2 *x, const MemRefI32x2 *w,
     }
 }
 
-enum { kMaxOut = 1 << 16 };
-static double scratch[kMaxOut];
+/* Each call's own scratch (on its stack): calls may run concurrently. */
+enum { kMaxOut = 1 << 12 };
 
 /* Symmetric si4, f16 output. */
 void _mlir_ciface_test_gemv_w4s_g32_f16(MemRefU16x2 *x, MemRefI32x2 *w,
                                         MemRefU16x2 *s, MemRefU16x2 *y) {
   int64_t t = y->sizes[0], n = y->sizes[1];
+  double scratch[kMaxOut];
   if (t * n > kMaxOut)
     return;
   gemv(x, w, s, 0, 1, t, n, scratch);
@@ -131,6 +132,7 @@ void _mlir_ciface_test_gemv_w4s_g32_f16(MemRefU16x2 *x, MemRefI32x2 *w,
 void _mlir_ciface_test_gemv_w4s_g32_f16_wrong(MemRefU16x2 *x, MemRefI32x2 *w,
                                               MemRefU16x2 *s, MemRefU16x2 *y) {
   int64_t t = y->sizes[0], n = y->sizes[1];
+  double scratch[kMaxOut];
   if (t * n > kMaxOut)
     return;
   gemv(x, w, s, 0, 1, t, n, scratch);
@@ -145,6 +147,7 @@ void _mlir_ciface_test_gemv_w4a_g32_bias_f32(MemRefU16x2 *x, MemRefI32x2 *w,
                                              MemRefU16x2 *s, MemRefU8x2 *z,
                                              MemRefF32x1 *b, MemRefF32x2 *y) {
   int64_t t = y->sizes[0], n = y->sizes[1];
+  double scratch[kMaxOut];
   if (t * n > kMaxOut)
     return;
   gemv(x, w, s, z, 0, t, n, scratch);
