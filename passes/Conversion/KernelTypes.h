@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <type_traits>
+
 namespace qtensor::conversion {
 
 /// f16 or bf16.
@@ -22,29 +24,16 @@ inline mlir::Type elementType(mlir::MLIRContext *ctx, ActivationType t) {
                                   : mlir::Type(mlir::BFloat16Type::get(ctx));
 }
 
-/// f16, bf16 or f32.
-inline mlir::Type elementType(mlir::MLIRContext *ctx, OutputType t) {
-  switch (t) {
-  case OutputType::F16:
+/// f16, bf16 or f32, for the output and scale enums (both spell F16, BF16
+/// and F32).
+template <typename FloatEnum,
+          typename = std::enable_if_t<std::is_same_v<FloatEnum, OutputType> ||
+                                      std::is_same_v<FloatEnum, ScaleType>>>
+inline mlir::Type elementType(mlir::MLIRContext *ctx, FloatEnum t) {
+  if (t == FloatEnum::F16)
     return mlir::Float16Type::get(ctx);
-  case OutputType::BF16:
+  if (t == FloatEnum::BF16)
     return mlir::BFloat16Type::get(ctx);
-  case OutputType::F32:
-    break;
-  }
-  return mlir::Float32Type::get(ctx);
-}
-
-/// f16, bf16 or f32.
-inline mlir::Type elementType(mlir::MLIRContext *ctx, ScaleType t) {
-  switch (t) {
-  case ScaleType::F16:
-    return mlir::Float16Type::get(ctx);
-  case ScaleType::BF16:
-    return mlir::BFloat16Type::get(ctx);
-  case ScaleType::F32:
-    break;
-  }
   return mlir::Float32Type::get(ctx);
 }
 
