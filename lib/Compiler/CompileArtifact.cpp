@@ -215,6 +215,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     selection->keepFloatWeights();
   if (spec->keep && request.fallback == "allow")
     selection->decodeTypesWithoutKernels();
+  QTENSOR_TRY(selection->setTarget(request.target));
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);

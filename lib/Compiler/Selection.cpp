@@ -3,6 +3,8 @@
 #include "Selection.h"
 
 #include "qtensor/Formats/GGUFDescriptor.h"
+#include "qtensor/Kernels/Admission.h"
+#include "qtensor/Kernels/Registry.h"
 
 #include <fnmatch.h>
 
@@ -62,14 +64,48 @@ WeightSelection::create(std::vector<std::string> excludes,
   return s;
 }
 
+Status WeightSelection::setTarget(const std::string &name) {
+  std::optional<kernels::Target> t = kernels::parseTarget(name);
+  if (!t)
+    return makeError("target ", name, " is not a kernel target");
+  target = *t;
+  return Status::ok();
+}
+
+bool WeightSelection::targetReads(GGMLType type) const {
+  // The type's codes as the GGUF reader spells them, on a nominal 256 x 256
+  // weight (every K-quant super-block and GPU tile fits), in the layout
+  // the exporter keeps them in: does any native kernel admit them?
+  GGUFTensorInfo info{"w", type, {256, 256}, 65536, 0, 0, 0, nullptr, 0};
+  auto described = describeGGUFTensor(info);
+  if (!described || !described->affine)
+    return false;
+  kernels::OpSignature sig;
+  sig.descriptor = described->affine->descriptor;
+  sig.n = sig.k = 256;
+  sig.ranks = {{0, 256, 0, 256}};
+  const kernels::KernelRegistry &registry = kernels::builtinRegistry();
+  for (const kernels::KernelCapability &k : registry.kernels)
+    if (!k.fullDequant &&
+        kernels::admit(registry, k, sig,
+                       {kernels::Phase::Decode,
+                        kernels::phaseTokens(kernels::Phase::Decode)},
+                       target, kernels::FallbackPolicy::Forbid)
+            .accepted())
+      return true;
+  return false;
+}
+
 Expected<SelectionDecision>
 WeightSelection::decideStored(const std::string &name, TensorKind kind,
                               const std::string &dtype) {
   QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d, decide(name, kind));
   const bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
-  // The ggml types whose codes the compiler keeps (GGUFDescriptor.h).
+  // The ggml types whose codes the compiler keeps (GGUFDescriptor.h) and a
+  // native kernel of the target reads.
   auto type = ggmlTypeFromName(dtype);
-  const bool keepsCodes = !isFloat && type && hasAffineSpelling(*type);
+  const bool keepsCodes =
+      !isFloat && type && hasAffineSpelling(*type) && targetReads(*type);
   if (!d.quantize && d.byDefault && keepFloat && keepsCodes &&
       kind == TensorKind::Head)
     d = {true,
@@ -79,7 +115,8 @@ WeightSelection::decideStored(const std::string &name, TensorKind kind,
   if (d.quantize && keepFloat && isFloat)
     d = {false, "--quant keep: stored as " + dtype + ", kept in float"};
   else if (d.quantize && decodeNoKernel && !isFloat && !keepsCodes)
-    d = {false, "--quant keep --fallback allow: no kernel reads " + dtype +
+    d = {false, "--quant keep --fallback allow: no " + target.name +
+                    " kernel reads " + dtype +
                     " codes yet; decoded to F32 and kept in float"};
   return d;
 }

@@ -12,6 +12,8 @@
 #ifndef QTENSOR_LIB_COMPILER_SELECTION_H
 #define QTENSOR_LIB_COMPILER_SELECTION_H
 
+#include "qtensor/Formats/GGMLTypes.h"
+#include "qtensor/Kernels/Capability.h"
 #include "qtensor/Support/Expected.h"
 
 #include <string>
@@ -61,9 +63,18 @@ public:
   /// compiles unquantized.
   void keepFloatWeights() { keepFloat = true; }
   /// `--quant keep --fallback allow`: a linear stored in a ggml type whose
-  /// codes no kernel reads yet (K-quants, Q5_x, IQ types) is decoded and
-  /// kept float, reported as such (decideStored).
+  /// codes no kernel of the target reads (IQ types, Q2_K, Q3_K; on a GPU
+  /// also the K-quants and Q5_x) is decoded and kept float, reported as
+  /// such (decideStored).
   void decodeTypesWithoutKernels() { decodeNoKernel = true; }
+  /// The compile's target (default host): which kept codes a kernel reads.
+  Status setTarget(const std::string &target);
+
+private:
+  /// Whether a native kernel of the target reads `type`'s kept codes.
+  bool targetReads(GGMLType type) const;
+
+public:
   /// decide, then for a tensor stored as `dtype`: kept float under
   /// keepFloatWeights when it is a float; under keepFloatWeights an output
   /// head stored as codes a kernel reads (Q4_0, Q4_1, Q8_0) keeps them
@@ -78,6 +89,7 @@ public:
 private:
   std::vector<std::string> exclude, include;
   bool keepFloat = false, decodeNoKernel = false;
+  kernels::Target target{"host", kernels::Backend::Host, 0};
   std::vector<bool> excludeUsed, includeUsed;
   std::vector<std::string> excludeBias, includeBias; ///< a bias it matched
 };

@@ -127,3 +127,34 @@ TEST(Selection, KeepKeepsAHeadStoredAsCodesUnlessExcluded) {
   EXPECT_FALSE(e->quantize);
   EXPECT_EQ(e->reason, "--exclude 'output.weight'");
 }
+
+// Which kept codes a kernel reads depends on the target: the host GEMM
+// reads the K-quants and Q5_x, no GPU kernel does yet, so for sm_90 they
+// are decoded to float under --fallback allow (and a K-quant head stays
+// float), while Q4_0 is kept for both.
+TEST(Selection, KeptCodesFollowTheTargetsKernels) {
+  for (const char *target : {"host", "sm_90"}) {
+    SCOPED_TRACE(target);
+    const bool host = std::string(target) == "host";
+    WeightSelection s = make({}, {});
+    s.keepFloatWeights();
+    s.decodeTypesWithoutKernels();
+    ASSERT_TRUE(bool(s.setTarget(target)));
+    auto q4k =
+        s.decideStored("blk.0.attn_q.weight", TensorKind::Linear, "Q4_K");
+    ASSERT_TRUE(bool(q4k));
+    EXPECT_EQ(q4k->quantize, host);
+    if (!host)
+      EXPECT_EQ(q4k->reason, "--quant keep --fallback allow: no sm_90 kernel "
+                             "reads Q4_K codes yet; decoded to F32 and kept "
+                             "in float");
+    EXPECT_EQ(
+        s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize,
+        host);
+    EXPECT_TRUE(
+        s.decideStored("blk.0.attn_k.weight", TensorKind::Linear, "Q4_0")
+            ->quantize);
+  }
+  WeightSelection s = make({}, {});
+  EXPECT_FALSE(bool(s.setTarget("sm_75x")));
+}
