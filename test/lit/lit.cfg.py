@@ -12,7 +12,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qtensor_obj_root, "test", "lit")
 
 config.substitutions.append(("%qtensor_src", config.qtensor_src_root))
-# Host kernels rebuilt from artifacts' records (Compiler/TrustedHostCode.h)
+# Host kernels rebuilt from artifacts' records (Compiler/TrustedCode.h)
 # are cached in the build tree, not in the user's ~/.cache.
 config.environment["QTENSOR_KERNEL_CACHE"] = os.path.join(
     config.qtensor_obj_root, "test", "kernel-cache")
