@@ -9,7 +9,11 @@
 
 #include "GGMLDecoders.h"
 
+#include "qtensor/Support/ThreadPool.h"
+
 #include <cstring>
+#include <mutex>
+#include <string>
 
 using namespace qtensor;
 using namespace qtensor::ggml_detail;
@@ -241,29 +245,54 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
     parts.zeros.resize(parts.scales.size());
   // The proof that nothing was re-quantized: every element, reconstructed
   // from these parts as s * q (+ m) in f32, equals ggml's own decoding of
-  // the block bit for bit.
-  std::vector<float> decoded(size_t(perBlock), 0.0f);
-  for (uint64_t b = 0; b < blocks; ++b) {
-    const uint8_t *p = tensor.data + b * spelling->blockBytes;
-    int32_t *codes = parts.codes.data() + b * uint64_t(perBlock);
-    double *scales = parts.scales.data() + b * uint64_t(groups);
-    double *mins = hasMin ? parts.zeros.data() + b * uint64_t(groups) : nullptr;
-    disassembleBlock(tensor.type, p, codes, scales, mins);
-    QTENSOR_TRY(decodeRow(tensor.type, p, spelling->blockBytes, perBlock,
-                          decoded.data()));
-    for (int64_t i = 0; i < perBlock; ++i) {
-      const int64_t g = i / spelling->group;
-      const float product =
-          static_cast<float>(scales[g]) * static_cast<float>(codes[i]);
-      const float value =
-          hasMin ? product + static_cast<float>(mins[g]) : product;
-      if (std::memcmp(&value, &decoded[size_t(i)], sizeof(float)) != 0)
-        return makeError(
-            "tensor '", std::string(tensor.name), "': block ", b, " element ",
-            i, ": codes and qparams give ", value, ", ggml decodes ",
-            decoded[size_t(i)], " (the affine spelling of ",
-            std::string(ggmlTypeName(tensor.type)), " would not preserve it)");
-    }
-  }
+  // the block bit for bit. Blocks are independent: ranges of them run on
+  // the thread pool, and the first failing block (lowest index) is named,
+  // as one pass would.
+  std::mutex failureMutex;
+  uint64_t failedBlock = blocks;
+  std::string failure;
+  defaultThreadPool().parallelRanges(
+      int64_t(blocks), int64_t(tensor.elementCount), int64_t(1) << 18,
+      [&](int64_t b0, int64_t b1) {
+        std::vector<float> decoded(size_t(perBlock), 0.0f);
+        for (uint64_t b = uint64_t(b0); b < uint64_t(b1); ++b) {
+          const uint8_t *p = tensor.data + b * spelling->blockBytes;
+          int32_t *codes = parts.codes.data() + b * uint64_t(perBlock);
+          double *scales = parts.scales.data() + b * uint64_t(groups);
+          double *mins =
+              hasMin ? parts.zeros.data() + b * uint64_t(groups) : nullptr;
+          disassembleBlock(tensor.type, p, codes, scales, mins);
+          std::string why;
+          if (Status s = decodeRow(tensor.type, p, spelling->blockBytes,
+                                   perBlock, decoded.data());
+              !s)
+            why = s.message();
+          for (int64_t i = 0; why.empty() && i < perBlock; ++i) {
+            const int64_t g = i / spelling->group;
+            const float product =
+                static_cast<float>(scales[g]) * static_cast<float>(codes[i]);
+            const float value =
+                hasMin ? product + static_cast<float>(mins[g]) : product;
+            if (std::memcmp(&value, &decoded[size_t(i)], sizeof(float)) != 0)
+              why = "tensor '" + std::string(tensor.name) + "': block " +
+                    std::to_string(b) + " element " + std::to_string(i) +
+                    ": codes and qparams give " + std::to_string(value) +
+                    ", ggml decodes " + std::to_string(decoded[size_t(i)]) +
+                    " (the affine spelling of " +
+                    std::string(ggmlTypeName(tensor.type)) +
+                    " would not preserve it)";
+          }
+          if (!why.empty()) {
+            std::lock_guard<std::mutex> lock(failureMutex);
+            if (b < failedBlock) {
+              failedBlock = b;
+              failure = why;
+            }
+            return;
+          }
+        }
+      });
+  if (failedBlock < blocks)
+    return makeError(failure);
   return parts;
 }
