@@ -8,6 +8,8 @@
 
 #include "qtensor/Kernels/Admission.h"
 
+#include "qtensor/Descriptor/GGMLSpellings.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -460,58 +462,6 @@ std::optional<RepackKind> kernels::repackKind(const KernelRegistry &registry,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// What a ggml block encoding stores, as the affine family spells it
-/// (include/qtensor/Formats/GGUFDescriptor.h).
-struct GGMLSpelling {
-  const char *encoding;
-  CodeContract code;
-  ZeroPointKind zeroPoint;
-  int64_t group; ///< elements per scale
-  int64_t block; ///< elements per stored block (the layout's tile)
-};
-const GGMLSpelling kGGML[] = {
-    {"q4_0",
-     {4, true, SignedEncoding::OffsetBinary},
-     ZeroPointKind::None,
-     32,
-     32},
-    {"q4_1",
-     {4, false, SignedEncoding::TwosComplement},
-     ZeroPointKind::Min,
-     32,
-     32},
-    {"q5_0",
-     {5, true, SignedEncoding::OffsetBinary},
-     ZeroPointKind::None,
-     32,
-     32},
-    {"q5_1",
-     {5, false, SignedEncoding::TwosComplement},
-     ZeroPointKind::Min,
-     32,
-     32},
-    {"q8_0",
-     {8, true, SignedEncoding::TwosComplement},
-     ZeroPointKind::None,
-     32,
-     32},
-    {"q4_k",
-     {4, false, SignedEncoding::TwosComplement},
-     ZeroPointKind::Min,
-     32,
-     256},
-    {"q5_k",
-     {5, false, SignedEncoding::TwosComplement},
-     ZeroPointKind::Min,
-     32,
-     256},
-    {"q6_k",
-     {6, true, SignedEncoding::OffsetBinary},
-     ZeroPointKind::None,
-     16,
-     256},
-};
-
 std::string spellShape(const std::vector<int64_t> &v) {
   return shapeToString(v);
 }
@@ -524,26 +474,26 @@ Status kernels::verifyStoredLayout(const KernelRegistry &registry,
   LayoutId id = LayoutId::of(layout);
   CodeContract code = CodeContract::of(d);
   if (id.family == "ggml_block" && id.version == 1) {
-    for (const GGMLSpelling &g : kGGML) {
-      if (id.encoding != g.encoding)
-        continue;
+    if (const GGMLAffineSpelling *g = findGGMLAffineSpelling(id.encoding)) {
+      const CodeContract spelled{g->code.bits, g->code.isSigned,
+                                 g->signedEncoding};
       std::string what = "layout " + toString(id);
-      if (code != g.code)
-        return makeError(what, " holds ", toString(g.code),
+      if (code != spelled)
+        return makeError(what, " holds ", toString(spelled),
                          " codes, the descriptor says ", toString(code));
-      if (d.zeroPoint != g.zeroPoint)
+      if (d.zeroPoint != g->zeroPoint)
         return makeError(
-            what, " stores zero-point ", qtensor::toString(g.zeroPoint),
+            what, " stores zero-point ", qtensor::toString(g->zeroPoint),
             ", the descriptor says ", qtensor::toString(d.zeroPoint));
       int64_t last = static_cast<int64_t>(shape.size()) - 1;
-      if (d.granularity != Granularity::Group || d.groupSize != g.group ||
+      if (d.granularity != Granularity::Group || d.groupSize != g->group ||
           d.axis != last)
-        return makeError(what, " stores one scale per ", g.group,
+        return makeError(what, " stores one scale per ", g->group,
                          " codes along the last axis (", last,
                          "), the descriptor has other granularity");
       std::vector<int64_t> tile(shape.size(), 1);
       if (!tile.empty())
-        tile.back() = g.block;
+        tile.back() = g->blockElements;
       if (layout.tile != tile)
         return makeError(what, " has tile ", spellShape(tile), ", got ",
                          spellShape(layout.tile));

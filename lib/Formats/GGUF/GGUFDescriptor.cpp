@@ -7,10 +7,13 @@
 
 #include "qtensor/Formats/GGUFDescriptor.h"
 
+#include "qtensor/Descriptor/GGMLSpellings.h"
+
 #include "GGMLDecoders.h"
 
 #include "qtensor/Support/ThreadPool.h"
 
+#include <cctype>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -20,64 +23,12 @@ using namespace qtensor::ggml_detail;
 
 namespace {
 
-/// How one ggml block type spells as an affine descriptor.
-struct AffineSpelling {
-  CodeType code;
-  SignedEncoding encoding;
-  ZeroPointKind zeroPoint;
-  int64_t group;       ///< elements per scale (and min)
-  FloatType scaleType; ///< f32: the exact product of two stored levels
-  const char *layoutEncoding;
-  uint32_t blockBytes;
-  int64_t blockElements;
-};
-
-std::optional<AffineSpelling> affineSpelling(GGMLType type) {
-  using SE = SignedEncoding;
-  using ZP = ZeroPointKind;
-  switch (type) {
-  case GGMLType::Q4_0:
-    return AffineSpelling{{4, true},      SE::OffsetBinary, ZP::None, 32,
-                          FloatType::F16, "q4_0",           18,       32};
-  case GGMLType::Q4_1:
-    return AffineSpelling{
-        {4, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16, "q4_1", 20,
-        32};
-  case GGMLType::Q5_0:
-    return AffineSpelling{{5, true},      SE::OffsetBinary, ZP::None, 32,
-                          FloatType::F16, "q5_0",           22,       32};
-  case GGMLType::Q5_1:
-    return AffineSpelling{
-        {5, false}, SE::TwosComplement, ZP::Min, 32, FloatType::F16, "q5_1", 24,
-        32};
-  case GGMLType::Q8_0:
-    return AffineSpelling{
-        {8, true}, SE::TwosComplement, ZP::None, 32, FloatType::F16, "q8_0", 34,
-        32};
-  case GGMLType::Q4_K:
-    return AffineSpelling{{4, false},
-                          SE::TwosComplement,
-                          ZP::Min,
-                          32,
-                          FloatType::F32,
-                          "q4_k",
-                          144,
-                          256};
-  case GGMLType::Q5_K:
-    return AffineSpelling{{5, false},
-                          SE::TwosComplement,
-                          ZP::Min,
-                          32,
-                          FloatType::F32,
-                          "q5_k",
-                          176,
-                          256};
-  case GGMLType::Q6_K:
-    return AffineSpelling{{6, true},      SE::OffsetBinary, ZP::None, 16,
-                          FloatType::F32, "q6_k",           210,      256};
-  default:
-    return std::nullopt;
-  }
+/// The table entry for `type` (its name in lower case), or nullptr.
+const GGMLAffineSpelling *affineSpelling(GGMLType type) {
+  std::string encoding(ggmlTypeName(type));
+  for (char &c : encoding)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return findGGMLAffineSpelling(encoding);
 }
 
 /// ggml's get_scale_min_k4: 6-bit scale and min codes of sub-block j of a
@@ -197,7 +148,7 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   t.elementType = FloatType::F32; // ggml dequantizes to f32
   AffineDescriptor &d = t.descriptor;
   d.code = spelling->code;
-  d.encoding = spelling->encoding;
+  d.encoding = spelling->signedEncoding;
   d.zeroPoint = spelling->zeroPoint;
   d.scheme = d.zeroPoint == ZeroPointKind::None ? QuantScheme::Symmetric
                                                 : QuantScheme::Asymmetric;
@@ -208,7 +159,7 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   d.scaleType = spelling->scaleType;
   t.layout.family = "ggml_block";
   t.layout.version = 1;
-  t.layout.encoding = spelling->layoutEncoding;
+  t.layout.encoding = spelling->encoding;
   t.layout.tile.assign(t.shape.size(), 1);
   t.layout.tile.back() = spelling->blockElements;
   t.layout.padding.assign(t.shape.size(), 0);
@@ -219,7 +170,7 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
 }
 
 bool qtensor::hasAffineSpelling(GGMLType type) {
-  return affineSpelling(type).has_value();
+  return affineSpelling(type) != nullptr;
 }
 
 Expected<GGMLAffineParts>

@@ -1,0 +1,41 @@
+//===- GGMLSpellings.h - ggml block types as affine descriptors -*- C++ -*-===//
+//
+// The one table of how a ggml block encoding (the `ggml_block` layout's
+// `encoding`, ggml's type name in lower case) spells as an affine
+// descriptor: the GGUF reader describes tensors with it
+// (Formats/GGUFDescriptor.h) and admission checks stored ggml_block layouts
+// against it (Kernels/Admission.h). A K-quant's scales (and mins) are the
+// exact f32 products of its two stored levels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
+#define QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace qtensor {
+
+struct GGMLAffineSpelling {
+  const char *encoding; ///< "q4_0", ..., "q6_k"
+  CodeType code;
+  SignedEncoding signedEncoding;
+  ZeroPointKind zeroPoint;
+  int64_t group;         ///< elements per scale (and min)
+  FloatType scaleType;   ///< f32: the exact product of two stored levels
+  int64_t blockElements; ///< elements per stored block (the layout's tile)
+  uint32_t blockBytes;
+};
+
+/// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k.
+const std::vector<GGMLAffineSpelling> &ggmlAffineSpellings();
+
+/// The spelling of `encoding`, or nullptr.
+const GGMLAffineSpelling *findGGMLAffineSpelling(std::string_view encoding);
+
+} // namespace qtensor
+
+#endif // QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
