@@ -55,6 +55,24 @@ Expected<HostCode> qtensor::runtime::loadHostCode(
   return code;
 }
 
+Expected<HostCodeSet::Lookup> HostCodeSet::forFile(
+    const ArtifactCodePolicy &policy, const artifact::Manifest &manifest,
+    const artifact::DecoderProgram *program, const std::string &file,
+    const std::string &name, const uint8_t *bytes, size_t size) {
+  std::shared_ptr<HostKernelLibrary> &lib = byFile[file];
+  if (!lib && rebuilt && !policy.trustArtifactCode)
+    lib = rebuilt;
+  if (lib)
+    return Lookup{lib, std::nullopt, 0};
+  QTENSOR_ASSIGN_OR_RETURN(
+      HostCode code,
+      loadHostCode(policy, manifest, program, name, bytes, size));
+  lib = code.library;
+  if (!policy.trustArtifactCode)
+    rebuilt = lib;
+  return Lookup{lib, code.how, code.bytes};
+}
+
 Expected<std::string>
 qtensor::runtime::gpuCode(const ArtifactCodePolicy &policy,
                           const artifact::Manifest &manifest, size_t index,

@@ -45,7 +45,7 @@ LoadedModel::~LoadedModel() {
   // Kernels reference device memory and library code: drop them first.
   ops.clear();
   device.reset();
-  hostLibraries.clear();
+  hostCode.clear();
 }
 
 namespace {
@@ -437,29 +437,22 @@ private:
   /// when the artifact is trusted, the file itself (ArtifactCode.h).
   Expected<std::shared_ptr<HostKernelLibrary>>
   hostLibrary(const std::string &path, const MappedFile &file) {
-    std::shared_ptr<HostKernelLibrary> &lib = m.hostLibraries[path];
-    if (lib)
-      return lib;
-    const bool own = options.code.trustArtifactCode;
-    if (!own && rebuilt) {
-      lib = rebuilt;
-      return lib;
-    }
     QTENSOR_ASSIGN_OR_RETURN(
-        HostCode code,
-        loadHostCode(options.code, m.man,
-                     m.decoderProgram ? &*m.decoderProgram : nullptr,
-                     root->display(path), file.data(), size_t(file.size())));
-    m.noteList.push_back("host kernels: " + code.how);
-    // The copy dlopen maps is host memory this process holds.
-    QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
-                             own ? "kernel code " + path
-                                 : "kernel code (trusted rebuild)",
-                             code.bytes));
-    lib = code.library;
-    if (!own)
-      rebuilt = lib;
-    return lib;
+        HostCodeSet::Lookup found,
+        m.hostCode.forFile(options.code, m.man,
+                           m.decoderProgram ? &*m.decoderProgram : nullptr,
+                           path, root->display(path), file.data(),
+                           size_t(file.size())));
+    if (found.how) {
+      m.noteList.push_back("host kernels: " + *found.how);
+      // The copy dlopen maps is host memory this process holds.
+      QTENSOR_TRY(m.memory.add(MemoryCategory::ResidentHost,
+                               options.code.trustArtifactCode
+                                   ? "kernel code " + path
+                                   : "kernel code (trusted rebuild)",
+                               found.bytes));
+    }
+    return found.library;
   }
 
   /// The program's model kernels, from its host kernel library.
@@ -662,8 +655,6 @@ private:
   std::map<std::string, DeviceOperands> deviceCache;
   std::vector<std::string> stagedHost;
   std::string noGpu; ///< why `auto` could not use the GPU
-  /// The trusted rebuild every host kernel file maps to (ArtifactCode.h).
-  std::shared_ptr<HostKernelLibrary> rebuilt;
 };
 
 } // namespace qtensor::runtime

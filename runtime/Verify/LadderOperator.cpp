@@ -257,8 +257,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
                       const std::vector<KernelInstance> &instances,
                       const LadderOptions &options) {
   LevelResult r{"L3", "operator parity (host)", false, ""};
-  std::map<std::string, std::shared_ptr<HostKernelLibrary>> libraries;
-  std::shared_ptr<HostKernelLibrary> rebuilt; // every file's, unless trusted
+  HostCodeSet libraries;
   std::string codeNote;
   Worst worst;
   size_t calls = 0, entries = 0, sampledOps = 0;
@@ -279,28 +278,22 @@ LevelResult hostLevel(const artifact::Artifact &a,
       r.detail = cpu.message();
       return r;
     }
-    auto &lib = libraries[k.file];
-    if (!lib && rebuilt && !options.code.trustArtifactCode)
-      lib = rebuilt;
-    if (!lib) {
-      const MappedFile *file = a.file(k.file);
-      if (!file) {
-        r.detail = k.where() + ": " + k.file + " is not mapped";
-        return r;
-      }
-      // The kernels this level runs, never the artifact's own code unless
-      // it is trusted (ArtifactCode.h).
-      auto loaded = loadHostCode(options.code, a.manifest(), nullptr, k.file,
-                                 file->data(), size_t(file->size()));
-      if (!loaded) {
-        r.detail = loaded.message();
-        return r;
-      }
-      lib = loaded->library;
-      codeNote = loaded->how;
-      if (!options.code.trustArtifactCode)
-        rebuilt = lib;
+    const MappedFile *file = a.file(k.file);
+    if (!file) {
+      r.detail = k.where() + ": " + k.file + " is not mapped";
+      return r;
     }
+    // The kernels this level runs, never the artifact's own code unless it
+    // is trusted (ArtifactCode.h).
+    auto found = libraries.forFile(options.code, a.manifest(), nullptr, k.file,
+                                   k.file, file->data(), size_t(file->size()));
+    if (!found) {
+      r.detail = found.message();
+      return r;
+    }
+    if (found->how)
+      codeNote = *found->how;
+    const std::shared_ptr<HostKernelLibrary> &lib = found->library;
     Resolved resolved{&k, {}};
     for (const EntryPoint &e : k.entries) {
       auto fn = lib->resolve(e.symbol);

@@ -26,7 +26,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,35 @@ Expected<HostCode> loadHostCode(const ArtifactCodePolicy &policy,
                                 const artifact::DecoderProgram *program,
                                 const std::string &file, const uint8_t *bytes,
                                 size_t size);
+
+/// The host libraries of one artifact's kernel files: under a policy
+/// without trust every file maps to one trusted rebuild (built on the
+/// first request), with trust each file is its own library.
+class HostCodeSet {
+public:
+  struct Lookup {
+    std::shared_ptr<HostKernelLibrary> library;
+    /// Set when this request loaded code: what it is (HostCode::how) and
+    /// its size, for the caller's notes and ledger.
+    std::optional<std::string> how;
+    uint64_t bytes = 0;
+  };
+  /// The library artifact file `file` (verified bytes `bytes`, `name` for
+  /// messages) runs from, loading it through loadHostCode when needed.
+  Expected<Lookup> forFile(const ArtifactCodePolicy &policy,
+                           const artifact::Manifest &manifest,
+                           const artifact::DecoderProgram *program,
+                           const std::string &file, const std::string &name,
+                           const uint8_t *bytes, size_t size);
+  void clear() {
+    byFile.clear();
+    rebuilt.reset();
+  }
+
+private:
+  std::map<std::string, std::shared_ptr<HostKernelLibrary>> byFile;
+  std::shared_ptr<HostKernelLibrary> rebuilt;
+};
 
 /// The PTX GPU kernel record `index` runs from when the artifact is not
 /// trusted: the trusted rebuild; `file` names the record's file in errors.

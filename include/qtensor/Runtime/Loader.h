@@ -176,9 +176,8 @@ private:
   RunPlan runPlan;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
-  /// Per artifact kernel file; every one maps to the same trusted rebuild
-  /// unless the artifact's own code is trusted (ArtifactCode.h).
-  std::map<std::string, std::shared_ptr<HostKernelLibrary>> hostLibraries;
+  /// The host libraries of the artifact's kernel files (ArtifactCode.h).
+  HostCodeSet hostCode;
   std::unique_ptr<CudaDevice> device;
   std::vector<OpRuntime> ops;
   Timeline times;
