@@ -582,6 +582,8 @@ private:
             kernel = makeCudaNativeKernel(*m.device, *k, std::move(fns), d,
                                           op.activation, op.output, m.memory);
           }
+          if (const auto &perm = op.signature.descriptor.permutation)
+            kernel = makePermutedInputKernel(*perm, std::move(kernel));
           rt.native.emplace_back(k, std::move(kernel));
         }
       }

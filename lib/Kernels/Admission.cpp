@@ -86,7 +86,7 @@ void checkCodes(const KernelCapability &k, const AffineDescriptor &d,
 }
 
 void checkQParams(const KernelCapability &k, const AffineDescriptor &d,
-                  Reasons &out) {
+                  Topology topology, Reasons &out) {
   const std::vector<ZeroPointKind> &zeroPoints =
       d.code.isSigned ? k.signedZeroPoints : k.unsignedZeroPoints;
   if (!contains(zeroPoints, d.zeroPoint))
@@ -121,8 +121,11 @@ void checkQParams(const KernelCapability &k, const AffineDescriptor &d,
       out.push_back("per-tensor scales not admitted");
     break;
   }
-  if (d.permutation && !k.actOrder)
-    out.push_back("act-order permutation of K not admitted");
+  // An act-order permutation is the runtime's to apply: it gathers x into
+  // the group order the kernel layout stores K in (QuantizedStorage.h).
+  // Split along K, a rank would need the columns of another.
+  if (d.permutation && !k.actOrder && topology == Topology::Row)
+    out.push_back("act-order permutation of K with a row-parallel split");
 }
 
 void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
@@ -240,7 +243,7 @@ Verdict kernels::admit(const KernelRegistry &registry,
                         spellSet(kernel.representations));
   } else {
     checkCodes(kernel, sig.descriptor, v.reasons);
-    checkQParams(kernel, sig.descriptor, v.reasons);
+    checkQParams(kernel, sig.descriptor, sig.topology, v.reasons);
   }
   checkLayout(registry, kernel, sig.descriptor, sig.layout, v.reasons);
   checkDtypes(kernel, sig, v.reasons);

@@ -53,9 +53,8 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
     KernelLayoutKind kind;
     if (!parseKernelLayoutFamily(k.layout, kind))
       return makeError(k.where(), ": layout ", k.layout, " is not packable");
-    const AffineDescriptor &d = q->logical.descriptor;
-    auto packed = packKernelLayout({kind, d.code.bits, d.code.isSigned},
-                                   logical->data(), k.n, k.k);
+    auto packed = artifact::packKernelCodes(q->logical.descriptor, kind,
+                                            *logical, k.n, k.k);
     if (!packed)
       return makeError(name, ": repacking into ", k.layout, ": ",
                        packed.message());

@@ -219,7 +219,52 @@ private:
   std::string id = "full_dequant_linear";
 };
 
+/// Act-order: x's columns gathered into the group order the weight's
+/// kernel layout stores K in, then the kernel. The gathered copy lives in
+/// a per-thread buffer that only grows, so the decode loop allocates
+/// nothing once warm, and concurrent callers do not share it.
+class PermutedInputKernel final : public OpKernel {
+public:
+  PermutedInputKernel(std::vector<int64_t> permutation,
+                      std::unique_ptr<OpKernel> inner)
+      : permutation(std::move(permutation)), inner(std::move(inner)) {}
+
+  Status run(const HostTensor &x, HostTensor &y) override {
+    const int64_t k = int64_t(permutation.size());
+    if (x.cols != k)
+      return makeError(inner->name(), ": x has ", x.cols,
+                       " columns, the permutation of K ", k);
+    thread_local HostTensor gathered;
+    const size_t width = HostTensor::elementBytes(x.dtype);
+    gathered.dtype = x.dtype;
+    gathered.rows = x.rows;
+    gathered.cols = x.cols;
+    gathered.bytes.resize(x.bytes.size());
+    for (int64_t t = 0; t < x.rows; ++t) {
+      const uint8_t *from = x.bytes.data() + size_t(t) * size_t(k) * width;
+      uint8_t *to = gathered.bytes.data() + size_t(t) * size_t(k) * width;
+      for (int64_t i = 0; i < k; ++i)
+        std::memcpy(to + size_t(i) * width,
+                    from + size_t(permutation[size_t(i)]) * width, width);
+    }
+    return inner->run(gathered, y);
+  }
+  const char *backend() const override { return inner->backend(); }
+  const std::string &name() const override { return inner->name(); }
+
+private:
+  std::vector<int64_t> permutation;
+  std::unique_ptr<OpKernel> inner;
+};
+
 } // namespace
+
+std::unique_ptr<OpKernel>
+qtensor::runtime::makePermutedInputKernel(std::vector<int64_t> permutation,
+                                          std::unique_ptr<OpKernel> inner) {
+  return std::make_unique<PermutedInputKernel>(std::move(permutation),
+                                               std::move(inner));
+}
 
 std::unique_ptr<OpKernel> qtensor::runtime::makeHostNativeKernel(
     const KernelInstance &instance, std::vector<void *> functions,

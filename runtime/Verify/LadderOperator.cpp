@@ -364,6 +364,9 @@ LevelResult hostLevel(const artifact::Artifact &a,
           k, kernels[index].fns,
           std::shared_ptr<const WeightOperands>(operands.take()), k.activation,
           k.output);
+      if (const auto &perm =
+              t->entry->quantized()->logical.descriptor.permutation)
+        kernel = makePermutedInputKernel(*perm, std::move(kernel));
       for (int64_t tokens : tokensFor(k, sampled)) {
         auto e = runAndMeasure(*kernel, k, op, w, bias, tokens, sampled);
         if (!e) {

@@ -10,7 +10,11 @@
 //                              encoding; stored shape = logical shape with
 //                              the last dim in bytes.
 //   decode_gemv / prefill_mma  Numerics/KernelLayout.h (2-D, 4 or 8 bits);
-//                              stored shape [bytes].
+//                              stored shape [bytes]. With an act-order
+//                              permutation P, a kernel layout holds K in
+//                              group order (its column i is logical column
+//                              P[i]), so a kernel reads whole groups; the
+//                              runtime gathers x the same way.
 //
 // Everything else (e.g. ggml_block, which interleaves qparams with codes) is
 // not a storage layout of this artifact version and is refused by name.
@@ -21,6 +25,7 @@
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/SafetensorsDType.h"
+#include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/Expected.h"
 
 #include <cstddef>
@@ -46,6 +51,12 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
                   size_t numBytes);
 
 /// The safetensors dtype scales (and float zero-points) are stored in.
+/// Logical codes [rows, cols] packed into a kernel layout, columns in the
+/// descriptor's permuted order (position i holds logical column P[i]).
+Expected<std::vector<uint8_t>>
+packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
+                const std::vector<int32_t> &codes, int64_t rows, int64_t cols);
+
 safetensors::DType scaleDType(const AffineDescriptor &d);
 
 /// The float type of a stored F32, F16 or BF16 dtype; none for any other.

@@ -97,6 +97,13 @@ makeHostNativeKernel(const KernelInstance &instance,
                      std::shared_ptr<const WeightOperands> operands,
                      FloatType activation, FloatType output);
 
+/// Act-order (a descriptor with a permutation P of K): runs `inner`, a
+/// native kernel that reads the weight in its layout's group order, on x
+/// with its columns gathered the same way (position i <- column P[i]).
+std::unique_ptr<OpKernel>
+makePermutedInputKernel(std::vector<int64_t> permutation,
+                        std::unique_ptr<OpKernel> inner);
+
 /// Seed M8.9 0x08D: the reference reconstruction of the whole weight held
 /// as f32 [N, K], a float64 accumulation per output, the bias added, the
 /// result rounded once to the output dtype.

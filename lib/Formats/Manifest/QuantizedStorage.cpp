@@ -54,7 +54,40 @@ int64_t colsOf(const QuantizedTensorDescriptor &t) {
   return t.shape.empty() ? 1 : t.shape.back();
 }
 
+/// Position i of each row holds logical column perm[i]; `inverse` undoes it.
+std::vector<int32_t> permuteColumns(const std::vector<int32_t> &codes,
+                                    int64_t rows, int64_t cols,
+                                    const std::vector<int64_t> &perm,
+                                    bool inverse) {
+  std::vector<int32_t> out(codes.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t *from = codes.data() + size_t(r) * size_t(cols);
+    int32_t *to = out.data() + size_t(r) * size_t(cols);
+    for (int64_t i = 0; i < cols; ++i) {
+      if (inverse)
+        to[perm[size_t(i)]] = from[i];
+      else
+        to[i] = from[perm[size_t(i)]];
+    }
+  }
+  return out;
+}
+
 } // namespace
+
+Expected<std::vector<uint8_t>>
+packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
+                const std::vector<int32_t> &codes, int64_t rows, int64_t cols) {
+  KernelLayoutSpec spec{kind, d.code.bits, d.code.isSigned};
+  if (!d.permutation)
+    return packKernelLayout(spec, codes.data(), rows, cols);
+  if (int64_t(d.permutation->size()) != cols)
+    return makeError("permutation has ", d.permutation->size(),
+                     " entries, the weight ", cols, " columns");
+  std::vector<int32_t> ordered =
+      permuteColumns(codes, rows, cols, *d.permutation, /*inverse=*/false);
+  return packKernelLayout(spec, ordered.data(), rows, cols);
+}
 
 Expected<std::vector<int64_t>>
 storedCodeShape(const QuantizedTensorDescriptor &t) {
@@ -82,7 +115,7 @@ packStoredCodes(const QuantizedTensorDescriptor &t,
                      t.descriptor.code.isSigned, t.descriptor.encoding,
                      BitOrder::LsbFirst, RowAlignment::Byte);
   QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
-  return packKernelLayout(spec, codes.data(), rows, cols);
+  return packKernelCodes(t.descriptor, spec.kind, codes, rows, cols);
 }
 
 Expected<std::vector<int32_t>>
@@ -99,6 +132,12 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
     QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
     QTENSOR_ASSIGN_OR_RETURN(
         codes, unpackKernelLayout(spec, bytes, numBytes, rows, cols));
+    if (const auto &perm = t.descriptor.permutation) {
+      if (int64_t(perm->size()) != cols)
+        return makeError("permutation has ", perm->size(),
+                         " entries, the weight ", cols, " columns");
+      codes = permuteColumns(codes, rows, cols, *perm, /*inverse=*/true);
+    }
   }
   CodeBounds bounds = codeBounds(t.descriptor);
   for (size_t i = 0; i < codes.size(); ++i)

@@ -256,10 +256,19 @@ TEST(Admission, Granularity) {
 }
 
 TEST(Admission, ActOrder) {
+  // The runtime gathers x into the layout's group order, so any kernel
+  // reads a permuted weight whole or split along N...
   OpSignature sig = w4g128(64, 256);
   sig.descriptor.permutation = std::vector<int64_t>(256);
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  sig.topology = Topology::Column;
+  sig.ranks = {{0, 32, 0, 256}, {32, 32, 0, 256}};
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  // ...but a rank of a K split would need another rank's columns.
+  sig.topology = Topology::Row;
+  sig.ranks = {{0, 64, 0, 128}, {0, 64, 128, 128}};
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
-            Reasons{"act-order permutation of K not admitted"});
+            Reasons{"act-order permutation of K with a row-parallel split"});
 }
 
 TEST(Admission, LayoutNeedsARepackPath) {
