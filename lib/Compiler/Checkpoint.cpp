@@ -3,6 +3,7 @@
 #include "Checkpoint.h"
 #include "CheckpointDetail.h"
 
+#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/GGMLTypes.h"
 #include "qtensor/Support/JsonObjectReader.h"
 #include "qtensor/Support/MappedFile.h"
@@ -233,6 +234,21 @@ std::vector<RoleShape> roleShapes(const ModelConfig &c) {
           {"down_proj", c.hidden, c.intermediate}};
 }
 
+/// A block linear's weight name in a Hugging Face checkpoint.
+std::string hfWeightName(int64_t layer, const std::string &role) {
+  std::string part =
+      role == "gate_proj" || role == "up_proj" || role == "down_proj"
+          ? "mlp."
+          : "self_attn.";
+  return "model.layers." + std::to_string(layer) + "." + part + role +
+         ".weight";
+}
+
+/// The codes a packed tensor stores, for the selection's kernel check.
+const AffineDescriptor *storedCodes(const SourceTensor &t) {
+  return t.packed ? &t.packed->descriptor.descriptor : nullptr;
+}
+
 } // namespace
 
 std::string detail::shapeText(const std::vector<int64_t> &shape) {
@@ -266,6 +282,18 @@ Expected<std::vector<float>>
 Checkpoint::readFloat(const SourceTensor &t) const {
   if (t.view)
     return safetensors::toFloat32(*t.view);
+  if (t.packed) {
+    const PackedSource &p = *t.packed;
+    QTENSOR_ASSIGN_OR_RETURN(
+        hfquant::LogicalParts parts,
+        hfquant::unpack(p.scheme, p.tensors, p.descriptor, p.module));
+    std::vector<double> scales(parts.scales.begin(), parts.scales.end());
+    std::vector<double> zeros(parts.zeros.begin(), parts.zeros.end());
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::vector<double> values,
+        reconstructAffine(p.descriptor, parts.codes, scales, zeros));
+    return std::vector<float>(values.begin(), values.end());
+  }
   if (t.gguf)
     return ggufFile->decode(*t.gguf);
   return makeError(t.name, ": no data");
@@ -276,7 +304,13 @@ void Checkpoint::releaseSource(const SourceTensor &t) const {
   // (never a caller's buffer, where the advice would discard data).
   if (t.view)
     releaseMappedPages(t.view->data, t.view->byteSize());
-  else if (t.gguf)
+  else if (t.packed) {
+    for (const safetensors::TensorView *v :
+         {t.packed->tensors.codes, t.packed->tensors.zeros,
+          t.packed->tensors.scales, t.packed->tensors.groupIndex})
+      if (v)
+        releaseMappedPages(v->data, v->byteSize());
+  } else if (t.gguf)
     releaseMappedPages(t.gguf->data, t.gguf->byteSize);
 }
 
@@ -314,6 +348,84 @@ Status Checkpoint::listSafetensors(const std::string &file, bool isIndex,
   return Status::ok();
 }
 
+Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
+                              const std::string &configPath,
+                              std::vector<SourceTensor> &all,
+                              std::vector<bool> &components) {
+  std::map<std::string, size_t> byName;
+  for (size_t i = 0; i < all.size(); ++i)
+    byName[all[i].name] = i;
+  components.assign(all.size(), false);
+  auto component =
+      [&](const std::string &module,
+          const std::string &suffix) -> const safetensors::TensorView * {
+    auto it =
+        suffix.empty() ? byName.end() : byName.find(module + "." + suffix);
+    if (it == byName.end())
+      return nullptr;
+    components[it->second] = true;
+    return all[it->second].view;
+  };
+  struct Module {
+    std::string name;
+    int64_t n, k;
+  };
+  std::vector<Module> modules;
+  for (int64_t layer = 0; layer < cfg.layers; ++layer)
+    for (const RoleShape &rs : roleShapes(cfg)) {
+      std::string name = hfWeightName(layer, rs.role);
+      modules.push_back({name.substr(0, name.size() - 7), rs.n, rs.k});
+    }
+  modules.push_back({"lm_head", cfg.vocab, cfg.hidden});
+  for (const Module &m : modules) {
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<hfquant::WeightScheme> scheme,
+                             config.schemeFor(m.name));
+    bool stored = false;
+    for (const char *codes : {"qweight", "weight_packed"})
+      stored |= byName.count(m.name + "." + codes) != 0;
+    if (!scheme) {
+      if (stored)
+        return makeError(configPath, ": ", m.name,
+                         " stores quantized codes, but its "
+                         "quantization_config does not quantize it");
+      continue;
+    }
+    hfquant::ComponentNames names = hfquant::componentNames(*scheme);
+    // A head the config would cover but that is stored in float (or tied)
+    // stays what it is; a block linear without its codes is an error
+    // (describe names the missing tensor).
+    auto weight = byName.find(m.name + ".weight");
+    bool floatWeight =
+        weight != byName.end() &&
+        safetensors::isFloatDType(all[weight->second].view->dtype);
+    if (m.name == "lm_head" && !stored &&
+        (floatWeight || weight == byName.end()))
+      continue;
+    if (stored && floatWeight)
+      return makeError(configPath, ": ", m.name, " stores both ", m.name,
+                       ".weight and ", m.name, ".", names.codes);
+    auto source = std::make_shared<PackedSource>();
+    source->module = m.name;
+    source->scheme = *scheme;
+    source->tensors = {
+        component(m.name, names.codes), component(m.name, names.zeros),
+        component(m.name, names.scales), component(m.name, names.groupIndex),
+        component(m.name, names.shape)};
+    QTENSOR_ASSIGN_OR_RETURN(
+        source->descriptor,
+        hfquant::describe(*scheme, source->tensors, m.n, m.k, m.name));
+    SourceTensor t;
+    t.name = m.name + ".weight";
+    t.packed = source.get();
+    t.shape = {m.n, m.k};
+    t.dtype = hfquant::storedTypeName(*scheme);
+    packedSources.push_back(std::move(source));
+    all.push_back(std::move(t));
+  }
+  components.resize(all.size(), false);
+  return Status::ok();
+}
+
 Status Checkpoint::listGGUF(const std::string &file,
                             std::vector<SourceTensor> &all) {
   QTENSOR_ASSIGN_OR_RETURN(GGUFFile f, GGUFFile::open(file));
@@ -334,6 +446,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
                                       WeightSelection &selection) {
   Checkpoint cp;
   std::vector<SourceTensor> all;
+  std::vector<bool> components; // stored tensors of packed linears
   std::map<std::string, size_t> byName;
 
   if (isDirectory(path)) {
@@ -393,6 +506,14 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     else
       return makeError(path, ": neither model.safetensors nor "
                              "model.safetensors.index.json exists");
+    if (auto q = cfg.find("quantization_config");
+        q != cfg.end() && !q->is_null()) {
+      QTENSOR_ASSIGN_OR_RETURN(
+          hfquant::QuantizationConfig quant,
+          hfquant::parseQuantizationConfig(*q, configPath));
+      QTENSOR_TRY(cp.listPacked(quant, configPath, all, components));
+      cp.quantText = quant.text;
+    }
   } else {
     cp.kind = "gguf";
     QTENSOR_TRY(cp.listGGUF(path, all));
@@ -425,8 +546,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     cp.noDecoder.clear();
     QTENSOR_TRY(ggufDecoder(g, path, cp.cfg, cp.dec, cp.noDecoder));
   }
+  components.resize(all.size(), false);
   for (size_t i = 0; i < all.size(); ++i)
-    byName[all[i].name] = i;
+    if (!components[i]) // an I8 `weight` is under its packed linear's name
+      byName[all[i].name] = i;
 
   // The block linears, by each format's names.
   static const std::map<std::string, std::string> kGGUFRoles = {
@@ -440,12 +563,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         if (r == role)
           return "blk." + std::to_string(layer) + "." + g + ".weight";
     }
-    std::string part =
-        role == "gate_proj" || role == "up_proj" || role == "down_proj"
-            ? "mlp."
-            : "self_attn.";
-    return "model.layers." + std::to_string(layer) + "." + part + role +
-           ".weight";
+    return hfWeightName(layer, role);
   };
   std::vector<bool> used(all.size(), false);
   // Quantized linears go to `lin`; excluded ones stay plain tensors (not
@@ -453,7 +571,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   auto place = [&](SourceLinear linear, TensorKind kind) -> Status {
     QTENSOR_ASSIGN_OR_RETURN(
         SelectionDecision d,
-        selection.decideStored(linear.name, kind, linear.weight.dtype));
+        selection.decideStored(linear.name, kind, linear.weight.dtype,
+                               storedCodes(linear.weight)));
     if (!d.quantize) {
       cp.floatLin.push_back(std::move(linear));
       return Status::ok();
@@ -542,7 +661,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     cp.floatLin.back().name = embedName; // the float head is the embedding
 
   for (size_t i = 0; i < all.size(); ++i) {
-    if (used[i])
+    if (used[i] || components[i])
       continue;
     cp.rest.push_back(all[i]);
     TensorKind kind = kindFromName(all[i].name);
@@ -553,9 +672,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
         kind = f.role == "lm_head" ? TensorKind::Head : TensorKind::Linear;
     if (tied && all[i].name == embedName)
       kind = TensorKind::Embedding; // also the (float) head
-    QTENSOR_ASSIGN_OR_RETURN(
-        SelectionDecision d,
-        selection.decideStored(all[i].name, kind, all[i].dtype));
+    QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d,
+                             selection.decideStored(all[i].name, kind,
+                                                    all[i].dtype,
+                                                    storedCodes(all[i])));
     std::string reason = d.reason;
     if (d.quantize) // only possible for a tied head's embedding
       return makeError("internal: ", all[i].name, " selected twice");

@@ -18,6 +18,7 @@
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUF.h"
+#include "qtensor/Formats/HFQuantized.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
 #include "qtensor/Support/Expected.h"
@@ -41,13 +42,26 @@ struct ModelConfig {
   int64_t kvWidth() const { return kvHeads * headDim; }
 };
 
-/// Where a tensor's bytes are: a safetensors view or a GGUF tensor.
+/// A linear stored by a quantization method (GPTQ, AWQ,
+/// compressed-tensors) as several tensors: those tensors, and the
+/// descriptor they spell (HFQuantized.h).
+struct PackedSource {
+  std::string module; ///< `model.layers.0.self_attn.q_proj`
+  hfquant::WeightScheme scheme;
+  hfquant::PackedTensors tensors;
+  QuantizedTensorDescriptor descriptor; ///< logical layout
+};
+
+/// Where a tensor's bytes are: a safetensors view, a GGUF tensor, or the
+/// tensors of a packed linear.
 struct SourceTensor {
-  std::string name; ///< as the checkpoint spells it
+  std::string name; ///< as the checkpoint spells it (a packed linear:
+                    ///< MODULE.weight, which the checkpoint does not store)
   const safetensors::TensorView *view = nullptr;
   const GGUFTensorInfo *gguf = nullptr;
+  const PackedSource *packed = nullptr;
   std::vector<int64_t> shape; ///< C order ([N, K] for a weight)
-  std::string dtype;          ///< "BF16", "F16", "F32", "Q4_0", ...
+  std::string dtype; ///< "BF16", "F16", "F32", "Q4_0", "GPTQ_INT4", ...
 };
 
 /// One linear of a decoder block, or the output head: y = x W^T (+ b),
@@ -126,6 +140,9 @@ public:
   const GGUFFile *gguf() const { return ggufFile.get(); }
   /// Tensors of a module's weights file that the module does not use.
   const std::vector<std::string> &unreferenced() const { return unused; }
+  /// The quantization_config a Hugging Face checkpoint declares, as its
+  /// reader spells it ("gptq 4-bit g128 asym desc_act gptq"); empty if none.
+  const std::string &quantization() const { return quantText; }
   /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
   const std::string &sha256() const { return digest; }
   /// The input files hashed, for the report.
@@ -158,6 +175,13 @@ private:
   Status listSafetensors(const std::string &file, bool isIndex,
                          std::vector<SourceTensor> &all);
   Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
+  /// For a checkpoint with a quantization_config: every linear the config
+  /// quantizes becomes one packed SourceTensor MODULE.weight appended to
+  /// `all`; its stored tensors are marked in `components` (never plain).
+  Status listPacked(const hfquant::QuantizationConfig &config,
+                    const std::string &configPath,
+                    std::vector<SourceTensor> &all,
+                    std::vector<bool> &components);
 
   std::string kind;
   ModelConfig cfg;
@@ -167,11 +191,12 @@ private:
   std::vector<SourceTensor> rest;
   std::vector<KeptTensor> keptList;
   std::vector<std::string> unused;
-  std::string digest;
+  std::string digest, quantText;
   std::vector<std::string> inputs;
   std::shared_ptr<safetensors::SafetensorsFile> single;
   std::shared_ptr<safetensors::SafetensorsIndex> index;
   std::shared_ptr<GGUFFile> ggufFile;
+  std::vector<std::shared_ptr<PackedSource>> packedSources;
 };
 
 } // namespace qtensor::compiler

@@ -279,6 +279,11 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                                                     : checkpoint->linears();
   if (!anyLinears.empty() && anyLinears[0].weight.dtype == "BF16")
     element = FloatType::BF16;
+  // A packed checkpoint's activations are in its scales' dtype.
+  if (!anyLinears.empty() && anyLinears[0].weight.packed &&
+      anyLinears[0].weight.packed->descriptor.descriptor.scaleType ==
+          FloatType::BF16)
+    element = FloatType::BF16;
   // An unquantized model keeps its activations in f32 (no kernel needs
   // f16 there, and models like gemma3 overflow f16 between norms).
   if (floatModel)
@@ -486,6 +491,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.report["source"] = {{"path", request.input},
                             {"format", checkpoint->format()},
                             {"sha256", checkpoint->sha256()}};
+  if (!checkpoint->quantization().empty())
+    input.report["source"]["quantization_config"] = checkpoint->quantization();
   if (!request.weights.empty()) {
     input.report["source"]["weights"] = request.weights;
     input.report["source"]["unreferenced"] = checkpoint->unreferenced();

@@ -102,6 +102,28 @@ Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
   return logical;
 }
 
+/// A packed linear (GPTQ, AWQ, compressed-tensors): its stored codes and
+/// qparams in the logical layout, moved out of their int32 words.
+Expected<QuantizedWeight> keepPacked(const Checkpoint &checkpoint,
+                                     const SourceLinear &linear,
+                                     FloatType elementType) {
+  const PackedSource &p = *linear.weight.packed;
+  QuantizedWeight out;
+  out.logical = p.descriptor;
+  out.logical.elementType = elementType;
+  QTENSOR_ASSIGN_OR_RETURN(
+      hfquant::LogicalParts parts,
+      hfquant::unpack(p.scheme, p.tensors, p.descriptor, p.module));
+  checkpoint.releaseSource(linear.weight);
+  out.codes = std::move(parts.codes);
+  out.scales = std::move(parts.scales); // stored values, exact in their dtype
+  out.zeros = std::move(parts.zeros);
+  out.keptStoredCodes = true;
+  out.sourceDType = linear.weight.dtype;
+  out.sqnrDb = std::numeric_limits<double>::infinity();
+  return out;
+}
+
 /// A GGUF type with an affine spelling: the stored codes and qparams,
 /// unchanged, in the logical layout (a code-preserving move out of ggml's
 /// blocks, proven element by element by disassembleGGMLAffine).
@@ -208,6 +230,11 @@ Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
                                                    FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
   if (keepsStoredCodes(linear)) {
+    if (linear.weight.packed) {
+      QuantizedTensorDescriptor logical = linear.weight.packed->descriptor;
+      logical.elementType = elementType;
+      return logical;
+    }
     if (!linear.weight.gguf)
       return makeError("tensor ", linear.name, " has dtype ", dtype,
                        "; a linear weight must be F32, F16 or BF16");
@@ -263,7 +290,9 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
   const std::string &dtype = linear.weight.dtype;
   bool isFloat = !keepsStoredCodes(linear);
   QuantizedWeight out;
-  if (!isFloat) {
+  if (linear.weight.packed) {
+    QTENSOR_ASSIGN_OR_RETURN(out, keepPacked(checkpoint, linear, elementType));
+  } else if (!isFloat) {
     if (!linear.weight.gguf)
       return makeError("tensor ", linear.name, " has dtype ", dtype,
                        "; a linear weight must be F32, F16 or BF16");

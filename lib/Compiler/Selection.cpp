@@ -78,10 +78,13 @@ bool WeightSelection::targetReads(GGMLType type) const {
   // the exporter keeps them in: does any native kernel admit them?
   GGUFTensorInfo info{"w", type, {256, 256}, 65536, 0, 0, 0, nullptr, 0};
   auto described = describeGGUFTensor(info);
-  if (!described || !described->affine)
-    return false;
+  return described && described->affine &&
+         targetReads(described->affine->descriptor);
+}
+
+bool WeightSelection::targetReads(const AffineDescriptor &codes) const {
   kernels::OpSignature sig;
-  sig.descriptor = described->affine->descriptor;
+  sig.descriptor = codes;
   sig.n = sig.k = 256;
   sig.ranks = {{0, 256, 0, 256}};
   const kernels::KernelRegistry &registry = kernels::builtinRegistry();
@@ -98,14 +101,18 @@ bool WeightSelection::targetReads(GGMLType type) const {
 
 Expected<SelectionDecision>
 WeightSelection::decideStored(const std::string &name, TensorKind kind,
-                              const std::string &dtype) {
+                              const std::string &dtype,
+                              const AffineDescriptor *storedCodes) {
   QTENSOR_ASSIGN_OR_RETURN(SelectionDecision d, decide(name, kind));
   const bool isFloat = dtype == "F32" || dtype == "F16" || dtype == "BF16";
-  // The ggml types whose codes the compiler keeps (GGUFDescriptor.h) and a
-  // native kernel of the target reads.
+  // The ggml types whose codes the compiler keeps (GGUFDescriptor.h), or
+  // the described codes of a packed linear, that a native kernel of the
+  // target reads.
   auto type = ggmlTypeFromName(dtype);
   const bool keepsCodes =
-      !isFloat && type && hasAffineSpelling(*type) && targetReads(*type);
+      !isFloat &&
+      (storedCodes ? targetReads(*storedCodes)
+                   : type && hasAffineSpelling(*type) && targetReads(*type));
   if (!d.quantize && d.byDefault && keepFloat && keepsCodes &&
       kind == TensorKind::Head)
     d = {true,

@@ -12,6 +12,7 @@
 #ifndef QTENSOR_LIB_COMPILER_SELECTION_H
 #define QTENSOR_LIB_COMPILER_SELECTION_H
 
+#include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/GGMLTypes.h"
 #include "qtensor/Kernels/Capability.h"
 #include "qtensor/Support/Expected.h"
@@ -73,6 +74,8 @@ public:
 private:
   /// Whether a native kernel of the target reads `type`'s kept codes.
   bool targetReads(GGMLType type) const;
+  /// Whether a native kernel of the target reads codes described so.
+  bool targetReads(const AffineDescriptor &codes) const;
 
 public:
   /// decide, then for a tensor stored as `dtype`: kept float under
@@ -80,9 +83,12 @@ public:
   /// head stored as codes a kernel reads (Q4_0, Q4_1, Q8_0) keeps them
   /// unless a pattern says otherwise: `keep` means as stored, and a GGUF
   /// head is read as stored by llama.cpp too.
-  Expected<SelectionDecision> decideStored(const std::string &name,
-                                           TensorKind kind,
-                                           const std::string &dtype);
+  /// `storedCodes` describes the codes of a tensor that is not a ggml type
+  /// (a GPTQ, AWQ or compressed-tensors linear).
+  Expected<SelectionDecision>
+  decideStored(const std::string &name, TensorKind kind,
+               const std::string &dtype,
+               const AffineDescriptor *storedCodes = nullptr);
   const std::vector<std::string> &excludes() const { return exclude; }
   const std::vector<std::string> &includes() const { return include; }
 
