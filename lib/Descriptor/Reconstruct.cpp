@@ -62,11 +62,12 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
   if (codes.size() != *count)
     return makeError("expected ", *count, " codes for shape ",
                      shapeToString(t.shape), ", got ", codes.size());
-  // A linear's [N, K] weight grouped along K (or one scale per row): its
+  // A linear's [N, K] weight grouped along K (act-order included: the
+  // group of each column from one table of K) or one scale per row: its
   // qparam index follows from the position; anything else (other ranks,
-  // axes, a permutation) goes through the index of every element.
-  const bool rowGroups = t.shape.size() == 2 && !d.permutation && d.axis == 1 &&
-                         d.granularity == Granularity::Group;
+  // axes) goes through the index of every element.
+  const bool rowGroups =
+      t.shape.size() == 2 && d.axis == 1 && d.granularity == Granularity::Group;
   const bool perRow = t.shape.size() == 2 && !d.permutation && d.axis == 0 &&
                       d.granularity == Granularity::PerAxis;
   std::vector<int64_t> index;
@@ -79,10 +80,17 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
   const int64_t cols = t.shape.size() == 2 ? t.shape[1] : 1;
   const int64_t groups =
       rowGroups ? (cols + d.groupSize - 1) / d.groupSize : int64_t(1);
+  std::vector<int64_t> groupOfColumn; // position P^-1[c] / G
+  if (rowGroups) {
+    groupOfColumn.resize(size_t(cols));
+    for (int64_t i = 0; i < cols; ++i)
+      groupOfColumn[size_t(d.permutation ? (*d.permutation)[size_t(i)] : i)] =
+          i / d.groupSize;
+  }
   auto qparamOf = [&](size_t i) -> int64_t {
     const int64_t r = int64_t(i) / cols, c = int64_t(i) % cols;
     if (rowGroups)
-      return r * groups + c / d.groupSize;
+      return r * groups + groupOfColumn[size_t(c)];
     if (perRow)
       return r;
     return index[i];

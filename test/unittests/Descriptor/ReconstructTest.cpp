@@ -75,6 +75,19 @@ TEST(Reconstruct, PermutedGroups) {
   auto x = reconstructAffine(t, {1, 1, 1, 1}, {10, 20}, {});
   ASSERT_TRUE(x);
   EXPECT_EQ(*x, (std::vector<double>{20, 20, 10, 10}));
+
+  // P = [1, 2, 0, 3] is not its own inverse: group 0 is columns 1 and 2,
+  // in every row (the per-element index and the row fast path agree).
+  t = groups(2, 4, 2);
+  t.descriptor.scheme = QuantScheme::Symmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::None;
+  t.descriptor.permutation = std::vector<int64_t>{1, 2, 0, 3};
+  index = qparamIndexOfElements(t.descriptor, t.shape);
+  ASSERT_TRUE(index);
+  EXPECT_EQ(*index, (std::vector<int64_t>{1, 0, 0, 1, 3, 2, 2, 3}));
+  x = reconstructAffine(t, std::vector<int32_t>(8, 1), {10, 20, 30, 40}, {});
+  ASSERT_TRUE(x) << x.message();
+  EXPECT_EQ(*x, (std::vector<double>{20, 10, 10, 20, 40, 30, 30, 40}));
 }
 
 TEST(Reconstruct, RejectsBadInputs) {
