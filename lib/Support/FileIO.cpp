@@ -36,6 +36,15 @@ Status qtensor::writeAll(int fd, const uint8_t *data, uint64_t size,
 
 Status qtensor::writeFileAtomically(const std::string &path,
                                     std::string_view data) {
+  return writeFileAtomicallyWith(path, [&](int fd, uint64_t &offset) {
+    return writeAll(fd, reinterpret_cast<const uint8_t *>(data.data()),
+                    data.size(), path, offset);
+  });
+}
+
+Status qtensor::writeFileAtomicallyWith(
+    const std::string &path,
+    const std::function<Status(int fd, uint64_t &offset)> &write) {
   if (path.empty())
     return makeError("cannot write a file with an empty path");
   std::string temp = path + ".tmp.XXXXXX";
@@ -54,9 +63,7 @@ Status qtensor::writeFileAtomically(const std::string &path,
     return fail(
         makeError(path, ": cannot set permissions: ", std::strerror(errno)));
   uint64_t offset = 0;
-  if (Status s = writeAll(fd, reinterpret_cast<const uint8_t *>(data.data()),
-                          data.size(), path, offset);
-      !s)
+  if (Status s = write(fd, offset); !s)
     return fail(s.error());
   if (::fsync(fd) != 0)
     return fail(makeError(path, ": fsync failed: ", std::strerror(errno)));

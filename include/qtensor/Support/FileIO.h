@@ -5,6 +5,7 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,13 @@ Status writeAll(int fd, const uint8_t *data, uint64_t size,
 /// it, syncs, and renames it over `path`, so a reader sees the old file or
 /// the whole new one. Errors name `path` and the system's reason.
 Status writeFileAtomically(const std::string &path, std::string_view data);
+
+/// The same for a file too large to hold: `write` streams it into the
+/// temporary file's descriptor (with writeAll and `offset`); if it fails,
+/// the temporary file is removed and `path` is untouched.
+Status writeFileAtomicallyWith(
+    const std::string &path,
+    const std::function<Status(int fd, uint64_t &offset)> &write);
 
 } // namespace qtensor
 
