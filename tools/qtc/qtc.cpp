@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExportGGUF.h"
 #include "Inspect.h"
 #include "Kernels.h"
 #include "Run.h"
@@ -43,6 +44,8 @@ const char *kUsage =
     "artifact\n"
     "  verify DIR [--json]\n"
     "      run the parity ladder (L0-L3, L5) on an artifact\n"
+    "  export-gguf DIR -o FILE.gguf [--dequantize] [--json]\n"
+    "      write an artifact's model as a llama.cpp GGUF file\n"
     "run 'qtc COMMAND --help' for a command's options\n";
 } // namespace
 
@@ -88,6 +91,8 @@ static int run(int argc, char **argv) {
     return qtensor::qtc::runTokenize(args);
   if (command == "verify")
     return qtensor::qtc::runVerify(args);
+  if (command == "export-gguf")
+    return qtensor::qtc::runExportGGUF(args);
 #if QTENSOR_QTC_COMPILER
   if (command == "compile")
     return qtensor::qtc::runCompile(args);

@@ -50,13 +50,13 @@ Expected<std::vector<int32_t>>
 unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
                   size_t numBytes);
 
-/// The safetensors dtype scales (and float zero-points) are stored in.
 /// Logical codes [rows, cols] packed into a kernel layout, columns in the
 /// descriptor's permuted order (position i holds logical column P[i]).
 Expected<std::vector<uint8_t>>
 packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
                 const std::vector<int32_t> &codes, int64_t rows, int64_t cols);
 
+/// The safetensors dtype scales (and float zero-points) are stored in.
 safetensors::DType scaleDType(const AffineDescriptor &d);
 
 /// The float type of a stored F32, F16 or BF16 dtype; none for any other.

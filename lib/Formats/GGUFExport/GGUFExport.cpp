@@ -1,0 +1,350 @@
+//===- GGUFExport.cpp - An artifact's model as a GGUF file ----------------===//
+//
+// Tensors are produced one at a time while the file is written, so memory
+// stays at one tensor's logical codes. See GGUFExport.h for what maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Formats/GGUFExport.h"
+
+#include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Formats/GGUFWriter.h"
+#include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Numerics/FloatFormats.h"
+
+#include <cstring>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+
+namespace {
+
+/// The ggml type whose block decoding is `d` exactly, or why none is.
+Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
+  const AffineDescriptor &d = t.descriptor;
+  if (d.permutation)
+    return makeError("act-order (a permutation of K) has no ggml type");
+  if (t.shape.size() != 2 || d.granularity != Granularity::Group ||
+      d.axis != 1 || d.groupSize != 32)
+    return makeError("ggml's legacy types need groups of 32 along K (this "
+                     "is ",
+                     toString(d.granularity),
+                     d.granularity == Granularity::Group
+                         ? " of " + std::to_string(d.groupSize)
+                         : std::string(),
+                     ")");
+  if (t.shape[1] % 32)
+    return makeError("K = ", t.shape[1], " is not a multiple of 32");
+  if (d.scaleType != FloatType::F16)
+    return makeError("ggml stores f16 scales, this tensor ",
+                     toString(d.scaleType));
+  const unsigned bits = d.code.bits;
+  if (d.code.isSigned && d.zeroPoint == ZeroPointKind::None && !d.narrowRange) {
+    if (bits == 8)
+      return GGMLType::Q8_0;
+    if (bits == 4)
+      return GGMLType::Q4_0;
+    if (bits == 5)
+      return GGMLType::Q5_0;
+  }
+  if (!d.code.isSigned && d.zeroPoint == ZeroPointKind::Min) {
+    if (bits == 4)
+      return GGMLType::Q4_1;
+    if (bits == 5)
+      return GGMLType::Q5_1;
+  }
+  return makeError("no ggml type decodes ", d.code.isSigned ? "si" : "ui", bits,
+                   " codes with a ", toString(d.zeroPoint), " zero-point");
+}
+
+void putHalf(std::vector<uint8_t> &out, double v) {
+  uint16_t h = floatToHalfBits(static_cast<float>(v));
+  out.push_back(uint8_t(h & 0xFF));
+  out.push_back(uint8_t(h >> 8));
+}
+
+/// Logical codes and qparams in ggml blocks of 32, row by row.
+std::vector<uint8_t> packBlocks(GGMLType type, const std::vector<int32_t> &q,
+                                const std::vector<double> &scales,
+                                const std::vector<double> &mins, int64_t n,
+                                int64_t k) {
+  std::vector<uint8_t> out;
+  const int64_t blocks = k / 32;
+  out.reserve(size_t(n * blocks) * ggmlTypeTraits(type).typeSize);
+  for (int64_t b = 0; b < n * blocks; ++b) {
+    const int32_t *c =
+        q.data() + size_t(b / blocks) * size_t(k) + size_t(b % blocks) * 32;
+    putHalf(out, scales[size_t(b)]);
+    if (type == GGMLType::Q4_1 || type == GGMLType::Q5_1)
+      putHalf(out, mins[size_t(b)]);
+    // Stored fields: signed codes offset by 2^(b-1) (q - 8, q - 16).
+    const int32_t offset = type == GGMLType::Q4_0   ? 8
+                           : type == GGMLType::Q5_0 ? 16
+                                                    : 0;
+    if (type == GGMLType::Q8_0) {
+      for (int j = 0; j < 32; ++j)
+        out.push_back(uint8_t(int8_t(c[j])));
+      continue;
+    }
+    if (type == GGMLType::Q5_0 || type == GGMLType::Q5_1) {
+      uint32_t qh = 0;
+      for (int j = 0; j < 32; ++j)
+        qh |= uint32_t(((c[j] + offset) >> 4) & 1) << j;
+      for (int i = 0; i < 4; ++i)
+        out.push_back(uint8_t(qh >> (8 * i)));
+    }
+    for (int j = 0; j < 16; ++j)
+      out.push_back(uint8_t(((c[j] + offset) & 0xF) |
+                            (((c[j + 16] + offset) & 0xF) << 4)));
+  }
+  return out;
+}
+
+/// Row r of the result is row order[r] of `rows` rows of `width` items.
+template <typename T>
+std::vector<T> permuteRows(const std::vector<T> &v,
+                           const std::vector<int64_t> &order, size_t width) {
+  std::vector<T> out(v.size());
+  for (size_t r = 0; r < order.size(); ++r)
+    std::memcpy(out.data() + r * width, v.data() + size_t(order[r]) * width,
+                width * sizeof(T));
+  return out;
+}
+
+/// llama.cpp's converter for a Hugging Face llama: each head's rows go
+/// from halves (NeoX RoPE) to pairs (ggml's): new row 2j + t of a head is
+/// its old row t * headDim / 2 + j.
+std::vector<int64_t> ropePairOrder(int64_t heads, int64_t headDim) {
+  std::vector<int64_t> order;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t j = 0; j < headDim / 2; ++j)
+      for (int64_t t = 0; t < 2; ++t)
+        order.push_back(h * headDim + t * (headDim / 2) + j);
+  return order;
+}
+
+struct Export {
+  const Artifact &artifact;
+  const GGUFExportOptions &options;
+  GGUFFileWriter writer;
+  GGUFExportResult result;
+
+  /// Adds tensor `name` as `ggufName`; `rowOrder` permutes its rows.
+  Status add(const std::string &name, const std::string &ggufName,
+             const std::vector<int64_t> *rowOrder) {
+    QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, artifact.tensor(name));
+    GGUFExportedTensor report{name, ggufName, "", ""};
+    GGUFTensorToWrite t;
+    t.name = ggufName;
+    const Artifact *a = &artifact;
+    if (const QuantizedTensor *q = r.entry->quantized()) {
+      const QuantizedTensorDescriptor &d = q->logical;
+      t.ne.assign(d.shape.rbegin(), d.shape.rend());
+      auto spelled = ggmlSpelling(d);
+      if (!spelled && !options.dequantize)
+        return makeError(name, ": ", spelled.message(),
+                         "; --dequantize writes it as F32 values");
+      t.type = spelled ? *spelled : GGMLType::F32;
+      report.how = spelled ? "codes kept" : "dequantized: " + spelled.message();
+      const GGMLType type = t.type;
+      const int64_t n = d.shape[0], k = d.shape[1];
+      std::vector<int64_t> order =
+          rowOrder ? *rowOrder : std::vector<int64_t>();
+      t.bytes = [a, name, type, n, k,
+                 order]() -> Expected<std::vector<uint8_t>> {
+        QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a->tensor(name));
+        const QuantizedTensorDescriptor &d = r.entry->quantized()->logical;
+        QTENSOR_ASSIGN_OR_RETURN(
+            std::vector<int32_t> codes,
+            unpackStoredCodes(d, r.codes->data, r.codes->byteSize()));
+        QTENSOR_ASSIGN_OR_RETURN(
+            std::vector<double> scales,
+            readQParams(r.scales->dtype, r.scales->data, r.scales->byteSize()));
+        std::vector<double> zeros;
+        if (r.zeros) {
+          QTENSOR_ASSIGN_OR_RETURN(
+              zeros,
+              readQParams(r.zeros->dtype, r.zeros->data, r.zeros->byteSize()));
+        }
+        const size_t groups = scales.size() / size_t(n);
+        if (!order.empty()) {
+          codes = permuteRows(codes, order, size_t(k));
+          scales = permuteRows(scales, order, groups);
+          if (!zeros.empty())
+            zeros = permuteRows(zeros, order, groups);
+        }
+        if (type != GGMLType::F32)
+          return packBlocks(type, codes, scales, zeros, n, k);
+        QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w,
+                                 reconstructAffine(d, codes, scales, zeros));
+        std::vector<uint8_t> out(w.size() * 4);
+        for (size_t i = 0; i < w.size(); ++i) {
+          float f = static_cast<float>(w[i]);
+          std::memcpy(out.data() + 4 * i, &f, 4);
+        }
+        return out;
+      };
+    } else {
+      const safetensors::TensorView &v = *r.data;
+      t.ne.assign(v.shape.rbegin(), v.shape.rend());
+      switch (v.dtype) {
+      case safetensors::DType::F32:
+        t.type = GGMLType::F32;
+        break;
+      case safetensors::DType::F16:
+        t.type = GGMLType::F16;
+        break;
+      case safetensors::DType::BF16:
+        t.type = GGMLType::BF16;
+        break;
+      default:
+        return makeError(name, ": plain ", safetensors::dtypeName(v.dtype),
+                         " has no ggml float type");
+      }
+      report.how = "plain";
+      const size_t row =
+          v.shape.empty() ? 0
+                          : size_t(v.byteSize() /
+                                   uint64_t(std::max<int64_t>(1, v.shape[0])));
+      std::vector<int64_t> order =
+          rowOrder ? *rowOrder : std::vector<int64_t>();
+      t.bytes = [a, name, row, order]() -> Expected<std::vector<uint8_t>> {
+        QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a->tensor(name));
+        std::vector<uint8_t> bytes(r.data->data,
+                                   r.data->data + r.data->byteSize());
+        return order.empty() ? bytes : permuteRows(bytes, order, row);
+      };
+    }
+    if (rowOrder)
+      report.how += "; rows permuted for ggml's RoPE pairing";
+    report.type = ggmlTypeName(t.type);
+    QTENSOR_TRY(writer.addTensor(std::move(t)));
+    result.tensors.push_back(std::move(report));
+    return Status::ok();
+  }
+};
+
+const FileEntry *fileWithRole(const Manifest &m, FileRole role) {
+  for (const FileEntry &f : m.files)
+    if (f.role == role)
+      return &f;
+  return nullptr;
+}
+
+} // namespace
+
+Expected<GGUFExportResult>
+qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
+                    const GGUFExportOptions &options) {
+  QTENSOR_ASSIGN_OR_RETURN(Artifact artifact, openArtifact(dir));
+  const Manifest &m = artifact.manifest();
+  const FileEntry *programFile = fileWithRole(m, FileRole::Program);
+  if (!programFile)
+    return makeError(dir, ": the artifact has no decoder program, so there "
+                          "is no model to export (compile a whole "
+                          "checkpoint with --tp 1)");
+  const MappedFile *programBytes = artifact.file(programFile->path);
+  if (!programBytes)
+    return makeError(dir, ": ", programFile->path, " is not mapped");
+  QTENSOR_ASSIGN_OR_RETURN(
+      DecoderProgram program,
+      parseProgram({reinterpret_cast<const char *>(programBytes->data()),
+                    size_t(programBytes->size())},
+                   programFile->path));
+  QTENSOR_TRY(validateProgram(program, m, programFile->path));
+  const DecoderConfig &c = program.config;
+
+  std::string arch = c.architecture;
+  if (arch == "mistral")
+    arch = "llama"; // llama.cpp runs mistral as llama
+  if (arch != "llama" && arch != "qwen2" && arch != "gemma3")
+    return makeError(dir, ": architecture ", c.architecture,
+                     " has no GGUF spelling here (llama, mistral, qwen2, "
+                     "gemma3)");
+  // ggml's llama pairs RoPE dimensions (2j, 2j+1); qwen2 and gemma3 use the
+  // NeoX halves, as a Hugging Face checkpoint does.
+  const bool permuteQK = arch == "llama" && c.rope == RopeStyle::Half;
+  if (arch != "llama" && c.rope != RopeStyle::Half)
+    return makeError(dir, ": ", arch,
+                     " in GGUF rotates halves (NeoX), the "
+                     "program pairs dimensions");
+  if (arch != "gemma3" &&
+      (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
+       c.slidingWindow || c.attentionScale != 0))
+    return makeError(dir,
+                     ": the program's embedding scale, gate, window or "
+                     "attention scale is not what GGUF ",
+                     arch, " implies");
+
+  Export e{artifact, options, {}, {}};
+  e.result.architecture = arch;
+  GGUFFileWriter &w = e.writer;
+  w.setString("general.architecture", arch);
+  w.setString("general.name", m.model.name);
+  const std::string p = arch + ".";
+  w.setUInt32(p + "context_length", uint32_t(c.context));
+  w.setUInt32(p + "embedding_length", uint32_t(c.hidden));
+  w.setUInt32(p + "block_count", uint32_t(c.layers));
+  w.setUInt32(p + "feed_forward_length", uint32_t(c.intermediate));
+  w.setUInt32(p + "attention.head_count", uint32_t(c.heads));
+  w.setUInt32(p + "attention.head_count_kv", uint32_t(c.kvHeads));
+  w.setUInt32(p + "attention.key_length", uint32_t(c.headDim));
+  w.setUInt32(p + "attention.value_length", uint32_t(c.headDim));
+  w.setUInt32(p + "rope.dimension_count", uint32_t(c.ropeDim));
+  w.setUInt32(p + "vocab_size", uint32_t(c.vocab));
+  w.setFloat32(p + "rope.freq_base", float(c.ropeBase));
+  w.setFloat32(p + "attention.layer_norm_rms_epsilon", float(c.rmsEps));
+  if (arch == "gemma3" && c.slidingWindow)
+    w.setUInt32(p + "attention.sliding_window", uint32_t(c.slidingWindow));
+  if (program.tokenizerFile) {
+    const MappedFile *tok = artifact.file(*program.tokenizerFile);
+    if (!tok)
+      return makeError(dir, ": ", *program.tokenizerFile, " is not mapped");
+    QTENSOR_ASSIGN_OR_RETURN(
+        GGUFFile tokenizer,
+        GGUFFile::fromBuffer(tok->data(), tok->size(), *program.tokenizerFile));
+    QTENSOR_TRY(w.copyMetadata(tokenizer, "tokenizer."));
+    e.result.tokenizer = true;
+  }
+
+  const std::vector<int64_t> qOrder = ropePairOrder(c.heads, c.headDim);
+  const std::vector<int64_t> kOrder = ropePairOrder(c.kvHeads, c.headDim);
+  QTENSOR_TRY(e.add(program.embed, "token_embd.weight", nullptr));
+  for (size_t l = 0; l < program.layers.size(); ++l) {
+    const ProgramLayer &pl = program.layers[l];
+    const std::string b = "blk." + std::to_string(l) + ".";
+    QTENSOR_TRY(e.add(pl.attnNorm, b + "attn_norm.weight", nullptr));
+    QTENSOR_TRY(
+        e.add(pl.q.tensor, b + "attn_q.weight", permuteQK ? &qOrder : nullptr));
+    QTENSOR_TRY(
+        e.add(pl.k.tensor, b + "attn_k.weight", permuteQK ? &kOrder : nullptr));
+    QTENSOR_TRY(e.add(pl.v.tensor, b + "attn_v.weight", nullptr));
+    QTENSOR_TRY(e.add(pl.o.tensor, b + "attn_output.weight", nullptr));
+    QTENSOR_TRY(e.add(pl.ffnNorm, b + "ffn_norm.weight", nullptr));
+    QTENSOR_TRY(e.add(pl.gate.tensor, b + "ffn_gate.weight", nullptr));
+    QTENSOR_TRY(e.add(pl.up.tensor, b + "ffn_up.weight", nullptr));
+    QTENSOR_TRY(e.add(pl.down.tensor, b + "ffn_down.weight", nullptr));
+    if (pl.qNorm) {
+      QTENSOR_TRY(e.add(*pl.qNorm, b + "attn_q_norm.weight", nullptr));
+      QTENSOR_TRY(e.add(*pl.kNorm, b + "attn_k_norm.weight", nullptr));
+    }
+    if (pl.postAttnNorm) {
+      QTENSOR_TRY(
+          e.add(*pl.postAttnNorm, b + "post_attention_norm.weight", nullptr));
+      QTENSOR_TRY(e.add(*pl.postFfnNorm, b + "post_ffw_norm.weight", nullptr));
+    }
+  }
+  QTENSOR_TRY(e.add(program.finalNorm, "output_norm.weight", nullptr));
+  if (program.head.tensor != program.embed) // else tied, as GGUF spells it
+    QTENSOR_TRY(e.add(program.head.tensor, "output.weight", nullptr));
+  for (const GGUFExportedTensor &t : e.result.tensors)
+    if (t.how.rfind("codes kept", 0) == 0) {
+      w.setUInt32("general.quantization_version", 2); // GGML_QNT_VERSION
+      break;
+    }
+  QTENSOR_TRY(w.write(outPath));
+  e.result.bytes = w.dataBytes();
+  return e.result;
+}
