@@ -39,4 +39,20 @@ grep -q "verdict: verified" "$scratch/verify.txt"
 env -u LD_LIBRARY_PATH "$prefix/bin/qtc" run "$scratch/art" \
   --op model.layers.0.mlp.down_proj.weight --check >"$scratch/run.txt"
 grep -q "check: ok" "$scratch/run.txt"
+
+# The C API and the Python package from the prefix: a C program built
+# against the installed headers and library alone, and `import qtensor`.
+cc="${cxx%++}"; [ -x "$cc" ] || cc=cc
+"$cc" -I"$prefix/include" -I/usr/lib/llvm-22/include \
+  "$here/../capi/capi_test.c" -L"$prefix/lib" -lQTensorCAPI \
+  -Wl,-rpath,"$prefix/lib" -o "$scratch/capi-test"
+env -u LD_LIBRARY_PATH "$scratch/capi-test" "$scratch/tiny-llama" \
+  "$scratch/capi-art" >"$scratch/capi.txt"
+! grep -q FAILED "$scratch/capi.txt"
+env -u LD_LIBRARY_PATH PYTHONPATH="$prefix/lib/python3/site-packages" \
+  python3 -c "import qtensor; print('python', qtensor.version(), qtensor.__file__)" \
+  >"$scratch/python.txt"
+grep -q "^python .*$prefix/lib/python3/site-packages/qtensor/__init__.py" \
+  "$scratch/python.txt"
+echo "installed C API and Python package: ok"
 echo "downstream package test: ok"
