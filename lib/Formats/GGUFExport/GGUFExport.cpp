@@ -24,6 +24,9 @@ namespace {
 /// The ggml type whose block decoding is `d` exactly, or why none is.
 Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
   const AffineDescriptor &d = t.descriptor;
+  if (d.decoderVersion != 1)
+    return makeError("decoder version ", d.decoderVersion,
+                     " has no ggml type (ggml's blocks decode version 1)");
   if (d.permutation)
     return makeError("act-order (a permutation of K) has no ggml type");
   if (t.shape.size() != 2 || d.granularity != Granularity::Group ||
