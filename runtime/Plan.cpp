@@ -61,12 +61,7 @@ bool sameSlices(const std::vector<kernels::RankSlice> &a,
 
 std::string qtensor::runtime::biasTensorName(const std::string &op,
                                              int64_t rank, bool rankSuffix) {
-  static const std::string weight = ".weight";
-  std::string base =
-      op.size() > weight.size() &&
-              op.compare(op.size() - weight.size(), weight.size(), weight) == 0
-          ? op.substr(0, op.size() - weight.size()) + ".bias"
-          : op + ".bias";
+  std::string base = artifact::biasTensorOf(op);
   return rankSuffix ? base + "@rank" + std::to_string(rank) : base;
 }
 

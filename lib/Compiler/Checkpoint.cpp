@@ -147,9 +147,9 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// The decoder of a GGUF llama or gemma3 file: `<arch>.*` hyperparameters
+/// The decoder of a GGUF llama, qwen2 or gemma3 file: `<arch>.*` hyperparameters
 /// with llama.cpp's defaults where a key may be absent; llama: ggml's
-/// normal RoPE pairing (the converter permuted q and k for it).
+/// normal RoPE pairing (the converter permuted q and k for it); qwen2: NeoX.
 Status ggufDecoder(const GGUFFile &g, const std::string &file,
                    const ModelConfig &c,
                    std::optional<artifact::DecoderConfig> &out,
@@ -187,6 +187,8 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   QTENSOR_TRY(real("attention.layer_norm_rms_epsilon", 1e-5, d.rmsEps));
   QTENSOR_TRY(real("rope.freq_base", 10000.0, d.ropeBase));
   d.rope = artifact::RopeStyle::Interleaved;
+  if (c.architecture == "qwen2") // llama.cpp's qwen2 rotates NeoX halves
+    d.rope = artifact::RopeStyle::Half;
   if (c.architecture == "gemma3") {
     // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
     // 1/sqrt(head dim), GeGLU, NeoX RoPE, five sliding-window layers (RoPE
@@ -524,9 +526,10 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       return s ? std::string(*s) : std::string();
     };
     cp.cfg.architecture = str("general.architecture");
-    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "gemma3")
+    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "qwen2" &&
+        cp.cfg.architecture != "gemma3")
       return makeError(path, ": general.architecture \"", cp.cfg.architecture,
-                       "\" is not supported (llama, gemma3)");
+                       "\" is not supported (llama, qwen2, gemma3)");
     const std::string arch = cp.cfg.architecture + ".";
     cp.cfg.name = str("general.name");
     auto dim = [&](const std::string &key, int64_t &out,

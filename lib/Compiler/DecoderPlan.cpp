@@ -166,20 +166,16 @@ private:
   std::optional<ProgramLinear> linear(int64_t layer, const std::string &role,
                                       FloatType output) {
     for (const SourceLinear &l : cp.linears())
-      if (l.layer == layer && l.role == role) {
-        if (l.bias)
-          return refuse(l.name + " has a bias; the decoder program does not "
-                                 "carry biases yet");
+      if (l.layer == layer && l.role == role) // a bias is the op's epilogue
         return ProgramLinear{l.name, std::nullopt};
-      }
     for (const SourceLinear &l : cp.floatLinears())
       if (l.layer == layer && l.role == role) {
         std::optional<FloatType> w = plainType(l.weight.name);
         if (!w)
           return std::nullopt;
         if (l.bias)
-          return refuse(l.name + " has a bias; the decoder program does not "
-                                 "carry biases yet");
+          return refuse(l.name + " has a bias; the float linear kernel of "
+                                 "the decoder program does not add one yet");
         ModelKernelSpec s =
             floatLinearKernel(l.n(), l.k(), activation, *w, output);
         floatLinears.push_back(s);

@@ -195,10 +195,7 @@ Status Decoder::init(int64_t chunk) {
                          toString(op.activation), " and writes ",
                          toString(op.output), "; the program needs ",
                          toString(act), " in and ", toString(output), " out");
-      if (op.bias)
-        return makeError("decoder: op \"", pl.tensor,
-                         "\" adds a bias, which the program does not carry");
-      return l;
+      return l; // a bias (qwen2's q, k, v) is the kernel's epilogue
     }
     l.fn = model.modelKernel(*pl.kernel);
     if (!l.fn)

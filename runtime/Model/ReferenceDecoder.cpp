@@ -110,15 +110,16 @@ private:
     return y;
   }
 
-  /// y = x W^T with W [n, k]: the reference reconstruction for a quantized
-  /// op, the stored values for a plain weight.
+  /// y = x W^T (+ b) with W [n, k]: the reference reconstruction (and the
+  /// op's bias) for a quantized op, the stored values for a plain weight.
   Expected<Matrix> linear(const Matrix &x, int64_t t,
                           const artifact::ProgramLinear &l) {
-    Matrix w;
+    Matrix w, bias;
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
     if (e && e->isQuantized()) {
       QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
       QTENSOR_ASSIGN_OR_RETURN(w, m.referenceWeight(m.plan().ops[i]));
+      QTENSOR_ASSIGN_OR_RETURN(bias, m.referenceBias(m.plan().ops[i]));
     } else {
       QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
     }
@@ -131,7 +132,7 @@ private:
         const double *xr = &x[size_t(i * k)], *wr = &w[size_t(o * k)];
         for (int64_t j = 0; j < k; ++j)
           acc += xr[j] * wr[j];
-        y[size_t(i * n + o)] = acc;
+        y[size_t(i * n + o)] = acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
       }
     return y;
   }

@@ -80,7 +80,8 @@ int qtensor::qtc::runExportGGUF(const std::vector<std::string> &args) {
             << (r->tokenizer ? "copied" : "none (the artifact has none)")
             << "\n";
   for (const GGUFExportedTensor &t : r->tensors)
-    if (t.how != "plain" && t.how != "codes kept")
+    if (t.how.find("dequantized") != std::string::npos ||
+        t.how.find("permuted") != std::string::npos)
       std::cout << "  " << t.ggufName << ": " << t.type << ", " << t.how
                 << "\n";
   return 0;

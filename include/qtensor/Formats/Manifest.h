@@ -194,6 +194,10 @@ struct Manifest {
   bool operator!=(const Manifest &o) const { return !(*this == o); }
 };
 
+/// The plain tensor that holds a whole weight's bias, by the exporter's
+/// naming: "<p>.weight" -> "<p>.bias" ("<name>.bias" otherwise).
+std::string biasTensorOf(const std::string &weight);
+
 /// Whether `s` is 64 lowercase hexadecimal digits.
 bool isSha256Hex(std::string_view s);
 

@@ -207,17 +207,34 @@ struct Export {
                          " has no ggml float type");
       }
       report.how = "plain";
+      // ggml adds and multiplies a norm's or bias's f32 activations by an
+      // f32 operand only, so 1-D tensors are F32, as llama.cpp's converter
+      // writes them (f16 and bf16 widen exactly).
+      const bool widen = v.shape.size() == 1 && t.type != GGMLType::F32;
+      if (widen) {
+        t.type = GGMLType::F32;
+        report.how = "plain, widened to F32";
+      }
       const size_t row =
           v.shape.empty() ? 0
                           : size_t(v.byteSize() /
                                    uint64_t(std::max<int64_t>(1, v.shape[0])));
       std::vector<int64_t> order =
           rowOrder ? *rowOrder : std::vector<int64_t>();
-      t.bytes = [a, name, row, order]() -> Expected<std::vector<uint8_t>> {
+      t.bytes = [a, name, row, order,
+                 widen]() -> Expected<std::vector<uint8_t>> {
         QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a->tensor(name));
-        std::vector<uint8_t> bytes(r.data->data,
-                                   r.data->data + r.data->byteSize());
-        return order.empty() ? bytes : permuteRows(bytes, order, row);
+        std::vector<uint8_t> bytes;
+        if (widen) {
+          QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
+                                   safetensors::toFloat32(*r.data));
+          bytes.resize(f.size() * 4);
+          std::memcpy(bytes.data(), f.data(), bytes.size());
+        } else {
+          bytes.assign(r.data->data, r.data->data + r.data->byteSize());
+        }
+        const size_t width = widen ? 4 : row;
+        return order.empty() ? bytes : permuteRows(bytes, order, width);
       };
     }
     if (rowOrder)
@@ -226,6 +243,17 @@ struct Export {
     QTENSOR_TRY(writer.addTensor(std::move(t)));
     result.tensors.push_back(std::move(report));
     return Status::ok();
+  }
+
+  /// A linear's weight, and its bias (qwen2's q, k, v) when the artifact
+  /// holds one: GGUF names it like the weight, ending in ".bias".
+  Status addLinear(const std::string &name, const std::string &ggufName,
+                   const std::vector<int64_t> *rowOrder) {
+    QTENSOR_TRY(add(name, ggufName, rowOrder));
+    const std::string bias = biasTensorOf(name);
+    if (!artifact.manifest().findTensor(bias))
+      return Status::ok();
+    return add(bias, biasTensorOf(ggufName), rowOrder);
   }
 };
 
@@ -310,6 +338,10 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
         GGUFFile::fromBuffer(tok->data(), tok->size(), *program.tokenizerFile));
     QTENSOR_TRY(w.copyMetadata(tokenizer, "tokenizer."));
     e.result.tokenizer = true;
+  } else {
+    // llama.cpp's spelling of a model without a vocabulary (ids in, ids
+    // out), which it loads instead of refusing the file.
+    w.setString("tokenizer.ggml.model", "none");
   }
 
   const std::vector<int64_t> qOrder = ropePairOrder(c.heads, c.headDim);
@@ -319,16 +351,16 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     const ProgramLayer &pl = program.layers[l];
     const std::string b = "blk." + std::to_string(l) + ".";
     QTENSOR_TRY(e.add(pl.attnNorm, b + "attn_norm.weight", nullptr));
-    QTENSOR_TRY(
-        e.add(pl.q.tensor, b + "attn_q.weight", permuteQK ? &qOrder : nullptr));
-    QTENSOR_TRY(
-        e.add(pl.k.tensor, b + "attn_k.weight", permuteQK ? &kOrder : nullptr));
-    QTENSOR_TRY(e.add(pl.v.tensor, b + "attn_v.weight", nullptr));
-    QTENSOR_TRY(e.add(pl.o.tensor, b + "attn_output.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.q.tensor, b + "attn_q.weight",
+                            permuteQK ? &qOrder : nullptr));
+    QTENSOR_TRY(e.addLinear(pl.k.tensor, b + "attn_k.weight",
+                            permuteQK ? &kOrder : nullptr));
+    QTENSOR_TRY(e.addLinear(pl.v.tensor, b + "attn_v.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.o.tensor, b + "attn_output.weight", nullptr));
     QTENSOR_TRY(e.add(pl.ffnNorm, b + "ffn_norm.weight", nullptr));
-    QTENSOR_TRY(e.add(pl.gate.tensor, b + "ffn_gate.weight", nullptr));
-    QTENSOR_TRY(e.add(pl.up.tensor, b + "ffn_up.weight", nullptr));
-    QTENSOR_TRY(e.add(pl.down.tensor, b + "ffn_down.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.gate.tensor, b + "ffn_gate.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.up.tensor, b + "ffn_up.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.down.tensor, b + "ffn_down.weight", nullptr));
     if (pl.qNorm) {
       QTENSOR_TRY(e.add(*pl.qNorm, b + "attn_q_norm.weight", nullptr));
       QTENSOR_TRY(e.add(*pl.kNorm, b + "attn_k_norm.weight", nullptr));
@@ -341,7 +373,7 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   }
   QTENSOR_TRY(e.add(program.finalNorm, "output_norm.weight", nullptr));
   if (program.head.tensor != program.embed) // else tied, as GGUF spells it
-    QTENSOR_TRY(e.add(program.head.tensor, "output.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(program.head.tensor, "output.weight", nullptr));
   for (const GGUFExportedTensor &t : e.result.tensors)
     if (t.how.rfind("codes kept", 0) == 0) {
       w.setUInt32("general.quantization_version", 2); // GGML_QNT_VERSION

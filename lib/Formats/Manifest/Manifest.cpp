@@ -166,6 +166,15 @@ const FileEntry *Manifest::findFile(std::string_view path) const {
   return nullptr;
 }
 
+std::string qtensor::artifact::biasTensorOf(const std::string &weight) {
+  static const std::string suffix = ".weight";
+  return weight.size() > suffix.size() &&
+                 weight.compare(weight.size() - suffix.size(), suffix.size(),
+                                suffix) == 0
+             ? weight.substr(0, weight.size() - suffix.size()) + ".bias"
+             : weight + ".bias";
+}
+
 const TensorEntry *Manifest::findTensor(std::string_view name) const {
   for (const TensorEntry &t : tensors)
     if (t.name == name)
