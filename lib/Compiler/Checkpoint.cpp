@@ -122,6 +122,72 @@ artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
   return d;
 }
 
+/// A config.json rope_scaling as llama.cpp's per-frequency divisors (its
+/// rope_freqs): "linear" divides every frequency by `factor`; "llama3"
+/// divides the low frequencies (wavelength above original / low_freq_factor)
+/// by `factor`, keeps the high ones (below original / high_freq_factor)
+/// and blends in between, as transformers' _compute_llama3_parameters
+/// does. None for any other type (the caller reports the gap).
+Expected<std::optional<std::vector<double>>>
+ropeScalingFactors(const nlohmann::json &s, const std::string &file,
+                   const artifact::DecoderConfig &d) {
+  const std::string where = file + ": rope_scaling";
+  if (!s.is_object())
+    return makeError(where, ": expected an object");
+  std::string type;
+  for (const char *key : {"rope_type", "type"})
+    if (auto t = s.find(key); t != s.end() && t->is_string())
+      type = t->get<std::string>();
+  auto number = [&](const char *key, std::optional<double> fallback,
+                    double &out) -> Status {
+    auto v = s.find(key);
+    if (v == s.end() || v->is_null()) {
+      if (!fallback)
+        return makeError(where, ": missing number \"", key, "\"");
+      out = *fallback;
+      return Status::ok();
+    }
+    if (!v->is_number() || !std::isfinite(v->get<double>()) ||
+        !(v->get<double>() > 0) || v->get<double>() > 1e6)
+      return makeError(where, ".", key, ": expected a number in (0, 1e6]");
+    out = v->get<double>();
+    return Status::ok();
+  };
+  const int64_t half = d.ropeDim / 2;
+  double factor = 0;
+  if (type == "linear") {
+    QTENSOR_TRY(number("factor", std::nullopt, factor));
+    return std::optional<std::vector<double>>(
+        std::vector<double>(size_t(half), factor));
+  }
+  if (type != "llama3")
+    return std::optional<std::vector<double>>();
+  double low = 0, high = 0, original = 0;
+  QTENSOR_TRY(number("factor", std::nullopt, factor));
+  QTENSOR_TRY(number("low_freq_factor", std::nullopt, low));
+  QTENSOR_TRY(number("high_freq_factor", std::nullopt, high));
+  QTENSOR_TRY(
+      number("original_max_position_embeddings", std::nullopt, original));
+  if (!(high > low))
+    return makeError(where, ": high_freq_factor must exceed low_freq_factor");
+  const double lowWavelen = original / low, highWavelen = original / high;
+  std::vector<double> factors;
+  for (int64_t i = 0; i < half; ++i) {
+    const double freq =
+        std::pow(d.ropeBase, -2.0 * double(i) / double(d.ropeDim));
+    const double wavelen = 2 * M_PI / freq;
+    double scaled = freq; // high frequencies: unchanged
+    if (wavelen > lowWavelen) {
+      scaled = freq / factor;
+    } else if (wavelen >= highWavelen) {
+      const double smooth = (original / wavelen - low) / (high - low);
+      scaled = (1 - smooth) * freq / factor + smooth * freq;
+    }
+    factors.push_back(freq / scaled);
+  }
+  return std::optional<std::vector<double>>(std::move(factors));
+}
+
 /// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
@@ -138,9 +204,15 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   d.ropeDim = d.headDim;
   d.rope = artifact::RopeStyle::Half;
   if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
-    gap = file + " declares rope_scaling " + it->dump() +
-          ", which the decoder program does not implement yet";
-    return Status::ok();
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<double>> factors,
+                             ropeScalingFactors(*it, file, d));
+    if (!factors) {
+      gap = file + " declares rope_scaling " + it->dump() +
+            ", which the decoder program does not implement yet (linear "
+            "and llama3 are)";
+      return Status::ok();
+    }
+    d.ropeFreqFactors = std::move(*factors);
   }
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
   out = d;
@@ -207,15 +279,37 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
       return Status::ok();
     }
   }
+  // RoPE scaling as llama.cpp applies it: rope_freqs.weight divides each
+  // frequency (llama3), rope.scaling.type linear divides them all.
+  std::vector<double> factors;
+  for (const GGUFTensorInfo &t : g.tensors())
+    if (t.name == "rope_freqs.weight") {
+      if (t.ne.size() != 1 || t.ne[0] != d.ropeDim / 2)
+        return makeError(file, ": rope_freqs.weight must hold rope_dim / 2 = ",
+                         d.ropeDim / 2, " values");
+      QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f, g.decode(t));
+      factors.assign(f.begin(), f.end());
+    }
   if (const GGUFValue *s = g.findMetadata(arch + "rope.scaling.type")) {
     auto type = s->get<std::string_view>();
-    if (!type || *type != "none") {
+    if (type && *type == "linear") {
+      double factor = 0;
+      QTENSOR_TRY(real("rope.scaling.factor", 0.0, factor));
+      if (!(factor > 0))
+        return makeError(file, ": metadata ", arch,
+                         "rope.scaling.factor must be positive");
+      if (factors.empty())
+        factors.assign(size_t(d.ropeDim / 2), 1.0);
+      for (double &f : factors)
+        f *= factor;
+    } else if (!type || *type != "none") {
       gap = file + " declares " + arch +
             "rope.scaling.type, which the decoder program does not "
-            "implement yet";
+            "implement yet (linear is)";
       return Status::ok();
     }
   }
+  d.ropeFreqFactors = std::move(factors);
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
   out = d;
   return Status::ok();

@@ -63,6 +63,17 @@ std::string ModelKernelSpec::name() const {
   };
   if (op == ModelOp::RopeQ || op == ModelOp::RopeK)
     os << "_b" << bits(ropeBase);
+  if ((op == ModelOp::RopeQ || op == ModelOp::RopeK) &&
+      !ropeFreqFactors.empty()) {
+    uint64_t h = 0xcbf29ce484222325ull; // FNV-1a over the factors' bits
+    for (double f : ropeFreqFactors) {
+      uint64_t b;
+      std::memcpy(&b, &f, sizeof b);
+      for (int i = 0; i < 8; ++i)
+        h = (h ^ ((b >> (8 * i)) & 0xFF)) * 0x100000001b3ull;
+    }
+    os << "_ff" << std::hex << h << std::dec;
+  }
   if (op == ModelOp::RmsNorm)
     os << "_e" << bits(eps);
   if ((op == ModelOp::Embed || op == ModelOp::Attention) && scale != 1.0)
@@ -130,6 +141,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   rope.ropeDim = c.ropeDim;
   rope.ropeBase = c.ropeBaseOf(layer);
   rope.rope = c.rope;
+  rope.ropeFreqFactors = c.ropeFreqFactors;
   rope.input = activation;
   rope.output = FloatType::F32;
   k.ropeQ = rope;

@@ -146,7 +146,15 @@ void buildRmsNorm(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
 void emitRope(Emitter &e, const ModelKernelSpec &s, Value x, Value t,
               Value position, Value y, Value outRow) {
   const int64_t half = s.ropeDim / 2;
-  // theta_i = p * base^(-2i / ropeDim), as ggml computes it, in f32.
+  // The frequency divisors as one constant vector, read by i.
+  Value factors;
+  if (!s.ropeFreqFactors.empty()) {
+    std::vector<float> f(s.ropeFreqFactors.begin(), s.ropeFreqFactors.end());
+    auto type = VectorType::get({half}, e.f32);
+    factors = arith::ConstantOp::create(
+        e.b, DenseElementsAttr::get(type, ArrayRef<float>(f)));
+  }
+  // theta_i = p * base^(-2i / ropeDim) (/ f_i), as ggml computes it, in f32.
   Value p = arith::UIToFPOp::create(
       e.b, e.f32,
       arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), position));
@@ -157,6 +165,9 @@ void emitRope(Emitter &e, const ModelKernelSpec &s, Value x, Value t,
           e.b, e.f32, arith::IndexCastUIOp::create(e.b, e.b.getI32Type(), i));
       Value exponent = e.fmul(fi, e.f32c(-2.0 / double(s.ropeDim)));
       Value freq = math::PowFOp::create(e.b, e.f32c(s.ropeBase), exponent);
+      if (!s.ropeFreqFactors.empty()) // RoPE scaling: freq_i / f_i
+        freq = e.fdiv(freq, vector::ExtractOp::create(
+                                e.b, factors, ArrayRef<OpFoldResult>{i}));
       Value theta = e.fmul(p, freq);
       Value c = math::CosOp::create(e.b, theta);
       Value sn = math::SinOp::create(e.b, theta);

@@ -146,6 +146,8 @@ private:
         for (int64_t i = 0; i < half; ++i) {
           double theta = double(pos) *
                          std::pow(base, -2.0 * double(i) / double(c.ropeDim));
+          if (!c.ropeFreqFactors.empty())
+            theta /= c.ropeFreqFactors[size_t(i)];
           int64_t base = pos * width + h * hd;
           int64_t i0 = c.rope == artifact::RopeStyle::Interleaved ? base + 2 * i
                                                                   : base + i;

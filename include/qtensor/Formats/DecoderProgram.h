@@ -71,6 +71,10 @@ struct DecoderConfig {
   /// ropeBaseLocal; the others are global. 0: every layer global.
   int64_t slidingWindow = 0, slidingPattern = 0;
   double ropeBaseLocal = 10000.0;
+  /// RoPE scaling as llama.cpp's rope_freqs spells it: empty, or ropeDim / 2
+  /// divisors of each frequency (theta_i = p * base^(-2i/d) / f_i). Linear
+  /// scaling is every f_i = factor; llama3 scales the low frequencies only.
+  std::vector<double> ropeFreqFactors;
   int64_t qWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
   double qkScale() const;

@@ -48,6 +48,9 @@ struct ModelKernelSpec {
   FloatType output = FloatType::F16; ///< activations written
   double eps = 1e-5, ropeBase = 10000.0;
   artifact::RopeStyle rope = artifact::RopeStyle::Interleaved;
+  /// RoPE: the config's frequency divisors (empty: none), baked into the
+  /// code.
+  std::vector<double> ropeFreqFactors;
   double scale = 1.0; ///< Embed: row scale; Attention: q.k scale
   int64_t window = 0; ///< Attention: sliding window (0: global)
 

@@ -14,6 +14,7 @@
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/FloatFormats.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace qtensor;
@@ -245,6 +246,42 @@ struct Export {
     return Status::ok();
   }
 
+  /// RoPE scaling as llama.cpp reads it: llama's rope_freqs.weight (one
+  /// divisor per frequency), else rope.scaling.type linear when every
+  /// divisor is the same factor.
+  Status addRopeScaling(const DecoderConfig &c) {
+    const std::vector<double> &f = c.ropeFreqFactors;
+    if (f.empty())
+      return Status::ok();
+    const std::string arch = result.architecture;
+    if (arch == "llama") {
+      GGUFTensorToWrite t;
+      t.name = "rope_freqs.weight";
+      t.type = GGMLType::F32;
+      t.ne = {uint64_t(f.size())};
+      t.bytes = [f]() -> Expected<std::vector<uint8_t>> {
+        std::vector<uint8_t> out(f.size() * 4);
+        for (size_t i = 0; i < f.size(); ++i) {
+          float v = static_cast<float>(f[i]);
+          std::memcpy(out.data() + 4 * i, &v, 4);
+        }
+        return out;
+      };
+      QTENSOR_TRY(writer.addTensor(std::move(t)));
+      result.tensors.push_back({"(program rope_freq_factors)",
+                                "rope_freqs.weight", "F32",
+                                "RoPE frequency divisors"});
+      return Status::ok();
+    }
+    if (std::any_of(f.begin(), f.end(), [&](double v) { return v != f[0]; }))
+      return makeError("GGUF ", arch,
+                       " has no per-frequency RoPE scaling (llama.cpp reads "
+                       "rope_freqs for llama only), and these divisors differ");
+    writer.setString(arch + ".rope.scaling.type", "linear");
+    writer.setFloat32(arch + ".rope.scaling.factor", float(f[0]));
+    return Status::ok();
+  }
+
   /// A linear's weight, and its bias (qwen2's q, k, v) when the artifact
   /// holds one: GGUF names it like the weight, ending in ".bias".
   Status addLinear(const std::string &name, const std::string &ggufName,
@@ -372,6 +409,7 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     }
   }
   QTENSOR_TRY(e.add(program.finalNorm, "output_norm.weight", nullptr));
+  QTENSOR_TRY(e.addRopeScaling(c));
   if (program.head.tensor != program.embed) // else tied, as GGUF spells it
     QTENSOR_TRY(e.addLinear(program.head.tensor, "output.weight", nullptr));
   for (const GGUFExportedTensor &t : e.result.tensors)

@@ -70,7 +70,7 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          layers == o.layers && heads == o.heads && kvHeads == o.kvHeads &&
          headDim == o.headDim && vocab == o.vocab && context == o.context &&
          ropeDim == o.ropeDim && rmsEps == o.rmsEps && ropeBase == o.ropeBase &&
-         rope == o.rope;
+         rope == o.rope && ropeFreqFactors == o.ropeFreqFactors;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel;
@@ -176,6 +176,16 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
   if (c.slidingWindow < 0 || c.slidingWindow > kMaxDim ||
       c.slidingPattern < 0 || c.slidingPattern > 1024)
     return makeError(where, ".sliding_window, sliding_pattern: out of range");
+  if (!c.ropeFreqFactors.empty()) {
+    if (int64_t(c.ropeFreqFactors.size()) != c.ropeDim / 2)
+      return makeError(where, ".rope_freq_factors: ", c.ropeFreqFactors.size(),
+                       " factors, rope_dim / 2 is ", c.ropeDim / 2);
+    for (size_t i = 0; i < c.ropeFreqFactors.size(); ++i)
+      if (!std::isfinite(c.ropeFreqFactors[i]) ||
+          !(c.ropeFreqFactors[i] >= 1e-3 && c.ropeFreqFactors[i] <= 1e6))
+        return makeError(where, ".rope_freq_factors[", i,
+                         "]: must be in [1e-3, 1e6]");
+  }
   return Status::ok();
 }
 
@@ -275,6 +285,8 @@ json artifact::toJson(const DecoderProgram &p) {
     j["kernels"]["output_norm"] = *k.outputNorm;
   if (p.tokenizerFile)
     j["tokenizer_file"] = *p.tokenizerFile;
+  if (!c.ropeFreqFactors.empty())
+    j["config"]["rope_freq_factors"] = c.ropeFreqFactors;
   return j;
 }
 
@@ -314,6 +326,17 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
   QTENSOR_TRY(cr.readInt("sliding_window", 0, kMaxDim, c.slidingWindow));
   QTENSOR_TRY(cr.readInt("sliding_pattern", 0, 1024, c.slidingPattern));
   QTENSOR_TRY(readDouble(cr, "rope_base_local", c.ropeBaseLocal));
+  if (const json *f = cr.find("rope_freq_factors")) { // absent: no scaling
+    if (!f->is_array() || f->size() > size_t(kMaxDim))
+      return makeError(cr.at("rope_freq_factors"),
+                       ": expected an array of numbers");
+    for (const json &v : *f) {
+      if (!v.is_number())
+        return makeError(cr.at("rope_freq_factors"),
+                         ": expected an array of numbers");
+      c.ropeFreqFactors.push_back(v.get<double>());
+    }
+  }
   QTENSOR_TRY(cr.noUnknownKeys());
   QTENSOR_TRY(validateDecoderConfig(c, r.at("config")));
 

@@ -80,6 +80,13 @@ TEST(DecoderProgram, RoundTripsThroughJson) {
   back = artifact::parseProgram(artifact::toJson(p).dump(), "program.json");
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, p);
+  // RoPE frequency divisors (rope_dim / 2 of them), absent when none.
+  EXPECT_FALSE(artifact::toJson(p)["config"].contains("rope_freq_factors"));
+  p.config.ropeFreqFactors.assign(size_t(p.config.ropeDim / 2), 8.0);
+  p.config.ropeFreqFactors[0] = 1.0;
+  back = artifact::parseProgram(artifact::toJson(p).dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
 }
 
 TEST(DecoderProgram, SlidingWindowLayers) {
@@ -127,6 +134,16 @@ TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
   EXPECT_NE(bad([](nlohmann::json &j) {
               j["config"]["architecture"] = "gpt2";
             }).find("\"gpt2\" is not a decoder this runtime runs"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              j["config"]["rope_freq_factors"] = {1.0, 2.0};
+            }).find("rope_freq_factors: 2 factors, rope_dim / 2 is"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &j) {
+              int64_t half = j["config"]["rope_dim"].get<int64_t>() / 2;
+              j["config"]["rope_freq_factors"] =
+                  std::vector<double>(size_t(half), 0.0);
+            }).find("rope_freq_factors[0]: must be in [1e-3, 1e6]"),
             std::string::npos);
   EXPECT_NE(bad([](nlohmann::json &j) {
               j["config"]["vocab"] = 1 << 24;
