@@ -67,6 +67,13 @@ std::optional<FloatType> floatTypeOfDType(safetensors::DType d);
 Expected<std::vector<double>>
 readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes);
 
+/// The reconstruction x_hat = s * (q - z) as little-endian float32 bytes
+/// (each value rounded once from float64): what L2 digests and what
+/// `qtc export-gguf --dequantize` writes.
+Expected<std::vector<uint8_t>> reconstructionF32Bytes(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros);
+
 /// SHA-256 of the reconstruction x_hat = s * (q - z) (Descriptor/
 /// Reconstruct.h) as little-endian binary32: the value a compile records and
 /// `qtc verify` recomputes from the reopened artifact (parity level L2).

@@ -7,7 +7,6 @@
 
 #include "qtensor/Formats/GGUFExport.h"
 
-#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUFWriter.h"
@@ -181,14 +180,7 @@ struct Export {
         }
         if (type != GGMLType::F32)
           return packBlocks(type, codes, scales, zeros, n, k);
-        QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w,
-                                 reconstructAffine(d, codes, scales, zeros));
-        std::vector<uint8_t> out(w.size() * 4);
-        for (size_t i = 0; i < w.size(); ++i) {
-          float f = static_cast<float>(w[i]);
-          std::memcpy(out.data() + 4 * i, &f, 4);
-        }
-        return out;
+        return reconstructionF32Bytes(d, codes, scales, zeros);
       };
     } else {
       const safetensors::TensorView &v = *r.data;

@@ -237,10 +237,9 @@ readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes) {
   return out;
 }
 
-Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
-                                           const std::vector<int32_t> &codes,
-                                           const std::vector<double> &scales,
-                                           const std::vector<double> &zeros) {
+Expected<std::vector<uint8_t>> reconstructionF32Bytes(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros) {
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
                            reconstructAffine(t, codes, scales, zeros));
   std::vector<uint8_t> bytes(values.size() * 4);
@@ -248,6 +247,15 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
     float f = static_cast<float>(values[i]);
     std::memcpy(bytes.data() + 4 * i, &f, 4);
   }
+  return bytes;
+}
+
+Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
+                                           const std::vector<int32_t> &codes,
+                                           const std::vector<double> &scales,
+                                           const std::vector<double> &zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                           reconstructionF32Bytes(t, codes, scales, zeros));
   return sha256Hex(bytes.data(), bytes.size());
 }
 
