@@ -282,14 +282,13 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   // RoPE scaling as llama.cpp applies it: rope_freqs.weight divides each
   // frequency (llama3), rope.scaling.type linear divides them all.
   std::vector<double> factors;
-  for (const GGUFTensorInfo &t : g.tensors())
-    if (t.name == "rope_freqs.weight") {
-      if (t.ne.size() != 1 || t.ne[0] != d.ropeDim / 2)
-        return makeError(file, ": rope_freqs.weight must hold rope_dim / 2 = ",
-                         d.ropeDim / 2, " values");
-      QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f, g.decode(t));
-      factors.assign(f.begin(), f.end());
-    }
+  if (const GGUFTensorInfo *t = g.findTensor("rope_freqs.weight")) {
+    if (t->ne.size() != 1 || t->ne[0] != d.ropeDim / 2)
+      return makeError(file, ": rope_freqs.weight must hold rope_dim / 2 = ",
+                       d.ropeDim / 2, " values");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f, g.decode(*t));
+    factors.assign(f.begin(), f.end());
+  }
   if (const GGUFValue *s = g.findMetadata(arch + "rope.scaling.type")) {
     auto type = s->get<std::string_view>();
     if (type && *type == "linear") {
