@@ -85,10 +85,18 @@ QuantizedTensorDescriptor affineLogical(const QuantSpec &spec, int64_t n,
   return logical;
 }
 
-/// A stored ggml type's descriptor in the logical layout, or why its codes
-/// cannot be kept.
+/// The logical descriptor of a linear's stored codes (a packed linear's, or
+/// a ggml type's), or why they cannot be kept.
 Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
                                                 FloatType elementType) {
+  if (linear.weight.packed) {
+    QuantizedTensorDescriptor logical = linear.weight.packed->descriptor;
+    logical.elementType = elementType;
+    return logical;
+  }
+  if (!linear.weight.gguf)
+    return makeError("tensor ", linear.name, " has dtype ", linear.weight.dtype,
+                     "; a linear weight must be F32, F16 or BF16");
   QTENSOR_ASSIGN_OR_RETURN(GGUFTensorDescriptor described,
                            describeGGUFTensor(*linear.weight.gguf));
   if (!described.affine)
@@ -109,8 +117,7 @@ Expected<QuantizedWeight> keepPacked(const Checkpoint &checkpoint,
                                      FloatType elementType) {
   const PackedSource &p = *linear.weight.packed;
   QuantizedWeight out;
-  out.logical = p.descriptor;
-  out.logical.elementType = elementType;
+  QTENSOR_ASSIGN_OR_RETURN(out.logical, keptLogical(linear, elementType));
   QTENSOR_ASSIGN_OR_RETURN(
       hfquant::LogicalParts parts,
       hfquant::unpack(p.scheme, p.tensors, p.descriptor, p.module));
@@ -130,9 +137,9 @@ Expected<QuantizedWeight> keepPacked(const Checkpoint &checkpoint,
 Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
                                      const SourceLinear &linear,
                                      FloatType elementType) {
-  const GGUFTensorInfo &info = *linear.weight.gguf;
   QuantizedWeight out;
   QTENSOR_ASSIGN_OR_RETURN(out.logical, keptLogical(linear, elementType));
+  const GGUFTensorInfo &info = *linear.weight.gguf; // keptLogical checked it
   QTENSOR_ASSIGN_OR_RETURN(GGMLAffineParts parts, disassembleGGMLAffine(info));
   checkpoint.releaseSource(linear.weight);
   out.codes = std::move(parts.codes);
@@ -229,17 +236,8 @@ Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
                                                    const QuantSpec &spec,
                                                    FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
-  if (keepsStoredCodes(linear)) {
-    if (linear.weight.packed) {
-      QuantizedTensorDescriptor logical = linear.weight.packed->descriptor;
-      logical.elementType = elementType;
-      return logical;
-    }
-    if (!linear.weight.gguf)
-      return makeError("tensor ", linear.name, " has dtype ", dtype,
-                       "; a linear weight must be F32, F16 or BF16");
+  if (keepsStoredCodes(linear))
     return keptLogical(linear, elementType);
-  }
   if (spec.keep)
     return makeError("tensor ", linear.name, " is ", dtype,
                      ": --quant keep keeps existing codes, and this weight "
@@ -293,9 +291,6 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
   if (linear.weight.packed) {
     QTENSOR_ASSIGN_OR_RETURN(out, keepPacked(checkpoint, linear, elementType));
   } else if (!isFloat) {
-    if (!linear.weight.gguf)
-      return makeError("tensor ", linear.name, " has dtype ", dtype,
-                       "; a linear weight must be F32, F16 or BF16");
     QTENSOR_ASSIGN_OR_RETURN(out, keepStored(checkpoint, linear, elementType));
   } else {
     if (spec.keep)
