@@ -55,10 +55,13 @@ int64_t colsOf(const QuantizedTensorDescriptor &t) {
 }
 
 /// Position i of each row holds logical column perm[i]; `inverse` undoes it.
-std::vector<int32_t> permuteColumns(const std::vector<int32_t> &codes,
-                                    int64_t rows, int64_t cols,
-                                    const std::vector<int64_t> &perm,
-                                    bool inverse) {
+Expected<std::vector<int32_t>> permuteColumns(const std::vector<int32_t> &codes,
+                                              int64_t rows, int64_t cols,
+                                              const std::vector<int64_t> &perm,
+                                              bool inverse) {
+  if (int64_t(perm.size()) != cols)
+    return makeError("permutation has ", perm.size(), " entries, the weight ",
+                     cols, " columns");
   std::vector<int32_t> out(codes.size());
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t *from = codes.data() + size_t(r) * size_t(cols);
@@ -81,11 +84,9 @@ packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
   KernelLayoutSpec spec{kind, d.code.bits, d.code.isSigned};
   if (!d.permutation)
     return packKernelLayout(spec, codes.data(), rows, cols);
-  if (int64_t(d.permutation->size()) != cols)
-    return makeError("permutation has ", d.permutation->size(),
-                     " entries, the weight ", cols, " columns");
-  std::vector<int32_t> ordered =
-      permuteColumns(codes, rows, cols, *d.permutation, /*inverse=*/false);
+  QTENSOR_ASSIGN_OR_RETURN(
+      std::vector<int32_t> ordered,
+      permuteColumns(codes, rows, cols, *d.permutation, /*inverse=*/false));
   return packKernelLayout(spec, ordered.data(), rows, cols);
 }
 
@@ -133,10 +134,8 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
     QTENSOR_ASSIGN_OR_RETURN(
         codes, unpackKernelLayout(spec, bytes, numBytes, rows, cols));
     if (const auto &perm = t.descriptor.permutation) {
-      if (int64_t(perm->size()) != cols)
-        return makeError("permutation has ", perm->size(),
-                         " entries, the weight ", cols, " columns");
-      codes = permuteColumns(codes, rows, cols, *perm, /*inverse=*/true);
+      QTENSOR_ASSIGN_OR_RETURN(
+          codes, permuteColumns(codes, rows, cols, *perm, /*inverse=*/true));
     }
   }
   CodeBounds bounds = codeBounds(t.descriptor);
