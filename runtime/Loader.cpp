@@ -41,6 +41,27 @@ qtensor::runtime::parseBackendChoice(const std::string &s) {
   return std::nullopt;
 }
 
+const char *qtensor::runtime::toString(FileAccess a) {
+  return a == FileAccess::Read ? "read" : "map";
+}
+
+std::optional<FileAccess>
+qtensor::runtime::parseFileAccess(const std::string &s) {
+  for (FileAccess a : {FileAccess::Read, FileAccess::Map})
+    if (s == toString(a))
+      return a;
+  return std::nullopt;
+}
+
+Expected<MappedFile>
+qtensor::runtime::holdVerifiedFile(const artifact::ArtifactRoot &root,
+                                   const artifact::FileEntry &f,
+                                   const LoadOptions &options) {
+  return options.access == FileAccess::Read
+             ? root.readVerified(f.path, f.bytes, f.sha256, options.files)
+             : root.openVerified(f.path, f.bytes, f.sha256, options.files);
+}
+
 LoadedModel::~LoadedModel() {
   // Kernels reference device memory and library code: drop them first.
   ops.clear();
@@ -139,10 +160,14 @@ private:
     return found;
   }
 
-  /// Maps and hashes a small metadata file (verify), for parsing (parse).
+  Expected<MappedFile> holdVerified(const artifact::FileEntry &f) {
+    return holdVerifiedFile(*root, f, options);
+  }
+
+  /// Reads and hashes a small metadata file (verify), for parsing (parse).
   Expected<MappedFile> verified(const artifact::FileEntry &f) {
     auto start = Clock::now();
-    auto file = root->openVerified(f.path, f.bytes, f.sha256, options.files);
+    auto file = holdVerified(f);
     if (!file)
       return file.error();
     m.times.record(Stage::Verify, secondsSince(start), f.path + " hashed");
@@ -338,8 +363,7 @@ private:
       const artifact::FileEntry *f = m.man.findFile(path);
       if (!f) // planRun only names listed files
         return makeError("the plan reads unlisted file ", path);
-      auto file =
-          root->openVerified(f->path, f->bytes, f->sha256, options.files);
+      auto file = holdVerified(*f);
       if (!file)
         return file.error();
       QTENSOR_TRY(m.memory.add(MemoryCategory::Mapped, f->path, f->bytes));
@@ -367,11 +391,12 @@ private:
         if (const safetensors::TensorView *v = m.view(*op.bias, "data"))
           m.referenced += v->byteSize();
     }
-    m.times.record(Stage::Read, secondsSince(start),
-                   std::to_string(m.runPlan.files.size()) +
-                       " files mapped and hashed (" + formatBytes(m.mapped) +
-                       "), " + formatBytes(m.referenced) +
-                       " referenced by the plan");
+    m.times.record(
+        Stage::Read, secondsSince(start),
+        std::to_string(m.runPlan.files.size()) + " files " +
+            (options.access == FileAccess::Read ? "read" : "mapped") +
+            " and hashed (" + formatBytes(m.mapped) + "), " +
+            formatBytes(m.referenced) + " referenced by the plan");
     return Status::ok();
   }
 

@@ -369,8 +369,7 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
           return r.error();
         root.emplace(r.take());
       }
-      auto mapped =
-          root->openVerified(f->path, f->bytes, f->sha256, options.files);
+      auto mapped = holdVerifiedFile(*root, *f, options);
       if (!mapped)
         return mapped.error();
       auto st = safetensors::SafetensorsFile::fromMappedFile(mapped.take(),
@@ -379,8 +378,10 @@ Status TensorParallelGroup::loadReducedBiases(const std::string &dir,
         return st.error();
       QTENSOR_TRY(checkShardInventory(man, f->path, *st));
       groupMapped += f->bytes;
-      noteList.push_back("mapped and hashed " + f->path +
-                         " for the biases added after the all-reduce");
+      noteList.push_back(
+          std::string(options.access == FileAccess::Read ? "read" : "mapped") +
+          " and hashed " + f->path +
+          " for the biases added after the all-reduce");
       shard = files.emplace(b->file, st.take()).first;
     }
     std::string stored;

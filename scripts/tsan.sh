@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the MLIR-free runtime and its unit tests with ThreadSanitizer
 # (clang-22) in ./build-tsan and runs the tests that call into one model or
-# one thread pool from several threads at once (a data race fails them).
+# one thread pool from several threads at once (a data race fails them),
+# several decoder sequences on one model among them.
 # Usage: scripts/tsan.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,8 +17,22 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" -j "${QTENSOR_JOBS:-$(nproc)}" RuntimeTests SupportTests
 
+# Several decoder sequences on one model need a model compiled in MLIR: the
+# main build's qtc makes one from the tiny llama (when it is built).
+main="${QTENSOR_BUILD_DIR:-$root/build}"
+filter='LoaderConcurrency.*'
+if [ -x "$main/bin/qtc" ] && [ -x "$main/bin/make-tiny-llama" ]; then
+  "$main/bin/make-tiny-llama" "$build/tiny-llama" >/dev/null
+  "$main/bin/qtc" compile "$build/tiny-llama" --target host \
+    -o "$build/tiny-llama-host" --quiet >/dev/null
+  export QTENSOR_TEST_DECODER_ARTIFACT="$build/tiny-llama-host"
+  filter="$filter:DecoderConcurrency.*"
+else
+  echo "tsan: no main build of qtc: DecoderConcurrency is not run"
+fi
+
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 echo "== concurrency tests under ThreadSanitizer"
-"$build/bin/RuntimeTests" --gtest_filter='LoaderConcurrency.*' --gtest_brief=1
+"$build/bin/RuntimeTests" --gtest_filter="$filter" --gtest_brief=1
 "$build/bin/SupportTests" --gtest_filter='ThreadPool*' --gtest_brief=1
 echo "tsan: clean"

@@ -199,19 +199,7 @@ public:
 private:
   Spool(int fd, std::string path) : fd(fd), path(std::move(path)) {}
   Status read(uint64_t offset, uint8_t *out, uint64_t size) const {
-    uint64_t done = 0;
-    while (done < size) {
-      ssize_t r = ::pread(fd, out + done, static_cast<size_t>(size - done),
-                          static_cast<off_t>(offset + done));
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return makeError(path, ": reading the export spool at byte ",
-                         offset + done, ": ",
-                         r < 0 ? std::strerror(errno) : "unexpected end");
-      done += static_cast<uint64_t>(r);
-    }
-    return Status::ok();
+    return readAll(fd, out, size, offset, path + " (the export spool)");
   }
   int fd;
   std::string path;

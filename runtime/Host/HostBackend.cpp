@@ -2,6 +2,7 @@
 
 #include "qtensor/Runtime/HostBackend.h"
 
+#include "qtensor/Support/FileIO.h"
 #include "qtensor/Support/ThreadPool.h"
 
 #include <cerrno>
@@ -21,18 +22,11 @@ static_assert(sizeof(void *) == sizeof(int64_t),
 
 namespace {
 
+/// All of `bytes` into `fd` (writeAll, which names `what` and the offset).
 Status writeWhole(int fd, const uint8_t *bytes, size_t size,
                   const std::string &what) {
-  size_t done = 0;
-  while (done < size) {
-    ssize_t w = ::write(fd, bytes + done, size - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return makeError(what, ": write failed: ", std::strerror(errno));
-    done += size_t(w);
-  }
-  return Status::ok();
+  uint64_t offset = 0;
+  return writeAll(fd, bytes, size, what, offset);
 }
 
 /// An anonymous memory file holding `bytes`, sealed against change.

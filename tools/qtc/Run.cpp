@@ -94,6 +94,9 @@ const char *kRunUsage =
     "                constructors run in this process) instead of this\n"
     "                installation's rebuild of its kernel records (both\n"
     "                modes; docs/security.md)\n"
+    "  --mmap        map the artifact's files instead of reading them into\n"
+    "                memory (no copy; the files must not change while in\n"
+    "                use: a truncated one ends the run with exit status 74)\n"
     "  --json        print one JSON object\n"
     "exit status: 0 ran (and checked), 1 load, run or check failure, 2 usage\n";
 
@@ -107,7 +110,7 @@ struct Options {
   std::optional<kernels::FallbackPolicy> fallback;
   kernels::FallbackPolicy backendFallback = kernels::FallbackPolicy::Forbid;
   bool check = false, warmup = true, json = false;
-  bool trustArtifactCode = false;
+  bool trustArtifactCode = false, mapFiles = false;
   // --prompt mode (Generate.h).
   std::optional<std::string> prompt;
   std::optional<std::vector<int32_t>> promptIds;
@@ -152,6 +155,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .flag({"--check"}, o.check)
       .flag({"--no-warmup"}, o.warmup, false)
       .flag({"--trust-artifact-code"}, o.trustArtifactCode)
+      .flag({"--mmap"}, o.mapFiles)
       .option({"--op"}, "a value", o.op)
       .option({"--prompt"}, "a value",
               [&o](const std::string &v) -> Error {
@@ -312,6 +316,7 @@ LoadOptions loadOptionsOf(const Options &o) {
   lo.fallback = o.fallback;
   lo.warmup = o.warmup;
   lo.code.trustArtifactCode = o.trustArtifactCode;
+  lo.access = o.mapFiles ? FileAccess::Map : FileAccess::Read;
   if (!o.op.empty())
     lo.ops = {o.op};
   return lo;

@@ -11,18 +11,23 @@
 #include "Run.h"
 #include "Tokenize.h"
 #include "VerifyCommand.h"
+#include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/ThreadPool.h"
 
 #ifdef QTENSOR_QTC_COMPILER
 #include "qtensor/Compiler/TrustedCode.h"
+#include "llvm/Support/ErrorHandling.h"
 #endif
 #if QTENSOR_QTC_COMPILER
 #include "CompileCommand.h"
 #endif
 
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -51,9 +56,42 @@ const char *kUsage =
 
 static int run(int argc, char **argv);
 
+namespace {
+/// Any allocation that fails, in any thread, in qtc's code or in LLVM's
+/// (which would otherwise abort): one line and exit status 1. Allocations
+/// sized from a file's fields fail earlier, as errors naming the file.
+[[noreturn]] void outOfMemory() {
+  static const char message[] =
+      "qtc: error: out of memory: an allocation failed (the process's "
+      "memory or address-space limit is too small for this work)\n";
+  (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
+  ::_exit(1);
+}
+#ifdef QTENSOR_QTC_COMPILER
+void onLLVMBadAlloc(void *, const char *, bool) { outOfMemory(); }
+/// LLVM's other fatal errors (a thread it cannot start, ...): said as qtc's
+/// error, exit status 1, instead of an abort.
+void onLLVMFatalError(void *, const char *reason, bool) {
+  static const char prefix[] = "qtc: error: in LLVM: ";
+  (void)!::write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
+  (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  ::_exit(1);
+}
+#endif
+} // namespace
+
 int main(int argc, char **argv) {
-  // The libraries report errors as values; what can still escape is running
-  // out of memory (std::bad_alloc). Say so and fail instead of aborting.
+  // A file truncated under one of qtc's mappings (a checkpoint being
+  // compiled, an artifact being verified or run with --mmap) is an error
+  // naming the file, not a crash (MappedFile.h).
+  qtensor::installMappedFileFaultHandler("qtc");
+  std::set_new_handler(outOfMemory);
+#ifdef QTENSOR_QTC_COMPILER
+  llvm::install_bad_alloc_error_handler(onLLVMBadAlloc);
+  llvm::install_fatal_error_handler(onLLVMFatalError);
+#endif
+  // The libraries report errors as values; nothing else should escape.
   try {
     return run(argc, argv);
   } catch (const std::exception &e) {

@@ -29,11 +29,15 @@
 //  - hard links (st_nlink > 1) are refused unless OpenPolicy::allowHardLinks:
 //    another name of the same inode may live outside the root, and the
 //    writer never produces them;
-//  - openVerified then checks the size against the manifest and the SHA-256
-//    of the mapped bytes, which are the bytes every later reader sees.
-// The directory must not be modified while an artifact is in use: a file
-// truncated after it was mapped can still fault on access (a property of
-// mmap, shared with MappedFile).
+//  - readVerified then checks the size against the manifest, reads the file
+//    into private memory and checks the SHA-256 of exactly those bytes,
+//    which every later reader sees: a file truncated or rewritten after
+//    that cannot change them (the runtime loads this way).
+//  - openVerified checks the same of a mapping, for readers that stream
+//    through files larger than they want resident (the parity ladder). A
+//    mapped file must not be modified while in use: a truncated one faults
+//    on access (SIGBUS; MappedFile.h names the file when a program installs
+//    the handler), a rewritten one shows its new bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_FORMATS_ARTIFACTPATH_H
@@ -117,6 +121,12 @@ public:
   /// openFile, then: size == `bytes`, map it, SHA-256 of the mapping ==
   /// `sha256`. The mapping is named by display(relative).
   Expected<MappedFile> openVerified(std::string_view relative, uint64_t bytes,
+                                    std::string_view sha256,
+                                    const OpenPolicy &policy = {}) const;
+  /// openFile, then: size == `bytes`, read it once into private memory
+  /// (MappedFile::readCopy), hashing each chunk as it is read, and SHA-256
+  /// == `sha256`. Named by display(relative).
+  Expected<MappedFile> readVerified(std::string_view relative, uint64_t bytes,
                                     std::string_view sha256,
                                     const OpenPolicy &policy = {}) const;
   /// Opens the directory that contains `relative` (component by component,

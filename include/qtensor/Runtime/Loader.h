@@ -14,9 +14,11 @@
 //               model schema (ModelSchema.h); placement and kernel
 //               admission with this build's registry (Plan.h), fallback per
 //               policy -- all before any tensor byte is read
-//  4. read      map only the files the plan needs (this rank's shards, the
-//               kernels of this backend), each checked against its size and
-//               SHA-256; the needed tensors checked against the manifest
+//  4. read      read only the files the plan needs (this rank's shards, the
+//               kernels of this backend) into private memory, each hashed
+//               as it is read and checked against its size and SHA-256
+//               (or map them: LoadOptions::access); the needed tensors
+//               checked against the manifest
 //  5. engine    load kernel code: kernels-host.so from its verified bytes
 //               (HostBackend.h), or PTX/cubin modules (CudaDevice.h)
 //  6. repack / transfer
@@ -68,6 +70,26 @@ enum class BackendChoice : uint8_t {
 const char *toString(BackendChoice b);
 std::optional<BackendChoice> parseBackendChoice(const std::string &s);
 
+/// How the loader holds an artifact's files (MappedFile.h).
+enum class FileAccess : uint8_t {
+  /// Read once into private memory, hashed as read: the bytes that run are
+  /// the bytes verified, whatever happens to the files afterwards.
+  Read,
+  /// Mapped and hashed: no copy, pages shared with the page cache. For
+  /// artifacts nobody modifies while in use: a file truncated under the
+  /// mapping faults (SIGBUS), one rewritten in place changes what runs.
+  Map,
+};
+const char *toString(FileAccess a);
+std::optional<FileAccess> parseFileAccess(const std::string &s);
+
+struct LoadOptions;
+/// The bytes of the manifest's file `f` under `root`, checked against its
+/// size and SHA-256 and held as `options.access` says.
+Expected<MappedFile> holdVerifiedFile(const artifact::ArtifactRoot &root,
+                                      const artifact::FileEntry &f,
+                                      const LoadOptions &options);
+
 struct LoadOptions {
   int64_t rank = 0;
   BackendChoice backend = BackendChoice::Auto;
@@ -94,6 +116,7 @@ struct LoadOptions {
   std::string cudaLibrary = "libcuda.so.1";
   int cudaDevice = 0;
   artifact::OpenPolicy files;
+  FileAccess access = FileAccess::Read;
   safetensors::Limits limits;
 };
 

@@ -9,7 +9,8 @@
 // `device_codes`). Categories are never summed into one number.
 //
 //   disk          bytes of every file the manifest lists
-//   mapped        bytes of the files the loader mapped (whole files: their
+//   mapped        bytes of the files the loader holds, read into private
+//                 memory or mapped (LoadOptions::access; whole files: their
 //                 SHA-256 covers the whole file)
 //   resident_host heap bytes the runtime holds after load (aligned copies,
 //                 load-time repacks, converted qparams, kernel code copies)

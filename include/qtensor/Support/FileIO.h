@@ -1,4 +1,12 @@
 //===- FileIO.h - Small POSIX I/O helpers with readable errors --*- C++ -*-===//
+//
+// Every read and write of a file's contents in the libraries goes through
+// one FileLayer: the POSIX calls, or, in a test, a layer that injects short
+// reads, EINTR, EIO or ENOSPC at a chosen file and offset (ScopedFileLayer),
+// so that the loader's and the writers' handling of each fault is tested on
+// the real code paths.
+//
+//===----------------------------------------------------------------------===//
 #ifndef QTENSOR_SUPPORT_FILEIO_H
 #define QTENSOR_SUPPORT_FILEIO_H
 
@@ -8,8 +16,42 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 namespace qtensor {
+
+/// The system calls that move file contents. Each returns what the POSIX
+/// call returns and sets errno the same way.
+class FileLayer {
+public:
+  virtual ~FileLayer();
+  virtual ssize_t pread(int fd, void *buffer, size_t size, uint64_t offset);
+  virtual ssize_t write(int fd, const void *data, size_t size);
+  virtual int fsync(int fd);
+};
+
+/// The layer in use: the POSIX one unless a ScopedFileLayer is alive.
+FileLayer &fileLayer();
+
+/// Installs `layer` for the process until destroyed (tests). Not nested
+/// across threads: install it before the code under test starts threads.
+class ScopedFileLayer {
+public:
+  explicit ScopedFileLayer(FileLayer &layer);
+  ~ScopedFileLayer();
+  ScopedFileLayer(const ScopedFileLayer &) = delete;
+  ScopedFileLayer &operator=(const ScopedFileLayer &) = delete;
+
+private:
+  FileLayer *previous;
+};
+
+/// Reads exactly `size` bytes of `fd` at `offset` into `out`, retrying on
+/// EINTR and short reads. An I/O error names `name`, the byte offset and
+/// the system's reason; a file that ends early says where it ended and how
+/// many bytes were expected.
+Status readAll(int fd, uint8_t *out, uint64_t size, uint64_t offset,
+               const std::string &name);
 
 /// Writes all `size` bytes to `fd`, retrying on EINTR and short writes.
 /// `offset` is the file position of `data` and is advanced by what was

@@ -6,9 +6,27 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace qtensor {
+
+/// SHA-256 over bytes that arrive in pieces (a file hashed while it is
+/// read, so that each byte is read once).
+class Sha256Stream {
+public:
+  static Expected<Sha256Stream> create();
+  Status update(const uint8_t *data, size_t size);
+  /// The digest of everything updated so far, as 64 lowercase hex digits.
+  Expected<std::string> finishHex();
+
+private:
+  struct Context;
+  struct ContextDeleter {
+    void operator()(Context *) const;
+  };
+  std::unique_ptr<Context, ContextDeleter> ctx;
+};
 
 /// SHA-256 of `size` bytes as 64 lowercase hex digits (OpenSSL EVP).
 Expected<std::string> sha256Hex(const uint8_t *data, size_t size);

@@ -2,6 +2,8 @@
 
 #include "qtensor/Formats/Artifact.h"
 
+#include "qtensor/Support/FileIO.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -31,25 +33,13 @@ artifact::readManifest(const ArtifactRoot &root, const OpenPolicy &policy) {
     return makeError(name, ": ", opened->size, " bytes exceed the limit of ",
                      kMaxManifestBytes);
   std::string text(static_cast<size_t>(opened->size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t r = ::pread(opened->fd.get(), text.data() + done,
-                        text.size() - done, static_cast<off_t>(done));
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return makeError(name, ": read failed at byte offset ", done, ": ",
-                       std::strerror(errno));
-    }
-    if (r == 0)
-      return makeError(name, ": the file shrank to ", done,
-                       " bytes while it was read (", text.size(), " expected)");
-    done += static_cast<size_t>(r);
-  }
+  QTENSOR_TRY(readAll(opened->fd.get(),
+                      reinterpret_cast<uint8_t *>(text.data()), text.size(), 0,
+                      name));
   // One more byte would mean the file grew since fstat: reading a moving
   // manifest is not reading a published one.
   char extra;
-  ssize_t more = ::pread(opened->fd.get(), &extra, 1, static_cast<off_t>(done));
+  ssize_t more = fileLayer().pread(opened->fd.get(), &extra, 1, text.size());
   if (more > 0)
     return makeError(name, ": the file grew while it was read");
   auto m = parseManifest(text, name);

@@ -273,3 +273,29 @@ ArtifactRoot::openVerified(std::string_view relative, uint64_t bytes,
                      ", the file has ", *digest);
   return mapped.take();
 }
+
+Expected<MappedFile>
+ArtifactRoot::readVerified(std::string_view relative, uint64_t bytes,
+                           std::string_view sha256,
+                           const OpenPolicy &policy) const {
+  auto opened = openFile(relative, policy);
+  if (!opened)
+    return opened.error();
+  std::string name = display(relative);
+  if (opened->size != bytes)
+    return makeError(name, ": size is ", opened->size,
+                     " bytes but the manifest says ", bytes);
+  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream hash, Sha256Stream::create());
+  auto copy = MappedFile::readCopy(
+      opened->fd.release(), name, bytes,
+      [&](const uint8_t *chunk, size_t n) { return hash.update(chunk, n); });
+  if (!copy)
+    return copy.error();
+  auto digest = hash.finishHex();
+  if (!digest)
+    return makeError(name, ": ", digest.message());
+  if (*digest != sha256)
+    return makeError(name, ": SHA-256 mismatch: the manifest expects ", sha256,
+                     ", the file has ", *digest);
+  return copy.take();
+}

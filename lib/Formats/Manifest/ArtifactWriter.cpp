@@ -287,8 +287,7 @@ Status hashDescriptor(int fd, const std::string &name, uint64_t &bytes,
   std::vector<uint8_t> buffer(1u << 20);
   uint64_t offset = 0;
   while (true) {
-    ssize_t r =
-        ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));
+    ssize_t r = fileLayer().pread(fd, buffer.data(), buffer.size(), offset);
     if (r < 0) {
       if (errno == EINTR)
         continue;
@@ -455,7 +454,7 @@ public:
 
   Status syncTemp(Output &o) {
     QTENSOR_TRY(step(WriteStep::SyncTemp, o.name, o.tempPath));
-    if (::fsync(current.get()) != 0)
+    if (fileLayer().fsync(current.get()) != 0)
       return makeError(root.display(o.tempPath),
                        ": fsync failed: ", std::strerror(errno));
     return Status::ok();
@@ -628,7 +627,7 @@ public:
                          reinterpret_cast<const uint8_t *>(text.data()),
                          text.size(), root.display(manifestTemp), offset));
     QTENSOR_TRY(step(WriteStep::SyncManifest, kManifestFileName, manifestTemp));
-    if (::fsync(current.get()) != 0)
+    if (fileLayer().fsync(current.get()) != 0)
       return makeError(root.display(manifestTemp),
                        ": fsync failed: ", std::strerror(errno));
     current.reset();
@@ -647,16 +646,9 @@ public:
     if (opened->size > kMaxManifestBytes)
       return makeError(display, ": larger than the manifest limit");
     std::string text(static_cast<size_t>(opened->size), '\0');
-    size_t done = 0;
-    while (done < text.size()) {
-      ssize_t r = ::pread(opened->fd.get(), text.data() + done,
-                          text.size() - done, static_cast<off_t>(done));
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return makeError(display, ": read-back failed at byte offset ", done);
-      done += static_cast<size_t>(r);
-    }
+    QTENSOR_TRY(readAll(opened->fd.get(),
+                        reinterpret_cast<uint8_t *>(text.data()), text.size(),
+                        0, display + " (read back)"));
     auto parsed = parseManifest(text, display);
     if (!parsed)
       return makeError("reopen check: ", parsed.message());

@@ -253,7 +253,7 @@ Expected<uint64_t> SafetensorsWriter::writeFile(const std::string &path) const {
   auto written = write(fd, path);
   if (!written)
     return cleanup(written.error());
-  if (::fsync(fd) != 0)
+  if (fileLayer().fsync(fd) != 0)
     return cleanup(makeError(path, ": fsync failed: ", std::strerror(errno)));
   if (::close(fd) != 0) {
     int err = errno;

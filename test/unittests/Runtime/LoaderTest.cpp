@@ -32,28 +32,6 @@ namespace {
          << "\"" << text << "\"\n  does not contain \"" << part << "\"";
 }
 
-/// The test artifacts' host code is the test's own (TestHostKernels.c):
-/// trusted, so loaded as is (no compiler here to rebuild it).
-LoadOptions hostOptions() {
-  LoadOptions o;
-  o.backend = BackendChoice::Host;
-  o.code.trustArtifactCode = true;
-  return o;
-}
-
-/// Deterministic f16 activations in [-1, 1).
-HostTensor activations(int64_t t, int64_t k, uint32_t seed) {
-  std::vector<double> v(size_t(t * k));
-  uint32_t x = seed * 2654435761u + 7;
-  for (double &d : v) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    d = double(x % 2048) / 1024.0 - 1.0;
-  }
-  return *HostTensor::fromDoubles(FloatType::F16, t, k, v);
-}
-
 /// max |y - reference| / bound over every output; <= 1 for a correct kernel.
 double worstErrorRatio(LoadedModel &model, const std::string &op,
                        const HostTensor &x, const HostTensor &y) {
@@ -67,13 +45,6 @@ double worstErrorRatio(LoadedModel &model, const std::string &op,
                          plan->n(), plan->k(), plan->output);
   EXPECT_TRUE(e.finite);
   return e.worstRatio;
-}
-
-Expected<std::unique_ptr<LoadedModel>> loadSpec(const TempDir &dir,
-                                                const TestArtifactSpec &spec,
-                                                LoadOptions o = hostOptions()) {
-  writeTestArtifact(dir.str(), spec);
-  return loadModel(dir.str(), o);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include "qtensor/Kernels/Admission.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Runtime/Loader.h"
 
 #include "TestTempDir.h"
 
@@ -309,6 +310,36 @@ inline void writeTestArtifact(const std::string &dir,
         "kernels-host.so", artifact::FileRole::Kernel, testKernelLibrary())));
   auto written = writer.write(dir);
   ASSERT_TRUE(bool(written)) << written.message();
+}
+
+/// The test artifacts' host code is the test's own (TestHostKernels.c):
+/// trusted, so loaded as is (no compiler here to rebuild it).
+inline runtime::LoadOptions hostOptions() {
+  runtime::LoadOptions o;
+  o.backend = runtime::BackendChoice::Host;
+  o.code.trustArtifactCode = true;
+  return o;
+}
+
+/// Deterministic f16 activations in [-1, 1).
+inline runtime::HostTensor activations(int64_t t, int64_t k, uint32_t seed) {
+  std::vector<double> v(size_t(t * k));
+  uint32_t x = seed * 2654435761u + 7;
+  for (double &d : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    d = double(x % 2048) / 1024.0 - 1.0;
+  }
+  return *runtime::HostTensor::fromDoubles(FloatType::F16, t, k, v);
+}
+
+/// Writes the artifact of `spec` into `dir` and loads it.
+inline Expected<std::unique_ptr<runtime::LoadedModel>>
+loadSpec(const TempDir &dir, const TestArtifactSpec &spec,
+         runtime::LoadOptions o = hostOptions()) {
+  writeTestArtifact(dir.str(), spec);
+  return runtime::loadModel(dir.str(), o);
 }
 
 } // namespace rttest

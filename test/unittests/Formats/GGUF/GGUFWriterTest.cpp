@@ -2,7 +2,8 @@
 
 #include "qtensor/Formats/GGUFWriter.h"
 
-#include "../../TestTempDir.h"
+#include "InjectedFileFaults.h"
+#include "TestTempDir.h"
 
 #include <gtest/gtest.h>
 
@@ -66,5 +67,26 @@ TEST(GGUFWriter, RefusesAndLeavesNothing) {
   Status s = w.write(path);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), path + ": tensor x has 3 bytes, F32 needs 8");
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// Issue 14: a full disk while the file is written (qtc export-gguf) names
+// the file and the offset, and leaves neither the file nor a temporary.
+TEST(GGUFWriter, AFullDiskLeavesNothing) {
+  test::TempDir dir("gguf-writer");
+  GGUFFileWriter w;
+  w.setString("general.architecture", "llama");
+  ASSERT_TRUE(w.addTensor(
+      tensor("a", GGMLType::F32, {1024}, std::vector<uint8_t>(4096, 1))));
+  std::string path = (dir / "m.gguf").string();
+  test::InjectedFileFaults faults;
+  faults.spaceLeft = 2000;
+  ScopedFileLayer scoped(faults);
+  Status s = w.write(path);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find(": write failed at byte offset 2000: No space "
+                             "left on device"),
+            std::string::npos)
+      << s.message();
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }

@@ -1,0 +1,279 @@
+//===- FileIOTest.cpp - Reads, writes and mappings under faults -----------===//
+//
+// Each fault a disk or a filesystem produces, injected under the libraries'
+// own I/O (InjectedFileFaults.h) or made for real (truncating a mapped
+// file, an address-space limit), and what the caller sees: an error naming
+// the file and the byte offset, nothing half-written, no crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InjectedFileFaults.h"
+#include "TestTempDir.h"
+
+#include "qtensor/Support/FileIO.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/Sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace qtensor;
+using qtensor::test::InjectedFileFaults;
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QTENSOR_SANITIZED 1
+#endif
+#endif
+
+namespace {
+
+struct Scratch : qtensor::test::TempDir {
+  Scratch() : qtensor::test::TempDir("qtensor-fileio-test") {}
+};
+
+std::vector<uint8_t> pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = uint8_t(i * 131 + i / 251);
+  return v;
+}
+
+void writeFile(const std::filesystem::path &p, const std::vector<uint8_t> &v) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char *>(v.data()),
+             std::streamsize(v.size()));
+}
+
+int openRead(const std::filesystem::path &p) {
+  return ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+}
+
+::testing::AssertionResult contains(const std::string &text,
+                                    const std::string &part) {
+  if (text.find(part) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
+}
+
+} // namespace
+
+TEST(ReadAll, RetriesShortReadsAndInterruptions) {
+  Scratch dir;
+  std::vector<uint8_t> bytes = pattern(100000);
+  writeFile(dir / "a.bin", bytes);
+  InjectedFileFaults faults;
+  faults.maxRead = 7;
+  faults.interrupt = true;
+  ScopedFileLayer scoped(faults);
+  int fd = openRead(dir / "a.bin");
+  std::vector<uint8_t> out(bytes.size() - 10);
+  Status s = readAll(fd, out.data(), out.size(), 10, "a.bin");
+  ::close(fd);
+  ASSERT_TRUE(bool(s)) << s.message();
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), bytes.begin() + 10));
+  EXPECT_GT(faults.faultyCalls.load(), 2 * out.size() / 7);
+}
+
+TEST(ReadAll, AnIOErrorNamesTheFileAndTheOffset) {
+  Scratch dir;
+  writeFile(dir / "a.bin", pattern(20000));
+  InjectedFileFaults faults;
+  faults.readErrorAt = 12288;
+  ScopedFileLayer scoped(faults);
+  int fd = openRead(dir / "a.bin");
+  std::vector<uint8_t> out(20000);
+  Status s = readAll(fd, out.data(), out.size(), 0, "shard a.bin");
+  ::close(fd);
+  ASSERT_FALSE(bool(s));
+  EXPECT_TRUE(contains(s.message(), "shard a.bin: read failed at byte "
+                                    "offset 12288: Input/output error"));
+}
+
+TEST(ReadAll, SaysWhereATruncatedFileEnds) {
+  Scratch dir;
+  writeFile(dir / "a.bin", pattern(5000));
+  int fd = openRead(dir / "a.bin");
+  std::vector<uint8_t> out(8000);
+  Status s = readAll(fd, out.data(), out.size(), 0, "a.bin");
+  ::close(fd);
+  ASSERT_FALSE(bool(s));
+  EXPECT_TRUE(contains(s.message(), "a.bin: the file ends at byte 5000, but "
+                                    "8000 bytes were expected"));
+}
+
+TEST(WriteAll, AFullDiskNamesTheFileAndTheOffset) {
+  Scratch dir;
+  InjectedFileFaults faults;
+  faults.spaceLeft = 3000;
+  faults.interrupt = true;
+  ScopedFileLayer scoped(faults);
+  int fd =
+      ::open((dir / "out.bin").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  std::vector<uint8_t> bytes = pattern(10000);
+  uint64_t offset = 0;
+  Status s = writeAll(fd, bytes.data(), bytes.size(), "out.bin", offset);
+  ::close(fd);
+  ASSERT_FALSE(bool(s));
+  EXPECT_TRUE(contains(s.message(), "out.bin: write failed at byte offset "
+                                    "3000: No space left on device"));
+  EXPECT_EQ(offset, 3000u);
+}
+
+TEST(WriteFileAtomically, AFullDiskLeavesTheOldFileAndNoTemporary) {
+  Scratch dir;
+  std::filesystem::path target = dir / "report.json";
+  writeFile(target, {'o', 'l', 'd'});
+  for (int variant = 0; variant < 2; ++variant) {
+    InjectedFileFaults faults;
+    if (variant == 0)
+      faults.spaceLeft = 100;
+    else
+      faults.failFsync = true;
+    ScopedFileLayer scoped(faults);
+    Status s = writeFileAtomically(target.string(), std::string(5000, 'x'));
+    ASSERT_FALSE(bool(s));
+    EXPECT_TRUE(contains(s.message(),
+                         variant == 0 ? "No space left on device"
+                                      : "fsync failed: Input/output error"));
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto &e :
+         std::filesystem::directory_iterator(dir.path()))
+      ++entries;
+    EXPECT_EQ(entries, 1u) << "a temporary file was left behind";
+    std::ifstream in(target);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text, "old");
+  }
+}
+
+TEST(ReadCopy, KeepsTheBytesItHashedWhateverHappensToTheFile) {
+  Scratch dir;
+  std::vector<uint8_t> bytes = pattern(3 * (8 << 20) + 12345);
+  writeFile(dir / "w.bin", bytes);
+  auto expected = sha256Hex(bytes.data(), bytes.size());
+  ASSERT_TRUE(bool(expected));
+  auto hash = Sha256Stream::create();
+  ASSERT_TRUE(bool(hash));
+  size_t chunks = 0;
+  auto copy =
+      MappedFile::readCopy(openRead(dir / "w.bin"), "w.bin", bytes.size(),
+                           [&](const uint8_t *p, size_t n) {
+                             ++chunks;
+                             return hash->update(p, n);
+                           });
+  ASSERT_TRUE(bool(copy)) << copy.message();
+  EXPECT_FALSE(copy->mapsFile());
+  EXPECT_EQ(chunks, 4u);
+  EXPECT_EQ(*hash->finishHex(), *expected);
+  // Truncate and rewrite the file: the copy is what was hashed.
+  std::filesystem::resize_file(dir / "w.bin", 0);
+  writeFile(dir / "w.bin", pattern(10));
+  ASSERT_EQ(copy->size(), bytes.size());
+  EXPECT_EQ(std::memcmp(copy->data(), bytes.data(), bytes.size()), 0);
+  // Giving pages back is for file mappings: on a copy it must not zero it.
+  releaseMappedPages(copy->data(), size_t(copy->size()));
+  EXPECT_EQ(std::memcmp(copy->data(), bytes.data(), bytes.size()), 0);
+}
+
+TEST(ReadCopy, AFileShorterThanDeclaredIsAnError) {
+  Scratch dir;
+  writeFile(dir / "w.bin", pattern(4096));
+  auto copy = MappedFile::readCopy(openRead(dir / "w.bin"), "w.bin", 8192);
+  ASSERT_FALSE(bool(copy));
+  EXPECT_TRUE(contains(copy.message(), "w.bin: the file ends at byte 4096"));
+}
+
+TEST(ReleaseMappedPages, OnlyActsInsideAFileMapping) {
+  Scratch dir;
+  std::vector<uint8_t> bytes = pattern(5 * 4096);
+  writeFile(dir / "m.bin", bytes);
+  auto mapped = MappedFile::open((dir / "m.bin").string());
+  ASSERT_TRUE(bool(mapped)) << mapped.message();
+  EXPECT_TRUE(mapped->mapsFile());
+  releaseMappedPages(mapped->data(), size_t(mapped->size()));
+  EXPECT_EQ(std::memcmp(mapped->data(), bytes.data(), bytes.size()), 0);
+  // Heap memory is left alone (MADV_DONTNEED would zero private pages).
+  std::vector<uint8_t> heap = pattern(64 * 4096);
+  std::vector<uint8_t> before = heap;
+  releaseMappedPages(heap.data(), heap.size());
+  EXPECT_EQ(heap, before);
+}
+
+TEST(MappedFileFaults, ATruncatedMappingIsANamedErrorNotACrash) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Scratch dir;
+  std::vector<uint8_t> bytes = pattern(4 * 4096);
+  writeFile(dir / "shard.bin", bytes);
+  std::string path = (dir / "shard.bin").string();
+  auto child = [&] {
+    installMappedFileFaultHandler("fileio-test");
+    auto mapped = MappedFile::open(path);
+    if (!mapped)
+      ::_exit(3);
+    std::filesystem::resize_file(path, 4096);
+    volatile uint8_t b = mapped->data()[2 * 4096 + 5];
+    (void)b;
+    ::_exit(0);
+  };
+  EXPECT_EXIT(
+      child(), ::testing::ExitedWithCode(kMappedFileFaultExitCode),
+      "fileio-test: error: .*shard.bin: reading byte 8197 of the mapped file "
+      "failed \\(SIGBUS\\): the file was truncated");
+}
+
+TEST(MappedFileFaults, ASIGBUSElsewhereKeepsItsDefaultAction) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [&] {
+    installMappedFileFaultHandler("fileio-test");
+    ::raise(SIGBUS);
+    ::_exit(0);
+  };
+  EXPECT_EXIT(child(), ::testing::KilledBySignal(SIGBUS), "");
+}
+
+#ifndef QTENSOR_SANITIZED
+// Sanitizers reserve terabytes of address space: RLIMIT_AS cannot be
+// tested under them.
+TEST(ReadCopy, AnAddressSpaceLimitIsAnErrorNotACrash) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Scratch dir;
+  const size_t size = 64u << 20;
+  {
+    std::ofstream out(dir / "big.bin", std::ios::binary);
+    out.seekp(std::streamoff(size - 1));
+    out.put('x');
+  }
+  std::string path = (dir / "big.bin").string();
+  auto child = [&] {
+    // What the process has now, plus 16 MiB: the 64 MiB copy cannot fit.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    uint64_t kib = 0;
+    while (std::getline(status, line))
+      if (line.rfind("VmSize:", 0) == 0)
+        kib = std::stoull(line.substr(7));
+    rlimit limit{(kib << 10) + (16u << 20), (kib << 10) + (16u << 20)};
+    ::setrlimit(RLIMIT_AS, &limit);
+    auto copy =
+        MappedFile::readCopy(::open(path.c_str(), O_RDONLY), "big.bin", size);
+    if (copy)
+      ::_exit(0);
+    std::fprintf(stderr, "%s\n", copy.message().c_str());
+    ::_exit(3);
+  };
+  EXPECT_EXIT(
+      child(), ::testing::ExitedWithCode(3),
+      "big.bin: cannot allocate 67108864 bytes of memory to read it into: "
+      "Cannot allocate memory");
+}
+#endif
