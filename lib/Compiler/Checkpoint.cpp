@@ -379,9 +379,7 @@ Checkpoint::readFloat(const SourceTensor &t) const {
     return safetensors::toFloat32(*t.view);
   if (t.packed) {
     const PackedSource &p = *t.packed;
-    QTENSOR_ASSIGN_OR_RETURN(
-        hfquant::LogicalParts parts,
-        hfquant::unpack(p.scheme, p.tensors, p.descriptor, p.module));
+    QTENSOR_ASSIGN_OR_RETURN(hfquant::LogicalParts parts, p.unpack());
     std::vector<double> scales(parts.scales.begin(), parts.scales.end());
     std::vector<double> zeros(parts.zeros.begin(), parts.zeros.end());
     QTENSOR_ASSIGN_OR_RETURN(
@@ -399,13 +397,9 @@ void Checkpoint::releaseSource(const SourceTensor &t) const {
   // (never a caller's buffer, where the advice would discard data).
   if (t.view)
     releaseMappedPages(t.view->data, t.view->byteSize());
-  else if (t.packed) {
-    for (const safetensors::TensorView *v :
-         {t.packed->tensors.codes, t.packed->tensors.zeros,
-          t.packed->tensors.scales, t.packed->tensors.groupIndex})
-      if (v)
-        releaseMappedPages(v->data, v->byteSize());
-  } else if (t.gguf)
+  else if (t.packed)
+    t.packed->release();
+  else if (t.gguf)
     releaseMappedPages(t.gguf->data, t.gguf->byteSize);
 }
 
@@ -501,14 +495,24 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
                        ".weight and ", m.name, ".", names.codes);
     auto source = std::make_shared<PackedSource>();
     source->module = m.name;
-    source->scheme = *scheme;
-    source->tensors = {
+    hfquant::PackedTensors tensors = {
         component(m.name, names.codes), component(m.name, names.zeros),
         component(m.name, names.scales), component(m.name, names.groupIndex),
         component(m.name, names.shape)};
     QTENSOR_ASSIGN_OR_RETURN(
         source->descriptor,
-        hfquant::describe(*scheme, source->tensors, m.n, m.k, m.name));
+        hfquant::describe(*scheme, tensors, m.n, m.k, m.name));
+    source->unpack = [scheme = *scheme, tensors, source = source.get()] {
+      return hfquant::unpack(scheme, tensors, source->descriptor,
+                             source->module);
+    };
+    source->release = [tensors] {
+      // Views into this Checkpoint's mappings, opened from paths.
+      for (const safetensors::TensorView *v :
+           {tensors.codes, tensors.zeros, tensors.scales, tensors.groupIndex})
+        if (v)
+          releaseMappedPages(v->data, v->byteSize());
+    };
     SourceTensor t;
     t.name = m.name + ".weight";
     t.packed = source.get();

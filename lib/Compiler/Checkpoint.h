@@ -19,10 +19,12 @@
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/HFQuantized.h"
+#include "qtensor/Formats/ONNX.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
 #include "qtensor/Support/Expected.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,14 +44,17 @@ struct ModelConfig {
   int64_t kvWidth() const { return kvHeads * headDim; }
 };
 
-/// A linear stored by a quantization method (GPTQ, AWQ,
-/// compressed-tensors) as several tensors: those tensors, and the
-/// descriptor they spell (HFQuantized.h).
+/// A linear stored by a quantization method as several tensors (GPTQ, AWQ,
+/// compressed-tensors: HFQuantized.h; ONNX MatMulNBits and
+/// DequantizeLinear: ONNX.h): the descriptor they spell, and how to move
+/// their codes and qparams out into the logical layout.
 struct PackedSource {
-  std::string module; ///< `model.layers.0.self_attn.q_proj`
-  hfquant::WeightScheme scheme;
-  hfquant::PackedTensors tensors;
+  std::string module; ///< `model.layers.0.self_attn.q_proj`, an ONNX node
   QuantizedTensorDescriptor descriptor; ///< logical layout
+  /// The stored codes and qparams in logical form (never re-quantized).
+  std::function<Expected<hfquant::LogicalParts>()> unpack;
+  /// Gives the stored tensors' pages back (releaseMappedPages).
+  std::function<void()> release;
 };
 
 /// Where a tensor's bytes are: a safetensors view, a GGUF tensor, or the
@@ -98,6 +103,9 @@ struct KeptTensor {
   std::string reason;
 };
 
+/// True for a path qtc compile reads as an ONNX model (.onnx).
+bool isOnnxPath(const std::string &path);
+
 class Checkpoint {
 public:
   /// Opens `path` (a directory with config.json, or a .gguf file) and
@@ -116,8 +124,15 @@ public:
   openForModule(const std::string &modulePath, const std::string &weights,
                 const std::vector<ModuleReference> &references,
                 WeightSelection &selection);
+  /// An ONNX model (`qtc compile model.onnx`): its quantized linears
+  /// (ONNX.h), each named by its weight's initializer, with their codes;
+  /// no decoder, and its other initializers listed by unreferenced().
+  /// (OnnxCheckpoint.cpp)
+  static Expected<Checkpoint> openOnnx(const std::string &path,
+                                       WeightSelection &selection);
 
-  const std::string &format() const { return kind; } ///< "safetensors" | "gguf"
+  /// "safetensors" | "gguf" | "mlir" | "onnx"
+  const std::string &format() const { return kind; }
   const ModelConfig &config() const { return cfg; }
   /// Makes the kept tensor `bias` the bias of the linear `linear` (an MLIR
   /// module's linears are known only after fusion): it is then stored with
@@ -197,6 +212,7 @@ private:
   std::shared_ptr<safetensors::SafetensorsIndex> index;
   std::shared_ptr<GGUFFile> ggufFile;
   std::vector<std::shared_ptr<PackedSource>> packedSources;
+  std::shared_ptr<onnxmodel::Model> onnx;
 };
 
 } // namespace qtensor::compiler

@@ -234,6 +234,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       return makeError(references.message());
     checkpoint = Checkpoint::openForModule(request.input, request.weights,
                                            *references, *selection);
+  } else if (isOnnxPath(request.input)) {
+    checkpoint = Checkpoint::openOnnx(request.input, *selection);
   } else {
     checkpoint = Checkpoint::open(request.input, *selection);
   }
@@ -263,6 +265,14 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
         "MLIR module: " + std::to_string(checkpoint->linears().size()) +
         " linears to quantize, " + std::to_string(checkpoint->kept().size()) +
         " other weights (biases, tensors kept as stored)" + unreferenced);
+  else if (checkpoint->format() == "onnx")
+    clock.finish(checkpoint->quantization() + ": " +
+                 std::to_string(checkpoint->linears().size()) +
+                 " quantized linears with their codes, " +
+                 std::to_string(checkpoint->floatLinears().size()) +
+                 " kept in float, " +
+                 std::to_string(checkpoint->unreferenced().size()) +
+                 " other initializers not compiled");
   else
     clock.finish(checkpoint->format() + ", " + config.architecture + ", " +
                  std::to_string(config.layers) + " layers, " +
@@ -336,7 +346,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                               checkpoint->linears()[i].bias.has_value()});
     for (const SourceLinear &l : checkpoint->floatLinears())
       graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
-    auto built = buildModelGraph(context, config, graphLinears, element);
+    auto built = checkpoint->format() == "onnx"
+                     ? buildLinearsGraph(context, graphLinears, element)
+                     : buildModelGraph(context, config, graphLinears, element);
     if (!built)
       return makeError(built.message());
     module = built.take();

@@ -65,23 +65,91 @@ mlir::Value floatMatmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
   return matmul.getResult(0);
 }
 
+mlir::Type activationType(mlir::Builder &b, FloatType t) {
+  return t == FloatType::BF16  ? b.getBF16Type()
+         : t == FloatType::F32 ? mlir::Type(b.getF32Type())
+                               : mlir::Type(b.getF16Type());
+}
+
+void loadGraphDialects(mlir::MLIRContext &context) {
+  context.loadDialect<mlir::qt::QTensorDialect, mlir::func::FuncDialect,
+                      mlir::arith::ArithDialect, mlir::linalg::LinalgDialect,
+                      mlir::tensor::TensorDialect>();
+}
+
+/// One linear on the activations `x`: a `qtensor.linear` on the quantized
+/// weight, or a `linalg.matmul` (and the bias, broadcast) on the plain one;
+/// `element` is the activation type, `resultType` the [T, N] result.
+Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, mlir::MLIRContext &context,
+                                 const GraphLinear &l, mlir::Value x,
+                                 mlir::RankedTensorType resultType,
+                                 mlir::Type element) {
+  // Weight ops are named by the checkpoint; `loc` carries the name too so
+  // diagnostics of later passes point at the tensor.
+  mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
+  if (!l.logical) {
+    const SourceTensor &t = l.source->weight;
+    mlir::Value w = mlir::qt::WeightOp::create(
+        b, wloc, mlir::RankedTensorType::get(t.shape, storedElementType(b, t)),
+        l.source->name);
+    mlir::Value y = floatMatmul(b, wloc, x, w, resultType);
+    if (l.hasBias) {
+      // The bias broadcast over the rows, as the framework adds it.
+      const SourceTensor &bt = *l.source->bias;
+      mlir::Type stored = storedElementType(b, bt);
+      mlir::Value bias = mlir::qt::WeightOp::create(
+          b, wloc, mlir::RankedTensorType::get(bt.shape, stored), bt.name);
+      // Added in the activation type, as the framework's float linear
+      // does (an F32 bias of an f16 model is rounded here, in the graph).
+      auto biasType = mlir::RankedTensorType::get(bt.shape, element);
+      unsigned from = stored.getIntOrFloatBitWidth(),
+               to = element.getIntOrFloatBitWidth();
+      if (stored != element && from > to)
+        bias = mlir::arith::TruncFOp::create(b, wloc, biasType, bias);
+      else if (stored != element && from < to)
+        bias = mlir::arith::ExtFOp::create(b, wloc, biasType, bias);
+      else if (stored != element) // bf16 <-> f16: through f32
+        bias = mlir::arith::TruncFOp::create(
+            b, wloc, biasType,
+            mlir::arith::ExtFOp::create(
+                b, wloc, mlir::RankedTensorType::get(bt.shape, b.getF32Type()),
+                bias));
+      mlir::Value rows = mlir::tensor::DimOp::create(b, wloc, x, 0);
+      mlir::Value empty = mlir::tensor::EmptyOp::create(
+          b, wloc, resultType.getShape(), element, mlir::ValueRange{rows});
+      mlir::Value wide = mlir::linalg::BroadcastOp::create(
+                             b, wloc, bias, empty, llvm::ArrayRef<int64_t>{0})
+                             ->getResult(0);
+      y = mlir::arith::AddFOp::create(b, wloc, y, wide);
+    }
+    return y;
+  }
+  auto wtype = mlir::qt::toType(&context, *l.logical);
+  if (!wtype)
+    return makeError("tensor ", l.source->name, ": ", wtype.message());
+  mlir::Value w = mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
+  mlir::Value bias;
+  if (l.hasBias)
+    bias = mlir::qt::WeightOp::create(
+        b, wloc, mlir::RankedTensorType::get({l.logical->shape[0]}, element),
+        l.source->bias->name);
+  return mlir::qt::LinearOp::create(b, wloc, resultType, x, w, bias,
+                                    b.getF32Type())
+      .getResult();
+}
+
 } // namespace
 
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
                 const std::vector<GraphLinear> &linears,
                 FloatType elementType) {
-  context.loadDialect<mlir::qt::QTensorDialect, mlir::func::FuncDialect,
-                      mlir::arith::ArithDialect, mlir::linalg::LinalgDialect,
-                      mlir::tensor::TensorDialect>();
+  loadGraphDialects(context);
   mlir::OpBuilder b(&context);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
 
-  mlir::Type element = elementType == FloatType::BF16 ? b.getBF16Type()
-                       : elementType == FloatType::F32
-                           ? mlir::Type(b.getF32Type())
-                           : mlir::Type(b.getF16Type());
+  mlir::Type element = activationType(b, elementType);
   auto act = [&](int64_t width) {
     return mlir::RankedTensorType::get({mlir::ShapedType::kDynamic, width},
                                        element);
@@ -116,63 +184,9 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
     if (it == byRole.end())
       return makeError("layer ", layer, " has no ", role);
     const GraphLinear &l = *it->second;
-    const bool head = l.source->role == "lm_head";
-    // Weight ops are named by the checkpoint; `loc` carries the name too so
-    // diagnostics of later passes point at the tensor.
-    mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
-    if (!l.logical) {
-      const SourceTensor &t = l.source->weight;
-      mlir::Value w = mlir::qt::WeightOp::create(
-          b, wloc,
-          mlir::RankedTensorType::get(t.shape, storedElementType(b, t)),
-          l.source->name);
-      mlir::Value y =
-          floatMatmul(b, wloc, x, w, head ? logitsType : act(l.source->n()));
-      if (l.hasBias) {
-        // The bias broadcast over the rows, as the framework adds it.
-        const SourceTensor &bt = *l.source->bias;
-        mlir::Type stored = storedElementType(b, bt);
-        mlir::Value bias = mlir::qt::WeightOp::create(
-            b, wloc, mlir::RankedTensorType::get(bt.shape, stored), bt.name);
-        // Added in the activation type, as the framework's float linear
-        // does (an F32 bias of an f16 model is rounded here, in the graph).
-        auto biasType = mlir::RankedTensorType::get(bt.shape, element);
-        unsigned from = stored.getIntOrFloatBitWidth(),
-                 to = element.getIntOrFloatBitWidth();
-        if (stored != element && from > to)
-          bias = mlir::arith::TruncFOp::create(b, wloc, biasType, bias);
-        else if (stored != element && from < to)
-          bias = mlir::arith::ExtFOp::create(b, wloc, biasType, bias);
-        else if (stored != element) // bf16 <-> f16: through f32
-          bias = mlir::arith::TruncFOp::create(
-              b, wloc, biasType,
-              mlir::arith::ExtFOp::create(
-                  b, wloc,
-                  mlir::RankedTensorType::get(bt.shape, b.getF32Type()), bias));
-        mlir::Value rows = mlir::tensor::DimOp::create(b, wloc, x, 0);
-        mlir::Value empty = mlir::tensor::EmptyOp::create(
-            b, wloc, act(l.source->n()).getShape(), element,
-            mlir::ValueRange{rows});
-        mlir::Value wide = mlir::linalg::BroadcastOp::create(
-                               b, wloc, bias, empty, llvm::ArrayRef<int64_t>{0})
-                               ->getResult(0);
-        y = mlir::arith::AddFOp::create(b, wloc, y, wide);
-      }
-      return y;
-    }
-    auto wtype = mlir::qt::toType(&context, *l.logical);
-    if (!wtype)
-      return makeError("tensor ", l.source->name, ": ", wtype.message());
-    mlir::Value w = mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
-    mlir::Value bias;
-    if (l.hasBias)
-      bias = mlir::qt::WeightOp::create(
-          b, wloc, mlir::RankedTensorType::get({l.logical->shape[0]}, element),
-          l.source->bias->name);
-    return mlir::qt::LinearOp::create(
-               b, wloc, head ? logitsType : act(l.logical->shape[0]), x, w,
-               bias, b.getF32Type())
-        .getResult();
+    return emitLinear(
+        b, context, l, x,
+        l.source->role == "lm_head" ? logitsType : act(l.source->n()), element);
   };
 
   mlir::Value cur = fn.getArgument(0);
@@ -197,6 +211,41 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
   QTENSOR_ASSIGN_OR_RETURN(mlir::Value logits, linear(-1, "lm_head", cur));
   llvm::SmallVector<mlir::Value> returned = {logits};
   returned.append(cacheRows);
+  mlir::func::ReturnOp::create(b, loc, returned);
+  if (mlir::failed(mlir::verify(*module)))
+    return makeError("the generated graph does not verify (a qtc bug)");
+  return module;
+}
+
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildLinearsGraph(mlir::MLIRContext &context,
+                  const std::vector<GraphLinear> &linears,
+                  FloatType elementType) {
+  loadGraphDialects(context);
+  mlir::OpBuilder b(&context);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  mlir::Type element = activationType(b, elementType);
+  auto act = [&](int64_t width) {
+    return mlir::RankedTensorType::get({mlir::ShapedType::kDynamic, width},
+                                       element);
+  };
+  llvm::SmallVector<mlir::Type> inputs, results;
+  for (const GraphLinear &l : linears) {
+    inputs.push_back(act(l.source->k()));
+    results.push_back(act(l.source->n()));
+  }
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = mlir::func::FuncOp::create(b, loc, "forward",
+                                       b.getFunctionType(inputs, results));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  llvm::SmallVector<mlir::Value> returned;
+  for (size_t i = 0; i < linears.size(); ++i) {
+    QTENSOR_ASSIGN_OR_RETURN(
+        mlir::Value y, emitLinear(b, context, linears[i], fn.getArgument(i),
+                                  act(linears[i].source->n()), element));
+    returned.push_back(y);
+  }
   mlir::func::ReturnOp::create(b, loc, returned);
   if (mlir::failed(mlir::verify(*module)))
     return makeError("the generated graph does not verify (a qtc bug)");

@@ -48,6 +48,14 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
                 const std::vector<GraphLinear> &linears, FloatType elementType);
 
+/// A graph of independent linears (an ONNX model's quantized linears):
+/// `func.func @forward` takes one [T, K] activation per linear and returns
+/// each one's [T, N] result, in the order given.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildLinearsGraph(mlir::MLIRContext &context,
+                  const std::vector<GraphLinear> &linears,
+                  FloatType elementType);
+
 } // namespace qtensor::compiler
 
 #endif // QTENSOR_LIB_COMPILER_GRAPHBUILDER_H

@@ -110,17 +110,15 @@ Expected<QuantizedTensorDescriptor> keptLogical(const SourceLinear &linear,
   return logical;
 }
 
-/// A packed linear (GPTQ, AWQ, compressed-tensors): its stored codes and
-/// qparams in the logical layout, moved out of their int32 words.
+/// A packed linear (GPTQ, AWQ, compressed-tensors, ONNX): its stored codes
+/// and qparams in the logical layout, moved out of their words and bytes.
 Expected<QuantizedWeight> keepPacked(const Checkpoint &checkpoint,
                                      const SourceLinear &linear,
                                      FloatType elementType) {
   const PackedSource &p = *linear.weight.packed;
   QuantizedWeight out;
   QTENSOR_ASSIGN_OR_RETURN(out.logical, keptLogical(linear, elementType));
-  QTENSOR_ASSIGN_OR_RETURN(
-      hfquant::LogicalParts parts,
-      hfquant::unpack(p.scheme, p.tensors, p.descriptor, p.module));
+  QTENSOR_ASSIGN_OR_RETURN(hfquant::LogicalParts parts, p.unpack());
   checkpoint.releaseSource(linear.weight);
   out.codes = std::move(parts.codes);
   out.scales = std::move(parts.scales); // stored values, exact in their dtype

@@ -56,6 +56,19 @@ else:
     lit_config.note("the gguf package is not installed (pip install gguf "
                     "numpy): the GGUF export check against it is skipped")
 
+# onnxruntime and its 4-bit quantizer (scripts/setup.sh installs them) write
+# the ONNX models qtc-compile-onnx.test compiles and compute the outputs it
+# checks against; the same interpreter as the gguf package.
+if _subprocess.run([config.python_executable, "-c",
+                    "import onnx, onnxruntime, onnx_ir, safetensors, numpy"],
+                   capture_output=True).returncode == 0:
+    config.available_features.add("onnxruntime")
+    config.substitutions.append(("%ort_python", config.python_executable))
+else:
+    lit_config.note("onnxruntime is not installed (pip install onnx "
+                    "onnxruntime onnx_ir safetensors numpy): the ONNX "
+                    "compile test against onnxruntime is skipped")
+
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -71,6 +72,9 @@ const char *kRunUsage =
     "                op's activation dtype; a row-parallel rank takes its K\n"
     "                slice of a [T, K_global] input (with --rank all: the\n"
     "                tensor named after the op or \"x\", [T, K_global])\n"
+    "  --outputs FILE  write every op's output as an F32 tensor named after\n"
+    "                the op into a safetensors file (to compare with another\n"
+    "                framework's outputs on the same --input)\n"
     "  --tokens T    rows of generated activations (default 1; seeded by\n"
     "                --seed, default 0x5EED, and the op name: "
     "docs/runtime.md)\n"
@@ -101,7 +105,7 @@ const char *kRunUsage =
     "exit status: 0 ran (and checked), 1 load, run or check failure, 2 usage\n";
 
 struct Options {
-  std::string dir, op, input;
+  std::string dir, op, input, outputs;
   std::optional<int64_t> tokens;
   int64_t rank = 0;
   bool allRanks = false; ///< --rank all
@@ -157,6 +161,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .flag({"--trust-artifact-code"}, o.trustArtifactCode)
       .flag({"--mmap"}, o.mapFiles)
       .option({"--op"}, "a value", o.op)
+      .option({"--outputs"}, "a value", o.outputs)
       .option({"--prompt"}, "a value",
               [&o](const std::string &v) -> Error {
                 o.prompt = v;
@@ -578,6 +583,7 @@ int runRun(const std::vector<std::string> &args) {
   json ops = json::array();
   bool allOk = true;
   std::string text;
+  safetensors::SafetensorsWriter outputs;
   for (const OpPlan &op : model.plan().ops) {
     const char *stage = "";
     Expected<HostTensor> x = activationsFor(
@@ -603,6 +609,18 @@ int runRun(const std::vector<std::string> &args) {
                   call.backend.c_str(), call.fallback ? ", FALLBACK" : "");
     text += line;
     summarize(*y, entry, text);
+    if (!o.outputs.empty()) {
+      std::vector<double> values = y->toDoubles();
+      std::vector<uint8_t> bytes(values.size() * 4);
+      for (size_t i = 0; i < values.size(); ++i) {
+        float f = float(values[i]);
+        std::memcpy(&bytes[i * 4], &f, 4);
+      }
+      if (Status s = outputs.addTensor(op.tensor, safetensors::DType::F32,
+                                       {y->rows, y->cols}, std::move(bytes));
+          !s)
+        return fail(o, "outputs", s.message());
+    }
     if (partial)
       entry["partial_sum"] = "row-parallel rank " + std::to_string(o.rank) +
                              " of " + std::to_string(model.plan().tp) +
@@ -636,6 +654,9 @@ int runRun(const std::vector<std::string> &args) {
     ops.push_back(std::move(entry));
   }
 
+  if (!o.outputs.empty())
+    if (auto written = outputs.writeFile(o.outputs); !written)
+      return fail(o, "outputs", written.message());
   const RunPlan &plan = model.plan();
   if (o.json) {
     json out;
