@@ -94,6 +94,16 @@ struct ModuleReference {
   std::string dtype; ///< the IR element type as a safetensors name (F16...)
   /// Read as the weight operand of a contraction (through transposes).
   bool contraction = false;
+  /// A weight the module declares quantized (a `!quant.uniform` global or
+  /// argument, or a qtensor.assemble of a qtensor.weight): its codes are
+  /// in the weights file, in 8-bit storage (`dtype` I8 or U8); the
+  /// descriptor and the qparams are the IR's.
+  struct Codes {
+    QuantizedTensorDescriptor descriptor; ///< element type: the expressed
+    std::vector<float> scales;            ///< logical qparam order
+    std::vector<int32_t> zeros;           ///< empty when symmetric
+  };
+  std::optional<Codes> codes;
 };
 
 /// What was decided for a tensor that is not quantized (for the report).
@@ -190,6 +200,14 @@ private:
   Status listSafetensors(const std::string &file, bool isIndex,
                          std::vector<SourceTensor> &all);
   Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
+  /// A weight an MLIR module quantizes (ref.codes): a linear whose codes
+  /// are `stored` (the weights file's 8-bit tensor) and whose descriptor
+  /// and qparams are the module's. (ModuleCheckpoint.cpp)
+  Status addModuleQuantized(const std::string &modulePath,
+                            const std::string &weights,
+                            const ModuleReference &ref,
+                            const SourceTensor &stored,
+                            WeightSelection &selection);
   /// For a checkpoint with a quantization_config: every linear the config
   /// quantizes becomes one packed SourceTensor MODULE.weight appended to
   /// `all`; its stored tensors are marked in `components` (never plain).

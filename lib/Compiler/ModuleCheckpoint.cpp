@@ -10,6 +10,8 @@
 #include "Checkpoint.h"
 #include "CheckpointDetail.h"
 
+#include "qtensor/Support/MappedFile.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -71,6 +73,11 @@ Checkpoint::openForModule(const std::string &modulePath,
                        detail::shapeText(t.shape), " ", t.dtype);
     if (!referenced.insert(ref.name).second)
       continue; // one decision per tensor, however often it is referenced
+    if (ref.codes) {
+      QTENSOR_TRY(
+          cp.addModuleQuantized(modulePath, weights, ref, t, selection));
+      continue;
+    }
 
     // What the graph shows decides: a 2-D weight a contraction reads is a
     // linear, unless it is one of the well-known heads or embedding tables
@@ -124,6 +131,72 @@ Checkpoint::openForModule(const std::string &modulePath,
   QTENSOR_TRY(selection.checkAllPatternsUsed(modulePath));
   QTENSOR_ASSIGN_OR_RETURN(cp.digest, detail::digestFiles(cp.inputs));
   return cp;
+}
+
+Status Checkpoint::addModuleQuantized(const std::string &modulePath,
+                                      const std::string &weights,
+                                      const ModuleReference &ref,
+                                      const SourceTensor &stored,
+                                      WeightSelection &selection) {
+  const std::string where = modulePath + ": " + ref.name;
+  if (!ref.contraction)
+    return makeError(where, " is quantized in the module but no contraction "
+                            "reads it: only linear weights are compiled");
+  if (stored.dtype != ref.dtype || !stored.view)
+    return makeError(where, " holds ",
+                     ref.dtype == "I8" ? "signed" : "unsigned",
+                     " codes (the module's quantized type), so ", weights,
+                     " must store it as ", ref.dtype, ", not ", stored.dtype);
+  const ModuleReference::Codes &c = *ref.codes;
+  auto source = std::make_shared<PackedSource>();
+  source->module = ref.name;
+  source->descriptor = c.descriptor;
+  const safetensors::TensorView *view = stored.view;
+  source->unpack = [view, c,
+                    name = ref.name]() -> Expected<hfquant::LogicalParts> {
+    const bool isSigned = c.descriptor.descriptor.code.isSigned;
+    const CodeBounds bounds = codeBounds(c.descriptor.descriptor);
+    const int64_t lo = bounds.min, hi = bounds.max;
+    hfquant::LogicalParts parts;
+    parts.codes.resize(size_t(view->byteSize()));
+    for (size_t i = 0; i < parts.codes.size(); ++i) {
+      int32_t q =
+          isSigned ? int32_t(int8_t(view->data[i])) : int32_t(view->data[i]);
+      if (q < lo || q > hi)
+        return makeError(name, ": code ", q, " at flat index ", uint64_t(i),
+                         " is outside the range [", lo, ", ", hi,
+                         "] its quantized type declares");
+      parts.codes[i] = q;
+    }
+    parts.scales = c.scales;
+    parts.zeros = c.zeros;
+    return parts;
+  };
+  source->release = [view] {
+    releaseMappedPages(view->data, size_t(view->byteSize()));
+  };
+  SourceLinear linear;
+  linear.layer = -1;
+  linear.role = "linear";
+  linear.name = ref.name;
+  linear.weight = stored;
+  linear.weight.view = nullptr; // read through the packed source
+  linear.weight.packed = source.get();
+  linear.weight.dtype = ref.dtype + " codes";
+  linear.elementType = c.descriptor.elementType;
+  packedSources.push_back(std::move(source));
+  QTENSOR_ASSIGN_OR_RETURN(
+      SelectionDecision d,
+      selection.decideStored(linear.name, TensorKind::Linear,
+                             linear.weight.dtype,
+                             &linear.weight.packed->descriptor.descriptor));
+  if (!d.quantize)
+    return makeError(where,
+                     " is quantized in the module, so it is compiled "
+                     "with its codes; it cannot be kept in float (",
+                     d.reason, ")");
+  lin.push_back(std::move(linear));
+  return Status::ok();
 }
 
 Status Checkpoint::attachBias(const std::string &linear,

@@ -8,11 +8,17 @@
 #include "qtensor/Runtime/Plan.h"
 #include "qtensor/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -99,8 +105,25 @@ mlir::Operation *contractionReading(mlir::Value value, unsigned depth = 0) {
   return nullptr;
 }
 
+/// The value of the weights-file tensor `name` as the module types it: a
+/// `qtensor.weight` of that type, or for a quantized type
+/// (`!quant.uniform`), the codes as a `qtensor.weight` of its storage type
+/// through a `quant.scast` (which qtensor-import then assembles).
+mlir::Value weightReference(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::RankedTensorType type, llvm::StringRef name) {
+  auto quantized =
+      llvm::dyn_cast<mlir::quant::QuantizedType>(type.getElementType());
+  if (!quantized)
+    return mlir::qt::WeightOp::create(b, loc, type, name);
+  auto storage =
+      mlir::RankedTensorType::get(type.getShape(), quantized.getStorageType());
+  mlir::Value codes = mlir::qt::WeightOp::create(b, loc, storage, name);
+  return mlir::quant::StorageCastOp::create(b, loc, type, codes);
+}
+
 /// `ml_program.global private @w(#ml_program.extern : T) : T` read by
-/// `ml_program.global_load_const @w` becomes `qtensor.weight "w" : T`.
+/// `ml_program.global_load_const @w` becomes `qtensor.weight "w" : T`
+/// (weightReference).
 Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   mlir::SymbolTable symbols(module);
   llvm::SmallVector<mlir::ml_program::GlobalLoadConstOp> loads;
@@ -120,9 +143,8 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
                        " must be a statically shaped tensor, not ",
                        text(global.getType()));
     mlir::OpBuilder b(load);
-    auto weight =
-        mlir::qt::WeightOp::create(b, load.getLoc(), type, global.getSymName());
-    load.getResult().replaceAllUsesWith(weight.getResult());
+    load.getResult().replaceAllUsesWith(
+        weightReference(b, load.getLoc(), type, global.getSymName()));
     load.erase();
     globals.insert(global);
   }
@@ -144,6 +166,107 @@ Status rewriteExternGlobals(mlir::ModuleOp module, const std::string &path) {
   if (!error.empty())
     return makeError(error);
   return Status::ok();
+}
+
+/// A function argument of a quantized type is a weight: it must name its
+/// weights-file tensor (`{qtensor.weight = "NAME"}`), and becomes that
+/// reference (weightReference); the argument goes from the signature.
+Status rewriteQuantizedArguments(mlir::ModuleOp module) {
+  std::string error;
+  module.walk([&](mlir::func::FuncOp fn) {
+    if (!error.empty() || fn.isExternal())
+      return;
+    llvm::BitVector erased(fn.getNumArguments());
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(&fn.front());
+    for (mlir::BlockArgument arg : fn.getArguments()) {
+      auto type = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
+      if (!type ||
+          !llvm::isa<mlir::quant::QuantizedType>(type.getElementType()))
+        continue;
+      std::string where = locationText(fn.getLoc()) + ": argument #" +
+                          std::to_string(arg.getArgNumber()) + " of @" +
+                          fn.getSymName().str();
+      auto name = fn.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
+                                                        "qtensor.weight");
+      if (!name) {
+        error = where + " is a quantized tensor (" + text(type) +
+                ") but names no weight: give it {qtensor.weight = \"NAME\"}, "
+                "NAME the tensor of --weights that holds its codes";
+        return;
+      }
+      if (!type.hasStaticShape()) {
+        error = where + " is a weight, so its shape must be static, not " +
+                text(type);
+        return;
+      }
+      if (!mlir::SymbolTable::symbolKnownUseEmpty(fn, module)) {
+        error = where + " is a weight (" + name.getValue().str() + "), but @" +
+                fn.getSymName().str() +
+                " is called: a weight argument is removed from the function, "
+                "so its callers would not match";
+        return;
+      }
+      arg.replaceAllUsesWith(
+          weightReference(b, arg.getLoc(), type, name.getValue()));
+      erased.set(arg.getArgNumber());
+    }
+    if (erased.any() && mlir::failed(fn.eraseArguments(erased)))
+      error = locationText(fn.getLoc()) +
+              ": cannot remove the weight "
+              "arguments of @" +
+              fn.getSymName().str();
+  });
+  if (!error.empty())
+    return makeError(error);
+  return Status::ok();
+}
+
+/// The qtensor.assemble that reads `weight` as its codes (through the
+/// trunci / bitcast qtensor-import puts between them), or null.
+mlir::qt::AssembleOp assembledCodes(mlir::qt::WeightOp weight) {
+  mlir::Value v = weight.getResult();
+  while (v.hasOneUse()) {
+    mlir::Operation *user = *v.getUsers().begin();
+    if (auto assemble = llvm::dyn_cast<mlir::qt::AssembleOp>(user))
+      return assemble.getCodes() == v ? assemble : mlir::qt::AssembleOp();
+    if (!llvm::isa<mlir::arith::TruncIOp, mlir::tensor::BitcastOp>(user))
+      break;
+    v = user->getResult(0);
+  }
+  return {};
+}
+
+/// The descriptor and constant qparams of a weight the module quantizes.
+Expected<ModuleReference::Codes> codesOf(mlir::qt::WeightOp weight,
+                                         mlir::qt::AssembleOp assemble) {
+  std::string where = locationText(weight.getLoc()) + ": qtensor.weight \"" +
+                      weight.getName().str() + "\"";
+  ModuleReference::Codes codes;
+  auto described = mlir::qt::toDescriptor(assemble.getType());
+  if (!described)
+    return makeError(where, ": ", described.message());
+  codes.descriptor = described.take();
+  mlir::DenseElementsAttr scales, zeros;
+  if (!mlir::matchPattern(assemble.getScales(), mlir::m_Constant(&scales)))
+    return makeError(where, ": its scales are computed in the graph; the "
+                            "artifact stores a quantized weight's qparams, "
+                            "which must be constants");
+  for (llvm::APFloat v : scales.getValues<llvm::APFloat>()) {
+    bool lost = false;
+    v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    codes.scales.push_back(v.convertToFloat());
+  }
+  if (mlir::Value z = assemble.getZeroPoints()) {
+    if (!mlir::matchPattern(z, mlir::m_Constant(&zeros)))
+      return makeError(where, ": its zero-points are computed in the graph; "
+                              "they must be constants");
+    bool isSigned = codes.descriptor.descriptor.code.isSigned;
+    for (const llvm::APInt &v : zeros.getValues<llvm::APInt>())
+      codes.zeros.push_back(
+          int32_t(isSigned ? v.getSExtValue() : int64_t(v.getZExtValue())));
+  }
+  return codes;
 }
 
 } // namespace
@@ -179,6 +302,13 @@ parseModelModule(mlir::MLIRContext &context, const std::string &path) {
   if (!module)
     return makeError("cannot parse ", path, ":\n", diagnostics);
   QTENSOR_TRY(rewriteExternGlobals(*module, path));
+  QTENSOR_TRY(rewriteQuantizedArguments(*module));
+  // Weights the module quantizes (!quant.uniform) become qtensor.assemble
+  // of their codes; collectReferences reads their qparams from there.
+  mlir::PassManager pm(&context);
+  pm.addPass(mlir::qt::createQTensorImportPass());
+  if (mlir::failed(pm.run(*module)))
+    return makeError("qtensor-import failed on ", path, ":\n", diagnostics);
   return module;
 }
 
@@ -207,6 +337,40 @@ collectReferences(mlir::ModuleOp module, const std::string &path) {
     ref.name = name;
     ref.shape.assign(type.getShape().begin(), type.getShape().end());
     ref.dtype = dtypeOf(type.getElementType());
+    if (llvm::isa<mlir::IntegerType>(type.getElementType())) {
+      mlir::qt::AssembleOp assemble = assembledCodes(op);
+      if (!assemble) {
+        error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
+                "\" has element type " + text(type.getElementType()) +
+                " but is not the codes of a quantized tensor (a "
+                "!quant.uniform weight or a qtensor.assemble)";
+        return;
+      }
+      if (type.getElementTypeBitWidth() != 8) {
+        error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
+                "\": codes stored as " + text(type.getElementType()) +
+                "; a weights file holds them in 8-bit storage (I8 or U8)";
+        return;
+      }
+      auto codes = codesOf(op, assemble);
+      if (!codes) {
+        error = codes.message();
+        return;
+      }
+      ref.dtype = codes->descriptor.descriptor.code.isSigned ? "I8" : "U8";
+      for (mlir::Operation *user : assemble.getResult().getUsers())
+        if (llvm::isa<mlir::qt::DequantizeOp>(user))
+          ref.contraction |= contractionReading(user->getResult(0)) != nullptr;
+      ref.codes = codes.take();
+      auto [it, added] = byName.try_emplace(name, refs.size());
+      if (!added) {
+        error = locationText(op.getLoc()) + ": quantized weight \"" + name +
+                "\" is referenced more than once";
+        return;
+      }
+      refs.push_back(std::move(ref));
+      return;
+    }
     if (ref.dtype.empty()) {
       error = locationText(op.getLoc()) + ": qtensor.weight \"" + name +
               "\" has " + "element type " + text(type.getElementType()) +
@@ -246,6 +410,9 @@ formLinears(mlir::ModuleOp module, const std::string &path,
     index[linears[i].name] = i;
 
   // Each selected weight: its quantized type, dequantized where it was read.
+  // A weight the module quantized already is the codes of an assemble: the
+  // assemble becomes the quantized weight (the artifact stores its codes
+  // and qparams).
   llvm::SmallVector<mlir::qt::WeightOp> selected;
   module.walk([&](mlir::qt::WeightOp op) {
     if (index.count(op.getName().str()))
@@ -257,9 +424,27 @@ formLinears(mlir::ModuleOp module, const std::string &path,
     auto qtype = mlir::qt::toType(context, logical);
     if (!qtype)
       return makeError(path, ": ", op.getName().str(), ": ", qtype.message());
-    mlir::OpBuilder b(op);
     // Later diagnostics print the weight's name first (Compile.cpp).
     mlir::Location loc = mlir::NameLoc::get(op.getNameAttr(), op.getLoc());
+    if (mlir::qt::AssembleOp assemble = assembledCodes(op)) {
+      mlir::OpBuilder b(assemble);
+      auto q = mlir::qt::WeightOp::create(b, loc, *qtype, op.getName());
+      if (q.getType() != assemble.getType())
+        return makeError(path, ": ", op.getName().str(), ": planned as ",
+                         text(q.getType()), " but the module quantizes it as ",
+                         text(assemble.getType()), " (a qtc bug)");
+      assemble.getResult().replaceAllUsesWith(q.getResult());
+      // The codes' chain (trunci, bitcast) up to the old reference.
+      llvm::SmallVector<mlir::Operation *> chain = {assemble};
+      for (mlir::Value v = assemble.getCodes(); v.getDefiningOp() != op;
+           v = v.getDefiningOp()->getOperand(0))
+        chain.push_back(v.getDefiningOp());
+      chain.push_back(op);
+      for (mlir::Operation *dead : chain)
+        dead->erase();
+      continue;
+    }
+    mlir::OpBuilder b(op);
     auto q = mlir::qt::WeightOp::create(b, loc, *qtype, op.getName());
     auto dq = mlir::qt::DequantizeOp::create(b, loc, op.getType(), q);
     op.getResult().replaceAllUsesWith(dq.getResult());

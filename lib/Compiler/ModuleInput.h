@@ -4,6 +4,10 @@
 // references by name, either `qtensor.weight "name" : tensor<NxKxf16>` or
 // the upstream form, an external `ml_program.global` read with
 // `ml_program.global_load_const` (rewritten to `qtensor.weight` on parse).
+// A weight the module quantizes (`!quant.uniform`: such a global, or a
+// function argument named by `{qtensor.weight = "NAME"}`) is its codes in
+// the file and its qparams in the type: qtensor-import runs on parse and
+// makes it a qtensor.assemble, which the compile keeps as it is.
 // The linears are whatever the module computes with them: any contraction
 // `qtensor-fuse-linear` recognizes (linalg.matmul with a transposed or
 // transposed-map weight, batch_matmul of a broadcast weight, the equivalent

@@ -3,9 +3,13 @@
 // A `!quant.uniform` value made from integer codes (`quant.scast`) becomes
 // `qtensor.assemble`, one made from floats (`quant.qcast`) becomes
 // `qtensor.quantize`; its `quant.dcast` uses become `qtensor.dequantize` and
-// its `quant.scast` uses back to integers get the codes. The qparams come
-// from the type and are written out as constants in the qparam shape the
-// qtensor verifier expects.
+// its `quant.scast` uses back to integers get the codes. A value of any
+// other origin (a block argument, an `ml_program.global_load_const` of a
+// quantized global, a front end's constant op) is read as its codes with a
+// `quant.scast` to its storage type, a reinterpretation of the same bits,
+// and assembled the same way; the value itself stays for any other use.
+// The qparams come from the type and are written out as constants in the
+// qparam shape the qtensor verifier expects.
 //
 // Semantics (QuantOps.td): x = (q - zp) * scale computed in the expressed
 // type, which is therefore both the reconstructed type and the scale type:
@@ -26,6 +30,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Support/DebugStringHelper.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::qt;
@@ -330,9 +335,19 @@ QuantUses classifyUses(Value quantized) {
   return uses;
 }
 
-/// Imports the value `producer` makes; fails with the reason it stays.
-Status importProducer(Operation *producer, RemarkFn remark) {
-  Value quantized = producer->getResult(0);
+/// The origin of a quantized value, as remarks name it.
+std::string originOf(Value value) {
+  if (Operation *op = value.getDefiningOp())
+    return "'" + op->getName().getStringRef().str() + "'";
+  return "block argument #" +
+         std::to_string(cast<BlockArgument>(value).getArgNumber());
+}
+
+/// Imports `quantized`; fails with the reason it stays.
+Status importValue(Value quantized, RemarkFn remark) {
+  Operation *producer = quantized.getDefiningOp();
+  auto fromCodes = dyn_cast_or_null<quant::StorageCastOp>(producer);
+  auto qcast = dyn_cast_or_null<quant::QuantizeCastOp>(producer);
   QuantUses uses = classifyUses(quantized);
   if (uses.dequantizes.empty() && uses.toStorage.empty())
     return makeError("its result has no quant.dcast or quant.scast use to "
@@ -340,16 +355,19 @@ Status importProducer(Operation *producer, RemarkFn remark) {
   auto plan = planImport(quantized.getType());
   if (!plan)
     return plan.error();
-  if (auto scast = dyn_cast<quant::StorageCastOp>(producer))
-    if (Status s = checkConstantCodes(scast.getInput(), plan->code); !s)
+  if (fromCodes)
+    if (Status s = checkConstantCodes(fromCodes.getInput(), plan->code); !s)
       return s;
 
   // Build the qparams first: a failure takes them back and leaves the IR
   // as it was.
-  Location loc = producer->getLoc();
+  Location loc = producer ? producer->getLoc() : quantized.getLoc();
   CreatedOps created;
-  OpBuilder builder(producer->getContext(), &created);
-  builder.setInsertionPointAfter(producer);
+  OpBuilder builder(quantized.getContext(), &created);
+  if (producer)
+    builder.setInsertionPointAfter(producer);
+  else
+    builder.setInsertionPointToStart(quantized.getParentBlock());
   QuantizedTensorType type = plan->type;
   auto scales = materializeQParam(builder, loc, plan->scales, type,
                                   type.getDescriptor().getScaleElementType());
@@ -369,21 +387,30 @@ Status importProducer(Operation *producer, RemarkFn remark) {
     zeroPoints = *materialized;
   }
 
-  MLIRContext *context = producer->getContext();
+  MLIRContext *context = quantized.getContext();
   IntegerType codeType = getCodeType(context, plan->code);
   auto narrowType = RankedTensorType::get(
       type.getShape(), IntegerType::get(context, plan->code.bits));
-  Value storage; // the integer codes a quant.scast started from
+  // The integer codes: what a quant.scast started from, or, for a value of
+  // any other origin, its bits read as the storage type.
+  Value storage;
+  if (fromCodes) {
+    storage = fromCodes.getInput();
+  } else if (!qcast) {
+    auto qtype = cast<quant::QuantizedType>(getElementTypeOrSelf(quantized));
+    storage = quant::StorageCastOp::create(
+        builder, loc,
+        RankedTensorType::get(type.getShape(), qtype.getStorageType()),
+        quantized);
+  }
   Value result;
-  if (auto scast = dyn_cast<quant::StorageCastOp>(producer)) {
-    storage = scast.getInput();
+  if (storage) {
     Value codes = storage;
     if (plan->code.bits < plan->storageBits)
       codes = narrowCodes(builder, loc, codes, narrowType);
     codes = castCodes(builder, loc, codes, codeType);
     result = AssembleOp::create(builder, loc, type, codes, *scales, zeroPoints);
   } else {
-    auto qcast = cast<quant::QuantizeCastOp>(producer);
     result = QuantizeOp::create(builder, loc, type, qcast.getInput(), *scales,
                                 zeroPoints);
   }
@@ -417,10 +444,11 @@ Status importProducer(Operation *producer, RemarkFn remark) {
     scast.getResult().replaceAllUsesWith(codes);
     scast.erase();
   }
+  if (!fromCodes && !qcast)
+    return Status::ok(); // the value stays; its dcasts read the codes now
   if (!uses.others.empty())
     remark(producer,
-           "'" + producer->getName().getStringRef() +
-               "' result keeps its quant type for " +
+           originOf(quantized) + " result keeps its quant type for " +
                Twine(uses.others.size()) +
                " use(s) that cannot take a !qtensor.tensor (first: '" +
                uses.others.front()->getName().getStringRef() +
@@ -430,40 +458,44 @@ Status importProducer(Operation *producer, RemarkFn remark) {
     producer->erase();
   return Status::ok();
 }
-
-/// Says where a quant.dcast operand without codes comes from.
-std::string describeOrigin(Value value) {
-  if (Operation *op = value.getDefiningOp())
-    return "is produced by '" + op->getName().getStringRef().str() + "'";
-  return "is a block argument";
-}
 } // namespace
 
 void import::importQuantOps(Operation *root, RemarkFn remark) {
-  SmallVector<Operation *> producers;
+  // Every quantized value a quant.dcast or quant.scast reads, and every one
+  // made by quant.scast or quant.qcast, once, producers before their uses.
+  SmallVector<Value> values;
+  DenseSet<Value> seen;
+  auto add = [&](Value v) {
+    if (seen.insert(v).second)
+      values.push_back(v);
+  };
   root->walk([&](Operation *op) {
     if (auto scast = dyn_cast<quant::StorageCastOp>(op)) {
       if (isa<quant::QuantizedType>(
               getElementTypeOrSelf(scast.getResult().getType())))
-        producers.push_back(op);
+        add(scast.getResult());
     } else if (isa<quant::QuantizeCastOp>(op)) {
-      producers.push_back(op);
+      add(op->getResult(0));
+    } else if (auto dcast = dyn_cast<quant::DequantizeCastOp>(op)) {
+      add(dcast.getInput());
     }
   });
-  for (Operation *producer : producers)
-    if (Status status = importProducer(producer, remark); !status)
-      remark(producer, "'" + producer->getName().getStringRef() +
-                           "' not imported: " + status.message());
-
-  // A dequantize whose operand no import can give codes to.
-  root->walk([&](quant::DequantizeCastOp dcast) {
-    Value input = dcast.getInput();
-    if (isa_and_nonnull<quant::StorageCastOp, quant::QuantizeCastOp>(
-            input.getDefiningOp()))
-      return;
-    remark(dcast, "'quant.dcast' not imported: its operand " +
-                      describeOrigin(input) +
-                      "; only values made by quant.scast from integer codes "
-                      "or by quant.qcast have codes and qparams to import");
-  });
+  for (Value value : values) {
+    Operation *producer = value.getDefiningOp();
+    bool ours =
+        isa_and_nonnull<quant::StorageCastOp, quant::QuantizeCastOp>(producer);
+    // A remark on a value of another origin goes on its first dcast.
+    Operation *at = producer;
+    if (!ours)
+      for (Operation *user : value.getUsers())
+        if (isa<quant::DequantizeCastOp>(user)) {
+          at = user;
+          break;
+        }
+    if (Status status = importValue(value, remark); !status)
+      remark(at, ours ? "'" + producer->getName().getStringRef() +
+                            "' not imported: " + status.message()
+                      : "'quant.dcast' of " + originOf(value) +
+                            " not imported: " + status.message());
+  }
 }

@@ -67,7 +67,11 @@ def QTensorImportPass : Pass<"qtensor-import"> {
     integer codes becomes `qtensor.assemble` (codes, constant qparams), one
     made by `quant.qcast` becomes `qtensor.quantize`; their `quant.dcast`
     uses become `qtensor.dequantize` and `quant.scast` uses back to integers
-    get the codes. The storage range picks the code type (`i8<-8:7>` is si4,
+    get the codes. A quantized tensor of any other origin that a
+    `quant.dcast` reads (a block argument, an `ml_program.global_load_const`
+    of a quantized global, another dialect's constant) is read as its codes
+    through a `quant.scast` to its storage type (the same bits) and
+    assembled the same way; the value itself is left for its other uses. The storage range picks the code type (`i8<-8:7>` is si4,
     `i8<-127:127>` si8 with `narrow_range`); the expressed type is both the
     reconstructed and the scale type; all-zero zero-points are symmetric.
 

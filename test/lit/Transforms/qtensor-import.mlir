@@ -1,6 +1,6 @@
-// RUN: qopt %s -qtensor-import -split-input-file | FileCheck %s
-// RUN: qopt %s -qtensor-import=remarks=true -split-input-file -verify-diagnostics | FileCheck %s
-// RUN: qopt %s -qtensor-import -split-input-file | qopt -split-input-file | FileCheck %s
+// RUN: qopt %s -qtensor-import -split-input-file -allow-unregistered-dialect | FileCheck %s
+// RUN: qopt %s -qtensor-import=remarks=true -split-input-file -allow-unregistered-dialect -verify-diagnostics | FileCheck %s
+// RUN: qopt %s -qtensor-import -split-input-file -allow-unregistered-dialect | qopt -split-input-file -allow-unregistered-dialect | FileCheck %s
 
 // Upstream quant types and raw arith dequantizations become qtensor ops with
 // the granularity recovered from the type or from the broadcast structure and
@@ -261,12 +261,68 @@ func.func @quant_dynamic_shape(%c: tensor<?xi8>) -> tensor<?xf32> {
 
 // -----
 
+// A quantized value of any other origin is read as its codes: a quant.scast
+// to its storage type (the same bits), then assembled. A function argument
+// keeps its type; its dcast reads the codes.
 // CHECK-LABEL: func.func @quant_dcast_of_argument
-// CHECK: quant.dcast
+// CHECK-SAME: (%[[ARG:.*]]: tensor<4x!quant.uniform<i8:f32, 5.000000e-01>>)
+// CHECK: %[[S:.*]] = arith.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[RAW:.*]] = quant.scast %[[ARG]] : tensor<4x!quant.uniform<i8:f32, 5.000000e-01>> to tensor<4xi8>
+// CHECK: %[[C:.*]] = tensor.bitcast %[[RAW]] : tensor<4xi8> to tensor<4xsi8>
+// CHECK: %[[Q:.*]] = qtensor.assemble %[[C]], %[[S]] : tensor<4xsi8>, tensor<f32> -> !qtensor.tensor<4xf32, #si8_per_tensor>
+// CHECK: %[[D:.*]] = qtensor.dequantize %[[Q]] : !qtensor.tensor<4xf32, #si8_per_tensor> -> tensor<4xf32>
+// CHECK: return %[[D]]
 func.func @quant_dcast_of_argument(%q: tensor<4x!quant.uniform<i8:f32, 0.5>>) -> tensor<4xf32> {
-  // expected-remark @+1 {{qtensor-import: 'quant.dcast' not imported: its operand is a block argument; only values made by quant.scast from integer codes or by quant.qcast have codes and qparams to import}}
   %d = quant.dcast %q : tensor<4x!quant.uniform<i8:f32, 0.5>> to tensor<4xf32>
   return %d : tensor<4xf32>
+}
+
+// -----
+
+// A quantized ml_program global (external: its codes live outside the
+// module), per-axis u8 with zero-points.
+// CHECK-LABEL: func.func @quant_dcast_of_global
+// CHECK: %[[W:.*]] = ml_program.global_load_const @w
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-01, 2.000000e+00]> : tensor<3xf16>
+// CHECK-DAG: %[[Z:.*]] = arith.constant dense<[128, 120, 3]> : tensor<3xui8>
+// CHECK: %[[RAW:.*]] = quant.scast %[[W]] : {{.*}} to tensor<3x8xi8>
+// CHECK: %[[C:.*]] = tensor.bitcast %[[RAW]] : tensor<3x8xi8> to tensor<3x8xui8>
+// CHECK: %[[Q:.*]] = qtensor.assemble %[[C]], %[[S]], %[[Z]] : tensor<3x8xui8>, tensor<3xf16>, tensor<3xui8> -> !qtensor.tensor<3x8xf16, #ui8_asym_per_axis0>
+// CHECK: qtensor.dequantize %[[Q]]
+// CHECK-NOT: quant.dcast
+ml_program.global private @w(#ml_program.extern : tensor<3x8x!quant.uniform<u8:f16:0, {0.5:128, 0.25:120, 2.0:3}>>) : tensor<3x8x!quant.uniform<u8:f16:0, {0.5:128, 0.25:120, 2.0:3}>>
+func.func @quant_dcast_of_global() -> tensor<3x8xf16> {
+  %q = ml_program.global_load_const @w : tensor<3x8x!quant.uniform<u8:f16:0, {0.5:128, 0.25:120, 2.0:3}>>
+  %d = quant.dcast %q : tensor<3x8x!quant.uniform<u8:f16:0, {0.5:128, 0.25:120, 2.0:3}>> to tensor<3x8xf16>
+  return %d : tensor<3x8xf16>
+}
+
+// -----
+
+// A front end's own constant op (another dialect), sub-channel si4 in i8
+// storage: the codes are narrowed as for quant.scast.
+// CHECK-LABEL: func.func @quant_dcast_of_other_op
+// CHECK: %[[V:.*]] = "frontend.const"()
+// CHECK: %[[RAW:.*]] = quant.scast %[[V]] : {{.*}} to tensor<2x8xi8>
+// CHECK: %[[N:.*]] = arith.trunci %[[RAW]] : tensor<2x8xi8> to tensor<2x8xi4>
+// CHECK: %[[C:.*]] = tensor.bitcast %[[N]] : tensor<2x8xi4> to tensor<2x8xsi4>
+// CHECK: %[[Q:.*]] = qtensor.assemble %[[C]], {{.*}} -> !qtensor.tensor<2x8xbf16, #si4_group4>
+// CHECK: qtensor.dequantize %[[Q]]
+func.func @quant_dcast_of_other_op() -> tensor<2x8xbf16> {
+  %q = "frontend.const"() : () -> tensor<2x8x!quant.uniform<i8<-8:7>:bf16:{0:1, 1:4}, {{1.0, 2.0}, {3.0, 4.0}}>>
+  %d = quant.dcast %q : tensor<2x8x!quant.uniform<i8<-8:7>:bf16:{0:1, 1:4}, {{1.0, 2.0}, {3.0, 4.0}}>> to tensor<2x8xbf16>
+  return %d : tensor<2x8xbf16>
+}
+
+// -----
+
+// What cannot be imported is named at the dcast, with the reason.
+// CHECK-LABEL: func.func @quant_dcast_of_dynamic_argument
+// CHECK: quant.dcast
+func.func @quant_dcast_of_dynamic_argument(%q: tensor<?x!quant.uniform<i8:f32, 0.5>>) -> tensor<?xf32> {
+  // expected-remark @+1 {{qtensor-import: 'quant.dcast' of block argument #0 not imported: its shape tensor<?x!quant.uniform<i8:f32, 5.000000e-01>> is dynamic; qtensor tensors have static shapes}}
+  %d = quant.dcast %q : tensor<?x!quant.uniform<i8:f32, 0.5>> to tensor<?xf32>
+  return %d : tensor<?xf32>
 }
 
 //===----------------------------------------------------------------------===//
