@@ -67,6 +67,14 @@ namespace {
   (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
   ::_exit(1);
 }
+/// Grows the main thread's stack to a working size while memory is there:
+/// under an address-space limit (RLIMIT_AS) a stack that must grow later,
+/// deep inside LLVM, faults with SIGSEGV instead of failing an allocation.
+[[gnu::noinline]] void reserveStack() {
+  volatile char pages[size_t(4) << 20];
+  for (size_t i = 0; i < sizeof(pages); i += 4096)
+    pages[i] = 0;
+}
 #ifdef QTENSOR_QTC_COMPILER
 void onLLVMBadAlloc(void *, const char *, bool) { outOfMemory(); }
 /// LLVM's other fatal errors (a thread it cannot start, ...): said as qtc's
@@ -86,6 +94,7 @@ int main(int argc, char **argv) {
   // compiled, an artifact being verified or run with --mmap) is an error
   // naming the file, not a crash (MappedFile.h).
   qtensor::installMappedFileFaultHandler("qtc");
+  reserveStack();
   std::set_new_handler(outOfMemory);
 #ifdef QTENSOR_QTC_COMPILER
   llvm::install_bad_alloc_error_handler(onLLVMBadAlloc);
