@@ -555,6 +555,24 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     verify::LadderOptions verification = request.verification;
     if (!verification.code.rebuild)
       installTrustedCodeBuilders(verification.code);
+    // L4's quantization error: the float weights each quantized linear was
+    // made from; none where the checkpoint held codes.
+    if (!verification.sourceWeights)
+      verification.sourceWeights = [&](const std::string &tensor)
+          -> Expected<std::optional<std::vector<double>>> {
+        for (const SourceLinear &l : checkpoint->linears()) {
+          if (l.name != tensor)
+            continue;
+          if (keepsStoredCodes(l))
+            return std::optional<std::vector<double>>();
+          QTENSOR_ASSIGN_OR_RETURN(std::vector<float> w,
+                                   checkpoint->readFloat(l.weight));
+          checkpoint->releaseSource(l.weight);
+          return std::optional<std::vector<double>>(
+              std::vector<double>(w.begin(), w.end()));
+        }
+        return std::optional<std::vector<double>>();
+      };
     ladder = verify::runLadder(request.outputDir, verification);
     // Its result goes into the report, published again (the shards keep
     // their content-addressed names).

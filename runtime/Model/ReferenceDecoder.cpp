@@ -14,7 +14,8 @@ using Matrix = std::vector<double>; // row-major
 
 class Reference {
 public:
-  Reference(const LoadedModel &m) : m(m), p(*m.program()), c(p.config) {}
+  Reference(const LoadedModel &m, const ReferenceWeights &weights)
+      : m(m), p(*m.program()), c(p.config), weights(weights) {}
 
   Expected<std::vector<double>> run(const std::vector<int32_t> &ids,
                                     int64_t positions) {
@@ -118,7 +119,22 @@ private:
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
     if (e && e->isQuantized()) {
       QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
-      QTENSOR_ASSIGN_OR_RETURN(w, m.referenceWeight(m.plan().ops[i]));
+      std::optional<std::vector<double>> other;
+      if (weights) {
+        QTENSOR_ASSIGN_OR_RETURN(other, weights(l.tensor));
+      }
+      if (other) {
+        const artifact::QuantizedTensor &q = *e->quantized();
+        if (other->size() != size_t(q.logical.shape[0] * q.logical.shape[1]))
+          return makeError("reference decoder: the float weights given for ",
+                           l.tensor, " have ", uint64_t(other->size()),
+                           " values, its shape ",
+                           shapeToString(q.logical.shape), " holds ",
+                           q.logical.shape[0] * q.logical.shape[1]);
+        w = std::move(*other);
+      } else {
+        QTENSOR_ASSIGN_OR_RETURN(w, m.referenceWeight(m.plan().ops[i]));
+      }
       QTENSOR_ASSIGN_OR_RETURN(bias, m.referenceBias(m.plan().ops[i]));
     } else {
       QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
@@ -195,16 +211,16 @@ private:
   const LoadedModel &m;
   const artifact::DecoderProgram &p;
   const artifact::DecoderConfig &c;
+  const ReferenceWeights &weights;
 };
 
 } // namespace
 
-Expected<std::vector<double>>
-qtensor::runtime::referenceLogits(const LoadedModel &model,
-                                  const std::vector<int32_t> &ids,
-                                  int64_t positions) {
+Expected<std::vector<double>> qtensor::runtime::referenceLogits(
+    const LoadedModel &model, const std::vector<int32_t> &ids,
+    int64_t positions, const ReferenceWeights &weights) {
   if (!model.program())
     return makeError("reference decoder: the model was loaded without its "
                      "decoder program");
-  return Reference(model).run(ids, positions);
+  return Reference(model, weights).run(ids, positions);
 }

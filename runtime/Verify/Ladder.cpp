@@ -19,12 +19,16 @@ nlohmann::ordered_json LadderResult::toJson() const {
   nlohmann::ordered_json out;
   out["ok"] = ok;
   out["levels"] = nlohmann::ordered_json::array();
-  for (const LevelResult &l : levels)
-    out["levels"].push_back({{"level", l.level},
-                             {"name", l.name},
-                             {"ok", l.ok},
-                             {"detail", l.detail},
-                             {"seconds", l.seconds}});
+  for (const LevelResult &l : levels) {
+    nlohmann::ordered_json level = {{"level", l.level},
+                                    {"name", l.name},
+                                    {"ok", l.ok},
+                                    {"detail", l.detail},
+                                    {"seconds", l.seconds}};
+    if (!l.metrics.is_null())
+      level["metrics"] = l.metrics;
+    out["levels"].push_back(std::move(level));
+  }
   return out;
 }
 

@@ -7,9 +7,12 @@
 //  - greedy decoding: the artifact's tokens equal the reference's;
 //  - the KV cache: decoding a token after the prefill gives the logits of a
 //    prefill of the longer prompt.
-// The quantization error (reconstructed against the source's float
-// weights) needs the source, which an artifact does not carry; the report's
-// per-tensor errors are the compile-time measure.
+// The quantization error at model level, separately (seed 0x09D): the
+// float64 forward of the source's float weights against the one of the
+// reconstructed weights, on the same prompt. It needs the source, which an
+// artifact does not carry: the compiler passes its checkpoint's weights
+// (LadderOptions::sourceWeights) and records the result in the report's
+// parity, which `qtc verify` then shows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +56,60 @@ std::string percent(double x) {
   char b[32];
   std::snprintf(b, sizeof(b), "%.3f%%", 100.0 * x);
   return b;
+}
+
+/// The model-level quantization error, separately from the kernels': the
+/// float64 forward of the source's float weights against `promptRef` (the
+/// one of the reconstructed weights), with the compiler's source weights,
+/// or what the compile recorded. Also fills `metrics`.
+Expected<std::string> quantizationError(const artifact::Artifact &a,
+                                        const LoadedModel &model,
+                                        const std::vector<int32_t> &prompt,
+                                        const std::vector<double> &promptRef,
+                                        const LadderOptions &options,
+                                        nlohmann::ordered_json &metrics) {
+  if (!options.sourceWeights) {
+    // An artifact alone: the number its compile measured, if recorded.
+    auto report = readReport(a);
+    if (report && report->contains("parity"))
+      for (const auto &level :
+           (*report)["parity"].value("levels", nlohmann::json::array()))
+        if (level.is_object() && level.value("level", "") == "L4" &&
+            level.contains("metrics") && level["metrics"].is_object() &&
+            level["metrics"].contains("quantization_error") &&
+            level["metrics"]["quantization_error"].is_number()) {
+          double q = level["metrics"]["quantization_error"].get<double>();
+          metrics["quantization_error"] = q;
+          metrics["quantization_error_source"] = "recorded at compile time";
+          return "quantization error (recorded at compile time: the float64 "
+                 "forward of the source's float weights vs of the "
+                 "reconstructed ones): relative L2 " +
+                 percent(q);
+        }
+    return std::string("quantization error: not measurable from the "
+                       "artifact, and none recorded at compile time");
+  }
+  bool anyFloat = false;
+  ReferenceWeights counted = [&](const std::string &tensor)
+      -> Expected<std::optional<std::vector<double>>> {
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<double>> w,
+                             options.sourceWeights(tensor));
+    anyFloat |= w.has_value();
+    return w;
+  };
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> source,
+                           referenceLogits(model, prompt, 1, counted));
+  if (!anyFloat)
+    return std::string("quantization error: none (every quantized linear "
+                       "keeps its source's codes)");
+  const double q = relativeL2(promptRef, source);
+  const bool sameTop = argmaxOf(promptRef) == argmaxOf(source);
+  metrics["quantization_error"] = q;
+  metrics["quantization_error_source"] = "source float weights";
+  metrics["quantization_top1_equal"] = sameTop;
+  return "quantization error (the float64 forward of the source's float "
+         "weights vs of the reconstructed ones): relative L2 " +
+         percent(q) + ", top-1 token " + (sameTop ? "equal" : "DIFFERS");
 }
 
 } // namespace
@@ -172,6 +229,12 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   const size_t vocab = size_t(c.vocab);
   const std::vector<double> promptRef(ref->begin(), ref->begin() + vocab);
   const double kernelError = relativeL2(run->promptLogits, promptRef);
+  auto quantization =
+      quantizationError(a, model, prompt, promptRef, options, r.metrics);
+  if (!quantization) {
+    r.detail = quantization.message();
+    return r;
+  }
 
   // 2. Greedy tokens against the reference's own greedy continuation:
   // teacher-forced on the artifact's tokens, which equals the reference's
@@ -217,9 +280,7 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
       " activations); greedy " + std::to_string(kGreedySteps) + " tokens " +
       (run->tokens == refTokens ? "equal" : "DIFFER") +
       "; decode after prefill vs longer prefill: " + percent(cacheError) +
-      "; quantization error against the source weights: not "
-      "measurable from the artifact (see the report's per-tensor "
-      "errors)";
+      "; " + *quantization;
   r.ok = kernelError <= kLogitsBound && run->tokens == refTokens &&
          cacheError <= kLogitsBound;
   if (run->tokens != refTokens) {

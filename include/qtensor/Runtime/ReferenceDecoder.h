@@ -16,18 +16,32 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace qtensor::runtime {
+
+/// Other float weights for the quantized linears, by tensor name: W [N, K]
+/// row-major, or none to keep the reconstruction (a linear whose source
+/// held codes, not floats). The compiler passes its checkpoint's weights,
+/// so that L4 can measure the quantization error at model level.
+using ReferenceWeights =
+    std::function<Expected<std::optional<std::vector<double>>>(
+        const std::string &tensor)>;
 
 /// The logits (vocab values) after each of the last `positions` of `ids`,
 /// one row after the other, for `model` loaded with its decoder program.
 /// A causal forward gives every prefix's logits at once, so one call checks
 /// a whole greedy continuation (teacher forcing). `positions` is clamped
 /// to [1, ids.size()].
-Expected<std::vector<double>> referenceLogits(const LoadedModel &model,
-                                              const std::vector<int32_t> &ids,
-                                              int64_t positions = 1);
+/// With `weights`, a quantized linear uses the float weights it gives
+/// instead of its reconstruction (its bias stays the artifact's).
+Expected<std::vector<double>>
+referenceLogits(const LoadedModel &model, const std::vector<int32_t> &ids,
+                int64_t positions = 1,
+                const ReferenceWeights &weights = ReferenceWeights());
 
 } // namespace qtensor::runtime
 

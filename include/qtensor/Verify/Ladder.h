@@ -25,6 +25,7 @@
 #define QTENSOR_VERIFY_LADDER_H
 
 #include "qtensor/Runtime/ArtifactCode.h"
+#include "qtensor/Runtime/ReferenceDecoder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,9 @@ struct LevelResult {
   bool ok = false;
   std::string detail;
   double seconds = 0; ///< how long the level took
+  /// Numbers a program reads (`--json`, the report), e.g. L4's
+  /// `quantization_error`; null when the level has none.
+  nlohmann::ordered_json metrics = nlohmann::ordered_json();
 };
 
 struct LadderResult {
@@ -69,6 +73,13 @@ struct LadderOptions {
   int64_t sampleAboveWeights = int64_t(1) << 22;    ///< 4 Mi weights
   int64_t modelAboveWeights = int64_t(1) << 29;     ///< 512 Mi weights
   int64_t twinModelAboveWeights = int64_t(1) << 26; ///< 64 Mi weights
+  /// The float weights the quantized linears were made from, by tensor
+  /// name (the compiler's checkpoint; none for a linear that kept stored
+  /// codes). With them L4 also measures the quantization error at model
+  /// level: the float64 forward of these weights against the one of the
+  /// reconstructed weights. An artifact alone cannot: `qtc verify` shows
+  /// what the compile recorded.
+  runtime::ReferenceWeights sourceWeights;
 };
 
 /// Runs every level on the artifact in `dir`. Levels after a failed L0 are
