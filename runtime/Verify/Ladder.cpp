@@ -293,7 +293,7 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   guarded("L4", "model parity",
           [&] { return detail::levelModel(*a, dir, options); });
   guarded("L5", "dispatch and resources",
-          [&] { return detail::levelDispatch(*a); });
+          [&] { return detail::levelDispatch(*a, options); });
   result.ok = true;
   for (const LevelResult &l : result.levels)
     result.ok &= l.ok;

@@ -190,7 +190,8 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
 
 } // namespace
 
-LevelResult levelDispatch(const artifact::Artifact &a) {
+LevelResult levelDispatch(const artifact::Artifact &a,
+                          const LadderOptions &ladder) {
   LevelResult r{"L5", "dispatch and resources", false, ""};
   auto report = readReport(a);
   auto trace = readRoleJson(a, artifact::FileRole::Trace, "dispatch trace");
@@ -307,12 +308,27 @@ LevelResult levelDispatch(const artifact::Artifact &a) {
                std::to_string(expectPlain) + ")";
     return r;
   }
-  r.ok = true;
   r.detail = std::to_string(checked) +
              " (op, phase) selections re-admitted "
              "and re-selected, " +
              std::to_string(fallbacks) + " fallbacks (" + *policyName + "), " +
              std::to_string(quantizedBytes) + " quantized bytes = ledger";
+
+  // The runtime, watched carrying the selections out.
+  std::map<std::pair<std::string, std::string>, SelectedKernel> selected;
+  for (const json &e : *trace)
+    if (e.contains("selected") && e["selected"].is_string())
+      selected[{e["op"].get<std::string>(), e["phase"].get<std::string>()}] = {
+          e["selected"].get<std::string>(), e.value("fallback", false)};
+  if (!a.manifest().kernels.empty()) {
+    auto observed = observeRuntime(a, ladder, selected);
+    if (!observed) {
+      r.detail += "; at run time: " + observed.message();
+      return r;
+    }
+    r.detail += "; " + *observed;
+  }
+  r.ok = true;
   return r;
 }
 

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qtensor::verify::detail {
@@ -37,7 +39,21 @@ Expected<nlohmann::json> readReport(const artifact::Artifact &a);
 
 LevelResult levelOperator(const artifact::Artifact &a,
                           const LadderOptions &options);
-LevelResult levelDispatch(const artifact::Artifact &a);
+LevelResult levelDispatch(const artifact::Artifact &a,
+                          const LadderOptions &options);
+
+/// What the dispatch trace selected for one (op, phase).
+struct SelectedKernel {
+  std::string kernel; ///< registry id
+  bool fallback = false;
+};
+/// L5's run-time half (LadderRuntime.cpp): every rank loaded, each (op,
+/// phase) called once, the launched kernel checked against `selected`
+/// (keyed by op and phase name); a summary, or what differed.
+Expected<std::string> observeRuntime(
+    const artifact::Artifact &a, const LadderOptions &options,
+    const std::map<std::pair<std::string, std::string>, SelectedKernel>
+        &selected);
 /// L4: the decoder program against its float64 forward (LadderModel.cpp).
 LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
                        const LadderOptions &options);
