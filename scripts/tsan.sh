@@ -26,7 +26,7 @@ if [ -x "$main/bin/qtc" ] && [ -x "$main/bin/make-tiny-llama" ]; then
   "$main/bin/qtc" compile "$build/tiny-llama" --target host \
     -o "$build/tiny-llama-host" --quiet >/dev/null
   export QTENSOR_TEST_DECODER_ARTIFACT="$build/tiny-llama-host"
-  filter="$filter:DecoderConcurrency.*"
+  filter="$filter:DecoderConcurrency.*:DecoderBeams.*"
 else
   echo "tsan: no main build of qtc: DecoderConcurrency is not run"
 fi

@@ -89,6 +89,41 @@ Expected<KVCache> KVCache::fork(int64_t n) const {
   return c;
 }
 
+Status KVCache::reorder(std::vector<KVCache> &beams,
+                        const std::vector<size_t> &parents) {
+  if (parents.size() != beams.size())
+    return makeError("KV cache reorder: ", uint64_t(parents.size()),
+                     " parents for ", uint64_t(beams.size()), " beams");
+  std::vector<size_t> uses(beams.size(), 0);
+  for (size_t i = 0; i < parents.size(); ++i) {
+    if (parents[i] >= beams.size())
+      return makeError("KV cache reorder: beam ", uint64_t(i),
+                       " continues beam ", uint64_t(parents[i]),
+                       ", but there are ", uint64_t(beams.size()));
+    const KVCache &p = beams[parents[i]], &b = beams.front();
+    if (p.layerCount != b.layerCount || p.cap != b.cap ||
+        p.rowWidth != b.rowWidth)
+      return makeError("KV cache reorder: the beams' caches differ in shape");
+    ++uses[parents[i]];
+  }
+  // Copies first (a parent chosen more than once), while every parent is
+  // still in place; then the moves. Nothing changes before all copies are
+  // made.
+  std::vector<std::optional<KVCache>> next(beams.size());
+  for (size_t i = 0; i < parents.size(); ++i)
+    if (uses[parents[i]] > 1) {
+      const KVCache &p = beams[parents[i]];
+      QTENSOR_ASSIGN_OR_RETURN(KVCache copy, p.fork(p.size()));
+      next[i] = std::move(copy);
+    }
+  for (size_t i = 0; i < parents.size(); ++i)
+    if (uses[parents[i]] == 1)
+      next[i] = std::move(beams[parents[i]]);
+  for (size_t i = 0; i < beams.size(); ++i)
+    beams[i] = std::move(*next[i]);
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // Decoder
 //===----------------------------------------------------------------------===//

@@ -20,10 +20,10 @@ namespace qtensor::verify::detail {
 
 using namespace qtensor::runtime;
 
-Expected<std::string>
-observeRuntime(const artifact::Artifact &a, const LadderOptions &options,
-               const std::map<std::pair<std::string, std::string>,
-                              SelectedKernel> &selected) {
+Expected<std::string> observeRuntime(
+    const artifact::Artifact &a, const LadderOptions &options,
+    const std::map<std::pair<std::string, std::string>, SelectedKernel>
+        &selected) {
   size_t launches = 0, skipped = 0;
   std::string backend;
   for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
@@ -58,14 +58,13 @@ observeRuntime(const artifact::Artifact &a, const LadderOptions &options,
         } else if (p.phase == kernels::Phase::Prefill) {
           t = kernels::kMaxDecodeTokens + 1;
         }
-        const std::string where = "rank " + std::to_string(rank) + ", " +
-                                  op.tensor + ", " +
-                                  kernels::toString(p.phase) + " (T=" +
-                                  std::to_string(t) + ")";
+        const std::string where =
+            "rank " + std::to_string(rank) + ", " + op.tensor + ", " +
+            kernels::toString(p.phase) + " (T=" + std::to_string(t) + ")";
         QTENSOR_ASSIGN_OR_RETURN(
-            HostTensor x, deterministicActivations(op.activation, t, op.k(),
-                                                   kDefaultActivationSeed,
-                                                   op.tensor));
+            HostTensor x,
+            deterministicActivations(op.activation, t, op.k(),
+                                     kDefaultActivationSeed, op.tensor));
         auto y = model->run(op.tensor, x);
         if (!y)
           return makeError(where, ": ", y.message());
@@ -75,24 +74,21 @@ observeRuntime(const artifact::Artifact &a, const LadderOptions &options,
                            kernels::toString(call.phase), " instead");
         auto it = selected.find({op.op, kernels::toString(p.phase)});
         if (it == selected.end())
-          return makeError(where,
-                           ": ran, but the dispatch trace selected "
-                           "nothing for it");
+          return makeError(where, ": ran, but the dispatch trace selected "
+                                  "nothing for it");
         if (call.fallback != it->second.fallback)
-          return makeError(where, ": the runtime ran ",
-                           call.fallback ? "the full-dequant fallback"
-                                         : "a native kernel",
-                           ", the compiler selected ",
-                           it->second.fallback ? "the fallback"
-                                               : it->second.kernel);
+          return makeError(
+              where, ": the runtime ran ",
+              call.fallback ? "the full-dequant fallback" : "a native kernel",
+              ", the compiler selected ",
+              it->second.fallback ? "the fallback" : it->second.kernel);
         if (!call.fallback) {
           const KernelInstance *ran = nullptr;
           for (const KernelInstance *k : p.instances)
             if (k->id == call.kernel)
               ran = k;
           // Without a GPU, a GPU kernel's host twin stands in for it.
-          const kernels::KernelRegistry &registry =
-              kernels::builtinRegistry();
+          const kernels::KernelRegistry &registry = kernels::builtinRegistry();
           const kernels::KernelCapability *chosen =
               registry.findKernel(it->second.kernel);
           const kernels::KernelCapability *twin =
@@ -105,14 +101,13 @@ observeRuntime(const artifact::Artifact &a, const LadderOptions &options,
         }
         ++launches;
       }
-    if (!plannedFallback &&
-        model->ledger().peak(MemoryCategory::Fallback) != 0)
+    if (!plannedFallback && model->ledger().peak(MemoryCategory::Fallback) != 0)
       return makeError("rank ", rank, ": a full-dequant buffer of ",
                        model->ledger().peak(MemoryCategory::Fallback),
                        " bytes was held with no fallback planned");
   }
-  return std::to_string(launches) +
-         " (op, phase) launches observed on " + backend +
+  return std::to_string(launches) + " (op, phase) launches observed on " +
+         backend +
          (skipped ? " (" + std::to_string(skipped) +
                         " of large ops' host twins not rerun: L3 ran them; "
                         "--exhaustive reruns them)"

@@ -11,7 +11,8 @@
 //
 // The cache is contiguous: per layer, K and V rows [capacity, kv width] in
 // f32, row p holding position p. append happens in forward; truncate, fork
-// and the position bookkeeping are the API seed M8.9 0x09E asks for.
+// (prefix reuse), reorder (beam search) and the position bookkeeping are
+// the API seed M8.9 0x09E asks for.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_RUNTIME_DECODER_H
@@ -27,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,13 @@ public:
   }
   /// Records that positions size()..size()+t-1 were written (Decoder).
   Status append(int64_t t);
+  /// Beam search's reorder: beam i continues from what beams[parents[i]]
+  /// held, for every i (a parent may be chosen by several beams or by
+  /// none). A cache chosen once is moved, not copied. Every cache must
+  /// have the same shape; on an error (a parent out of range, another
+  /// shape, no memory for a copy) `beams` is unchanged.
+  static Status reorder(std::vector<KVCache> &beams,
+                        const std::vector<size_t> &parents);
 
 private:
   size_t layerFloats() const { return size_t(cap) * size_t(rowWidth); }

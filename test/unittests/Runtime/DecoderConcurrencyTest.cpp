@@ -97,3 +97,45 @@ TEST(DecoderConcurrency, SequencesOnOneModelMatchSerialRuns) {
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_EQ(model.ledger().current(MemoryCategory::Workspace), 0u);
 }
+
+// Beam search on a real model: two beams from different prompts, then both
+// continue beam 1 (KVCache::reorder): each then gives exactly the logits of
+// beam 1 continued alone.
+TEST(DecoderBeams, ReorderedCachesContinueTheirParent) {
+  const char *dir = std::getenv("QTENSOR_TEST_DECODER_ARTIFACT");
+  if (!dir || !std::filesystem::exists(dir))
+    GTEST_SKIP() << "QTENSOR_TEST_DECODER_ARTIFACT does not name a compiled "
+                    "host artifact of the tiny llama (scripts/tsan.sh makes "
+                    "one with qtc compile)";
+  LoadOptions lo;
+  lo.backend = BackendChoice::Host;
+  lo.decoder = true;
+  lo.code.trustArtifactCode = true;
+  auto loaded = loadModel(dir, lo);
+  ASSERT_TRUE(bool(loaded)) << loaded.message();
+  auto d = Decoder::create(**loaded, 8);
+  ASSERT_TRUE(bool(d)) << d.message();
+  std::vector<KVCache> beams;
+  for (const std::vector<int32_t> &prompt :
+       {std::vector<int32_t>{5, 6, 7}, std::vector<int32_t>{9, 10, 11, 12}}) {
+    auto cache = (*d)->newCache(32);
+    ASSERT_TRUE(bool(cache)) << cache.message();
+    ASSERT_TRUE(bool((*d)->forward(prompt, *cache)));
+    beams.push_back(cache.take());
+  }
+  // Beam 1 continued alone: the reference.
+  auto alone = beams[1].fork(beams[1].size());
+  ASSERT_TRUE(bool(alone));
+  auto ref = (*d)->forward({42}, *alone);
+  ASSERT_TRUE(bool(ref)) << ref.message();
+  const std::vector<float> expected = **ref;
+
+  Status s = KVCache::reorder(beams, {1, 1});
+  ASSERT_TRUE(bool(s)) << s.message();
+  for (KVCache &beam : beams) {
+    EXPECT_EQ(beam.size(), 4);
+    auto logits = (*d)->forward({42}, beam);
+    ASSERT_TRUE(bool(logits)) << logits.message();
+    EXPECT_EQ(**logits, expected);
+  }
+}

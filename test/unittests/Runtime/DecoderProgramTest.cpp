@@ -186,4 +186,44 @@ TEST(KVCache, AppendTruncateFork) {
   EXPECT_FALSE(KVCache::create(1, int64_t(1) << 40, 4));
 }
 
+// Beam search: each beam continues one parent's cache; a parent chosen by
+// two beams is copied, one chosen by none is dropped.
+TEST(KVCache, ReorderBeams) {
+  std::vector<KVCache> beams;
+  for (int b = 0; b < 3; ++b) {
+    auto c = KVCache::create(2, 8, 4);
+    ASSERT_TRUE(c) << c.message();
+    ASSERT_TRUE(c->append(b + 1));
+    for (int64_t l = 0; l < 2; ++l)
+      for (int i = 0; i < (b + 1) * 4; ++i) {
+        c->keys(l)[i] = float(1000 * b + 100 * l + i);
+        c->values(l)[i] = -float(1000 * b + 100 * l + i);
+      }
+    beams.push_back(c.take());
+  }
+  Status s = KVCache::reorder(beams, {2, 0, 0});
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(beams[0].size(), 3);
+  EXPECT_EQ(beams[0].keys(1)[11], 2111.0f);
+  for (int b : {1, 2}) {
+    EXPECT_EQ(beams[size_t(b)].size(), 1);
+    EXPECT_EQ(beams[size_t(b)].keys(1)[3], 103.0f);
+    EXPECT_EQ(beams[size_t(b)].values(0)[2], -2.0f);
+  }
+  // The copies are independent.
+  beams[1].keys(0)[0] = 7.0f;
+  EXPECT_EQ(beams[2].keys(0)[0], 0.0f);
+
+  // Refused, and nothing changes: a parent out of range, a count mismatch,
+  // caches of another shape.
+  EXPECT_EQ(KVCache::reorder(beams, {0, 3, 1}).message(),
+            "KV cache reorder: beam 1 continues beam 3, but there are 3");
+  EXPECT_FALSE(KVCache::reorder(beams, {0, 1}));
+  EXPECT_EQ(beams[0].size(), 3);
+  EXPECT_EQ(beams[1].keys(0)[0], 7.0f);
+  beams.push_back(*KVCache::create(2, 4, 4));
+  EXPECT_EQ(KVCache::reorder(beams, {3, 0, 1, 2}).message(),
+            "KV cache reorder: the beams' caches differ in shape");
+}
+
 } // namespace
