@@ -51,6 +51,12 @@ if [ "${QTENSOR_SKIP_PYPI_DATA:-0}" != 1 ] && command -v python3 >/dev/null; the
     python3 -m pip install --quiet onnx onnxruntime onnx_ir safetensors 2>&1 | tail -2 ||
       echo "setup: could not install onnxruntime; the ONNX compile test skips"
   fi
+  # Hugging Face's tokenizers library: the oracle for tokenizer.json files.
+  if ! python3 -c "import tokenizers" 2>/dev/null; then
+    echo "setup: pip install tokenizers (for tests)"
+    python3 -m pip install --quiet tokenizers 2>&1 | tail -2 ||
+      echo "setup: could not install tokenizers; the tokenizer.json tests skip"
+  fi
   # llama.cpp's own GGUF reader, which checks what qtc export-gguf writes.
   if ! python3 -c "import gguf, numpy" 2>/dev/null; then
     echo "setup: pip install gguf numpy (llama.cpp's GGUF reader, for tests)"

@@ -26,6 +26,7 @@
 #include "qtensor/Pipelines/Pipelines.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Tokenizer/HuggingFace.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -105,49 +106,56 @@ struct StageClock {
 };
 
 /// The tokenizer the model was trained with, for the manifest's
-/// tokenizer_sha256: a GGUF file's tokenizer.ggml.* metadata built by
-/// QTensorTokenizer (its canonical digest), or the tokenizer.json beside a
-/// Hugging Face checkpoint (the file's digest). The report says which, or
-/// why there is none; a tokenizer that cannot be read is reported, not an
-/// error (the linears compile without it).
-nlohmann::ordered_json describeTokenizer(const Checkpoint &checkpoint,
-                                         const std::string &input,
-                                         const std::string &weights,
-                                         std::optional<std::string> &digest) {
+/// tokenizer_sha256 (the Tokenizer's canonical digest) and the artifact's
+/// tokenizer file (`file`: its tokenizer.ggml.* metadata as a vocab-only
+/// GGUF file): a GGUF file's metadata, or the tokenizer.json beside a
+/// Hugging Face checkpoint translated into the same metadata
+/// (Tokenizer/HuggingFace.h). The report says which, or why there is none;
+/// a tokenizer that cannot be read is reported, not an error (the linears
+/// compile without it, and the model runs from token ids).
+Expected<nlohmann::ordered_json>
+describeTokenizer(const Checkpoint &checkpoint, const std::string &input,
+                  const std::string &weights,
+                  std::optional<std::string> &digest,
+                  std::optional<std::vector<uint8_t>> &file) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  std::string source;
+  Expected<std::vector<uint8_t>> bytes = makeError("no tokenizer");
   if (const GGUFFile *gguf = checkpoint.gguf()) {
-    const std::string &file = weights.empty() ? input : weights;
+    source = weights.empty() ? input : weights;
     if (!gguf->findMetadata("tokenizer.ggml.model")) {
-      j["none"] = file + " has no tokenizer.ggml.model metadata";
+      j["none"] = source + " has no tokenizer.ggml.model metadata";
       return j;
     }
-    auto tokenizer = Tokenizer::fromGGUF(*gguf, file);
-    if (!tokenizer) {
-      j["error"] = tokenizer.message();
+    bytes = writeMetadataOnlyGGUF(*gguf, "tokenizer.");
+  } else {
+    source = input + "/tokenizer.json";
+    if (checkpoint.format() != "safetensors" ||
+        !std::filesystem::is_regular_file(source)) {
+      j["none"] = "no tokenizer.json beside the checkpoint";
       return j;
     }
-    digest = tokenizer->sha256();
-    j["source"] = file;
-    j["model"] = std::string(tokenizerModelName(tokenizer->model()));
-    j["vocab_size"] = tokenizer->vocabSize();
-    j["sha256"] = *digest;
+    bytes = ggufFromHuggingFaceFiles(input);
+  }
+  if (!bytes) {
+    j["error"] = bytes.message();
     return j;
   }
-  std::string path = input + "/tokenizer.json";
-  if (!std::filesystem::is_regular_file(path)) {
-    j["none"] = "no tokenizer.json beside the checkpoint";
+  auto gguf = GGUFFile::fromBuffer(bytes->data(), bytes->size(), source);
+  auto tokenizer = gguf ? Tokenizer::fromGGUF(*gguf, source)
+                        : Expected<Tokenizer>(gguf.error());
+  if (!tokenizer) {
+    j["error"] = tokenizer.message();
     return j;
   }
-  auto file = MappedFile::open(path);
-  auto hex = file ? sha256HexOfMapped(file->data(), file->size())
-                  : Expected<std::string>(file.error());
-  if (!hex) {
-    j["error"] = hex.message();
-    return j;
-  }
-  digest = *hex;
-  j["source"] = path;
+  digest = tokenizer->sha256();
+  j["source"] = source;
+  j["model"] = std::string(tokenizerModelName(tokenizer->model()));
+  if (!tokenizer->preName().empty())
+    j["pre"] = tokenizer->preName();
+  j["vocab_size"] = tokenizer->vocabSize();
   j["sha256"] = *digest;
+  file = bytes.take();
   return j;
 }
 
@@ -475,19 +483,19 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // "unknown" outside git); the release is in createdBy.
   input.provenance.converterRevision = QTENSOR_SOURCE_REVISION;
   input.provenance.createdBy = "qtc compile " QTENSOR_VERSION_STRING;
-  input.report["tokenizer"] = describeTokenizer(
-      *checkpoint, request.input, request.weights, input.model.tokenizerSha256);
+  std::optional<std::vector<uint8_t>> tokenizerFile;
+  QTENSOR_ASSIGN_OR_RETURN(
+      input.report["tokenizer"],
+      describeTokenizer(*checkpoint, request.input, request.weights,
+                        input.model.tokenizerSha256, tokenizerFile));
   if (decoder) {
     decoder->program.kernelFile = kernels->modelKernelFile;
     decoder->program.hostCpu = request.hostCpu;
-    // The tokenizer travels as the source's tokenizer.* metadata in a GGUF
-    // file of its own, read back with the same reader (GGUFWriter.h).
-    if (input.model.tokenizerSha256 && checkpoint->gguf()) {
-      auto bytes = writeMetadataOnlyGGUF(*checkpoint->gguf(), "tokenizer.");
-      if (!bytes)
-        return makeError(bytes.message());
-      input.files.push_back(
-          {kTokenizerFileName, artifact::FileRole::Tokenizer, bytes.take()});
+    // The tokenizer travels as tokenizer.* metadata in a GGUF file of its
+    // own, read back with the same reader (GGUFWriter.h).
+    if (tokenizerFile) {
+      input.files.push_back({kTokenizerFileName, artifact::FileRole::Tokenizer,
+                             std::move(*tokenizerFile)});
       decoder->program.tokenizerFile = kTokenizerFileName;
     }
     input.program = decoder->program;

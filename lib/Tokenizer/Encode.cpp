@@ -159,6 +159,12 @@ void Tokenizer::encodeGPT2(std::string_view text,
     return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
   };
   for (const std::string &word : pretokenize::splitWords(text, preKind)) {
+    if (ignoreMerges) {
+      if (int32_t id = tokenId(word); id >= 0) {
+        out.push_back(id);
+        continue;
+      }
+    }
     std::vector<Symbol> symbols = splitSymbols(word);
     std::priority_queue<Bigram, std::vector<Bigram>, decltype(later)> queue(
         later);

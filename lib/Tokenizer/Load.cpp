@@ -50,7 +50,8 @@ int32_t Tokenizer::tokenId(std::string_view text) const {
 
 namespace {
 constexpr std::string_view kSupportedModels = "llama, gpt2, bert";
-constexpr std::string_view kSupportedPre = "default, gpt-2, deepseek-coder";
+constexpr std::string_view kSupportedPre =
+    "default, gpt-2, deepseek-coder, llama-bpe, qwen2";
 
 /// Printable form of an untrusted metadata string for messages.
 std::string quoted(std::string_view s) {
@@ -191,6 +192,7 @@ private:
   const GGUFFile &file;
   std::string name;
   Tokenizer t;
+  bool preAddsBos = false; ///< the pre-tokenizer's default add_bos
 };
 
 Expected<std::optional<std::string_view>>
@@ -265,6 +267,15 @@ Status TokenizerLoader::readModel() {
       t.cleanSpaces = true;
     } else if (*pre == "deepseek-coder") {
       t.preKind = PreTokenizer::DeepSeekCoder;
+      t.cleanSpaces = false;
+    } else if (*pre == "llama-bpe" || *pre == "llama3" || *pre == "llama-v3") {
+      // llama.cpp: whole words first, and a BOS unless the file says not.
+      t.preKind = PreTokenizer::Llama3;
+      t.cleanSpaces = true;
+      t.ignoreMerges = true;
+      preAddsBos = true;
+    } else if (*pre == "qwen2") {
+      t.preKind = PreTokenizer::Qwen2;
       t.cleanSpaces = false;
     } else {
       return fail("tokenizer.ggml.pre = ", quoted(*pre),
@@ -417,6 +428,7 @@ Status TokenizerLoader::readSpecial() {
   case TokenizerModel::GPT2:
     t.bos = dflt(11);
     t.eos = dflt(11);
+    t.addBos = preAddsBos;
     break;
   case TokenizerModel::Bert:
     t.bos = dflt(101);

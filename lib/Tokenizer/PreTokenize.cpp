@@ -101,6 +101,120 @@ Pieces splitGPT2(const std::vector<uint32_t> &cps, const Pieces &pieces) {
   return out;
 }
 
+/// The Llama 3 pattern
+///   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+///   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+/// applied to each piece, alternative by alternative as the regex tries
+/// them (llama.cpp's unicode_regex_split_custom_llama3). Qwen2's pattern is
+/// the same with \p{N} for \p{N}{1,3}: `maxDigits` is 3 or 1.
+Pieces splitLlama3(const std::vector<uint32_t> &cps, const Pieces &pieces,
+                   size_t maxDigits) {
+  Pieces out;
+  out.reserve(pieces.size());
+  size_t begin = 0;
+  for (size_t length : pieces) {
+    const size_t end = begin + length;
+    struct Class {
+      bool valid = false, letter = false, number = false, space = false;
+      uint32_t cp = 0;
+    };
+    auto classAt = [&](size_t p) {
+      Class c;
+      if (p >= end)
+        return c;
+      unicode::CodepointInfo i = unicode::info(cps[p]);
+      c.valid = true;
+      c.cp = cps[p];
+      c.letter = i.category == Category::Letter;
+      c.number = i.category == Category::Number;
+      c.space = i.whitespace;
+      return c;
+    };
+    auto newline = [](uint32_t c) { return c == '\r' || c == '\n'; };
+    auto lower = [](uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
+    size_t pos = begin;
+    auto emit = [&](size_t to) {
+      if (to > pos)
+        out.push_back(to - pos);
+      pos = to;
+    };
+    while (pos < end) {
+      const Class c = classAt(pos);
+      // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+      if (c.cp == '\'' && pos + 1 < end) {
+        uint32_t n1 = lower(cps[pos + 1]);
+        if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
+          emit(pos + 2);
+          continue;
+        }
+        if (pos + 2 < end) {
+          uint32_t n2 = lower(cps[pos + 2]);
+          if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') ||
+              (n1 == 'l' && n2 == 'l')) {
+            emit(pos + 3);
+            continue;
+          }
+        }
+      }
+      // [^\r\n\p{L}\p{N}]?\p{L}+
+      if (!newline(c.cp) && !c.number &&
+          (c.letter || classAt(pos + 1).letter)) {
+        size_t p = pos + 1;
+        while (classAt(p).letter)
+          ++p;
+        emit(p);
+        continue;
+      }
+      // \p{N}{1,maxDigits}
+      if (c.number) {
+        size_t p = pos;
+        while (p - pos < maxDigits && classAt(p).number)
+          ++p;
+        emit(p);
+        continue;
+      }
+      //  ?[^\s\p{L}\p{N}]+[\r\n]*
+      auto other = [](const Class &k) {
+        return k.valid && !k.space && !k.letter && !k.number;
+      };
+      const size_t first = c.cp == ' ' ? pos + 1 : pos;
+      if (other(classAt(first))) {
+        size_t p = first + 1;
+        while (other(classAt(p)))
+          ++p;
+        while (p < end && newline(cps[p]))
+          ++p;
+        emit(p);
+        continue;
+      }
+      // \s*[\r\n]+ (up to the last newline of the run of whitespace)
+      size_t spaces = 0, lastNewline = 0;
+      while (classAt(pos + spaces).space) {
+        if (newline(cps[pos + spaces]))
+          lastNewline = pos + spaces + 1;
+        ++spaces;
+      }
+      if (lastNewline > 0) {
+        emit(lastNewline);
+        continue;
+      }
+      // \s+(?!\S): leave the last space to what follows.
+      if (spaces > 1 && pos + spaces < end) {
+        emit(pos + spaces - 1);
+        continue;
+      }
+      // \s+
+      if (spaces > 0) {
+        emit(pos + spaces);
+        continue;
+      }
+      emit(pos + 1);
+    }
+    begin = end;
+  }
+  return out;
+}
+
 /// Splits each piece at the leftmost matches of a pattern, as
 /// std::regex_iterator walks it: `matchAt(p, end)` is the length of the
 /// match starting at p (0 for none). Matches are never empty.
@@ -268,6 +382,12 @@ std::vector<std::string> splitWords(std::string_view text, PreTokenizer kind) {
     break;
   case PreTokenizer::DeepSeekCoder:
     pieces = splitDeepSeekCoder(cps, std::move(pieces));
+    break;
+  case PreTokenizer::Llama3:
+    pieces = splitLlama3(cps, pieces, 3);
+    break;
+  case PreTokenizer::Qwen2:
+    pieces = splitLlama3(cps, pieces, 1);
     break;
   case PreTokenizer::Default:
   case PreTokenizer::None:

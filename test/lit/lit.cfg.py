@@ -69,6 +69,16 @@ else:
                     "onnxruntime onnx_ir safetensors numpy): the ONNX "
                     "compile test against onnxruntime is skipped")
 
+# Hugging Face's tokenizers library (scripts/setup.sh installs it): the oracle
+# for tokenizer.json files.
+if _subprocess.run([config.python_executable, "-c", "import tokenizers, gguf"],
+                   capture_output=True).returncode == 0:
+    config.available_features.add("hf-tokenizers")
+    config.substitutions.append(("%hf_python", config.python_executable))
+else:
+    lit_config.note("the tokenizers package is not installed (pip install "
+                    "tokenizers gguf): the tokenizer.json tests are skipped")
+
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

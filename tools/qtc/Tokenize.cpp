@@ -10,6 +10,9 @@
 #include "CommandLine.h"
 
 #include "qtensor/Formats/GGUF.h"
+#include "qtensor/Support/JsonObjectReader.h"
+#include "qtensor/Support/MappedFile.h"
+#include "qtensor/Tokenizer/HuggingFace.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -20,11 +23,16 @@ using namespace qtensor;
 
 namespace {
 const char *kTokenizeUsage =
-    "usage: qtc tokenize FILE.gguf --text TEXT [--add-special] [--json]\n"
+    "usage: qtc tokenize FILE.gguf|tokenizer.json|HF_DIR --text TEXT\n"
+    "                    [--add-special] [--json]\n"
     "  print the token ids of TEXT under the tokenizer of FILE's\n"
     "  tokenizer.ggml.* metadata (llama, gpt2 or bert, as llama.cpp\n"
-    "  tokenizes; docs/tokenizer.md)\n"
+    "  tokenizes), or of a Hugging Face tokenizer.json (a file, or a\n"
+    "  checkpoint directory whose config.json gives BOS and EOS), read as\n"
+    "  llama.cpp's converter reads it (docs/tokenizer.md)\n"
     "  --text TEXT     the text (UTF-8) to tokenize\n"
+    "  --texts FILE    instead, every string of FILE's JSON array; with\n"
+    "                  --json, \"tokens\" is then a list of id lists\n"
     "  --add-special   add what the model adds around a prompt (BOS/EOS per\n"
     "                  tokenizer.ggml.add_bos_token/add_eos_token, [CLS] and\n"
     "                  [SEP] for bert)\n"
@@ -45,8 +53,9 @@ int fail(const std::string &message, bool asJson) {
 } // namespace
 
 int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
-  std::string path, text;
+  std::string path, text, textsFile;
   bool haveText = false, addSpecial = false, asJson = false;
+  std::vector<uint8_t> converted;
   CommandLine cl("qtc tokenize", kTokenizeUsage);
   cl.option({"--text"}, "a text",
             [&](const std::string &value) -> std::optional<std::string> {
@@ -54,27 +63,64 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
               haveText = true;
               return std::nullopt;
             })
+      .option({"--texts"}, "a file", textsFile)
       .flag({"--add-special"}, addSpecial)
       .flag({"--json"}, asJson)
       .positional(path, "missing FILE.gguf");
   if (std::optional<int> status = cl.parse(args))
     return *status;
-  if (!haveText)
+  if (!haveText && textsFile.empty())
     return cl.usageError("missing --text TEXT");
+  if (haveText && !textsFile.empty())
+    return cl.usageError("--text and --texts are exclusive");
+  std::vector<std::string> texts;
+  if (haveText) {
+    texts.push_back(text);
+  } else {
+    auto bytes = MappedFile::open(textsFile);
+    auto list =
+        bytes ? parseStrictJson({reinterpret_cast<const char *>(bytes->data()),
+                                 size_t(bytes->size())},
+                                textsFile, uint64_t(64) << 20, 4)
+              : Expected<nlohmann::json>(bytes.error());
+    if (!list)
+      return fail(list.message(), asJson);
+    if (!list->is_array())
+      return fail(textsFile + ": expected a JSON array of strings", asJson);
+    for (const nlohmann::json &t : *list) {
+      if (!t.is_string())
+        return fail(textsFile + ": expected a JSON array of strings", asJson);
+      texts.push_back(t.get<std::string>());
+    }
+  }
 
-  Expected<GGUFFile> file = GGUFFile::open(path);
+  // A GGUF file, or a Hugging Face tokenizer.json (or the directory that
+  // holds one) turned into the same metadata.
+  Expected<GGUFFile> file = makeError("no tokenizer read");
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) {
+    file = GGUFFile::open(path);
+  } else {
+    auto bytes = ggufFromHuggingFaceFiles(path);
+    if (!bytes)
+      return fail(bytes.message(), asJson);
+    file = GGUFFile::fromBuffer(bytes->data(), bytes->size(), path);
+    converted = bytes.take(); // the file reads from these bytes
+  }
   if (!file)
     return fail(file.message(), asJson);
   Expected<Tokenizer> tokenizer = Tokenizer::fromGGUF(*file, path);
   if (!tokenizer)
     return fail(tokenizer.message(), asJson);
-  const std::vector<int32_t> ids = tokenizer->encode(text, addSpecial);
+  std::vector<std::vector<int32_t>> all;
+  for (const std::string &t : texts)
+    all.push_back(tokenizer->encode(t, addSpecial));
+  const std::vector<int32_t> &ids = all.front();
 
   if (asJson) {
     nlohmann::json out = {
         {"ok", true},
-        {"tokens", ids},
-        {"count", ids.size()},
+        {"tokens", haveText ? nlohmann::json(ids) : nlohmann::json(all)},
+        {"count", haveText ? ids.size() : all.size()},
         {"add_special", addSpecial},
         {"model", std::string(tokenizerModelName(tokenizer->model()))},
         {"pre", tokenizer->preName()},
@@ -88,9 +134,11 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
               << "\n";
     return 0;
   }
-  std::string line;
-  for (int32_t id : ids)
-    line += (line.empty() ? "" : " ") + std::to_string(id);
-  std::cout << line << "\n";
+  for (const std::vector<int32_t> &list : all) {
+    std::string line;
+    for (int32_t id : list)
+      line += (line.empty() ? "" : " ") + std::to_string(id);
+    std::cout << line << "\n";
+  }
   return 0;
 }

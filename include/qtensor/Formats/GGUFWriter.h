@@ -46,6 +46,16 @@ public:
   void setString(const std::string &key, std::string_view value);
   void setUInt32(const std::string &key, uint32_t value);
   void setFloat32(const std::string &key, float value);
+  void setBool(const std::string &key, bool value);
+  void setStringArray(const std::string &key,
+                      const std::vector<std::string> &values);
+  void setFloat32Array(const std::string &key,
+                       const std::vector<float> &values);
+  void setInt32Array(const std::string &key,
+                     const std::vector<int32_t> &values);
+  /// The metadata set so far as a whole GGUF file with no tensors (a
+  /// vocab-only file); an error if a tensor was added or a key set twice.
+  Expected<std::vector<uint8_t>> metadataOnlyBytes() const;
   /// Copies every key of `source` that starts with `prefix`.
   Status copyMetadata(const GGUFFile &source, std::string_view prefix);
   /// Refuses a duplicate or over-long name (64 bytes), a rank above 4,

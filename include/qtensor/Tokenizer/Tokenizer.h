@@ -9,7 +9,7 @@
 //   tokenizer.ggml.model = gpt2    byte-level BPE over tokenizer.ggml.merges,
 //                                  split first by the pre-tokenizer named by
 //                                  tokenizer.ggml.pre (default, gpt-2,
-//                                  deepseek-coder)
+//                                  deepseek-coder, llama-bpe, qwen2)
 //   tokenizer.ggml.model = bert    WordPiece after BERT's normalization
 //                                  (lowercase, accent stripping, punctuation
 //                                  and CJK split), [CLS] ... [SEP]
@@ -51,7 +51,7 @@ enum class TokenType : int32_t {
 };
 
 /// The byte-level BPE pre-tokenizer (tokenizer.ggml.pre of a gpt2 model).
-enum class PreTokenizer { None, Default, GPT2, DeepSeekCoder };
+enum class PreTokenizer { None, Default, GPT2, DeepSeekCoder, Llama3, Qwen2 };
 
 /// "llama", "gpt2", "bert".
 std::string_view tokenizerModelName(TokenizerModel model);
@@ -150,6 +150,9 @@ private:
   bool addBos = false, addEos = false, addSpacePrefix = false;
   bool lowercase = true, stripAccents = true; ///< bert normalizer
   bool cleanSpaces = false;                   ///< decode clean-up
+  /// A whole pre-tokenized word that is a token is that token, before any
+  /// merge (llama.cpp's ignore_merges: the Llama 3 pre-tokenizer).
+  bool ignoreMerges = false;
   std::string digest;
 };
 

@@ -133,6 +133,64 @@ void GGUFFileWriter::setFloat32(const std::string &key, float value) {
   metadata.emplace_back(key, std::move(o.bytes));
 }
 
+void GGUFFileWriter::setBool(const std::string &key, bool value) {
+  Out o;
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Bool));
+  o.put<uint8_t>(value ? 1 : 0);
+  metadata.emplace_back(key, std::move(o.bytes));
+}
+
+void GGUFFileWriter::setStringArray(const std::string &key,
+                                    const std::vector<std::string> &values) {
+  Out o;
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Array));
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::String));
+  o.put<uint64_t>(values.size());
+  for (const std::string &v : values)
+    o.str(v);
+  metadata.emplace_back(key, std::move(o.bytes));
+}
+
+void GGUFFileWriter::setFloat32Array(const std::string &key,
+                                     const std::vector<float> &values) {
+  Out o;
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Array));
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Float32));
+  o.put<uint64_t>(values.size());
+  for (float v : values)
+    o.put<float>(v);
+  metadata.emplace_back(key, std::move(o.bytes));
+}
+
+void GGUFFileWriter::setInt32Array(const std::string &key,
+                                   const std::vector<int32_t> &values) {
+  Out o;
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Array));
+  o.put<uint32_t>(static_cast<uint32_t>(GGUFValueType::Int32));
+  o.put<uint64_t>(values.size());
+  for (int32_t v : values)
+    o.put<int32_t>(v);
+  metadata.emplace_back(key, std::move(o.bytes));
+}
+
+Expected<std::vector<uint8_t>> GGUFFileWriter::metadataOnlyBytes() const {
+  if (!tensors.empty())
+    return makeError("a metadata-only GGUF file has no tensors");
+  std::set<std::string_view> keys;
+  Out o;
+  o.bytes.insert(o.bytes.end(), {'G', 'G', 'U', 'F'});
+  o.put<uint32_t>(3);
+  o.put<uint64_t>(0);
+  o.put<uint64_t>(metadata.size());
+  for (const auto &[key, value] : metadata) {
+    if (!keys.insert(key).second)
+      return makeError("metadata ", key, " is set twice");
+    o.str(key);
+    o.bytes.insert(o.bytes.end(), value.begin(), value.end());
+  }
+  return std::move(o.bytes);
+}
+
 Status GGUFFileWriter::copyMetadata(const GGUFFile &source,
                                     std::string_view prefix) {
   for (const GGUFKeyValue &kv : source.metadata()) {

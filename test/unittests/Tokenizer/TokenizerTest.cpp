@@ -430,10 +430,10 @@ TEST(TokenizerMetadata, UnknownModelOrPreTokenizer) {
   w.str("tokenizer.ggml.model", "t5").strings("tokenizer.ggml.tokens", {"a"});
   EXPECT_EQ(failure(w), "crafted.gguf: tokenizer.ggml.model = 't5' is not "
                         "supported (supported: llama, gpt2, bert)");
-  EXPECT_EQ(failure(gpt2Vocab("qwen2")),
-            "crafted.gguf: tokenizer.ggml.pre = 'qwen2' is not supported for "
+  EXPECT_EQ(failure(gpt2Vocab("falcon")),
+            "crafted.gguf: tokenizer.ggml.pre = 'falcon' is not supported for "
             "tokenizer.ggml.model = gpt2 (supported: default, gpt-2, "
-            "deepseek-coder)");
+            "deepseek-coder, llama-bpe, qwen2)");
   MetadataWriter none;
   none.strings("tokenizer.ggml.tokens", {"a"});
   EXPECT_EQ(failure(none), "crafted.gguf: tokenizer.ggml.model is missing "
