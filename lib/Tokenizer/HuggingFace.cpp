@@ -186,7 +186,8 @@ Status Converter::readMerges(const json &model) {
 
 Status Converter::classify(const json &root, const json &model) {
   const json null;
-  const json &pre = root.contains("pre_tokenizer") ? root["pre_tokenizer"] : null;
+  const json &pre =
+      root.contains("pre_tokenizer") ? root["pre_tokenizer"] : null;
   const json &norm = root.contains("normalizer") ? root["normalizer"] : null;
   auto byteLevelStep = [&](const json &p, bool regex) {
     return typeOf(p) == "ByteLevel" && !p.value("add_prefix_space", false) &&
@@ -301,9 +302,8 @@ Status Converter::readTemplate(const json &processor) {
 }
 
 Expected<std::vector<uint8_t>> Converter::convert() {
-  QTENSOR_ASSIGN_OR_RETURN(json root, parseStrictJson(in.json, in.name,
-                                                      kMaxTokenizerJsonBytes,
-                                                      64));
+  QTENSOR_ASSIGN_OR_RETURN(
+      json root, parseStrictJson(in.json, in.name, kMaxTokenizerJsonBytes, 64));
   if (!root.is_object() || !root.contains("model") ||
       !root["model"].is_object())
     return fail("not a tokenizer.json (no \"model\" object)");
@@ -331,8 +331,9 @@ Expected<std::vector<uint8_t>> Converter::convert() {
   if (model.contains("unk_token") && model["unk_token"].is_string())
     unkToken = model["unk_token"].get<std::string>();
 
-  auto checkedId = [&](const char *what,
-                       std::optional<int64_t> id) -> Expected<std::optional<int32_t>> {
+  auto checkedId =
+      [&](const char *what,
+          std::optional<int64_t> id) -> Expected<std::optional<int32_t>> {
     if (!id)
       return std::optional<int32_t>();
     if (*id < 0 || uint64_t(*id) >= tokens.size())
@@ -367,8 +368,7 @@ Expected<std::vector<uint8_t>> Converter::convert() {
     }
     // Scores: minus the rank of the first merge that makes a token; below
     // every merge for the others.
-    std::vector<float> scores(tokens.size(),
-                              -float(merges.size()) - 1.0f);
+    std::vector<float> scores(tokens.size(), -float(merges.size()) - 1.0f);
     std::vector<bool> made(tokens.size(), false);
     for (size_t r = 0; r < merges.size(); ++r) {
       int32_t id = idOf(merges[r].first + merges[r].second);

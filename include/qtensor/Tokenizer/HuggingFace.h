@@ -54,11 +54,13 @@ struct HuggingFaceTokenizer {
 inline constexpr uint64_t kMaxTokenizerJsonBytes = uint64_t(64) << 20;
 
 /// The vocab-only GGUF file (tokenizer.ggml.* keys) of `in`.
-Expected<std::vector<uint8_t>> ggufFromHuggingFace(const HuggingFaceTokenizer &in);
+Expected<std::vector<uint8_t>>
+ggufFromHuggingFace(const HuggingFaceTokenizer &in);
 
 /// The same for `path`: a tokenizer.json file, or a checkpoint directory
 /// holding one (its config.json, when present, gives BOS and EOS).
-Expected<std::vector<uint8_t>> ggufFromHuggingFaceFiles(const std::string &path);
+Expected<std::vector<uint8_t>>
+ggufFromHuggingFaceFiles(const std::string &path);
 
 } // namespace qtensor
 
