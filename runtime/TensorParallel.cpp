@@ -21,6 +21,108 @@ using namespace qtensor::runtime;
 using kernels::RankSlice;
 using kernels::Topology;
 
+RankExchange::~RankExchange() = default;
+
+namespace {
+
+// What crosses between the ranks' processes: a rank's output with the
+// record of the call that made it, or a float64 reference slice.
+
+void putU64(std::vector<uint8_t> &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(uint8_t(v >> (8 * i)));
+}
+
+struct Reader {
+  const std::vector<uint8_t> &in;
+  size_t at = 0;
+  bool u64(uint64_t &v) {
+    if (in.size() - at < 8)
+      return false;
+    v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t(in[at + size_t(i)]) << (8 * i);
+    at += 8;
+    return true;
+  }
+  bool bytes(uint64_t n, std::string &out) {
+    if (in.size() - at < n)
+      return false;
+    out.assign(reinterpret_cast<const char *>(in.data() + at), size_t(n));
+    at += size_t(n);
+    return true;
+  }
+};
+
+std::vector<uint8_t> packOutput(const HostTensor &y, const DispatchRecord &d) {
+  std::vector<uint8_t> out;
+  putU64(out, uint64_t(y.dtype));
+  putU64(out, uint64_t(y.rows));
+  putU64(out, uint64_t(y.cols));
+  putU64(out, y.bytes.size());
+  out.insert(out.end(), y.bytes.begin(), y.bytes.end());
+  std::string record = nlohmann::json{
+      {"op", d.op},
+      {"kernel", d.kernel},
+      {"backend", d.backend},
+      {"phase", kernels::toString(d.phase)},
+      {"tokens", d.tokens},
+      {"seconds", d.seconds},
+      {"fallback",
+       d.fallback}}.dump();
+  putU64(out, record.size());
+  out.insert(out.end(), record.begin(), record.end());
+  return out;
+}
+
+Expected<std::pair<HostTensor, DispatchRecord>>
+unpackOutput(const std::vector<uint8_t> &in, int64_t rank) {
+  Reader r{in};
+  uint64_t dtype = 0, rows = 0, cols = 0, n = 0, m = 0;
+  std::string data, record;
+  if (!r.u64(dtype) || !r.u64(rows) || !r.u64(cols) || !r.u64(n) ||
+      !r.bytes(n, data) || !r.u64(m) || !r.bytes(m, record) ||
+      dtype > uint64_t(FloatType::F32))
+    return makeError("rank ", rank, " sent a malformed output");
+  std::pair<HostTensor, DispatchRecord> out;
+  out.first.dtype = FloatType(dtype);
+  out.first.rows = int64_t(rows);
+  out.first.cols = int64_t(cols);
+  out.first.bytes.assign(data.begin(), data.end());
+  auto j = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return makeError("rank ", rank, " sent a malformed call record");
+  DispatchRecord &d = out.second;
+  d.op = j.value("op", "");
+  d.kernel = j.value("kernel", "");
+  d.backend = j.value("backend", "");
+  d.phase = kernels::parsePhase(j.value("phase", "decode"))
+                .value_or(kernels::Phase::Decode);
+  d.tokens = j.value("tokens", int64_t(0));
+  d.seconds = j.value("seconds", 0.0);
+  d.fallback = j.value("fallback", false);
+  return out;
+}
+
+std::vector<uint8_t> packDoubles(const std::vector<double> &v) {
+  std::vector<uint8_t> out(v.size() * sizeof(double));
+  if (!v.empty())
+    std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+Expected<std::vector<double>> unpackDoubles(const std::vector<uint8_t> &in,
+                                            int64_t rank) {
+  if (in.size() % sizeof(double))
+    return makeError("rank ", rank, " sent a malformed reference slice");
+  std::vector<double> v(in.size() / sizeof(double));
+  if (!v.empty())
+    std::memcpy(v.data(), in.data(), in.size());
+  return v;
+}
+
+} // namespace
+
 Collective qtensor::runtime::collectiveFor(Topology topology, int64_t ranks) {
   if (ranks <= 1)
     return Collective::None;
@@ -277,9 +379,64 @@ TensorParallelGroup::load(const std::string &dir, LoadOptions options) {
     if (rank >= tp)
       return makeError("op \"", name, "\": rank ", rank, " is outside [0, ", tp,
                        ") (topology.tp = ", tp, ")");
+  g->ranks = tp;
   QTENSOR_TRY(g->collectOps());
   QTENSOR_TRY(g->loadReducedBiases(dir, options));
   return g;
+}
+
+Expected<std::unique_ptr<TensorParallelGroup>>
+TensorParallelGroup::loadRank(const std::string &dir, LoadOptions options,
+                              RankExchange &exchange) {
+  std::unique_ptr<TensorParallelGroup> g(new TensorParallelGroup());
+  g->exchange = &exchange;
+  g->firstLocal = exchange.rank();
+  for (std::string &name : options.ops)
+    name = splitRankName(name).first;
+  options.rank = exchange.rank();
+  // Every rank learns whether every rank loaded (and with how many ranks)
+  // before any of them waits on another.
+  auto model = loadModel(dir, options);
+  Status prepared = Status::ok();
+  if (model) {
+    g->ranks = (*model)->plan().tp;
+    g->models.push_back(model.take());
+    if (g->ranks != exchange.size())
+      prepared = makeError("the artifact has topology.tp = ", g->ranks,
+                           ", but ", exchange.size(), " processes run it (",
+                           exchange.describe(), ")");
+    if (prepared)
+      prepared = g->collectOps();
+    if (prepared)
+      prepared = g->loadReducedBiases(dir, options);
+  } else {
+    prepared = model.error();
+  }
+  Expected<std::vector<uint8_t>> mine =
+      prepared ? Expected<std::vector<uint8_t>>(std::vector<uint8_t>{1})
+               : Expected<std::vector<uint8_t>>(prepared.error());
+  auto everyone = exchange.allGather(mine);
+  if (!everyone)
+    return everyone.error();
+  return g;
+}
+
+std::string TensorParallelGroup::transport() const {
+  return exchange ? exchange->describe() : std::string("in process");
+}
+
+Expected<std::vector<std::vector<uint8_t>>> TensorParallelGroup::everyRank(
+    std::vector<Expected<std::vector<uint8_t>>> local) const {
+  if (exchange)
+    return exchange->allGather(local.front());
+  std::vector<std::vector<uint8_t>> all;
+  for (size_t i = 0; i < local.size(); ++i) {
+    if (!local[i])
+      return makeError("rank ", firstLocal + int64_t(i), ": ",
+                       local[i].message());
+    all.push_back(local[i].take());
+  }
+  return all;
 }
 
 Status TensorParallelGroup::collectOps() {
@@ -299,7 +456,7 @@ Status TensorParallelGroup::collectOps() {
     bool sliced =
         (g.topology == Topology::Column || g.topology == Topology::Row) &&
         op0.signature.ranks.size() > 1;
-    g.collective = sliced ? collectiveFor(g.topology, tp()) : Collective::None;
+    g.collective = sliced ? collectiveFor(g.topology, ranks) : Collective::None;
     for (size_t r = 0; r < models.size(); ++r) {
       const OpPlan *mine = nullptr;
       for (const OpPlan &p : models[r]->plan().ops)
@@ -317,6 +474,14 @@ Status TensorParallelGroup::collectOps() {
       // against it), and every rank reads the same hashed trace.
       g.plans.push_back(mine);
     }
+    const std::vector<RankSlice> &traced = op0.signature.ranks;
+    if (int64_t(traced.size()) == ranks)
+      g.slices = traced;
+    else if (traced.size() == 1 && !sliced)
+      g.slices.assign(size_t(ranks), traced.front());
+    else
+      return makeError("op \"", op0.op, "\": the trace has ", traced.size(),
+                       " rank slices for ", ranks, " ranks");
     opList.push_back(std::move(g));
   }
   return Status::ok();
@@ -419,34 +584,46 @@ Expected<GroupOutput> TensorParallelGroup::run(const GroupOp &op,
   call.op = op.op;
   call.tokens = x.rows;
   call.topology = op.topology;
-  call.collective = describeCollective(op.collective, tp());
-  for (size_t r = 0; r < models.size(); ++r) {
-    const OpPlan &mine = *op.plans[r];
+  call.collective = describeCollective(op.collective, ranks);
+  std::vector<Expected<std::vector<uint8_t>>> local;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const OpPlan &mine = *op.plans[i];
     // A row-parallel rank reads its K slice; every other rank all of x.
-    HostTensor slice;
+    Expected<HostTensor> y = makeError("not run");
     if (op.collective == Collective::AllReduceSum) {
-      auto s = sliceColumns(x, mine.slice.kOffset, mine.slice.k);
-      if (!s)
-        return makeError("rank ", r, ": op \"", mine.tensor,
-                         "\": ", s.message());
-      slice = s.take();
+      auto slice = sliceColumns(x, mine.slice.kOffset, mine.slice.k);
+      y = slice ? models[i]->run(mine.tensor, *slice)
+                : Expected<HostTensor>(slice.error());
+    } else {
+      y = models[i]->run(mine.tensor, x);
     }
-    auto y = models[r]->run(
-        mine.tensor, op.collective == Collective::AllReduceSum ? slice : x);
-    if (!y)
-      return makeError("rank ", r, ": ", y.message());
-    call.ranks.push_back(models[r]->trace().all().back());
-    out.parts.push_back(y.take());
+    if (!y) {
+      local.push_back(makeError("op \"", mine.tensor, "\": ", y.message()));
+      continue;
+    }
+    const DispatchRecord &record = models[i]->trace().all().back();
+    if (!exchange) { // one process: no bytes to move
+      call.ranks.push_back(record);
+      out.parts.push_back(y.take());
+      local.push_back(std::vector<uint8_t>());
+      continue;
+    }
+    local.push_back(packOutput(*y, record));
   }
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
+                           everyRank(std::move(local)));
+  if (exchange)
+    for (size_t r = 0; r < all.size(); ++r) {
+      QTENSOR_ASSIGN_OR_RETURN(auto part, unpackOutput(all[r], int64_t(r)));
+      out.parts.push_back(std::move(part.first));
+      call.ranks.push_back(std::move(part.second));
+    }
   call.phase = call.ranks.front().phase;
 
   auto start = std::chrono::steady_clock::now();
   switch (op.collective) {
   case Collective::AllGather: {
-    std::vector<RankSlice> slices;
-    for (const OpPlan *p : op.plans)
-      slices.push_back(p->slice);
-    auto y = allGatherColumns(out.parts, slices, op.n);
+    auto y = allGatherColumns(out.parts, op.slices, op.n);
     if (!y)
       return makeError("op \"", op.op, "\": ", y.message());
     out.y = y.take();
@@ -479,11 +656,19 @@ Expected<std::vector<double>>
 TensorParallelGroup::referenceWeight(const GroupOp &op) const {
   if (op.collective == Collective::None)
     return models[0]->referenceWeight(*op.plans[0]);
+  std::vector<Expected<std::vector<uint8_t>>> local;
+  for (size_t i = 0; i < models.size(); ++i) {
+    auto part = models[i]->referenceWeight(*op.plans[i]);
+    local.push_back(part ? Expected<std::vector<uint8_t>>(packDoubles(*part))
+                         : Expected<std::vector<uint8_t>>(part.error()));
+  }
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
+                           everyRank(std::move(local)));
   std::vector<double> w(size_t(op.n) * size_t(op.k));
-  for (size_t r = 0; r < models.size(); ++r) {
-    const RankSlice &s = op.plans[r]->slice;
+  for (size_t r = 0; r < all.size(); ++r) {
+    const RankSlice &s = op.slices[r];
     QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
-                             models[r]->referenceWeight(*op.plans[r]));
+                             unpackDoubles(all[r], int64_t(r)));
     if (part.size() != size_t(s.n) * size_t(s.k) || s.nOffset + s.n > op.n ||
         s.kOffset + s.k > op.k)
       return makeError("op \"", op.op, "\": rank ", r, "'s reference slice [",
@@ -503,11 +688,19 @@ TensorParallelGroup::referenceBias(const GroupOp &op) const {
   if (op.collective == Collective::AllReduceSum)
     return op.reducedBiasValues;
   // Column slices: each rank's kernel adds its slice of the bias.
+  std::vector<Expected<std::vector<uint8_t>>> local;
+  for (size_t i = 0; i < models.size(); ++i) {
+    auto part = models[i]->referenceBias(*op.plans[i]);
+    local.push_back(part ? Expected<std::vector<uint8_t>>(packDoubles(*part))
+                         : Expected<std::vector<uint8_t>>(part.error()));
+  }
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
+                           everyRank(std::move(local)));
   std::vector<double> b;
-  for (size_t r = 0; r < models.size(); ++r) {
-    const RankSlice &s = op.plans[r]->slice;
+  for (size_t r = 0; r < all.size(); ++r) {
+    const RankSlice &s = op.slices[r];
     QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
-                             models[r]->referenceBias(*op.plans[r]));
+                             unpackDoubles(all[r], int64_t(r)));
     if (part.empty() != !op.plans[0]->bias.has_value() ||
         (!part.empty() && part.size() != size_t(s.n)))
       return makeError("op \"", op.op, "\": rank ", r, "'s bias slice has ",
@@ -528,10 +721,7 @@ Expected<KernelError> TensorParallelGroup::check(const GroupOp &op,
   if (op.collective != Collective::AllReduceSum)
     return measureKernelError(x.toDoubles(), w, b, y.toDoubles(), x.rows, op.n,
                               op.k, op.output);
-  std::vector<RankSlice> slices;
-  for (const OpPlan *p : op.plans)
-    slices.push_back(p->slice);
-  return measureAllReduceError(x.toDoubles(), w, b, slices, y.toDoubles(),
+  return measureAllReduceError(x.toDoubles(), w, b, op.slices, y.toDoubles(),
                                x.rows, op.n, op.k, op.output);
 }
 

@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev libicu-dev
   # ONNX models: the ONNX project's protobuf code and protobuf itself.
   libonnx-dev libprotobuf-dev
+  # One process per tensor-parallel rank: Open MPI (mpirun, libmpi).
+  openmpi-bin libopenmpi-dev
   # Build tools; clang-format-22 for scripts/check-format.sh.
   cmake ninja-build ccache clang-format-22
 )

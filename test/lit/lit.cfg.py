@@ -79,6 +79,20 @@ else:
     lit_config.note("the tokenizers package is not installed (pip install "
                     "tokenizers gguf): the tokenizer.json tests are skipped")
 
+# Open MPI's launcher, where qtc was built with MPI (`qtc run --rank mpi`).
+# Open MPI refuses root unless told; CI containers run as root.
+import shutil as _shutil
+_mpirun = _shutil.which("mpirun")
+if config.qtensor_has_mpi == "ON" and _mpirun:
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    config.substitutions.append(("%mpirun", _mpirun + " --oversubscribe"))
+else:
+    lit_config.note("qtc was built without MPI or mpirun is absent (apt-get "
+                    "install openmpi-bin libopenmpi-dev): the MPI tensor-"
+                    "parallel test is skipped")
+
 # ptxas assembles the PTX that the NVPTX pipeline emits, where CUDA is present.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

@@ -20,6 +20,7 @@
 #include "qtensor/Runtime/ActivationInput.h"
 #include "qtensor/Runtime/Activations.h"
 #include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/RankExchange.h"
 #include "qtensor/Runtime/Reference.h"
 #include "qtensor/Runtime/TensorParallel.h"
 #include "qtensor/Support/Sha256.h"
@@ -84,6 +85,10 @@ const char *kRunUsage =
     "                all_reduce(sum) of row partials, then the bias; on the\n"
     "                host, standing in for NCCL); --check then compares with\n"
     "                the whole weight\n"
+    "  --rank mpi    under `mpirun -np TP`: this process runs its MPI rank "
+    "and\n"
+    "                the outputs are joined through MPI, bit for bit as\n"
+    "                --rank all joins them; rank 0 prints\n"
     "  --backend     host, cuda, or auto (default: the GPU when the artifact\n"
     "                has GPU kernels and a GPU is present)\n"
     "  --fallback    override the report's full-dequant fallback policy\n"
@@ -108,7 +113,8 @@ struct Options {
   std::string dir, op, input, outputs;
   std::optional<int64_t> tokens;
   int64_t rank = 0;
-  bool allRanks = false; ///< --rank all
+  bool allRanks = false; ///< --rank all (or mpi)
+  bool mpiRanks = false; ///< --rank mpi: this process's rank, MPI between
   uint64_t seed = kDefaultActivationSeed;
   BackendChoice backend = BackendChoice::Auto;
   std::optional<kernels::FallbackPolicy> fallback;
@@ -199,9 +205,10 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--rank"}, "a value",
               [&o](const std::string &v) -> Error {
                 auto r = parseInteger(v, 0, 65535, 0);
-                if (v != "all" && !r)
-                  return "expected all or an integer in [0, 65535]";
-                o.allRanks = v == "all";
+                if (v != "all" && v != "mpi" && !r)
+                  return "expected all, mpi or an integer in [0, 65535]";
+                o.allRanks = v == "all" || v == "mpi";
+                o.mpiRanks = v == "mpi";
                 o.rank = r.value_or(0);
                 return std::nullopt;
               })
@@ -386,17 +393,39 @@ void summarize(const HostTensor &y, json &entry, std::string &text) {
 }
 
 /// --rank all: every rank in this process, outputs joined by the host
-/// stand-in for the collectives (Runtime/TensorParallel.h).
+/// stand-in for the collectives; --rank mpi: one rank per process, joined
+/// through MPI (Runtime/TensorParallel.h).
 int runAllRanks(const Options &o) {
-  auto loaded = TensorParallelGroup::load(o.dir, loadOptionsOf(o));
+  std::unique_ptr<RankExchange> exchange;
+  if (o.mpiRanks) {
+#ifdef QTENSOR_QTC_MPI
+    auto opened = openMpiExchange();
+    if (!opened)
+      return fail(o, "mpi", opened.message());
+    exchange = opened.take();
+#else
+    return fail(o, "mpi",
+                "--rank mpi: this qtc was built without MPI (install "
+                "libopenmpi-dev and rebuild)");
+#endif
+  }
+  // One process speaks for the group.
+  const bool speaks = !exchange || exchange->rank() == 0;
+  auto loaded =
+      exchange
+          ? TensorParallelGroup::loadRank(o.dir, loadOptionsOf(o), *exchange)
+          : TensorParallelGroup::load(o.dir, loadOptionsOf(o));
   if (!loaded)
-    return fail(o, "load", loaded.message());
+    return speaks ? fail(o, "load", loaded.message()) : 1;
   TensorParallelGroup &group = **loaded;
-  warnOnBackendFallback(o, group.rank(0));
+  const LoadedModel &first = group.rank(group.firstLocalRank());
+  if (speaks)
+    warnOnBackendFallback(o, first);
+  safetensors::SafetensorsWriter outputs;
 
   auto input = openInput(o);
   if (!input)
-    return fail(o, "input", input.message());
+    return speaks ? fail(o, "input", input.message()) : 1;
 
   json ops = json::array();
   bool allOk = true;
@@ -408,11 +437,24 @@ int runAllRanks(const Options &o) {
         [&] { return wholeActivationsFromFile(**input, op); }, op.activation,
         op.n, op.k, op.op, stage);
     if (!x)
-      return fail(o, stage, x.message());
+      return speaks ? fail(o, stage, x.message()) : 1;
     auto out = group.run(op, *x);
     if (!out)
-      return fail(o, "run", out.message());
+      return speaks ? fail(o, "run", out.message()) : 1;
     const GroupCall &call = group.calls().back();
+    if (!o.outputs.empty() && speaks) {
+      std::vector<double> values = out->y.toDoubles();
+      std::vector<uint8_t> bytes(values.size() * 4);
+      for (size_t i = 0; i < values.size(); ++i) {
+        float f = float(values[i]);
+        std::memcpy(&bytes[i * 4], &f, 4);
+      }
+      if (Status st =
+              outputs.addTensor(op.op, safetensors::DType::F32,
+                                {out->y.rows, out->y.cols}, std::move(bytes));
+          !st)
+        return fail(o, "outputs", st.message());
+    }
     json entry;
     entry["op"] = op.op;
     entry["topology"] = kernels::toString(op.topology);
@@ -454,7 +496,7 @@ int runAllRanks(const Options &o) {
     if (o.check) {
       auto c = group.check(op, *x, out->y);
       if (!c)
-        return fail(o, "check", c.message());
+        return speaks ? fail(o, "check", c.message()) : 1;
       bool ok = c->within();
       const char *bound = op.collective == Collective::AllReduceSum
                               ? "all-reduce bound"
@@ -483,23 +525,32 @@ int runAllRanks(const Options &o) {
     ops.push_back(std::move(entry));
   }
 
-  const LoadedModel &first = group.rank(0);
+  if (!o.outputs.empty() && speaks)
+    if (auto written = outputs.writeFile(o.outputs); !written)
+      return fail(o, "outputs", written.message());
+  if (!speaks)
+    return allOk ? 0 : 1;
+  // This process's ranks: every rank, or (MPI) rank 0.
+  const int64_t from = group.firstLocalRank(), to = from + group.localRanks();
   size_t fallbacks = 0;
-  for (int64_t r = 0; r < group.tp(); ++r)
+  for (int64_t r = from; r < to; ++r)
     fallbacks += group.rank(r).plan().fallbacks();
   std::vector<std::string> notes = group.notes();
-  for (int64_t r = 0; r < group.tp(); ++r)
+  for (int64_t r = from; r < to; ++r)
     for (const std::string &n : group.rank(r).notes())
       notes.push_back("rank " + std::to_string(r) + ": " + n);
-  const char *collectives =
-      "in process, on the host (a stand-in for NCCL, not NCCL)";
+  const std::string collectives =
+      exchange ? group.transport() +
+                     ": every rank's output all-gathered, joined in rank "
+                     "order as --rank all joins it"
+               : "in process, on the host (a stand-in for NCCL, not NCCL)";
   if (o.json) {
     json out;
     out["ok"] = allOk;
     out["artifact"] = o.dir;
     out["backend"] = first.backend();
     out["backend_fallback"] = backendFallbackJson(first);
-    out["rank"] = "all";
+    out["rank"] = exchange ? "mpi" : "all";
     out["tp"] = group.tp();
     out["collectives"] = collectives;
     out["fallback_policy"] = {
@@ -512,7 +563,7 @@ int runAllRanks(const Options &o) {
     out["collective_trace"] = group.callsToJson();
     out["group_mapped_bytes"] = group.mappedBytes();
     json ranks = json::array();
-    for (int64_t r = 0; r < group.tp(); ++r) {
+    for (int64_t r = from; r < to; ++r) {
       const LoadedModel &m = group.rank(r);
       ranks.push_back({{"rank", r},
                        {"backend", m.backend()},
@@ -525,10 +576,12 @@ int runAllRanks(const Options &o) {
     std::cout << out.dump(2) << "\n";
     return allOk ? 0 : 1;
   }
-  std::cout << "loaded " << o.dir << " on " << first.backend() << " (all "
-            << group.tp() << (group.tp() == 1 ? " rank" : " ranks")
-            << " in this process, " << group.ops().size() << " ops, "
-            << fallbacks << " full-dequant fallbacks, fallback="
+  std::cout << "loaded " << o.dir << " on " << first.backend() << " ("
+            << (exchange ? "rank 0 of " : "all ") << group.tp()
+            << (group.tp() == 1 ? " rank" : " ranks")
+            << (exchange ? ", one process each, " : " in this process, ")
+            << group.ops().size() << " ops, " << fallbacks
+            << " full-dequant fallbacks, fallback="
             << kernels::toString(first.plan().policy) << " from "
             << first.plan().policySource << ")\n";
   std::cout << "  collectives: " << collectives << "\n";
@@ -539,7 +592,7 @@ int runAllRanks(const Options &o) {
             << (group.tp() == 1 ? " rank" : " ranks") << "):\n"
             << text;
   std::cout << "collective trace:\n" << group.callsToText();
-  for (int64_t r = 0; r < group.tp(); ++r)
+  for (int64_t r = from; r < to; ++r)
     printLoadReport(group.rank(r), "rank " + std::to_string(r) + " ");
   return allOk ? 0 : 1;
 }

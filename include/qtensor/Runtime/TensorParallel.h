@@ -18,10 +18,13 @@
 //   replicated / single         every rank runs it; rank 0's output, and
 //                               every other rank's must be bit-identical
 //
-// This is a host stand-in for NCCL, not NCCL: no process boundary, no
-// device-to-device transfer, no ring or tree, a fixed summation order (rank
-// order). Its purpose is to check an artifact's whole-model result end to
-// end. The error bound below holds for any order of an f32 sum with the
+// loadRank runs one rank in this process and the others in theirs
+// (`mpirun -np N qtc run ART --rank mpi`): the ranks' outputs cross process
+// boundaries through a RankExchange (MPI), and the joins are the same
+// functions on the gathered parts, so the result is bit for bit the
+// in-process group's, which stays as the test oracle. The sum is in rank
+// order on every rank (an all_gather, then the sum), not in the order an
+// MPI_Allreduce would pick. The error bound below holds for any order of an f32 sum with the
 // bias added before the single rounding; it does not bound a reduction that
 // accumulates in the output dtype (an f16/bf16 NCCL ring rounds R - 1
 // times) or adds the bias after a rounded all-reduce.
@@ -31,6 +34,7 @@
 #define QTENSOR_RUNTIME_TENSORPARALLEL_H
 
 #include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/RankExchange.h"
 #include "qtensor/Runtime/Reference.h"
 
 #include <nlohmann/json.hpp>
@@ -116,8 +120,11 @@ struct GroupOp {
   int64_t n = 0, k = 0; ///< the whole weight
   FloatType activation = FloatType::F16;
   FloatType output = FloatType::F16;
-  /// Each rank's plan of the op (every rank runs every op).
+  /// The plan of the op on each rank this process runs (every rank runs
+  /// every op): all ranks in one process, this process's one otherwise.
   std::vector<const OpPlan *> plans;
+  /// Every rank's slice, in rank order (the trace's).
+  std::vector<kernels::RankSlice> slices;
   /// Row-parallel with a bias: the plain tensor "<p>.bias" the exporter
   /// stores once, added after the all-reduce, and its values.
   std::optional<std::string> reducedBias;
@@ -150,9 +157,22 @@ public:
   /// field).
   static Expected<std::unique_ptr<TensorParallelGroup>>
   load(const std::string &dir, LoadOptions options);
+  /// Loads the rank `exchange` says this process is, and joins with the
+  /// other ranks' processes through it. The exchange must outlive the
+  /// group; every process must make the same calls in the same order.
+  static Expected<std::unique_ptr<TensorParallelGroup>>
+  loadRank(const std::string &dir, LoadOptions options, RankExchange &exchange);
 
-  int64_t tp() const { return int64_t(models.size()); }
-  const LoadedModel &rank(int64_t r) const { return *models[size_t(r)]; }
+  int64_t tp() const { return ranks; }
+  /// The ranks this process runs: all of them, or its own.
+  int64_t localRanks() const { return int64_t(models.size()); }
+  int64_t firstLocalRank() const { return firstLocal; }
+  /// A rank this process runs (r in [firstLocalRank, + localRanks)).
+  const LoadedModel &rank(int64_t r) const {
+    return *models[size_t(r - firstLocal)];
+  }
+  /// How the ranks' outputs are joined: "in process", or the exchange's.
+  std::string transport() const;
   const std::vector<GroupOp> &ops() const { return opList; }
   /// By trace op name, or any rank's manifest tensor name.
   const GroupOp *find(const std::string &name) const;
@@ -187,7 +207,15 @@ private:
   Status collectOps();
   Status loadReducedBiases(const std::string &dir, const LoadOptions &options);
 
+  /// Every rank's `local` (this process's ranks' values, in rank order)
+  /// in rank order: the values themselves in one process, gathered through
+  /// the exchange otherwise.
+  Expected<std::vector<std::vector<uint8_t>>>
+  everyRank(std::vector<Expected<std::vector<uint8_t>>> local) const;
+
   std::vector<std::unique_ptr<LoadedModel>> models;
+  int64_t firstLocal = 0, ranks = 1;
+  RankExchange *exchange = nullptr;
   std::vector<GroupOp> opList;
   std::vector<GroupCall> callList;
   std::vector<std::string> noteList;
