@@ -221,6 +221,11 @@ TEST(MappedFileFaults, ATruncatedMappingIsANamedErrorNotACrash) {
     if (!mapped)
       ::_exit(3);
     std::filesystem::resize_file(path, 4096);
+    // The death-test child runs this test body again, with a scratch
+    // directory of its own that no destructor will remove: remove it now
+    // (the mapping keeps the truncated file alive).
+    std::error_code ec;
+    std::filesystem::remove_all(dir.path(), ec);
     volatile uint8_t b = mapped->data()[2 * 4096 + 5];
     (void)b;
     ::_exit(0);
@@ -266,6 +271,9 @@ TEST(ReadCopy, AnAddressSpaceLimitIsAnErrorNotACrash) {
     ::setrlimit(RLIMIT_AS, &limit);
     auto copy =
         MappedFile::readCopy(::open(path.c_str(), O_RDONLY), "big.bin", size);
+    // This child's own scratch directory (it reran the test body).
+    std::error_code ec;
+    std::filesystem::remove_all(dir.path(), ec);
     if (copy)
       ::_exit(0);
     std::fprintf(stderr, "%s\n", copy.message().c_str());
