@@ -24,6 +24,7 @@
 #include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/InitAll.h"
 #include "qtensor/Pipelines/Pipelines.h"
+#include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
 #include "qtensor/Tokenizer/HuggingFace.h"
@@ -553,6 +554,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       return manifest + " could not be withdrawn: " + std::strerror(errno);
     return "";
   };
+  // Until the ladder's verdict is published, a process that dies (out of
+  // memory, a fatal LLVM error, SIGINT/SIGTERM) withdraws the manifest
+  // too: an unverified artifact is never left loadable behind an error.
+  ExitCleanup withdrawOnAbnormalExit =
+      ExitCleanup::renameFile(request.outputDir + "/manifest.json",
+                              request.outputDir + "/manifest.rejected.json");
   verify::LadderResult ladder;
   ExportInput again = input;
   Expected<artifact::WriteResult> republished =
@@ -594,6 +601,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     ladder.ok = false;
     republished = makeError("verifying the artifact: ", e.what());
   }
+  withdrawOnAbnormalExit.release();
   if (!ladder.ok || !republished) {
     std::string why = withdraw();
     if (!republished)

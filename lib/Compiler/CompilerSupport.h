@@ -7,6 +7,7 @@
 #ifndef QTENSOR_LIB_COMPILER_COMPILERSUPPORT_H
 #define QTENSOR_LIB_COMPILER_COMPILERSUPPORT_H
 
+#include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/Expected.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -22,8 +23,9 @@
 namespace qtensor::compiler {
 
 /// A directory under $TMPDIR (else /tmp) named `<stem>-XXXXXX`, removed
-/// with everything in it when this goes; `path` is empty when it could not
-/// be made.
+/// with everything in it when this goes, or by the fatal paths
+/// (ExitCleanup.h) when the process dies first; `path` is empty when it
+/// could not be made.
 struct ScratchDir {
   std::string path;
   explicit ScratchDir(const std::string &stem = "qtc-compile") {
@@ -32,16 +34,22 @@ struct ScratchDir {
         std::string(tmp && *tmp ? tmp : "/tmp") + "/" + stem + "-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
-    if (::mkdtemp(buf.data()))
+    if (::mkdtemp(buf.data())) {
       path = buf.data();
+      onAbnormalExit = ExitCleanup::removeDirectory(path);
+    }
   }
   ~ScratchDir() {
+    onAbnormalExit.release();
     std::error_code ignored; // a leftover temp folder is not worth failing
     if (!path.empty())
       std::filesystem::remove_all(path, ignored);
   }
   ScratchDir(const ScratchDir &) = delete;
   ScratchDir &operator=(const ScratchDir &) = delete;
+
+private:
+  ExitCleanup onAbnormalExit;
 };
 
 /// Collects the diagnostics MLIR emits while a step runs, so a failure is

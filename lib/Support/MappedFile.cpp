@@ -2,6 +2,7 @@
 
 #include "qtensor/Support/MappedFile.h"
 
+#include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/FileIO.h"
 
 #include <algorithm>
@@ -250,6 +251,7 @@ void onSigbus(int, siginfo_t *info, void *) {
     sayNumber(at - b);
     say(" of the mapped file failed (SIGBUS): the file was truncated, or "
         "its storage failed, while it was in use\n");
+    runExitCleanups();
     ::_exit(kMappedFileFaultExitCode);
   }
   // Not a mapping of ours: the default action. The signal is blocked while
