@@ -11,6 +11,7 @@
 #include "Run.h"
 #include "Tokenize.h"
 #include "VerifyCommand.h"
+#include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/ThreadPool.h"
 
@@ -22,11 +23,14 @@
 #include "CompileCommand.h"
 #endif
 
+#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fcntl.h>
 #include <iostream>
 #include <new>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
@@ -56,27 +60,50 @@ const char *kUsage =
 
 static int run(int argc, char **argv);
 
-namespace {
 /// Any allocation that fails, in any thread, in qtc's code or in LLVM's
-/// (which would otherwise abort): one line and exit status 1. Allocations
-/// sized from a file's fields fail earlier, as errors naming the file.
-[[noreturn]] void outOfMemory() {
+/// (which would otherwise abort) or through malloc (FailedMalloc.cpp): one
+/// line and exit status 1. Allocations sized from a file's fields fail
+/// earlier, as errors naming the file.
+[[noreturn]] void qtcOutOfMemory() {
   static const char message[] =
       "qtc: error: out of memory: an allocation failed (the process's "
       "memory or address-space limit is too small for this work)\n";
   (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
+  qtensor::runExitCleanups();
   ::_exit(1);
 }
+
+namespace {
 /// Grows the main thread's stack to a working size while memory is there:
 /// under an address-space limit (RLIMIT_AS) a stack that must grow later,
 /// deep inside LLVM, faults with SIGSEGV instead of failing an allocation.
+constexpr size_t kReservedStack = size_t(4) << 20;
 [[gnu::noinline]] void reserveStack() {
-  volatile char pages[size_t(4) << 20];
+  volatile char pages[kReservedStack];
   for (size_t i = 0; i < sizeof(pages); i += 4096)
     pages[i] = 0;
 }
+/// Whether the address-space limit leaves room for reserveStack (growing
+/// the stack past the limit is a SIGSEGV, not an error). Unknown: yes.
+bool stackFits() {
+  rlimit limit;
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return true;
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  char text[128] = {};
+  ssize_t n = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  unsigned long long pages = 0;
+  if (n <= 0 || std::sscanf(text, "%llu", &pages) != 1)
+    return true;
+  const unsigned long long used = pages * uint64_t(::sysconf(_SC_PAGESIZE));
+  // The reservation and a margin for the frames of this call.
+  return used + kReservedStack + (256u << 10) <= limit.rlim_cur;
+}
 #ifdef QTENSOR_QTC_COMPILER
-void onLLVMBadAlloc(void *, const char *, bool) { outOfMemory(); }
+void onLLVMBadAlloc(void *, const char *, bool) { qtcOutOfMemory(); }
 /// LLVM's other fatal errors (a thread it cannot start, ...): said as qtc's
 /// error, exit status 1, instead of an abort.
 void onLLVMFatalError(void *, const char *reason, bool) {
@@ -84,6 +111,7 @@ void onLLVMFatalError(void *, const char *reason, bool) {
   (void)!::write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
   (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
   (void)!::write(STDERR_FILENO, "\n", 1);
+  qtensor::runExitCleanups();
   ::_exit(1);
 }
 #endif
@@ -94,8 +122,13 @@ int main(int argc, char **argv) {
   // compiled, an artifact being verified or run with --mmap) is an error
   // naming the file, not a crash (MappedFile.h).
   qtensor::installMappedFileFaultHandler("qtc");
+  // Interrupted, a compile withdraws an unverified artifact and scratch
+  // directories go (ExitCleanup.h).
+  qtensor::installTerminationCleanup();
+  if (!stackFits())
+    qtcOutOfMemory();
   reserveStack();
-  std::set_new_handler(outOfMemory);
+  std::set_new_handler(qtcOutOfMemory);
 #ifdef QTENSOR_QTC_COMPILER
   llvm::install_bad_alloc_error_handler(onLLVMBadAlloc);
   llvm::install_fatal_error_handler(onLLVMFatalError);

@@ -8,19 +8,35 @@ usage: memory_limit_sweep.py STEP_MIB COMMAND...
 
 Limits start at what `COMMAND[0] --help` needs to start (measured first, so
 the test does not depend on how much the dynamic loader maps) and grow by
-STEP_MIB until a run succeeds. Prints
-one line per limit and the messages seen, for FileCheck.
+STEP_MIB until a run succeeds. Each run has a private, empty $TMPDIR that
+must be empty again afterwards: a run that dies of the limit still removes
+its scratch directories (ExitCleanup.h). Prints one line per limit and the
+messages seen, for FileCheck.
 """
+import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def run(cmd, limit):
     def apply():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    p = subprocess.run(cmd, preexec_fn=apply, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, errors="replace")
+    scratch = tempfile.mkdtemp(prefix="memory-limit-sweep-")
+    try:
+        p = subprocess.run(cmd, preexec_fn=apply, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True,
+                           errors="replace",
+                           env=dict(os.environ, TMPDIR=scratch))
+        left = os.listdir(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if left:
+        print("BAD: left in $TMPDIR at a limit of %d MiB: %s" %
+              (limit >> 20, left))
+        sys.exit(1)
     return p.returncode, p.stderr
 
 
