@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <system_error>
 
 namespace qtensor {
 
@@ -17,8 +18,16 @@ constexpr unsigned kMaxThreads = 256;
 } // namespace
 
 ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < threads; ++i)
-    workers.emplace_back([this] { work(); });
+  // A thread the system cannot start (EAGAIN under a process or
+  // address-space limit: each needs its stack) leaves the pool smaller,
+  // not the caller with an exception; threads() says how many run.
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      workers.emplace_back([this] { work(); });
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -24,7 +24,8 @@ namespace qtensor {
 
 class ThreadPool {
 public:
-  /// `threads` in all, the caller of parallelFor included (1: no workers).
+  /// `threads` in all, the caller of parallelFor included (1: no workers);
+  /// fewer when the system cannot start them all (threads() says).
   explicit ThreadPool(unsigned threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;

@@ -3,7 +3,8 @@
 // Every index runs exactly once; ranges cover the items contiguously; a
 // loop started inside a loop body runs inline instead of deadlocking; and
 // loops started from several threads at once (one loaded model serving
-// several callers) each see all their own indices. scripts/tsan.sh runs
+// several callers) each see all their own indices; threads the system
+// cannot start leave a smaller pool, not an exception. scripts/tsan.sh runs
 // these under ThreadSanitizer.
 //
 //===----------------------------------------------------------------------===//
@@ -14,8 +15,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <string>
+#include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace qtensor;
@@ -83,3 +89,37 @@ TEST(ThreadPool, LoopsFromSeveralThreadsEachSeeTheirOwnIndices) {
     t.join();
   EXPECT_EQ(wrong.load(), 0);
 }
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QTENSOR_SANITIZED 1
+#endif
+#endif
+#ifndef QTENSOR_SANITIZED
+// Sanitizers reserve terabytes of address space: RLIMIT_AS cannot be
+// tested under them.
+TEST(ThreadPool, ThreadsTheSystemCannotStartLeaveASmallerPool) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [] {
+    // Room for a few 8 MiB thread stacks, not for 64.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    uint64_t kib = 0;
+    while (std::getline(status, line))
+      if (line.rfind("VmSize:", 0) == 0)
+        kib = std::stoull(line.substr(7));
+    rlim_t bytes = rlim_t((kib << 10) + (40u << 20));
+    rlimit limit{bytes, bytes};
+    ::setrlimit(RLIMIT_AS, &limit);
+    ThreadPool pool(64);
+    std::vector<std::atomic<int>> hits(500);
+    pool.parallelFor(hits.size(), [&](size_t i) { ++hits[i]; });
+    bool once = std::all_of(hits.begin(), hits.end(),
+                            [](const std::atomic<int> &h) { return h == 1; });
+    std::fprintf(stderr, "%s with %u threads\n", once ? "ran" : "WRONG",
+                 pool.threads());
+    ::_exit(once && pool.threads() >= 1 && pool.threads() < 64 ? 0 : 1);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "ran with [0-9]+ threads");
+}
+#endif
