@@ -135,7 +135,7 @@ Expected<MappedFile> MappedFile::readCopy(
   // manifest entry, a failure is an error and not an exception, and the
   // copy can be made read-only once filled.
   void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED)
     return makeError(
         name, ": cannot allocate ", size,

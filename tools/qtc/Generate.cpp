@@ -141,6 +141,7 @@ int runGenerate(const GenerateArgs &a) {
                   {"decode_tokens", r->decodeTokens},
                   {"decode_seconds", r->decodeSeconds},
                   {"decode_tokens_per_s", decodeRate}}},
+                {"timeline", model.timeline().toJson()},
                 {"kernel_calls",
                  {{"model", c.modelKernelCalls},
                   {"quantized_linear", c.quantizedLinearCalls},
