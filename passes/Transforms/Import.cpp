@@ -37,13 +37,21 @@ struct ImportPass : mlir::qt::impl::QTensorImportPassBase<ImportPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    bool leftSome = false;
     auto remark = [&](Operation *op, const Twine &message) {
-      if (remarks)
+      if (strict) {
+        op->emitError() << "qtensor-import: " << message
+                        << " (strict: every candidate must be imported)";
+        leftSome = true;
+      } else if (remarks) {
         op->emitRemark() << "qtensor-import: " << message;
+      }
     };
     Operation *root = getOperation();
     qt::import::importQuantOps(root, remark);
     qt::import::importArithDequantizations(root, remark);
+    if (leftSome)
+      signalPassFailure();
   }
 };
 } // namespace

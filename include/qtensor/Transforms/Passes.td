@@ -99,10 +99,15 @@ def QTensorImportPass : Pass<"qtensor-import"> {
     reduction. D becomes `qtensor.dequantize(qtensor.assemble(...))`.
 
     Anything not recognised stays untouched; `remarks=true` says why.
+    `strict=true` makes each such reason an error and fails the pass (for
+    a pipeline that must not go on with weights left in float or in
+    `quant` types).
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark for each candidate left untouched, with the reason">,
+    Option<"strict", "strict", "bool", "false",
+           "Fail on each candidate left untouched (the reason as an error)">,
   ];
   let dependentDialects = ["::mlir::qt::QTensorDialect",
                            "::mlir::arith::ArithDialect",
