@@ -412,13 +412,47 @@ TensorParallelGroup::loadRank(const std::string &dir, LoadOptions options,
   } else {
     prepared = model.error();
   }
+  // Each rank's plan, for the others to compare: ranks that planned
+  // different ops would enter different collectives.
+  std::string plan = prepared ? g->planFingerprint() : std::string();
   Expected<std::vector<uint8_t>> mine =
-      prepared ? Expected<std::vector<uint8_t>>(std::vector<uint8_t>{1})
+      prepared ? Expected<std::vector<uint8_t>>(
+                     std::vector<uint8_t>(plan.begin(), plan.end()))
                : Expected<std::vector<uint8_t>>(prepared.error());
   auto everyone = exchange.allGather(mine);
   if (!everyone)
     return everyone.error();
+  for (size_t r = 1; r < everyone->size(); ++r)
+    if ((*everyone)[r] != (*everyone)[0])
+      return makeError("rank ", r, " plans its ops differently from rank 0 (",
+                       "names, shapes or placements): the ranks do not run "
+                       "one artifact");
   return g;
+}
+
+std::string TensorParallelGroup::planFingerprint() const {
+  std::string out;
+  for (const GroupOp &op : opList) {
+    out += op.op + " " + std::to_string(op.n) + "x" + std::to_string(op.k) +
+           " " + kernels::toString(op.topology) + " " +
+           describeCollective(op.collective, ranks);
+    for (const RankSlice &s : op.slices)
+      out += " [" + std::to_string(s.nOffset) + "+" + std::to_string(s.n) +
+             "," + std::to_string(s.kOffset) + "+" + std::to_string(s.k) + "]";
+    out += "\n";
+  }
+  return out;
+}
+
+Status TensorParallelGroup::agree(Status local) const {
+  if (!exchange)
+    return local;
+  auto all = exchange->allGather(
+      local ? Expected<std::vector<uint8_t>>(std::vector<uint8_t>())
+            : Expected<std::vector<uint8_t>>(local.error()));
+  if (!all)
+    return all.error();
+  return Status::ok();
 }
 
 std::string TensorParallelGroup::transport() const {
@@ -654,8 +688,11 @@ Expected<GroupOutput> TensorParallelGroup::run(const GroupOp &op,
 
 Expected<std::vector<double>>
 TensorParallelGroup::referenceWeight(const GroupOp &op) const {
-  if (op.collective == Collective::None)
-    return models[0]->referenceWeight(*op.plans[0]);
+  if (op.collective == Collective::None) { // every rank holds it whole
+    auto w = models[0]->referenceWeight(*op.plans[0]);
+    QTENSOR_TRY(agree(w ? Status::ok() : Status(w.error())));
+    return w;
+  }
   std::vector<Expected<std::vector<uint8_t>>> local;
   for (size_t i = 0; i < models.size(); ++i) {
     auto part = models[i]->referenceWeight(*op.plans[i]);
@@ -683,8 +720,11 @@ TensorParallelGroup::referenceWeight(const GroupOp &op) const {
 
 Expected<std::vector<double>>
 TensorParallelGroup::referenceBias(const GroupOp &op) const {
-  if (op.collective == Collective::None)
-    return models[0]->referenceBias(*op.plans[0]);
+  if (op.collective == Collective::None) {
+    auto b = models[0]->referenceBias(*op.plans[0]);
+    QTENSOR_TRY(agree(b ? Status::ok() : Status(b.error())));
+    return b;
+  }
   if (op.collective == Collective::AllReduceSum)
     return op.reducedBiasValues;
   // Column slices: each rank's kernel adds its slice of the bias.

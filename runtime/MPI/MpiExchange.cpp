@@ -1,8 +1,9 @@
 //===- MpiExchange.cpp - RankExchange over MPI ----------------------------===//
 //
 // An all_gather of variable-sized byte strings as MPI does it: one
-// MPI_Allgather of each rank's status and size, then one MPI_Allgatherv of
-// the payloads (a failing rank's payload is its message). MPI errors are
+// MPI_Allgather of each rank's status and size, then MPI_Allgatherv of the
+// payloads, in rounds that keep its int counts in range (a failing rank's
+// payload is its message). MPI errors are
 // returned (MPI_ERRORS_RETURN), not fatal, and reported with
 // MPI_Error_string.
 //
@@ -12,7 +13,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 namespace qtensor::runtime {
@@ -39,6 +42,14 @@ public:
       if (code != MPI_SUCCESS)
         return makeError("MPI_Init_thread failed: ", mpiError(code));
       ours = true;
+      // The host kernels run on a thread pool; only the main thread calls
+      // MPI, which is what FUNNELED promises.
+      if (provided < MPI_THREAD_FUNNELED) {
+        MPI_Finalize();
+        return makeError("the MPI library provides thread level ", provided,
+                         ", below MPI_THREAD_FUNNELED, which qtc's threaded "
+                         "kernels need");
+      }
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     std::unique_ptr<MpiExchange> x(new MpiExchange());
@@ -80,36 +91,54 @@ public:
                              MPI_UINT64_T, MPI_COMM_WORLD);
     if (code != MPI_SUCCESS)
       return makeError("MPI_Allgather (sizes): ", mpiError(code));
-    std::vector<int> counts(static_cast<size_t>(count)),
-        offsets(static_cast<size_t>(count));
-    uint64_t total = 0;
-    for (int64_t r = 0; r < count; ++r) {
-      uint64_t n = headers[size_t(r) * 2 + 1];
-      if (n > uint64_t(INT_MAX) || total + n > uint64_t(INT_MAX))
-        return makeError("all_gather of ", n, " bytes from rank ", r,
-                         ": above the 2 GiB one MPI_Allgatherv moves");
-      counts[size_t(r)] = int(n);
-      offsets[size_t(r)] = int(total);
-      total += n;
-    }
-    std::vector<uint8_t> all(static_cast<size_t>(total));
+    // MPI_Allgatherv counts and offsets are ints: payloads move in rounds
+    // of at most INT_MAX / ranks bytes from each rank, so that a round's
+    // offsets fit (a whole f64 reference weight for --check can be GBs).
+    const uint64_t chunk = uint64_t(INT_MAX) / uint64_t(count);
+    uint64_t longest = 0;
+    for (int64_t r = 0; r < count; ++r)
+      longest = std::max(longest, headers[size_t(r) * 2 + 1]);
+    std::vector<std::vector<uint8_t>> parts(static_cast<size_t>(count));
+    for (int64_t r = 0; r < count; ++r)
+      parts[size_t(r)].reserve(size_t(headers[size_t(r) * 2 + 1]));
     const uint8_t *send =
         local ? local->data()
               : reinterpret_cast<const uint8_t *>(message.data());
-    code = MPI_Allgatherv(send, int(bytes), MPI_BYTE, all.data(), counts.data(),
-                          offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
-    if (code != MPI_SUCCESS)
-      return makeError("MPI_Allgatherv: ", mpiError(code));
-    std::vector<std::vector<uint8_t>> out;
-    for (int64_t r = 0; r < count; ++r) {
-      const uint8_t *p = all.data() + offsets[size_t(r)];
-      if (headers[size_t(r) * 2] != 0)
-        return makeError("rank ", r, ": ",
-                         std::string(reinterpret_cast<const char *>(p),
-                                     size_t(counts[size_t(r)])));
-      out.emplace_back(p, p + counts[size_t(r)]);
+    std::vector<int> counts(static_cast<size_t>(count)),
+        offsets(static_cast<size_t>(count));
+    std::vector<uint8_t> round;
+    for (uint64_t at = 0; at == 0 || at < longest; at += chunk) {
+      uint64_t total = 0;
+      for (int64_t r = 0; r < count; ++r) {
+        uint64_t n = headers[size_t(r) * 2 + 1];
+        uint64_t piece = n > at ? std::min(chunk, n - at) : 0;
+        counts[size_t(r)] = int(piece);
+        offsets[size_t(r)] = int(total);
+        total += piece;
+      }
+      round.resize(size_t(total));
+      code = MPI_Allgatherv(send + std::min(at, bytes), counts[size_t(me)],
+                            MPI_BYTE, round.data(), counts.data(),
+                            offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
+      if (code != MPI_SUCCESS)
+        return makeError("MPI_Allgatherv: ", mpiError(code));
+      for (int64_t r = 0; r < count; ++r) {
+        const uint8_t *p = round.data() + offsets[size_t(r)];
+        parts[size_t(r)].insert(parts[size_t(r)].end(), p,
+                                p + counts[size_t(r)]);
+      }
     }
-    return out;
+    for (int64_t r = 0; r < count; ++r)
+      if (headers[size_t(r) * 2] != 0)
+        return makeError(
+            "rank ", r, ": ",
+            std::string(parts[size_t(r)].begin(), parts[size_t(r)].end()));
+    return parts;
+  }
+
+  [[noreturn]] void abort(int status) override {
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status); // MPI_Abort does not return; if it did, still end
   }
 
 private:

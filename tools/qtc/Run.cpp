@@ -395,22 +395,45 @@ void summarize(const HostTensor &y, json &entry, std::string &text) {
 /// --rank all: every rank in this process, outputs joined by the host
 /// stand-in for the collectives; --rank mpi: one rank per process, joined
 /// through MPI (Runtime/TensorParallel.h).
+int runGroup(const Options &o, RankExchange *exchange);
+
 int runAllRanks(const Options &o) {
-  std::unique_ptr<RankExchange> exchange;
-  if (o.mpiRanks) {
+  if (!o.mpiRanks)
+    return runGroup(o, nullptr);
 #ifdef QTENSOR_QTC_MPI
-    auto opened = openMpiExchange();
-    if (!opened)
-      return fail(o, "mpi", opened.message());
-    exchange = opened.take();
-#else
-    return fail(o, "mpi",
-                "--rank mpi: this qtc was built without MPI (install "
-                "libopenmpi-dev and rebuild)");
-#endif
+  auto opened = openMpiExchange();
+  if (!opened)
+    return fail(o, "mpi", opened.message());
+  std::unique_ptr<RankExchange> exchange = opened.take();
+  try {
+    return runGroup(o, exchange.get());
+  } catch (const std::exception &e) {
+    // Unwinding would finalize MPI, which waits for ranks that wait for
+    // this one: end them all instead.
+    std::cerr << "qtc run: error: rank " << exchange->rank() << ": " << e.what()
+              << "\n";
+    exchange->abort(1);
   }
+#else
+  return fail(o, "mpi",
+              "--rank mpi: this qtc was built without MPI (install "
+              "libopenmpi-dev and rebuild)");
+#endif
+}
+
+int runGroup(const Options &o, RankExchange *exchange) {
   // One process speaks for the group.
   const bool speaks = !exchange || exchange->rank() == 0;
+  // A failure this process met outside a collective, while the other
+  // ranks may be entering the next one: it enters that all-gather with
+  // its error, so every rank fails there together (RankExchange.h).
+  auto failHere = [&](const char *stage, const std::string &message) -> int {
+    if (!exchange)
+      return fail(o, stage, message);
+    auto all =
+        exchange->allGather(Expected<std::vector<uint8_t>>(makeError(message)));
+    return speaks ? fail(o, stage, all ? message : all.message()) : 1;
+  };
   auto loaded =
       exchange
           ? TensorParallelGroup::loadRank(o.dir, loadOptionsOf(o), *exchange)
@@ -425,11 +448,12 @@ int runAllRanks(const Options &o) {
 
   auto input = openInput(o);
   if (!input)
-    return speaks ? fail(o, "input", input.message()) : 1;
+    return failHere("input", input.message());
 
   json ops = json::array();
   bool allOk = true;
   std::string text;
+  Status outputsOk = Status::ok(); // reported after the last collective
   for (const GroupOp &op : group.ops()) {
     const char *stage = "";
     Expected<HostTensor> x = activationsFor(
@@ -437,23 +461,21 @@ int runAllRanks(const Options &o) {
         [&] { return wholeActivationsFromFile(**input, op); }, op.activation,
         op.n, op.k, op.op, stage);
     if (!x)
-      return speaks ? fail(o, stage, x.message()) : 1;
+      return failHere(stage, x.message());
     auto out = group.run(op, *x);
     if (!out)
       return speaks ? fail(o, "run", out.message()) : 1;
     const GroupCall &call = group.calls().back();
-    if (!o.outputs.empty() && speaks) {
+    if (!o.outputs.empty() && speaks && outputsOk) {
       std::vector<double> values = out->y.toDoubles();
       std::vector<uint8_t> bytes(values.size() * 4);
       for (size_t i = 0; i < values.size(); ++i) {
         float f = float(values[i]);
         std::memcpy(&bytes[i * 4], &f, 4);
       }
-      if (Status st =
-              outputs.addTensor(op.op, safetensors::DType::F32,
-                                {out->y.rows, out->y.cols}, std::move(bytes));
-          !st)
-        return fail(o, "outputs", st.message());
+      outputsOk =
+          outputs.addTensor(op.op, safetensors::DType::F32,
+                            {out->y.rows, out->y.cols}, std::move(bytes));
     }
     json entry;
     entry["op"] = op.op;
@@ -525,6 +547,8 @@ int runAllRanks(const Options &o) {
     ops.push_back(std::move(entry));
   }
 
+  if (!outputsOk)
+    return fail(o, "outputs", outputsOk.message());
   if (!o.outputs.empty() && speaks)
     if (auto written = outputs.writeFile(o.outputs); !written)
       return fail(o, "outputs", written.message());

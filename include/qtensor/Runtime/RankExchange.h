@@ -40,6 +40,10 @@ public:
   /// rank's `local` is one ("rank R: MESSAGE") or the transport fails.
   virtual Expected<std::vector<std::vector<uint8_t>>>
   allGather(const Expected<std::vector<uint8_t>> &local) = 0;
+  /// Ends every rank's process with `status` (MPI_Abort): for a failure
+  /// only this rank saw outside a collective, after which the others
+  /// would wait for it in the next one.
+  [[noreturn]] virtual void abort(int status) = 0;
 };
 
 /// MPI_COMM_WORLD as a RankExchange (QTensorMPI, built where MPI is

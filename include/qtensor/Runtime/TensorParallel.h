@@ -212,6 +212,13 @@ private:
   /// the exchange otherwise.
   Expected<std::vector<std::vector<uint8_t>>>
   everyRank(std::vector<Expected<std::vector<uint8_t>>> local) const;
+  /// `local` (a result only this process computed) as every rank's
+  /// verdict: an error on any rank is an error on all of them, so that no
+  /// rank goes on to a collective the others left. `local` itself in one
+  /// process.
+  Status agree(Status local) const;
+  /// What every rank must plan identically: op names, shapes, placements.
+  std::string planFingerprint() const;
 
   std::vector<std::unique_ptr<LoadedModel>> models;
   int64_t firstLocal = 0, ranks = 1;
