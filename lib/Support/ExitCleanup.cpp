@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,7 +17,12 @@ namespace qtensor {
 namespace {
 
 enum class Kind : int { RemoveDirectory, RenameFile };
-enum : int { kFree = 0, kWriting = 1, kArmed = 2 };
+/// A slot: free, being filled, armed, or being run (the runner owns it:
+/// nobody may refill it under the runner's reads).
+enum : int { kFree = 0, kWriting = 1, kArmed = 2, kRunning = 3 };
+/// The cleanup as a whole: not started, running (by the thread in
+/// runnerThread), done.
+enum : int { kIdle = 0, kStarted = 1, kDone = 2 };
 
 // Fixed storage: the fatal paths must not allocate. BSS, so untouched slots
 // cost no memory.
@@ -30,10 +36,18 @@ struct Slot {
 constexpr int kSlots = 64;
 Slot slots[kSlots];
 std::atomic<uint64_t> nextOrder{1};
-std::atomic<bool> ran{false};
+std::atomic<int> cleanup{kIdle};
+std::atomic<long> runnerThread{0};
+static_assert(std::atomic<int>::is_always_lock_free &&
+                  std::atomic<long>::is_always_lock_free &&
+                  std::atomic<uint64_t>::is_always_lock_free,
+              "signal handlers may only use lock-free atomics");
+
+long currentThread() { return ::syscall(SYS_gettid); }
 
 int claim(Kind kind, const std::string &first, const std::string &second) {
-  if (first.size() >= PATH_MAX || second.size() >= PATH_MAX)
+  if (first.size() >= PATH_MAX || second.size() >= PATH_MAX ||
+      cleanup.load() != kIdle) // the process is ending
     return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
@@ -82,6 +96,14 @@ void removeFlatDirectory(const char *path) {
   (void)::rmdir(path);
 }
 
+/// Waits (async-signal-safely) until another thread's cleanup is done, at
+/// most about five seconds: a process must end even if that one hangs.
+void waitForOtherRunner() {
+  struct timespec step = {0, 1000000}; // 1 ms
+  for (int i = 0; i < 5000 && cleanup.load() != kDone; ++i)
+    ::nanosleep(&step, nullptr);
+}
+
 void onTerminationSignal(int sig) {
   runExitCleanups();
   // SA_RESETHAND restored the default action and SA_NODEFER left the
@@ -122,8 +144,17 @@ void ExitCleanup::release() {
 }
 
 void runExitCleanups() noexcept {
-  if (ran.exchange(true))
+  int expected = kIdle;
+  if (!cleanup.compare_exchange_strong(expected, kStarted)) {
+    // Another thread is cleaning up: its caller is about to end the
+    // process, and so is ours; returning now would end it under that
+    // thread, so wait. The same thread again (a signal that arrived during
+    // its own cleanup) returns: that signal ends the process.
+    if (runnerThread.load() != currentThread())
+      waitForOtherRunner();
     return;
+  }
+  runnerThread.store(currentThread());
   // Newest first: a later action may depend on an earlier one's files.
   uint64_t below = UINT64_MAX;
   for (;;) {
@@ -139,14 +170,18 @@ void runExitCleanups() noexcept {
       }
     }
     if (newest < 0)
-      return;
+      break;
     below = newestOrder;
-    const Slot &s = slots[newest];
+    Slot &s = slots[newest];
+    int armed = kArmed;
+    if (!s.state.compare_exchange_strong(armed, kRunning))
+      continue; // released meanwhile
     if (s.kind == Kind::RenameFile)
       (void)::rename(s.first, s.second);
     else
       removeFlatDirectory(s.first);
   }
+  cleanup.store(kDone);
 }
 
 void installTerminationCleanup() {
@@ -159,7 +194,12 @@ void installTerminationCleanup() {
     std::memset(&action, 0, sizeof action);
     action.sa_handler = onTerminationSignal;
     action.sa_flags = SA_RESETHAND | SA_NODEFER;
+    // The other termination signals wait until this one's cleanup is done
+    // (this one, SA_NODEFER, is delivered by the raise that ends it).
     sigemptyset(&action.sa_mask);
+    for (int other : {SIGINT, SIGTERM, SIGHUP})
+      if (other != sig)
+        sigaddset(&action.sa_mask, other);
     ::sigaction(sig, &action, nullptr);
   }
 }

@@ -21,10 +21,15 @@ ThreadPool::ThreadPool(unsigned threads) {
   // A thread the system cannot start (EAGAIN under a process or
   // address-space limit: each needs its stack) leaves the pool smaller,
   // not the caller with an exception; threads() says how many run.
+  try {
+    workers.reserve(threads > 0 ? threads - 1 : 0);
+  } catch (...) {
+    return; // no room even for the list: the caller's thread alone
+  }
   for (unsigned i = 1; i < threads; ++i) {
     try {
       workers.emplace_back([this] { work(); });
-    } catch (const std::system_error &) {
+    } catch (...) { // std::system_error, or std::bad_alloc for its state
       break;
     }
   }

@@ -8,7 +8,10 @@
 // forward to glibc's own entry points, so the allocator is unchanged; only
 // a NULL result for a nonzero size becomes qtc's out-of-memory error
 // (qtc.cpp). Code that checks its allocations and can recover does not use
-// malloc for them (MappedFile::readCopy maps its buffer).
+// malloc for them (MappedFile::readCopy maps its buffer). The price: what
+// would have retried smaller after a NULL (operator new(nothrow),
+// std::get_temporary_buffer, glibc's pthread_create) ends qtc with that
+// error instead, which at that point is the truth.
 //
 // Not built under a sanitizer, whose runtime interposes malloc itself.
 //
@@ -19,7 +22,8 @@
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||     \
-    __has_feature(memory_sanitizer)
+    __has_feature(memory_sanitizer) || __has_feature(leak_sanitizer) ||        \
+    __has_feature(hwaddress_sanitizer)
 #define QTC_SANITIZED 1
 #endif
 #endif

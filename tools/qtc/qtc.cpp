@@ -23,6 +23,7 @@
 #include "CompileCommand.h"
 #endif
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -125,6 +126,17 @@ int main(int argc, char **argv) {
   // Interrupted, a compile withdraws an unverified artifact and scratch
   // directories go (ExitCleanup.h).
   qtensor::installTerminationCleanup();
+  rlimit stack;
+  if (::getrlimit(RLIMIT_STACK, &stack) == 0 &&
+      stack.rlim_cur != RLIM_INFINITY &&
+      stack.rlim_cur < kReservedStack + (1u << 20)) {
+    std::fprintf(stderr,
+                 "qtc: error: the stack limit (ulimit -s) is %llu KiB; qtc "
+                 "needs at least %zu KiB\n",
+                 (unsigned long long)(stack.rlim_cur >> 10),
+                 (kReservedStack + (1u << 20)) >> 10);
+    return 1;
+  }
   if (!stackFits())
     qtcOutOfMemory();
   reserveStack();

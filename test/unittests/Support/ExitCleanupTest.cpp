@@ -18,7 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace qtensor;
@@ -132,6 +134,28 @@ TEST(ExitCleanup, AnIgnoredSignalStaysIgnored) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 7);
   EXPECT_TRUE(fs::exists(scratch / "kernels.o"));
+}
+
+TEST(ExitCleanup, ASecondFatalPathWaitsForTheFirst) {
+  // Two threads meet fatal paths at once (both out of memory): the one
+  // that finds the cleanup running must not end the process under it.
+  Scratch dir;
+  fs::path scratch = dir / "many";
+  fs::create_directories(scratch);
+  for (int i = 0; i < 3000; ++i)
+    touch(scratch / ("f" + std::to_string(i)));
+  ExitCleanup removal = ExitCleanup::removeDirectory(scratch.string());
+  int status = inChild([] {
+    std::thread other([] {
+      runExitCleanups();
+      ::_exit(3);
+    });
+    runExitCleanups();
+    ::_exit(3);
+  });
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_FALSE(fs::exists(scratch));
 }
 
 TEST(ExitCleanup, APathTooLongIsNotArmed) {
