@@ -135,6 +135,11 @@ Expected<std::vector<float>> toFloat32(const TensorView &view);
 /// As toFloat32 but to double: exact for every dtype except I64/U64 values
 /// beyond 2^53.
 Expected<std::vector<double>> toFloat64(const TensorView &view);
+/// Element `i` of a float tensor (F8_*, F16, BF16, F32, F64) as float,
+/// decoded as toFloat32 decodes it; NaN for any other dtype. For readers
+/// that index qparams one at a time: `i` is not checked, the caller's
+/// validated shape bounds it.
+float floatAt(const TensorView &view, uint64_t i);
 
 /// Builds a safetensors file the way the reference writer does: tensors sorted
 /// by descending dtype alignment then name, laid out back to back from offset

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Formats/HFQuantized.h"
-#include "qtensor/Numerics/FloatFormats.h"
 
 #include <cmath>
 #include <cstring>
@@ -60,23 +59,6 @@ uint32_t field(const TensorView &t, int64_t wordIndex, int64_t slot,
 
 int8_t byteAt(const TensorView &t, int64_t i) {
   return static_cast<int8_t>(t.data[size_t(i)]);
-}
-
-float scaleAt(const TensorView &t, int64_t i) {
-  uint16_t h;
-  switch (t.dtype) {
-  case DType::F16:
-    std::memcpy(&h, t.data + size_t(i) * 2, 2);
-    return halfBitsToFloat(h);
-  case DType::BF16:
-    std::memcpy(&h, t.data + size_t(i) * 2, 2);
-    return bfloat16BitsToFloat(h);
-  default: {
-    float f;
-    std::memcpy(&f, t.data + size_t(i) * 4, 4);
-    return f;
-  }
-  }
 }
 
 Status expectTensor(const TensorView *t, const std::string &module,
@@ -337,7 +319,7 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
   out.scales.resize(size_t(count));
   for (int64_t i = 0; i < count; ++i) {
     int64_t row = i / groups, g = i % groups;
-    float v = scaleAt(*t.scales, transposed ? g * n + row : i);
+    float v = safetensors::floatAt(*t.scales, transposed ? g * n + row : i);
     if (!std::isfinite(v))
       return makeError(module, ".", names.scales, ": the scale of row ", row,
                        ", group ", g, " is not finite");

@@ -8,7 +8,6 @@
 
 #include "ONNXDetail.h"
 
-#include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Support/CheckedMath.h"
 
 #include <cmath>
@@ -62,23 +61,6 @@ FloatType floatTypeOf(DType d) {
                             : FloatType::F32;
 }
 
-float floatAt(const TensorView &t, int64_t i) {
-  uint16_t h;
-  switch (t.dtype) {
-  case DType::F16:
-    std::memcpy(&h, t.data + size_t(i) * 2, 2);
-    return halfBitsToFloat(h);
-  case DType::BF16:
-    std::memcpy(&h, t.data + size_t(i) * 2, 2);
-    return bfloat16BitsToFloat(h);
-  default: {
-    float f;
-    std::memcpy(&f, t.data + size_t(i) * 4, 4);
-    return f;
-  }
-  }
-}
-
 /// Element `i` of an integer tensor: bytes, or 4-bit values packed two to
 /// a byte, low nibble first; signed (two's complement) or not.
 int32_t integerAt(const TensorView &t, int64_t i, unsigned bits,
@@ -123,7 +105,7 @@ Expected<int32_t> storedZero(const QuantizedLinear &l, bool storedSigned,
                : 0;
   const int64_t at = storedQparamIndex(l, i);
   if (isFloat(l.zeros->dtype)) {
-    float z = floatAt(*l.zeros, at);
+    float z = safetensors::floatAt(*l.zeros, at);
     if (!(z >= 0 && z < float(1u << l.bits)) || z != std::floor(z))
       return makeError(l.node, ": zero-point ", i, " is ", z,
                        "; only integer zero-points in [0, ", 1u << l.bits,
@@ -481,7 +463,7 @@ Expected<hfquant::LogicalParts> onnxmodel::unpack(const QuantizedLinear &l) {
   const int64_t count = qparamCount(l);
   out.scales.resize(size_t(count));
   for (int64_t i = 0; i < count; ++i) {
-    float v = floatAt(*l.scales, storedQparamIndex(l, i));
+    float v = safetensors::floatAt(*l.scales, storedQparamIndex(l, i));
     if (!std::isfinite(v))
       return makeError(l.node, ": scale ", i, " of ", l.scales->name,
                        " is not finite");

@@ -232,6 +232,26 @@ Expected<std::vector<double>> safetensors::toFloat64(const TensorView &view) {
   return convert<double>(view);
 }
 
+float safetensors::floatAt(const TensorView &view, uint64_t i) {
+  const uint8_t *p = view.data;
+  switch (view.dtype) {
+  case DType::F8_E5M2:
+    return f8e5m2ToFloat(p[i]);
+  case DType::F8_E4M3:
+    return f8e4m3fnToFloat(p[i]);
+  case DType::F16:
+    return halfToFloat(loadLE<uint16_t>(p + 2 * i));
+  case DType::BF16:
+    return bfloat16ToFloat(loadLE<uint16_t>(p + 2 * i));
+  case DType::F32:
+    return bitsFloat(loadLE<uint32_t>(p + 4 * i));
+  case DType::F64:
+    return static_cast<float>(loadF64(p + 8 * i));
+  default:
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // detail helpers
 //===----------------------------------------------------------------------===//

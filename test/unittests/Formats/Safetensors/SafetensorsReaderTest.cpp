@@ -148,6 +148,14 @@ void expectValues(const TensorView &v, const json &values) {
   ASSERT_TRUE(f64) << f64.message();
   ASSERT_EQ(f32->size(), values.size());
   ASSERT_EQ(f64->size(), values.size());
+  // floatAt, one element at a time, decodes float dtypes as toFloat32.
+  for (size_t i = 0; i < f32->size(); ++i) {
+    float one = floatAt(v, i);
+    if (!isFloatDType(v.dtype) || std::isnan((*f32)[i]))
+      EXPECT_TRUE(std::isnan(one)) << "element " << i;
+    else
+      EXPECT_EQ(one, (*f32)[i]) << "element " << i;
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     const json &x = values[i];
     SCOPED_TRACE("element " + std::to_string(i) + " expected " + x.dump());
