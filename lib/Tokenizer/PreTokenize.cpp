@@ -15,90 +15,122 @@ using unicode::Category;
 /// Piece lengths, in code points, covering the text in order.
 using Pieces = std::vector<size_t>;
 
-/// The GPT-2 pattern
-///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-/// applied to each piece (llama.cpp's unicode_regex_split_custom_gpt2).
-Pieces splitGPT2(const std::vector<uint32_t> &cps, const Pieces &pieces) {
+/// A code point's classes; a position past the piece has none.
+struct Class {
+  bool valid = false, letter = false, number = false, space = false;
+  uint32_t cp = 0;
+};
+
+/// [^\s\p{L}\p{N}]: anything but whitespace, letters and numbers.
+bool isOther(const Class &c) {
+  return c.valid && !c.space && !c.letter && !c.number;
+}
+
+/// One piece [begin, end) of the text, cut into consecutive parts from
+/// `pos` on, with the matchers the GPT-2 and Llama 3 patterns share.
+struct PieceCutter {
+  const std::vector<uint32_t> &cps;
+  size_t pos, end;
+  Pieces &out;
+
+  Class at(size_t p) const {
+    Class c;
+    if (p >= end)
+      return c;
+    unicode::CodepointInfo i = unicode::info(cps[p]);
+    c.valid = true;
+    c.cp = cps[p];
+    c.letter = i.category == Category::Letter;
+    c.number = i.category == Category::Number;
+    c.space = i.whitespace;
+    return c;
+  }
+
+  void cutTo(size_t to) {
+    if (to > pos)
+      out.push_back(to - pos);
+    pos = to;
+  }
+
+  /// 's|'t|'re|'ve|'m|'ll|'d at pos (case-insensitively with
+  /// `ignoreCase`): the match's end, 0 for none.
+  size_t contractionEnd(bool ignoreCase) const {
+    auto fold = [&](uint32_t c) {
+      return ignoreCase && c >= 'A' && c <= 'Z' ? c + 32 : c;
+    };
+    if (cps[pos] != '\'' || pos + 1 >= end)
+      return 0;
+    uint32_t n1 = fold(cps[pos + 1]);
+    if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd')
+      return pos + 2;
+    if (pos + 2 >= end)
+      return 0;
+    uint32_t n2 = fold(cps[pos + 2]);
+    if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') ||
+        (n1 == 'l' && n2 == 'l'))
+      return pos + 3;
+    return 0;
+  }
+
+  /// The patterns' last alternatives, given the run of `spaces` whitespace
+  /// code points at pos: \s+(?!\S) (the run but its last space, which goes
+  /// to what follows), \s+, or else one code point.
+  size_t whitespaceEnd(size_t spaces) const {
+    if (spaces > 1 && pos + spaces < end)
+      return pos + spaces - 1;
+    if (spaces > 0)
+      return pos + spaces;
+    return pos + 1;
+  }
+};
+
+/// Runs `cut` on each piece; the parts it cuts, in order.
+template <typename Cut>
+Pieces cutEachPiece(const std::vector<uint32_t> &cps, const Pieces &pieces,
+                    Cut cut) {
   Pieces out;
   out.reserve(pieces.size());
   size_t begin = 0;
   for (size_t length : pieces) {
-    const size_t end = begin + length;
-    // A position past the piece has no class at all.
-    struct Class {
-      bool valid = false, letter = false, number = false, space = false;
-    };
-    auto classAt = [&](size_t p) {
-      Class c;
-      if (p >= end)
-        return c;
-      unicode::CodepointInfo i = unicode::info(cps[p]);
-      c.valid = true;
-      c.letter = i.category == Category::Letter;
-      c.number = i.category == Category::Number;
-      c.space = i.whitespace;
-      return c;
-    };
-    auto other = [](const Class &c) {
-      return c.valid && !c.space && !c.letter && !c.number;
-    };
-    size_t pos = begin;
-    auto emit = [&](size_t to) {
-      if (to > pos)
-        out.push_back(to - pos);
-      pos = to;
-    };
-    while (pos < end) {
-      const uint32_t cp = cps[pos];
-      if (cp == '\'' && pos + 1 < end) {
-        uint32_t n1 = cps[pos + 1];
-        if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
-          emit(pos + 2);
-          continue;
-        }
-        if (pos + 2 < end) {
-          uint32_t n2 = cps[pos + 2];
-          if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') ||
-              (n1 == 'l' && n2 == 'l')) {
-            emit(pos + 3);
-            continue;
-          }
-        }
-      }
-      // An optional leading space, then a run of one class.
-      const size_t first = cp == ' ' ? pos + 1 : pos;
-      const Class lead = classAt(first);
-      if (lead.letter || lead.number || other(lead)) {
-        size_t p = first + 1;
-        if (lead.letter)
-          while (classAt(p).letter)
-            ++p;
-        else if (lead.number)
-          while (classAt(p).number)
-            ++p;
-        else
-          while (other(classAt(p)))
-            ++p;
-        emit(p);
-        continue;
-      }
-      size_t spaces = 0;
-      while (classAt(pos + spaces).space)
-        ++spaces;
-      if (spaces > 1 && pos + spaces < end) {
-        // \s+(?!\S): leave the last space to the word that follows.
-        emit(pos + spaces - 1);
-        continue;
-      }
-      if (spaces > 0) {
-        emit(pos + spaces);
-        continue;
-      }
-      emit(pos + 1);
-    }
-    begin = end;
+    PieceCutter piece{cps, begin, begin + length, out};
+    while (piece.pos < piece.end)
+      cut(piece);
+    begin += length;
   }
   return out;
+}
+
+/// The GPT-2 pattern
+///   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+/// applied to each piece (llama.cpp's unicode_regex_split_custom_gpt2).
+Pieces splitGPT2(const std::vector<uint32_t> &cps, const Pieces &pieces) {
+  return cutEachPiece(cps, pieces, [](PieceCutter &c) {
+    if (size_t to = c.contractionEnd(/*ignoreCase=*/false)) {
+      c.cutTo(to);
+      return;
+    }
+    // An optional leading space, then a run of one class.
+    const size_t first = c.cps[c.pos] == ' ' ? c.pos + 1 : c.pos;
+    const Class lead = c.at(first);
+    if (lead.letter || lead.number || isOther(lead)) {
+      size_t p = first + 1;
+      if (lead.letter)
+        while (c.at(p).letter)
+          ++p;
+      else if (lead.number)
+        while (c.at(p).number)
+          ++p;
+      else
+        while (isOther(c.at(p)))
+          ++p;
+      c.cutTo(p);
+      return;
+    }
+    size_t spaces = 0;
+    while (c.at(c.pos + spaces).space)
+      ++spaces;
+    c.cutTo(c.whitespaceEnd(spaces));
+  });
 }
 
 /// The Llama 3 pattern
@@ -109,110 +141,52 @@ Pieces splitGPT2(const std::vector<uint32_t> &cps, const Pieces &pieces) {
 /// the same with \p{N} for \p{N}{1,3}: `maxDigits` is 3 or 1.
 Pieces splitLlama3(const std::vector<uint32_t> &cps, const Pieces &pieces,
                    size_t maxDigits) {
-  Pieces out;
-  out.reserve(pieces.size());
-  size_t begin = 0;
-  for (size_t length : pieces) {
-    const size_t end = begin + length;
-    struct Class {
-      bool valid = false, letter = false, number = false, space = false;
-      uint32_t cp = 0;
-    };
-    auto classAt = [&](size_t p) {
-      Class c;
-      if (p >= end)
-        return c;
-      unicode::CodepointInfo i = unicode::info(cps[p]);
-      c.valid = true;
-      c.cp = cps[p];
-      c.letter = i.category == Category::Letter;
-      c.number = i.category == Category::Number;
-      c.space = i.whitespace;
-      return c;
-    };
-    auto newline = [](uint32_t c) { return c == '\r' || c == '\n'; };
-    auto lower = [](uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
-    size_t pos = begin;
-    auto emit = [&](size_t to) {
-      if (to > pos)
-        out.push_back(to - pos);
-      pos = to;
-    };
-    while (pos < end) {
-      const Class c = classAt(pos);
-      // (?i:'s|'t|'re|'ve|'m|'ll|'d)
-      if (c.cp == '\'' && pos + 1 < end) {
-        uint32_t n1 = lower(cps[pos + 1]);
-        if (n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd') {
-          emit(pos + 2);
-          continue;
-        }
-        if (pos + 2 < end) {
-          uint32_t n2 = lower(cps[pos + 2]);
-          if ((n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') ||
-              (n1 == 'l' && n2 == 'l')) {
-            emit(pos + 3);
-            continue;
-          }
-        }
-      }
-      // [^\r\n\p{L}\p{N}]?\p{L}+
-      if (!newline(c.cp) && !c.number &&
-          (c.letter || classAt(pos + 1).letter)) {
-        size_t p = pos + 1;
-        while (classAt(p).letter)
-          ++p;
-        emit(p);
-        continue;
-      }
-      // \p{N}{1,maxDigits}
-      if (c.number) {
-        size_t p = pos;
-        while (p - pos < maxDigits && classAt(p).number)
-          ++p;
-        emit(p);
-        continue;
-      }
-      //  ?[^\s\p{L}\p{N}]+[\r\n]*
-      auto other = [](const Class &k) {
-        return k.valid && !k.space && !k.letter && !k.number;
-      };
-      const size_t first = c.cp == ' ' ? pos + 1 : pos;
-      if (other(classAt(first))) {
-        size_t p = first + 1;
-        while (other(classAt(p)))
-          ++p;
-        while (p < end && newline(cps[p]))
-          ++p;
-        emit(p);
-        continue;
-      }
-      // \s*[\r\n]+ (up to the last newline of the run of whitespace)
-      size_t spaces = 0, lastNewline = 0;
-      while (classAt(pos + spaces).space) {
-        if (newline(cps[pos + spaces]))
-          lastNewline = pos + spaces + 1;
-        ++spaces;
-      }
-      if (lastNewline > 0) {
-        emit(lastNewline);
-        continue;
-      }
-      // \s+(?!\S): leave the last space to what follows.
-      if (spaces > 1 && pos + spaces < end) {
-        emit(pos + spaces - 1);
-        continue;
-      }
-      // \s+
-      if (spaces > 0) {
-        emit(pos + spaces);
-        continue;
-      }
-      emit(pos + 1);
+  auto newline = [](uint32_t c) { return c == '\r' || c == '\n'; };
+  return cutEachPiece(cps, pieces, [&](PieceCutter &c) {
+    const size_t pos = c.pos;
+    const Class here = c.at(pos);
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+    if (size_t to = c.contractionEnd(/*ignoreCase=*/true)) {
+      c.cutTo(to);
+      return;
     }
-    begin = end;
-  }
-  return out;
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    if (!newline(here.cp) && !here.number &&
+        (here.letter || c.at(pos + 1).letter)) {
+      size_t p = pos + 1;
+      while (c.at(p).letter)
+        ++p;
+      c.cutTo(p);
+      return;
+    }
+    // \p{N}{1,maxDigits}
+    if (here.number) {
+      size_t p = pos;
+      while (p - pos < maxDigits && c.at(p).number)
+        ++p;
+      c.cutTo(p);
+      return;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    const size_t first = here.cp == ' ' ? pos + 1 : pos;
+    if (isOther(c.at(first))) {
+      size_t p = first + 1;
+      while (isOther(c.at(p)))
+        ++p;
+      while (p < c.end && newline(cps[p]))
+        ++p;
+      c.cutTo(p);
+      return;
+    }
+    // \s*[\r\n]+ (up to the last newline of the run of whitespace)
+    size_t spaces = 0, lastNewline = 0;
+    while (c.at(pos + spaces).space) {
+      if (newline(cps[pos + spaces]))
+        lastNewline = pos + spaces + 1;
+      ++spaces;
+    }
+    c.cutTo(lastNewline > 0 ? lastNewline : c.whitespaceEnd(spaces));
+  });
 }
 
 /// Splits each piece at the leftmost matches of a pattern, as
