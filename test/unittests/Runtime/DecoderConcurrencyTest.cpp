@@ -49,19 +49,33 @@ Status generate(LoadedModel &model, Sequence &s, int64_t n) {
 
 } // namespace
 
-TEST(DecoderConcurrency, SequencesOnOneModelMatchSerialRuns) {
-  const char *dir = std::getenv("QTENSOR_TEST_DECODER_ARTIFACT");
-  if (!dir || !std::filesystem::exists(dir))
-    GTEST_SKIP() << "QTENSOR_TEST_DECODER_ARTIFACT does not name a compiled "
-                    "host artifact of the tiny llama (scripts/tsan.sh makes "
-                    "one with qtc compile)";
-  LoadOptions lo;
-  lo.backend = BackendChoice::Host;
-  lo.decoder = true;
-  lo.code.trustArtifactCode = true; // compiled by this build's qtc
-  auto loaded = loadModel(dir, lo);
-  ASSERT_TRUE(bool(loaded)) << loaded.message();
-  LoadedModel &model = **loaded;
+/// The compiled tiny llama named by QTENSOR_TEST_DECODER_ARTIFACT, loaded
+/// for its decoder; the test skips without it.
+class DecoderArtifact : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const char *dir = std::getenv("QTENSOR_TEST_DECODER_ARTIFACT");
+    if (!dir || !std::filesystem::exists(dir))
+      GTEST_SKIP() << "QTENSOR_TEST_DECODER_ARTIFACT does not name a "
+                      "compiled host artifact of the tiny llama "
+                      "(scripts/tsan.sh makes one with qtc compile)";
+    LoadOptions lo;
+    lo.backend = BackendChoice::Host;
+    lo.decoder = true;
+    lo.code.trustArtifactCode = true; // compiled by this build's qtc
+    auto loaded = loadModel(dir, lo);
+    ASSERT_TRUE(bool(loaded)) << loaded.message();
+    model = loaded.take();
+  }
+  std::unique_ptr<LoadedModel> model;
+};
+
+// The suites keep their names (scripts/tsan.sh filters on them).
+class DecoderConcurrency : public DecoderArtifact {};
+class DecoderBeams : public DecoderArtifact {};
+
+TEST_F(DecoderConcurrency, SequencesOnOneModelMatchSerialRuns) {
+  LoadedModel &model = *this->model;
 
   // Prompts of different lengths: prefill chunks (8 tokens) and decode
   // steps of the sequences interleave in every way.
@@ -101,19 +115,8 @@ TEST(DecoderConcurrency, SequencesOnOneModelMatchSerialRuns) {
 // Beam search on a real model: two beams from different prompts, then both
 // continue beam 1 (KVCache::reorder): each then gives exactly the logits of
 // beam 1 continued alone.
-TEST(DecoderBeams, ReorderedCachesContinueTheirParent) {
-  const char *dir = std::getenv("QTENSOR_TEST_DECODER_ARTIFACT");
-  if (!dir || !std::filesystem::exists(dir))
-    GTEST_SKIP() << "QTENSOR_TEST_DECODER_ARTIFACT does not name a compiled "
-                    "host artifact of the tiny llama (scripts/tsan.sh makes "
-                    "one with qtc compile)";
-  LoadOptions lo;
-  lo.backend = BackendChoice::Host;
-  lo.decoder = true;
-  lo.code.trustArtifactCode = true;
-  auto loaded = loadModel(dir, lo);
-  ASSERT_TRUE(bool(loaded)) << loaded.message();
-  auto d = Decoder::create(**loaded, 8);
+TEST_F(DecoderBeams, ReorderedCachesContinueTheirParent) {
+  auto d = Decoder::create(*model, 8);
   ASSERT_TRUE(bool(d)) << d.message();
   std::vector<KVCache> beams;
   for (const std::vector<int32_t> &prompt :

@@ -7,37 +7,24 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AddressSpaceLimit.h"
 #include "InjectedFileFaults.h"
 #include "RuntimeTestArtifact.h"
+#include "TestAssertions.h"
 
 #include "qtensor/Support/MappedFile.h"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
 using namespace rttest;
+using qtensor::test::contains;
 using qtensor::test::InjectedFileFaults;
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define QTENSOR_SANITIZED 1
-#endif
-#endif
-
 namespace {
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
 
 /// Two linears, so that the shard is more than a page or two.
 TestArtifactSpec twoLinears() {
@@ -199,15 +186,7 @@ TEST(LoaderFaults, AnAddressSpaceLimitIsAnErrorNotACrash) {
   spec.linears[0].k = 8192;
   writeTestArtifact(dir.str(), spec);
   auto child = [&] {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    uint64_t kib = 0;
-    while (std::getline(status, line))
-      if (line.rfind("VmSize:", 0) == 0)
-        kib = std::stoull(line.substr(7));
-    rlim_t bytes = rlim_t((kib << 10) + (8u << 20));
-    rlimit limit{bytes, bytes};
-    ::setrlimit(RLIMIT_AS, &limit);
+    qtensor::test::limitAddressSpaceTo(uint64_t(8) << 20);
     auto loaded = loadModel(dir.str(), hostOptions());
     std::error_code ec;
     fs::remove_all(dir.str(), ec); // this child's own (see above)

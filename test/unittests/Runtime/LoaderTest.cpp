@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestArtifact.h"
+#include "TestAssertions.h"
 
 #include "qtensor/Runtime/Loader.h"
 #include "qtensor/Runtime/Reference.h"
@@ -21,16 +22,9 @@
 using namespace qtensor;
 using namespace qtensor::runtime;
 using namespace rttest;
+using qtensor::test::contains;
 
 namespace {
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
 
 /// max |y - reference| / bound over every output; <= 1 for a correct kernel.
 double worstErrorRatio(LoadedModel &model, const std::string &op,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestArtifact.h"
+#include "TestAssertions.h"
 
 #include "qtensor/Runtime/Loader.h"
 #include "qtensor/Runtime/ModelSchema.h"
@@ -21,16 +22,9 @@
 
 using namespace qtensor;
 using namespace qtensor::runtime;
+using qtensor::test::contains;
 
 namespace {
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
 
 // The checkpoint names, written out here independently of the runtime's
 // tables: q, k, v, o, gate, up, down; the two layer norms; embedding, final

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AddressSpaceLimit.h"
 #include "InjectedFileFaults.h"
+#include "TestAssertions.h"
 #include "TestTempDir.h"
 
 #include "qtensor/Support/FileIO.h"
@@ -21,18 +23,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
 using namespace qtensor;
+using qtensor::test::contains;
 using qtensor::test::InjectedFileFaults;
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define QTENSOR_SANITIZED 1
-#endif
-#endif
 
 namespace {
 
@@ -55,14 +51,6 @@ void writeFile(const std::filesystem::path &p, const std::vector<uint8_t> &v) {
 
 int openRead(const std::filesystem::path &p) {
   return ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-}
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
 }
 
 } // namespace
@@ -261,14 +249,7 @@ TEST(ReadCopy, AnAddressSpaceLimitIsAnErrorNotACrash) {
   std::string path = (dir / "big.bin").string();
   auto child = [&] {
     // What the process has now, plus 16 MiB: the 64 MiB copy cannot fit.
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    uint64_t kib = 0;
-    while (std::getline(status, line))
-      if (line.rfind("VmSize:", 0) == 0)
-        kib = std::stoull(line.substr(7));
-    rlimit limit{(kib << 10) + (16u << 20), (kib << 10) + (16u << 20)};
-    ::setrlimit(RLIMIT_AS, &limit);
+    qtensor::test::limitAddressSpaceTo(uint64_t(16) << 20);
     auto copy =
         MappedFile::readCopy(::open(path.c_str(), O_RDONLY), "big.bin", size);
     // This child's own scratch directory (it reran the test body).

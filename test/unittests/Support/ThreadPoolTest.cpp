@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AddressSpaceLimit.h"
+
 #include "qtensor/Support/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -16,10 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
-#include <string>
-#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -90,11 +89,6 @@ TEST(ThreadPool, LoopsFromSeveralThreadsEachSeeTheirOwnIndices) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define QTENSOR_SANITIZED 1
-#endif
-#endif
 #ifndef QTENSOR_SANITIZED
 // Sanitizers reserve terabytes of address space: RLIMIT_AS cannot be
 // tested under them.
@@ -102,15 +96,7 @@ TEST(ThreadPool, ThreadsTheSystemCannotStartLeaveASmallerPool) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   auto child = [] {
     // Room for a few 8 MiB thread stacks, not for 64.
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    uint64_t kib = 0;
-    while (std::getline(status, line))
-      if (line.rfind("VmSize:", 0) == 0)
-        kib = std::stoull(line.substr(7));
-    rlim_t bytes = rlim_t((kib << 10) + (40u << 20));
-    rlimit limit{bytes, bytes};
-    ::setrlimit(RLIMIT_AS, &limit);
+    qtensor::test::limitAddressSpaceTo(uint64_t(40) << 20);
     ThreadPool pool(64);
     std::vector<std::atomic<int>> hits(500);
     pool.parallelFor(hits.size(), [&](size_t i) { ++hits[i]; });

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestAssertions.h"
 #include "qtensor/Formats/ONNX.h"
 
 #include "TestTempDir.h"
@@ -21,6 +22,7 @@
 
 using namespace qtensor;
 using namespace qtensor::onnxmodel;
+using qtensor::test::contains;
 namespace fs = std::filesystem;
 
 namespace {
@@ -28,14 +30,6 @@ namespace {
 struct Scratch : qtensor::test::TempDir {
   Scratch() : qtensor::test::TempDir("qtensor-onnx-test") {}
 };
-
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
 
 ::onnx::TensorProto *initializer(::onnx::GraphProto &g, const std::string &name,
                                  int type, std::vector<int64_t> dims,
