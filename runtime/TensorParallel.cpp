@@ -686,6 +686,27 @@ Expected<GroupOutput> TensorParallelGroup::run(const GroupOp &op,
   return out;
 }
 
+Expected<std::vector<std::vector<double>>> TensorParallelGroup::everyRankValues(
+    const GroupOp &op,
+    Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
+        const) const {
+  std::vector<Expected<std::vector<uint8_t>>> local;
+  for (size_t i = 0; i < models.size(); ++i) {
+    auto part = ((*models[i]).*of)(*op.plans[i]);
+    local.push_back(part ? Expected<std::vector<uint8_t>>(packDoubles(*part))
+                         : Expected<std::vector<uint8_t>>(part.error()));
+  }
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
+                           everyRank(std::move(local)));
+  std::vector<std::vector<double>> values;
+  for (size_t r = 0; r < all.size(); ++r) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
+                             unpackDoubles(all[r], int64_t(r)));
+    values.push_back(std::move(part));
+  }
+  return values;
+}
+
 Expected<std::vector<double>>
 TensorParallelGroup::referenceWeight(const GroupOp &op) const {
   if (op.collective == Collective::None) { // every rank holds it whole
@@ -693,19 +714,12 @@ TensorParallelGroup::referenceWeight(const GroupOp &op) const {
     QTENSOR_TRY(agree(w ? Status::ok() : Status(w.error())));
     return w;
   }
-  std::vector<Expected<std::vector<uint8_t>>> local;
-  for (size_t i = 0; i < models.size(); ++i) {
-    auto part = models[i]->referenceWeight(*op.plans[i]);
-    local.push_back(part ? Expected<std::vector<uint8_t>>(packDoubles(*part))
-                         : Expected<std::vector<uint8_t>>(part.error()));
-  }
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
-                           everyRank(std::move(local)));
+  QTENSOR_ASSIGN_OR_RETURN(auto all,
+                           everyRankValues(op, &LoadedModel::referenceWeight));
   std::vector<double> w(size_t(op.n) * size_t(op.k));
   for (size_t r = 0; r < all.size(); ++r) {
     const RankSlice &s = op.slices[r];
-    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
-                             unpackDoubles(all[r], int64_t(r)));
+    const std::vector<double> &part = all[r];
     if (part.size() != size_t(s.n) * size_t(s.k) || s.nOffset + s.n > op.n ||
         s.kOffset + s.k > op.k)
       return makeError("op \"", op.op, "\": rank ", r, "'s reference slice [",
@@ -728,19 +742,12 @@ TensorParallelGroup::referenceBias(const GroupOp &op) const {
   if (op.collective == Collective::AllReduceSum)
     return op.reducedBiasValues;
   // Column slices: each rank's kernel adds its slice of the bias.
-  std::vector<Expected<std::vector<uint8_t>>> local;
-  for (size_t i = 0; i < models.size(); ++i) {
-    auto part = models[i]->referenceBias(*op.plans[i]);
-    local.push_back(part ? Expected<std::vector<uint8_t>>(packDoubles(*part))
-                         : Expected<std::vector<uint8_t>>(part.error()));
-  }
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<std::vector<uint8_t>> all,
-                           everyRank(std::move(local)));
+  QTENSOR_ASSIGN_OR_RETURN(auto all,
+                           everyRankValues(op, &LoadedModel::referenceBias));
   std::vector<double> b;
   for (size_t r = 0; r < all.size(); ++r) {
     const RankSlice &s = op.slices[r];
-    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> part,
-                             unpackDoubles(all[r], int64_t(r)));
+    const std::vector<double> &part = all[r];
     if (part.empty() != !op.plans[0]->bias.has_value() ||
         (!part.empty() && part.size() != size_t(s.n)))
       return makeError("op \"", op.op, "\": rank ", r, "'s bias slice has ",

@@ -392,11 +392,24 @@ void summarize(const HostTensor &y, json &entry, std::string &text) {
   text += "\n";
 }
 
+/// An op's output for --outputs, as F32.
+Status addOutput(safetensors::SafetensorsWriter &outputs,
+                 const std::string &name, const HostTensor &y) {
+  std::vector<double> values = y.toDoubles();
+  std::vector<uint8_t> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    float f = float(values[i]);
+    std::memcpy(&bytes[i * 4], &f, 4);
+  }
+  return outputs.addTensor(name, safetensors::DType::F32, {y.rows, y.cols},
+                           std::move(bytes));
+}
+
+int runGroup(const Options &o, RankExchange *exchange);
+
 /// --rank all: every rank in this process, outputs joined by the host
 /// stand-in for the collectives; --rank mpi: one rank per process, joined
 /// through MPI (Runtime/TensorParallel.h).
-int runGroup(const Options &o, RankExchange *exchange);
-
 int runAllRanks(const Options &o) {
   if (!o.mpiRanks)
     return runGroup(o, nullptr);
@@ -467,15 +480,7 @@ int runGroup(const Options &o, RankExchange *exchange) {
       return speaks ? fail(o, "run", out.message()) : 1;
     const GroupCall &call = group.calls().back();
     if (!o.outputs.empty() && speaks && outputsOk) {
-      std::vector<double> values = out->y.toDoubles();
-      std::vector<uint8_t> bytes(values.size() * 4);
-      for (size_t i = 0; i < values.size(); ++i) {
-        float f = float(values[i]);
-        std::memcpy(&bytes[i * 4], &f, 4);
-      }
-      outputsOk =
-          outputs.addTensor(op.op, safetensors::DType::F32,
-                            {out->y.rows, out->y.cols}, std::move(bytes));
+      outputsOk = addOutput(outputs, op.op, out->y);
     }
     json entry;
     entry["op"] = op.op;
@@ -687,15 +692,7 @@ int runRun(const std::vector<std::string> &args) {
     text += line;
     summarize(*y, entry, text);
     if (!o.outputs.empty()) {
-      std::vector<double> values = y->toDoubles();
-      std::vector<uint8_t> bytes(values.size() * 4);
-      for (size_t i = 0; i < values.size(); ++i) {
-        float f = float(values[i]);
-        std::memcpy(&bytes[i * 4], &f, 4);
-      }
-      if (Status s = outputs.addTensor(op.tensor, safetensors::DType::F32,
-                                       {y->rows, y->cols}, std::move(bytes));
-          !s)
+      if (Status s = addOutput(outputs, op.tensor, *y); !s)
         return fail(o, "outputs", s.message());
     }
     if (partial)

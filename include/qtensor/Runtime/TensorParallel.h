@@ -212,6 +212,12 @@ private:
   /// the exchange otherwise.
   Expected<std::vector<std::vector<uint8_t>>>
   everyRank(std::vector<Expected<std::vector<uint8_t>>> local) const;
+  /// Every rank's values of `op` from `of` (its reference weight or bias
+  /// slice), in rank order, through everyRank.
+  Expected<std::vector<std::vector<double>>> everyRankValues(
+      const GroupOp &op,
+      Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
+          const) const;
   /// `local` (a result only this process computed) as every rank's
   /// verdict: an error on any rank is an error on all of them, so that no
   /// rank goes on to a collective the others left. `local` itself in one

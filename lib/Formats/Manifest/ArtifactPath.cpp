@@ -247,6 +247,28 @@ Expected<OpenedFile> ArtifactRoot::openFile(std::string_view relative,
   return file;
 }
 
+namespace {
+/// The manifest's size against the opened file's.
+Status sizeAsListed(const std::string &name, uint64_t size, uint64_t bytes) {
+  if (size != bytes)
+    return makeError(name, ": size is ", size, " bytes but the manifest says ",
+                     bytes);
+  return Status::ok();
+}
+
+/// The manifest's SHA-256 against the digest of the bytes held.
+Status digestAsListed(const std::string &name,
+                      const Expected<std::string> &digest,
+                      std::string_view sha256) {
+  if (!digest)
+    return makeError(name, ": ", digest.message());
+  if (*digest != sha256)
+    return makeError(name, ": SHA-256 mismatch: the manifest expects ", sha256,
+                     ", the file has ", *digest);
+  return Status::ok();
+}
+} // namespace
+
 Expected<MappedFile>
 ArtifactRoot::openVerified(std::string_view relative, uint64_t bytes,
                            std::string_view sha256,
@@ -255,9 +277,7 @@ ArtifactRoot::openVerified(std::string_view relative, uint64_t bytes,
   if (!opened)
     return opened.error();
   std::string name = display(relative);
-  if (opened->size != bytes)
-    return makeError(name, ": size is ", opened->size,
-                     " bytes but the manifest says ", bytes);
+  QTENSOR_TRY(sizeAsListed(name, opened->size, bytes));
   auto mapped = MappedFile::fromDescriptor(opened->fd.release(), name);
   if (!mapped)
     return mapped.error();
@@ -265,12 +285,8 @@ ArtifactRoot::openVerified(std::string_view relative, uint64_t bytes,
   if (mapped->size() != bytes)
     return makeError(name, ": size changed to ", mapped->size(),
                      " bytes while it was opened; the manifest says ", bytes);
-  auto digest = sha256HexOfMapped(mapped->data(), mapped->size());
-  if (!digest)
-    return makeError(name, ": ", digest.message());
-  if (*digest != sha256)
-    return makeError(name, ": SHA-256 mismatch: the manifest expects ", sha256,
-                     ", the file has ", *digest);
+  QTENSOR_TRY(digestAsListed(
+      name, sha256HexOfMapped(mapped->data(), mapped->size()), sha256));
   return mapped.take();
 }
 
@@ -282,20 +298,13 @@ ArtifactRoot::readVerified(std::string_view relative, uint64_t bytes,
   if (!opened)
     return opened.error();
   std::string name = display(relative);
-  if (opened->size != bytes)
-    return makeError(name, ": size is ", opened->size,
-                     " bytes but the manifest says ", bytes);
+  QTENSOR_TRY(sizeAsListed(name, opened->size, bytes));
   QTENSOR_ASSIGN_OR_RETURN(Sha256Stream hash, Sha256Stream::create());
   auto copy = MappedFile::readCopy(
       opened->fd.release(), name, bytes,
       [&](const uint8_t *chunk, size_t n) { return hash.update(chunk, n); });
   if (!copy)
     return copy.error();
-  auto digest = hash.finishHex();
-  if (!digest)
-    return makeError(name, ": ", digest.message());
-  if (*digest != sha256)
-    return makeError(name, ": SHA-256 mismatch: the manifest expects ", sha256,
-                     ", the file has ", *digest);
+  QTENSOR_TRY(digestAsListed(name, hash.finishHex(), sha256));
   return copy.take();
 }
