@@ -437,16 +437,6 @@ int runAllRanks(const Options &o) {
 int runGroup(const Options &o, RankExchange *exchange) {
   // One process speaks for the group.
   const bool speaks = !exchange || exchange->rank() == 0;
-  // A failure this process met outside a collective, while the other
-  // ranks may be entering the next one: it enters that all-gather with
-  // its error, so every rank fails there together (RankExchange.h).
-  auto failHere = [&](const char *stage, const std::string &message) -> int {
-    if (!exchange)
-      return fail(o, stage, message);
-    auto all =
-        exchange->allGather(Expected<std::vector<uint8_t>>(makeError(message)));
-    return speaks ? fail(o, stage, all ? message : all.message()) : 1;
-  };
   auto loaded =
       exchange
           ? TensorParallelGroup::loadRank(o.dir, loadOptionsOf(o), *exchange)
@@ -454,6 +444,13 @@ int runGroup(const Options &o, RankExchange *exchange) {
   if (!loaded)
     return speaks ? fail(o, "load", loaded.message()) : 1;
   TensorParallelGroup &group = **loaded;
+  // A failure this process met outside a collective, while the other
+  // ranks may be entering the next one: agreed through the group, so every
+  // rank fails there together (RankExchange.h).
+  auto failHere = [&](const char *stage, const std::string &message) -> int {
+    Status agreed = group.agree(Status(makeError(message)));
+    return speaks ? fail(o, stage, agreed.message()) : 1;
+  };
   const LoadedModel &first = group.rank(group.firstLocalRank());
   if (speaks)
     warnOnBackendFallback(o, first);

@@ -173,6 +173,12 @@ public:
   }
   /// How the ranks' outputs are joined: "in process", or the exchange's.
   std::string transport() const;
+  /// `local` (a result only this process computed) as every rank's
+  /// verdict: an error on any rank is an error on all of them ("rank R:
+  /// ..."), so that no rank goes on to a collective the others left (with
+  /// MPI, a rank that failed alone calls this where the others call their
+  /// next collective). `local` itself in one process.
+  Status agree(Status local) const;
   const std::vector<GroupOp> &ops() const { return opList; }
   /// By trace op name, or any rank's manifest tensor name.
   const GroupOp *find(const std::string &name) const;
@@ -218,11 +224,6 @@ private:
       const GroupOp &op,
       Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
           const) const;
-  /// `local` (a result only this process computed) as every rank's
-  /// verdict: an error on any rank is an error on all of them, so that no
-  /// rank goes on to a collective the others left. `local` itself in one
-  /// process.
-  Status agree(Status local) const;
   /// What every rank must plan identically: op names, shapes, placements.
   std::string planFingerprint() const;
 
