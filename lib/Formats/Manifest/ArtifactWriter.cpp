@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <map>
 #include <memory>
-#include <openssl/evp.h>
 #include <random>
 #include <set>
 #include <sys/file.h>
@@ -280,10 +279,9 @@ std::optional<std::string> contentAddressOf(const std::string &name) {
 /// SHA-256 and length of everything in `fd`, read back with pread.
 Status hashDescriptor(int fd, const std::string &name, uint64_t &bytes,
                       std::string &sha) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                              EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-    return makeError(name, ": cannot initialize SHA-256");
+  auto hash = Sha256Stream::create();
+  if (!hash)
+    return makeError(name, ": ", hash.message());
   std::vector<uint8_t> buffer(1u << 20);
   uint64_t offset = 0;
   while (true) {
@@ -296,20 +294,14 @@ Status hashDescriptor(int fd, const std::string &name, uint64_t &bytes,
     }
     if (r == 0)
       break;
-    if (EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(r)) != 1)
-      return makeError(name, ": SHA-256 update failed");
+    if (Status s = hash->update(buffer.data(), static_cast<size_t>(r)); !s)
+      return makeError(name, ": ", s.message());
     offset += static_cast<uint64_t>(r);
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest, &length) != 1 || length != 32)
-    return makeError(name, ": SHA-256 finalization failed");
-  static const char hex[] = "0123456789abcdef";
-  sha.clear();
-  for (unsigned i = 0; i < length; ++i) {
-    sha += hex[digest[i] >> 4];
-    sha += hex[digest[i] & 15];
-  }
+  auto digest = hash->finishHex();
+  if (!digest)
+    return makeError(name, ": ", digest.message());
+  sha = digest.take();
   bytes = offset;
   return Status::ok();
 }
