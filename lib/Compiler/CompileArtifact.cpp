@@ -534,32 +534,52 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
 
   // Each linear is read, quantized, packed, hashed and spooled before the
   // next one is read; the shards are then written from the spool.
+  // A model that fails its own parity ladder (or whose ladder could not
+  // finish) must not stay loadable: the manifest, the root of reachability,
+  // is moved aside, with the report that says why still listed in it.
+  const std::string manifestPath = request.outputDir + "/manifest.json";
+  const std::string rejectedPath =
+      request.outputDir + "/manifest.rejected.json";
+  auto withdraw = [&]() -> std::string {
+    if (std::rename(manifestPath.c_str(), rejectedPath.c_str()) != 0)
+      return manifestPath + " could not be withdrawn: " + std::strerror(errno);
+    return "";
+  };
+  // From just before the first publish until the ladder's verdict is
+  // published, a process that dies (out of memory, a fatal LLVM error,
+  // SIGINT/SIGTERM) withdraws the manifest too: an unverified artifact is
+  // never left loadable behind an error. Armed by the writer right before
+  // its publishing rename, so a signal that comes earlier leaves a
+  // previous artifact in place.
+  ExitCleanup withdrawOnAbnormalExit;
+  bool publishing = false;
+  input.beforePublish = [&] {
+    withdrawOnAbnormalExit =
+        ExitCleanup::renameFile(manifestPath, rejectedPath);
+    publishing = true;
+  };
+
   clock.stage("export", "quantize, pack and export to " + request.outputDir);
   auto written = exportArtifact(input, request.outputDir, sink);
-  if (!written)
+  input.beforePublish = nullptr;
+  if (!written) {
+    // Published but not durable (the only failure after the publish):
+    // not an artifact to leave loadable either.
+    withdrawOnAbnormalExit.release();
+    if (publishing) {
+      std::string why = withdraw();
+      return makeError(written.message() + (why.empty()
+                                                ? "; the artifact was withdrawn"
+                                                : "; " + why));
+    }
     return makeError(written.message());
+  }
   clock.finish(std::to_string(written->manifest.files.size()) + " files");
 
   // The parity ladder on the reopened artifact; its result goes into the
   // report, which is published again (the shards keep their names: they
   // are content-addressed and unchanged).
   clock.stage("verify", "verify the reopened artifact");
-  // A model that fails its own parity ladder (or whose ladder could not
-  // finish) must not stay loadable: the manifest, the root of reachability,
-  // is moved aside, with the report that says why still listed in it.
-  auto withdraw = [&]() -> std::string {
-    std::string manifest = request.outputDir + "/manifest.json";
-    std::string rejected = request.outputDir + "/manifest.rejected.json";
-    if (std::rename(manifest.c_str(), rejected.c_str()) != 0)
-      return manifest + " could not be withdrawn: " + std::strerror(errno);
-    return "";
-  };
-  // Until the ladder's verdict is published, a process that dies (out of
-  // memory, a fatal LLVM error, SIGINT/SIGTERM) withdraws the manifest
-  // too: an unverified artifact is never left loadable behind an error.
-  ExitCleanup withdrawOnAbnormalExit =
-      ExitCleanup::renameFile(request.outputDir + "/manifest.json",
-                              request.outputDir + "/manifest.rejected.json");
   verify::LadderResult ladder;
   ExportInput again = input;
   Expected<artifact::WriteResult> republished =

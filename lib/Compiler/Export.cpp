@@ -480,7 +480,9 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   std::string text = input.report.dump(2) + "\n";
   QTENSOR_TRY(writer.addFile("report.json", artifact::FileRole::Report,
                              std::vector<uint8_t>(text.begin(), text.end())));
-  return writer.write(dir);
+  artifact::WriteOptions options;
+  options.beforePublish = input.beforePublish;
+  return writer.write(dir, options);
 }
 
 } // namespace qtensor::compiler

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,6 +84,8 @@ struct ExportInput {
   /// once; a later call (the report published again) writes from the
   /// spool. Shared by copies of the input.
   std::shared_ptr<StagedExport> staged;
+  /// Called just before the manifest is published (WriteOptions).
+  std::function<void()> beforePublish;
 };
 
 /// The name of rank `rank`'s slice of `name` in the manifest.

@@ -93,6 +93,11 @@ struct WriteOptions {
   /// Called before every step; an error is treated as that step's failure.
   /// For failure-injection tests.
   std::function<Status(const WriteEvent &)> hook;
+  /// Called just before the rename that publishes the manifest (after
+  /// every check): what must undo a publish the caller will not stand
+  /// behind yet is armed here (ExitCleanup), so that no moment exists in
+  /// which the new manifest is loadable and nothing would withdraw it.
+  std::function<void()> beforePublish;
   safetensors::Limits limits;
 };
 

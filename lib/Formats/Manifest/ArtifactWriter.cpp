@@ -664,6 +664,8 @@ public:
   Status publish() {
     QTENSOR_TRY(
         step(WriteStep::PublishManifest, kManifestFileName, kManifestFileName));
+    if (options.beforePublish)
+      options.beforePublish();
     if (::renameat(root.fd(), manifestTemp.c_str(), root.fd(),
                    kManifestFileName) != 0)
       return makeError(root.display(manifestTemp), ": cannot publish as ",

@@ -150,6 +150,42 @@ TEST(ArtifactWriter, ReplacingAnArtifactCollectsTheOldFiles) {
   EXPECT_EQ(opened->manifest(), rb->manifest);
 }
 
+TEST(ArtifactWriter, BeforePublishRunsOnceJustBeforeThePublish) {
+  ArtifactFixture a(1), b(2);
+  TempDir dir;
+  auto ra = a.writer.write(dir.str());
+  ASSERT_TRUE(ra);
+  std::string previous = readText(dir / kManifestFileName);
+  int calls = 0;
+  std::vector<WriteStep> stepsBefore;
+  WriteOptions o;
+  o.hook = [&](const WriteEvent &e) -> Status {
+    if (calls == 0)
+      stepsBefore.push_back(e.step);
+    return Status::ok();
+  };
+  o.beforePublish = [&] {
+    ++calls;
+    // Every check is done and the previous artifact is still the one
+    // published.
+    EXPECT_EQ(readText(dir / kManifestFileName), previous);
+  };
+  auto rb = b.writer.write(dir.str(), o);
+  ASSERT_TRUE(rb) << rb.message();
+  EXPECT_EQ(calls, 1);
+  ASSERT_FALSE(stepsBefore.empty());
+  EXPECT_EQ(stepsBefore.back(), WriteStep::PublishManifest);
+
+  // A write that fails before the publish never calls it.
+  calls = 0;
+  Injection inj;
+  inj.failAt = 0;
+  WriteOptions failing = inj.options();
+  failing.beforePublish = [&] { ++calls; };
+  EXPECT_FALSE(a.writer.write(dir.str(), failing));
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(ArtifactWriter, RewritingSharedFilesKeepsThem) {
   ArtifactFixture fx;
   TempDir dir;
