@@ -58,6 +58,16 @@ TYPES = {
     "IQ4_NL": (32, 18, 8),
     "TQ1_0": (256, 54, 3),
     "TQ2_0": (256, 66, 3),
+    # Appended after the others so that their fixtures (one RNG stream, in
+    # this order) stay as they are.
+    "IQ2_XXS": (256, 66, 4),
+    "IQ2_XS": (256, 74, 4),
+    "IQ2_S": (256, 82, 4),
+    "IQ3_XXS": (256, 98, 4),
+    "IQ3_S": (256, 110, 4),
+    "IQ1_S": (256, 50, 4),
+    "IQ1_M": (256, 56, 4),
+    "IQ4_XS": (256, 136, 4),
 }
 
 # Byte offsets of the fp16 fields of each block (d, and m/dmin where present).
@@ -73,6 +83,14 @@ FP16_FIELDS = {
     "IQ4_NL": [0],
     "TQ1_0": [52],
     "TQ2_0": [64],
+    "IQ2_XXS": [0],
+    "IQ2_XS": [0],
+    "IQ2_S": [0],
+    "IQ3_XXS": [0],
+    "IQ3_S": [0],
+    "IQ1_S": [0],
+    "IQ1_M": [],  # d is spread over the scale words: set in make_blocks
+    "IQ4_XS": [0],
 }
 
 KVALUES_IQ4NL = np.array(
@@ -108,6 +126,15 @@ def make_blocks(name: str, rng: np.random.Generator) -> np.ndarray:
     for off in FP16_FIELDS[name]:
         h = random_fp16(rng, n_blocks).astype("<u2")
         raw[:, off:off + 2] = h.view(np.uint8).reshape(n_blocks, 2)
+    if name == "IQ1_M":
+        # The top nibble of scale word k holds bits 4k..4k+3 of d.
+        d = random_fp16(rng, n_blocks)
+        for k in range(4):
+            off = 48 + 2 * k
+            word = raw[:, off].astype(np.uint16) | (raw[:, off + 1].astype(np.uint16) << 8)
+            word = (word & 0x0FFF) | (((d >> (4 * k)) & 0xF) << 12)
+            raw[:, off] = (word & 0xFF).astype(np.uint8)
+            raw[:, off + 1] = (word >> 8).astype(np.uint8)
     return raw
 
 
@@ -115,6 +142,131 @@ def make_blocks(name: str, rng: np.random.Generator) -> np.ndarray:
 
 def h(b: np.ndarray, off: int) -> np.float32:
     return np.frombuffer(bytes(b[off:off + 2]), dtype="<f2")[0].astype(f32)
+
+
+def grid_rows(cls) -> list[list[int]]:
+    """A lattice table as ggml's integer bytes (the data comes from gguf)."""
+    cls.init_grid()
+    return np.asarray(cls.grid).reshape(cls.grid_shape).astype(np.int64).tolist()
+
+
+KSIGNS = list(quants.IQ2_XXS.ksigns)
+
+
+def u16(b: list[int], off: int) -> int:
+    return b[off] | b[off + 1] << 8
+
+
+def u32(b: list[int], off: int) -> int:
+    return u16(b, off) | u16(b, off + 2) << 16
+
+
+def sgn(signs: int, j: int) -> np.float32:
+    return f32(-1.0) if (signs >> j) & 1 else f32(1.0)
+
+
+def iq_reference(name: str, b: list[int], bb: np.ndarray) -> list[np.float32]:
+    y: list[np.float32] = []
+    if name == "IQ2_XXS":
+        grid = grid_rows(quants.IQ2_XXS)
+        d = h(bb, 0)
+        for ib32 in range(8):
+            aux0, aux1 = b[2 + 8 * ib32: 6 + 8 * ib32], u32(b, 6 + 8 * ib32)
+            db = f32(f32(d * f32(f32(0.5) + f32(aux1 >> 28))) * f32(0.25))
+            for l in range(4):
+                signs = KSIGNS[(aux1 >> (7 * l)) & 127]
+                for j in range(8):
+                    y.append(f32(db * f32(grid[aux0[l]][j])) * sgn(signs, j))
+    elif name in ("IQ2_XS", "IQ2_S"):
+        d = h(bb, 0)
+        for ib32 in range(8):
+            if name == "IQ2_XS":
+                sc = b[66 + ib32]
+            else:
+                sc = b[74 + ib32]
+            db = [f32(f32(d * f32(f32(0.5) + f32(sc & 0xF))) * f32(0.25)),
+                  f32(f32(d * f32(f32(0.5) + f32(sc >> 4))) * f32(0.25))]
+            for l in range(4):
+                if name == "IQ2_XS":
+                    q = u16(b, 2 + 2 * (4 * ib32 + l))
+                    row, signs = grid_rows(quants.IQ2_XS)[q & 511], KSIGNS[q >> 9]
+                else:
+                    qh = b[66 + ib32]
+                    index = b[2 + 4 * ib32 + l] | ((qh << (8 - 2 * l)) & 0x300)
+                    row, signs = grid_rows(quants.IQ2_S)[index], b[34 + 4 * ib32 + l]
+                for j in range(8):
+                    y.append(f32(db[l // 2] * f32(row[j])) * sgn(signs, j))
+    elif name == "IQ3_XXS":
+        grid = grid_rows(quants.IQ3_XXS)
+        d = h(bb, 0)
+        for ib32 in range(8):
+            aux = u32(b, 66 + 4 * ib32)
+            db = f32(f32(d * f32(f32(0.5) + f32(aux >> 28))) * f32(0.5))
+            for l in range(4):
+                signs = KSIGNS[(aux >> (7 * l)) & 127]
+                g1, g2 = grid[b[2 + 8 * ib32 + 2 * l]], grid[b[2 + 8 * ib32 + 2 * l + 1]]
+                for j in range(4):
+                    y.append(f32(db * f32(g1[j])) * sgn(signs, j))
+                for j in range(4):
+                    y.append(f32(db * f32(g2[j])) * sgn(signs, j + 4))
+    elif name == "IQ3_S":
+        grid = grid_rows(quants.IQ3_S)
+        d = h(bb, 0)
+        qs, qh, signs, scales = 2, 66, 74, 106
+        for ib32 in range(0, 8, 2):
+            sc = b[scales + ib32 // 2]
+            for half, s4 in enumerate((sc & 0xF, sc >> 4)):
+                db = f32(d * f32(1 + 2 * s4))
+                for l in range(4):
+                    i1 = b[qs + 2 * l] | ((b[qh + half] << (8 - 2 * l)) & 256)
+                    i2 = b[qs + 2 * l + 1] | ((b[qh + half] << (7 - 2 * l)) & 256)
+                    for j in range(4):
+                        y.append(f32(db * f32(grid[i1][j])) * sgn(b[signs + l], j))
+                    for j in range(4):
+                        y.append(f32(db * f32(grid[i2][j])) * sgn(b[signs + l], j + 4))
+                qs += 8
+                signs += 4
+            qh += 2
+    elif name == "IQ1_S":
+        grid = grid_rows(quants.IQ1_S)
+        d = h(bb, 0)
+        for ib in range(8):
+            qh = u16(b, 34 + 2 * ib)
+            dl = f32(d * f32(2 * ((qh >> 12) & 7) + 1))
+            delta = f32(-0.125) if qh & 0x8000 else f32(0.125)
+            for l in range(4):
+                row = grid[b[2 + 4 * ib + l] | (((qh >> (3 * l)) & 7) << 8)]
+                for j in range(8):
+                    y.append(f32(dl * f32(f32(row[j]) + delta)))
+    elif name == "IQ1_M":
+        grid = grid_rows(quants.IQ1_S)
+        sc = [u16(b, 48 + 2 * k) for k in range(4)]
+        dbits = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000)
+        d = np.array([dbits], dtype="<u2").view("<f2")[0].astype(f32)
+        for ib in range(8):
+            dl1 = f32(d * f32(2 * ((sc[ib // 2] >> (6 * (ib % 2))) & 7) + 1))
+            dl2 = f32(d * f32(2 * ((sc[ib // 2] >> (6 * (ib % 2) + 3)) & 7) + 1))
+            qs, qh = b[4 * ib: 4 * ib + 4], b[32 + 2 * ib: 34 + 2 * ib]
+            idx = [qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700),
+                   qs[2] | ((qh[1] << 8) & 0x700), qs[3] | ((qh[1] << 4) & 0x700)]
+            delta = [f32(-0.125) if x else f32(0.125)
+                     for x in (qh[0] & 0x08, qh[0] & 0x80, qh[1] & 0x08, qh[1] & 0x80)]
+            for l in range(4):
+                dl = dl1 if l < 2 else dl2
+                for j in range(8):
+                    y.append(f32(dl * f32(f32(grid[idx[l]][j]) + delta[l])))
+    elif name == "IQ4_XS":
+        d = h(bb, 0)
+        scales_h = u16(b, 2)
+        for ib in range(8):
+            ls = ((b[4 + ib // 2] >> (4 * (ib % 2))) & 0xF) | (((scales_h >> (2 * ib)) & 3) << 4)
+            dl = f32(d * f32(ls - 32))
+            qs = b[8 + 16 * ib: 24 + 16 * ib]
+            y.extend(f32(dl * KVALUES_IQ4NL[q & 0xF]) for q in qs)
+            y.extend(f32(dl * KVALUES_IQ4NL[q >> 4]) for q in qs)
+    else:
+        raise ValueError(name)
+    return y
 
 
 def c_reference(name: str, blocks: np.ndarray) -> np.ndarray:
@@ -273,6 +425,8 @@ def c_reference(name: str, blocks: np.ndarray) -> np.ndarray:
                 for l in range(4):
                     for m in range(32):
                         out.append(f32(((qs[j + m] >> (2 * l)) & 3) - 1) * d)
+        elif name.startswith("IQ") and name != "IQ4_NL":
+            out.extend(iq_reference(name, b, bb))
         else:
             raise ValueError(name)
     return np.array(out, dtype=f32)

@@ -63,7 +63,7 @@ def _python_feature(feature, substitution, modules, skipped):
 # (%python is lit's own interpreter, which may be another one).
 # llama.cpp's gguf package reads back what qtc export-gguf writes.
 _python_feature("gguf-py", "%pypi_python", ["gguf", "numpy"],
-                "the GGUF export check against it is skipped")
+                "the GGUF export and IQ decoding checks against it are skipped")
 # onnxruntime and its 4-bit quantizer write the ONNX models
 # qtc-compile-onnx.test compiles and compute the outputs it checks against.
 _python_feature("onnxruntime", "%ort_python",

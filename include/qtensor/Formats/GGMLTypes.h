@@ -99,7 +99,9 @@ std::string_view ggmlTypeName(GGMLType type);
 Expected<GGMLType> ggmlTypeFromName(std::string_view name);
 
 /// True for the types decodeRow supports: F32, F16, BF16, Q4_0, Q4_1, Q5_0,
-/// Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, TQ1_0, TQ2_0.
+/// Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0,
+/// and the lattice types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
+/// IQ1_M. Q8_1 and Q8_K (ggml's activation formats) are not.
 bool isDecodable(GGMLType type);
 
 /// Bytes of `elements` contiguous elements of `type` (elements must be a
@@ -117,8 +119,12 @@ enum class GGMLEncodingKind : uint8_t {
   LinearAffine,    ///< x = d * q + m, fp16 d and m per block (Q4_1, Q5_1)
   KQuantSymmetric, ///< x = (d * s_j) * q; s_j a sub-block scale (Q3_K, Q6_K)
   KQuantAffine,    ///< x = (d * s_j) * q - (dmin * m_j) (Q2_K, Q4_K, Q5_K)
-  Codebook,        ///< x = d * table[q] (IQ4_NL)
+  Codebook,        ///< x = d * table[q] (IQ4_NL; IQ4_XS with (d * s_j))
   Ternary,         ///< x = d * t, t in {-1, 0, +1} (TQ1_0, TQ2_0)
+  /// x = d_j * grid[index][k] * sign: a code names a point of a fixed
+  /// lattice table of 8 (IQ3: 4) elements (IQ2_*, IQ3_*; IQ1_* add a
+  /// signed delta to the ternary point before scaling).
+  Lattice,
 };
 
 /// The block contract of a GGUF tensor type: enough to keep the stored codes
@@ -137,6 +143,14 @@ enum class GGMLEncodingKind : uint8_t {
 ///   Q5_K   KQuantAffine     256   176   32    u5          fp16 d,dmin; 6-bit s_j, m_j
 ///   Q6_K   KQuantSymmetric  256   210   16    u6, q=u-32  fp16 d; int8 s_j
 ///   IQ4_NL Codebook         32    18    32    u4 index    fp16 d; 16-entry table
+///   IQ4_XS Codebook         256   136   32    u4 index    fp16 d; 6-bit s_j-32
+///   IQ2_XXS Lattice         256   66    32    8-el points fp16 d; 4-bit s_j
+///   IQ2_XS Lattice          256   74    16    8-el points fp16 d; 4-bit s_j
+///   IQ2_S  Lattice          256   82    16    8-el points fp16 d; 4-bit s_j
+///   IQ3_XXS Lattice         256   98    32    4-el points fp16 d; 4-bit s_j
+///   IQ3_S  Lattice          256   110   32    4-el points fp16 d; 4-bit s_j
+///   IQ1_S  Lattice          256   50    32    8-el trits  fp16 d; 3-bit s_j
+///   IQ1_M  Lattice          256   56    16    8-el trits  fp16 d split; 3-bit
 ///   TQ1_0  Ternary          256   54    256   base-3 trits fp16 d
 ///   TQ2_0  Ternary          256   66    256   u2, q=u-1   fp16 d
 struct GGMLBlockContract {
@@ -147,7 +161,8 @@ struct GGMLBlockContract {
   /// Elements sharing one effective scale (and min): the block for the
   /// simple types, the sub-block for K-quants, 1 for floats.
   uint32_t groupSize;
-  /// Bits of one stored element code (0 for TQ1_0: 5 trits share a byte).
+  /// Bits of one stored element code (0 where elements have no code of
+  /// their own: TQ1_0's 5 trits share a byte, a lattice index names 8).
   uint8_t codeBits;
   /// Whether q (after removing codeOffset) is signed.
   bool codesSigned;

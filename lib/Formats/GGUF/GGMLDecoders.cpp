@@ -249,6 +249,30 @@ Status qtensor::decodeRow(GGMLType type, const uint8_t *src, size_t srcBytes,
   case GGMLType::TQ2_0:
     decodeTQ2_0(src, blocks, dst);
     break;
+  case GGMLType::IQ2_XXS:
+    decodeIQ2_XXS(src, blocks, dst);
+    break;
+  case GGMLType::IQ2_XS:
+    decodeIQ2_XS(src, blocks, dst);
+    break;
+  case GGMLType::IQ2_S:
+    decodeIQ2_S(src, blocks, dst);
+    break;
+  case GGMLType::IQ3_XXS:
+    decodeIQ3_XXS(src, blocks, dst);
+    break;
+  case GGMLType::IQ3_S:
+    decodeIQ3_S(src, blocks, dst);
+    break;
+  case GGMLType::IQ1_S:
+    decodeIQ1_S(src, blocks, dst);
+    break;
+  case GGMLType::IQ1_M:
+    decodeIQ1_M(src, blocks, dst);
+    break;
+  case GGMLType::IQ4_XS:
+    decodeIQ4_XS(src, blocks, dst);
+    break;
   default:
     return makeError("unsupported type ", traits->name);
   }

@@ -46,6 +46,16 @@ void decodeQ6_K(const uint8_t *src, uint64_t blocks, float *dst);
 void decodeTQ1_0(const uint8_t *src, uint64_t blocks, float *dst);
 void decodeTQ2_0(const uint8_t *src, uint64_t blocks, float *dst);
 
+// Lattice and codebook super-blocks (GGMLLatticeDecoders.cpp).
+void decodeIQ2_XXS(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ2_XS(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ2_S(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ3_XXS(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ3_S(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ1_S(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ1_M(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeIQ4_XS(const uint8_t *src, uint64_t blocks, float *dst);
+
 } // namespace qtensor::ggml_detail
 
 #endif // QTENSOR_LIB_FORMATS_GGUF_GGMLDECODERS_H

@@ -133,6 +133,14 @@ bool qtensor::isDecodable(GGMLType type) {
   case GGMLType::IQ4_NL:
   case GGMLType::TQ1_0:
   case GGMLType::TQ2_0:
+  case GGMLType::IQ2_XXS:
+  case GGMLType::IQ2_XS:
+  case GGMLType::IQ2_S:
+  case GGMLType::IQ3_XXS:
+  case GGMLType::IQ3_S:
+  case GGMLType::IQ1_S:
+  case GGMLType::IQ1_M:
+  case GGMLType::IQ4_XS:
     return true;
   default:
     return false;
@@ -331,6 +339,84 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
     c.scaleBits = 16;
     c.formula = "super-block {u8 qs[64]; fp16 d}: per 128 elements 32 bytes of "
                 "four 2-bit planes (shift 0,2,4,6); x = (u - 1) * d";
+    return c;
+  case GGMLType::IQ2_XXS:
+  case GGMLType::IQ2_XS:
+  case GGMLType::IQ2_S:
+  case GGMLType::IQ3_XXS:
+  case GGMLType::IQ3_S:
+  case GGMLType::IQ1_S:
+  case GGMLType::IQ1_M:
+    // Codes are lattice points of 8 (IQ3: 4) elements, not per element.
+    c.kind = GGMLEncodingKind::Lattice;
+    c.codeBits = 0;
+    c.codesSigned = true;
+    c.scaleBits = 16;
+    c.subScaleBits = type == GGMLType::IQ1_S || type == GGMLType::IQ1_M ? 3 : 4;
+    switch (type) {
+    case GGMLType::IQ2_XXS:
+      c.groupSize = 32;
+      c.formula = "super-block {fp16 d; u32 pairs[16]}: per 32 elements, word "
+                  "0 holds 4 indices into the 256-point iq2xxs grid, word 1 "
+                  "four 7-bit ksigns indices and s (bits 28-31); "
+                  "x = (d*(0.5+s)*0.25) * grid * sign";
+      break;
+    case GGMLType::IQ2_XS:
+      c.groupSize = 16;
+      c.formula = "super-block {fp16 d; u16 qs[32]; u8 scales[8]}: each u16 "
+                  "is a 9-bit iq2xs grid index and a 7-bit ksigns index; "
+                  "4-bit s per 16; x = (d*(0.5+s)*0.25) * grid * sign";
+      break;
+    case GGMLType::IQ2_S:
+      c.groupSize = 16;
+      c.formula = "super-block {fp16 d; u8 qs[32]; u8 signs[32]; u8 qh[8]; u8 "
+                  "scales[8]}: 10-bit iq2s grid indices (high bits in qh), "
+                  "explicit sign bytes, 4-bit s per 16; "
+                  "x = (d*(0.5+s)*0.25) * grid * sign";
+      break;
+    case GGMLType::IQ3_XXS:
+      c.groupSize = 32;
+      c.formula = "super-block {fp16 d; u8 qs[64]; u32 ss[8]}: indices into "
+                  "the 256-point iq3xxs grid (4 elements each); per 32 "
+                  "elements four 7-bit ksigns indices and s (bits 28-31); "
+                  "x = (d*(0.5+s)*0.5) * grid * sign";
+      break;
+    case GGMLType::IQ3_S:
+      c.groupSize = 32;
+      c.formula = "super-block {fp16 d; u8 qs[64]; u8 qh[8]; u8 signs[32]; u8 "
+                  "scales[4]}: 9-bit iq3s grid indices (bit 8 in qh), sign "
+                  "bytes, 4-bit s per 32; x = (d*(1+2s)) * grid * sign";
+      break;
+    case GGMLType::IQ1_S:
+      c.groupSize = 32;
+      c.formula = "super-block {fp16 d; u8 qs[32]; u16 qh[8]}: 11-bit indices "
+                  "into the 2048-point ternary iq1s grid; per 32 a 3-bit s "
+                  "(qh bits 12-14) and the delta's sign (bit 15); "
+                  "x = (d*(2s+1)) * (grid +- 0.125)";
+      break;
+    default: // IQ1_M
+      c.groupSize = 16;
+      c.formula = "super-block {u8 qs[32]; u8 qh[16]; u16 scales[4]}: as "
+                  "IQ1_S with a 3-bit s per 16 and a delta sign per 8; fp16 d "
+                  "is the top nibbles of the four scale words; "
+                  "x = (d*(2s+1)) * (grid +- 0.125)";
+      break;
+    }
+    return c;
+  case GGMLType::IQ4_XS:
+    c.kind = GGMLEncodingKind::Codebook;
+    c.groupSize = 32;
+    c.codeBits = 4;
+    c.codesSigned = false;
+    c.scaleBits = 16;
+    c.subScaleBits = 6;
+    c.subScalesSigned = true;
+    c.codebook = kIQ4NLCodebook;
+    c.codebookSize = 16;
+    c.formula = "super-block {fp16 d; u16 scales_h; u8 scales_l[4]; u8 "
+                "qs[128]}: per 32 elements a 6-bit s (low nibble in scales_l, "
+                "high pair in scales_h) and 16 bytes of nibbles as IQ4_NL; "
+                "x = (d*(s-32)) * kvalues_iq4nl[u]";
     return c;
   default:
     return makeError("unsupported type ", t->name);

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Rewrites a float GGUF llama so that its linears are stored in the ggml
-types whose codes qtc keeps: Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K.
+"""Rewrites a float GGUF llama so that its linears are stored in other ggml
+types: by default the ones whose codes qtc keeps (Q4_1, Q5_0, Q5_1, Q4_K,
+Q5_K and Q6_K); with --family iq the IQ lattice and codebook types
+(IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M).
 
-    make_ggml_types_llama.py IN.gguf OUT.gguf
+    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|iq]
 
 The metadata (architecture, tokenizer) is copied byte for byte; every
 `blk.*` linear and `output.weight` gets blocks of random codes and small
@@ -18,13 +20,32 @@ import sys
 
 # ggml type ids and block sizes (ggml.h, ggml-common.h).
 F32, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K = 0, 3, 6, 7, 12, 13, 14
+IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
+    16, 17, 18, 19, 21, 22, 23, 29)
 BLOCK = {Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
-         Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210)}
+         Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210),
+         IQ2_XXS: (256, 66), IQ2_XS: (256, 74), IQ2_S: (256, 82),
+         IQ3_XXS: (256, 98), IQ3_S: (256, 110), IQ1_S: (256, 50),
+         IQ1_M: (256, 56), IQ4_XS: (256, 136)}
 
-# Which type each linear gets: every kept type appears, the output head
-# (a 384-row Q6_K, as llama-quantize stores heads) included.
-TYPES = {"attn_q": Q4_K, "attn_k": Q5_K, "attn_v": Q6_K, "attn_output": Q5_0,
-         "ffn_gate": Q5_1, "ffn_up": Q4_1, "ffn_down": Q4_K}
+# Which type each linear gets, and the output head's: every type of the
+# family appears (a 384-row Q6_K head, as llama-quantize stores heads).
+FAMILIES = {
+    "kquant": ({"attn_q": Q4_K, "attn_k": Q5_K, "attn_v": Q6_K,
+                "attn_output": Q5_0, "ffn_gate": Q5_1, "ffn_up": Q4_1,
+                "ffn_down": Q4_K}, Q6_K),
+    "iq": ({"attn_q": IQ2_XXS, "attn_k": IQ2_XS, "attn_v": IQ2_S,
+            "attn_output": IQ3_XXS, "ffn_gate": IQ3_S, "ffn_up": IQ1_S,
+            "ffn_down": IQ4_XS}, IQ1_M),
+}
+
+# Where each IQ type keeps its fp16 d, and the range that gives weights of
+# a few tenths (the lattice values reach 43, 62, 15 or 1.1 times d's
+# multiplier).
+IQ_SCALE = {IQ2_XXS: (0, 0.001, 0.003), IQ2_XS: (0, 0.001, 0.003),
+            IQ2_S: (0, 0.001, 0.003), IQ3_XXS: (0, 0.0005, 0.0015),
+            IQ3_S: (0, 0.0005, 0.0015), IQ1_S: (0, 0.01, 0.03),
+            IQ4_XS: (0, 0.00005, 0.0001)}
 
 
 def f16(value):
@@ -45,6 +66,16 @@ def random_block(kind, rng):
         b[2:4] = f16(rng.uniform(0.0001, 0.0005))
     elif kind == Q6_K:
         b[208:210] = f16(rng.uniform(0.00005, 0.0002))
+    elif kind in IQ_SCALE:
+        at, low, high = IQ_SCALE[kind]
+        b[at:at + 2] = f16(rng.uniform(low, high))
+    elif kind == IQ1_M:
+        # d's 16 bits are the top nibbles of the four u16 scale words.
+        d = struct.unpack("<H", f16(rng.uniform(0.01, 0.03)))[0]
+        for k in range(4):
+            word = struct.unpack_from("<H", b, 48 + 2 * k)[0]
+            word = (word & 0x0FFF) | (((d >> (4 * k)) & 0xF) << 12)
+            struct.pack_into("<H", b, 48 + 2 * k, word)
     return bytes(b)
 
 
@@ -76,7 +107,15 @@ class Reader:
 
 
 def main():
-    src, dst = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    family = "kquant"
+    if len(args) == 4 and args[2] == "--family" and args[3] in FAMILIES:
+        family = args[3]
+    elif len(args) != 2:
+        sys.exit("usage: make_ggml_types_llama.py IN.gguf OUT.gguf "
+                 "[--family kquant|iq]")
+    src, dst = args[0], args[1]
+    types, head = FAMILIES[family]
     data = open(src, "rb").read()
     r = Reader(data)
     if r.take("4s") != b"GGUF" or r.take("I") != 3:
@@ -105,8 +144,8 @@ def main():
         for d in dims:
             count *= d
         parts = name.split(".")
-        target = Q6_K if name == "output.weight" else (
-            TYPES.get(parts[2]) if parts[0] == "blk" else None)
+        target = head if name == "output.weight" else (
+            types.get(parts[2]) if parts[0] == "blk" else None)
         if kind != F32:
             sys.exit(f"{src}: tensor {name} is type {kind}, expected F32")
         if target is None:

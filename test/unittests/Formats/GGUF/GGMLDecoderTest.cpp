@@ -83,10 +83,12 @@ TEST(GGMLTypes, ByteSizesAreChecked) {
 }
 
 const GGMLType kDecodable[] = {
-    GGMLType::F32,  GGMLType::F16,    GGMLType::BF16,  GGMLType::Q4_0,
-    GGMLType::Q4_1, GGMLType::Q5_0,   GGMLType::Q5_1,  GGMLType::Q8_0,
-    GGMLType::Q2_K, GGMLType::Q3_K,   GGMLType::Q4_K,  GGMLType::Q5_K,
-    GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::TQ1_0, GGMLType::TQ2_0};
+    GGMLType::F32,     GGMLType::F16,    GGMLType::BF16,  GGMLType::Q4_0,
+    GGMLType::Q4_1,    GGMLType::Q5_0,   GGMLType::Q5_1,  GGMLType::Q8_0,
+    GGMLType::Q2_K,    GGMLType::Q3_K,   GGMLType::Q4_K,  GGMLType::Q5_K,
+    GGMLType::Q6_K,    GGMLType::IQ4_NL, GGMLType::TQ1_0, GGMLType::TQ2_0,
+    GGMLType::IQ2_XXS, GGMLType::IQ2_XS, GGMLType::IQ2_S, GGMLType::IQ3_XXS,
+    GGMLType::IQ3_S,   GGMLType::IQ1_S,  GGMLType::IQ1_M, GGMLType::IQ4_XS};
 
 TEST(GGMLTypes, OnlyTheListedTypesDecodeTheRestSayUnsupported) {
   size_t decodable = 0;
@@ -171,6 +173,22 @@ TEST(GGMLTypes, BlockContractsDescribeTheStoredCodes) {
 
   EXPECT_EQ(describeGGMLType(GGMLType::TQ1_0)->kind, GGMLEncodingKind::Ternary);
   EXPECT_EQ(describeGGMLType(GGMLType::TQ2_0)->codeOffset, 1);
+
+  auto xs = *describeGGMLType(GGMLType::IQ4_XS);
+  EXPECT_EQ(xs.kind, GGMLEncodingKind::Codebook);
+  EXPECT_EQ(xs.codebook, nl.codebook);
+  EXPECT_EQ(xs.subScaleBits, 6);
+  EXPECT_TRUE(xs.subScalesSigned);
+  for (GGMLType k :
+       {GGMLType::IQ2_XXS, GGMLType::IQ2_XS, GGMLType::IQ2_S, GGMLType::IQ3_XXS,
+        GGMLType::IQ3_S, GGMLType::IQ1_S, GGMLType::IQ1_M}) {
+    auto c = *describeGGMLType(k);
+    EXPECT_EQ(c.kind, GGMLEncodingKind::Lattice);
+    EXPECT_EQ(c.codeBits, 0) << "a lattice index names a group, not a code";
+    EXPECT_EQ(c.blockElements, 256u);
+  }
+  EXPECT_EQ(describeGGMLType(GGMLType::IQ2_XS)->groupSize, 16u);
+  EXPECT_EQ(describeGGMLType(GGMLType::IQ1_S)->subScaleBits, 3);
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,6 +314,34 @@ TEST(GGMLDecode, TQ1_0TritsAreBase3Fractions) {
     EXPECT_EQ(y[k], -1.0f); // qh bytes are 0: all trits 0
 }
 
+TEST(GGMLDecode, IQ2_XXSIsAScaledSignedLatticePoint) {
+  // One super-block, d = 1.0; group 0 names grid rows 1 and 0 with sign
+  // patterns 0 (all +) and 1 (ksigns 0x81: elements 0 and 7 negative), and
+  // s = 2: db = (0.5 + 2) * 0.25.
+  std::vector<uint8_t> block(66, 0);
+  block[0] = 0x00;
+  block[1] = 0x3C; // fp16 1.0
+  block[2] = 1;    // grid index of elements 0..7
+  block[3] = 0;    // elements 8..15
+  const uint32_t aux = (1u << 7) | (2u << 28);
+  for (int k = 0; k < 4; ++k)
+    block[6 + k] = static_cast<uint8_t>(aux >> (8 * k));
+  std::vector<float> y(256, -1.0f);
+  ASSERT_TRUE(
+      decodeRow(GGMLType::IQ2_XXS, block.data(), block.size(), 256, y.data()));
+  const float db = 0.625f;
+  // iq2xxs_grid[1] = 0x080808080808082b: element 0 is 0x2b, the rest 0x08.
+  EXPECT_EQ(y[0], db * 43.0f);
+  for (int j = 1; j < 8; ++j)
+    EXPECT_EQ(y[j], db * 8.0f) << j;
+  EXPECT_EQ(y[8], -db * 8.0f);
+  for (int j = 9; j < 15; ++j)
+    EXPECT_EQ(y[j], db * 8.0f) << j;
+  EXPECT_EQ(y[15], -db * 8.0f);
+  // Groups 1..7 have s = 0 and d * 0.125 * 8 = 1.
+  EXPECT_EQ(y[32], 1.0f);
+}
+
 //===----------------------------------------------------------------------===//
 // Generated fixtures (scripts/gen_ggml_decoder_vectors.py)
 //===----------------------------------------------------------------------===//
@@ -305,8 +351,10 @@ TEST(GGMLDecode, FixturesAreBitExact) {
   std::ifstream in(dir / "index.json");
   ASSERT_TRUE(in) << "missing " << (dir / "index.json");
   nlohmann::json index = nlohmann::json::parse(in);
-  const char *required[] = {"Q4_1", "Q5_0", "Q5_1",   "Q2_K",  "Q3_K",  "Q4_K",
-                            "Q5_K", "Q6_K", "IQ4_NL", "TQ1_0", "TQ2_0", "BF16"};
+  const char *required[] = {"Q4_1",    "Q5_0",  "Q5_1",    "Q2_K",   "Q3_K",
+                            "Q4_K",    "Q5_K",  "Q6_K",    "IQ4_NL", "TQ1_0",
+                            "TQ2_0",   "BF16",  "IQ2_XXS", "IQ2_XS", "IQ2_S",
+                            "IQ3_XXS", "IQ3_S", "IQ1_S",   "IQ1_M",  "IQ4_XS"};
   for (const char *name : required)
     EXPECT_TRUE(index["types"].contains(name)) << name;
   size_t checked = 0;

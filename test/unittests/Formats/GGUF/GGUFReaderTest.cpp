@@ -742,14 +742,16 @@ TEST(GGUFReader, TensorInfoGates) {
   auto iq = parse(iqFile);
   ASSERT_TRUE(iq) << iq.message();
   EXPECT_EQ(iq->tensors()[0].byteSize, 66u);
-  auto dec = iq->decode(iq->tensors()[0]);
-  ASSERT_FALSE(dec);
-  EXPECT_NE(dec.message().find("unsupported type IQ2_XXS"), std::string::npos)
-      << dec.message();
+  EXPECT_TRUE(iq->decode(iq->tensors()[0]));
   Writer q81File = one("w", {32}, 9);
   auto q81 = parse(q81File);
   ASSERT_TRUE(q81);
   EXPECT_EQ(q81->tensors()[0].byteSize, 36u); // ggml's half d, half s
+  // ggml's activation formats are sized but not decoded.
+  auto dec = q81->decode(q81->tensors()[0]);
+  ASSERT_FALSE(dec);
+  EXPECT_NE(dec.message().find("unsupported type Q8_1"), std::string::npos)
+      << dec.message();
   // Duplicate names.
   Writer d;
   d.header(2, 0).tensor("w", {4}, 0, 0).tensor("w", {4}, 0, 32);
