@@ -316,11 +316,19 @@ private:
 
   Status checkPlainTensors() {
     const artifact::TensorEntry *embed = m.findTensor(n.embed);
-    if (!embed || !embed->plain() || embed->plain()->shape.size() != 2)
-      return fail("the embedding ", n.embed,
-                  " is missing or not a plain 2-D tensor");
-    vocab = embed->plain()->shape[0];
-    QTENSOR_TRY(requirePlain(n.embed, {vocab, h}));
+    const artifact::TensorEntry *quantizedHead = m.findTensor(n.head);
+    if (!embed && headOp && quantizedHead && quantizedHead->quantized()) {
+      // A tied head's codes are the embedding's rows (the program's embed
+      // names the head): nothing else is stored for it.
+      vocab = headOp->n;
+      embedFromHead = true;
+    } else {
+      if (!embed || !embed->plain() || embed->plain()->shape.size() != 2)
+        return fail("the embedding ", n.embed,
+                    " is missing or not a plain 2-D tensor");
+      vocab = embed->plain()->shape[0];
+      QTENSOR_TRY(requirePlain(n.embed, {vocab, h}));
+    }
     QTENSOR_TRY(requirePlain(n.finalNorm, {h}));
     for (int64_t l = 0; l < count; ++l)
       for (const char *norm : n.norms)
@@ -356,7 +364,9 @@ private:
     if (head == HeadKind::Tied)
       s += ", tied head";
     else if (head == HeadKind::Quantized)
-      s += ", head quantized";
+      s += embedFromHead ? ", tied head quantized (its codes are the "
+                           "embedding)"
+                         : ", head quantized";
     int64_t total = count * kRoles;
     if (floatLinears == total)
       s += ", all " + std::to_string(total) +
@@ -377,6 +387,7 @@ private:
   std::map<int64_t, std::array<Slot, kRoles>> layers;
   const TraceEntry *headOp = nullptr;
   int64_t maxLayer = -1, count = 0, h = 0, kv = 0, inter = 0, vocab = 0;
+  bool embedFromHead = false; ///< no embedding tensor: the head's codes
   int64_t floatLinears = 0;
   HeadKind head = HeadKind::Tied;
 };

@@ -413,13 +413,32 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                  ": the decoder program runs one whole model per process; "
                  "running it over tensor-parallel ranks is not built yet";
   } else if (!userModule) {
-    auto planned = planDecoder(*checkpoint, element, programGap);
-    if (!planned)
-      return makeError(planned.message());
-    decoder = planned.take();
+    auto plannedDecoder = planDecoder(*checkpoint, element, programGap);
+    if (!plannedDecoder)
+      return makeError(plannedDecoder.message());
+    decoder = plannedDecoder.take();
   } else {
     programGap = "an MLIR module brings its own graph, not a decoder program";
   }
+
+  // A tied head kept as byte codes is also the embedding: its rows are
+  // gathered from the codes, and the decoded table is not stored.
+  std::map<std::string, std::string> notStored;
+  if (decoder)
+    for (size_t i = 0; i < checkpoint->linears().size(); ++i) {
+      const SourceLinear &l = checkpoint->linears()[i];
+      if (l.role != "lm_head")
+        continue;
+      QuantizedTensorDescriptor head = planned[i];
+      head.layout = dispatch->linears[i].layout;
+      std::string why;
+      if (std::optional<std::string> table =
+              embedFromHeadCodes(*decoder, l, head, why))
+        notStored[*table] =
+            "not stored: the decoder program reads the embedding's rows "
+            "from the tied head " +
+            l.name + "'s codes";
+    }
 
   clock.stage("kernels", "kernels");
   auto kernels = compileKernels(context, *module, *dispatch, request.target,
@@ -444,6 +463,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.checkpoint = &*checkpoint;
   input.spec = *spec;
   input.scratchDir = scratch.path;
+  input.notStored = notStored;
   input.tp = request.tp;
   for (size_t i = 0; i < planned.size(); ++i)
     input.linears.push_back({&checkpoint->linears()[i], planned[i],
@@ -525,10 +545,14 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.report["options"]["include"] = request.includes;
   // Every stored tensor that is not quantized, and why (seed M8.1 0x07).
   nlohmann::ordered_json kept = nlohmann::ordered_json::array();
-  for (const KeptTensor &t : checkpoint->kept())
+  for (const KeptTensor &t : checkpoint->kept()) {
+    auto omitted = notStored.find(t.name);
     kept.push_back({{"name", t.name},
                     {"kind", tensorKindName(t.kind)},
-                    {"reason", t.reason}});
+                    {"reason", omitted == notStored.end()
+                                   ? t.reason
+                                   : t.reason + "; " + omitted->second}});
+  }
   input.report["not_quantized"] = std::move(kept);
   input.report["fallbacks"] = dispatch->fallbacks;
 

@@ -193,6 +193,37 @@ private:
 
 } // namespace
 
+std::optional<std::string>
+embedFromHeadCodes(DecoderPlan &plan, const SourceLinear &headSource,
+                   const QuantizedTensorDescriptor &head, std::string &why) {
+  artifact::DecoderProgram &p = plan.program;
+  if (p.head.kernel || headSource.name != p.head.tensor) {
+    why = "the head is not quantized";
+    return std::nullopt;
+  }
+  if (headSource.weight.name != p.embed) {
+    why = "the head is not tied to the embedding";
+    return std::nullopt;
+  }
+  Expected<ModelKernelSpec> spec = embedCodesKernel(p.config, head);
+  if (!spec) {
+    why = spec.message();
+    return std::nullopt;
+  }
+  const std::string oldSymbol = p.kernels.embed;
+  std::string table = p.embed;
+  p.embed = p.head.tensor;
+  p.kernels.embed = spec->symbol();
+  // The plain table's kernel goes unless another part still calls it.
+  plan.kernels.erase(std::remove_if(plan.kernels.begin(), plan.kernels.end(),
+                                    [&](const ModelKernelSpec &k) {
+                                      return k.symbol() == oldSymbol;
+                                    }),
+                     plan.kernels.end());
+  plan.kernels.insert(plan.kernels.begin(), *spec);
+  return table;
+}
+
 Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
                                                  FloatType activation,
                                                  std::string &gap) {

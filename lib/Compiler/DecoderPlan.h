@@ -37,6 +37,16 @@ Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
                                                  FloatType activation,
                                                  std::string &gap);
 
+/// A tied head kept as codes the embedding kernel reads (EmbedCodes): the
+/// program gathers the embedding's rows from the head's stored codes, so
+/// the decoded table need not be stored. `head` is the head as stored (its
+/// kernel layout). Returns the embedding tensor the program no longer reads
+/// (the plain table the checkpoint holds), or none, with the reason in
+/// `why`, when the head cannot serve.
+std::optional<std::string>
+embedFromHeadCodes(DecoderPlan &plan, const SourceLinear &headSource,
+                   const QuantizedTensorDescriptor &head, std::string &why);
+
 } // namespace qtensor::compiler
 
 #endif // QTENSOR_LIB_COMPILER_DECODERPLAN_H

@@ -386,6 +386,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
   uint64_t plainBytes = 0;
   nlohmann::ordered_json plain = nlohmann::ordered_json::array();
   for (const SourceTensor &t : input.checkpoint->others()) {
+    if (input.notStored.count(t.name))
+      continue;
     TensorData data;
     DType dtype = Checkpoint::storedPlainDType(t);
     if (t.view && t.view->dtype == dtype) { // copied as stored

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +85,9 @@ struct ExportInput {
   /// once; a later call (the report published again) writes from the
   /// spool. Shared by copies of the input.
   std::shared_ptr<StagedExport> staged;
+  /// Plain tensors of the checkpoint that are not stored (the embedding a
+  /// tied head's codes replace), each with why; the report says so.
+  std::map<std::string, std::string> notStored;
   /// Called just before the manifest is published (WriteOptions).
   std::function<void()> beforePublish;
 };

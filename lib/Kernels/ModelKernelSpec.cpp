@@ -37,6 +37,8 @@ const char *opName(ModelOp op) {
     return "linear_rs";
   case ModelOp::Argmax:
     return "argmax";
+  case ModelOp::EmbedCodes:
+    return "embed_codes";
   }
   return "?";
 }
@@ -76,7 +78,11 @@ std::string ModelKernelSpec::name() const {
   }
   if (op == ModelOp::RmsNorm)
     os << "_e" << bits(eps);
-  if ((op == ModelOp::Embed || op == ModelOp::Attention) && scale != 1.0)
+  if (op == ModelOp::EmbedCodes)
+    os << "_g" << group << "_o" << codeOffset << "_st" << rowStride;
+  if ((op == ModelOp::Embed || op == ModelOp::EmbedCodes ||
+       op == ModelOp::Attention) &&
+      scale != 1.0)
     os << "_s" << bits(scale);
   if (op == ModelOp::Attention && window)
     os << "_win" << window;
@@ -177,6 +183,45 @@ ModelKernelSpec qtensor::floatLinearKernel(int64_t n, int64_t k,
   return s;
 }
 
+Expected<ModelKernelSpec>
+qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
+                          const QuantizedTensorDescriptor &t) {
+  const AffineDescriptor &d = t.descriptor;
+  KernelLayoutKind kind;
+  if (!parseKernelLayoutFamily(t.layout.family, kind) ||
+      kind != KernelLayoutKind::DecodeGemv)
+    return makeError("the table's layout is ", t.layout.family,
+                     "; the embedding kernel reads decode_gemv rows");
+  if (d.code.bits < 5 || d.code.bits > 8 || d.code.bits == 7)
+    return makeError("the table holds ", d.code.bits,
+                     "-bit codes; the embedding kernel reads codes stored "
+                     "one per byte (5, 6 or 8 bits)");
+  if (d.zeroPoint != ZeroPointKind::None)
+    return makeError("the table has a zero-point; the embedding kernel "
+                     "reads symmetric codes");
+  if (d.permutation)
+    return makeError("the table's columns are permuted (act-order)");
+  if (d.granularity != Granularity::Group || d.groupSize <= 0 ||
+      c.hidden % d.groupSize != 0)
+    return makeError("the table's scales are not whole groups of its rows");
+  if (t.shape != std::vector<int64_t>{c.vocab, c.hidden})
+    return makeError("the table's shape is not [vocab, hidden]");
+  KernelLayoutSpec layout{kind, d.code.bits, d.code.isSigned};
+  QTENSOR_ASSIGN_OR_RETURN(KernelLayoutGeometry g,
+                           kernelLayoutGeometry(layout, c.vocab, c.hidden));
+  ModelKernelSpec s;
+  s.op = ModelOp::EmbedCodes;
+  s.width = c.vocab;
+  s.rows = c.hidden;
+  s.weight = d.scaleType;
+  s.output = FloatType::F32;
+  s.scale = c.embedScale;
+  s.group = d.groupSize;
+  s.codeOffset = d.code.isSigned ? int64_t(1) << (d.code.bits - 1) : 0;
+  s.rowStride = g.paddedCols; // one byte per code
+  return s;
+}
+
 namespace {
 
 FloatType storedFloat(const artifact::Manifest &m, const std::string &tensor) {
@@ -187,13 +232,28 @@ FloatType storedFloat(const artifact::Manifest &m, const std::string &tensor) {
 
 } // namespace
 
+Expected<ModelKernelSpec>
+qtensor::programEmbedKernel(const artifact::DecoderProgram &p,
+                            const artifact::Manifest &m) {
+  const artifact::TensorEntry *t = m.findTensor(p.embed);
+  if (t && t->quantized()) {
+    auto s = embedCodesKernel(p.config, t->quantized()->logical);
+    if (!s)
+      return makeError("the embedding ", p.embed, ": ", s.message());
+    return s;
+  }
+  return decoderKernels(p.config, p.activation, storedFloat(m, p.embed),
+                        FloatType::F32)
+      .embed;
+}
+
 Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
                                     const artifact::Manifest &m,
                                     const std::string &name) {
   const artifact::DecoderConfig &c = p.config;
   const FloatType act = p.activation;
   const FloatType norm = storedFloat(m, p.finalNorm);
-  DecoderKernelSet k = decoderKernels(c, act, storedFloat(m, p.embed), norm);
+  DecoderKernelSet k = decoderKernels(c, act, FloatType::F32, norm);
   const artifact::ModelKernelSymbols &s = p.kernels;
   auto check = [&](const std::string &where, const std::string &named,
                    const ModelKernelSpec &spec) -> Status {
@@ -203,7 +263,8 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
                        "\"");
     return Status::ok();
   };
-  QTENSOR_TRY(check("kernels.embed", s.embed, k.embed));
+  QTENSOR_ASSIGN_OR_RETURN(ModelKernelSpec embed, programEmbedKernel(p, m));
+  QTENSOR_TRY(check("kernels.embed", s.embed, embed));
   QTENSOR_TRY(check("kernels.norm", s.norm, k.norm));
   QTENSOR_TRY(check("kernels.final_norm", s.finalNorm, k.norm));
   QTENSOR_TRY(check("kernels.store_v", s.storeV, k.storeV));
@@ -272,10 +333,13 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
         return;
     specs.push_back(spec);
   };
-  DecoderKernelSet k = decoderKernels(c, act, storedFloat(m, p.embed),
-                                      storedFloat(m, p.finalNorm));
+  DecoderKernelSet k =
+      decoderKernels(c, act, FloatType::F32, storedFloat(m, p.finalNorm));
+  // checkProgramKernels accepted the program: its embedding kernel exists.
+  if (Expected<ModelKernelSpec> embed = programEmbedKernel(p, m))
+    add(*embed);
   for (const ModelKernelSpec *s :
-       {&k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax})
+       {&k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax})
     add(*s);
   if (p.kernels.headNorm)
     add(k.headNorm);

@@ -125,6 +125,27 @@ void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
+void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: ids, codes [V, S] i8 (offset binary bytes), scales [V, D / G], out
+  // [T, D]. x = s * (u - offset): the code and the scale are exact in f32,
+  // the product rounds once, as the descriptor's reconstruction does.
+  Type i32 = e.b.getI32Type();
+  Value offset =
+      arith::ConstantOp::create(e.b, e.b.getI32IntegerAttr(s.codeOffset));
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    Value id = e.clampedIndex(a[0], {t}, s.width);
+    e.loop(s.rows, [&](Value d) {
+      Value u = arith::ExtUIOp::create(
+          e.b, i32, memref::LoadOp::create(e.b, a[1], ValueRange{id, d}));
+      Value q = arith::SIToFPOp::create(e.b, e.f32,
+                                        arith::SubIOp::create(e.b, u, offset));
+      Value g = arith::DivUIOp::create(e.b, d, e.index(s.group));
+      Value x = e.fmul(e.load(a[2], {id, g}), q);
+      e.store(s.scale == 1.0 ? x : e.fmul(x, e.f32c(s.scale)), a[3], {t, d});
+    });
+  });
+}
+
 void buildRmsNorm(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: x [T, D], w [D], y [T, D] (y may be x)
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
@@ -480,6 +501,10 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
                             StridedLayoutAttr::get(ctx, 0, {kDyn, 1}))};
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
+  case ModelOp::EmbedCodes:
+    return {ids, memref2(ctx, s.width, s.rowStride, IntegerType::get(ctx, 8)),
+            memref2(ctx, s.width, s.rows / s.group, w),
+            memref2(ctx, kDyn, s.rows, f32)};
   }
   return {};
 }
@@ -533,6 +558,9 @@ LogicalResult qtensor::buildModelKernel(ModuleOp module,
     break;
   case ModelOp::Argmax:
     buildArgmax(e, spec, a);
+    break;
+  case ModelOp::EmbedCodes:
+    buildEmbedCodes(e, spec, a);
     break;
   }
   func::ReturnOp::create(b);

@@ -172,16 +172,20 @@ Expected<const uint8_t *> Decoder::plainData(const std::string &name) {
   const safetensors::TensorView *v = model.plainTensor(name);
   if (!v)
     return makeError("decoder: plain tensor \"", name, "\" is not loaded");
+  return alignedData(*v, name);
+}
+
+const uint8_t *Decoder::alignedData(const safetensors::TensorView &v,
+                                    const std::string &key) {
   // The kernels load naturally aligned elements: a payload the shard placed
   // off its element size is copied, once per tensor (a tied head shares
   // the embedding's copy).
-  const size_t element =
-      v->byteSize() / std::max<uint64_t>(1, v->elementCount());
-  if (element && reinterpret_cast<uintptr_t>(v->data) % element == 0)
-    return v->data;
-  auto &copy = aligned[name];
+  const size_t element = v.byteSize() / std::max<uint64_t>(1, v.elementCount());
+  if (element && reinterpret_cast<uintptr_t>(v.data) % element == 0)
+    return v.data;
+  auto &copy = aligned[key];
   if (copy.empty())
-    copy.assign(v->data, v->data + v->byteSize());
+    copy.assign(v.data, v.data + v.byteSize());
   return copy.data();
 }
 
@@ -240,7 +244,29 @@ Status Decoder::init(int64_t chunk) {
     return l;
   };
 
-  QTENSOR_ASSIGN_OR_RETURN(embedTable, plainData(program.embed));
+  if (const artifact::TensorEntry *e = m.findTensor(program.embed);
+      e && e->quantized()) {
+    // A tied head's codes (checkProgramKernels built EmbedCodes for them).
+    QTENSOR_ASSIGN_OR_RETURN(ModelKernelSpec spec,
+                             programEmbedKernel(program, m));
+    const safetensors::TensorView *codes =
+        model.quantizedPart(program.embed, "codes");
+    const safetensors::TensorView *scales =
+        model.quantizedPart(program.embed, "scales");
+    embedStride = spec.rowStride;
+    embedGroups = spec.rows / spec.group;
+    if (!codes || !scales ||
+        codes->byteSize() != uint64_t(c.vocab) * uint64_t(embedStride) ||
+        scales->elementCount() != uint64_t(c.vocab) * uint64_t(embedGroups))
+      return makeError("decoder: the codes and scales of ", program.embed,
+                       " are not the [", c.vocab, ", ", embedStride,
+                       "] bytes and [", c.vocab, ", ", embedGroups,
+                       "] scales its embedding kernel reads");
+    embedTable = codes->data;
+    embedScales = alignedData(*scales, program.embed + ".scales");
+  } else {
+    QTENSOR_ASSIGN_OR_RETURN(embedTable, plainData(program.embed));
+  }
   QTENSOR_ASSIGN_OR_RETURN(finalNormW, plainData(program.finalNorm));
   for (const artifact::ProgramLayer &pl : program.layers) {
     Layer l;
@@ -345,8 +371,15 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
   }
   const int64_t cap = cache.capacity();
   std::vector<int64_t> rowsT = {t};
-  QTENSOR_TRY(
-      call(fn.embed, {{ids.data(), rowsT},
+  if (embedScales)
+    QTENSOR_TRY(call(
+        fn.embed, {{ids.data(), rowsT},
+                   {const_cast<uint8_t *>(embedTable), {c.vocab, embedStride}},
+                   {const_cast<uint8_t *>(embedScales), {c.vocab, embedGroups}},
+                   {hidden.data(), {t, c.hidden}}}));
+  else
+    QTENSOR_TRY(call(fn.embed,
+                     {{ids.data(), rowsT},
                       {const_cast<uint8_t *>(embedTable), {c.vocab, c.hidden}},
                       {hidden.data(), {t, c.hidden}}}));
   scores.resize(size_t(cap)); // once per capacity; no-op after

@@ -2,6 +2,8 @@
 
 #include "qtensor/Runtime/ReferenceDecoder.h"
 
+#include "qtensor/Numerics/KernelLayout.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -24,20 +26,11 @@ public:
       return makeError("reference decoder: no tokens");
     const int64_t d = c.hidden;
     Matrix h(size_t(t * d));
-    const safetensors::TensorView *table = m.plainTensor(p.embed);
-    if (!table)
-      return makeError("reference decoder: ", p.embed, " is not loaded");
-    const size_t esize = table->byteSize() / size_t(c.vocab * d);
     for (int64_t i = 0; i < t; ++i) {
       if (ids[size_t(i)] < 0 || ids[size_t(i)] >= c.vocab)
         return makeError("reference decoder: token ", ids[size_t(i)],
                          " is outside the vocabulary");
-      safetensors::TensorView row = *table;
-      row.shape = {d};
-      row.data = table->data + size_t(ids[size_t(i)]) * size_t(d) * esize;
-      row.begin = 0;
-      row.end = uint64_t(d) * esize;
-      QTENSOR_ASSIGN_OR_RETURN(Matrix values, safetensors::toFloat64(row));
+      QTENSOR_ASSIGN_OR_RETURN(Matrix values, embeddingRow(ids[size_t(i)]));
       std::copy(values.begin(), values.end(), h.begin() + i * d);
     }
     for (double &x : h)
@@ -93,6 +86,66 @@ private:
       return g / (1.0 + std::exp(-g));
     const double k = std::sqrt(2.0 / M_PI);
     return 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
+  }
+
+  /// Row `id` of the embedding: a plain table's values, or a tied head's
+  /// reconstruction s * q read through its layout's position function
+  /// (not the kernel's code path).
+  Expected<Matrix> embeddingRow(int64_t id) const {
+    const int64_t d = c.hidden;
+    const artifact::TensorEntry *e = m.manifest().findTensor(p.embed);
+    if (e && e->quantized()) {
+      const QuantizedTensorDescriptor &t = e->quantized()->logical;
+      const AffineDescriptor &desc = t.descriptor;
+      KernelLayoutKind kind;
+      if (!parseKernelLayoutFamily(t.layout.family, kind) ||
+          desc.zeroPoint != ZeroPointKind::None || desc.permutation ||
+          desc.granularity != Granularity::Group || d % desc.groupSize != 0)
+        return makeError("reference decoder: the embedding ", p.embed,
+                         " is not a symmetric grouped table in a kernel "
+                         "layout");
+      KernelLayoutSpec spec{kind, desc.code.bits, desc.code.isSigned};
+      QTENSOR_ASSIGN_OR_RETURN(KernelLayoutGeometry g,
+                               kernelLayoutGeometry(spec, c.vocab, d));
+      const safetensors::TensorView *codes = m.quantizedPart(p.embed, "codes");
+      const safetensors::TensorView *scales =
+          m.quantizedPart(p.embed, "scales");
+      const int64_t groups = d / desc.groupSize;
+      if (!codes || !scales || codes->byteSize() != g.bytes ||
+          scales->elementCount() != uint64_t(c.vocab * groups))
+        return makeError("reference decoder: the codes or scales of ", p.embed,
+                         " are not loaded as its layout implies");
+      safetensors::TensorView row = *scales;
+      const size_t ssize = scales->byteSize() / size_t(c.vocab * groups);
+      row.shape = {groups};
+      row.data = scales->data + size_t(id) * size_t(groups) * ssize;
+      row.begin = 0;
+      row.end = uint64_t(groups) * ssize;
+      QTENSOR_ASSIGN_OR_RETURN(Matrix s, safetensors::toFloat64(row));
+      const int64_t offset =
+          desc.code.isSigned ? int64_t(1) << (desc.code.bits - 1) : 0;
+      const uint32_t mask = (1u << spec.fieldBits()) - 1;
+      Matrix out(static_cast<size_t>(d));
+      for (int64_t j = 0; j < d; ++j) {
+        KernelLayoutPosition at = kernelLayoutPosition(spec, g, id, j);
+        const uint8_t *w = codes->data + at.word * 4;
+        const uint32_t word = uint32_t(w[0]) | uint32_t(w[1]) << 8 |
+                              uint32_t(w[2]) << 16 | uint32_t(w[3]) << 24;
+        const int64_t q = int64_t((word >> at.shift) & mask) - offset;
+        out[size_t(j)] = s[size_t(j / desc.groupSize)] * double(q);
+      }
+      return out;
+    }
+    const safetensors::TensorView *table = m.plainTensor(p.embed);
+    if (!table)
+      return makeError("reference decoder: ", p.embed, " is not loaded");
+    const size_t esize = table->byteSize() / size_t(c.vocab * d);
+    safetensors::TensorView row = *table;
+    row.shape = {d};
+    row.data = table->data + size_t(id) * size_t(d) * esize;
+    row.begin = 0;
+    row.end = uint64_t(d) * esize;
+    return safetensors::toFloat64(row);
   }
 
   /// RMSNorm of each run of `d` values (rows, or heads of rows).

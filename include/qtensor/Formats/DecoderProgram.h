@@ -127,7 +127,9 @@ struct DecoderProgram {
   /// The CPU level kernelFile was built for (checked before it is loaded).
   HostCpuLevel hostCpu = HostCpuLevel::Generic;
   ModelKernelSymbols kernels;
-  std::string embed;     ///< plain [vocab, hidden]
+  /// Plain [vocab, hidden], or the quantized head's tensor: a tied head's
+  /// codes are the embedding's rows, read as stored.
+  std::string embed;
   std::string finalNorm; ///< plain [hidden]
   ProgramLinear head;    ///< [vocab, hidden]; tied: the embedding
   std::vector<ProgramLayer> layers;

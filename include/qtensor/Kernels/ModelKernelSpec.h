@@ -34,6 +34,9 @@ enum class ModelOp : uint8_t {
   FloatLinear, ///< (x ?xK, w ?xK, y ?x? strided): y = x w^T on any
                ///< range of w's N rows (y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
+  EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, out ?xD f32):
+               ///< rows of a quantized table as stored (a tied head's
+               ///< byte codes, offset binary): x = s * (u - offset), x scale
 };
 
 /// One model kernel: the op and the dimensions and dtypes it is built for.
@@ -53,6 +56,10 @@ struct ModelKernelSpec {
   std::vector<double> ropeFreqFactors;
   double scale = 1.0; ///< Embed: row scale; Attention: q.k scale
   int64_t window = 0; ///< Attention: sliding window (0: global)
+  /// EmbedCodes: codes per scale, the stored offset (2^(bits-1) for signed
+  /// codes) and the bytes of one stored row (S); `weight` is the scales'
+  /// dtype.
+  int64_t group = 0, codeOffset = 0, rowStride = 0;
 
   /// The function's name, unique per distinct spec ("qt_model_...").
   std::string name() const;
@@ -77,6 +84,18 @@ struct LayerKernelSet {
 };
 LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
                             int64_t layer, FloatType activation);
+/// The embedding kernel that gathers rows of the quantized tensor `table`
+/// ([vocab, hidden]) from its stored codes: byte codes (5 to 8 bits) in the
+/// decode_gemv layout, scales per group along the row, no zero-point and
+/// no permutation. Otherwise an error saying what does not fit.
+Expected<ModelKernelSpec>
+embedCodesKernel(const artifact::DecoderConfig &config,
+                 const QuantizedTensorDescriptor &table);
+/// The program's embedding kernel: Embed on a plain table, EmbedCodes on a
+/// quantized one (a validated program against its manifest).
+Expected<ModelKernelSpec> programEmbedKernel(const artifact::DecoderProgram &p,
+                                             const artifact::Manifest &m);
+
 /// y[T, N] = x[T, K] w[N, K]^T, x in `activation`, y in `output`.
 ModelKernelSpec floatLinearKernel(int64_t n, int64_t k, FloatType activation,
                                   FloatType weight, FloatType output);

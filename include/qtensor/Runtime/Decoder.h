@@ -150,6 +150,10 @@ private:
   Status normInPlace(void *fn, HostTensor &x, int64_t rows, int64_t width,
                      const uint8_t *weight);
   Expected<const uint8_t *> plainData(const std::string &name);
+  /// A mapped tensor's bytes at its element alignment (copied once, under
+  /// `key`, when the shard placed them off it).
+  const uint8_t *alignedData(const safetensors::TensorView &v,
+                             const std::string &key);
 
   LoadedModel &model;
   artifact::DecoderProgram program;
@@ -160,6 +164,11 @@ private:
     void *headNorm, *outputNorm; ///< null when the program has none
   } fn{};
   const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
+  /// A tied head's codes as the embedding (EmbedCodes): embedTable is its
+  /// [vocab, embedStride] code bytes and these its [vocab, embedGroups]
+  /// scales; null for a plain table.
+  const uint8_t *embedScales = nullptr;
+  int64_t embedStride = 0, embedGroups = 0;
   int64_t maxT = 0;
   // Persistent buffers (sized for maxT tokens).
   std::vector<float> hidden, qf, scores, logits;

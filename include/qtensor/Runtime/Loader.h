@@ -160,6 +160,12 @@ public:
   const safetensors::TensorView *plainTensor(const std::string &name) const {
     return view(name, "data");
   }
+  /// One stored part ("codes", "scales", "zeros") of a quantized tensor,
+  /// mapped and checked; null when absent.
+  const safetensors::TensorView *quantizedPart(const std::string &name,
+                                               const char *role) const {
+    return view(name, role);
+  }
   /// The resolved address of a program kernel symbol; null when absent.
   void *modelKernel(const std::string &symbol) const;
   /// The tokenizer file's verified bytes (a metadata-only GGUF); null when

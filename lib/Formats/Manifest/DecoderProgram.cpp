@@ -493,7 +493,21 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     if (!isKernelSymbol(s))
       return makeError(name, ".kernels: \"", s,
                        "\" is not an _mlir_ciface_ symbol");
-  QTENSOR_TRY(checkPlain(m, p.embed, {c.vocab, c.hidden}, name + ".embed"));
+  // The embedding is a plain table, or the quantized head's tensor itself
+  // (a tied head: its rows are gathered from the stored codes; which codes
+  // the embedding kernel reads is checkProgramKernels' question).
+  if (const TensorEntry *e = m.findTensor(p.embed); e && e->quantized()) {
+    if (p.embed != p.head.tensor)
+      return makeError(name, ".embed: the quantized tensor \"", p.embed,
+                       "\" is not the head's; only a tied head's codes are "
+                       "read as the embedding");
+    if (e->quantized()->logical.shape !=
+        std::vector<int64_t>{c.vocab, c.hidden})
+      return makeError(name, ".embed: tensor \"", p.embed, "\" is not [",
+                       c.vocab, ", ", c.hidden, "] as the config implies");
+  } else {
+    QTENSOR_TRY(checkPlain(m, p.embed, {c.vocab, c.hidden}, name + ".embed"));
+  }
   QTENSOR_TRY(checkPlain(m, p.finalNorm, {c.hidden}, name + ".final_norm"));
   QTENSOR_TRY(checkLinear(m, p.head, c.vocab, c.hidden, name + ".head"));
   for (size_t i = 0; i < p.layers.size(); ++i) {

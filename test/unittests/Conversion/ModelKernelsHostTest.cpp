@@ -4,7 +4,8 @@
 // JIT-compiled and run on small f32 problems against a float64 loop written
 // here: RMSNorm (in place too), both RoPE pairings, causal attention with
 // and without a sliding window over a cache with stale rows, the SiLU and
-// GELU gates, the embedding with a scale and a clamped id, the argmax. The
+// GELU gates, the embedding with a scale and a clamped id (from a float
+// table and from stored codes), the argmax. The
 // whole-model test is lit's qtc-run-prompt.test; this isolates each kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,8 @@
 #include "HostKernelJit.h"
 
 #include "qtensor/Conversion/ModelKernels.h"
+#include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Numerics/KernelLayout.h"
 
 #include <gtest/gtest.h>
 
@@ -227,6 +230,110 @@ TEST(ModelKernelsHost, EmbedScalesAndClampsIds) {
     EXPECT_FLOAT_EQ(ob.data[d + e], 2 * table[4 * d + e]);
     EXPECT_FLOAT_EQ(ob.data[2 * d + e], 2 * table[4 * d + e]);
   }
+}
+
+/// A [v, d] table of signed `bits`-bit codes in groups of `group`, stored
+/// as decode_gemv lays it out, gathered by the EmbedCodes kernel built
+/// from its descriptor: every value is s * q (times the row scale), the
+/// product rounded once, as the descriptor's reconstruction gives it.
+void checkEmbedCodes(unsigned bits, int64_t group, FloatType scaleType) {
+  SCOPED_TRACE(std::to_string(bits) + "-bit codes, groups of " +
+               std::to_string(group));
+  const int64_t v = 5, d = 64;
+  artifact::DecoderConfig c;
+  c.vocab = v;
+  c.hidden = d;
+  c.embedScale = 1.5;
+  QuantizedTensorDescriptor t;
+  t.shape = {v, d};
+  t.descriptor.code = {bits, true};
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = group;
+  t.descriptor.scaleType = scaleType;
+  t.layout.family = "decode_gemv";
+  Expected<ModelKernelSpec> s = embedCodesKernel(c, t);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(s->op, ModelOp::EmbedCodes);
+  ASSERT_EQ(s->rowStride, d); // 64 byte codes: whole 16-byte chunks
+
+  std::mt19937 rng(bits);
+  const int32_t lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
+  std::uniform_int_distribution<int32_t> code(lo, hi);
+  std::vector<int32_t> q(v * d);
+  for (int32_t &x : q)
+    x = code(rng);
+  KernelLayoutSpec layout{KernelLayoutKind::DecodeGemv, bits, true};
+  Expected<std::vector<uint8_t>> packed =
+      packKernelLayout(layout, q.data(), v, d);
+  ASSERT_TRUE(packed) << packed.message();
+  std::vector<int8_t> bytes(packed->begin(), packed->end());
+  std::vector<float> scales = randoms(v * d / group, 11);
+  std::vector<uint16_t> halves;
+  for (float &x : scales) {
+    if (scaleType == FloatType::F16) {
+      halves.push_back(floatToHalfBits(x));
+      x = halfBitsToFloat(halves.back());
+    }
+  }
+  std::vector<int32_t> ids = {4, 0, 2, 77}; // 77 clamps to v - 1
+  HostBuffer<int32_t, 1> ib({4}, ids);
+  HostBuffer<int8_t, 2> cb({v, d}, bytes);
+  HostBuffer<float, 2> sf({v, d / group}, scales);
+  HostBuffer<uint16_t, 2> sh({v, d / group}, halves);
+  HostBuffer<float, 2> ob({4, d}, std::vector<float>(4 * d));
+  ModelKernelJit k;
+  k.run(*s, {&ib.desc, &cb.desc,
+             scaleType == FloatType::F16 ? static_cast<void *>(&sh.desc)
+                                         : static_cast<void *>(&sf.desc),
+             &ob.desc});
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t row = std::min<int64_t>(ids[size_t(i)], v - 1);
+    for (int64_t e = 0; e < d; ++e) {
+      const float x = scales[size_t(row * (d / group) + e / group)] *
+                      float(q[size_t(row * d + e)]);
+      EXPECT_EQ(ob.data[size_t(i * d + e)], x * 1.5f) << i << ", " << e;
+    }
+  }
+}
+
+TEST(ModelKernelsHost, EmbedCodesGathersStoredRows) {
+  checkEmbedCodes(8, 32, FloatType::F16); // ggml Q8_0
+  checkEmbedCodes(6, 16, FloatType::F32); // ggml Q6_K (scales d * s_j)
+}
+
+TEST(ModelKernelsHost, EmbedCodesRefusesWhatItCannotRead) {
+  artifact::DecoderConfig c;
+  c.vocab = 4;
+  c.hidden = 64;
+  QuantizedTensorDescriptor t;
+  t.shape = {4, 64};
+  t.descriptor.code = {8, true};
+  t.descriptor.granularity = Granularity::Group;
+  t.descriptor.axis = 1;
+  t.descriptor.groupSize = 32;
+  t.layout.family = "decode_gemv";
+  ASSERT_TRUE(embedCodesKernel(c, t));
+  auto refused = [&](QuantizedTensorDescriptor bad, const std::string &why) {
+    Expected<ModelKernelSpec> s = embedCodesKernel(c, bad);
+    ASSERT_FALSE(s) << why;
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+  };
+  QuantizedTensorDescriptor nibbles = t;
+  nibbles.descriptor.code = {4, true};
+  refused(nibbles, "one per byte");
+  QuantizedTensorDescriptor zero = t;
+  zero.descriptor.zeroPoint = ZeroPointKind::Min;
+  refused(zero, "zero-point");
+  QuantizedTensorDescriptor permuted = t;
+  permuted.descriptor.permutation = std::vector<int64_t>(64);
+  refused(permuted, "permuted");
+  QuantizedTensorDescriptor mma = t;
+  mma.layout.family = "prefill_mma";
+  refused(mma, "decode_gemv rows");
+  QuantizedTensorDescriptor shape = t;
+  shape.shape = {4, 32};
+  refused(shape, "[vocab, hidden]");
 }
 
 TEST(ModelKernelsHost, ArgmaxOfTheLastRowFirstMaximum) {
