@@ -173,6 +173,59 @@ TEST(ReadCopy, KeepsTheBytesItHashedWhateverHappensToTheFile) {
   EXPECT_EQ(std::memcmp(copy->data(), bytes.data(), bytes.size()), 0);
 }
 
+// A file of more than two chunks is read on a second thread, ahead of the
+// hash: an I/O error there, or a hash that fails, still ends the read with
+// that error, and the chunks are handed over in order.
+TEST(ReadCopy, ReadingAheadKeepsOrderAndErrors) {
+  Scratch dir;
+  const uint64_t chunk = 8 << 20;
+  std::vector<uint8_t> bytes = pattern(5 * chunk + 77);
+  writeFile(dir / "w.bin", bytes);
+  std::vector<uint64_t> offsets;
+  auto inOrder =
+      MappedFile::readCopy(openRead(dir / "w.bin"), "w.bin", bytes.size(),
+                           [&](const uint8_t *p, size_t n) {
+                             offsets.push_back(reinterpret_cast<uint64_t>(p) -
+                                               offsets.size() * chunk);
+                             EXPECT_LE(n, chunk);
+                             return Status::ok();
+                           });
+  ASSERT_TRUE(bool(inOrder)) << inOrder.message();
+  ASSERT_EQ(offsets.size(), 6u);
+  for (uint64_t base : offsets) // every chunk at its place in one copy
+    EXPECT_EQ(base, reinterpret_cast<uint64_t>(inOrder->data()));
+
+  {
+    InjectedFileFaults faults;
+    faults.readErrorAt = 3 * chunk + 4096;
+    ScopedFileLayer scoped(faults);
+    size_t handed = 0;
+    auto failed =
+        MappedFile::readCopy(openRead(dir / "w.bin"), "w.bin", bytes.size(),
+                             [&](const uint8_t *, size_t) {
+                               ++handed;
+                               return Status::ok();
+                             });
+    ASSERT_FALSE(bool(failed));
+    EXPECT_TRUE(contains(failed.message(), "w.bin")) << failed.message();
+    EXPECT_TRUE(contains(failed.message(), std::to_string(3 * chunk + 4096)))
+        << failed.message();
+    EXPECT_LE(handed, 3u) << "no chunk past the error was handed over";
+  }
+
+  size_t calls = 0;
+  auto refused =
+      MappedFile::readCopy(openRead(dir / "w.bin"), "w.bin", bytes.size(),
+                           [&](const uint8_t *, size_t) -> Status {
+                             if (++calls == 2)
+                               return makeError("hash refused chunk 2");
+                             return Status::ok();
+                           });
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(refused.message(), "hash refused chunk 2");
+  EXPECT_EQ(calls, 2u);
+}
+
 TEST(ReadCopy, AFileShorterThanDeclaredIsAnError) {
   Scratch dir;
   writeFile(dir / "w.bin", pattern(4096));
