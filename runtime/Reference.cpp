@@ -2,6 +2,8 @@
 
 #include "qtensor/Runtime/Reference.h"
 
+#include "qtensor/Support/ThreadPool.h"
+
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 
@@ -114,8 +116,27 @@ KernelError qtensor::runtime::measureKernelError(
     const std::vector<double> &x, const std::vector<double> &w,
     const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
     int64_t n, int64_t k, FloatType output) {
-  std::vector<double> ref = referenceLinear(x, w, t, n, k, bias);
-  std::vector<double> mag = absoluteProducts(x, w, t, n, k);
+  // The reference and the magnitudes in one pass over W, split by output
+  // rows over the pool: every value is summed in the same order as
+  // referenceLinear and absoluteProducts sum it, whatever the split.
+  std::vector<double> ref(size_t(t) * size_t(n)), mag(ref.size());
+  defaultThreadPool().parallelRanges(
+      n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          const double *wr = &w[size_t(o) * size_t(k)];
+          for (int64_t r = 0; r < t; ++r) {
+            const double *xr = &x[size_t(r) * size_t(k)];
+            double acc = 0, abs = 0;
+            for (int64_t i = 0; i < k; ++i) {
+              acc += xr[i] * wr[i];
+              abs += std::fabs(xr[i] * wr[i]);
+            }
+            const size_t at = size_t(r) * size_t(n) + size_t(o);
+            ref[at] = acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
+            mag[at] = abs;
+          }
+        }
+      });
   KernelError e;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);

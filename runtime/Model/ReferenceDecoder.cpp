@@ -3,6 +3,7 @@
 #include "qtensor/Runtime/ReferenceDecoder.h"
 
 #include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -195,14 +196,22 @@ private:
     const int64_t k = int64_t(x.size()) / t;
     const int64_t n = int64_t(w.size()) / k;
     Matrix y(size_t(t * n));
-    for (int64_t i = 0; i < t; ++i)
-      for (int64_t o = 0; o < n; ++o) {
-        double acc = 0;
-        const double *xr = &x[size_t(i * k)], *wr = &w[size_t(o * k)];
-        for (int64_t j = 0; j < k; ++j)
-          acc += xr[j] * wr[j];
-        y[size_t(i * n + o)] = acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
-      }
+    // Split by output rows over the pool; each value is summed in the same
+    // order whatever the split.
+    defaultThreadPool().parallelRanges(
+        n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            const double *wr = &w[size_t(o * k)];
+            for (int64_t i = 0; i < t; ++i) {
+              double acc = 0;
+              const double *xr = &x[size_t(i * k)];
+              for (int64_t j = 0; j < k; ++j)
+                acc += xr[j] * wr[j];
+              y[size_t(i * n + o)] =
+                  acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
+            }
+          }
+        });
     return y;
   }
 
