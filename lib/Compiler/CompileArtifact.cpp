@@ -556,8 +556,6 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.report["not_quantized"] = std::move(kept);
   input.report["fallbacks"] = dispatch->fallbacks;
 
-  // Each linear is read, quantized, packed, hashed and spooled before the
-  // next one is read; the shards are then written from the spool.
   // A model that fails its own parity ladder (or whose ladder could not
   // finish) must not stay loadable: the manifest, the root of reachability,
   // is moved aside, with the report that says why still listed in it.
@@ -583,6 +581,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     publishing = true;
   };
 
+  // Each linear is read, quantized, packed, hashed and spooled before the
+  // next one is read; the shards are then written from the spool.
   clock.stage("export", "quantize, pack and export to " + request.outputDir);
   auto written = exportArtifact(input, request.outputDir, sink);
   input.beforePublish = nullptr;
