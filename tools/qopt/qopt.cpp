@@ -5,12 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolLLVMErrors.h"
+#include "ToolMemory.h"
+
 #include "qtensor/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  // A memory or stack limit, or a fatal LLVM error, is one line and exit
+  // status 1 rather than an abort with a stack dump (tools/common).
+  qtensor::tools::setToolName("qopt");
+  if (!qtensor::tools::prepareToolMemory())
+    return 1;
+  qtensor::tools::installLLVMErrorHandlers();
   mlir::DialectRegistry registry;
   qtensor::registerDialects(registry);
   qtensor::registerPasses();

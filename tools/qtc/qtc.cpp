@@ -10,14 +10,15 @@
 #include "Kernels.h"
 #include "Run.h"
 #include "Tokenize.h"
+#include "ToolMemory.h"
 #include "VerifyCommand.h"
 #include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/ThreadPool.h"
 
 #ifdef QTENSOR_QTC_COMPILER
+#include "ToolLLVMErrors.h"
 #include "qtensor/Compiler/TrustedCode.h"
-#include "llvm/Support/ErrorHandling.h"
 #endif
 #if QTENSOR_QTC_COMPILER
 #include "CompileCommand.h"
@@ -61,64 +62,8 @@ const char *kUsage =
 
 static int run(int argc, char **argv);
 
-/// Any allocation that fails, in any thread, in qtc's code or in LLVM's
-/// (which would otherwise abort) or through malloc (FailedMalloc.cpp): one
-/// line and exit status 1. Allocations sized from a file's fields fail
-/// earlier, as errors naming the file.
-[[noreturn]] void qtcOutOfMemory() {
-  static const char message[] =
-      "qtc: error: out of memory: an allocation failed (the process's "
-      "memory or address-space limit is too small for this work)\n";
-  (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
-  qtensor::runExitCleanups();
-  ::_exit(1);
-}
-
-namespace {
-/// Grows the main thread's stack to a working size while memory is there:
-/// under an address-space limit (RLIMIT_AS) a stack that must grow later,
-/// deep inside LLVM, faults with SIGSEGV instead of failing an allocation.
-constexpr size_t kReservedStack = size_t(4) << 20;
-[[gnu::noinline]] void reserveStack() {
-  volatile char pages[kReservedStack];
-  for (size_t i = 0; i < sizeof(pages); i += 4096)
-    pages[i] = 0;
-}
-/// Whether the address-space limit leaves room for reserveStack (growing
-/// the stack past the limit is a SIGSEGV, not an error). Unknown: yes.
-bool stackFits() {
-  rlimit limit;
-  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
-    return true;
-  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return true;
-  char text[128] = {};
-  ssize_t n = ::read(fd, text, sizeof(text) - 1);
-  ::close(fd);
-  unsigned long long pages = 0;
-  if (n <= 0 || std::sscanf(text, "%llu", &pages) != 1)
-    return true;
-  const unsigned long long used = pages * uint64_t(::sysconf(_SC_PAGESIZE));
-  // The reservation and a margin for the frames of this call.
-  return used + kReservedStack + (256u << 10) <= limit.rlim_cur;
-}
-#ifdef QTENSOR_QTC_COMPILER
-void onLLVMBadAlloc(void *, const char *, bool) { qtcOutOfMemory(); }
-/// LLVM's other fatal errors (a thread it cannot start, ...): said as qtc's
-/// error, exit status 1, instead of an abort.
-void onLLVMFatalError(void *, const char *reason, bool) {
-  static const char prefix[] = "qtc: error: in LLVM: ";
-  (void)!::write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
-  (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
-  (void)!::write(STDERR_FILENO, "\n", 1);
-  qtensor::runExitCleanups();
-  ::_exit(1);
-}
-#endif
-} // namespace
-
 int main(int argc, char **argv) {
+  qtensor::tools::setToolName("qtc");
   // A file truncated under one of qtc's mappings (a checkpoint being
   // compiled, an artifact being verified or run with --mmap) is an error
   // naming the file, not a crash (MappedFile.h).
@@ -126,24 +71,14 @@ int main(int argc, char **argv) {
   // Interrupted, a compile withdraws an unverified artifact and scratch
   // directories go (ExitCleanup.h).
   qtensor::installTerminationCleanup();
-  rlimit stack;
-  if (::getrlimit(RLIMIT_STACK, &stack) == 0 &&
-      stack.rlim_cur != RLIM_INFINITY &&
-      stack.rlim_cur < kReservedStack + (1u << 20)) {
-    std::fprintf(stderr,
-                 "qtc: error: the stack limit (ulimit -s) is %llu KiB; qtc "
-                 "needs at least %zu KiB\n",
-                 (unsigned long long)(stack.rlim_cur >> 10),
-                 (kReservedStack + (1u << 20)) >> 10);
+  // A memory or stack limit, or a fatal LLVM error, is one line and exit
+  // status 1 (tools/common): any allocation that fails, in any thread, in
+  // qtc's code, in LLVM's or through malloc. Allocations sized from a
+  // file's fields fail earlier, as errors naming the file.
+  if (!qtensor::tools::prepareToolMemory())
     return 1;
-  }
-  if (!stackFits())
-    qtcOutOfMemory();
-  reserveStack();
-  std::set_new_handler(qtcOutOfMemory);
 #ifdef QTENSOR_QTC_COMPILER
-  llvm::install_bad_alloc_error_handler(onLLVMBadAlloc);
-  llvm::install_fatal_error_handler(onLLVMFatalError);
+  qtensor::tools::installLLVMErrorHandlers();
 #endif
   // The libraries report errors as values; nothing else should escape.
   try {

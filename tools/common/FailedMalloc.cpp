@@ -1,17 +1,18 @@
-//===- FailedMalloc.cpp - A failed malloc is qtc's out-of-memory error ----===//
+//===- FailedMalloc.cpp - A failed malloc is the tool's out-of-memory error ===//
 //
 // Parts of MLIR and LLVM allocate with a malloc whose result they do not
 // check (MLIR's interface models, for one): under a memory or address-space
-// limit that is a NULL dereference, a SIGSEGV, where qtc owes the user an
-// error. qtc's malloc, calloc and realloc interpose glibc's (ELF symbol
-// interposition: the executable's definition wins for every library) and
-// forward to glibc's own entry points, so the allocator is unchanged; only
-// a NULL result for a nonzero size becomes qtc's out-of-memory error
-// (qtc.cpp). Code that checks its allocations and can recover does not use
-// malloc for them (MappedFile::readCopy maps its buffer). The price: what
-// would have retried smaller after a NULL (operator new(nothrow),
-// std::get_temporary_buffer, glibc's pthread_create) ends qtc with that
-// error instead, which at that point is the truth.
+// limit that is a NULL dereference, a SIGSEGV, where a tool owes the user
+// an error. The tool's malloc, calloc and realloc interpose glibc's (ELF
+// symbol interposition: the executable's definition wins for every
+// library) and forward to glibc's own entry points, so the allocator is
+// unchanged; only a NULL result for a nonzero size becomes the tool's
+// out-of-memory error (toolOutOfMemory, ToolMemory.h). Code that checks its
+// allocations and can recover does not use malloc for them
+// (MappedFile::readCopy maps its buffer). The price: what would have
+// retried smaller after a NULL (operator new(nothrow),
+// std::get_temporary_buffer, glibc's pthread_create) ends the tool with
+// that error instead, which at that point is the truth.
 //
 // Not built under a sanitizer, whose runtime interposes malloc itself.
 //
@@ -33,7 +34,7 @@
 
 #if !defined(QTC_SANITIZED) && defined(__GLIBC__)
 
-[[noreturn]] void qtcOutOfMemory(); // qtc.cpp
+#include "ToolMemory.h"
 
 extern "C" {
 void *__libc_malloc(size_t size);
@@ -43,7 +44,7 @@ void *__libc_realloc(void *p, size_t size);
 void *malloc(size_t size) {
   void *p = __libc_malloc(size);
   if (!p && size)
-    qtcOutOfMemory();
+    qtensor::tools::toolOutOfMemory();
   return p;
 }
 
@@ -55,14 +56,14 @@ void *calloc(size_t count, size_t size) {
   }
   void *p = __libc_calloc(count, size);
   if (!p && bytes)
-    qtcOutOfMemory();
+    qtensor::tools::toolOutOfMemory();
   return p;
 }
 
 void *realloc(void *old, size_t size) {
   void *p = __libc_realloc(old, size);
   if (!p && size)
-    qtcOutOfMemory();
+    qtensor::tools::toolOutOfMemory();
   return p;
 }
 }
