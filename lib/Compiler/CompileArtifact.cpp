@@ -574,23 +574,25 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // its publishing rename, so a signal that comes earlier leaves a
   // previous artifact in place.
   ExitCleanup withdrawOnAbnormalExit;
-  bool publishing = false;
+  bool published = false;
   input.beforePublish = [&] {
     withdrawOnAbnormalExit =
         ExitCleanup::renameFile(manifestPath, rejectedPath);
-    publishing = true;
   };
+  input.afterPublish = [&] { published = true; };
 
   // Each linear is read, quantized, packed, hashed and spooled before the
   // next one is read; the shards are then written from the spool.
   clock.stage("export", "quantize, pack and export to " + request.outputDir);
   auto written = exportArtifact(input, request.outputDir, sink);
   input.beforePublish = nullptr;
+  input.afterPublish = nullptr;
   if (!written) {
     // Published but not durable (the only failure after the publish):
-    // not an artifact to leave loadable either.
+    // not an artifact to leave loadable either. A failure before it left
+    // the previous artifact, which stays.
     withdrawOnAbnormalExit.release();
-    if (publishing) {
+    if (published) {
       std::string why = withdraw();
       return makeError(written.message() + (why.empty()
                                                 ? "; the artifact was withdrawn"

@@ -484,6 +484,7 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
                              std::vector<uint8_t>(text.begin(), text.end())));
   artifact::WriteOptions options;
   options.beforePublish = input.beforePublish;
+  options.afterPublish = input.afterPublish;
   return writer.write(dir, options);
 }
 

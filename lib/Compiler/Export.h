@@ -88,8 +88,9 @@ struct ExportInput {
   /// Plain tensors of the checkpoint that are not stored (the embedding a
   /// tied head's codes replace), each with why; the report says so.
   std::map<std::string, std::string> notStored;
-  /// Called just before the manifest is published (WriteOptions).
-  std::function<void()> beforePublish;
+  /// Called just before and right after the manifest is published
+  /// (WriteOptions).
+  std::function<void()> beforePublish, afterPublish;
 };
 
 /// The name of rank `rank`'s slice of `name` in the manifest.

@@ -98,6 +98,10 @@ struct WriteOptions {
   /// behind yet is armed here (ExitCleanup), so that no moment exists in
   /// which the new manifest is loadable and nothing would withdraw it.
   std::function<void()> beforePublish;
+  /// Called right after that rename succeeded: from here the new manifest
+  /// is the published one, even if a later step (the directory's fsync)
+  /// fails.
+  std::function<void()> afterPublish;
   safetensors::Limits limits;
 };
 

@@ -672,6 +672,8 @@ public:
                        kManifestFileName, ": ", std::strerror(errno));
     published = true;
     manifestTemp.clear();
+    if (options.afterPublish)
+      options.afterPublish();
     return Status::ok();
   }
 

@@ -150,7 +150,7 @@ TEST(ArtifactWriter, ReplacingAnArtifactCollectsTheOldFiles) {
   EXPECT_EQ(opened->manifest(), rb->manifest);
 }
 
-TEST(ArtifactWriter, BeforePublishRunsOnceJustBeforeThePublish) {
+TEST(ArtifactWriter, PublishCallbacksRunOnceAroundThePublish) {
   ArtifactFixture a(1), b(2);
   TempDir dir;
   auto ra = a.writer.write(dir.str());
@@ -164,15 +164,21 @@ TEST(ArtifactWriter, BeforePublishRunsOnceJustBeforeThePublish) {
       stepsBefore.push_back(e.step);
     return Status::ok();
   };
+  int after = 0;
   o.beforePublish = [&] {
     ++calls;
     // Every check is done and the previous artifact is still the one
     // published.
     EXPECT_EQ(readText(dir / kManifestFileName), previous);
   };
+  o.afterPublish = [&] {
+    ++after;
+    EXPECT_NE(readText(dir / kManifestFileName), previous);
+  };
   auto rb = b.writer.write(dir.str(), o);
   ASSERT_TRUE(rb) << rb.message();
   EXPECT_EQ(calls, 1);
+  EXPECT_EQ(after, 1);
   ASSERT_FALSE(stepsBefore.empty());
   EXPECT_EQ(stepsBefore.back(), WriteStep::PublishManifest);
 
@@ -182,8 +188,10 @@ TEST(ArtifactWriter, BeforePublishRunsOnceJustBeforeThePublish) {
   inj.failAt = 0;
   WriteOptions failing = inj.options();
   failing.beforePublish = [&] { ++calls; };
+  failing.afterPublish = [&] { ++after; };
   EXPECT_FALSE(a.writer.write(dir.str(), failing));
   EXPECT_EQ(calls, 0);
+  EXPECT_EQ(after, 1);
 }
 
 TEST(ArtifactWriter, RewritingSharedFilesKeepsThem) {
