@@ -116,35 +116,8 @@ Expected<GGMLType> qtensor::ggmlTypeFromName(std::string_view name) {
 }
 
 bool qtensor::isDecodable(GGMLType type) {
-  switch (type) {
-  case GGMLType::F32:
-  case GGMLType::F16:
-  case GGMLType::BF16:
-  case GGMLType::Q4_0:
-  case GGMLType::Q4_1:
-  case GGMLType::Q5_0:
-  case GGMLType::Q5_1:
-  case GGMLType::Q8_0:
-  case GGMLType::Q2_K:
-  case GGMLType::Q3_K:
-  case GGMLType::Q4_K:
-  case GGMLType::Q5_K:
-  case GGMLType::Q6_K:
-  case GGMLType::IQ4_NL:
-  case GGMLType::TQ1_0:
-  case GGMLType::TQ2_0:
-  case GGMLType::IQ2_XXS:
-  case GGMLType::IQ2_XS:
-  case GGMLType::IQ2_S:
-  case GGMLType::IQ3_XXS:
-  case GGMLType::IQ3_S:
-  case GGMLType::IQ1_S:
-  case GGMLType::IQ1_M:
-  case GGMLType::IQ4_XS:
-    return true;
-  default:
-    return false;
-  }
+  // One fact: a type decodes exactly when it has a block contract.
+  return bool(describeGGMLType(type));
 }
 
 Expected<uint64_t> qtensor::ggmlByteSize(GGMLType type, uint64_t elements) {
