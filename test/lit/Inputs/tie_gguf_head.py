@@ -25,7 +25,6 @@ for field in reader.fields.values():
 for t in reader.tensors:
     if t.name == "output.weight":
         continue
-    shape = [int(d) for d in reversed(t.shape)]
     writer.add_tensor(t.name, t.data, raw_shape=t.data.shape,
                       raw_dtype=t.tensor_type)
 writer.write_header_to_file()
