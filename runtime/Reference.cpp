@@ -46,16 +46,22 @@ std::vector<double> qtensor::runtime::referenceLinear(
     const std::vector<double> &x, const std::vector<double> &w, int64_t t,
     int64_t n, int64_t k, const std::vector<double> &bias) {
   std::vector<double> y(size_t(t) * size_t(n));
-  for (int64_t r = 0; r < t; ++r)
-    for (int64_t o = 0; o < n; ++o) {
-      const double *xr = &x[size_t(r) * size_t(k)];
-      const double *wr = &w[size_t(o) * size_t(k)];
-      double acc = 0;
-      for (int64_t i = 0; i < k; ++i)
-        acc += xr[i] * wr[i];
-      y[size_t(r) * size_t(n) + size_t(o)] =
-          acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
-    }
+  // Split by output rows over the pool; each value is summed in the same
+  // order whatever the split.
+  defaultThreadPool().parallelRanges(
+      n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          const double *wr = &w[size_t(o) * size_t(k)];
+          for (int64_t r = 0; r < t; ++r) {
+            const double *xr = &x[size_t(r) * size_t(k)];
+            double acc = 0;
+            for (int64_t i = 0; i < k; ++i)
+              acc += xr[i] * wr[i];
+            y[size_t(r) * size_t(n) + size_t(o)] =
+                acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
+          }
+        }
+      });
   return y;
 }
 

@@ -3,7 +3,7 @@
 #include "qtensor/Runtime/ReferenceDecoder.h"
 
 #include "qtensor/Numerics/KernelLayout.h"
-#include "qtensor/Support/ThreadPool.h"
+#include "qtensor/Runtime/Reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -194,25 +194,7 @@ private:
       QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
     }
     const int64_t k = int64_t(x.size()) / t;
-    const int64_t n = int64_t(w.size()) / k;
-    Matrix y(size_t(t * n));
-    // Split by output rows over the pool; each value is summed in the same
-    // order whatever the split.
-    defaultThreadPool().parallelRanges(
-        n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-          for (int64_t o = begin; o < end; ++o) {
-            const double *wr = &w[size_t(o * k)];
-            for (int64_t i = 0; i < t; ++i) {
-              double acc = 0;
-              const double *xr = &x[size_t(i * k)];
-              for (int64_t j = 0; j < k; ++j)
-                acc += xr[j] * wr[j];
-              y[size_t(i * n + o)] =
-                  acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
-            }
-          }
-        });
-    return y;
+    return referenceLinear(x, w, t, int64_t(w.size()) / k, k, bias);
   }
 
   /// Rotates each head of each row (position = row index).
