@@ -167,12 +167,7 @@ void ggml_detail::decodeQ8_0(const uint8_t *src, uint64_t blocks, float *dst) {
 void ggml_detail::decodeIQ4_NL(const uint8_t *src, uint64_t blocks,
                                float *dst) {
   for (uint64_t b = 0; b < blocks; ++b, src += 18, dst += 32) {
-    const float d = readF16(src);
-    const uint8_t *qs = src + 2;
-    for (int j = 0; j < 16; ++j) {
-      dst[j] = d * static_cast<float>(kIQ4NLCodebook[qs[j] & 0x0F]);
-      dst[j + 16] = d * static_cast<float>(kIQ4NLCodebook[qs[j] >> 4]);
-    }
+    decodeIQ4Nibbles(src + 2, readF16(src), dst);
   }
 }
 

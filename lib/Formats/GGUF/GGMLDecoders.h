@@ -24,6 +24,15 @@ inline uint32_t readU32(const uint8_t *p) {
 }
 inline float readF16(const uint8_t *p) { return fp16ToFp32(readU16(p)); }
 
+/// 32 values of IQ4_NL's codebook from 16 bytes of nibbles (low nibbles
+/// first): y = scale * kvalues_iq4nl[u] (IQ4_NL, and IQ4_XS per 32).
+inline void decodeIQ4Nibbles(const uint8_t *qs, float scale, float *y) {
+  for (int j = 0; j < 16; ++j) {
+    y[j] = scale * static_cast<float>(kIQ4NLCodebook[qs[j] & 0x0F]);
+    y[j + 16] = scale * static_cast<float>(kIQ4NLCodebook[qs[j] >> 4]);
+  }
+}
+
 using BlockDecoder = void (*)(const uint8_t *src, uint64_t blocks, float *dst);
 
 // Simple 32-element blocks and plain types (GGMLDecoders.cpp).

@@ -34,6 +34,16 @@ inline float gridTrit(uint64_t row, int j) {
 inline float sign(uint8_t signs, int j) {
   return (signs >> j) & 1 ? -1.0f : 1.0f;
 }
+/// The IQ2/IQ3_XXS scale of a 4-bit s: d * (0.5 + s) * unit, in ggml's
+/// order.
+inline float halfStepScale(float d, unsigned s, float unit) {
+  return d * (0.5f + static_cast<float>(s)) * unit;
+}
+/// Eight values of a 64-bit lattice row: db * grid * sign.
+inline void signedRow8(float *y, float db, uint64_t row, uint8_t signs) {
+  for (int j = 0; j < 8; ++j)
+    y[j] = db * gridByte(row, j) * sign(signs, j);
+}
 
 } // namespace
 
@@ -47,14 +57,10 @@ void ggml_detail::decodeIQ2_XXS(const uint8_t *src, uint64_t blocks, float *y) {
     for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
       const uint8_t *grid8 = qs + 8 * ib32;
       const uint32_t aux = readU32(qs + 8 * ib32 + 4);
-      const float db = d * (0.5f + static_cast<float>(aux >> 28)) * 0.25f;
-      for (int l = 0; l < 4; ++l) {
-        const uint64_t row = kIQ2XXSGrid[grid8[l]];
-        const uint8_t signs = kIQ2Signs[(aux >> (7 * l)) & 127];
-        for (int j = 0; j < 8; ++j)
-          y[j] = db * gridByte(row, j) * sign(signs, j);
-        y += 8;
-      }
+      const float db = halfStepScale(d, aux >> 28, 0.25f);
+      for (int l = 0; l < 4; ++l, y += 8)
+        signedRow8(y, db, kIQ2XXSGrid[grid8[l]],
+                   kIQ2Signs[(aux >> (7 * l)) & 127]);
     }
   }
 }
@@ -68,16 +74,11 @@ void ggml_detail::decodeIQ2_XS(const uint8_t *src, uint64_t blocks, float *y) {
     const uint8_t *qs = src + 2;
     const uint8_t *scales = src + 2 + 64;
     for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-      const float db[2] = {
-          d * (0.5f + static_cast<float>(scales[ib32] & 0xF)) * 0.25f,
-          d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f};
-      for (int l = 0; l < 4; ++l) {
+      const float db[2] = {halfStepScale(d, scales[ib32] & 0xF, 0.25f),
+                           halfStepScale(d, scales[ib32] >> 4, 0.25f)};
+      for (int l = 0; l < 4; ++l, y += 8) {
         const uint16_t q = readU16(qs + 2 * (4 * ib32 + l));
-        const uint64_t row = kIQ2XSGrid[q & 511];
-        const uint8_t signs = kIQ2Signs[q >> 9];
-        for (int j = 0; j < 8; ++j)
-          y[j] = db[l / 2] * gridByte(row, j) * sign(signs, j);
-        y += 8;
+        signedRow8(y, db[l / 2], kIQ2XSGrid[q & 511], kIQ2Signs[q >> 9]);
       }
     }
   }
@@ -94,15 +95,11 @@ void ggml_detail::decodeIQ2_S(const uint8_t *src, uint64_t blocks, float *y) {
     const uint8_t *qh = src + 2 + QK_K / 4;
     const uint8_t *scales = qh + QK_K / 32;
     for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-      const float db[2] = {
-          d * (0.5f + static_cast<float>(scales[ib32] & 0xF)) * 0.25f,
-          d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f};
-      for (int l = 0; l < 4; ++l) {
+      const float db[2] = {halfStepScale(d, scales[ib32] & 0xF, 0.25f),
+                           halfStepScale(d, scales[ib32] >> 4, 0.25f)};
+      for (int l = 0; l < 4; ++l, y += 8) {
         const int index = qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300);
-        const uint64_t row = kIQ2SGrid[index];
-        for (int j = 0; j < 8; ++j)
-          y[j] = db[l / 2] * gridByte(row, j) * sign(signs[l], j);
-        y += 8;
+        signedRow8(y, db[l / 2], kIQ2SGrid[index], signs[l]);
       }
       qs += 4;
       signs += 4;
@@ -120,7 +117,7 @@ void ggml_detail::decodeIQ3_XXS(const uint8_t *src, uint64_t blocks, float *y) {
     const uint8_t *scalesAndSigns = qs + QK_K / 4;
     for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
       const uint32_t aux = readU32(scalesAndSigns + 4 * ib32);
-      const float db = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+      const float db = halfStepScale(d, aux >> 28, 0.5f);
       for (int l = 0; l < 4; ++l) {
         const uint8_t signs = kIQ2Signs[(aux >> (7 * l)) & 127];
         const uint32_t row1 = kIQ3XXSGrid[qs[2 * l]];
@@ -248,11 +245,7 @@ void ggml_detail::decodeIQ4_XS(const uint8_t *src, uint64_t blocks, float *y) {
     for (int ib = 0; ib < QK_K / 32; ++ib) {
       const int ls = ((scalesL[ib / 2] >> (4 * (ib % 2))) & 0xF) |
                      (((scalesH >> (2 * ib)) & 3) << 4);
-      const float dl = d * static_cast<float>(ls - 32);
-      for (int j = 0; j < 16; ++j) {
-        y[j] = dl * static_cast<float>(kIQ4NLCodebook[qs[j] & 0xF]);
-        y[j + 16] = dl * static_cast<float>(kIQ4NLCodebook[qs[j] >> 4]);
-      }
+      decodeIQ4Nibbles(qs, d * static_cast<float>(ls - 32), y);
       y += 32;
       qs += 16;
     }
