@@ -24,7 +24,7 @@ bool AffineDescriptor::operator==(const AffineDescriptor &o) const {
          scaleType == o.scaleType && rounding == o.rounding &&
          saturation == o.saturation && narrowRange == o.narrowRange &&
          encoding == o.encoding && permutation == o.permutation &&
-         decoderVersion == o.decoderVersion;
+         decoderVersion == o.decoderVersion && nested == o.nested;
 }
 
 bool LayoutDescriptor::operator==(const LayoutDescriptor &o) const {
@@ -40,6 +40,50 @@ std::string qtensor::shapeToString(const std::vector<int64_t> &shape) {
   os << ']';
   return os.str();
 }
+
+namespace {
+Status verifyCodeWidth(const char *what, const CodeType &c) {
+  if (c.bits < 2 || c.bits > 8)
+    return makeError("nested ", what, " codes must be 2 to 8 bits wide, got ",
+                     c.bits);
+  return Status::ok();
+}
+
+/// The second level's own rules; exactness of s_j = d_J * c_j in f32 is
+/// what lets `scale = f32` name the decoded first level.
+Status verifyNested(const AffineDescriptor &d, const NestedQParams &n) {
+  if (d.granularity != Granularity::Group)
+    return makeError("nested qparams need group granularity");
+  if (d.tail != TailRule::Exact)
+    return makeError("nested qparams need tail rule 'exact'");
+  if (d.permutation)
+    return makeError("nested qparams take no permutation");
+  if (d.scaleType != FloatType::F32)
+    return makeError("nested qparams decode to exact f32 products; the "
+                     "scale type must be f32, got ",
+                     toString(d.scaleType));
+  if (d.zeroPoint != ZeroPointKind::None && d.zeroPoint != ZeroPointKind::Min)
+    return makeError("nested qparams take zero-point none or min, got ",
+                     toString(d.zeroPoint));
+  QTENSOR_TRY(verifyCodeWidth("scale", n.scaleCode));
+  if (d.zeroPoint == ZeroPointKind::Min && !n.minCode)
+    return makeError("a nested descriptor with zero-point min needs min "
+                     "codes (min_code)");
+  if (d.zeroPoint != ZeroPointKind::Min && n.minCode)
+    return makeError("min codes (min_code) need zero-point min, got ",
+                     toString(d.zeroPoint));
+  if (n.minCode)
+    QTENSOR_TRY(verifyCodeWidth("min", *n.minCode));
+  if (n.superGroupSize <= 0 || n.superGroupSize % d.groupSize != 0)
+    return makeError("super_group_size must be a positive multiple of the "
+                     "group size ",
+                     d.groupSize, ", got ", n.superGroupSize);
+  if (n.superType == FloatType::F32)
+    return makeError("second-level scales must be f16 or bf16 (their "
+                     "products with 8-bit codes are exact in f32), got f32");
+  return Status::ok();
+}
+} // namespace
 
 CodeBounds qtensor::codeBounds(const AffineDescriptor &d) {
   unsigned b = d.code.bits;
@@ -94,6 +138,8 @@ Status qtensor::verifyDescriptor(const AffineDescriptor &d) {
     return makeError("tail rule 'exact' applies to group granularity only");
   if (d.decoderVersion == 0)
     return makeError("decoder_version must be at least 1");
+  if (d.nested)
+    return verifyNested(d, *d.nested);
   return Status::ok();
 }
 
@@ -116,6 +162,10 @@ Status qtensor::verifyDescriptorForShape(const AffineDescriptor &d,
       dim % d.groupSize != 0)
     return makeError("tail rule 'exact' needs dimension ", d.axis, " (", dim,
                      ") to be a multiple of the group size ", d.groupSize);
+  if (d.nested && dim % d.nested->superGroupSize != 0)
+    return makeError("nested qparams need dimension ", d.axis, " (", dim,
+                     ") to be a multiple of the super-group size ",
+                     d.nested->superGroupSize);
   if (d.permutation) {
     const std::vector<int64_t> &perm = *d.permutation;
     if (static_cast<int64_t>(perm.size()) != dim)
@@ -206,6 +256,15 @@ std::vector<int64_t> qtensor::qparamShape(const AffineDescriptor &d,
   }
   }
   return {};
+}
+
+std::vector<int64_t>
+qtensor::superQParamShape(const AffineDescriptor &d,
+                          const std::vector<int64_t> &shape) {
+  std::vector<int64_t> result = shape;
+  if (d.nested && d.axis >= 0 && d.axis < int64_t(shape.size()))
+    result[d.axis] = shape[d.axis] / d.nested->superGroupSize;
+  return result;
 }
 
 //===----------------------------------------------------------------------===//

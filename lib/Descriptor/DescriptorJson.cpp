@@ -39,6 +39,17 @@ json qtensor::toJson(const AffineDescriptor &d) {
   j["narrow_range"] = d.narrowRange;
   if (d.permutation)
     j["permutation"] = *d.permutation;
+  if (d.nested) {
+    auto code = [](const CodeType &c) {
+      return json{{"bits", c.bits}, {"signed", c.isSigned}};
+    };
+    json n = {{"scale_code", code(d.nested->scaleCode)},
+              {"super_group_size", d.nested->superGroupSize},
+              {"super_dtype", toString(d.nested->superType)}};
+    if (d.nested->minCode)
+      n["min_code"] = code(*d.nested->minCode);
+    j["nested"] = n;
+  }
   return j;
 }
 
@@ -63,6 +74,34 @@ json qtensor::toJson(const QuantizedTensorDescriptor &t) {
 
 namespace {
 using ObjectReader = JsonObjectReader;
+
+Status parseNestedCode(ObjectReader &parent, const char *key, CodeType &c) {
+  const json *j;
+  QTENSOR_TRY(parent.require(key, j));
+  ObjectReader r(*j, parent.at(key));
+  QTENSOR_TRY(r.expectObject());
+  int64_t bits;
+  QTENSOR_TRY(r.readInt("bits", 1, 64, bits));
+  c.bits = static_cast<unsigned>(bits);
+  QTENSOR_TRY(r.readBool("signed", c.isSigned));
+  return r.noUnknownKeys();
+}
+
+Expected<NestedQParams> parseNested(const json &j, const std::string &path) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  NestedQParams n;
+  QTENSOR_TRY(parseNestedCode(r, "scale_code", n.scaleCode));
+  if (r.find("min_code")) {
+    CodeType m;
+    QTENSOR_TRY(parseNestedCode(r, "min_code", m));
+    n.minCode = m;
+  }
+  QTENSOR_TRY(r.readInt("super_group_size", 1, INT64_MAX, n.superGroupSize));
+  QTENSOR_TRY(r.readEnum("super_dtype", parseFloatType, n.superType));
+  QTENSOR_TRY(r.noUnknownKeys());
+  return n;
+}
 
 Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
   ObjectReader r(j, path);
@@ -112,6 +151,9 @@ Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
     std::vector<int64_t> p;
     QTENSOR_TRY(ObjectReader::toIntArray(*perm, r.at("permutation"), p));
     d.permutation = std::move(p);
+  }
+  if (const json *nested = r.find("nested")) {
+    QTENSOR_ASSIGN_OR_RETURN(d.nested, parseNested(*nested, r.at("nested")));
   }
   QTENSOR_TRY(r.noUnknownKeys());
   if (Status s = verifyDescriptor(d); !s)

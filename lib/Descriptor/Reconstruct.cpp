@@ -4,6 +4,8 @@
 
 #include "qtensor/Support/CheckedMath.h"
 
+#include <cmath>
+
 using namespace qtensor;
 
 Expected<std::vector<int64_t>>
@@ -124,6 +126,82 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
     case ZeroPointKind::Min:
       out[i] = s * double(q) + zeros[g];
       break;
+    }
+  }
+  return out;
+}
+
+Expected<NestedFirstLevel>
+qtensor::decodeNestedQParams(const AffineDescriptor &d,
+                             const std::vector<int64_t> &shape,
+                             const std::vector<int32_t> &scaleCodes,
+                             const std::vector<double> &superScales,
+                             const std::vector<int32_t> &minCodes,
+                             const std::vector<double> &superMins) {
+  if (!d.nested)
+    return makeError("the descriptor has no nested qparams");
+  QTENSOR_TRY(verifyDescriptorForShape(d, shape));
+  const NestedQParams &n = *d.nested;
+  const bool hasMin = n.minCode.has_value();
+  auto groups = checkedElementCount(qparamShape(d, shape), uint64_t(1) << 40);
+  auto supers =
+      checkedElementCount(superQParamShape(d, shape), uint64_t(1) << 40);
+  if (!groups || !supers)
+    return makeError("qparam count of ", shapeToString(shape), " exceeds 2^40");
+  auto checkSize = [](const char *what, size_t have, uint64_t want) -> Status {
+    if (have != want)
+      return makeError(what, ": ", have, " values, expected ", want);
+    return Status::ok();
+  };
+  QTENSOR_TRY(checkSize("scale codes", scaleCodes.size(), *groups));
+  QTENSOR_TRY(checkSize("second-level scales", superScales.size(), *supers));
+  QTENSOR_TRY(checkSize("min codes", minCodes.size(), hasMin ? *groups : 0));
+  QTENSOR_TRY(
+      checkSize("second-level mins", superMins.size(), hasMin ? *supers : 0));
+
+  // Group j of the flattened qparam tensor: (outer, g, inner) with g along
+  // the axis; its super-group is (outer, g / ratio, inner).
+  const size_t axis = static_cast<size_t>(d.axis);
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  const int64_t groupsAlong = shape[axis] / d.groupSize;
+  const int64_t supersAlong = shape[axis] / n.superGroupSize;
+  const int64_t ratio = n.superGroupSize / d.groupSize;
+  auto inRange = [](const CodeType &c, int32_t v) {
+    int64_t lo = c.isSigned ? -(int64_t(1) << (c.bits - 1)) : 0;
+    int64_t hi = c.isSigned ? (int64_t(1) << (c.bits - 1)) - 1
+                            : (int64_t(1) << c.bits) - 1;
+    return v >= lo && v <= hi;
+  };
+  auto asFloat = [](const char *what, double v, uint64_t i) -> Expected<float> {
+    float f = static_cast<float>(v);
+    if (!std::isfinite(v) || double(f) != v)
+      return makeError(what, " ", i, " (", v, ") is not a finite f32 value");
+    return f;
+  };
+  NestedFirstLevel out;
+  out.scales.resize(*groups);
+  if (hasMin)
+    out.mins.resize(*groups);
+  for (uint64_t j = 0; j < *groups; ++j) {
+    const int64_t in = int64_t(j) % inner;
+    const int64_t g = (int64_t(j) / inner) % groupsAlong;
+    const int64_t outer = int64_t(j) / inner / groupsAlong;
+    const uint64_t J = uint64_t((outer * supersAlong + g / ratio) * inner + in);
+    if (!inRange(n.scaleCode, scaleCodes[j]))
+      return makeError("scale code ", j, " (", scaleCodes[j],
+                       ") is outside its ", n.scaleCode.bits, "-bit range");
+    QTENSOR_ASSIGN_OR_RETURN(float dJ,
+                             asFloat("second-level scale", superScales[J], J));
+    out.scales[j] = dJ * static_cast<float>(scaleCodes[j]);
+    if (hasMin) {
+      if (!inRange(*n.minCode, minCodes[j]))
+        return makeError("min code ", j, " (", minCodes[j], ") is outside its ",
+                         n.minCode->bits, "-bit range");
+      QTENSOR_ASSIGN_OR_RETURN(float mJ,
+                               asFloat("second-level min", superMins[J], J));
+      out.mins[j] = -(mJ * static_cast<float>(minCodes[j]));
     }
   }
   return out;

@@ -76,7 +76,7 @@ bool isScaleType(Type type) {
     Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
     mlir::FloatType scale, RoundingMode rounding, SaturationMode saturation,
     bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion) {
+    uint32_t decoderVersion, NestedQParamsAttr nested) {
   ::qtensor::AffineDescriptor d;
   d.code = {code.getWidth(), code.isSigned()};
   d.scheme = convertEnum<::qtensor::QuantScheme>(scheme);
@@ -94,6 +94,16 @@ bool isScaleType(Type type) {
     d.permutation = std::vector<int64_t>(permutation.asArrayRef().begin(),
                                          permutation.asArrayRef().end());
   d.decoderVersion = decoderVersion;
+  if (nested) {
+    ::qtensor::NestedQParams n;
+    IntegerType sc = nested.getScaleCode();
+    n.scaleCode = {sc.getWidth(), sc.isSigned()};
+    if (IntegerType mc = nested.getMinCode())
+      n.minCode = ::qtensor::CodeType{mc.getWidth(), mc.isSigned()};
+    n.superGroupSize = nested.getSuperGroupSize();
+    n.superType = toPlainFloat(nested.getSuperScale());
+    d.nested = n;
+  }
   return d;
 }
 } // namespace mlir::qt::detail
@@ -107,7 +117,7 @@ bool isScaleType(Type type) {
       a.getCode(), a.getScheme(), a.getZeroPoint(), a.getGranularity(),
       a.getAxis(), a.getGroupSize(), a.getTail(), a.getScale(), a.getRounding(),
       a.getSaturation(), a.getNarrowRange(), a.getEncoding(),
-      a.getPermutation(), a.getDecoderVersion());
+      a.getPermutation(), a.getDecoderVersion(), a.getNested());
 }
 
 ::qtensor::LayoutDescriptor mlir::qt::toDescriptor(LayoutAttr a) {
@@ -152,6 +162,17 @@ mlir::qt::toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d) {
   DenseI64ArrayAttr permutation;
   if (d.permutation)
     permutation = b.getDenseI64ArrayAttr(*d.permutation);
+  auto integer = [&](const ::qtensor::CodeType &c) {
+    return IntegerType::get(context, c.bits,
+                            c.isSigned ? IntegerType::Signed
+                                       : IntegerType::Unsigned);
+  };
+  NestedQParamsAttr nested;
+  if (d.nested)
+    nested = NestedQParamsAttr::get(
+        context, integer(d.nested->scaleCode),
+        d.nested->minCode ? integer(*d.nested->minCode) : IntegerType(),
+        d.nested->superGroupSize, toMlirFloat(context, d.nested->superType));
   auto attr = AffineDescriptorAttr::getChecked(
       [&] { return emitError(UnknownLoc::get(context)); }, context, code,
       convertEnum<QuantScheme>(d.scheme),
@@ -160,7 +181,8 @@ mlir::qt::toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d) {
       convertEnum<TailRule>(d.tail), toMlirFloat(context, d.scaleType),
       convertEnum<RoundingMode>(d.rounding),
       convertEnum<SaturationMode>(d.saturation), d.narrowRange,
-      convertEnum<SignedEncoding>(d.encoding), permutation, d.decoderVersion);
+      convertEnum<SignedEncoding>(d.encoding), permutation, d.decoderVersion,
+      nested);
   if (!attr)
     return ::qtensor::makeError(captured.message);
   return attr;

@@ -39,9 +39,34 @@ namespace mlir::qt::detail {
     Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
     FloatType scale, RoundingMode rounding, SaturationMode saturation,
     bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion);
+    uint32_t decoderVersion, NestedQParamsAttr nested);
 bool isScaleType(Type type);
 } // namespace mlir::qt::detail
+
+//===----------------------------------------------------------------------===//
+// NestedQParamsAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+NestedQParamsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          IntegerType scaleCode, IntegerType minCode,
+                          int64_t superGroupSize, FloatType superScale) {
+  for (IntegerType code : {scaleCode, minCode})
+    if (code && code.isSignless())
+      return emitError() << "nested codes must be signed (si" << code.getWidth()
+                         << ") or unsigned (ui" << code.getWidth()
+                         << "), got signless " << code;
+  if (!detail::isScaleType(superScale))
+    return emitError() << "second-level scale type must be f16 or bf16, got "
+                       << superScale;
+  if (superGroupSize <= 0)
+    return emitError() << "super_group_size must be positive, got "
+                       << superGroupSize;
+  // The rest (widths, f16 or bf16, the group size it must be a multiple
+  // of, zero-point pairing) is verifyDescriptor's, with the enclosing
+  // descriptor, so the IR and the manifest give the same words.
+  return success();
+}
 
 LogicalResult AffineDescriptorAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, IntegerType code,
@@ -49,7 +74,7 @@ LogicalResult AffineDescriptorAttr::verify(
     int64_t axis, int64_t groupSize, TailRule tail, FloatType scale,
     RoundingMode rounding, SaturationMode saturation, bool narrowRange,
     SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion) {
+    uint32_t decoderVersion, NestedQParamsAttr nested) {
   if (code.isSignless())
     return emitError() << "code type must be signed (si" << code.getWidth()
                        << ") or unsigned (ui" << code.getWidth()
@@ -60,7 +85,7 @@ LogicalResult AffineDescriptorAttr::verify(
       ::qtensor::verifyDescriptor(detail::makeAffineDescriptor(
           code, scheme, zeroPoint, granularity, axis, groupSize, tail, scale,
           rounding, saturation, narrowRange, encoding, permutation,
-          decoderVersion));
+          decoderVersion, nested));
   if (!status)
     return emitError() << status.message();
   return success();

@@ -38,6 +38,8 @@ struct QTensorOpAsmInterface : public OpAsmDialectInterface {
           os << "_axis" << affine.getAxis();
         break;
       }
+      if (NestedQParamsAttr nested = affine.getNested())
+        os << "_nested" << nested.getSuperGroupSize();
       return AliasResult::FinalAlias;
     }
     if (auto layout = dyn_cast<LayoutAttr>(attr)) {

@@ -31,6 +31,7 @@ struct CodeType {
   bool operator==(const CodeType &o) const {
     return bits == o.bits && isSigned == o.isSigned;
   }
+  bool operator!=(const CodeType &o) const { return !(*this == o); }
 };
 
 enum class QuantScheme : uint8_t { Symmetric, Asymmetric };
@@ -55,6 +56,30 @@ enum class TailRule : uint8_t {
   Exact,   ///< the axis must be a multiple of the group size
 };
 
+/// Second-level qparams (seed M8.9 0x07D, 0x01B): the first-level scales
+/// (and mins) are stored as integer codes, and every super-group of
+/// `superGroupSize` elements along the group axis shares one second-level
+/// scale (and one min scale). Decoding runs the second level first:
+///
+///   s_j = d_J * c_j          m_j = -(dmin_J * mc_j)      (J = super-group)
+///
+/// as ggml's K-quants do (d1 = d * sc; m1 = dmin * m; x = d1 * q - m1). Each
+/// product of an f16/bf16 value and a code of at most 8 bits is exact in
+/// f32, so the descriptor's `f32` scale type names exactly these values:
+/// IR operands carry the decoded first level, an artifact stores both.
+struct NestedQParams {
+  CodeType scaleCode{6, false};         ///< ui6 (Q4_K, Q5_K), si8 (Q6_K)
+  std::optional<CodeType> minCode;      ///< present iff the zero-point is `min`
+  int64_t superGroupSize = 0;           ///< a multiple of the group size
+  FloatType superType = FloatType::F16; ///< f16 or bf16 (products exact)
+
+  bool operator==(const NestedQParams &o) const {
+    return scaleCode == o.scaleCode && minCode == o.minCode &&
+           superGroupSize == o.superGroupSize && superType == o.superType;
+  }
+  bool operator!=(const NestedQParams &o) const { return !(*this == o); }
+};
+
 /// The affine family: x = s * (q - z) with declared granularity.
 struct AffineDescriptor {
   CodeType code;
@@ -73,6 +98,9 @@ struct AffineDescriptor {
   /// Optional permutation of the group axis (act-order); must be a bijection.
   std::optional<std::vector<int64_t>> permutation;
   uint32_t decoderVersion = 1;
+  /// Scales (and mins) stored as codes under a second level; none: stored
+  /// as values of `scaleType`.
+  std::optional<NestedQParams> nested;
 
   bool operator==(const AffineDescriptor &o) const;
   bool operator!=(const AffineDescriptor &o) const { return !(*this == o); }
@@ -131,6 +159,11 @@ Status verifyTensorDescriptor(const QuantizedTensorDescriptor &t);
 /// and for groups the shape with the group axis replaced by ceil(dim / G).
 std::vector<int64_t> qparamShape(const AffineDescriptor &d,
                                  const std::vector<int64_t> &shape);
+
+/// Shape of the second-level qparams of a nested descriptor: the shape with
+/// the group axis replaced by dim / superGroupSize.
+std::vector<int64_t> superQParamShape(const AffineDescriptor &d,
+                                      const std::vector<int64_t> &shape);
 
 /// Spellings shared by the MLIR attributes and the JSON form.
 const char *toString(FloatType t);

@@ -32,6 +32,23 @@ Expected<std::vector<double>> reconstructAffine(
     const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
     const std::vector<double> &scales, const std::vector<double> &zeros);
 
+/// The first level of a nested descriptor from its two stored levels, second
+/// level first (NestedQParams): s_j = d_J * c_j and, with zero-point `min`,
+/// m_j = -(dmin_J * mc_j), each an f32 product (exact). Codes are one per
+/// group in the qparam shape, d and dmin one per super-group in
+/// superQParamShape; `minCodes`/`superMins` are empty without a min. Sizes,
+/// code ranges and second-level values that are not of their declared type
+/// are errors naming the index.
+struct NestedFirstLevel {
+  std::vector<float> scales;
+  std::vector<float> mins; ///< empty without a min
+};
+Expected<NestedFirstLevel> decodeNestedQParams(
+    const AffineDescriptor &d, const std::vector<int64_t> &shape,
+    const std::vector<int32_t> &scaleCodes,
+    const std::vector<double> &superScales,
+    const std::vector<int32_t> &minCodes, const std::vector<double> &superMins);
+
 } // namespace qtensor
 
 #endif // QTENSOR_DESCRIPTOR_RECONSTRUCT_H

@@ -62,6 +62,46 @@ TEST(DescriptorJson, PermutationSurvives) {
   EXPECT_EQ(back->descriptor.permutation, t.descriptor.permutation);
 }
 
+// ggml Q4_K as a nested descriptor: the second level survives the trip and
+// is spelled as documented (docs/descriptor-json.md).
+TEST(DescriptorJson, NestedQParamsSurvive) {
+  QuantizedTensorDescriptor t;
+  t.shape = {8, 512};
+  t.elementType = FloatType::F32;
+  AffineDescriptor &d = t.descriptor;
+  d.code = {4, false};
+  d.scheme = QuantScheme::Asymmetric;
+  d.zeroPoint = ZeroPointKind::Min;
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = 32;
+  d.tail = TailRule::Exact;
+  d.scaleType = FloatType::F32;
+  d.nested = NestedQParams{{6, false}, CodeType{6, false}, 256, FloatType::F16};
+  json j = toJson(t);
+  EXPECT_EQ(j["descriptor"]["nested"],
+            json::parse(R"({"scale_code":{"bits":6,"signed":false},
+                            "min_code":{"bits":6,"signed":false},
+                            "super_group_size":256,"super_dtype":"f16"})"));
+  auto back = tensorDescriptorFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, t);
+  EXPECT_EQ(superQParamShape(d, t.shape), (std::vector<int64_t>{8, 2}));
+
+  j["descriptor"]["nested"]["super_dtype"] = "f32";
+  auto f32 = tensorDescriptorFromJson(j);
+  ASSERT_FALSE(f32);
+  EXPECT_NE(f32.message().find("second-level scales must be f16 or bf16"),
+            std::string::npos)
+      << f32.message();
+  j["descriptor"]["nested"]["super_dtype"] = "f16";
+  j["descriptor"]["nested"]["extra"] = 1;
+  auto extra = tensorDescriptorFromJson(j);
+  ASSERT_FALSE(extra);
+  EXPECT_NE(extra.message().find("nested"), std::string::npos)
+      << extra.message();
+}
+
 struct BadCase {
   const char *mutation; // JSON merge patch applied to a valid tensor
   const char *message;

@@ -137,3 +137,43 @@ TEST(Reconstruct, LinearFastPathsMatchTheElementIndex) {
     }
   }
 }
+
+// The second level first: s_j = d_J * c_j and m_j = -(dmin_J * mc_j), with J
+// the super-group of group j along the axis (here two super-groups of two
+// groups per row, two rows).
+TEST(Reconstruct, NestedQParamsDecodeSecondLevelFirst) {
+  AffineDescriptor d;
+  d.code = {4, false};
+  d.scheme = QuantScheme::Asymmetric;
+  d.zeroPoint = ZeroPointKind::Min;
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = 4;
+  d.tail = TailRule::Exact;
+  d.scaleType = FloatType::F32;
+  d.nested = NestedQParams{{6, false}, CodeType{6, false}, 8, FloatType::F16};
+  const std::vector<int64_t> shape{2, 16};
+  auto first = decodeNestedQParams(
+      d, shape, {1, 2, 3, 63, 5, 6, 7, 8}, {0.5, 0.25, 2.0, 1.0},
+      {0, 1, 2, 3, 4, 5, 6, 7}, {1.0, 2.0, 0.5, 0.125});
+  ASSERT_TRUE(first) << first.message();
+  EXPECT_EQ(first->scales, (std::vector<float>{0.5f, 1.0f, 0.75f, 15.75f, 10.0f,
+                                               12.0f, 7.0f, 8.0f}));
+  EXPECT_EQ(first->mins, (std::vector<float>{-0.0f, -1.0f, -4.0f, -6.0f, -2.0f,
+                                             -2.5f, -0.75f, -0.875f}));
+
+  auto wide = decodeNestedQParams(
+      d, shape, {1, 2, 3, 64, 5, 6, 7, 8}, {0.5, 0.25, 2.0, 1.0},
+      {0, 1, 2, 3, 4, 5, 6, 7}, {1.0, 2.0, 0.5, 0.125});
+  ASSERT_FALSE(wide);
+  EXPECT_NE(wide.message().find("scale code 3 (64) is outside its 6-bit range"),
+            std::string::npos)
+      << wide.message();
+  auto short_ =
+      decodeNestedQParams(d, shape, {1, 2, 3, 4, 5, 6, 7, 8}, {0.5, 0.25, 2.0},
+                          {0, 1, 2, 3, 4, 5, 6, 7}, {1.0, 2.0, 0.5, 0.125});
+  ASSERT_FALSE(short_);
+  EXPECT_NE(short_.message().find("second-level scales: 3 values, expected 4"),
+            std::string::npos)
+      << short_.message();
+}

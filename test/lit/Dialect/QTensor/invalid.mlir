@@ -786,3 +786,61 @@ func.func @reverify_on_weight_op() {
   %w = qtensor.weight "o_proj" {qtensor.reverify} : !W_placed
   return
 }
+
+// -----
+
+// Nested (second-level) qparams, seed M8.9 0x07D.
+
+// expected-error @+1 {{nested qparams decode to exact f32 products; the scale type must be f32, got f16}}
+func.func @nested_scale_not_f32(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a nested descriptor with zero-point min needs min codes (min_code)}}
+func.func @nested_min_without_min_code(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, super_group_size = 256, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{min codes (min_code) need zero-point min, got none}}
+func.func @nested_min_code_without_min(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si8, min_code = ui6, super_group_size = 256, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{super_group_size must be a positive multiple of the group size 32, got 48}}
+func.func @nested_super_group_not_multiple(%w: !qtensor.tensor<4x96xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 48, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{nested qparams need dimension 1 (288) to be a multiple of the super-group size 256}}
+func.func @nested_axis_not_whole_super_groups(%w: !qtensor.tensor<4x288xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{second-level scales must be f16 or bf16 (their products with 8-bit codes are exact in f32), got f32}}
+func.func @nested_super_f32(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f32>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{nested scale codes must be 2 to 8 bits wide, got 9}}
+func.func @nested_scale_code_too_wide(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si9, super_group_size = 256, super_scale = f16>>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{nested qparams need tail rule 'exact'}}
+func.func @nested_partial_tail(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>>) {
+  return
+}

@@ -17,6 +17,8 @@
 // CHECK-DAG: #ui4_asym_group64 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 64, scale = f16>
 // CHECK-DAG: #si4_group128 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
 // CHECK-DAG: #ui8_asym_per_axis0 = #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32>
+// CHECK-DAG: #ui4_asym_group32_nested256 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>
+// CHECK-DAG: #si6_group16_nested256 = #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, encoding = offset_binary, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>
 
 // 4096x4096 W4, groups of 128 along K, FP16 scales: scales are [4096, 32].
 // CHECK-LABEL: func.func @w4_g128_fp16
@@ -112,4 +114,15 @@ func.func @placements(%x: tensor<2x12xf16>, %w: !qtensor.tensor<8x12xf16, #qtens
   %a = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = replicate_boundary, qparams = [0, 2, 1, 3]>} : tensor<2x12xf16>, !qtensor.tensor<8x12xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x8xf16>
   %b = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 6, 12], group_policy = repack, qparams = [0, 2, 2, 4]>, qtensor.reverify} : tensor<2x12xf16>, !qtensor.tensor<8x12xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 4, scale = f16>> -> tensor<2x8xf16>
   return %a, %b : tensor<2x8xf16>, tensor<2x8xf16>
+}
+
+// ggml Q4_K and Q6_K: first-level scale (and min) codes under f16
+// super-block scales; the qparam operands are the decoded f32 first level.
+// CHECK-LABEL: func.func @ggml_k_quants
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x512xf32, #ui4_asym_group32_nested256> -> tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x512xf32, #si6_group16_nested256> -> tensor<8x512xsi6>, tensor<8x32xf32>
+func.func @ggml_k_quants(%a: !qtensor.tensor<8x512xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>, %b: !qtensor.tensor<8x512xf32, #qtensor.affine<code = si6, scheme = symmetric, encoding = offset_binary, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>>) -> (tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x512xsi6>, tensor<8x32xf32>) {
+  %c, %s, %m = qtensor.disassemble %a : !qtensor.tensor<8x512xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>> -> tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>
+  %c6, %s6 = qtensor.disassemble %b : !qtensor.tensor<8x512xf32, #qtensor.affine<code = si6, scheme = symmetric, encoding = offset_binary, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>> -> tensor<8x512xsi6>, tensor<8x32xf32>
+  return %c, %s, %m, %c6, %s6 : tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x512xsi6>, tensor<8x32xf32>
 }

@@ -8,6 +8,37 @@ include "qtensor/Dialect/QTensor/IR/QTensorEnums.td"
 include "qtensor/Dialect/QTensor/IR/QTensorInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
+def QTensor_NestedQParamsAttr : QTensor_Attr<"NestedQParams", "nested"> {
+  let summary = "Second-level qparams: first-level scales (and mins) as codes";
+  let description = [{
+    The first-level scales (and, with zero-point `min`, the mins) of a group
+    descriptor are stored as integer codes; every `super_group_size` elements
+    along the group axis share one second-level scale (and min scale) of type
+    `super_scale`. Decoding runs the second level first (seed M8.9 0x07D):
+    `s_j = d_J * c_j`, `m_j = -(dmin_J * mc_j)`, each product exact in f32,
+    which is why the enclosing descriptor's `scale` is `f32`: qparam operands
+    carry the decoded first level. ggml's Q4_K and Q5_K are
+
+    ```mlir
+    #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min,
+                    granularity = group, axis = 1, group_size = 32,
+                    tail = exact, scale = f32,
+                    nested = <scale_code = ui6, min_code = ui6,
+                              super_group_size = 256, super_scale = f16>>
+    ```
+
+    and Q6_K `scale_code = si8` without `min_code`, groups of 16.
+  }];
+  let parameters = (ins
+    "::mlir::IntegerType":$scale_code,
+    OptionalParameter<"::mlir::IntegerType">:$min_code,
+    "int64_t":$super_group_size,
+    "::mlir::FloatType":$super_scale
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     [DeclareAttrInterfaceMethods<QTensor_DescriptorAttrInterface>]> {
   let summary = "Affine family: x = s * (q - z) with declared granularity";
@@ -37,7 +68,8 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     `rounding = nearest_even`, `saturation = clamp`, `narrow_range = false`
     (true: the restricted symmetric range [-Q, Q]),
     `encoding = twos_complement`, `permutation` (a bijection of the group
-    axis, e.g. act-order), `decoder_version = 1`.
+    axis, e.g. act-order), `decoder_version = 1`, `nested` (second-level
+    qparams, `#qtensor.nested`).
   }];
   let parameters = (ins
     "::mlir::IntegerType":$code,
@@ -58,7 +90,8 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     DefaultValuedParameter<"::mlir::qt::SignedEncoding",
         "::mlir::qt::SignedEncoding::TwosComplement">:$encoding,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$permutation,
-    DefaultValuedParameter<"uint32_t", "1">:$decoder_version
+    DefaultValuedParameter<"uint32_t", "1">:$decoder_version,
+    OptionalParameter<"::mlir::qt::NestedQParamsAttr">:$nested
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
