@@ -402,9 +402,10 @@ private:
       QTENSOR_TRY(checkShardInventory(m.man, f->path, *shard));
       m.shards.emplace(f->path, shard.take());
     }
+    QTENSOR_TRY(decodeNestedQParams());
     for (const OpPlan &op : m.runPlan.ops) {
       for (const auto &[role, stored] : op.entry->storedTensors())
-        if (const safetensors::TensorView *v = m.view(op.tensor, role))
+        if (const safetensors::TensorView *v = m.storedView(op.tensor, role))
           m.referenced += v->byteSize();
       if (op.bias)
         if (const safetensors::TensorView *v = m.view(*op.bias, "data"))
@@ -416,6 +417,34 @@ private:
             (options.access == FileAccess::Read ? "read" : "mapped") +
             " and hashed (" + formatBytes(m.mapped) + "), " +
             formatBytes(m.referenced) + " referenced by the plan");
+    return Status::ok();
+  }
+
+  /// The first level of every nested tensor whose shard this load holds,
+  /// decoded once: kernels and reference decoders read f32 scales (and
+  /// mins), the artifact keeps the two levels (NestedQParams).
+  Status decodeNestedQParams() {
+    uint64_t bytes = 0;
+    for (const artifact::TensorEntry &t : m.man.tensors) {
+      const artifact::QuantizedTensor *q = t.quantized();
+      if (!q || !q->logical.descriptor.nested || !m.shards.count(t.file))
+        continue;
+      const safetensors::TensorView *scales = m.storedView(t.name, "scales");
+      const safetensors::TensorView *supers =
+          m.storedView(t.name, "super_scales");
+      if (!scales || !supers)
+        return makeError(t.name, ": nested qparams are not in its shard");
+      QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<artifact::DecodedQParams> first,
+                               artifact::decodeStoredNestedQParams(
+                                   t.name, q->logical, *scales, *supers,
+                                   m.storedView(t.name, "zeros"),
+                                   m.storedView(t.name, "super_zeros")));
+      bytes += (first->scales.size() + first->mins.size()) * sizeof(float);
+      m.decodedQParams.emplace(t.name, std::move(first));
+    }
+    if (bytes)
+      QTENSOR_TRY(m.memory.add(MemoryCategory::QParams,
+                               "nested qparams, first level decoded", bytes));
     return Status::ok();
   }
 
@@ -707,6 +736,17 @@ private:
 
 const safetensors::TensorView *LoadedModel::view(const std::string &tensor,
                                                  const char *role) const {
+  if (auto d = decodedQParams.find(tensor); d != decodedQParams.end()) {
+    if (std::strcmp(role, "scales") == 0)
+      return &d->second->scalesView;
+    if (std::strcmp(role, "zeros") == 0)
+      return d->second->mins.empty() ? nullptr : &d->second->minsView;
+  }
+  return storedView(tensor, role);
+}
+
+const safetensors::TensorView *
+LoadedModel::storedView(const std::string &tensor, const char *role) const {
   const artifact::TensorEntry *entry = man.findTensor(tensor);
   if (!entry)
     return nullptr;

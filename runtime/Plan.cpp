@@ -2,6 +2,7 @@
 
 #include "qtensor/Runtime/Plan.h"
 
+#include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/CheckedMath.h"
@@ -153,10 +154,18 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                      group > 0    ? "groups of " + std::to_string(group)
                      : group == 0 ? std::string("per-channel scales")
                                   : std::string("per-tensor scales"));
-  if (dtypeOf(argTypeOf(k.scale)) != q.scales.dtype)
+  // A nested descriptor's kernels read its first level decoded at load
+  // (f32, the descriptor's scale type), not the stored codes.
+  const safetensors::DType firstScale =
+      d.nested ? artifact::scaleDType(d) : q.scales.dtype;
+  const std::optional<safetensors::DType> zeroDType =
+      !q.zeros   ? std::nullopt
+      : d.nested ? std::optional(artifact::scaleDType(d))
+                 : std::optional(q.zeros->dtype);
+  if (dtypeOf(argTypeOf(k.scale)) != firstScale)
     return makeError(where, ".scale: ", qtensor::toString(k.scale), ", but", of,
-                     " stores scales as ",
-                     safetensors::dtypeName(q.scales.dtype));
+                     d.nested ? " decodes scales to " : " stores scales as ",
+                     safetensors::dtypeName(firstScale));
 
   // Packed words: the kernel layout's geometry for these codes.
   KernelLayoutKind kind;
@@ -193,10 +202,10 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
           of, " stores zero-point ", qtensor::toString(d.zeroPoint));
     safetensors::DType want =
         k.minZero ? dtypeOf(argTypeOf(k.scale)) : safetensors::DType::U8;
-    if (q.zeros->dtype != want)
+    if (*zeroDType != want)
       return makeError(where, ".args: z reads ", safetensors::dtypeName(want),
                        " zero-points, but", of, " stores them as ",
-                       safetensors::dtypeName(q.zeros->dtype));
+                       safetensors::dtypeName(*zeroDType));
     if (elements(z->shape) != elements(q.zeros->shape))
       return makeError(where, ".args: z has shape ", shapeToString(z->shape),
                        ", but", of, " stores zero-points of shape ",

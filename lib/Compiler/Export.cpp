@@ -5,6 +5,7 @@
 #include "qtensor/Support/Progress.h"
 
 #include "qtensor/Descriptor/DescriptorJson.h"
+#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Support/FileIO.h"
@@ -30,6 +31,8 @@ struct Slice {
   std::vector<float> scales;
   std::vector<int32_t> zeros;
   std::vector<float> zeroFloats;
+  std::vector<int32_t> scaleCodes, minCodes; ///< nested only
+  std::vector<float> superScales, superMins; ///< nested only
   std::vector<uint16_t> bias;
 };
 
@@ -96,6 +99,25 @@ Expected<Slice> sliceLinear(const ExportLinear &l, const QuantizedWeight &w,
     s.zeros = qslice(w.zeros);
   if (!w.zeroFloats.empty())
     s.zeroFloats = qslice(w.zeroFloats);
+  if (d.nested) {
+    // The second level follows its super-groups: a slice along K must hold
+    // whole ones (their d and dmin are not split or repeated).
+    const int64_t sg = d.nested->superGroupSize;
+    if (cb % sg != 0 || ce % sg != 0)
+      return makeError(l.source->name, ": rank ", rank, "'s columns [", cb,
+                       ", ", ce, ") cut a super-group of ", sg,
+                       " (nested qparams); the exporter stores whole "
+                       "super-groups only");
+    s.scaleCodes = qslice(w.scaleCodes);
+    if (!w.minCodes.empty())
+      s.minCodes = qslice(w.minCodes);
+    auto superSlice = [&](const std::vector<float> &v) {
+      return block(v, k / sg, rb, re, cb / sg, ce / sg);
+    };
+    s.superScales = superSlice(w.superScales);
+    if (!w.superMins.empty())
+      s.superMins = superSlice(w.superMins);
+  }
   if (!w.bias.empty()) {
     if (l.placement.kind == Kind::Column)
       s.bias.assign(w.bias.begin() + rb, w.bias.begin() + re);
@@ -210,7 +232,7 @@ struct StagedQuantized {
   std::string shard, name;
   QuantizedTensorDescriptor stored;
   TensorData codes, scales;
-  std::optional<TensorData> zeros;
+  std::optional<TensorData> zeros, superScales, superZeros;
 };
 
 } // namespace
@@ -228,6 +250,85 @@ template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &v) {
   if (!b.empty())
     std::memcpy(b.data(), v.data(), b.size());
   return b;
+}
+
+/// A slice's scales and zero-points as stored: floats in the scale dtype,
+/// integer zero-points one per byte (U8).
+template <typename Spooled>
+Status stageQParams(const Slice &s, StagedQuantized &q, const std::string &name,
+                    const std::vector<int64_t> &qshape, Spooled &spooled) {
+  const FloatType type = q.stored.descriptor.scaleType;
+  QTENSOR_ASSIGN_OR_RETURN(q.scales,
+                           spooled(name + ".scales", artifact::floatDType(type),
+                                   qshape, qparamBytes(s.scales, type)));
+  if (!s.zeros.empty()) {
+    std::vector<uint8_t> z8;
+    for (int32_t z : s.zeros) {
+      if (z < 0 || z > 255)
+        return makeError(name, ": zero-point ", z,
+                         " does not fit the U8 it is stored in");
+      z8.push_back(static_cast<uint8_t>(z));
+    }
+    QTENSOR_ASSIGN_OR_RETURN(q.zeros,
+                             spooled(name + ".zeros", DType::U8, qshape, z8));
+  } else if (!s.zeroFloats.empty()) {
+    QTENSOR_ASSIGN_OR_RETURN(
+        q.zeros, spooled(name + ".zeros", artifact::floatDType(type), qshape,
+                         qparamBytes(s.zeroFloats, type)));
+  }
+  return Status::ok();
+}
+
+/// A nested slice's two levels as stored (Manifest.h): scale and min codes
+/// (I8 or U8) in the qparam shape, second-level floats per super-group.
+/// First proves they decode to the first level the L2 digest was taken
+/// over, bit for bit, so what is stored is what was verified.
+template <typename Spooled>
+Status stageNested(const Slice &s, StagedQuantized &q, const std::string &name,
+                   const std::vector<int64_t> &qshape, Spooled &spooled) {
+  const AffineDescriptor &d = q.stored.descriptor;
+  const NestedQParams &n = *d.nested;
+  auto first = decodeNestedQParams(
+      d, q.stored.shape, s.scaleCodes,
+      std::vector<double>(s.superScales.begin(), s.superScales.end()),
+      s.minCodes, std::vector<double>(s.superMins.begin(), s.superMins.end()));
+  if (!first)
+    return makeError(name, ": nested qparams: ", first.message());
+  auto differs = [](const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() != b.size() ||
+           (!a.empty() &&
+            std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) != 0);
+  };
+  if (differs(first->scales, s.scales) || differs(first->mins, s.zeroFloats))
+    return makeError(name, ": nested qparams do not decode to the scales and "
+                           "mins they were read with");
+  auto codeBytes = [](const std::vector<int32_t> &codes) {
+    std::vector<uint8_t> b(codes.size());
+    for (size_t i = 0; i < codes.size(); ++i)
+      b[i] = static_cast<uint8_t>(codes[i]); // I8: two's complement
+    return b;
+  };
+  auto codeDType = [](const CodeType &c) {
+    return c.isSigned ? DType::I8 : DType::U8;
+  };
+  std::vector<int64_t> sshape = superQParamShape(d, q.stored.shape);
+  QTENSOR_ASSIGN_OR_RETURN(q.scales,
+                           spooled(name + ".scales", codeDType(n.scaleCode),
+                                   qshape, codeBytes(s.scaleCodes)));
+  QTENSOR_ASSIGN_OR_RETURN(q.superScales,
+                           spooled(name + ".super_scales",
+                                   artifact::floatDType(n.superType), sshape,
+                                   qparamBytes(s.superScales, n.superType)));
+  if (n.minCode) {
+    QTENSOR_ASSIGN_OR_RETURN(q.zeros,
+                             spooled(name + ".zeros", codeDType(*n.minCode),
+                                     qshape, codeBytes(s.minCodes)));
+    QTENSOR_ASSIGN_OR_RETURN(q.superZeros,
+                             spooled(name + ".super_zeros",
+                                     artifact::floatDType(n.superType), sshape,
+                                     qparamBytes(s.superMins, n.superType)));
+  }
+  return Status::ok();
 }
 
 /// Quantizes, slices, packs and hashes every linear, one at a time, into
@@ -273,10 +374,16 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
                         : 1;
     values += static_cast<uint64_t>(w.codes.size());
     codeBits += w.codes.size() * w.logical.descriptor.code.bits;
-    // Integer zero-points are stored one per byte (U8).
-    qparamBits += (w.scales.size() + w.zeroFloats.size()) *
-                      qparamWidthBits(w.logical.descriptor.scaleType) +
-                  w.zeros.size() * 8;
+    // Integer zero-points are stored one per byte (U8), as are a nested
+    // descriptor's scale and min codes, under its second-level floats.
+    if (const auto &n = w.logical.descriptor.nested)
+      qparamBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
+                    (w.superScales.size() + w.superMins.size()) *
+                        qparamWidthBits(n->superType);
+    else
+      qparamBits += (w.scales.size() + w.zeroFloats.size()) *
+                        qparamWidthBits(w.logical.descriptor.scaleType) +
+                    w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, w, rank));
       std::string name = rankTensorName(l.source->name, rank, ranks);
@@ -309,34 +416,18 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
           qparamShape(q.stored.descriptor, q.stored.shape);
       QTENSOR_ASSIGN_OR_RETURN(
           q.codes, spooled(name + ".codes", DType::U8, codeShape, *packed));
-      QTENSOR_ASSIGN_OR_RETURN(
-          q.scales,
-          spooled(name + ".scales", artifact::scaleDType(q.stored.descriptor),
-                  qshape,
-                  qparamBytes(s.scales, q.stored.descriptor.scaleType)));
-      if (!s.zeros.empty()) {
-        std::vector<uint8_t> z8;
-        for (int32_t z : s.zeros) {
-          if (z < 0 || z > 255)
-            return makeError(name, ": zero-point ", z,
-                             " does not fit the U8 it is stored in");
-          z8.push_back(static_cast<uint8_t>(z));
-        }
-        QTENSOR_ASSIGN_OR_RETURN(
-            q.zeros, spooled(name + ".zeros", DType::U8, qshape, z8));
-      } else if (!s.zeroFloats.empty()) {
-        QTENSOR_ASSIGN_OR_RETURN(
-            q.zeros,
-            spooled(name + ".zeros", artifact::scaleDType(q.stored.descriptor),
-                    qshape,
-                    qparamBytes(s.zeroFloats, q.stored.descriptor.scaleType)));
-      }
+      QTENSOR_TRY(q.stored.descriptor.nested
+                      ? stageNested(s, q, name, qshape, spooled)
+                      : stageQParams(s, q, name, qshape, spooled));
       QTENSOR_TRY(digestOf(q.codes));
       QTENSOR_TRY(digestOf(q.scales));
-      if (q.zeros)
-        QTENSOR_TRY(digestOf(*q.zeros));
-      uint64_t stored =
-          q.codes.size + q.scales.size + (q.zeros ? q.zeros->size : 0);
+      uint64_t stored = q.codes.size + q.scales.size;
+      for (const std::optional<TensorData> *t :
+           {&q.zeros, &q.superScales, &q.superZeros})
+        if (*t) {
+          QTENSOR_TRY(digestOf(**t));
+          stored += (*t)->size;
+        }
       storedBytes += stored;
       if (!s.bias.empty()) {
         std::string biasName = rankTensorName(
@@ -462,7 +553,8 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   artifact::ArtifactWriter writer(base);
   for (const StagedQuantized &q : staged.quantized)
     QTENSOR_TRY(writer.addQuantizedTensor(q.shard, q.name, q.stored, q.codes,
-                                          q.scales, q.zeros));
+                                          q.scales, q.zeros, q.superScales,
+                                          q.superZeros));
   for (const auto &[shard, tensor] : staged.plain)
     QTENSOR_TRY(writer.addPlainTensor(shard, tensor));
   for (ExportFile &f : input.files)

@@ -246,6 +246,10 @@ Expected<ModuleReference::Codes> codesOf(mlir::qt::WeightOp weight,
   if (!described)
     return makeError(where, ": ", described.message());
   codes.descriptor = described.take();
+  if (codes.descriptor.descriptor.nested)
+    return makeError(where, ": nested qparams (#qtensor.nested) come only "
+                            "from GGUF K-quants in this version; a module's "
+                            "constant scales carry no second level to store");
   mlir::DenseElementsAttr scales, zeros;
   if (!mlir::matchPattern(assemble.getScales(), mlir::m_Constant(&scales)))
     return makeError(where, ": its scales are computed in the graph; the "

@@ -163,6 +163,14 @@ Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
   };
   QTENSOR_TRY(keep(parts.scales, out.scales, "scale"));
   QTENSOR_TRY(keep(parts.zeros, out.zeroFloats, "min"));
+  if (out.logical.descriptor.nested) {
+    // The second level as stored; the exporter proves it decodes to the
+    // first level above (decodeNestedQParams) before writing it.
+    out.scaleCodes = std::move(parts.scaleCodes);
+    out.minCodes = std::move(parts.minCodes);
+    out.superScales.assign(parts.superScales.begin(), parts.superScales.end());
+    out.superMins.assign(parts.superMins.begin(), parts.superMins.end());
+  }
   out.keptStoredCodes = true;
   out.sourceDType = linear.weight.dtype;
   out.relativeError = 0.0;

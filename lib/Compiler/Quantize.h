@@ -42,8 +42,13 @@ struct QuantizedWeight {
   std::vector<float> scales;
   std::vector<int32_t> zeros;    ///< integer zero-points, or empty
   std::vector<float> zeroFloats; ///< `min`/`float` zero-points, like scales
-  std::vector<uint16_t> bias;    ///< element-type bits [N], or empty
-  bool keptStoredCodes = false;  ///< codes came from the checkpoint
+  /// A nested descriptor's stored levels (NestedQParams): scale (and min)
+  /// codes like `scales`, second-level scales (and mins) one per
+  /// super-group; `scales` and `zeroFloats` are their decoded first level.
+  std::vector<int32_t> scaleCodes, minCodes;
+  std::vector<float> superScales, superMins;
+  std::vector<uint16_t> bias;   ///< element-type bits [N], or empty
+  bool keptStoredCodes = false; ///< codes came from the checkpoint
   std::string sourceDType;
   /// Error of the reconstruction against the source floats (for kept codes
   /// the source floats are the decoded codes: 0 by construction).

@@ -8,15 +8,44 @@ const std::vector<GGMLAffineSpelling> &qtensor::ggmlAffineSpellings() {
   using SE = SignedEncoding;
   using ZP = ZeroPointKind;
   using FT = FloatType;
+  // Q4_K and Q5_K: 6-bit scale and min codes per 32, f16 d and dmin per
+  // 256; Q6_K: int8 scale codes per 16, f16 d per 256.
+  static const NestedQParams kMin6{
+      {6, false}, CodeType{6, false}, 256, FT::F16};
+  static const NestedQParams kSigned8{{8, true}, std::nullopt, 256, FT::F16};
   static const std::vector<GGMLAffineSpelling> table = {
       {"q4_0", {4, true}, SE::OffsetBinary, ZP::None, 32, FT::F16, 32, 18},
       {"q4_1", {4, false}, SE::TwosComplement, ZP::Min, 32, FT::F16, 32, 20},
       {"q5_0", {5, true}, SE::OffsetBinary, ZP::None, 32, FT::F16, 32, 22},
       {"q5_1", {5, false}, SE::TwosComplement, ZP::Min, 32, FT::F16, 32, 24},
       {"q8_0", {8, true}, SE::TwosComplement, ZP::None, 32, FT::F16, 32, 34},
-      {"q4_k", {4, false}, SE::TwosComplement, ZP::Min, 32, FT::F32, 256, 144},
-      {"q5_k", {5, false}, SE::TwosComplement, ZP::Min, 32, FT::F32, 256, 176},
-      {"q6_k", {6, true}, SE::OffsetBinary, ZP::None, 16, FT::F32, 256, 210},
+      {"q4_k",
+       {4, false},
+       SE::TwosComplement,
+       ZP::Min,
+       32,
+       FT::F32,
+       256,
+       144,
+       kMin6},
+      {"q5_k",
+       {5, false},
+       SE::TwosComplement,
+       ZP::Min,
+       32,
+       FT::F32,
+       256,
+       176,
+       kMin6},
+      {"q6_k",
+       {6, true},
+       SE::OffsetBinary,
+       ZP::None,
+       16,
+       FT::F32,
+       256,
+       210,
+       kSigned8},
   };
   return table;
 }

@@ -494,6 +494,13 @@ Status kernels::verifyStoredLayout(const KernelRegistry &registry,
         return makeError(what, " stores one scale per ", g->group,
                          " codes along the last axis (", last,
                          "), the descriptor has other granularity");
+      if (d.nested != g->nested)
+        return makeError(what, g->nested
+                                   ? " stores its scales as codes under a "
+                                     "second level, the descriptor does not "
+                                     "say so (nested)"
+                                   : " stores its scales as values, the "
+                                     "descriptor says nested");
       std::vector<int64_t> tile(shape.size(), 1);
       if (!tile.empty())
         tile.back() = g->blockElements;

@@ -280,9 +280,8 @@ LevelResult levelDispatch(const artifact::Artifact &a,
     }
     if (e.isQuantized()) {
       quantizedSources.insert(e.name.substr(0, e.name.find('@')));
-      quantizedBytes += resolved->codes->byteSize() +
-                        resolved->scales->byteSize() +
-                        (resolved->zeros ? resolved->zeros->byteSize() : 0);
+      for (const safetensors::TensorView *v : resolved->storedViews())
+        quantizedBytes += v->byteSize();
     }
   }
   for (const artifact::TensorEntry &e : a.manifest().tensors) {

@@ -32,7 +32,16 @@ std::string describe(const QuantizedTensorDescriptor &t) {
   case Granularity::PerAxis:
     return s + " per_axis" + std::to_string(d.axis);
   case Granularity::Group:
-    return s + " group" + std::to_string(d.groupSize);
+    s += " group" + std::to_string(d.groupSize);
+    if (d.nested) // e.g. "nested256 ui6/ui6 f16" for Q4_K
+      s += " nested" + std::to_string(d.nested->superGroupSize) + " " +
+           (d.nested->scaleCode.isSigned ? "si" : "ui") +
+           std::to_string(d.nested->scaleCode.bits) +
+           (d.nested->minCode
+                ? std::string("/ui") + std::to_string(d.nested->minCode->bits)
+                : std::string()) +
+           " " + toString(d.nested->superType);
+    return s;
   }
   return s;
 }
@@ -112,8 +121,9 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
       row.shape = q->logical.shape;
       row.descriptor = toJson(q->logical);
       row.absoluteOffset = resolved->codes->absoluteOffset();
-      row.bytes = resolved->codes->byteSize() + resolved->scales->byteSize() +
-                  (resolved->zeros ? resolved->zeros->byteSize() : 0);
+      row.bytes = 0;
+      for (const safetensors::TensorView *v : resolved->storedViews())
+        row.bytes += v->byteSize();
     }
     report.tensors.push_back(std::move(row));
   }

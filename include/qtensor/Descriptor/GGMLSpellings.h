@@ -5,7 +5,8 @@
 // descriptor: the GGUF reader describes tensors with it
 // (Formats/GGUFDescriptor.h) and admission checks stored ggml_block layouts
 // against it (Kernels/Admission.h). A K-quant's scales (and mins) are the
-// exact f32 products of its two stored levels.
+// exact f32 products of its two stored levels, which its nested qparams
+// keep as codes under f16 super-block scales (NestedQParams).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
@@ -14,6 +15,7 @@
 #include "qtensor/Descriptor/Descriptor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +30,7 @@ struct GGMLAffineSpelling {
   FloatType scaleType;   ///< f32: the exact product of two stored levels
   int64_t blockElements; ///< elements per stored block (the layout's tile)
   uint32_t blockBytes;
+  std::optional<NestedQParams> nested; ///< the K-quants' second level
 };
 
 /// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k.

@@ -23,6 +23,7 @@
 
 #include "qtensor/Formats/ArtifactPath.h"
 #include "qtensor/Formats/Manifest.h"
+#include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Formats/Safetensors.h"
 
 #include <functional>
@@ -43,10 +44,19 @@ struct OpenOptions {
 /// A manifest tensor resolved to views into its shard's mapping.
 struct ResolvedTensor {
   const TensorEntry *entry = nullptr;
-  const safetensors::TensorView *data = nullptr;   ///< plain tensors
-  const safetensors::TensorView *codes = nullptr;  ///< quantized tensors
+  const safetensors::TensorView *data = nullptr;  ///< plain tensors
+  const safetensors::TensorView *codes = nullptr; ///< quantized tensors
+  /// First-level qparams: for a nested descriptor, F32 views of the
+  /// decoded first level (DecodedQParams), not the stored codes.
   const safetensors::TensorView *scales = nullptr; ///< quantized tensors
   const safetensors::TensorView *zeros = nullptr;  ///< when declared
+  /// A nested descriptor's stored levels as they are in the shard.
+  const safetensors::TensorView *scaleCodes = nullptr, *minCodes = nullptr;
+  const safetensors::TensorView *superScales = nullptr, *superZeros = nullptr;
+
+  /// Every stored tensor of the entry, as it is in the shard (for a nested
+  /// descriptor the codes of its first level, not the decoded views).
+  std::vector<const safetensors::TensorView *> storedViews() const;
 };
 
 /// A validated artifact. Movable; views stay valid as long as it lives.
@@ -71,6 +81,8 @@ private:
   std::map<std::string, MappedFile, std::less<>> others;
   /// Tensor name -> index into man.tensors.
   std::map<std::string, size_t, std::less<>> tensorIndex;
+  /// Nested tensors' first level, decoded once at open.
+  std::map<std::string, std::unique_ptr<DecodedQParams>, std::less<>> decoded;
 };
 
 /// Opens and validates the artifact in `dir` (see the steps above).

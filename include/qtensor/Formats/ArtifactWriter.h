@@ -137,11 +137,15 @@ public:
   /// ".safetensors"; shards are created by their first tensor).
   Status addPlainTensor(const std::string &shard, TensorData tensor);
   /// Adds a quantized tensor: its logical descriptor and its physical tensors
-  /// (all in `shard`). Consistency is checked by write() (validateManifest).
-  Status addQuantizedTensor(const std::string &shard, std::string name,
-                            QuantizedTensorDescriptor logical, TensorData codes,
-                            TensorData scales,
-                            std::optional<TensorData> zeros = std::nullopt);
+  /// (all in `shard`); a nested descriptor's second level too (Manifest.h).
+  /// Consistency is checked by write() (validateManifest).
+  Status
+  addQuantizedTensor(const std::string &shard, std::string name,
+                     QuantizedTensorDescriptor logical, TensorData codes,
+                     TensorData scales,
+                     std::optional<TensorData> zeros = std::nullopt,
+                     std::optional<TensorData> superScales = std::nullopt,
+                     std::optional<TensorData> superZeros = std::nullopt);
   /// Adds a non-shard file (graph, kernel or trace) with the given bytes.
   Status addFile(std::string name, FileRole role, std::vector<uint8_t> bytes);
   /// The path a file added with addFile will be published under by

@@ -21,8 +21,9 @@
 // scales; ggml decodes that second level first (d * sc_j, dmin * m_j), and
 // each such product is exact in f32, so the f32 scale s_j = d * sc_j and
 // min m_j = -(dmin * m_j) spell the same numbers as one affine level
-// (x = s * q + m rounds exactly as ggml's d1 * q - m1). The nested
-// descriptor family that keeps the second level as codes is not built yet.
+// (x = s * q + m rounds exactly as ggml's d1 * q - m1). The descriptor's
+// nested qparams (NestedQParams) keep the second level as it is stored: the
+// 6- or 8-bit codes and the f16 d (and dmin) per super-block.
 // Every other decodable type (Q2_K, Q3_K, codebooks, ternary) is described
 // by its GGMLBlockContract alone.
 //
@@ -64,6 +65,11 @@ struct GGMLAffineParts {
   std::vector<int32_t> codes;
   std::vector<double> scales;
   std::vector<double> zeros; ///< mins (Q4_1, Q5_1, Q4_K, Q5_K); else empty
+  /// The K-quants' stored two levels (empty otherwise): scale (and min)
+  /// codes one per group, d (and dmin) one per super-block; `scales` and
+  /// `zeros` above are their exact products.
+  std::vector<int32_t> scaleCodes, minCodes;
+  std::vector<double> superScales, superMins;
 };
 Expected<GGMLAffineParts> disassembleGGMLAffine(const GGUFTensorInfo &tensor);
 

@@ -137,11 +137,19 @@ struct PlainTensor {
 ///  - zeros: absent iff the zero-point kind is `none`; shape == qparamShape;
 ///    an integer dtype for `integer` zero-points (stored unpacked, one per
 ///    qparam), the scale dtype for `float` and `min`.
+///  - nested descriptors store the two levels as they are (NestedQParams):
+///    scales (and zeros, the min codes) hold the first-level codes, I8 for
+///    signed and U8 for unsigned codes, in the qparam shape; super_scales
+///    (and super_zeros, the min scales, iff there is a min) hold the second
+///    level in its float dtype, shape superQParamShape. Readers decode the
+///    first level once (decodeNestedQParams).
 struct QuantizedTensor {
   QuantizedTensorDescriptor logical;
   StoredTensor codes;
   StoredTensor scales;
   std::optional<StoredTensor> zeros;
+  std::optional<StoredTensor> superScales; ///< nested only
+  std::optional<StoredTensor> superZeros;  ///< nested with a min only
   bool operator==(const QuantizedTensor &o) const;
 };
 
@@ -156,7 +164,8 @@ struct TensorEntry {
     return std::get_if<QuantizedTensor>(&data);
   }
   /// The physical tensors this entry owns in `file`, each with the role it
-  /// plays ("data", "codes", "scales", "zeros").
+  /// plays ("data", "codes", "scales", "zeros", "super_scales",
+  /// "super_zeros").
   std::vector<std::pair<const char *, StoredTensor>> storedTensors() const;
   bool operator==(const TensorEntry &o) const;
 };

@@ -24,13 +24,16 @@
 #define QTENSOR_FORMATS_QUANTIZEDSTORAGE_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsDType.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/Expected.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace qtensor::artifact {
@@ -58,6 +61,8 @@ packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
 
 /// The safetensors dtype scales (and float zero-points) are stored in.
 safetensors::DType scaleDType(const AffineDescriptor &d);
+/// The safetensors dtype of a float type.
+safetensors::DType floatDType(FloatType t);
 
 /// The float type of a stored F32, F16 or BF16 dtype; none for any other.
 std::optional<FloatType> floatTypeOfDType(safetensors::DType d);
@@ -81,6 +86,26 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
                                            const std::vector<int32_t> &codes,
                                            const std::vector<double> &scales,
                                            const std::vector<double> &zeros);
+
+/// A nested tensor's first level, decoded once from its stored levels
+/// (Descriptor/Reconstruct.h: decodeNestedQParams), with views that stand
+/// in for the stored scale (and min) codes: F32 in the qparam shape, which
+/// is what kernels and reference decoders read as "scales" and "zeros".
+/// The stored bytes stay what L0 hashes and L1 compares.
+struct DecodedQParams {
+  std::vector<float> scales, mins;
+  safetensors::TensorView scalesView, minsView;
+};
+
+/// Decodes `name`'s stored levels (scale codes, second-level scales, and
+/// with a min the min codes and second-level mins); errors name the tensor.
+Expected<std::unique_ptr<DecodedQParams>>
+decodeStoredNestedQParams(const std::string &name,
+                          const QuantizedTensorDescriptor &t,
+                          const safetensors::TensorView &scaleCodes,
+                          const safetensors::TensorView &superScales,
+                          const safetensors::TensorView *minCodes,
+                          const safetensors::TensorView *superMins);
 
 } // namespace qtensor::artifact
 

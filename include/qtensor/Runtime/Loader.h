@@ -193,8 +193,12 @@ private:
   Expected<HostTensor> call(OpRuntime &op, const HostTensor &x, bool warmup);
   Status callInto(OpRuntime &op, const HostTensor &x, HostTensor &y,
                   bool warmup, bool record);
+  /// A stored tensor of `tensor` by role; "scales" and "zeros" of a nested
+  /// descriptor are its decoded first level (storedView: the codes).
   const safetensors::TensorView *view(const std::string &tensor,
                                       const char *role) const;
+  const safetensors::TensorView *storedView(const std::string &tensor,
+                                            const char *role) const;
 
   std::string dir;
   artifact::Manifest man;
@@ -204,6 +208,10 @@ private:
   SchemaCheck schemaCheck;
   RunPlan runPlan;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
+  /// Nested tensors' first level, decoded once at load: what view()
+  /// returns for their "scales" and "zeros" (QuantizedStorage.h).
+  std::map<std::string, std::unique_ptr<artifact::DecodedQParams>, std::less<>>
+      decodedQParams;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
   /// The host libraries of the artifact's kernel files (ArtifactCode.h).
   HostCodeSet hostCode;

@@ -43,9 +43,16 @@ void scaleMinK4(int j, const uint8_t *q, int &sc, int &m) {
   }
 }
 
+/// A K-quant block's stored second level: scale (and min) codes per group,
+/// d (and dmin) per block. Null pointers for the other types.
+struct NestedOut {
+  int32_t *scaleCodes = nullptr, *minCodes = nullptr;
+  double *superScale = nullptr, *superMin = nullptr;
+};
+
 /// One block's codes (C order), scales and mins (one per group).
 void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
-                      double *scales, double *mins) {
+                      double *scales, double *mins, const NestedOut &nested) {
   switch (type) {
   case GGMLType::Q4_0:
     scales[0] = readF16(p);
@@ -89,12 +96,16 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
     // product of an f16 and a 6-bit integer; the min enters negated.
     const bool five = type == GGMLType::Q5_K;
     const float d = readF16(p), dmin = readF16(p + 2);
+    *nested.superScale = d;
+    *nested.superMin = dmin;
     const uint8_t *packed = p + 4;
     const uint8_t *qh = p + 16;
     const uint8_t *ql = p + (five ? 48 : 16);
     for (int j = 0; j < 8; ++j) {
       int sc, m;
       scaleMinK4(j, packed, sc, m);
+      nested.scaleCodes[j] = sc;
+      nested.minCodes[j] = m;
       scales[j] = d * static_cast<float>(sc);
       mins[j] = -(dmin * static_cast<float>(m));
       const uint8_t *bytes = ql + 32 * (j / 2);
@@ -112,8 +123,11 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
     const uint8_t *ql = p, *qh = p + 128;
     const int8_t *sc = reinterpret_cast<const int8_t *>(p + 192);
     const float d = readF16(p + 208);
-    for (int g = 0; g < 16; ++g)
+    *nested.superScale = d;
+    for (int g = 0; g < 16; ++g) {
+      nested.scaleCodes[g] = sc[g];
       scales[g] = d * static_cast<float>(sc[g]);
+    }
     for (int half = 0; half < 2; ++half, ql += 64, qh += 32, codes += 128)
       for (int l = 0; l < 32; ++l) {
         codes[l] = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) - 32;
@@ -157,6 +171,7 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   d.groupSize = spelling->group;
   d.tail = TailRule::Exact;
   d.scaleType = spelling->scaleType;
+  d.nested = spelling->nested;
   t.layout.family = "ggml_block";
   t.layout.version = 1;
   t.layout.encoding = spelling->encoding;
@@ -194,6 +209,15 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
   parts.scales.resize(blocks * uint64_t(groups));
   if (hasMin)
     parts.zeros.resize(parts.scales.size());
+  const bool nested = spelling->nested.has_value();
+  if (nested) {
+    parts.scaleCodes.resize(parts.scales.size());
+    parts.superScales.resize(blocks);
+    if (hasMin) {
+      parts.minCodes.resize(parts.scales.size());
+      parts.superMins.resize(blocks);
+    }
+  }
   // The proof that nothing was re-quantized: every element, reconstructed
   // from these parts as s * q (+ m) in f32, equals ggml's own decoding of
   // the block bit for bit. Blocks are independent: ranges of them run on
@@ -212,7 +236,16 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
           double *scales = parts.scales.data() + b * uint64_t(groups);
           double *mins =
               hasMin ? parts.zeros.data() + b * uint64_t(groups) : nullptr;
-          disassembleBlock(tensor.type, p, codes, scales, mins);
+          NestedOut second;
+          if (nested) {
+            second.scaleCodes = parts.scaleCodes.data() + b * uint64_t(groups);
+            second.superScale = parts.superScales.data() + b;
+            if (hasMin) {
+              second.minCodes = parts.minCodes.data() + b * uint64_t(groups);
+              second.superMin = parts.superMins.data() + b;
+            }
+          }
+          disassembleBlock(tensor.type, p, codes, scales, mins, second);
           std::string why;
           if (Status s = decodeRow(tensor.type, p, spelling->blockBytes,
                                    perBlock, decoded.data());

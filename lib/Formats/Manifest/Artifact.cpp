@@ -58,6 +58,17 @@ const MappedFile *Artifact::file(std::string_view path) const {
   return it == others.end() ? nullptr : &it->second;
 }
 
+std::vector<const TensorView *> ResolvedTensor::storedViews() const {
+  const bool nested = scaleCodes != nullptr;
+  std::vector<const TensorView *> out;
+  for (const TensorView *v :
+       {data, codes, nested ? scaleCodes : scales, nested ? minCodes : zeros,
+        superScales, superZeros})
+    if (v)
+      out.push_back(v);
+  return out;
+}
+
 Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
   auto found = tensorIndex.find(name);
   const TensorEntry *entry =
@@ -83,8 +94,19 @@ Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
       r.codes = view;
     else if (which == "scales")
       r.scales = view;
-    else
+    else if (which == "zeros")
       r.zeros = view;
+    else if (which == "super_scales")
+      r.superScales = view;
+    else
+      r.superZeros = view;
+  }
+  if (auto d = decoded.find(entry->name); d != decoded.end()) {
+    r.scaleCodes = r.scales;
+    r.minCodes = r.zeros;
+    r.scales = &d->second->scalesView;
+    if (r.zeros)
+      r.zeros = &d->second->minsView;
   }
   return r;
 }
@@ -165,6 +187,17 @@ Expected<Artifact> artifact::openArtifact(const std::string &dir,
       return shard.error();
     QTENSOR_TRY(checkInventory(a.man, entriesByFile[f.path], *shard, options));
     a.shards.emplace(f.path, shard.take());
+  }
+  for (const TensorEntry &t : a.man.tensors) {
+    const QuantizedTensor *q = t.quantized();
+    if (!q || !q->logical.descriptor.nested)
+      continue;
+    QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a.tensor(t.name));
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::unique_ptr<DecodedQParams> first,
+        decodeStoredNestedQParams(t.name, q->logical, *r.scales, *r.superScales,
+                                  r.zeros, r.superZeros));
+    a.decoded.emplace(t.name, std::move(first));
   }
   return a;
 }

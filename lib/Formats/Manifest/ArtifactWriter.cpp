@@ -156,15 +156,16 @@ Status ArtifactWriter::addPlainTensor(const std::string &shard,
   return Status::ok();
 }
 
-Status ArtifactWriter::addQuantizedTensor(const std::string &shard,
-                                          std::string name,
-                                          QuantizedTensorDescriptor logical,
-                                          TensorData codes, TensorData scales,
-                                          std::optional<TensorData> zeros) {
+Status ArtifactWriter::addQuantizedTensor(
+    const std::string &shard, std::string name,
+    QuantizedTensorDescriptor logical, TensorData codes, TensorData scales,
+    std::optional<TensorData> zeros, std::optional<TensorData> superScales,
+    std::optional<TensorData> superZeros) {
   QTENSOR_TRY(checkNewStored(shard, codes));
   QTENSOR_TRY(checkNewStored(shard, scales));
-  if (zeros)
-    QTENSOR_TRY(checkNewStored(shard, *zeros));
+  for (const std::optional<TensorData> *t : {&zeros, &superScales, &superZeros})
+    if (*t)
+      QTENSOR_TRY(checkNewStored(shard, **t));
   TensorEntry e;
   e.name = std::move(name);
   e.file = shard;
@@ -172,16 +173,22 @@ Status ArtifactWriter::addQuantizedTensor(const std::string &shard,
   q.logical = std::move(logical);
   q.codes = StoredTensor{codes.name, codes.dtype, codes.shape};
   q.scales = StoredTensor{scales.name, scales.dtype, scales.shape};
-  if (zeros)
-    q.zeros = StoredTensor{zeros->name, zeros->dtype, zeros->shape};
+  auto stored = [](const std::optional<TensorData> &t) {
+    return t ? std::optional(StoredTensor{t->name, t->dtype, t->shape})
+             : std::nullopt;
+  };
+  q.zeros = stored(zeros);
+  q.superScales = stored(superScales);
+  q.superZeros = stored(superZeros);
   e.data = std::move(q);
   Shard *s = findShard(shard);
   if (!s)
     s = &shards.emplace_back(Shard{shard, {}});
   s->tensors.push_back(std::move(codes));
   s->tensors.push_back(std::move(scales));
-  if (zeros)
-    s->tensors.push_back(std::move(*zeros));
+  for (std::optional<TensorData> *t : {&zeros, &superScales, &superZeros})
+    if (*t)
+      s->tensors.push_back(std::move(**t));
   tensors.push_back(std::move(e));
   return Status::ok();
 }

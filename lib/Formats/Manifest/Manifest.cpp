@@ -138,7 +138,8 @@ bool PlainTensor::operator==(const PlainTensor &o) const {
 }
 bool QuantizedTensor::operator==(const QuantizedTensor &o) const {
   return logical == o.logical && codes == o.codes && scales == o.scales &&
-         zeros == o.zeros;
+         zeros == o.zeros && superScales == o.superScales &&
+         superZeros == o.superZeros;
 }
 bool TensorEntry::operator==(const TensorEntry &o) const {
   return name == o.name && file == o.file && data == o.data;
@@ -192,6 +193,10 @@ TensorEntry::storedTensors() const {
     out.emplace_back("scales", q->scales);
     if (q->zeros)
       out.emplace_back("zeros", *q->zeros);
+    if (q->superScales)
+      out.emplace_back("super_scales", *q->superScales);
+    if (q->superZeros)
+      out.emplace_back("super_zeros", *q->superZeros);
   }
   return out;
 }
@@ -305,12 +310,65 @@ static Status checkCodes(const std::string &path, const QuantizedTensor &q) {
   return Status::ok();
 }
 
+/// One stored tensor of a nested descriptor: present iff `wanted`, with
+/// the dtype and shape its level prescribes.
+static Status checkNestedPart(const std::string &path, const char *key,
+                              const std::optional<StoredTensor> &t, bool wanted,
+                              DType dtype, const std::vector<int64_t> &shape,
+                              const char *what) {
+  if (!wanted) {
+    if (t)
+      return makeError(path, ".", key, ": the nested descriptor has no ", what,
+                       " but the tensor is declared");
+    return Status::ok();
+  }
+  if (!t)
+    return makeError(path, ".", key, ": required field is missing (", what,
+                     " of the nested descriptor)");
+  if (t->dtype != dtype)
+    return makeError(path, ".", key, ".dtype: ", what, " are stored as ",
+                     safetensors::dtypeName(dtype), ", got ",
+                     safetensors::dtypeName(t->dtype));
+  if (t->shape != shape)
+    return makeError(path, ".", key, ".shape: expected ", shapeToString(shape),
+                     ", got ", shapeToString(t->shape));
+  return Status::ok();
+}
+
+static Status checkNested(const std::string &path, const QuantizedTensor &q) {
+  const QuantizedTensorDescriptor &t = q.logical;
+  const NestedQParams &n = *t.descriptor.nested;
+  std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
+  std::vector<int64_t> sshape = superQParamShape(t.descriptor, t.shape);
+  auto codeDType = [](const CodeType &c) {
+    return c.isSigned ? DType::I8 : DType::U8;
+  };
+  std::optional<StoredTensor> scales = q.scales;
+  QTENSOR_TRY(checkNestedPart(path, "scales", scales, true,
+                              codeDType(n.scaleCode), qshape, "scale codes"));
+  const bool hasMin = n.minCode.has_value();
+  QTENSOR_TRY(checkNestedPart(path, "zeros", q.zeros, hasMin,
+                              codeDType(n.minCode.value_or(CodeType{})), qshape,
+                              "min codes"));
+  QTENSOR_TRY(checkNestedPart(path, "super_scales", q.superScales, true,
+                              dtypeOf(n.superType), sshape,
+                              "second-level scales"));
+  return checkNestedPart(path, "super_zeros", q.superZeros, hasMin,
+                         dtypeOf(n.superType), sshape, "second-level mins");
+}
+
 static Status checkQuantized(const std::string &path,
                              const QuantizedTensor &q) {
   const QuantizedTensorDescriptor &t = q.logical;
   if (Status s = verifyTensorDescriptor(t); !s)
     return makeError(path, ".logical: ", s.message());
   QTENSOR_TRY(checkCodes(path + ".codes", q));
+  if (t.descriptor.nested)
+    return checkNested(path, q);
+  if (q.superScales || q.superZeros)
+    return makeError(path, q.superScales ? ".super_scales" : ".super_zeros",
+                     ": the descriptor has no nested qparams but a "
+                     "second-level tensor is declared");
   std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
   DType scaleType = dtypeOf(t.descriptor.scaleType);
   if (q.scales.dtype != scaleType)
@@ -539,6 +597,10 @@ json artifact::toJson(const Manifest &m) {
       e["scales"] = storedJson(q.scales);
       if (q.zeros)
         e["zeros"] = storedJson(*q.zeros);
+      if (q.superScales)
+        e["super_scales"] = storedJson(*q.superScales);
+      if (q.superZeros)
+        e["super_zeros"] = storedJson(*q.superZeros);
     }
     tensors.push_back(std::move(e));
   }
@@ -686,6 +748,13 @@ Status parseTensor(const json &j, const std::string &path, TensorEntry &t) {
       QTENSOR_TRY(parseStored(*zeros, r.at("zeros"), z));
       q.zeros = std::move(z);
     }
+    for (auto [key, field] : {std::pair{"super_scales", &q.superScales},
+                              std::pair{"super_zeros", &q.superZeros}})
+      if (const json *j = r.find(key)) {
+        StoredTensor t;
+        QTENSOR_TRY(parseStored(*j, r.at(key), t));
+        *field = std::move(t);
+      }
     t.data = std::move(q);
   } else {
     return makeError(r.at("kind"), ": unknown tensor kind ", inQuotes(kind),

@@ -150,7 +150,11 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
 }
 
 safetensors::DType scaleDType(const AffineDescriptor &d) {
-  switch (d.scaleType) {
+  return floatDType(d.scaleType);
+}
+
+safetensors::DType floatDType(FloatType t) {
+  switch (t) {
   case FloatType::F16:
     return safetensors::DType::F16;
   case FloatType::BF16:
@@ -256,6 +260,69 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
   QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
                            reconstructionF32Bytes(t, codes, scales, zeros));
   return sha256Hex(bytes.data(), bytes.size());
+}
+
+namespace {
+Expected<std::vector<int32_t>> readCodes(const safetensors::TensorView &v) {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
+                           readQParams(v.dtype, v.data, v.byteSize()));
+  return std::vector<int32_t>(values.begin(), values.end());
+}
+
+safetensors::TensorView viewOf(const std::vector<float> &values,
+                               std::string name,
+                               const std::vector<int64_t> &shape) {
+  safetensors::TensorView v;
+  v.name = std::move(name);
+  v.dtype = safetensors::DType::F32;
+  v.shape = shape;
+  v.begin = 0;
+  v.end = values.size() * sizeof(float);
+  v.data = reinterpret_cast<const uint8_t *>(values.data());
+  return v;
+}
+} // namespace
+
+Expected<std::unique_ptr<DecodedQParams>>
+decodeStoredNestedQParams(const std::string &name,
+                          const QuantizedTensorDescriptor &t,
+                          const safetensors::TensorView &scaleCodes,
+                          const safetensors::TensorView &superScales,
+                          const safetensors::TensorView *minCodes,
+                          const safetensors::TensorView *superMins) {
+  auto fail = [&](const std::string &why) {
+    return makeError(name, ": nested qparams: ", why);
+  };
+  auto read = [&](auto reader, const safetensors::TensorView &v,
+                  auto &out) -> Status {
+    auto r = reader(v);
+    if (!r)
+      return fail(v.name + ": " + r.message());
+    out = r.take();
+    return Status::ok();
+  };
+  auto readFloats = [](const safetensors::TensorView &v) {
+    return readQParams(v.dtype, v.data, v.byteSize());
+  };
+  std::vector<int32_t> sc, mc;
+  std::vector<double> d, dmin;
+  QTENSOR_TRY(read(readCodes, scaleCodes, sc));
+  QTENSOR_TRY(read(readFloats, superScales, d));
+  if (minCodes)
+    QTENSOR_TRY(read(readCodes, *minCodes, mc));
+  if (superMins)
+    QTENSOR_TRY(read(readFloats, *superMins, dmin));
+  auto first = decodeNestedQParams(t.descriptor, t.shape, sc, d, mc, dmin);
+  if (!first)
+    return fail(first.message());
+  auto out = std::make_unique<DecodedQParams>();
+  out->scales = std::move(first->scales);
+  out->mins = std::move(first->mins);
+  std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
+  out->scalesView = viewOf(out->scales, scaleCodes.name + " (decoded)", qshape);
+  if (minCodes)
+    out->minsView = viewOf(out->mins, minCodes->name + " (decoded)", qshape);
+  return out;
 }
 
 } // namespace qtensor::artifact

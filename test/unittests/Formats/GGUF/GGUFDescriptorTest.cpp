@@ -172,6 +172,20 @@ TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
     ASSERT_TRUE(rebuilt) << rebuilt.message();
     std::vector<float> asFloat(rebuilt->begin(), rebuilt->end());
     EXPECT_EQ(std::memcmp(asFloat.data(), values.data(), values.size()), 0);
+    // The K-quants' stored second level decodes, second level first, to
+    // the first level above bit for bit: what an artifact stores.
+    EXPECT_EQ(t.descriptor.nested.has_value(), want.block == 256);
+    if (!t.descriptor.nested)
+      continue;
+    ASSERT_EQ(parts->superScales.size(), n / 256);
+    auto first = decodeNestedQParams(t.descriptor, t.shape, parts->scaleCodes,
+                                     parts->superScales, parts->minCodes,
+                                     parts->superMins);
+    ASSERT_TRUE(first) << first.message();
+    std::vector<float> scales(parts->scales.begin(), parts->scales.end());
+    std::vector<float> mins(parts->zeros.begin(), parts->zeros.end());
+    EXPECT_EQ(first->scales, scales);
+    EXPECT_EQ(first->mins, mins);
   }
 }
 
@@ -196,6 +210,17 @@ TEST(GGUFDescriptor, Q4_KScalesAreTheSecondLevelDecodedFirst) {
   EXPECT_EQ(parts->zeros[4], -1.0 * 18); // m_4 = 2 | 1 << 4
   EXPECT_EQ(parts->codes[0], 1);
   EXPECT_EQ(parts->codes[32], 2);
+  // The two levels as stored: the codes and d, dmin.
+  EXPECT_EQ(parts->scaleCodes[0], 3);
+  EXPECT_EQ(parts->minCodes[0], 5);
+  EXPECT_EQ(parts->scaleCodes[4], 39);
+  EXPECT_EQ(parts->minCodes[4], 18);
+  EXPECT_EQ(parts->superScales, std::vector<double>{0.5});
+  EXPECT_EQ(parts->superMins, std::vector<double>{1.0});
+  auto desc = describeGGUFTensor(info);
+  ASSERT_TRUE(desc && desc->affine);
+  const NestedQParams want{{6, false}, CodeType{6, false}, 256, FloatType::F16};
+  EXPECT_EQ(desc->affine->descriptor.nested, want);
 }
 
 // Q2_K, Q3_K and the codebook types keep their block contract alone.

@@ -128,6 +128,30 @@ inline Manifest fullManifest() {
   return m;
 }
 
+/// `j` (a full manifest's JSON) with tensor 0 turned into ggml Q4_K kept as
+/// stored: nested qparams, both levels declared.
+inline json withNestedQ4K(json j) {
+  json &t = j["tensors"][0];
+  t["logical"]["shape"] = {8, 512};
+  json &d = t["logical"]["descriptor"];
+  d["zero_point"] = "min";
+  d["scale_dtype"] = "f32";
+  d["granularity"] = {
+      {"kind", "group"}, {"axis", 1}, {"group_size", 32}, {"tail", "exact"}};
+  d["nested"] = {{"scale_code", {{"bits", 6}, {"signed", false}}},
+                 {"min_code", {{"bits", 6}, {"signed", false}}},
+                 {"super_group_size", 256},
+                 {"super_dtype", "f16"}};
+  t["codes"]["shape"] = {8, 256};
+  t["scales"] = {{"tensor", "w.scales"}, {"dtype", "U8"}, {"shape", {8, 16}}};
+  t["zeros"] = {{"tensor", "w.zeros"}, {"dtype", "U8"}, {"shape", {8, 16}}};
+  t["super_scales"] = {
+      {"tensor", "w.super_scales"}, {"dtype", "F16"}, {"shape", {8, 2}}};
+  t["super_zeros"] = {
+      {"tensor", "w.super_zeros"}, {"dtype", "F16"}, {"shape", {8, 2}}};
+  return j;
+}
+
 /// Deterministic pseudo-random bytes.
 inline std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
   std::vector<uint8_t> out(n);

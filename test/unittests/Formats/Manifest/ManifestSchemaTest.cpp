@@ -415,6 +415,30 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
   EXPECT_EQ(disagreements, 0);
 }
 
+// Nested qparams: the schema accepts what the parser accepts, and both
+// refuse the same broken second levels.
+TEST_F(ManifestSchema, AgreesWithTheParserOnNestedQParams) {
+  MiniValidator v(schema);
+  const json nested = withNestedQ4K(toJson(fullManifest()));
+  ASSERT_TRUE(manifestFromJson(nested)) << manifestFromJson(nested).message();
+  EXPECT_EQ(v.validate(nested), "");
+  const std::string d = "/tensors/0/logical/descriptor/nested";
+  const std::vector<std::pair<std::string, json>> cases = {
+      {d + "/super_dtype", "f32"},
+      {d + "/scale_code/bits", 9},
+      {d + "/min_code/bits", 1},
+      {d + "/scale_code/encoding", "offset_binary"},
+      {d + "/super_group_size", 0},
+      {"/tensors/0/super_scales/extra", 1},
+  };
+  for (const auto &[pointer, value] : cases) {
+    json j = nested;
+    j[json::json_pointer(pointer)] = value;
+    EXPECT_FALSE(manifestFromJson(j)) << pointer;
+    EXPECT_NE(v.validate(j), "") << pointer;
+  }
+}
+
 TEST_F(ManifestSchema, ValidatorItselfRejects) {
   // The validator is not vacuous: it rejects a broken manifest.
   MiniValidator v(schema);

@@ -356,6 +356,38 @@ TEST(Manifest, QuantizedPartsMustMatchTheDescriptor) {
                     "a rank-2 tensor");
 }
 
+// ggml Q4_K kept as stored: first-level scale and min codes (U8) in the
+// qparam shape, f16 d and dmin per super-block of 256.
+TEST(Manifest, NestedQParamsStoreBothLevels) {
+  json j = withNestedQ4K(fullJson());
+  auto m = manifestFromJson(j);
+  ASSERT_TRUE(m) << m.message();
+  EXPECT_EQ(toJson(*m), j);
+  auto roles = m->tensors[0].storedTensors();
+  ASSERT_EQ(roles.size(), 5u);
+  EXPECT_STREQ(roles[3].first, "super_scales");
+  EXPECT_STREQ(roles[4].first, "super_zeros");
+
+  json bad = j;
+  bad["tensors"][0]["scales"]["dtype"] = "F32";
+  expectRejected(bad, "manifest.tensors[0].scales.dtype: scale codes are "
+                      "stored as U8, got F32");
+  bad = j;
+  bad["tensors"][0]["super_zeros"]["shape"] = {8, 16};
+  expectRejected(bad, "manifest.tensors[0].super_zeros.shape: expected "
+                      "[8, 2], got [8, 16]");
+  bad = j;
+  bad["tensors"][0].erase("super_scales");
+  expectRejected(bad, "manifest.tensors[0].super_scales: required field is "
+                      "missing (second-level scales of the nested "
+                      "descriptor)");
+  // A plain (one-level) descriptor declares no second level.
+  bad = fullJson();
+  bad["tensors"][0]["super_scales"] = j["tensors"][0]["super_scales"];
+  expectRejected(bad, "manifest.tensors[0].super_scales: the descriptor has "
+                      "no nested qparams");
+}
+
 TEST(Manifest, QuantizedCodesForOtherLayoutsNeedEnoughBytes) {
   Manifest m = fullManifest();
   auto &q = std::get<QuantizedTensor>(m.tensors[0].data);
