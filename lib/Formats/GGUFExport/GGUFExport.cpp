@@ -7,6 +7,7 @@
 
 #include "qtensor/Formats/GGUFExport.h"
 
+#include "qtensor/Descriptor/GGMLSpellings.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUFWriter.h"
@@ -14,12 +15,31 @@
 #include "qtensor/Numerics/FloatFormats.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 using namespace qtensor;
 using namespace qtensor::artifact;
 
 namespace {
+
+/// The K-quant whose blocks decode `d` exactly (its nested qparams are the
+/// K-quant's stored levels), or why none does.
+Expected<GGMLType> kQuantSpelling(const QuantizedTensorDescriptor &t) {
+  const AffineDescriptor &d = t.descriptor;
+  for (GGMLType type : {GGMLType::Q4_K, GGMLType::Q5_K, GGMLType::Q6_K}) {
+    std::string encoding(ggmlTypeName(type));
+    for (char &c : encoding)
+      c = char(std::tolower(static_cast<unsigned char>(c)));
+    const GGMLAffineSpelling *g = findGGMLAffineSpelling(encoding);
+    if (g && d.nested == g->nested && d.code == g->code &&
+        d.encoding == g->signedEncoding && d.zeroPoint == g->zeroPoint &&
+        d.groupSize == g->group && d.scaleType == g->scaleType &&
+        !d.narrowRange && t.shape.size() == 2 && d.axis == 1)
+      return type;
+  }
+  return makeError("no ggml K-quant stores these nested qparams");
+}
 
 /// The ggml type whose block decoding is `d` exactly, or why none is.
 Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
@@ -29,6 +49,8 @@ Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
                      " has no ggml type (ggml's blocks decode version 1)");
   if (d.permutation)
     return makeError("act-order (a permutation of K) has no ggml type");
+  if (d.nested)
+    return kQuantSpelling(t);
   if (t.shape.size() != 2 || d.granularity != Granularity::Group ||
       d.axis != 1 || d.groupSize != 32)
     return makeError("ggml's legacy types need groups of 32 along K (this "
@@ -105,6 +127,103 @@ std::vector<uint8_t> packBlocks(GGMLType type, const std::vector<int32_t> &q,
   return out;
 }
 
+/// A K-quant tensor's two stored levels, row-major like the codes: scale
+/// (and min) codes per group, d (and dmin) per super-block of 256.
+struct KQuantLevels {
+  std::vector<int32_t> scaleCodes, minCodes;
+  std::vector<double> d, dmin;
+};
+
+/// Logical codes and both qparam levels in ggml K-quant blocks of 256, row
+/// by row: the inverse of ggml's dequantize_row_q{4,5,6}_K field by field.
+std::vector<uint8_t> packKQuantBlocks(GGMLType type,
+                                      const std::vector<int32_t> &q,
+                                      const KQuantLevels &l, int64_t n,
+                                      int64_t k) {
+  std::vector<uint8_t> out;
+  const int64_t blocks = k / 256;
+  out.reserve(size_t(n * blocks) * ggmlTypeTraits(type).typeSize);
+  for (int64_t b = 0; b < n * blocks; ++b) {
+    const int32_t *c =
+        q.data() + size_t(b / blocks) * size_t(k) + size_t(b % blocks) * 256;
+    if (type == GGMLType::Q6_K) {
+      const int32_t *sc = l.scaleCodes.data() + size_t(b) * 16;
+      uint8_t ql[128], qh[64];
+      for (int half = 0; half < 2; ++half) {
+        const int32_t *u = c + 128 * half; // stored as q + 32
+        for (int j = 0; j < 32; ++j) {
+          int a = u[j] + 32, b1 = u[j + 32] + 32, c2 = u[j + 64] + 32,
+              d3 = u[j + 96] + 32;
+          ql[64 * half + j] = uint8_t((a & 0xF) | ((c2 & 0xF) << 4));
+          ql[64 * half + j + 32] = uint8_t((b1 & 0xF) | ((d3 & 0xF) << 4));
+          qh[32 * half + j] = uint8_t((a >> 4) | ((b1 >> 4) << 2) |
+                                      ((c2 >> 4) << 4) | ((d3 >> 4) << 6));
+        }
+      }
+      out.insert(out.end(), ql, ql + 128);
+      out.insert(out.end(), qh, qh + 64);
+      for (int g = 0; g < 16; ++g)
+        out.push_back(uint8_t(int8_t(sc[g])));
+      putHalf(out, l.d[size_t(b)]);
+      continue;
+    }
+    // Q4_K, Q5_K: d, dmin, 12 bytes of 6-bit scale and min codes (ggml's
+    // get_scale_min_k4 read backwards), [qh,] then nibbles of sub-block
+    // pairs (2p low, 2p + 1 high).
+    const int32_t *sc = l.scaleCodes.data() + size_t(b) * 8;
+    const int32_t *m = l.minCodes.data() + size_t(b) * 8;
+    putHalf(out, l.d[size_t(b)]);
+    putHalf(out, l.dmin[size_t(b)]);
+    uint8_t packed[12];
+    for (int j = 0; j < 4; ++j) {
+      packed[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+      packed[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+      packed[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+    }
+    out.insert(out.end(), packed, packed + 12);
+    if (type == GGMLType::Q5_K) {
+      for (int e = 0; e < 32; ++e) {
+        uint8_t h = 0;
+        for (int j = 0; j < 8; ++j)
+          h |= uint8_t(((c[32 * j + e] >> 4) & 1) << j);
+        out.push_back(h);
+      }
+    }
+    for (int p = 0; p < 4; ++p)
+      for (int e = 0; e < 32; ++e)
+        out.push_back(
+            uint8_t((c[64 * p + e] & 0xF) | ((c[64 * p + 32 + e] & 0xF) << 4)));
+  }
+  return out;
+}
+
+/// The stored levels of a nested tensor (ResolvedTensor's raw views).
+Expected<KQuantLevels> readKQuantLevels(const ResolvedTensor &r) {
+  KQuantLevels l;
+  auto codes = [](const safetensors::TensorView *v,
+                  std::vector<int32_t> &out) -> Status {
+    if (!v)
+      return Status::ok();
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
+                             readQParams(v->dtype, v->data, v->byteSize()));
+    out.assign(values.begin(), values.end());
+    return Status::ok();
+  };
+  auto floats = [](const safetensors::TensorView *v,
+                   std::vector<double> &out) -> Status {
+    if (!v)
+      return Status::ok();
+    QTENSOR_ASSIGN_OR_RETURN(out,
+                             readQParams(v->dtype, v->data, v->byteSize()));
+    return Status::ok();
+  };
+  QTENSOR_TRY(codes(r.scaleCodes, l.scaleCodes));
+  QTENSOR_TRY(codes(r.minCodes, l.minCodes));
+  QTENSOR_TRY(floats(r.superScales, l.d));
+  QTENSOR_TRY(floats(r.superZeros, l.dmin));
+  return l;
+}
+
 /// Row r of the result is row order[r] of `rows` rows of `width` items.
 template <typename T>
 std::vector<T> permuteRows(const std::vector<T> &v,
@@ -178,8 +297,22 @@ struct Export {
           if (!zeros.empty())
             zeros = permuteRows(zeros, order, groups);
         }
-        if (type != GGMLType::F32)
+        if (r.scaleCodes) { // nested: both levels as stored
+          QTENSOR_ASSIGN_OR_RETURN(KQuantLevels levels, readKQuantLevels(r));
+          if (!order.empty()) {
+            const size_t supers = levels.d.size() / size_t(n);
+            levels.scaleCodes = permuteRows(levels.scaleCodes, order, groups);
+            levels.d = permuteRows(levels.d, order, supers);
+            if (!levels.minCodes.empty()) {
+              levels.minCodes = permuteRows(levels.minCodes, order, groups);
+              levels.dmin = permuteRows(levels.dmin, order, supers);
+            }
+          }
+          if (type != GGMLType::F32)
+            return packKQuantBlocks(type, codes, levels, n, k);
+        } else if (type != GGMLType::F32) {
           return packBlocks(type, codes, scales, zeros, n, k);
+        }
         return reconstructionF32Bytes(d, codes, scales, zeros);
       };
     } else {
