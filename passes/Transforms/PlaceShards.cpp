@@ -242,10 +242,16 @@ LogicalResult PlaceShardsPass::chooseAllBounds() {
       ok = false;
       continue;
     }
+    // Nested qparams own their second level per super-group: a K slice
+    // holds whole super-groups, so the unit along K is the super-group.
+    int64_t unit = qaxis->axis == 1 ? qaxis->groupSize : 1;
+    auto affine = dyn_cast<AffineDescriptorAttr>(plan.type.getDescriptor());
+    if (qaxis->axis == 1 && affine && affine.getNested())
+      unit = affine.getNested().getSuperGroupSize();
     SliceRequest request{plan.displayName(),
                          ShardStrategy::Row,
                          plan.type.getShape()[1],
-                         qaxis->axis == 1 ? qaxis->groupSize : 1,
+                         unit,
                          tp,
                          policy};
     FailureOr<SmallVector<int64_t>> bounds = chooseBounds(request, emitError);

@@ -12,6 +12,8 @@
 // RUN: qopt %t/tp3-error.mlir --qtensor-place-shards=tp=3 -split-input-file -verify-diagnostics
 // RUN: qopt %t/tp3-uneven.mlir --qtensor-place-shards="tp=3 group-policy=align" | FileCheck %t/tp3-uneven.mlir --check-prefixes=CHECK,ALIGN
 // RUN: qopt %t/tp3-uneven.mlir --qtensor-place-shards="tp=3 group-policy=replicate-boundary" | FileCheck %t/tp3-uneven.mlir --check-prefixes=CHECK,REPLICATE
+// RUN: qopt %t/nested.mlir --qtensor-place-shards="tp=2 group-policy=align" | FileCheck %t/nested.mlir
+// RUN: qopt %t/nested-error.mlir --qtensor-place-shards=tp=4 -verify-diagnostics
 // RUN: qopt %t/strategies.mlir --qtensor-place-shards="tp=2 strategy=*.layers.1.*:replicate,*.o_proj:column,q_proj:row,lm_head:row" | FileCheck %t/strategies.mlir
 // RUN: qopt %t/errors.mlir --qtensor-place-shards=tp=2 -split-input-file -verify-diagnostics
 // RUN: qopt %t/errors-align.mlir --qtensor-place-shards="tp=4 group-policy=align" -split-input-file -verify-diagnostics
@@ -373,6 +375,43 @@ func.func @uneven(%x: tensor<2x4096xf16>) -> (tensor<2x4096xf16>, tensor<2x4096x
   %wk = qtensor.weight "model.layers.0.self_attn.k_proj" : !W
   %k = qtensor.linear %x, %wk accumulate(f32) : tensor<2x4096xf16>, !W -> tensor<2x4096xf16>
   return %o, %k : tensor<2x4096xf16>, tensor<2x4096xf16>
+}
+
+//--- nested.mlir
+
+!K4 = !qtensor.tensor<64x768xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>
+
+// A Q4_K down projection, K = 768: three super-blocks of 256 own their d
+// and dmin, so align splits K in whole super-blocks (512 + 256), not in
+// groups of 32 (384 + 384 would cut super-block 1).
+// CHECK-LABEL: func.func @k_quant_down
+// CHECK: qtensor.weight "model.layers.0.mlp.down_proj"
+// CHECK-NEXT: {qtensor.placement = #qtensor.placement<strategy = row, ranks = 2, dim = 1, bounds = [0, 512, 768], group_policy = align, qparams = [0, 16, 16, 24]>}
+func.func @k_quant_down(%x: tensor<2x768xf16>) -> tensor<2x64xf16> {
+  %w = qtensor.weight "model.layers.0.mlp.down_proj" : !K4
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x768xf16>, !K4 -> tensor<2x64xf16>
+  return %y : tensor<2x64xf16>
+}
+
+//--- nested-error.mlir
+
+!K4 = !qtensor.tensor<64x1024xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>
+
+// tp = 4 over K = 1024 splits 256 per rank: whole super-blocks, accepted;
+// tp = 4 over 768 (below) would not be, and says so in super-groups.
+func.func @k_quant_down(%x: tensor<2x1024xf16>) -> tensor<2x64xf16> {
+  %w = qtensor.weight "model.layers.0.mlp.down_proj" : !K4
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x1024xf16>, !K4 -> tensor<2x64xf16>
+  return %y : tensor<2x64xf16>
+}
+
+!K4b = !qtensor.tensor<64x768xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>>
+
+func.func @k_quant_cut(%x: tensor<2x768xf16>) -> tensor<2x64xf16> {
+  %w = qtensor.weight "model.layers.1.mlp.down_proj" : !K4b
+  // expected-error @+1 {{'qtensor.linear' op cannot place weight "model.layers.1.mlp.down_proj" row-parallel over tp = 4 with group-policy=error: the even slices of K = 768 (192 per rank) cut groups of G = 256}}
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<2x768xf16>, !K4b -> tensor<2x64xf16>
+  return %y : tensor<2x64xf16>
 }
 
 //--- strategies.mlir
