@@ -10,7 +10,9 @@
 #include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Support/ThreadPool.h"
 
+#include <functional>
 #include <map>
 
 namespace qtensor::verify {
@@ -163,41 +165,58 @@ LevelResult levelBytes(const std::string &dir,
   return r;
 }
 
+/// Runs `check` on every quantized tensor of `a`, spread over the thread
+/// pool (tensors are independent; each holds only its own unpacked codes),
+/// and returns the count checked, or the failure of the first failing
+/// tensor in manifest order, as one pass in that order would.
+Expected<size_t> forEachQuantized(
+    const artifact::Artifact &a,
+    const std::function<Status(const artifact::TensorEntry &)> &check) {
+  std::vector<const artifact::TensorEntry *> entries;
+  for (const artifact::TensorEntry &e : a.manifest().tensors)
+    if (e.isQuantized())
+      entries.push_back(&e);
+  std::vector<std::string> failures(entries.size());
+  defaultThreadPool().parallelFor(entries.size(), [&](size_t i) {
+    if (Status s = check(*entries[i]); !s)
+      failures[i] = s.message();
+  });
+  for (const std::string &f : failures)
+    if (!f.empty())
+      return makeError(f);
+  return entries.size();
+}
+
 LevelResult levelPacking(const artifact::Artifact &a) {
   LevelResult r{"L1", "pack/unpack", false, ""};
-  size_t count = 0;
-  for (const artifact::TensorEntry &e : a.manifest().tensors) {
-    if (!e.isQuantized())
-      continue;
-    auto t = detail::loadQuantized(a, e);
-    if (!t) {
-      r.detail = t.message();
-      return r;
-    }
-    auto repacked = artifact::packStoredCodes(t->descriptor, t->codes);
-    if (!repacked) {
-      r.detail = e.name + ": repacking: " + repacked.message();
-      return r;
-    }
-    if (repacked->size() != t->codeSize ||
-        !std::equal(repacked->begin(), repacked->end(), t->codeBytes)) {
-      size_t at = 0;
-      while (at < t->codeSize && at < repacked->size() &&
-             (*repacked)[at] == t->codeBytes[at])
-        ++at;
-      r.detail = e.name +
-                 ".codes: repacking the unpacked codes differs at "
-                 "byte " +
-                 std::to_string(at) + " (layout " +
-                 t->descriptor.layout.family + ")";
-      return r;
-    }
-    // One tensor resident at a time (the shard is a read-only mapping).
-    releaseMappedPages(t->codeBytes, t->codeSize);
-    ++count;
+  auto count =
+      forEachQuantized(a, [&](const artifact::TensorEntry &e) -> Status {
+        QTENSOR_ASSIGN_OR_RETURN(detail::LogicalTensor t,
+                                 detail::loadQuantized(a, e));
+        auto repacked = artifact::packStoredCodes(t.descriptor, t.codes);
+        if (!repacked)
+          return makeError(e.name, ": repacking: ", repacked.message());
+        if (repacked->size() != t.codeSize ||
+            !std::equal(repacked->begin(), repacked->end(), t.codeBytes)) {
+          size_t at = 0;
+          while (at < t.codeSize && at < repacked->size() &&
+                 (*repacked)[at] == t.codeBytes[at])
+            ++at;
+          return makeError(
+              e.name, ".codes: repacking the unpacked codes differs at byte ",
+              at, " (layout ", t.descriptor.layout.family, ")");
+        }
+        // Only the tensors in flight stay resident (the shard is a read-only
+        // mapping).
+        releaseMappedPages(t.codeBytes, t.codeSize);
+        return Status::ok();
+      });
+  if (!count) {
+    r.detail = count.message();
+    return r;
   }
   r.ok = true;
-  r.detail = std::to_string(count) +
+  r.detail = std::to_string(*count) +
              " quantized tensors unpack and repack to the same bytes";
   return r;
 }
@@ -216,37 +235,32 @@ LevelResult levelReference(const artifact::Artifact &a) {
           t.contains("reconstruction_sha256") &&
           t["reconstruction_sha256"].is_string())
         expected[t["name"]] = t["reconstruction_sha256"];
-  size_t count = 0;
-  for (const artifact::TensorEntry &e : a.manifest().tensors) {
-    if (!e.isQuantized())
-      continue;
-    auto it = expected.find(e.name);
-    if (it == expected.end()) {
-      r.detail = e.name + ": the report records no reconstruction digest";
-      return r;
-    }
-    auto t = detail::loadQuantized(a, e);
-    if (!t) {
-      r.detail = t.message();
-      return r;
-    }
-    auto digest = artifact::reconstructionDigest(t->descriptor, t->codes,
-                                                 t->scales, t->zeros);
-    if (!digest) {
-      r.detail = e.name + ": " + digest.message();
-      return r;
-    }
-    if (*digest != it->second) {
-      r.detail = e.name + ": reconstruction digest " + digest->substr(0, 16) +
-                 "... differs from the compiler's " + it->second.substr(0, 16) +
-                 "...";
-      return r;
-    }
-    releaseMappedPages(t->codeBytes, t->codeSize);
-    ++count;
+  auto count =
+      forEachQuantized(a, [&](const artifact::TensorEntry &e) -> Status {
+        auto it = expected.find(e.name);
+        if (it == expected.end())
+          return makeError(e.name,
+                           ": the report records no reconstruction digest");
+        QTENSOR_ASSIGN_OR_RETURN(detail::LogicalTensor t,
+                                 detail::loadQuantized(a, e));
+        auto digest = artifact::reconstructionDigest(t.descriptor, t.codes,
+                                                     t.scales, t.zeros);
+        if (!digest)
+          return makeError(e.name, ": ", digest.message());
+        if (*digest != it->second)
+          return makeError(e.name, ": reconstruction digest ",
+                           digest->substr(0, 16),
+                           "... differs from the compiler's ",
+                           it->second.substr(0, 16), "...");
+        releaseMappedPages(t.codeBytes, t.codeSize);
+        return Status::ok();
+      });
+  if (!count) {
+    r.detail = count.message();
+    return r;
   }
   r.ok = true;
-  r.detail = std::to_string(count) +
+  r.detail = std::to_string(*count) +
              " reconstructions match the digests recorded at compile time";
   return r;
 }
