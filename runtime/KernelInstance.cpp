@@ -458,9 +458,10 @@ qtensor::runtime::parseKernelInstance(const artifact::Manifest &m,
   QTENSOR_TRY(r.readObject("code", code));
   JsonObjectReader cr(*code, r.at("code"));
   int64_t bits = 0;
-  QTENSOR_TRY(cr.readInt("bits", 4, 8, bits));
+  QTENSOR_TRY(cr.readInt("bits", 2, 8, bits));
   if (bits == 7)
-    return makeError(cr.at("bits"), ": ", bits, ", expected 4, 5, 6 or 8");
+    return makeError(cr.at("bits"), ": ", bits,
+                     ", expected 2, 3, 4, 5, 6 or 8");
   k.codeBits = unsigned(bits);
   QTENSOR_TRY(cr.readBool("signed", k.codeSigned));
   if (const json *zp = cr.find("zero_point")) {

@@ -13,12 +13,35 @@ const std::vector<GGMLAffineSpelling> &qtensor::ggmlAffineSpellings() {
   static const NestedQParams kMin6{
       {6, false}, CodeType{6, false}, 256, FT::F16};
   static const NestedQParams kSigned8{{8, true}, std::nullopt, 256, FT::F16};
+  // Q2_K: 4-bit scale and min codes per 16 under f16 d and dmin per 256;
+  // Q3_K: signed 6-bit scale codes (stored + 32) per 16 under an f16 d.
+  static const NestedQParams kMin4{
+      {4, false}, CodeType{4, false}, 256, FT::F16};
+  static const NestedQParams kSigned6{{6, true}, std::nullopt, 256, FT::F16};
   static const std::vector<GGMLAffineSpelling> table = {
       {"q4_0", {4, true}, SE::OffsetBinary, ZP::None, 32, FT::F16, 32, 18},
       {"q4_1", {4, false}, SE::TwosComplement, ZP::Min, 32, FT::F16, 32, 20},
       {"q5_0", {5, true}, SE::OffsetBinary, ZP::None, 32, FT::F16, 32, 22},
       {"q5_1", {5, false}, SE::TwosComplement, ZP::Min, 32, FT::F16, 32, 24},
       {"q8_0", {8, true}, SE::TwosComplement, ZP::None, 32, FT::F16, 32, 34},
+      {"q2_k",
+       {2, false},
+       SE::TwosComplement,
+       ZP::Min,
+       16,
+       FT::F32,
+       256,
+       84,
+       kMin4},
+      {"q3_k",
+       {3, true},
+       SE::TwosComplement,
+       ZP::None,
+       16,
+       FT::F32,
+       256,
+       110,
+       kSigned6},
       {"q4_k",
        {4, false},
        SE::TwosComplement,

@@ -31,8 +31,9 @@ std::vector<int64_t> KernelLayout::tileFor(unsigned codeBits) const {
     return {};
   if (codeBits == 4)
     return tileW4;
-  // 5- and 6-bit codes sit one per byte, as 8-bit ones do.
-  if (codeBits == 5 || codeBits == 6 || codeBits == 8)
+  // 2-, 3-, 5- and 6-bit codes sit one per byte, as 8-bit ones do.
+  if (codeBits == 2 || codeBits == 3 || codeBits == 5 || codeBits == 6 ||
+      codeBits == 8)
     return tileW8;
   return {};
 }

@@ -133,12 +133,13 @@ KernelCapability hostGemm() {
   k.tokens = {1, std::nullopt};
   k.priority = 110;
   k.rowSplit = true;
-  // What ggml files store, read as kept codes (lib/Formats/GGUF): 5- and
-  // 6-bit codes (Q5_0, Q5_1, Q5_K, Q6_K), a float min (Q4_1, Q5_1, Q4_K,
-  // Q5_K), f32 scales (the exact products of K-quants' two scale levels)
-  // and groups of 16 (Q6_K; byte codes only: a chunk never crosses a
-  // group, which admission checks against the layout's tile).
-  for (unsigned bits : {5u, 6u}) {
+  // What ggml files store, read as kept codes (lib/Formats/GGUF): 2-, 3-,
+  // 5- and 6-bit codes one per byte (Q2_K, Q3_K, Q5_0, Q5_1, Q5_K, Q6_K),
+  // a float min (Q2_K, Q4_1, Q5_1, Q4_K, Q5_K), f32 scales (the exact
+  // products of K-quants' two scale levels) and groups of 16 (Q2_K, Q3_K,
+  // Q6_K; byte codes only: a chunk never crosses a group, which admission
+  // checks against the layout's tile).
+  for (unsigned bits : {2u, 3u, 5u, 6u}) {
     k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
     k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
     k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
@@ -191,8 +192,8 @@ KernelRegistry makeBuiltinRegistry() {
   r.layouts = {
       {decode,
        "row-major, each row whole 16-byte chunks of codes for 128-bit loads "
-       "(5- and 6-bit codes one per byte)",
-       {4, 5, 6, 8},
+       "(2-, 3-, 5- and 6-bit codes one per byte)",
+       {2, 3, 4, 5, 6, 8},
        {1, 32},
        {1, 16}},
       {prefill,

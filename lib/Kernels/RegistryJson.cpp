@@ -222,9 +222,9 @@ Expected<KernelLayout> layoutFromJson(const json &j, const std::string &path) {
   std::vector<int64_t> bits;
   QTENSOR_TRY(r.readIntArray("bits", bits));
   for (int64_t b : bits) {
-    if (b != 4 && b != 5 && b != 6 && b != 8)
+    if (b != 2 && b != 3 && b != 4 && b != 5 && b != 6 && b != 8)
       return makeError(r.at("bits"), ": code width ", b,
-                       " has no tile field (4; 5, 6 or 8 in tile_w8)");
+                       " has no tile field (4; 2, 3, 5, 6 or 8 in tile_w8)");
     l.bits.push_back(static_cast<unsigned>(b));
   }
   QTENSOR_TRY(r.readIntArray("tile_w4", l.tileW4));

@@ -130,7 +130,10 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
   spec.bits = d.code.bits;
   spec.symmetric = d.code.isSigned;
   spec.minZero = !d.code.isSigned && d.zeroPoint == ZeroPointKind::Min;
-  if (d.code.bits < 4 || d.code.bits == 7)
+  // 2- and 3-bit codes only as the host GEMM's byte fields (Q2_K, Q3_K);
+  // validateQuantKernelSpec names the width any other family refuses.
+  if (d.code.bits < 2 || d.code.bits == 7 || d.code.bits > 8 ||
+      (d.code.bits < 4 && spec.family != KernelFamily::HostGemm))
     return makeError(d.code.bits, "-bit codes have no generated kernel");
   if (d.code.isSigned ? d.zeroPoint != ZeroPointKind::None
                       : d.zeroPoint != ZeroPointKind::Integer && !spec.minZero)

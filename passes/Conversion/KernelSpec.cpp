@@ -116,8 +116,9 @@ std::string QuantKernelSpec::name() const {
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
   const bool host = spec.family == KernelFamily::HostGemm;
   if (spec.bits != 4 && spec.bits != 8 &&
-      !(host && (spec.bits == 5 || spec.bits == 6)))
-    return makeError("code width must be ", host ? "4, 5, 6" : "4",
+      !(host &&
+        (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6)))
+    return makeError("code width must be ", host ? "2, 3, 4, 5, 6" : "4",
                      " or 8 bits, got ", spec.bits);
   // A 16-byte chunk never crosses a group: 16 codes only in byte fields.
   const bool smallGroup =
@@ -125,7 +126,7 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
       spec.groupSize != 128 && !smallGroup)
     return makeError("group size must be 32, 64, 128",
-                     host ? " (16 for 5- to 8-bit codes)" : "",
+                     host ? " (16 for codes stored one per byte)" : "",
                      " or per-channel, got ", spec.groupSize);
   if (spec.minZero && (spec.symmetric || !host))
     return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
@@ -260,7 +261,7 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
       return fail("option '" + std::string(o) + "' given twice");
   }
   if (bits < 1 || bits > 64)
-    return fail("code width must be 4, 5, 6 or 8 bits, got " +
+    return fail("code width must be 2, 3, 4, 5, 6 or 8 bits, got " +
                 std::to_string(bits));
   if (Status status = validateQuantKernelSpec(spec); !status)
     return fail(status.message());

@@ -49,7 +49,8 @@ constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
-  /// 4 or 8; the host GEMM also reads 5- and 6-bit codes (one per byte).
+  /// 4 or 8; the host GEMM also reads 2-, 3-, 5- and 6-bit codes (one per
+  /// byte).
   unsigned bits = 4;
   bool symmetric = true; ///< signed codes, no zero-points
   /// Unsigned codes with a float `min` per group in the scale dtype,
@@ -73,8 +74,8 @@ struct QuantKernelSpec {
   ScaleType scaleType() const {
     return scale.value_or(scaleTypeOf(activation));
   }
-  /// Width of the field a code is stored in: 4, or 8 for 5- to 8-bit codes.
-  unsigned fieldBits() const { return bits <= 4 ? 4 : 8; }
+  /// Width of the field a code is stored in: 4 for 4-bit codes, else 8.
+  unsigned fieldBits() const { return bits == 4 ? 4 : 8; }
   bool dynamicRows() const { return rows == kDynamicRows; }
   /// The group size the kernel indexes with: K for per-channel.
   int64_t effectiveGroupSize() const { return groupSize == 0 ? k : groupSize; }

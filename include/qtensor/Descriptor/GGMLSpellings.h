@@ -33,7 +33,8 @@ struct GGMLAffineSpelling {
   std::optional<NestedQParams> nested; ///< the K-quants' second level
 };
 
-/// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k.
+/// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k,
+/// q5_k, q6_k.
 const std::vector<GGMLAffineSpelling> &ggmlAffineSpellings();
 
 /// The spelling of `encoding`, or nullptr.

@@ -11,21 +11,24 @@
 //   Q5_0  si5 offset_binary (q = u - 16), symmetric, groups of 32, f16
 //   Q5_1  ui5 with an f16 min, groups of 32
 //   Q8_0  si8 two's complement, symmetric, groups of 32, f16 scale
+//   Q2_K  ui2 with a min, groups of 16, f32 scale and min
+//   Q3_K  si3 two's complement (q = low 2 bits - 4 unless the hmask bit
+//         is set), symmetric, groups of 16, f32 scale
 //   Q4_K  ui4 with a min, groups of 32, f32 scale and min
 //   Q5_K  ui5 with a min, groups of 32, f32 scale and min
 //   Q6_K  si6 offset_binary (q = u - 32), symmetric, groups of 16, f32
 //
 // with layout {family "ggml_block", version 1, encoding "q4_0" ... "q6_k",
 // tile [1, ..., 1, block]}, block 32 or 256. The K-quants store their
-// per-group scales (and mins) as 6- or 8-bit codes under f16 super-block
+// per-group scales (and mins) as 4-, 6- or 8-bit codes under f16 super-block
 // scales; ggml decodes that second level first (d * sc_j, dmin * m_j), and
 // each such product is exact in f32, so the f32 scale s_j = d * sc_j and
 // min m_j = -(dmin * m_j) spell the same numbers as one affine level
 // (x = s * q + m rounds exactly as ggml's d1 * q - m1). The descriptor's
 // nested qparams (NestedQParams) keep the second level as it is stored: the
-// 6- or 8-bit codes and the f16 d (and dmin) per super-block.
-// Every other decodable type (Q2_K, Q3_K, codebooks, ternary) is described
-// by its GGMLBlockContract alone.
+// 4-, 6- or 8-bit codes and the f16 d (and dmin) per super-block.
+// Every other decodable type (codebooks, lattices, ternary) is described by
+// its GGMLBlockContract alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_FORMATS_GGUFDESCRIPTOR_H

@@ -14,8 +14,9 @@
 //   Q4_1  ui4 with an f16 min, groups of 32, f16 scales
 //   Q5_0  si5, symmetric, groups of 32, f16 scales
 //   Q5_1  ui5 with an f16 min, groups of 32, f16 scales
-//   Q4_K, Q5_K, Q6_K  their nested qparams (GGUFDescriptor.h): the scale
-//         (and min) codes and f16 d (and dmin) go back into the blocks
+//   Q2_K, Q3_K, Q4_K, Q5_K, Q6_K  their nested qparams
+//         (GGUFDescriptor.h): the scale (and min) codes and f16 d (and
+//         dmin) go back into the blocks
 //
 // Anything else (integer zero-points, groups of 64 or more, f32 scales
 // without a second level, act-order) has no exact ggml type: it is refused with the reason, or

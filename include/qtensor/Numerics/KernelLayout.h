@@ -65,13 +65,13 @@ struct KernelLayoutId {
 /// Which physical layout, for which code width and sign.
 struct KernelLayoutSpec {
   KernelLayoutKind kind = KernelLayoutKind::DecodeGemv;
-  /// Code width: 4 or 8; decode_gemv also holds 5- and 6-bit codes (ggml
-  /// Q5_x, Q6_K), one per byte.
+  /// Code width: 4 or 8; decode_gemv also holds 2-, 3-, 5- and 6-bit
+  /// codes (ggml Q2_K, Q3_K, Q5_x, Q6_K), one per byte.
   unsigned bits = 4;
   bool isSigned = false; ///< logical codes are signed (stored offset binary)
 
-  /// Width of the field a code is stored in: 4 or 8.
-  unsigned fieldBits() const { return bits <= 4 ? 4 : 8; }
+  /// Width of the field a code is stored in: 4 for 4-bit codes, else 8.
+  unsigned fieldBits() const { return bits == 4 ? 4 : 8; }
 };
 
 /// The (family, version, encoding) id of `kind`.

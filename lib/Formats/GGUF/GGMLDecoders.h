@@ -24,6 +24,27 @@ inline uint32_t readU32(const uint8_t *p) {
 }
 inline float readF16(const uint8_t *p) { return fp16ToFp32(readU16(p)); }
 
+/// ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..7) from
+/// the 12 packed bytes of Q4_K/Q5_K.
+inline void scaleMinK4(int j, const uint8_t *q, uint8_t &sc, uint8_t &m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+/// Q3_K's 16 6-bit scales (before the -32): low nibbles in bytes 0..7 (j < 8
+/// low nibble of byte j, j >= 8 high nibble of byte j-8), high 2 bits in
+/// bytes 8..11 (byte 8 + j%4, bit pair j/4).
+inline int scaleQ3K(int j, const uint8_t *s) {
+  const int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+  const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return low | (high << 4);
+}
+
 /// 32 values of IQ4_NL's codebook from 16 bytes of nibbles (low nibbles
 /// first): y = scale * kvalues_iq4nl[u] (IQ4_NL, and IQ4_XS per 32).
 inline void decodeIQ4Nibbles(const uint8_t *qs, float scale, float *y) {

@@ -15,18 +15,6 @@ using namespace qtensor::ggml_detail;
 
 namespace {
 
-/// ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..7) from the
-/// 12 packed bytes of Q4_K/Q5_K.
-inline void scaleMinK4(int j, const uint8_t *q, uint8_t &sc, uint8_t &m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-
 /// The effective scale d * s_j and min dmin * m_j of Q4_K/Q5_K sub-block j,
 /// each one float product as in ggml.
 inline void subBlockScaleMin(int j, const uint8_t *scales, float d, float dmin,
@@ -35,15 +23,6 @@ inline void subBlockScaleMin(int j, const uint8_t *scales, float d, float dmin,
   scaleMinK4(j, scales, sc, m);
   scale = d * static_cast<float>(sc);
   min = dmin * static_cast<float>(m);
-}
-
-/// Q3_K's 16 6-bit scales (before the -32): low nibbles in bytes 0..7 (j < 8
-/// low nibble of byte j, j >= 8 high nibble of byte j-8), high 2 bits in bytes
-/// 8..11 (byte 8 + j%4, bit pair j/4).
-inline int scaleQ3K(int j, const uint8_t *s) {
-  const int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
-  const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-  return low | (high << 4);
 }
 
 } // namespace

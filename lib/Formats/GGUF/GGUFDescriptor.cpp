@@ -31,18 +31,6 @@ const GGMLAffineSpelling *affineSpelling(GGMLType type) {
   return findGGMLAffineSpelling(encoding);
 }
 
-/// ggml's get_scale_min_k4: 6-bit scale and min codes of sub-block j of a
-/// Q4_K / Q5_K super-block's 12 packed bytes.
-void scaleMinK4(int j, const uint8_t *q, int &sc, int &m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
 /// A K-quant block's stored second level: scale (and min) codes per group,
 /// d (and dmin) per block. Null pointers for the other types.
 struct NestedOut {
@@ -102,7 +90,7 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
     const uint8_t *qh = p + 16;
     const uint8_t *ql = p + (five ? 48 : 16);
     for (int j = 0; j < 8; ++j) {
-      int sc, m;
+      uint8_t sc, m;
       scaleMinK4(j, packed, sc, m);
       nested.scaleCodes[j] = sc;
       nested.minCodes[j] = m;
@@ -117,6 +105,48 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
         codes[32 * j + l] = q;
       }
     }
+    return;
+  }
+  case GGMLType::Q2_K: {
+    // Sixteen groups of 16: a byte per group holds the 4-bit scale code
+    // (low) and min code (high) under f16 d and dmin; codes are 2-bit
+    // fields of 32-byte rows, four shifts per 128 elements.
+    const float d = readF16(p + 80), dmin = readF16(p + 82);
+    *nested.superScale = d;
+    *nested.superMin = dmin;
+    for (int j = 0; j < 16; ++j) {
+      nested.scaleCodes[j] = p[j] & 0xF;
+      nested.minCodes[j] = p[j] >> 4;
+      scales[j] = d * static_cast<float>(p[j] & 0xF);
+      mins[j] = -(dmin * static_cast<float>(p[j] >> 4));
+    }
+    const uint8_t *q = p + 16;
+    for (int n = 0; n < 256; n += 128, q += 32)
+      for (int shift = 0; shift < 8; shift += 2)
+        for (int half = 0; half < 2; ++half)
+          for (int l = 0; l < 16; ++l)
+            *codes++ = (q[l + 16 * half] >> shift) & 3;
+    return;
+  }
+  case GGMLType::Q3_K: {
+    // Sixteen groups of 16 with signed 6-bit scale codes (stored + 32)
+    // under an f16 d; a code is 2 low bits minus 4 where its hmask bit is
+    // clear: si3, [-4, 3].
+    const uint8_t *hm = p, *q = p + 32, *packed = p + 96;
+    const float d = readF16(p + 108);
+    *nested.superScale = d;
+    for (int j = 0; j < 16; ++j) {
+      nested.scaleCodes[j] = scaleQ3K(j, packed) - 32;
+      scales[j] = d * static_cast<float>(nested.scaleCodes[j]);
+    }
+    uint8_t mask = 1;
+    for (int n = 0; n < 256; n += 128, q += 32)
+      for (int shift = 0; shift < 8; shift += 2, mask = uint8_t(mask << 1))
+        for (int half = 0; half < 2; ++half)
+          for (int l = 0; l < 16; ++l) {
+            const int i = l + 16 * half;
+            *codes++ = ((q[i] >> shift) & 3) - ((hm[i] & mask) ? 0 : 4);
+          }
     return;
   }
   case GGMLType::Q6_K: {

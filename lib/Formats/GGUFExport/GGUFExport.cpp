@@ -27,7 +27,8 @@ namespace {
 /// K-quant's stored levels), or why none does.
 Expected<GGMLType> kQuantSpelling(const QuantizedTensorDescriptor &t) {
   const AffineDescriptor &d = t.descriptor;
-  for (GGMLType type : {GGMLType::Q4_K, GGMLType::Q5_K, GGMLType::Q6_K}) {
+  for (GGMLType type : {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K,
+                        GGMLType::Q5_K, GGMLType::Q6_K}) {
     std::string encoding(ggmlTypeName(type));
     for (char &c : encoding)
       c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -134,6 +135,46 @@ struct KQuantLevels {
   std::vector<double> d, dmin;
 };
 
+/// One Q2_K or Q3_K block (256 codes `c`, super-block `b` of `l`): the
+/// inverse of ggml's dequantize_row_q{2,3}_K. Element 128 n + 32 s + 16 h
+/// + l is 2-bit field s of byte 32 n + 16 h + l; Q3_K adds 4 to a negative
+/// code and clears its hmask bit (bit 4 n + s of byte 16 h + l).
+void packLowKQuantBlock(GGMLType type, const int32_t *c, const KQuantLevels &l,
+                        size_t b, std::vector<uint8_t> &out) {
+  const int32_t *sc = l.scaleCodes.data() + b * 16;
+  uint8_t qs[64] = {}, hm[32] = {};
+  for (int e = 0; e < 256; ++e) {
+    const int n = e / 128, s = (e % 128) / 32, i = e % 32;
+    int low = c[e];
+    if (type == GGMLType::Q3_K) {
+      if (low >= 0)
+        hm[i] |= uint8_t(1u << (4 * n + s));
+      else
+        low += 4;
+    }
+    qs[32 * n + i] |= uint8_t((low & 3) << (2 * s));
+  }
+  if (type == GGMLType::Q2_K) {
+    const int32_t *m = l.minCodes.data() + b * 16;
+    for (int j = 0; j < 16; ++j)
+      out.push_back(uint8_t((sc[j] & 0xF) | ((m[j] & 0xF) << 4)));
+    out.insert(out.end(), qs, qs + 64);
+    putHalf(out, l.d[b]);
+    putHalf(out, l.dmin[b]);
+    return;
+  }
+  uint8_t packed[12] = {};
+  for (int j = 0; j < 16; ++j) {
+    const int u = sc[j] + 32; // 6-bit field
+    packed[j < 8 ? j : j - 8] |= uint8_t((u & 0xF) << (j < 8 ? 0 : 4));
+    packed[8 + j % 4] |= uint8_t((u >> 4) << (2 * (j / 4)));
+  }
+  out.insert(out.end(), hm, hm + 32);
+  out.insert(out.end(), qs, qs + 64);
+  out.insert(out.end(), packed, packed + 12);
+  putHalf(out, l.d[b]);
+}
+
 /// Logical codes and both qparam levels in ggml K-quant blocks of 256, row
 /// by row: the inverse of ggml's dequantize_row_q{4,5,6}_K field by field.
 std::vector<uint8_t> packKQuantBlocks(GGMLType type,
@@ -146,6 +187,10 @@ std::vector<uint8_t> packKQuantBlocks(GGMLType type,
   for (int64_t b = 0; b < n * blocks; ++b) {
     const int32_t *c =
         q.data() + size_t(b / blocks) * size_t(k) + size_t(b % blocks) * 256;
+    if (type == GGMLType::Q2_K || type == GGMLType::Q3_K) {
+      packLowKQuantBlock(type, c, l, size_t(b), out);
+      continue;
+    }
     if (type == GGMLType::Q6_K) {
       const int32_t *sc = l.scaleCodes.data() + size_t(b) * 16;
       uint8_t ql[128], qh[64];

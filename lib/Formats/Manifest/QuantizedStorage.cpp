@@ -30,13 +30,11 @@ Expected<KernelLayoutSpec> kernelSpec(const QuantizedTensorDescriptor &t) {
                      " stores 2-D weights, the tensor has rank ",
                      t.shape.size());
   const CodeType &code = t.descriptor.code;
-  // The layout's geometry refuses the widths it does not hold (5 and 6
-  // bits only in decode_gemv's byte fields).
-  if (code.bits < 4 || code.bits == 7)
+  // The layout's geometry refuses the widths it does not hold (2, 3, 5
+  // and 6 bits only in decode_gemv's byte fields).
+  if (code.bits < 2 || code.bits == 7 || code.bits > 8)
     return makeError("layout ", t.layout.family,
-                     " stores 4-, 5-, 6- or 8-bit codes, "
-                     "not ",
-                     code.bits);
+                     " stores 2- to 6- or 8-bit codes, not ", code.bits);
   KernelLayoutSpec spec;
   spec.kind = kind;
   spec.bits = code.bits;

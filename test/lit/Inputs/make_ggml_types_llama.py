@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Rewrites a float GGUF llama so that its linears are stored in other ggml
-types: by default the ones whose codes qtc keeps (Q4_1, Q5_0, Q5_1, Q4_K,
-Q5_K and Q6_K); with --family iq the IQ lattice and codebook types
-(IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M).
+types: by default Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K; with --family
+lowk the 2- and 3-bit K-quants (Q2_K, Q3_K; the head Q3_K); with --family
+iq the IQ lattice and codebook types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
+IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M).
 
-    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|iq]
+    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|lowk|iq]
 
 The metadata (architecture, tokenizer) is copied byte for byte; every
 `blk.*` linear and `output.weight` gets blocks of random codes and small
@@ -19,10 +20,12 @@ import struct
 import sys
 
 # ggml type ids and block sizes (ggml.h, ggml-common.h).
-F32, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K = 0, 3, 6, 7, 12, 13, 14
+F32, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = (
+    0, 3, 6, 7, 10, 11, 12, 13, 14)
 IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
     16, 17, 18, 19, 21, 22, 23, 29)
 BLOCK = {Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
+         Q2_K: (256, 84), Q3_K: (256, 110),
          Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210),
          IQ2_XXS: (256, 66), IQ2_XS: (256, 74), IQ2_S: (256, 82),
          IQ3_XXS: (256, 98), IQ3_S: (256, 110), IQ1_S: (256, 50),
@@ -34,6 +37,9 @@ FAMILIES = {
     "kquant": ({"attn_q": Q4_K, "attn_k": Q5_K, "attn_v": Q6_K,
                 "attn_output": Q5_0, "ffn_gate": Q5_1, "ffn_up": Q4_1,
                 "ffn_down": Q4_K}, Q6_K),
+    "lowk": ({"attn_q": Q2_K, "attn_k": Q3_K, "attn_v": Q3_K,
+              "attn_output": Q2_K, "ffn_gate": Q3_K, "ffn_up": Q2_K,
+              "ffn_down": Q3_K}, Q3_K),
     "iq": ({"attn_q": IQ2_XXS, "attn_k": IQ2_XS, "attn_v": IQ2_S,
             "attn_output": IQ3_XXS, "ffn_gate": IQ3_S, "ffn_up": IQ1_S,
             "ffn_down": IQ4_XS}, IQ1_M),
@@ -66,6 +72,11 @@ def random_block(kind, rng):
         b[2:4] = f16(rng.uniform(0.0001, 0.0005))
     elif kind == Q6_K:
         b[208:210] = f16(rng.uniform(0.00005, 0.0002))
+    elif kind == Q2_K:  # d, dmin after 16 scale bytes and 64 code bytes
+        b[80:82] = f16(rng.uniform(0.002, 0.006))
+        b[82:84] = f16(rng.uniform(0.001, 0.004))
+    elif kind == Q3_K:  # d after hmask, codes and 12 scale bytes
+        b[108:110] = f16(rng.uniform(0.0005, 0.0015))
     elif kind in IQ_SCALE:
         at, low, high = IQ_SCALE[kind]
         b[at:at + 2] = f16(rng.uniform(low, high))
@@ -113,7 +124,7 @@ def main():
         family = args[3]
     elif len(args) != 2:
         sys.exit("usage: make_ggml_types_llama.py IN.gguf OUT.gguf "
-                 "[--family kquant|iq]")
+                 "[--family kquant|lowk|iq]")
     src, dst = args[0], args[1]
     types, head = FAMILIES[family]
     data = open(src, "rb").read()

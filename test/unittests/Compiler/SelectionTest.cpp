@@ -113,7 +113,7 @@ TEST(Selection, KeepKeepsAHeadStoredAsCodesUnlessExcluded) {
   EXPECT_TRUE(
       s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize);
   EXPECT_FALSE(
-      s.decideStored("output.weight", TensorKind::Head, "Q2_K")->quantize);
+      s.decideStored("output.weight", TensorKind::Head, "TQ2_0")->quantize);
   EXPECT_FALSE(
       s.decideStored("output.weight", TensorKind::Head, "F16")->quantize);
   // Without --quant keep the head stays float by default.

@@ -305,8 +305,8 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
 /// (not a multiple of the 32- or 16-code chunk) and a short last group;
 /// T = 1 takes the one-pass path, T > 1 the decoded-row path, except for
 /// rows longer than the stack buffer (the last two cases). Then the forms
-/// of kept ggml codes: 5- and 6-bit codes in bytes, a min zero-point, f32
-/// scales and groups of 16.
+/// of kept ggml codes: 2-, 3-, 5- and 6-bit codes in bytes, a min
+/// zero-point, f32 scales and groups of 16.
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   const int64_t shapes[][2] = {{37, 300}, {64, 512}, {13, 1000}, {7, 77}};
@@ -345,6 +345,16 @@ std::vector<Case> allCases() {
       {6, true, 16, f16, ScaleType::F32, OutputType::F32, true, 64, 512});
   cases.push_back(
       {6, true, 16, bf16, ScaleType::F32, OutputType::F16, false, 13, 1000});
+  // Q2_K (2-bit codes with an f32 min, groups of 16) and Q3_K (signed
+  // 3-bit codes, groups of 16), one per byte.
+  cases.push_back({2, false, 16, f16, ScaleType::F32, OutputType::F32, true, 37,
+                   300, true});
+  cases.push_back({2, false, 16, bf16, ScaleType::F32, OutputType::F16, false,
+                   7, 77, true});
+  cases.push_back(
+      {3, true, 16, f16, ScaleType::F32, OutputType::BF16, false, 64, 512});
+  cases.push_back(
+      {3, true, 16, bf16, ScaleType::F32, OutputType::F32, true, 13, 1000});
   // A min zero-point on a row too long for the stack buffer.
   cases.push_back({4, false, 32, f16, ScaleType::F32, OutputType::F32, false, 2,
                    33024, true});
@@ -441,9 +451,10 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
            Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
                "only the host GEMM takes f32 scales"},
            Bad{"host_gemm:w4:g16:sym:f16:n8:k64",
-               "group size must be 32, 64, 128 (16 for 5- to 8-bit codes)"},
+               "group size must be 32, 64, 128 (16 for codes stored one per "
+               "byte)"},
            Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
-               "code width must be 4, 5, 6 or 8 bits, got 7"},
+               "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
        }) {
     auto spec = parseQuantKernelSpec(bad.text);
     ASSERT_FALSE(bool(spec)) << bad.text;

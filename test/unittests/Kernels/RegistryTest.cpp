@@ -132,9 +132,9 @@ TEST(Registry, WildcardsOnlyOnTheFallback) {
 
 TEST(Registry, KernelLayoutMustHoldItsCodes) {
   KernelRegistry r = builtin();
-  r.kernels.front().codes.push_back({2, false});
-  EXPECT_EQ(failure(r), "kernel 'affine_gemv_decode_sm80': admits ui2 but "
-                        "layout (decode_gemv, 1, offset_binary) cannot hold "
+  r.kernels[1].codes.push_back({2, false});
+  EXPECT_EQ(failure(r), "kernel 'affine_mma_prefill_sm80': admits ui2 but "
+                        "layout (prefill_mma, 1, offset_binary) cannot hold "
                         "2-bit codes");
 }
 

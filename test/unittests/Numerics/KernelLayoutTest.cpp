@@ -282,11 +282,11 @@ bool contains(const std::string &text, const std::string &part) {
 
 TEST(KernelLayoutTest, RejectsUnsupportedWidthsAndShapes) {
   Codes codes(8, 0);
-  Expected<Bytes> three =
-      packKernelLayout({kDecode, 3, false}, codes.data(), 1, 8);
-  ASSERT_FALSE(bool(three));
-  EXPECT_TRUE(
-      contains(three.message(), "4-, 5-, 6- or 8-bit codes, got 3 bits"));
+  Expected<Bytes> seven =
+      packKernelLayout({kDecode, 7, false}, codes.data(), 1, 8);
+  ASSERT_FALSE(bool(seven));
+  EXPECT_TRUE(contains(seven.message(),
+                       "2-, 3-, 4-, 5-, 6- or 8-bit codes, got 7 bits"));
   Expected<Bytes> five =
       packKernelLayout({kPrefill, 5, false}, codes.data(), 1, 8);
   ASSERT_FALSE(bool(five));

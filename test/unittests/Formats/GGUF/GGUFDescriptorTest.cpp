@@ -133,6 +133,8 @@ TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
     int64_t block;
   };
   const Want wants[] = {
+      {GGMLType::Q2_K, {2, false}, ZeroPointKind::Min, 16, FloatType::F32, 256},
+      {GGMLType::Q3_K, {3, true}, ZeroPointKind::None, 16, FloatType::F32, 256},
       {GGMLType::Q4_1, {4, false}, ZeroPointKind::Min, 32, FloatType::F16, 32},
       {GGMLType::Q5_0, {5, true}, ZeroPointKind::None, 32, FloatType::F16, 32},
       {GGMLType::Q5_1, {5, false}, ZeroPointKind::Min, 32, FloatType::F16, 32},
@@ -223,20 +225,21 @@ TEST(GGUFDescriptor, Q4_KScalesAreTheSecondLevelDecodedFirst) {
   EXPECT_EQ(desc->affine->descriptor.nested, want);
 }
 
-// Q2_K, Q3_K and the codebook types keep their block contract alone.
+// The ternary and codebook types keep their block contract alone.
 TEST(GGUFDescriptor, OtherTypesKeepTheirBlockContract) {
-  std::vector<uint8_t> block(84, 0);
-  GGUFTensorInfo info{"w", GGMLType::Q2_K, {256}, 256, 84, 0,
-                      0,   block.data(),   0};
+  std::vector<uint8_t> block(66, 0);
+  GGUFTensorInfo info{"w", GGMLType::TQ2_0, {256}, 256, 66, 0,
+                      0,   block.data(),    0};
   auto desc = describeGGUFTensor(info);
   ASSERT_TRUE(desc) << desc.message();
   EXPECT_FALSE(desc->affine.has_value());
-  EXPECT_EQ(desc->block.kind, GGMLEncodingKind::KQuantAffine);
-  EXPECT_FALSE(hasAffineSpelling(GGMLType::Q2_K));
+  EXPECT_FALSE(hasAffineSpelling(GGMLType::TQ2_0));
   EXPECT_FALSE(hasAffineSpelling(GGMLType::IQ4_NL));
+  EXPECT_TRUE(hasAffineSpelling(GGMLType::Q2_K));
+  EXPECT_TRUE(hasAffineSpelling(GGMLType::Q3_K));
   auto parts = disassembleGGMLAffine(info);
   ASSERT_FALSE(parts);
-  EXPECT_EQ(parts.message(), "tensor 'w': type Q2_K has no affine spelling");
+  EXPECT_EQ(parts.message(), "tensor 'w': type TQ2_0 has no affine spelling");
 }
 
 TEST(GGUFDescriptor, UnsupportedTypeIsNamed) {
