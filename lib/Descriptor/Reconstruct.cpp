@@ -52,7 +52,7 @@ qtensor::qparamIndexOfElements(const AffineDescriptor &d,
   return index;
 }
 
-Expected<std::vector<double>> qtensor::reconstructAffine(
+Expected<AffineReconstruction> qtensor::AffineReconstruction::make(
     const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
     const std::vector<double> &scales, const std::vector<double> &zeros) {
   const AffineDescriptor &d = t.descriptor;
@@ -64,39 +64,26 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
   if (codes.size() != *count)
     return makeError("expected ", *count, " codes for shape ",
                      shapeToString(t.shape), ", got ", codes.size());
+  AffineReconstruction r(d, codes, scales, zeros);
   // A linear's [N, K] weight grouped along K (act-order included: the
   // group of each column from one table of K) or one scale per row: its
   // qparam index follows from the position; anything else (other ranks,
   // axes) goes through the index of every element.
-  const bool rowGroups =
+  r.rowGroups =
       t.shape.size() == 2 && d.axis == 1 && d.granularity == Granularity::Group;
-  const bool perRow = t.shape.size() == 2 && !d.permutation && d.axis == 0 &&
-                      d.granularity == Granularity::PerAxis;
-  std::vector<int64_t> index;
-  if (!rowGroups && !perRow) {
-    auto all = qparamIndexOfElements(d, t.shape);
-    if (!all)
-      return all.error();
-    index = all.take();
+  r.perRow = t.shape.size() == 2 && !d.permutation && d.axis == 0 &&
+             d.granularity == Granularity::PerAxis;
+  if (!r.rowGroups && !r.perRow) {
+    QTENSOR_ASSIGN_OR_RETURN(r.index, qparamIndexOfElements(d, t.shape));
   }
-  const int64_t cols = t.shape.size() == 2 ? t.shape[1] : 1;
-  const int64_t groups =
-      rowGroups ? (cols + d.groupSize - 1) / d.groupSize : int64_t(1);
-  std::vector<int64_t> groupOfColumn; // position P^-1[c] / G
-  if (rowGroups) {
-    groupOfColumn.resize(size_t(cols));
-    for (int64_t i = 0; i < cols; ++i)
-      groupOfColumn[size_t(d.permutation ? (*d.permutation)[size_t(i)] : i)] =
+  r.cols = t.shape.size() == 2 ? t.shape[1] : 1;
+  r.groups = r.rowGroups ? (r.cols + d.groupSize - 1) / d.groupSize : 1;
+  if (r.rowGroups) {
+    r.groupOfColumn.resize(size_t(r.cols));
+    for (int64_t i = 0; i < r.cols; ++i)
+      r.groupOfColumn[size_t(d.permutation ? (*d.permutation)[size_t(i)] : i)] =
           i / d.groupSize;
   }
-  auto qparamOf = [&](size_t i) -> int64_t {
-    const int64_t r = int64_t(i) / cols, c = int64_t(i) % cols;
-    if (rowGroups)
-      return r * groups + groupOfColumn[size_t(c)];
-    if (perRow)
-      return r;
-    return index[i];
-  };
   auto qcount = checkedElementCount(qparamShape(d, t.shape));
   if (scales.size() != *qcount)
     return makeError("expected ", *qcount, " scales, got ", scales.size());
@@ -104,30 +91,46 @@ Expected<std::vector<double>> qtensor::reconstructAffine(
   if (zeros.size() != (hasZero ? *qcount : 0))
     return makeError("expected ", hasZero ? *qcount : 0, " zero-points, got ",
                      zeros.size());
+  return r;
+}
 
-  CodeBounds bounds = codeBounds(d);
-  std::vector<double> out(codes.size());
-  for (size_t i = 0; i < codes.size(); ++i) {
+Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
+                                            double *out) const {
+  const CodeBounds bounds = codeBounds(d);
+  for (size_t i = begin; i < end; ++i) {
     int64_t q = codes[i];
     if (q < bounds.min || q > bounds.max)
       return makeError("code ", q, " at flat index ", i,
                        " is outside the code range [", bounds.min, ", ",
                        bounds.max, "]");
-    int64_t g = qparamOf(i);
+    const int64_t r = int64_t(i) / cols, c = int64_t(i) % cols;
+    const int64_t g = rowGroups ? r * groups + groupOfColumn[size_t(c)]
+                      : perRow  ? r
+                                : index[i];
     double s = scales[g];
     switch (d.zeroPoint) {
     case ZeroPointKind::None:
-      out[i] = s * double(q);
+      out[i - begin] = s * double(q);
       break;
     case ZeroPointKind::Integer:
     case ZeroPointKind::Float:
-      out[i] = s * (double(q) - zeros[g]);
+      out[i - begin] = s * (double(q) - zeros[g]);
       break;
     case ZeroPointKind::Min:
-      out[i] = s * double(q) + zeros[g];
+      out[i - begin] = s * double(q) + zeros[g];
       break;
     }
   }
+  return Status::ok();
+}
+
+Expected<std::vector<double>> qtensor::reconstructAffine(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(AffineReconstruction r,
+                           AffineReconstruction::make(t, codes, scales, zeros));
+  std::vector<double> out(r.size());
+  QTENSOR_TRY(r.range(0, out.size(), out.data()));
   return out;
 }
 

@@ -273,7 +273,7 @@ LevelResult levelDispatch(const artifact::Artifact &a,
   std::set<std::string> quantizedSources;
   uint64_t quantizedBytes = 0, plainBytes = 0;
   for (const artifact::TensorEntry &e : a.manifest().tensors) {
-    auto resolved = a.tensor(e.name);
+    auto resolved = a.tensor(e.name, artifact::Artifact::QParams::StoredOnly);
     if (!resolved) {
       r.detail = resolved.message();
       return r;

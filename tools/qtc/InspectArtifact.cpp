@@ -102,7 +102,8 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
   report.summary["program"] = describeProgram(*opened);
 
   for (const artifact::TensorEntry &entry : m.tensors) {
-    auto resolved = opened->tensor(entry.name);
+    auto resolved =
+        opened->tensor(entry.name, artifact::Artifact::QParams::StoredOnly);
     if (!resolved) {
       report.error = resolved.message();
       return;

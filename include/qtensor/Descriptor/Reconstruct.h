@@ -23,6 +23,36 @@ Expected<std::vector<int64_t>>
 qparamIndexOfElements(const AffineDescriptor &d,
                       const std::vector<int64_t> &shape);
 
+/// The reconstruction of one tensor, prepared once (sizes checked, the
+/// qparam index of every position known) and evaluated on any range of
+/// flat indices, so callers can stream a tensor in pieces or split it over
+/// threads. Borrows `codes`, `scales` and `zeros`: they must outlive it.
+class AffineReconstruction {
+public:
+  static Expected<AffineReconstruction> make(const QuantizedTensorDescriptor &t,
+                                             const std::vector<int32_t> &codes,
+                                             const std::vector<double> &scales,
+                                             const std::vector<double> &zeros);
+  size_t size() const { return codes.size(); }
+  /// Values of elements [begin, end) into out[0, end - begin), as
+  /// reconstructAffine computes them; a code outside the descriptor's range
+  /// is an error naming its flat index.
+  Status range(size_t begin, size_t end, double *out) const;
+
+private:
+  AffineReconstruction(const AffineDescriptor &d,
+                       const std::vector<int32_t> &codes,
+                       const std::vector<double> &scales,
+                       const std::vector<double> &zeros)
+      : d(d), codes(codes), scales(scales), zeros(zeros) {}
+  AffineDescriptor d;
+  const std::vector<int32_t> &codes;
+  const std::vector<double> &scales, &zeros;
+  bool rowGroups = false, perRow = false;
+  int64_t cols = 1, groups = 1;
+  std::vector<int64_t> groupOfColumn, index;
+};
+
 /// x = s * (q - z) (integer and float zero-points), s * q + m (min), s * q
 /// (none), for every element in row-major order. `codes` are logical codes
 /// (one per element); `scales` and `zeros` hold one value per qparam

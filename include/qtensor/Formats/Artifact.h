@@ -47,12 +47,16 @@ struct ResolvedTensor {
   const safetensors::TensorView *data = nullptr;  ///< plain tensors
   const safetensors::TensorView *codes = nullptr; ///< quantized tensors
   /// First-level qparams: for a nested descriptor, F32 views of the
-  /// decoded first level (DecodedQParams), not the stored codes.
+  /// decoded first level (`decoded`), not the stored codes.
   const safetensors::TensorView *scales = nullptr; ///< quantized tensors
   const safetensors::TensorView *zeros = nullptr;  ///< when declared
   /// A nested descriptor's stored levels as they are in the shard.
   const safetensors::TensorView *scaleCodes = nullptr, *minCodes = nullptr;
   const safetensors::TensorView *superScales = nullptr, *superZeros = nullptr;
+  /// The decoded first level `scales` and `zeros` view (nested only). It
+  /// lives as long as this result, so memory stays one tensor's when
+  /// callers resolve tensors one at a time.
+  std::shared_ptr<const DecodedQParams> decoded;
 
   /// Every stored tensor of the entry, as it is in the shard (for a nested
   /// descriptor the codes of its first level, not the decoded views).
@@ -68,8 +72,13 @@ public:
   const safetensors::SafetensorsFile *shard(std::string_view path) const;
   /// The mapping of a non-shard file (graph, kernel, trace), or nullptr.
   const MappedFile *file(std::string_view path) const;
-  /// The tensor named `name` with views of its physical tensors.
-  Expected<ResolvedTensor> tensor(std::string_view name) const;
+  /// Whether tensor() decodes a nested descriptor's first level.
+  enum class QParams { Decoded, StoredOnly };
+  /// The tensor named `name` with views of its physical tensors; with
+  /// QParams::StoredOnly a nested tensor's scales and zeros are its stored
+  /// codes (no decoding: for readers of bytes, not values).
+  Expected<ResolvedTensor> tensor(std::string_view name,
+                                  QParams qparams = QParams::Decoded) const;
 
 private:
   friend Expected<Artifact> openArtifact(const std::string &,
@@ -81,8 +90,6 @@ private:
   std::map<std::string, MappedFile, std::less<>> others;
   /// Tensor name -> index into man.tensors.
   std::map<std::string, size_t, std::less<>> tensorIndex;
-  /// Nested tensors' first level, decoded once at open.
-  std::map<std::string, std::unique_ptr<DecodedQParams>, std::less<>> decoded;
 };
 
 /// Opens and validates the artifact in `dir` (see the steps above).

@@ -59,7 +59,7 @@ const MappedFile *Artifact::file(std::string_view path) const {
 }
 
 std::vector<const TensorView *> ResolvedTensor::storedViews() const {
-  const bool nested = scaleCodes != nullptr;
+  const bool nested = decoded != nullptr;
   std::vector<const TensorView *> out;
   for (const TensorView *v :
        {data, codes, nested ? scaleCodes : scales, nested ? minCodes : zeros,
@@ -69,7 +69,8 @@ std::vector<const TensorView *> ResolvedTensor::storedViews() const {
   return out;
 }
 
-Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
+Expected<ResolvedTensor> Artifact::tensor(std::string_view name,
+                                          QParams qparams) const {
   auto found = tensorIndex.find(name);
   const TensorEntry *entry =
       found == tensorIndex.end() ? nullptr : &man.tensors[found->second];
@@ -101,12 +102,20 @@ Expected<ResolvedTensor> Artifact::tensor(std::string_view name) const {
     else
       r.superZeros = view;
   }
-  if (auto d = decoded.find(entry->name); d != decoded.end()) {
+  const QuantizedTensor *q = entry->quantized();
+  if (q && q->logical.descriptor.nested && qparams == QParams::Decoded) {
+    if (!r.superScales)
+      return makeError(file->path(), ": tensor \"", entry->name,
+                       "\": its second-level scales are missing");
+    QTENSOR_ASSIGN_OR_RETURN(
+        r.decoded,
+        decodeStoredNestedQParams(entry->name, q->logical, *r.scales,
+                                  *r.superScales, r.zeros, r.superZeros));
     r.scaleCodes = r.scales;
     r.minCodes = r.zeros;
-    r.scales = &d->second->scalesView;
+    r.scales = &r.decoded->scalesView;
     if (r.zeros)
-      r.zeros = &d->second->minsView;
+      r.zeros = &r.decoded->minsView;
   }
   return r;
 }
@@ -187,17 +196,6 @@ Expected<Artifact> artifact::openArtifact(const std::string &dir,
       return shard.error();
     QTENSOR_TRY(checkInventory(a.man, entriesByFile[f.path], *shard, options));
     a.shards.emplace(f.path, shard.take());
-  }
-  for (const TensorEntry &t : a.man.tensors) {
-    const QuantizedTensor *q = t.quantized();
-    if (!q || !q->logical.descriptor.nested)
-      continue;
-    QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a.tensor(t.name));
-    QTENSOR_ASSIGN_OR_RETURN(
-        std::unique_ptr<DecodedQParams> first,
-        decodeStoredNestedQParams(t.name, q->logical, *r.scales, *r.superScales,
-                                  r.zeros, r.superZeros));
-    a.decoded.emplace(t.name, std::move(first));
   }
   return a;
 }

@@ -7,8 +7,11 @@
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Numerics/Packing.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace qtensor::artifact {
 namespace {
@@ -255,9 +258,42 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
                                            const std::vector<int32_t> &codes,
                                            const std::vector<double> &scales,
                                            const std::vector<double> &zeros) {
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
-                           reconstructionF32Bytes(t, codes, scales, zeros));
-  return sha256Hex(bytes.data(), bytes.size());
+  QTENSOR_ASSIGN_OR_RETURN(AffineReconstruction r,
+                           AffineReconstruction::make(t, codes, scales, zeros));
+  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+  // Streamed in blocks: each block is reconstructed across the thread pool,
+  // rounded once to f32 and hashed in order, so the digest is the whole
+  // tensor's and memory is one block's whatever the tensor's size.
+  constexpr size_t kBlock = size_t(1) << 22;
+  const size_t n = r.size();
+  std::vector<float> block(std::min(n, kBlock));
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t e = std::min(n, b + kBlock);
+    std::mutex failureMutex;
+    size_t failedAt = n;
+    std::string failure;
+    defaultThreadPool().parallelRanges(
+        int64_t(e - b), int64_t(e - b), int64_t(1) << 16,
+        [&](int64_t x0, int64_t x1) {
+          std::vector<double> values(size_t(x1 - x0));
+          Status s = r.range(b + size_t(x0), b + size_t(x1), values.data());
+          if (!s) {
+            std::lock_guard<std::mutex> lock(failureMutex);
+            if (b + size_t(x0) < failedAt) {
+              failedAt = b + size_t(x0);
+              failure = s.message();
+            }
+            return;
+          }
+          for (size_t i = 0; i < values.size(); ++i)
+            block[size_t(x0) + i] = static_cast<float>(values[i]);
+        });
+    if (!failure.empty())
+      return makeError(failure);
+    QTENSOR_TRY(sha.update(reinterpret_cast<const uint8_t *>(block.data()),
+                           (e - b) * sizeof(float)));
+  }
+  return sha.finishHex();
 }
 
 namespace {
