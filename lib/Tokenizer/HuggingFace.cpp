@@ -66,6 +66,15 @@ private:
   /// pre-tokenizer.
   Status classify(const json &root, const json &model);
   Status readTemplate(const json &processor);
+  /// WordPiece: BertNormalizer and BertPreTokenizer as llama.cpp's wpm
+  /// tokenizer implements them; sets lowercase/stripAccents and the [CLS]
+  /// / [SEP] ids from the post-processor.
+  Status classifyWordPiece(const json &root, const json &model);
+  /// WordPiece tokens in llama.cpp's spelling (convert_hf_to_gguf's
+  /// "phantom space"): a word start "x" becomes "▁x", a continuation
+  /// "##x" becomes "x", bracketed and special tokens stay as they are.
+  Status phantomSpaces();
+  Expected<std::vector<uint8_t>> writeWordPiece();
   int32_t idOf(const std::string &text) const {
     auto it = ids.find(text);
     return it == ids.end() ? -1 : it->second;
@@ -78,6 +87,8 @@ private:
   std::vector<std::pair<std::string, std::string>> merges;
   bool byteLevel = false, spm = false, addSpacePrefix = false;
   bool addBos = false, addEos = false;
+  bool lowercase = true, stripAccents = true;
+  std::string continuation = "##";
   std::string preName, unkToken;
   std::optional<int32_t> templateBos, templateEos;
 };
@@ -301,6 +312,107 @@ Status Converter::readTemplate(const json &processor) {
   return Status::ok();
 }
 
+Status Converter::classifyWordPiece(const json &root, const json &model) {
+  const json null;
+  const json &pre =
+      root.contains("pre_tokenizer") ? root["pre_tokenizer"] : null;
+  const json &norm = root.contains("normalizer") ? root["normalizer"] : null;
+  if (typeOf(pre) != "BertPreTokenizer")
+    return fail("pre_tokenizer ", typeOf(pre),
+                " is not supported for a WordPiece tokenizer "
+                "(BertPreTokenizer)");
+  if (typeOf(norm) != "BertNormalizer")
+    return fail("normalizer ", typeOf(norm),
+                " is not supported for a WordPiece tokenizer "
+                "(BertNormalizer)");
+  // The BERT basic tokenizer llama.cpp implements always cleans control
+  // characters and splits CJK ideographs into words of their own.
+  if (!norm.value("clean_text", true) ||
+      !norm.value("handle_chinese_chars", true))
+    return fail("normalizer: BertNormalizer without clean_text or "
+                "handle_chinese_chars is not supported");
+  lowercase = norm.value("lowercase", true);
+  const json &strip = norm.value("strip_accents", json());
+  if (!strip.is_null() && !strip.is_boolean())
+    return fail("normalizer.strip_accents: expected a boolean or null");
+  stripAccents = strip.is_null() ? lowercase : strip.get<bool>();
+  const json &prefix = model.value("continuing_subword_prefix", json("##"));
+  if (!prefix.is_string() || prefix.get<std::string>().empty())
+    return fail("model.continuing_subword_prefix: expected a non-empty "
+                "string");
+  continuation = prefix.get<std::string>();
+  if (!model.contains("unk_token") || !model["unk_token"].is_string() ||
+      idOf(model["unk_token"].get<std::string>()) < 0)
+    return fail("model.unk_token: a WordPiece tokenizer needs its unknown "
+                "token in the vocabulary");
+  // [CLS] $A [SEP]: TemplateProcessing (readTemplate) or BertProcessing.
+  const json &processor =
+      root.contains("post_processor") ? root["post_processor"] : null;
+  if (typeOf(processor) == "BertProcessing") {
+    auto pair = [&](const char *key) -> std::optional<int32_t> {
+      const json &p = processor.value(key, json());
+      if (!p.is_array() || p.size() != 2 || !p[0].is_string())
+        return std::nullopt;
+      int32_t id = idOf(p[0].get<std::string>());
+      return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
+    };
+    templateBos = pair("cls");
+    templateEos = pair("sep");
+  } else {
+    QTENSOR_TRY(readTemplate(processor));
+  }
+  if (!templateBos || !templateEos)
+    return fail("post_processor ", typeOf(processor),
+                ": a WordPiece tokenizer needs [CLS] $A [SEP] (the ids of "
+                "its first and last special tokens)");
+  return Status::ok();
+}
+
+Status Converter::phantomSpaces() {
+  const std::string mark = "\xE2\x96\x81";
+  std::map<std::string, int32_t> spelled;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string &t = tokens[i];
+    const bool bracketed = t.size() >= 2 && t.front() == '[' && t.back() == ']';
+    if (types[i] == kNormal && !bracketed) {
+      if (t.rfind(continuation, 0) == 0 && t.size() > continuation.size())
+        t = t.substr(continuation.size());
+      else
+        t = mark + t;
+    }
+    auto [it, inserted] = spelled.emplace(t, int32_t(i));
+    if (!inserted)
+      return fail("model.vocab: ids ", it->second, " and ", uint64_t(i),
+                  " both spell \"", t.substr(0, 80),
+                  "\" in llama.cpp's WordPiece vocabulary");
+  }
+  return Status::ok();
+}
+
+Expected<std::vector<uint8_t>> Converter::writeWordPiece() {
+  // Special tokens ([UNK] included) stay CONTROL, as the converter writes
+  // them.
+  const int32_t unk = idOf(unkToken);
+  QTENSOR_TRY(phantomSpaces());
+  GGUFFileWriter w;
+  w.setString("tokenizer.ggml.model", "bert");
+  w.setStringArray("tokenizer.ggml.tokens", tokens);
+  w.setInt32Array("tokenizer.ggml.token_type", types);
+  w.setUInt32("tokenizer.ggml.cls_token_id", uint32_t(*templateBos));
+  w.setUInt32("tokenizer.ggml.seperator_token_id", uint32_t(*templateEos));
+  w.setUInt32("tokenizer.ggml.unknown_token_id", uint32_t(unk));
+  // ids (before phantomSpaces) still name the original spellings.
+  if (int32_t pad = idOf("[PAD]"); pad >= 0)
+    w.setUInt32("tokenizer.ggml.padding_token_id", uint32_t(pad));
+  if (int32_t mask = idOf("[MASK]"); mask >= 0)
+    w.setUInt32("tokenizer.ggml.mask_token_id", uint32_t(mask));
+  w.setBool("tokenizer.ggml.normalizer.lowercase", lowercase);
+  w.setBool("tokenizer.ggml.normalizer.strip_accents", stripAccents);
+  w.setBool("tokenizer.ggml.add_bos_token", true);
+  w.setBool("tokenizer.ggml.add_eos_token", false);
+  return w.metadataOnlyBytes();
+}
+
 Expected<std::vector<uint8_t>> Converter::convert() {
   QTENSOR_ASSIGN_OR_RETURN(
       json root, parseStrictJson(in.json, in.name, kMaxTokenizerJsonBytes, 64));
@@ -308,12 +420,24 @@ Expected<std::vector<uint8_t>> Converter::convert() {
       !root["model"].is_object())
     return fail("not a tokenizer.json (no \"model\" object)");
   const json &model = root["model"];
-  if (typeOf(model) != "BPE")
+  const bool wordPiece = typeOf(model) == "WordPiece";
+  if (typeOf(model) != "BPE" && !wordPiece)
     return fail("model.type ", typeOf(model),
                 " is not supported (a BPE tokenizer: byte-level, or "
-                "SentencePiece with byte fallback)");
+                "SentencePiece with byte fallback; or WordPiece)");
   QTENSOR_TRY(readVocab(model));
   QTENSOR_TRY(readAddedTokens(root));
+  if (wordPiece) {
+    if (tokens.empty())
+      return fail("the vocabulary is empty");
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (types[i] == kUnused && tokens[i].empty())
+        return fail("model.vocab: id ", uint64_t(i),
+                    " has no token (a WordPiece vocabulary has no gaps)");
+    QTENSOR_TRY(classifyWordPiece(root, model));
+    unkToken = model["unk_token"].get<std::string>();
+    return writeWordPiece();
+  }
   if (tokens.empty())
     return fail("the vocabulary is empty");
   for (size_t i = 0; i < tokens.size(); ++i)

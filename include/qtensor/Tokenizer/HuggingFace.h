@@ -16,15 +16,21 @@
 //                    of the first merge that makes it (SentencePiece merges
 //                    by score, Hugging Face's BPE by rank: the same order),
 //                    and tokens no merge makes score below every merge
+//   WordPiece       (BertNormalizer, BertPreTokenizer, [CLS] $A [SEP])
+//                    -> model bert, tokens in llama.cpp's "phantom space"
+//                    spelling ("x" -> "▁x", "##x" -> "x"), the
+//                    normalizer's lowercase and strip_accents, [CLS],
+//                    [SEP], [UNK], [PAD] and [MASK] ids
 //
 // Token types follow the converter: added special tokens are CONTROL,
 // other added tokens USER_DEFINED, `<0xHH>` BYTE (with byte fallback), the
 // model's unk token UNKNOWN; ids no token has are filled as "[PADn]" UNUSED.
 // BOS is added when the post-processor's template starts with a special
 // token (that token is BOS); the model config's bos_token_id and
-// eos_token_id, where given, name BOS and EOS. Anything else (WordPiece,
-// Unigram, another pre-tokenizer or normalizer) is refused by name: a
-// tokenizer that would split text differently is worse than none.
+// eos_token_id, where given, name BOS and EOS. Anything else (Unigram,
+// another pre-tokenizer or normalizer) is refused by name: a tokenizer that
+// would split text differently is worse than none. WordPiece's
+// max_input_chars_per_word is not carried: llama.cpp has no such limit.
 //
 // The file is untrusted: bounded, strictly parsed, every id and merge
 // checked; errors name the file and the JSON field.

@@ -14,9 +14,13 @@ Tokenizers built (each OUT_DIR/KIND/tokenizer.json):
   spm     SentencePiece BPE (byte fallback, "▁" for spaces) from
           ggml-vocab-llama-spm.gguf: merges made from its scores the way
           transformers' SentencePiece converter makes them
+  bert    WordPiece (BertNormalizer lowercasing, BertPreTokenizer,
+          [CLS] $A [SEP]) from ggml-vocab-bert-bge.gguf, its "phantom
+          space" tokens spelled back as BERT's ("▁x" -> "x", "x" -> "##x")
 For each, every .inp case of the vocabulary is tokenized by the library
 (the oracle) and by qtc; prints one line per tokenizer and exits 1 on the
-first difference. For spm it also compares with llama.cpp's own ids (.out).
+first difference. For gpt2, spm and bert it also counts the cases equal to
+llama.cpp's own ids (.out).
 """
 import json
 import os
@@ -102,6 +106,27 @@ def spm(vocab_dir):
     return tok, cases(os.path.join(vocab_dir, "ggml-vocab-llama-spm.gguf"))
 
 
+def bert(vocab_dir):
+    r = gguf.GGUFReader(os.path.join(vocab_dir, "ggml-vocab-bert-bge.gguf"))
+    tokens = field(r, "tokenizer.ggml.tokens")
+
+    def bert_spelling(t):
+        if t.startswith("[") and t.endswith("]"):
+            return t
+        return t[1:] if t.startswith("▁") else "##" + t
+    vocab = {bert_spelling(t): i for i, t in enumerate(tokens)}
+    assert len(vocab) == len(tokens)
+    tok = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    return tok, cases(os.path.join(vocab_dir, "ggml-vocab-bert-bge.gguf"))
+
+
 def qtc_ids(qtc, path, texts, out_dir):
     """qtc's ids of every text, in one run (--texts)."""
     batch = os.path.join(out_dir, "texts.json")
@@ -117,8 +142,10 @@ def qtc_ids(qtc, path, texts, out_dir):
 
 def main():
     qtc, vocab_dir, out_dir = sys.argv[1:4]
-    for kind in ("gpt2", "llama3", "qwen2", "spm"):
-        tok, tests = spm(vocab_dir) if kind == "spm" else byte_level(vocab_dir, kind)
+    for kind in ("gpt2", "llama3", "qwen2", "spm", "bert"):
+        tok, tests = (spm(vocab_dir) if kind == "spm" else
+                      bert(vocab_dir) if kind == "bert" else
+                      byte_level(vocab_dir, kind))
         os.makedirs(os.path.join(out_dir, kind), exist_ok=True)
         path = os.path.join(out_dir, kind, "tokenizer.json")
         tok.save(path)
@@ -140,7 +167,7 @@ def main():
                      (kind, p.stdout, with_bos))
         line = "%s: %d/%d cases equal to tokenizers" % (kind, len(tests),
                                                          len(tests))
-        if kind in ("gpt2", "spm"):
+        if kind in ("gpt2", "spm", "bert"):
             line += ", %d/%d to llama.cpp" % (same_cpp, len(tests))
         print(line)
 
