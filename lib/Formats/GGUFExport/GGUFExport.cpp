@@ -91,41 +91,54 @@ void putHalf(std::vector<uint8_t> &out, double v) {
   out.push_back(uint8_t(h >> 8));
 }
 
-/// Logical codes and qparams in ggml blocks of 32, row by row.
+/// The blocks of `type` for logical codes q [n, k], row by row as ggml
+/// stores them: pack(b, codes of block b, out) appends block b's bytes.
+template <typename Pack>
+std::vector<uint8_t> packEachBlock(GGMLType type, const std::vector<int32_t> &q,
+                                   int64_t n, int64_t k, Pack pack) {
+  const GGMLTypeTraits &traits = ggmlTypeTraits(type);
+  const int64_t size = traits.blockSize, blocks = k / size;
+  std::vector<uint8_t> out;
+  out.reserve(size_t(n * blocks) * traits.typeSize);
+  for (int64_t b = 0; b < n * blocks; ++b)
+    pack(size_t(b),
+         q.data() + size_t(b / blocks) * size_t(k) +
+             size_t(b % blocks) * size_t(size),
+         out);
+  return out;
+}
+
+/// Logical codes and qparams in ggml blocks of 32.
 std::vector<uint8_t> packBlocks(GGMLType type, const std::vector<int32_t> &q,
                                 const std::vector<double> &scales,
                                 const std::vector<double> &mins, int64_t n,
                                 int64_t k) {
-  std::vector<uint8_t> out;
-  const int64_t blocks = k / 32;
-  out.reserve(size_t(n * blocks) * ggmlTypeTraits(type).typeSize);
-  for (int64_t b = 0; b < n * blocks; ++b) {
-    const int32_t *c =
-        q.data() + size_t(b / blocks) * size_t(k) + size_t(b % blocks) * 32;
-    putHalf(out, scales[size_t(b)]);
-    if (type == GGMLType::Q4_1 || type == GGMLType::Q5_1)
-      putHalf(out, mins[size_t(b)]);
-    // Stored fields: signed codes offset by 2^(b-1) (q - 8, q - 16).
-    const int32_t offset = type == GGMLType::Q4_0   ? 8
-                           : type == GGMLType::Q5_0 ? 16
-                                                    : 0;
-    if (type == GGMLType::Q8_0) {
-      for (int j = 0; j < 32; ++j)
-        out.push_back(uint8_t(int8_t(c[j])));
-      continue;
-    }
-    if (type == GGMLType::Q5_0 || type == GGMLType::Q5_1) {
-      uint32_t qh = 0;
-      for (int j = 0; j < 32; ++j)
-        qh |= uint32_t(((c[j] + offset) >> 4) & 1) << j;
-      for (int i = 0; i < 4; ++i)
-        out.push_back(uint8_t(qh >> (8 * i)));
-    }
-    for (int j = 0; j < 16; ++j)
-      out.push_back(uint8_t(((c[j] + offset) & 0xF) |
-                            (((c[j + 16] + offset) & 0xF) << 4)));
-  }
-  return out;
+  return packEachBlock(
+      type, q, n, k,
+      [&](size_t b, const int32_t *c, std::vector<uint8_t> &out) {
+        putHalf(out, scales[b]);
+        if (type == GGMLType::Q4_1 || type == GGMLType::Q5_1)
+          putHalf(out, mins[b]);
+        // Stored fields: signed codes offset by 2^(b-1) (q - 8, q - 16).
+        const int32_t offset = type == GGMLType::Q4_0   ? 8
+                               : type == GGMLType::Q5_0 ? 16
+                                                        : 0;
+        if (type == GGMLType::Q8_0) {
+          for (int j = 0; j < 32; ++j)
+            out.push_back(uint8_t(int8_t(c[j])));
+          return;
+        }
+        if (type == GGMLType::Q5_0 || type == GGMLType::Q5_1) {
+          uint32_t qh = 0;
+          for (int j = 0; j < 32; ++j)
+            qh |= uint32_t(((c[j] + offset) >> 4) & 1) << j;
+          for (int i = 0; i < 4; ++i)
+            out.push_back(uint8_t(qh >> (8 * i)));
+        }
+        for (int j = 0; j < 16; ++j)
+          out.push_back(uint8_t(((c[j] + offset) & 0xF) |
+                                (((c[j + 16] + offset) & 0xF) << 4)));
+      });
 }
 
 /// A K-quant tensor's two stored levels, row-major like the codes: scale
@@ -175,71 +188,67 @@ void packLowKQuantBlock(GGMLType type, const int32_t *c, const KQuantLevels &l,
   putHalf(out, l.d[b]);
 }
 
-/// Logical codes and both qparam levels in ggml K-quant blocks of 256, row
-/// by row: the inverse of ggml's dequantize_row_q{4,5,6}_K field by field.
+/// Logical codes and both qparam levels in ggml K-quant blocks of 256: the
+/// inverse of ggml's dequantize_row_q{2,3,4,5,6}_K field by field.
 std::vector<uint8_t> packKQuantBlocks(GGMLType type,
                                       const std::vector<int32_t> &q,
                                       const KQuantLevels &l, int64_t n,
                                       int64_t k) {
-  std::vector<uint8_t> out;
-  const int64_t blocks = k / 256;
-  out.reserve(size_t(n * blocks) * ggmlTypeTraits(type).typeSize);
-  for (int64_t b = 0; b < n * blocks; ++b) {
-    const int32_t *c =
-        q.data() + size_t(b / blocks) * size_t(k) + size_t(b % blocks) * 256;
-    if (type == GGMLType::Q2_K || type == GGMLType::Q3_K) {
-      packLowKQuantBlock(type, c, l, size_t(b), out);
-      continue;
-    }
-    if (type == GGMLType::Q6_K) {
-      const int32_t *sc = l.scaleCodes.data() + size_t(b) * 16;
-      uint8_t ql[128], qh[64];
-      for (int half = 0; half < 2; ++half) {
-        const int32_t *u = c + 128 * half; // stored as q + 32
-        for (int j = 0; j < 32; ++j) {
-          int a = u[j] + 32, b1 = u[j + 32] + 32, c2 = u[j + 64] + 32,
-              d3 = u[j + 96] + 32;
-          ql[64 * half + j] = uint8_t((a & 0xF) | ((c2 & 0xF) << 4));
-          ql[64 * half + j + 32] = uint8_t((b1 & 0xF) | ((d3 & 0xF) << 4));
-          qh[32 * half + j] = uint8_t((a >> 4) | ((b1 >> 4) << 2) |
-                                      ((c2 >> 4) << 4) | ((d3 >> 4) << 6));
+  return packEachBlock(
+      type, q, n, k,
+      [&](size_t b, const int32_t *c, std::vector<uint8_t> &out) {
+        if (type == GGMLType::Q2_K || type == GGMLType::Q3_K) {
+          packLowKQuantBlock(type, c, l, b, out);
+          return;
         }
-      }
-      out.insert(out.end(), ql, ql + 128);
-      out.insert(out.end(), qh, qh + 64);
-      for (int g = 0; g < 16; ++g)
-        out.push_back(uint8_t(int8_t(sc[g])));
-      putHalf(out, l.d[size_t(b)]);
-      continue;
-    }
-    // Q4_K, Q5_K: d, dmin, 12 bytes of 6-bit scale and min codes (ggml's
-    // get_scale_min_k4 read backwards), [qh,] then nibbles of sub-block
-    // pairs (2p low, 2p + 1 high).
-    const int32_t *sc = l.scaleCodes.data() + size_t(b) * 8;
-    const int32_t *m = l.minCodes.data() + size_t(b) * 8;
-    putHalf(out, l.d[size_t(b)]);
-    putHalf(out, l.dmin[size_t(b)]);
-    uint8_t packed[12];
-    for (int j = 0; j < 4; ++j) {
-      packed[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
-      packed[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
-      packed[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
-    }
-    out.insert(out.end(), packed, packed + 12);
-    if (type == GGMLType::Q5_K) {
-      for (int e = 0; e < 32; ++e) {
-        uint8_t h = 0;
-        for (int j = 0; j < 8; ++j)
-          h |= uint8_t(((c[32 * j + e] >> 4) & 1) << j);
-        out.push_back(h);
-      }
-    }
-    for (int p = 0; p < 4; ++p)
-      for (int e = 0; e < 32; ++e)
-        out.push_back(
-            uint8_t((c[64 * p + e] & 0xF) | ((c[64 * p + 32 + e] & 0xF) << 4)));
-  }
-  return out;
+        if (type == GGMLType::Q6_K) {
+          const int32_t *sc = l.scaleCodes.data() + b * 16;
+          uint8_t ql[128], qh[64];
+          for (int half = 0; half < 2; ++half) {
+            const int32_t *u = c + 128 * half; // stored as q + 32
+            for (int j = 0; j < 32; ++j) {
+              int a = u[j] + 32, b1 = u[j + 32] + 32, c2 = u[j + 64] + 32,
+                  d3 = u[j + 96] + 32;
+              ql[64 * half + j] = uint8_t((a & 0xF) | ((c2 & 0xF) << 4));
+              ql[64 * half + j + 32] = uint8_t((b1 & 0xF) | ((d3 & 0xF) << 4));
+              qh[32 * half + j] = uint8_t((a >> 4) | ((b1 >> 4) << 2) |
+                                          ((c2 >> 4) << 4) | ((d3 >> 4) << 6));
+            }
+          }
+          out.insert(out.end(), ql, ql + 128);
+          out.insert(out.end(), qh, qh + 64);
+          for (int g = 0; g < 16; ++g)
+            out.push_back(uint8_t(int8_t(sc[g])));
+          putHalf(out, l.d[b]);
+          return;
+        }
+        // Q4_K, Q5_K: d, dmin, 12 bytes of 6-bit scale and min codes (ggml's
+        // get_scale_min_k4 read backwards), [qh,] then nibbles of sub-block
+        // pairs (2p low, 2p + 1 high).
+        const int32_t *sc = l.scaleCodes.data() + b * 8;
+        const int32_t *m = l.minCodes.data() + b * 8;
+        putHalf(out, l.d[b]);
+        putHalf(out, l.dmin[b]);
+        uint8_t packed[12];
+        for (int j = 0; j < 4; ++j) {
+          packed[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+          packed[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+          packed[j + 8] = uint8_t((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+        }
+        out.insert(out.end(), packed, packed + 12);
+        if (type == GGMLType::Q5_K) {
+          for (int e = 0; e < 32; ++e) {
+            uint8_t h = 0;
+            for (int j = 0; j < 8; ++j)
+              h |= uint8_t(((c[32 * j + e] >> 4) & 1) << j);
+            out.push_back(h);
+          }
+        }
+        for (int p = 0; p < 4; ++p)
+          for (int e = 0; e < 32; ++e)
+            out.push_back(uint8_t((c[64 * p + e] & 0xF) |
+                                  ((c[64 * p + 32 + e] & 0xF) << 4)));
+      });
 }
 
 /// The stored levels of a nested tensor (ResolvedTensor's raw views).
