@@ -42,26 +42,37 @@ qtensor::runtime::reconstructWeight(const artifact::TensorEntry &entry,
   return w.take();
 }
 
-std::vector<double> qtensor::runtime::referenceLinear(
-    const std::vector<double> &x, const std::vector<double> &w, int64_t t,
-    int64_t n, int64_t k, const std::vector<double> &bias) {
-  std::vector<double> y(size_t(t) * size_t(n));
-  // Split by output rows over the pool; each value is summed in the same
-  // order whatever the split.
+namespace {
+/// Calls output(at, o, xr, wr) for every output of y = x W^T (at = r n + o
+/// for row r of x and row o of W), output rows split over the pool: each
+/// output is one call, so a value is summed in the same order whatever
+/// the split.
+template <typename Output>
+void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
+                   int64_t t, int64_t n, int64_t k, Output output) {
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o) {
           const double *wr = &w[size_t(o) * size_t(k)];
-          for (int64_t r = 0; r < t; ++r) {
-            const double *xr = &x[size_t(r) * size_t(k)];
-            double acc = 0;
-            for (int64_t i = 0; i < k; ++i)
-              acc += xr[i] * wr[i];
-            y[size_t(r) * size_t(n) + size_t(o)] =
-                acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
-          }
+          for (int64_t r = 0; r < t; ++r)
+            output(size_t(r) * size_t(n) + size_t(o), size_t(o),
+                   &x[size_t(r) * size_t(k)], wr);
         }
       });
+}
+} // namespace
+
+std::vector<double> qtensor::runtime::referenceLinear(
+    const std::vector<double> &x, const std::vector<double> &w, int64_t t,
+    int64_t n, int64_t k, const std::vector<double> &bias) {
+  std::vector<double> y(size_t(t) * size_t(n));
+  forEachOutput(x, w, t, n, k,
+                [&](size_t at, size_t o, const double *xr, const double *wr) {
+                  double acc = 0;
+                  for (int64_t i = 0; i < k; ++i)
+                    acc += xr[i] * wr[i];
+                  y[at] = acc + (bias.empty() ? 0.0 : bias[o]);
+                });
   return y;
 }
 
@@ -126,23 +137,16 @@ KernelError qtensor::runtime::measureKernelError(
   // rows over the pool: every value is summed in the same order as
   // referenceLinear and absoluteProducts sum it, whatever the split.
   std::vector<double> ref(size_t(t) * size_t(n)), mag(ref.size());
-  defaultThreadPool().parallelRanges(
-      n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
-          const double *wr = &w[size_t(o) * size_t(k)];
-          for (int64_t r = 0; r < t; ++r) {
-            const double *xr = &x[size_t(r) * size_t(k)];
-            double acc = 0, abs = 0;
-            for (int64_t i = 0; i < k; ++i) {
-              acc += xr[i] * wr[i];
-              abs += std::fabs(xr[i] * wr[i]);
-            }
-            const size_t at = size_t(r) * size_t(n) + size_t(o);
-            ref[at] = acc + (bias.empty() ? 0.0 : bias[size_t(o)]);
-            mag[at] = abs;
-          }
-        }
-      });
+  forEachOutput(x, w, t, n, k,
+                [&](size_t at, size_t o, const double *xr, const double *wr) {
+                  double acc = 0, abs = 0;
+                  for (int64_t i = 0; i < k; ++i) {
+                    acc += xr[i] * wr[i];
+                    abs += std::fabs(xr[i] * wr[i]);
+                  }
+                  ref[at] = acc + (bias.empty() ? 0.0 : bias[o]);
+                  mag[at] = abs;
+                });
   KernelError e;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
