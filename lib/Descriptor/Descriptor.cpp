@@ -85,12 +85,18 @@ Status verifyNested(const AffineDescriptor &d, const NestedQParams &n) {
 }
 } // namespace
 
+CodeBounds qtensor::codeBounds(const CodeType &c) {
+  if (!c.isSigned)
+    return {0, (int64_t(1) << c.bits) - 1};
+  int64_t q = (int64_t(1) << (c.bits - 1)) - 1;
+  return {-q - 1, q};
+}
+
 CodeBounds qtensor::codeBounds(const AffineDescriptor &d) {
-  unsigned b = d.code.bits;
-  if (!d.code.isSigned)
-    return {0, (int64_t(1) << b) - 1};
-  int64_t q = (int64_t(1) << (b - 1)) - 1;
-  return {d.narrowRange ? -q : -q - 1, q};
+  CodeBounds b = codeBounds(d.code);
+  if (d.narrowRange)
+    b.min = -b.max;
+  return b;
 }
 
 Status qtensor::verifyDescriptor(const AffineDescriptor &d) {

@@ -172,11 +172,10 @@ qtensor::decodeNestedQParams(const AffineDescriptor &d,
   const int64_t supersAlong = shape[axis] / n.superGroupSize;
   const int64_t ratio = n.superGroupSize / d.groupSize;
   auto inRange = [](const CodeType &c, int32_t v) {
-    int64_t lo = c.isSigned ? -(int64_t(1) << (c.bits - 1)) : 0;
-    int64_t hi = c.isSigned ? (int64_t(1) << (c.bits - 1)) - 1
-                            : (int64_t(1) << c.bits) - 1;
-    return v >= lo && v <= hi;
+    const CodeBounds b = codeBounds(c);
+    return v >= b.min && v <= b.max;
   };
+
   auto asFloat = [](const char *what, double v, uint64_t i) -> Expected<float> {
     float f = static_cast<float>(v);
     if (!std::isfinite(v) || double(f) != v)

@@ -137,6 +137,8 @@ struct CodeBounds {
   int64_t min, max;
 };
 CodeBounds codeBounds(const AffineDescriptor &d);
+/// The full range of a code type (no narrow range).
+CodeBounds codeBounds(const CodeType &c);
 
 /// Checks the descriptor on its own: bit widths, scheme vs zero-point kind,
 /// granularity fields, narrow range, encoding.
