@@ -80,3 +80,20 @@ qtensor::findGGMLAffineSpelling(std::string_view encoding) {
       return &s;
   return nullptr;
 }
+
+AffineDescriptor qtensor::spelledDescriptor(const GGMLAffineSpelling &s,
+                                            int64_t axis) {
+  AffineDescriptor d;
+  d.code = s.code;
+  d.encoding = s.signedEncoding;
+  d.zeroPoint = s.zeroPoint;
+  d.scheme = d.zeroPoint == ZeroPointKind::None ? QuantScheme::Symmetric
+                                                : QuantScheme::Asymmetric;
+  d.granularity = Granularity::Group;
+  d.axis = axis;
+  d.groupSize = s.group;
+  d.tail = TailRule::Exact;
+  d.scaleType = s.scaleType;
+  d.nested = s.nested;
+  return d;
+}

@@ -40,6 +40,11 @@ const std::vector<GGMLAffineSpelling> &ggmlAffineSpellings();
 /// The spelling of `encoding`, or nullptr.
 const GGMLAffineSpelling *findGGMLAffineSpelling(std::string_view encoding);
 
+/// The affine descriptor `s` spells, groups along `axis` (a row's last
+/// axis): what a GGUF tensor of that type is described as, and what an
+/// exporter must find to write the type back.
+AffineDescriptor spelledDescriptor(const GGMLAffineSpelling &s, int64_t axis);
+
 } // namespace qtensor
 
 #endif // QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H

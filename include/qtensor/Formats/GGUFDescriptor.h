@@ -35,6 +35,7 @@
 #define QTENSOR_FORMATS_GGUFDESCRIPTOR_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/GGMLSpellings.h"
 #include "qtensor/Formats/GGMLTypes.h"
 #include "qtensor/Formats/GGUF.h"
 
@@ -52,6 +53,8 @@ struct GGUFTensorDescriptor {
   std::optional<QuantizedTensorDescriptor> affine;
 };
 
+/// The spelling of `type` (Descriptor/GGMLSpellings.h), or nullptr.
+const GGMLAffineSpelling *ggmlAffineSpellingOf(GGMLType type);
 /// Whether `type` has the affine spelling above (its codes can be kept).
 bool hasAffineSpelling(GGMLType type);
 

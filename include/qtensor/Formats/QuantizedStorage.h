@@ -71,6 +71,10 @@ std::optional<FloatType> floatTypeOfDType(safetensors::DType d);
 /// integer dtype) as doubles.
 Expected<std::vector<double>>
 readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes);
+/// The same for a stored tensor of integer codes (a nested descriptor's
+/// scale and min codes).
+Expected<std::vector<int32_t>>
+readQParamCodes(const safetensors::TensorView &codes);
 
 /// The reconstruction x_hat = s * (q - z) as little-endian float32 bytes
 /// (each value rounded once from float64): what L2 digests and what

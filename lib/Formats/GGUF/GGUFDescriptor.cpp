@@ -23,14 +23,6 @@ using namespace qtensor::ggml_detail;
 
 namespace {
 
-/// The table entry for `type` (its name in lower case), or nullptr.
-const GGMLAffineSpelling *affineSpelling(GGMLType type) {
-  std::string encoding(ggmlTypeName(type));
-  for (char &c : encoding)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  return findGGMLAffineSpelling(encoding);
-}
-
 /// A K-quant block's stored second level: scale (and min) codes per group,
 /// d (and dmin) per block. Null pointers for the other types.
 struct NestedOut {
@@ -183,25 +175,15 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   GGUFTensorDescriptor result;
   result.block = *block;
   result.shape.assign(tensor.ne.rbegin(), tensor.ne.rend());
-  auto spelling = affineSpelling(tensor.type);
+  auto spelling = ggmlAffineSpellingOf(tensor.type);
   if (!spelling || result.shape.empty())
     return result;
 
   QuantizedTensorDescriptor t;
   t.shape = result.shape;
   t.elementType = FloatType::F32; // ggml dequantizes to f32
-  AffineDescriptor &d = t.descriptor;
-  d.code = spelling->code;
-  d.encoding = spelling->signedEncoding;
-  d.zeroPoint = spelling->zeroPoint;
-  d.scheme = d.zeroPoint == ZeroPointKind::None ? QuantScheme::Symmetric
-                                                : QuantScheme::Asymmetric;
-  d.granularity = Granularity::Group;
-  d.axis = static_cast<int64_t>(t.shape.size()) - 1;
-  d.groupSize = spelling->group;
-  d.tail = TailRule::Exact;
-  d.scaleType = spelling->scaleType;
-  d.nested = spelling->nested;
+  t.descriptor =
+      spelledDescriptor(*spelling, static_cast<int64_t>(t.shape.size()) - 1);
   t.layout.family = "ggml_block";
   t.layout.version = 1;
   t.layout.encoding = spelling->encoding;
@@ -214,13 +196,20 @@ qtensor::describeGGUFTensor(const GGUFTensorInfo &tensor) {
   return result;
 }
 
+const GGMLAffineSpelling *qtensor::ggmlAffineSpellingOf(GGMLType type) {
+  std::string encoding(ggmlTypeName(type)); // the table's: lower case
+  for (char &c : encoding)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return findGGMLAffineSpelling(encoding);
+}
+
 bool qtensor::hasAffineSpelling(GGMLType type) {
-  return affineSpelling(type) != nullptr;
+  return ggmlAffineSpellingOf(type) != nullptr;
 }
 
 Expected<GGMLAffineParts>
 qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
-  auto spelling = affineSpelling(tensor.type);
+  auto spelling = ggmlAffineSpellingOf(tensor.type);
   if (!spelling)
     return makeError("tensor '", std::string(tensor.name), "': type ",
                      std::string(ggmlTypeName(tensor.type)),

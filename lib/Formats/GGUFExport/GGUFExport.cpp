@@ -7,15 +7,14 @@
 
 #include "qtensor/Formats/GGUFExport.h"
 
-#include "qtensor/Descriptor/GGMLSpellings.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Formats/GGUFDescriptor.h"
 #include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/FloatFormats.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 using namespace qtensor;
@@ -29,14 +28,8 @@ Expected<GGMLType> kQuantSpelling(const QuantizedTensorDescriptor &t) {
   const AffineDescriptor &d = t.descriptor;
   for (GGMLType type : {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K,
                         GGMLType::Q5_K, GGMLType::Q6_K}) {
-    std::string encoding(ggmlTypeName(type));
-    for (char &c : encoding)
-      c = char(std::tolower(static_cast<unsigned char>(c)));
-    const GGMLAffineSpelling *g = findGGMLAffineSpelling(encoding);
-    if (g && d.nested == g->nested && d.code == g->code &&
-        d.encoding == g->signedEncoding && d.zeroPoint == g->zeroPoint &&
-        d.groupSize == g->group && d.scaleType == g->scaleType &&
-        !d.narrowRange && t.shape.size() == 2 && d.axis == 1)
+    const GGMLAffineSpelling *g = ggmlAffineSpellingOf(type);
+    if (g && t.shape.size() == 2 && d == spelledDescriptor(*g, 1))
       return type;
   }
   return makeError("no ggml K-quant stores these nested qparams");
@@ -258,9 +251,7 @@ Expected<KQuantLevels> readKQuantLevels(const ResolvedTensor &r) {
                   std::vector<int32_t> &out) -> Status {
     if (!v)
       return Status::ok();
-    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
-                             readQParams(v->dtype, v->data, v->byteSize()));
-    out.assign(values.begin(), values.end());
+    QTENSOR_ASSIGN_OR_RETURN(out, readQParamCodes(*v));
     return Status::ok();
   };
   auto floats = [](const safetensors::TensorView *v,

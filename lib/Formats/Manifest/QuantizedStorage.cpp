@@ -296,13 +296,18 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
   return sha.finishHex();
 }
 
-namespace {
-Expected<std::vector<int32_t>> readCodes(const safetensors::TensorView &v) {
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
-                           readQParams(v.dtype, v.data, v.byteSize()));
+Expected<std::vector<int32_t>>
+readQParamCodes(const safetensors::TensorView &codes) {
+  if (safetensors::isFloatDType(codes.dtype))
+    return makeError("codes of dtype ", safetensors::dtypeName(codes.dtype),
+                     " are not integers");
+  QTENSOR_ASSIGN_OR_RETURN(
+      std::vector<double> values,
+      readQParams(codes.dtype, codes.data, codes.byteSize()));
   return std::vector<int32_t>(values.begin(), values.end());
 }
 
+namespace {
 safetensors::TensorView viewOf(const std::vector<float> &values,
                                std::string name,
                                const std::vector<int64_t> &shape) {
@@ -340,10 +345,10 @@ decodeStoredNestedQParams(const std::string &name,
   };
   std::vector<int32_t> sc, mc;
   std::vector<double> d, dmin;
-  QTENSOR_TRY(read(readCodes, scaleCodes, sc));
+  QTENSOR_TRY(read(readQParamCodes, scaleCodes, sc));
   QTENSOR_TRY(read(readFloats, superScales, d));
   if (minCodes)
-    QTENSOR_TRY(read(readCodes, *minCodes, mc));
+    QTENSOR_TRY(read(readQParamCodes, *minCodes, mc));
   if (superMins)
     QTENSOR_TRY(read(readFloats, *superMins, dmin));
   auto first = decodeNestedQParams(t.descriptor, t.shape, sc, d, mc, dmin);
