@@ -2,7 +2,7 @@
 
 #include "qtensor/Runtime/Loader.h"
 
-#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/KernelLayout.h"
@@ -228,10 +228,8 @@ private:
       QTENSOR_TRY(readProgram());
 
     start = Clock::now();
-    for (size_t i = 0; i < m.man.kernels.size(); ++i) {
-      QTENSOR_ASSIGN_OR_RETURN(KernelInstance k, parseKernelInstance(m.man, i));
-      m.instances.push_back(std::move(k));
-    }
+    for (size_t i = 0; i < m.man.kernels.size(); ++i)
+      m.instances.push_back(kernelInstanceOf(m.man, i));
     m.times.record(Stage::Parse, secondsSince(start),
                    std::to_string(m.instances.size()) + " kernel capabilities");
     return Status::ok();
@@ -456,39 +454,39 @@ private:
         used.insert(p.instances.begin(), p.instances.end());
     size_t symbols = 0;
     for (const KernelInstance *k : used) {
-      const MappedFile &file = m.kernelFiles.at(k->file);
+      const MappedFile &file = m.kernelFiles.at(k->codeFile());
       std::vector<void *> fns;
       if (k->isHost()) {
         QTENSOR_TRY(checkHostCpu(k->cpu, k->where()));
         QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<HostKernelLibrary> lib,
-                                 hostLibrary(k->file, file));
+                                 hostLibrary(k->codeFile(), file));
         for (const EntryPoint &e : k->entries) {
           QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(e.symbol));
           fns.push_back(fn);
         }
       } else {
-        auto &module = modules[k->file];
+        auto &module = modules[k->codeFile()];
         if (!module && options.code.trustArtifactCode) {
           QTENSOR_ASSIGN_OR_RETURN(
               module, m.device->loadModule(file.data(), size_t(file.size()),
                                            k->format == KernelFormat::Ptx,
-                                           root->display(k->file)));
+                                           root->display(k->codeFile())));
         } else if (!module) {
           // This installation's PTX for the record, JIT-compiled by the
           // driver; the artifact's own file is not loaded (ArtifactCode.h).
-          QTENSOR_ASSIGN_OR_RETURN(
-              std::string ptx,
-              gpuCode(options.code, m.man, k->index, root->display(k->file)));
+          QTENSOR_ASSIGN_OR_RETURN(std::string ptx,
+                                   gpuCode(options.code, m.man, k->index,
+                                           root->display(k->codeFile())));
           QTENSOR_ASSIGN_OR_RETURN(
               module,
               m.device->loadModule(
                   reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size(),
-                  true, root->display(k->file) + " (rebuilt)"));
+                  true, root->display(k->codeFile()) + " (rebuilt)"));
         }
         for (const EntryPoint &e : k->entries) {
           QTENSOR_ASSIGN_OR_RETURN(
               CudaDevice::Function fn,
-              m.device->function(module, e.symbol, k->file));
+              m.device->function(module, e.symbol, k->codeFile()));
           fns.push_back(fn);
         }
       }

@@ -116,7 +116,7 @@ uint64_t elements(const std::vector<int64_t> &shape) {
 Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                               const artifact::QuantizedTensor &q,
                               bool biasApplies) {
-  std::string where = k.where() + ".capability";
+  std::string where = k.where();
   std::string of = " (tensor \"" + op.tensor + "\")";
   if (k.n != op.n() || k.k != op.k())
     return makeError(where, ": n = ", k.n, ", k = ", k.k, ", but", of,
@@ -282,8 +282,7 @@ struct Planner {
       for (const KernelInstance *k : byTensor[op.tensor])
         if (k->phase == te.phase && k->isReference()) {
           if (k->registryId != *te.selected)
-            return makeError(k->where(), ".capability.registry_id: \"",
-                             k->registryId,
+            return makeError(k->where(), ".registry_id: \"", k->registryId,
                              "\", but the dispatch trace selected \"",
                              *te.selected, "\" for ", what);
           QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
@@ -300,8 +299,7 @@ struct Planner {
         continue;
       any = true;
       if (k->registryId != *te.selected && !isHostTwinOf(*k, *te.selected))
-        return makeError(k->where(), ".capability.registry_id: \"",
-                         k->registryId,
+        return makeError(k->where(), ".registry_id: \"", k->registryId,
                          "\", but the dispatch trace selected \"", *te.selected,
                          "\" for ", what);
       QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
@@ -317,7 +315,7 @@ struct Planner {
         continue;
       }
       if (!cap->layout || cap->layout->family != k->layout)
-        return makeError(k->where(), ".capability.layout: \"", k->layout,
+        return makeError(k->where(), ".layout: \"", k->layout,
                          "\", but registry kernel ", cap->id, " reads ",
                          cap->layout ? kernels::toString(*cap->layout)
                                      : std::string("any layout"));
@@ -325,7 +323,7 @@ struct Planner {
       // of them: a claim the registry does not make is a corrupt artifact.
       if (k->rowSplit && !cap->rowSplit)
         return makeError(k->where(),
-                         ".capability.row_split: true, but "
+                         ".row_split: true, but "
                          "registry kernel ",
                          cap->id, " computes whole outputs only");
       kernels::Verdict v =
@@ -359,7 +357,7 @@ struct Planner {
     if (!p.instances.empty()) {
       p.reason = "admitted by this build's registry on " + options.target.name;
       for (const KernelInstance *k : p.instances)
-        plan.files.insert(k->file);
+        plan.files.insert(k->codeFile());
       return p;
     }
     std::string why =

@@ -43,28 +43,39 @@ using namespace target;
 
 namespace {
 
-using json = nlohmann::json;
+using artifact::ArgRole;
+using artifact::ArgType;
+using artifact::KernelArg;
+using artifact::KernelEntry;
+using artifact::KernelFormat;
 using kernels::Phase;
 
-const char *dtypeOf(mlir::Type t) {
+ArgType argTypeOf(mlir::Type t) {
   if (t.isF16())
-    return "f16";
+    return ArgType::F16;
   if (t.isBF16())
-    return "bf16";
+    return ArgType::BF16;
   if (t.isF32())
-    return "f32";
+    return ArgType::F32;
   if (t.isInteger(32))
-    return "i32";
-  return "i8";
+    return ArgType::I32;
+  return ArgType::I8;
 }
 
-json tokensJson(int64_t min, std::optional<int64_t> max) {
-  return json::array({min, max ? json(*max) : json(nullptr)});
+ArgType argTypeOf(FloatType t) {
+  return t == FloatType::F16    ? ArgType::F16
+         : t == FloatType::BF16 ? ArgType::BF16
+                                : ArgType::F32;
+}
+
+/// A token range with an unbounded end spelled as the record keeps it.
+kernels::TokenRange tokenRange(int64_t min, std::optional<int64_t> max) {
+  return {min, max ? *max : artifact::kMaxDimension};
 }
 
 /// The T range of `phase` an instance serves: the phase's range within the
 /// instance's entries.
-json phaseTokens(Phase phase, const KernelAbi &abi) {
+kernels::TokenRange phaseTokens(Phase phase, const KernelAbi &abi) {
   kernels::TokenRange range = kernels::phaseTokens(phase);
   int64_t min = range.min;
   std::optional<int64_t> max = range.max;
@@ -74,60 +85,61 @@ json phaseTokens(Phase phase, const KernelAbi &abi) {
     if (last && (!max || *last < *max))
       max = last;
   }
-  return tokensJson(min, max);
+  return tokenRange(min, max);
 }
 
 /// x, w, s, [z], [b], y from the entry's memref arguments (-1 for T).
-json argsJson(mlir::TypeRange inputs, const KernelInstance &instance) {
-  std::vector<std::string> names = {"x", "w", "s"};
+std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
+                              const KernelInstance &instance) {
+  std::vector<ArgRole> roles = {ArgRole::X, ArgRole::W, ArgRole::S};
   if (!instance.spec->symmetric)
-    names.push_back("z");
+    roles.push_back(ArgRole::Z);
   if (instance.spec->bias)
-    names.push_back("b");
-  names.push_back("y");
+    roles.push_back(ArgRole::B);
+  roles.push_back(ArgRole::Y);
   // A row-split kernel's N is dynamic: the record holds the whole call's.
   const bool rowSplit = kernelInstanceAbi(instance).rowSplit;
-  json args = json::array();
-  for (size_t i = 0; i < inputs.size() && i < names.size(); ++i) {
+  std::vector<KernelArg> args;
+  for (size_t i = 0; i < inputs.size() && i < roles.size(); ++i) {
     auto memref = mlir::cast<mlir::MemRefType>(inputs[i]);
-    const bool hasT = names[i] == "x" || names[i] == "y";
-    json shape = json::array();
+    const bool hasT = roles[i] == ArgRole::X || roles[i] == ArgRole::Y;
+    KernelArg arg;
+    arg.role = roles[i];
     for (auto [dim, extent] : llvm::enumerate(memref.getShape())) {
       const bool isT = hasT && dim == 0;
       int64_t d = extent;
       if (mlir::ShapedType::isDynamic(d) && rowSplit && !isT)
         d = instance.n;
-      shape.push_back(mlir::ShapedType::isDynamic(d) ? int64_t(-1) : d);
+      arg.shape.push_back(mlir::ShapedType::isDynamic(d) ? artifact::kDynamic
+                                                         : d);
     }
     // Integer zero-points are bytes the kernel zero-extends (i8 in the
     // IR); a min is a float in the scale dtype.
-    const char *dtype = names[i] == "z" && !instance.spec->minZero
-                            ? "u8"
-                            : dtypeOf(memref.getElementType());
-    args.push_back({{"name", names[i]}, {"dtype", dtype}, {"shape", shape}});
+    arg.type = roles[i] == ArgRole::Z && !instance.spec->minZero
+                   ? ArgType::U8
+                   : argTypeOf(memref.getElementType());
+    args.push_back(std::move(arg));
   }
   return args;
 }
 
 /// The fallback's operands: what the runtime's reference path reads and
 /// writes besides the stored weight tensors the manifest describes.
-json fallbackArgs(const KernelInstance &instance) {
-  json args = json::array();
-  args.push_back({{"name", "x"},
-                  {"dtype", toString(instance.activation)},
-                  {"shape", {-1, instance.k}}});
+std::vector<KernelArg> fallbackArgs(const KernelInstance &instance) {
+  std::vector<KernelArg> args;
+  args.push_back({ArgRole::X,
+                  argTypeOf(instance.activation),
+                  {artifact::kDynamic, instance.k}});
   if (instance.bias)
-    args.push_back({{"name", "b"},
-                    {"dtype", toString(instance.output)},
-                    {"shape", {instance.n}}});
-  args.push_back({{"name", "y"},
-                  {"dtype", toString(instance.output)},
-                  {"shape", {-1, instance.n}}});
+    args.push_back({ArgRole::B, argTypeOf(instance.output), {instance.n}});
+  args.push_back({ArgRole::Y,
+                  argTypeOf(instance.output),
+                  {artifact::kDynamic, instance.n}});
   return args;
 }
 
 /// The manifest tensor names of the instance's uses in `phase`.
-json opsJson(const KernelInstance &instance, Phase phase) {
+std::vector<std::string> opsOf(const KernelInstance &instance, Phase phase) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const KernelInstanceUse &use : instance.uses) {
@@ -138,85 +150,76 @@ json opsJson(const KernelInstance &instance, Phase phase) {
   return names;
 }
 
-/// What every entry of an instance shares; the caller adds per-phase fields.
-json baseCapability(const KernelInstance &instance, const std::string &target,
-                    const std::string &format) {
-  json c;
-  c["registry_id"] = instance.capability->id;
-  c["target"] = target;
-  c["format"] = format;
-  c["n"] = instance.n;
-  c["k"] = instance.k;
-  c["activation"] = toString(instance.activation);
-  c["output"] = toString(instance.output);
-  c["bias"] = instance.bias;
+/// What every entry of an instance shares; addEntries adds the per-phase
+/// fields, the callers the arguments (and a host kernel's CPU level).
+KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
+                      KernelFormat format) {
+  KernelEntry e;
+  e.registryId = instance.capability->id;
+  e.target = *kernels::parseTarget(target);
+  e.format = format;
+  e.n = instance.n;
+  e.k = instance.k;
+  e.activation = instance.activation;
+  e.output = instance.output;
+  e.bias = instance.bias;
   if (!instance.spec) {
-    c["layout"] = nullptr;
-    c["execution"] = "reference";
-    c["description"] =
-        "no generated code: decode the stored weight with the reference "
-        "decoder (include/qtensor/Descriptor/Reconstruct.h) to W_hat in f32, "
-        "then y = x W_hat^T (+ b) as an f32 matmul rounded once to the "
-        "output dtype";
-    c["args"] = fallbackArgs(instance);
-    c["split_k"] = 1;
-    c["zero_output"] = false;
-    return c;
+    // No generated code: the runtime decodes the stored weight with the
+    // reference decoder (docs/kernel-abi.md, "reference").
+    e.args = fallbackArgs(instance);
+    return e;
   }
   const QuantKernelSpec &spec = *instance.spec;
-  c["layout"] = instance.capability->layout->family;
-  c["code"] = {{"bits", spec.bits}, {"signed", spec.symmetric}};
-  if (spec.minZero)
-    c["code"]["zero_point"] = "min";
-  c["group_size"] =
-      spec.groupSize == 0 ? json("per_channel") : json(spec.groupSize);
-  c["scale"] = toString(spec.scaleType());
-  c["split_k"] = spec.splitK;
+  e.layout = instance.capability->layout->family;
+  e.codeBits = spec.bits;
+  e.codeSigned = spec.symmetric;
+  e.minZero = spec.minZero;
+  e.groupSize = spec.groupSize;
+  e.scale = spec.scaleType() == ScaleType::F16    ? FloatType::F16
+            : spec.scaleType() == ScaleType::BF16 ? FloatType::BF16
+                                                  : FloatType::F32;
+  e.splitK = spec.splitK;
   KernelAbi abi = kernelInstanceAbi(instance);
-  c["zero_output"] = abi.zeroOutput;
-  if (abi.rowSplit)
-    c["row_split"] = true;
-  json entries = json::array();
-  for (const KernelEntryPoint &e : abi.entries)
-    entries.push_back(
-        {{"symbol", target == "host" ? "_mlir_ciface_" + e.symbol : e.symbol},
-         {"tokens", tokensJson(e.minRows, e.maxRows)}});
-  c["entries"] = entries;
+  e.zeroOutput = abi.zeroOutput;
+  e.rowSplit = abi.rowSplit;
+  for (const KernelEntryPoint &p : abi.entries)
+    e.entries.push_back(
+        {target == "host" ? "_mlir_ciface_" + p.symbol : p.symbol,
+         tokenRange(p.minRows, p.maxRows)});
   if (target != "host") {
-    json launch = {{"grid", abi.launch.grid},
-                   {"block", abi.launch.block},
-                   {"shared_bytes", abi.launch.sharedBytes}};
+    artifact::LaunchConfig launch;
+    launch.grid = abi.launch.grid;
+    launch.block = abi.launch.block;
+    launch.sharedBytes = uint64_t(abi.launch.sharedBytes);
     if (abi.launch.tokenAxis >= 0) {
-      launch["token_axis"] = abi.launch.tokenAxis;
-      launch["tokens_per_block"] = abi.launch.tokensPerBlock;
+      launch.tokenAxis = abi.launch.tokenAxis;
+      launch.tokensPerBlock = abi.launch.tokensPerBlock;
     }
-    c["launch"] = launch;
+    e.launch = launch;
   }
-  return c;
+  return e;
 }
 
 /// One manifest entry per (instance, phase, file): an instance that serves
 /// both phases (the GEMM) has two entries sharing one file, and a cubin is
 /// an entry of its own (`<id>.cubin`) beside the PTX one. The artifact
 /// writer renames files by content, and only an entry's `file` follows.
-void addEntries(const KernelInstance &instance, json capability,
+void addEntries(const KernelInstance &instance, const KernelEntry &base,
                 const std::optional<std::string> &file,
-                std::vector<artifact::KernelEntry> &entries,
+                std::vector<KernelEntry> &entries,
                 const std::string &idSuffix = "") {
   std::vector<Phase> phases = instance.phases();
   KernelAbi abi = kernelInstanceAbi(instance);
   for (Phase phase : phases) {
-    artifact::KernelEntry entry;
+    KernelEntry entry = base;
     entry.id =
         (phases.size() == 1 ? instance.name
                             : instance.name + "@" + kernels::toString(phase)) +
         idSuffix;
     entry.file = file;
-    json c = capability;
-    c["phase"] = kernels::toString(phase);
-    c["tokens"] = phaseTokens(phase, abi);
-    c["ops"] = opsJson(instance, phase);
-    entry.capability = std::move(c);
+    entry.phase = phase;
+    entry.tokens = phaseTokens(phase, abi);
+    entry.ops = opsOf(instance, phase);
     entries.push_back(std::move(entry));
   }
 }
@@ -263,7 +266,7 @@ Status compileGpu(mlir::MLIRContext &context,
   for (const KernelInstance &instance : instances) {
     progress.advance(++done, instances.size(), "kernel instances");
     if (instance.fullDequant()) {
-      addEntries(instance, baseCapability(instance, target, "reference"),
+      addEntries(instance, baseEntry(instance, target, KernelFormat::Reference),
                  std::nullopt, build.entries);
       continue;
     }
@@ -275,9 +278,8 @@ Status compileGpu(mlir::MLIRContext &context,
     if (mlir::failed(
             buildKernelInstance(*module, instance, KernelTarget::NVPTX)))
       return diagnostics.error(what + ": generating it failed");
-    json capability = baseCapability(instance, target, "ptx");
-    capability["args"] =
-        argsJson(entryInputs(*module, instance, false), instance);
+    KernelEntry entry = baseEntry(instance, target, KernelFormat::Ptx);
+    entry.args = argsOf(entryInputs(*module, instance, false), instance);
     mlir::PassManager pm(&context);
     buildLowerToPTXPipeline(pm, *ptxTarget);
     if (mlir::failed(pm.run(*module)))
@@ -290,7 +292,7 @@ Status compileGpu(mlir::MLIRContext &context,
     build.files.push_back(
         {ptxFile, artifact::FileRole::Kernel,
          std::vector<uint8_t>(ptx[0].second.begin(), ptx[0].second.end())});
-    addEntries(instance, capability, ptxFile, build.entries);
+    addEntries(instance, entry, ptxFile, build.entries);
     if (ptxas) {
       const std::string ptxPath = scratch + "/" + ptxFile;
       const std::string cubinPath = scratch + "/" + instance.name + ".cubin";
@@ -308,9 +310,8 @@ Status compileGpu(mlir::MLIRContext &context,
       const std::string cubinFile = instance.name + ".cubin";
       build.files.push_back(
           {cubinFile, artifact::FileRole::Kernel, std::move(cubin)});
-      capability["format"] = "cubin";
-      addEntries(instance, std::move(capability), cubinFile, build.entries,
-                 ".cubin");
+      entry.format = KernelFormat::Cubin;
+      addEntries(instance, entry, cubinFile, build.entries, ".cubin");
     }
   }
   return Status::ok();
@@ -326,23 +327,23 @@ Status compileHost(mlir::MLIRContext &context,
   DiagnosticCapture diagnostics(context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-  std::vector<json> capabilities;
+  std::vector<KernelEntry> bases;
   std::set<std::string> expected;
   for (const KernelInstance &instance : instances) {
     if (instance.fullDequant()) {
-      capabilities.push_back(baseCapability(instance, "host", "reference"));
+      bases.push_back(baseEntry(instance, "host", KernelFormat::Reference));
       continue;
     }
     if (mlir::failed(
             buildKernelInstance(*module, instance, KernelTarget::Host)))
       return diagnostics.error("kernel instance '" + instance.name +
                                "': generating it failed");
-    json c = baseCapability(instance, "host", "host_so");
-    c["args"] = argsJson(entryInputs(*module, instance, true), instance);
-    c["cpu"] = toString(hostCpu);
-    for (const json &e : c["entries"])
-      expected.insert(e["symbol"].get<std::string>());
-    capabilities.push_back(std::move(c));
+    KernelEntry e = baseEntry(instance, "host", KernelFormat::HostSharedObject);
+    e.args = argsOf(entryInputs(*module, instance, true), instance);
+    e.cpu = hostCpu;
+    for (const artifact::EntryPoint &p : e.entries)
+      expected.insert(p.symbol);
+    bases.push_back(std::move(e));
   }
   // The decoder program's kernels share the library (ModelKernels.h).
   for (const ModelKernelSpec &spec : modelKernels) {
@@ -375,7 +376,7 @@ Status compileHost(mlir::MLIRContext &context,
   }
   progress.advance(3, 3, "steps (build, lower, link)");
   for (size_t i = 0; i < instances.size(); ++i)
-    addEntries(instances[i], std::move(capabilities[i]),
+    addEntries(instances[i], bases[i],
                instances[i].fullDequant() ? std::nullopt
                                           : std::optional<std::string>(kFile),
                build.entries);

@@ -8,8 +8,8 @@
 #include "qtensor/Conversion/KernelInstances.h"
 #include "qtensor/Conversion/ModelKernels.h"
 #include "qtensor/Conversion/Passes.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/InitAll.h"
-#include "qtensor/Kernels/ModelKernelSpec.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Runtime/KernelInstance.h"
 #include "qtensor/Support/FileIO.h"
@@ -168,8 +168,7 @@ rebuildHostKernels(const artifact::Manifest &manifest,
     return Status::ok();
   };
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
-    QTENSOR_ASSIGN_OR_RETURN(runtime::KernelInstance k,
-                             runtime::parseKernelInstance(manifest, i));
+    const runtime::KernelInstance k = runtime::kernelInstanceOf(manifest, i);
     if (!k.isHost())
       continue;
     QTENSOR_TRY(sameCpu(k.cpu, k.where()));
@@ -259,8 +258,7 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
                                        const TrustedCodeOptions &options) {
   if (index >= manifest.kernels.size())
     return makeError("manifest.kernels[", index, "] does not exist");
-  QTENSOR_ASSIGN_OR_RETURN(runtime::KernelInstance k,
-                           runtime::parseKernelInstance(manifest, index));
+  const runtime::KernelInstance k = runtime::kernelInstanceOf(manifest, index);
   if (!k.isGpu())
     return makeError(k.where(), ": not a GPU kernel");
   QTENSOR_ASSIGN_OR_RETURN(QuantKernelSpec spec, specOfRecord(k));

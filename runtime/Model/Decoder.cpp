@@ -3,7 +3,7 @@
 #include "qtensor/Runtime/Decoder.h"
 
 #include "qtensor/Formats/GGUF.h"
-#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <algorithm>

@@ -144,9 +144,7 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   }
   const bool twins = std::any_of(
       m.kernels.begin(), m.kernels.end(), [](const artifact::KernelEntry &k) {
-        // Free-form JSON until parsed: read it without assuming its types.
-        auto t = k.capability.find("target");
-        return t != k.capability.end() && t->is_string() && *t != "host";
+        return k.target.backend != kernels::Backend::Host;
       });
   if (!options.exhaustive && all > uint64_t(options.modelAboveWeights)) {
     r.ok = true;

@@ -278,15 +278,16 @@ LevelResult hostLevel(const artifact::Artifact &a,
       r.detail = cpu.message();
       return r;
     }
-    const MappedFile *file = a.file(k.file);
+    const MappedFile *file = a.file(k.codeFile());
     if (!file) {
-      r.detail = k.where() + ": " + k.file + " is not mapped";
+      r.detail = k.where() + ": " + k.codeFile() + " is not mapped";
       return r;
     }
     // The kernels this level runs, never the artifact's own code unless it
     // is trusted (ArtifactCode.h).
-    auto found = libraries.forFile(options.code, a.manifest(), nullptr, k.file,
-                                   k.file, file->data(), size_t(file->size()));
+    auto found =
+        libraries.forFile(options.code, a.manifest(), nullptr, k.codeFile(),
+                          k.codeFile(), file->data(), size_t(file->size()));
     if (!found) {
       r.detail = found.message();
       return r;
@@ -511,16 +512,12 @@ LevelResult levelOperator(const artifact::Artifact &a,
   bool host = false, gpu = false;
   std::string target;
   for (size_t i = 0; i < a.manifest().kernels.size(); ++i) {
-    auto k = parseKernelInstance(a.manifest(), i);
-    if (!k) {
-      r.detail = k.message();
-      return r;
-    }
-    host |= k->isHost();
-    gpu |= k->isGpu();
-    if (k->isGpu())
-      target = k->target.name;
-    instances.push_back(k.take());
+    KernelInstance k = kernelInstanceOf(a.manifest(), i);
+    host |= k.isHost();
+    gpu |= k.isGpu();
+    if (k.isGpu())
+      target = k.target.name;
+    instances.push_back(std::move(k));
   }
   // A GPU artifact runs its own kernels when a GPU is here; without one,
   // the host twins it carries (the same emitter and per-lane arithmetic,

@@ -3,9 +3,9 @@
 // The builders behind Runtime/ArtifactCode.h: the runtime never loads an
 // artifact's own kernel code unless told to trust it, so these build what
 // the artifact *records* with this installation's generators and
-// toolchain. The records are parsed and checked by the runtime's own
-// readers (parseKernelInstance, checkProgramKernels): each kernel record of
-// manifest.kernels becomes the QuantKernelSpec its capability describes,
+// toolchain. The records are parsed and checked by the readers the runtime
+// uses (kernelEntryFromJson, checkProgramKernels): each kernel record of
+// manifest.kernels becomes the QuantKernelSpec it describes,
 // and its entry symbols (and, for a GPU kernel, its launch geometry) must
 // be the ones that spec builds; a decoder program adds the model kernels
 // its config and tensors imply. Built code is cached by the SHA-256 of the

@@ -19,7 +19,7 @@
 #ifndef QTENSOR_CONVERSION_MODELKERNELS_H
 #define QTENSOR_CONVERSION_MODELKERNELS_H
 
-#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"

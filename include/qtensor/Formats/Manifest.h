@@ -26,6 +26,7 @@
 #define QTENSOR_FORMATS_MANIFEST_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Formats/KernelEntry.h"
 #include "qtensor/Formats/SafetensorsDType.h"
 #include "qtensor/Support/Expected.h"
 
@@ -56,7 +57,9 @@ inline constexpr uint32_t kArtifactSchemaVersion = 1;
 inline constexpr uint32_t kPackingLayoutVersion = 1;
 inline constexpr uint32_t kGraphVersion = 1;
 inline constexpr uint32_t kRuntimeVersion = 1;
-inline constexpr uint32_t kKernelAbiVersion = 1;
+/// 2: kernel entries are typed records (KernelEntry.h), no free-form
+/// capability object.
+inline constexpr uint32_t kKernelAbiVersion = 2;
 /// Largest tp, pp or ep accepted.
 inline constexpr int64_t kMaxTopologyDegree = 65536;
 
@@ -168,14 +171,6 @@ struct TensorEntry {
   /// "super_zeros").
   std::vector<std::pair<const char *, StoredTensor>> storedTensors() const;
   bool operator==(const TensorEntry &o) const;
-};
-
-struct KernelEntry {
-  std::string id; ///< non-empty, unique
-  /// The capability signature (seed 0x07A); free-form for now.
-  nlohmann::json capability = nlohmann::json::object();
-  std::optional<std::string> file; ///< a listed file with role "kernel"
-  bool operator==(const KernelEntry &o) const;
 };
 
 struct Provenance {

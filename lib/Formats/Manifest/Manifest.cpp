@@ -144,9 +144,6 @@ bool QuantizedTensor::operator==(const QuantizedTensor &o) const {
 bool TensorEntry::operator==(const TensorEntry &o) const {
   return name == o.name && file == o.file && data == o.data;
 }
-bool KernelEntry::operator==(const KernelEntry &o) const {
-  return id == o.id && capability == o.capability && file == o.file;
-}
 bool Provenance::operator==(const Provenance &o) const {
   return sourceCheckpointSha256 == o.sourceCheckpointSha256 &&
          converterName == o.converterName &&
@@ -513,9 +510,11 @@ Status artifact::validateManifest(const Manifest &m) {
     QTENSOR_TRY(checkNonEmpty(p + ".id", k.id));
     if (!kernelIds.insert(k.id).second)
       return makeError(p, ".id: duplicate kernel id ", inQuotes(k.id));
-    if (!k.capability.is_object())
-      return makeError(p, ".capability: expected a JSON object, got ",
-                       k.capability.type_name());
+    // The record's own rules, from the one reader: what the writer writes
+    // is what the reader accepts.
+    if (Expected<KernelEntry> reread = kernelEntryFromJson(toJson(k), p);
+        !reread)
+      return reread.error();
     if (k.file) {
       auto file = fileIndex.find(*k.file);
       if (file == fileIndex.end())
@@ -525,6 +524,13 @@ Status artifact::validateManifest(const Manifest &m) {
         return makeError(p, ".file: ", inQuotes(*k.file), " has role ",
                          inQuotes(toString(m.files[file->second].role)),
                          "; expected \"kernel\"");
+    }
+    for (size_t o = 0; o < k.ops.size(); ++o) {
+      const TensorEntry *t = m.findTensor(k.ops[o]);
+      if (!t || !t->isQuantized())
+        return makeError(indexed(p + ".ops", o), ": ", inQuotes(k.ops[o]),
+                         t ? " is not a quantized tensor"
+                           : " is not a manifest tensor");
     }
   }
 
@@ -607,12 +613,8 @@ json artifact::toJson(const Manifest &m) {
   j["tensors"] = std::move(tensors);
 
   json kernels = json::array();
-  for (const KernelEntry &k : m.kernels) {
-    json e = {{"id", k.id}, {"capability", k.capability}};
-    if (k.file)
-      e["file"] = *k.file;
-    kernels.push_back(std::move(e));
-  }
+  for (const KernelEntry &k : m.kernels)
+    kernels.push_back(toJson(k));
   j["kernels"] = std::move(kernels);
 
   json prov = {
@@ -846,15 +848,9 @@ Expected<Manifest> artifact::manifestFromJson(const json &j) {
     const json *v;
     QTENSOR_TRY(root.readArray("kernels", v));
     for (size_t i = 0; i < v->size(); ++i) {
-      ObjectReader r((*v)[i], indexed(root.at("kernels"), i));
-      QTENSOR_TRY(r.expectObject());
-      KernelEntry k;
-      const json *capability;
-      QTENSOR_TRY(r.readString("id", k.id));
-      QTENSOR_TRY(r.readObject("capability", capability));
-      k.capability = *capability;
-      QTENSOR_TRY(r.readOptionalString("file", k.file));
-      QTENSOR_TRY(r.noUnknownKeys());
+      QTENSOR_ASSIGN_OR_RETURN(
+          KernelEntry k,
+          kernelEntryFromJson((*v)[i], indexed(root.at("kernels"), i)));
       m.kernels.push_back(std::move(k));
     }
   }

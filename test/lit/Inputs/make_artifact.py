@@ -66,7 +66,7 @@ descriptor = {
 }
 manifest = {
     "versions": {"container_profile": "qtensor.safetensors.v1", "artifact_schema": 1,
-                 "packing_layout": 1, "graph": 1, "runtime": 1, "kernel_abi": 1},
+                 "packing_layout": 1, "graph": 1, "runtime": 1, "kernel_abi": 2},
     "model": {"architecture": "test", "name": "make_artifact.py", "revision": "1"},
     "quantization": {"family": "affine_w4a32", "config": {"group_size": 4}},
     "topology": {"tp": 1, "pp": 1, "ep": 1},

@@ -170,7 +170,7 @@ TEST_F(CompileKernelsTest, HostSharedObjectRunsThroughTheCInterface) {
   const artifact::KernelEntry *up = findEntry(*build, kHostUp);
   ASSERT_TRUE(qk && up);
   EXPECT_EQ(qk->file, std::optional<std::string>("kernels-host.so"));
-  const json &c = up->capability;
+  const json c = toJson(*up);
   EXPECT_EQ(c["registry_id"], "affine_gemm_host");
   EXPECT_EQ(c["cpu"], toString(qtensor::defaultHostCpuLevel()));
   EXPECT_EQ(c["row_split"], true);
@@ -186,7 +186,7 @@ TEST_F(CompileKernelsTest, HostSharedObjectRunsThroughTheCInterface) {
   EXPECT_EQ(c["zero_output"], false);
   EXPECT_FALSE(c.contains("launch"));
   EXPECT_EQ(c["ops"], json::array({"model.layers.0.mlp.up_proj.weight"}));
-  EXPECT_EQ(qk->capability["ops"],
+  EXPECT_EQ(toJson(*qk)["ops"],
             json::array({"model.layers.0.self_attn.q_proj.weight",
                          "model.layers.0.self_attn.k_proj.weight"}));
   EXPECT_EQ(c["args"],
@@ -293,8 +293,8 @@ TEST_F(CompileKernelsTest, GpuWritesOnePtxPerInstance) {
   const artifact::KernelEntry *up = findEntry(*build, kUp);
   ASSERT_NE(up, nullptr);
   EXPECT_EQ(up->file, std::optional<std::string>(std::string(kUp) + ".ptx"));
-  const json &c = up->capability;
-  std::cout << "[capability] " << up->id << ": " << c.dump() << "\n";
+  const json c = toJson(*up);
+  std::cout << "[kernel record] " << up->id << ": " << c.dump() << "\n";
   EXPECT_EQ(c["registry_id"], "affine_gemv_decode_sm80");
   EXPECT_EQ(c["format"], "ptx");
   EXPECT_EQ(c["launch"], json::parse(R"({"grid": [128, 1, 1],
@@ -304,7 +304,7 @@ TEST_F(CompileKernelsTest, GpuWritesOnePtxPerInstance) {
               std::string::npos)
         << e["symbol"];
   // A cubin of every PTX where ptxas exists: an entry of its own with the
-  // same capability but its format. Plus kernels-host.so with the host twin
+  // same record but its format. Plus kernels-host.so with the host twin
   // of each instance (the registry's host kernel reading the same layout).
   const bool cubins = build->files.size() == 5;
   EXPECT_TRUE(build->files.size() == 3 || cubins) << build->files.size();
@@ -314,19 +314,22 @@ TEST_F(CompileKernelsTest, GpuWritesOnePtxPerInstance) {
       findEntry(*build, std::string(kUp) + "_host");
   ASSERT_NE(twin, nullptr);
   EXPECT_EQ(twin->file, std::optional<std::string>("kernels-host.so"));
-  EXPECT_EQ(twin->capability["registry_id"], "affine_gemv_decode_host");
-  EXPECT_EQ(twin->capability["target"], "host");
-  EXPECT_EQ(twin->capability["layout"], c["layout"]);
-  EXPECT_EQ(twin->capability["ops"], c["ops"]);
+  EXPECT_EQ(toJson(*twin)["registry_id"], "affine_gemv_decode_host");
+  EXPECT_EQ(toJson(*twin)["target"], "host");
+  EXPECT_EQ(toJson(*twin)["layout"], c["layout"]);
+  EXPECT_EQ(toJson(*twin)["ops"], c["ops"]);
   const artifact::KernelEntry *cubin =
       findEntry(*build, std::string(kUp) + ".cubin");
   EXPECT_EQ(cubin != nullptr, cubins);
   if (cubin) {
     EXPECT_EQ(cubin->file,
               std::optional<std::string>(std::string(kUp) + ".cubin"));
-    EXPECT_EQ(cubin->capability["format"], "cubin");
-    json same = cubin->capability;
+    EXPECT_EQ(toJson(*cubin)["format"], "cubin");
+    // The same record but its format, id and file.
+    json same = toJson(*cubin);
     same["format"] = "ptx";
+    same["id"] = c["id"];
+    same["file"] = c["file"];
     EXPECT_EQ(same, c);
     ASSERT_NE(findFile(*build, std::string(kUp) + ".cubin"), nullptr);
   }
@@ -345,9 +348,9 @@ TEST_F(CompileKernelsTest, OneInstanceServingBothPhasesHasTwoEntries) {
   const artifact::KernelEntry *prefill = findEntry(*build, name + "@prefill");
   ASSERT_TRUE(decode && prefill);
   EXPECT_EQ(decode->file, prefill->file);
-  EXPECT_EQ(decode->capability["tokens"], json::array({1, 16}));
-  EXPECT_EQ(prefill->capability["tokens"], json::array({17, nullptr}));
-  EXPECT_EQ(prefill->capability["launch"]["token_axis"].is_number(), true);
+  EXPECT_EQ(toJson(*decode)["tokens"], json::array({1, 16}));
+  EXPECT_EQ(toJson(*prefill)["tokens"], json::array({17, nullptr}));
+  EXPECT_EQ(toJson(*prefill)["launch"]["token_axis"].is_number(), true);
 }
 
 TEST_F(CompileKernelsTest, FallbackHasAnEntryWithoutAFile) {
@@ -361,10 +364,9 @@ TEST_F(CompileKernelsTest, FallbackHasAnEntryWithoutAFile) {
   const artifact::KernelEntry &e = build->entries[0];
   EXPECT_EQ(e.id, "qt_full_dequant_n64_k768_f16_of16");
   EXPECT_FALSE(e.file.has_value());
-  EXPECT_EQ(e.capability["format"], "reference");
-  EXPECT_EQ(e.capability["execution"], "reference");
-  EXPECT_EQ(e.capability["registry_id"], "full_dequant_linear");
-  EXPECT_EQ(e.capability["ops"],
+  EXPECT_EQ(toJson(e)["format"], "reference");
+  EXPECT_EQ(toJson(e)["registry_id"], "full_dequant_linear");
+  EXPECT_EQ(toJson(e)["ops"],
             json::array({"model.layers.0.mlp.gate_proj.weight"}));
 }
 

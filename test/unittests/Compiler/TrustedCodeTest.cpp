@@ -57,7 +57,7 @@ TEST(TrustedCode, GpuRecordsRebuildToTheCompilersPtx) {
   size_t checked = 0;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const artifact::KernelEntry &e = m.kernels[i];
-    if (e.capability.value("format", "") != "ptx")
+    if (e.format != artifact::KernelFormat::Ptx)
       continue;
     SCOPED_TRACE(e.id);
     auto ptx = compiler::rebuildGpuKernel(m, i, {"off"});
@@ -70,10 +70,10 @@ TEST(TrustedCode, GpuRecordsRebuildToTheCompilersPtx) {
   // A record that launches its kernel otherwise, or names other symbols,
   // does not describe what this installation builds.
   size_t first = 0;
-  while (m.kernels[first].capability.value("format", "") != "ptx")
+  while (m.kernels[first].format != artifact::KernelFormat::Ptx)
     ++first;
   artifact::Manifest launch = m;
-  launch.kernels[first].capability["launch"]["block"][0] = 1024;
+  launch.kernels[first].launch->block[0] = 1024;
   auto refused = compiler::rebuildGpuKernel(launch, first, {"off"});
   ASSERT_FALSE(bool(refused));
   EXPECT_NE(refused.message().find(
@@ -81,7 +81,7 @@ TEST(TrustedCode, GpuRecordsRebuildToTheCompilersPtx) {
             std::string::npos)
       << refused.message();
   artifact::Manifest symbols = m;
-  symbols.kernels[first].capability["entries"][0]["symbol"] = "qt_other";
+  symbols.kernels[first].entries[0].symbol = "qt_other";
   refused = compiler::rebuildGpuKernel(symbols, first, {"off"});
   ASSERT_FALSE(bool(refused));
   EXPECT_NE(refused.message().find("that its capability does not build"),

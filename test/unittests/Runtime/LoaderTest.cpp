@@ -217,31 +217,30 @@ TEST(LoaderErrors, KernelCodeIsVerifiedBeforeItIsLoaded) {
 TEST(LoaderErrors, MissingCapabilityField) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c.erase("n"); };
+  spec.editKernelRecord = [](json &c, size_t) { c.erase("n"); };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
-                       "manifest.kernels[0].capability.n: required field is "
+                       "manifest.kernels[0].n: required field is "
                        "missing"));
 }
 
 TEST(LoaderErrors, CapabilityFieldOfTheWrongType) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["tokens"] = {"1", 16}; };
+  spec.editKernelRecord = [](json &c, size_t) { c["tokens"] = {"1", 16}; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(
-      contains(model.message(), "manifest.kernels[0].capability.tokens[0]"));
+  EXPECT_TRUE(contains(model.message(), "manifest.kernels[0].tokens[0]"));
 }
 
 TEST(LoaderErrors, CapabilityOutOfRange) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["tokens"] = {1, 64}; };
+  spec.editKernelRecord = [](json &c, size_t) { c["tokens"] = {1, 64}; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(contains(model.message(), "capability.tokens"));
+  EXPECT_TRUE(contains(model.message(), "manifest.kernels[0].tokens"));
   EXPECT_TRUE(contains(model.message(), "decode phase's T range"));
 }
 
@@ -249,12 +248,13 @@ TEST(LoaderErrors, CapabilityZeroPointIsMinOrInteger) {
   for (const char *value : {"bogus", "min"}) {
     TempDir dir;
     TestArtifactSpec spec;
-    spec.editCapability = [&](json &c, size_t) {
+    spec.editKernelRecord = [&](json &c, size_t) {
       c["code"]["zero_point"] = value;
     };
     auto model = loadSpec(dir, spec);
     ASSERT_FALSE(bool(model)) << value;
-    EXPECT_TRUE(contains(model.message(), "capability.code.zero_point"))
+    EXPECT_TRUE(
+        contains(model.message(), "manifest.kernels[0].code.zero_point"))
         << model.message();
     // The test artifact's codes are signed: no min for them.
     EXPECT_TRUE(
@@ -268,7 +268,7 @@ TEST(LoaderErrors, CapabilityZeroPointIsMinOrInteger) {
 TEST(LoaderErrors, CapabilityLiesAboutN) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) {
+  spec.editKernelRecord = [](json &c, size_t) {
     c["n"] = 7;
     c["args"].back()["shape"] = {-1, 7};
   };
@@ -281,7 +281,7 @@ TEST(LoaderErrors, CapabilityLiesAboutN) {
 TEST(LoaderErrors, CapabilityLiesAboutPackedWords) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) {
+  spec.editKernelRecord = [](json &c, size_t) {
     c["args"][1]["shape"] = {6, 64}; // twice the words decode_gemv packs
   };
   auto model = loadSpec(dir, spec);
@@ -293,7 +293,9 @@ TEST(LoaderErrors, CapabilityLiesAboutPackedWords) {
 TEST(LoaderErrors, CapabilityLiesAboutScaleShape) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["args"][2]["shape"] = {6, 4}; };
+  spec.editKernelRecord = [](json &c, size_t) {
+    c["args"][2]["shape"] = {6, 4};
+  };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(), "s has shape [6, 4]"));
@@ -302,11 +304,11 @@ TEST(LoaderErrors, CapabilityLiesAboutScaleShape) {
 TEST(LoaderErrors, CapabilityOpIsNotATensor) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["ops"] = {"nope.weight"}; };
+  spec.editKernelRecord = [](json &c, size_t) { c["ops"] = {"nope.weight"}; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
-                       "manifest.kernels[0].capability.ops[0]: \"nope.weight\" "
+                       "manifest.kernels[0].ops[0]: \"nope.weight\" "
                        "is not a manifest tensor"));
 }
 
@@ -351,7 +353,7 @@ TEST(Loader, TheEntryPointIsChosenByT) {
   // 0.5, so only T = 1 matches the reference.
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) {
+  spec.editKernelRecord = [](json &c, size_t) {
     c["entries"] = {
         {{"symbol", "_mlir_ciface_test_gemv_w4s_g32_f16"}, {"tokens", {1, 1}}},
         {{"symbol", "_mlir_ciface_test_gemv_w4s_g32_f16_wrong"},
@@ -370,10 +372,10 @@ TEST(Loader, TheEntryPointIsChosenByT) {
 TEST(LoaderErrors, CapabilityDisagreesWithTheCodes) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["group_size"] = 64; };
+  spec.editKernelRecord = [](json &c, size_t) { c["group_size"] = 64; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(contains(model.message(), ".capability.group_size: 64, but "
+  EXPECT_TRUE(contains(model.message(), ".group_size: 64, but "
                                         "(tensor \"layer.a.weight\") has "
                                         "groups of 32"));
 }
@@ -385,19 +387,19 @@ TEST(LoaderErrors, CapabilityDisagreesWithTheCodes) {
 TEST(LoaderErrors, RowSplitOnlyWhereTheRegistrySaysSo) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editCapability = [](json &c, size_t) { c["row_split"] = true; };
+  spec.editKernelRecord = [](json &c, size_t) { c["row_split"] = true; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
-                       ".capability.row_split: true, but registry kernel "
+                       ".row_split: true, but registry kernel "
                        "affine_gemv_decode_host computes whole outputs only"))
       << model.message();
   TempDir other;
   TestArtifactSpec cpu;
-  cpu.editCapability = [](json &c, size_t) { c["cpu"] = "pentium"; };
+  cpu.editKernelRecord = [](json &c, size_t) { c["cpu"] = "pentium"; };
   auto bad = loadSpec(other, cpu);
   ASSERT_FALSE(bool(bad));
-  EXPECT_TRUE(contains(bad.message(), ".capability.cpu: unknown value "
+  EXPECT_TRUE(contains(bad.message(), ".cpu: unknown value "
                                       "\"pentium\""))
       << bad.message();
 }
@@ -469,7 +471,7 @@ TEST(LoaderErrors, TraceAndCapabilityDisagreeOnTheKernel) {
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
-                       "manifest.kernels[0] (test_gemv_0).capability."
+                       "manifest.kernels[0] (test_gemv_0)."
                        "registry_id: \"affine_gemv_decode_host\", but the "
                        "dispatch trace selected \"affine_gemm_prefill_host\""));
 }

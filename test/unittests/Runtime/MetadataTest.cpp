@@ -1,4 +1,4 @@
-//===- MetadataTest.cpp - Trace, report and capability parsing ------------===//
+//===- MetadataTest.cpp - Trace, report and kernel record parsing ---------===//
 //
 // The JSON the loader reads besides the manifest is untrusted: each test
 // feeds one malformed field and expects the error to name it.
@@ -37,29 +37,14 @@ json rowTrace() {
   return json::array({e});
 }
 
-/// A manifest with the default test linear and one kernel entry whose
-/// capability is `capability`.
-artifact::Manifest manifestWith(const json &capability) {
-  artifact::Manifest m = baseManifest("test");
-  m.files = {{"weights.safetensors", 10, std::string(64, 'a'),
-              artifact::FileRole::Shard},
-             {"k.ptx", 10, std::string(64, 'b'), artifact::FileRole::Kernel}};
-  TestWeights w = makeWeights(TestLinear{});
-  artifact::TensorEntry t;
-  t.name = "layer.a.weight";
-  t.file = "weights.safetensors";
-  artifact::QuantizedTensor q;
-  q.logical = w.logical;
-  q.codes = {"c", safetensors::DType::U8, {6, 128}};
-  q.scales = {"s", safetensors::DType::F16, {6, 8}};
-  t.data = q;
-  m.tensors = {t};
-  m.kernels = {{"k0", capability, std::string("k.ptx")}};
-  return m;
+/// kernelEntryFromJson(record) as the manifest reads manifest.kernels[0].
+Expected<artifact::KernelEntry> readRecord(const json &record) {
+  return artifact::kernelEntryFromJson(record, "manifest.kernels[0]");
 }
 
-json gpuCapability() {
-  json c = capabilityOf(TestLinear{}, "affine_gemv_decode_sm80");
+json gpuRecord() {
+  json c = kernelRecordOf(TestLinear{}, 0, "affine_gemv_decode_sm80");
+  c["file"] = "k.ptx";
   c["target"] = "sm_80";
   c["format"] = "ptx";
   c.erase("cpu"); // a CPU level is a host kernel's
@@ -146,14 +131,13 @@ TEST(Report, FallbackPolicySpelling) {
   EXPECT_FALSE(none->fallback.has_value());
 }
 
-TEST(KernelInstance, GpuLaunchAndTokenBuckets) {
-  json c = gpuCapability();
+TEST(KernelEntry, GpuLaunchAndTokenBuckets) {
+  json c = gpuRecord();
   c["entries"] = {{{"symbol", "qt_t1"}, {"tokens", {1, 1}}},
                   {{"symbol", "qt_t2"}, {"tokens", {2, 2}}},
                   {{"symbol", "qt_t4"}, {"tokens", {3, 4}}},
                   {{"symbol", "qt_t16"}, {"tokens", {5, 16}}}};
-  artifact::Manifest m = manifestWith(c);
-  auto k = parseKernelInstance(m, 0);
+  auto k = readRecord(c);
   ASSERT_TRUE(bool(k)) << k.message();
   EXPECT_EQ(k->entries.size(), 4u);
   EXPECT_EQ(k->entryFor(3)->symbol, "qt_t4");
@@ -166,24 +150,24 @@ TEST(KernelInstance, GpuLaunchAndTokenBuckets) {
 
   // A gap between buckets leaves some T without a kernel.
   c["entries"][2]["tokens"] = {4, 4};
-  EXPECT_EQ(errorOf(parseKernelInstance(manifestWith(c), 0)),
-            "manifest.kernels[0].capability.entries[2].tokens: starts at T = "
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].entries[2].tokens: starts at T = "
             "4, expected 3 (entries ascend without gaps or overlaps)");
 }
 
-TEST(KernelInstance, OneGemmEntryServesEitherPhase) {
+TEST(KernelEntry, OneGemmEntryServesEitherPhase) {
   // The tensor-core GEMM has one entry point for any T; its decode entry
   // narrows it to [1, 16] and its prefill entry to [17, inf).
-  json c = gpuCapability();
+  json c = gpuRecord();
   c["entries"] = {{{"symbol", "qt_mma"}, {"tokens", {1, nullptr}}}};
-  auto k = parseKernelInstance(manifestWith(c), 0);
+  auto k = readRecord(c);
   ASSERT_TRUE(bool(k)) << k.message();
   EXPECT_EQ(k->entryFor(16)->symbol, "qt_mma");
   EXPECT_EQ(k->entryFor(17), nullptr); // prefill is another manifest entry
 }
 
-TEST(KernelInstance, TokenAxisGrid) {
-  json c = gpuCapability();
+TEST(KernelEntry, TokenAxisGrid) {
+  json c = gpuRecord();
   c["phase"] = "prefill";
   c["tokens"] = {17, nullptr};
   c["entries"] = {{{"symbol", "qt_mma"}, {"tokens", {1, nullptr}}}};
@@ -193,77 +177,77 @@ TEST(KernelInstance, TokenAxisGrid) {
                  {"shared_bytes", 9216},
                  {"token_axis", 0},
                  {"tokens_per_block", 32}};
-  auto k = parseKernelInstance(manifestWith(c), 0);
+  auto k = readRecord(c);
   ASSERT_TRUE(bool(k)) << k.message();
   EXPECT_EQ(*k->tokens.max, kMaxDimension);
   auto g = k->launch->gridFor(65);
   EXPECT_EQ(g[0], 3); // ceil(65 / 32)
   EXPECT_EQ(g[1], 3);
   c["launch"]["grid"] = {2, 3, 1};
-  EXPECT_EQ(errorOf(parseKernelInstance(manifestWith(c), 0)),
-            "manifest.kernels[0].capability.launch.grid[0]: the token axis is "
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].launch.grid[0]: the token axis is "
             "computed from T; the stored extent must be 1, got 2");
 }
 
-TEST(KernelInstance, RejectsInconsistentCapabilities) {
+TEST(KernelEntry, RejectsInconsistentCapabilities) {
   auto errorWith = [](const std::function<void(json &)> &edit) {
-    json c = gpuCapability();
+    json c = gpuRecord();
     edit(c);
-    return errorOf(parseKernelInstance(manifestWith(c), 0));
+    return errorOf(readRecord(c));
   };
   EXPECT_EQ(errorWith([](json &c) { c["format"] = "host_so"; }),
-            "manifest.kernels[0].capability.format: format host_so does not "
+            "manifest.kernels[0].format: format host_so does not "
             "run on target sm_80");
   EXPECT_EQ(errorWith([](json &c) { c.erase("launch"); }),
-            "manifest.kernels[0].capability.launch: required for a GPU kernel");
+            "manifest.kernels[0].launch: required field is missing (a GPU "
+            "kernel has a launch configuration)");
   EXPECT_EQ(errorWith([](json &c) { c["launch"]["block"] = {64, 32, 1}; }),
-            "manifest.kernels[0].capability.launch.block: 2048 threads exceed "
+            "manifest.kernels[0].launch.block: 2048 threads exceed "
             "1024 per block");
   EXPECT_EQ(errorWith([](json &c) { c["entries"][0]["symbol"] = "bad name"; }),
-            "manifest.kernels[0].capability.entries[0].symbol: \"bad name\" "
+            "manifest.kernels[0].entries[0].symbol: \"bad name\" "
             "is not a symbol name");
   EXPECT_EQ(errorWith([](json &c) { c["entries"][0]["tokens"] = {1, 8}; }),
-            "manifest.kernels[0].capability.entries[0].tokens: ends at T = 8, "
+            "manifest.kernels[0].entries[0].tokens: ends at T = 8, "
             "so T = 9 of \"tokens\" has no entry point");
   EXPECT_EQ(errorWith([](json &c) { c["args"][2]["dtype"] = "bf16"; }),
-            "manifest.kernels[0].capability.args: s is bf16, but \"scale\" is "
+            "manifest.kernels[0].args: s is bf16, but \"scale\" is "
             "f16");
   EXPECT_EQ(errorWith([](json &c) { c["code"]["signed"] = false; }),
-            "manifest.kernels[0].capability.args: argument \"z\" is missing");
+            "manifest.kernels[0].args: argument \"z\" is missing");
   EXPECT_EQ(errorWith([](json &c) { c["group_size"] = "per_row"; }),
-            "manifest.kernels[0].capability.group_size: \"per_row\", expected "
+            "manifest.kernels[0].group_size: \"per_row\", expected "
             "an integer or \"per_channel\"");
   EXPECT_EQ(errorWith([](json &c) { c["args"][0]["shape"] = {-1, 100}; }),
-            "manifest.kernels[0].capability.args: x has shape [-1, 100], "
+            "manifest.kernels[0].args: x has shape [-1, 100], "
             "expected [-1, 256] (dynamic T, K = 256)");
   EXPECT_EQ(errorWith([](json &c) { c["args"][1]["shape"] = {-1, 32}; }),
-            "manifest.kernels[0].capability.args[1].shape[0]: -1 must be in "
+            "manifest.kernels[0].args[1].shape[0]: -1 must be in "
             "[1, 2^31] (only the T of x and y may be dynamic)");
   EXPECT_EQ(errorWith([](json &c) { c["args"].erase(2); }),
-            "manifest.kernels[0].capability.args: argument \"s\" is missing");
+            "manifest.kernels[0].args: argument \"s\" is missing");
   EXPECT_EQ(errorWith([](json &c) { c["args"][2]["name"] = "x"; }),
-            "manifest.kernels[0].capability.args[2]: argument \"x\" appears "
+            "manifest.kernels[0].args[2]: argument \"x\" appears "
             "twice");
   EXPECT_EQ(errorWith([](json &c) { std::swap(c["args"][1], c["args"][2]); }),
-            "manifest.kernels[0].capability.args[2]: argument \"w\" out of "
+            "manifest.kernels[0].args[2]: argument \"w\" out of "
             "order (x, w, s, z, b, y)");
   EXPECT_EQ(errorWith([](json &c) { c["split_k"] = 4; }),
-            "manifest.kernels[0].capability.zero_output: split_k = 4 "
+            "manifest.kernels[0].zero_output: split_k = 4 "
             "accumulates partial sums into y, which must then be zeroed "
             "before the call");
   EXPECT_EQ(errorWith([](json &c) { c["target"] = "sm_75"; }),
-            "manifest.kernels[0].capability.target: unknown target \"sm_75\"");
+            "manifest.kernels[0].target: unknown target \"sm_75\"");
   EXPECT_EQ(errorWith([](json &c) { c["bias"] = true; }),
-            "manifest.kernels[0].capability.args: argument \"b\" is missing");
-  artifact::Manifest m = manifestWith(gpuCapability());
-  m.kernels[0].file.reset();
-  EXPECT_EQ(errorOf(parseKernelInstance(m, 0)),
-            "manifest.kernels[0].file: required for a compiled kernel "
-            "instance");
+            "manifest.kernels[0].args: argument \"b\" is missing");
+  EXPECT_EQ(errorWith([](json &c) { c.erase("file"); }),
+            "manifest.kernels[0].file: required field is missing (a compiled "
+            "kernel has a code file)");
 }
 
-TEST(KernelInstance, ReferenceFallbackEntry) {
-  json c = {{"registry_id", "full_dequant_linear"},
+TEST(KernelEntry, ReferenceFallbackEntry) {
+  json c = {{"id", "k0"},
+            {"registry_id", "full_dequant_linear"},
             {"target", "host"},
             {"format", "reference"},
             {"phase", "decode"},
@@ -277,16 +261,59 @@ TEST(KernelInstance, ReferenceFallbackEntry) {
             {"args",
              {{{"name", "x"}, {"dtype", "f16"}, {"shape", {-1, 256}}},
               {{"name", "y"}, {"dtype", "f16"}, {"shape", {-1, 6}}}}},
-            {"execution", "reference"},
             {"ops", {"layer.a.weight"}}};
-  artifact::Manifest m = manifestWith(c);
-  m.kernels[0].file.reset();
-  auto k = parseKernelInstance(m, 0);
+  auto k = readRecord(c);
   ASSERT_TRUE(bool(k)) << k.message();
   EXPECT_TRUE(k->isReference());
   EXPECT_TRUE(k->entries.empty());
-  m.kernels[0].file = "k.ptx";
-  EXPECT_EQ(errorOf(parseKernelInstance(m, 0)),
+  EXPECT_EQ(toJson(*k), c);
+  c["file"] = "k.ptx";
+  EXPECT_EQ(errorOf(readRecord(c)),
             "manifest.kernels[0].file: a reference (full-dequant) entry has no "
             "code file");
+}
+
+// One writer and one reader: a record read back from what toJson writes is
+// the record, for every format; and the JSON of a record read from the
+// compiler's spelling is that spelling.
+TEST(KernelEntry, RoundTripsThroughItsJson) {
+  json host = kernelRecordOf(TestLinear{}, 0, "affine_gemv_decode_host");
+  TestLinear asym;
+  asym.asymmetric = true;
+  json hostAsym = kernelRecordOf(asym, 1, "affine_gemv_decode_host");
+  hostAsym["row_split"] = true;
+  json gpu = gpuRecord();
+  gpu["launch"] = {{"grid", {1, 3, 1}},
+                   {"block", {128, 1, 1}},
+                   {"shared_bytes", 9216},
+                   {"token_axis", 0},
+                   {"tokens_per_block", 32}};
+  for (const json &j : {host, hostAsym, gpu}) {
+    auto e = readRecord(j);
+    ASSERT_TRUE(bool(e)) << e.message();
+    EXPECT_EQ(toJson(*e), j) << j.dump();
+    auto again = readRecord(toJson(*e));
+    ASSERT_TRUE(bool(again)) << again.message();
+    EXPECT_EQ(*again, *e);
+  }
+}
+
+// The record is strict: a field it does not define is refused by name, and
+// the free-form capability object of kernel_abi 1 is gone.
+TEST(KernelEntry, RefusesFieldsItDoesNotDefine) {
+  json c = gpuRecord();
+  c["tile"] = {16, 8};
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0]: unknown field \"tile\"");
+  c = gpuRecord();
+  c["code"]["packing"] = "nibbles";
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].code: unknown field \"packing\"");
+  c = gpuRecord();
+  c["launch"]["cluster"] = {1, 1, 1};
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].launch: unknown field \"cluster\"");
+  json old = {{"id", "k0"}, {"capability", gpuRecord()}, {"file", "k.ptx"}};
+  EXPECT_EQ(errorOf(readRecord(old)),
+            "manifest.kernels[0].registry_id: required field is missing");
 }

@@ -93,7 +93,9 @@ struct TestArtifactSpec {
   bool traceFallback = false;
   bool writeReport = true;
   std::string graph; ///< default: names every linear
-  std::function<void(json &capability, size_t linear)> editCapability;
+  /// Edits manifest.json's kernel record of each linear after the artifact
+  /// is written (the writer itself refuses a record its reader would).
+  std::function<void(json &record, size_t linear)> editKernelRecord;
   std::function<void(json &trace)> editTrace;
 };
 
@@ -137,9 +139,10 @@ inline TestWeights makeWeights(const TestLinear &l) {
   return w;
 }
 
-/// The capability of `l`'s decode GEMV as qtc compile writes it
+/// The kernel record of `l`'s decode GEMV as qtc compile writes it
 /// (docs/kernel-abi.md), T buckets included; every bucket calls `symbol`.
-inline json capabilityOf(const TestLinear &l, const std::string &registryId) {
+inline json kernelRecordOf(const TestLinear &l, size_t index,
+                           const std::string &registryId) {
   int64_t groups = (l.k + 31) / 32, words = (l.k + 31) / 32 * 4;
   const char *out = l.asymmetric ? "f32" : "f16";
   json args = json::array();
@@ -158,7 +161,9 @@ inline json capabilityOf(const TestLinear &l, const std::string &registryId) {
   json entries = json::array();
   for (auto [lo, hi] : {std::pair{1, 1}, {2, 2}, {3, 4}, {5, 8}, {9, 16}})
     entries.push_back({{"symbol", symbol}, {"tokens", {lo, hi}}});
-  return {{"registry_id", registryId},
+  return {{"id", "test_gemv_" + std::to_string(index)},
+          {"file", "kernels-host.so"},
+          {"registry_id", registryId},
           {"target", "host"},
           {"format", "host_so"},
           {"phase", "decode"},
@@ -230,12 +235,12 @@ inline void writeTestArtifact(const std::string &dir,
   std::string graph = spec.graph;
   for (size_t i = 0; i < spec.linears.size(); ++i) {
     const TestLinear &l = spec.linears[i];
-    json capability = capabilityOf(l, spec.registryId);
-    if (spec.editCapability)
-      spec.editCapability(capability, i);
-    if (!spec.traceFallback)
-      base.kernels.push_back(
-          {"test_gemv_" + std::to_string(i), capability, "kernels-host.so"});
+    if (!spec.traceFallback) {
+      auto record = artifact::kernelEntryFromJson(
+          kernelRecordOf(l, i, spec.registryId), "test record");
+      ASSERT_TRUE(bool(record)) << record.message();
+      base.kernels.push_back(record.take());
+    }
     trace.push_back(traceEntryOf(
         l, i, spec.traceFallback ? "full_dequant_linear" : spec.registryId,
         spec.traceFallback));
@@ -310,6 +315,18 @@ inline void writeTestArtifact(const std::string &dir,
         "kernels-host.so", artifact::FileRole::Kernel, testKernelLibrary())));
   auto written = writer.write(dir);
   ASSERT_TRUE(bool(written)) << written.message();
+  if (spec.editKernelRecord && !spec.traceFallback) {
+    const std::string path = dir + "/" + artifact::kManifestFileName;
+    json m;
+    {
+      std::ifstream in(path);
+      m = json::parse(in);
+    }
+    for (size_t i = 0; i < spec.linears.size(); ++i)
+      spec.editKernelRecord(m["kernels"][i], i);
+    std::filesystem::remove(path);
+    std::ofstream(path) << m.dump(2);
+  }
 }
 
 /// The test artifacts' host code is the test's own (TestHostKernels.c):

@@ -101,6 +101,39 @@ inline QuantizedTensor quantizedParts(const std::string &name, int64_t rows,
   return q;
 }
 
+/// An sm_80 decode GEMV record for `op`, a quantizedParts(op, rows, cols)
+/// tensor: u4 codes with u8 zero-points, group 32, f16 scales.
+inline KernelEntry gemvEntry(const std::string &id, const std::string &file,
+                             const std::string &op, int64_t rows,
+                             int64_t cols) {
+  KernelEntry k;
+  k.id = id;
+  k.file = file;
+  k.registryId = "affine_gemv_decode_sm80";
+  k.target = *kernels::parseTarget("sm_80");
+  k.format = KernelFormat::Ptx;
+  k.phase = kernels::Phase::Decode;
+  k.tokens = {1, 16};
+  k.n = rows;
+  k.k = cols;
+  k.layout = "decode_gemv";
+  k.codeSigned = false;
+  k.groupSize = 32;
+  k.entries = {{"qt_decode", {1, 16}}};
+  const int64_t groups = (cols + 31) / 32;
+  k.args = {{ArgRole::X, ArgType::F16, {kDynamic, cols}},
+            {ArgRole::W, ArgType::I32, {rows, groups * 4}},
+            {ArgRole::S, ArgType::F16, {rows, groups}},
+            {ArgRole::Z, ArgType::U8, {rows, groups}},
+            {ArgRole::Y, ArgType::F16, {kDynamic, rows}}};
+  LaunchConfig launch;
+  launch.grid = {2, 1, 1};
+  launch.block = {128, 1, 1};
+  k.launch = launch;
+  k.ops = {op};
+  return k;
+}
+
 /// A complete, valid manifest with every optional field present (files are
 /// not on disk: for parser tests).
 inline Manifest fullManifest() {
@@ -120,11 +153,8 @@ inline Manifest fullManifest() {
   p.file = "model-00001.safetensors";
   p.data = PlainTensor{DType::F16, {64}};
   m.tensors = {q, p};
-  KernelEntry k;
-  k.id = "gemm_w4a16_g32";
-  k.capability = {{"representation", "affine"}, {"group_sizes", {32, 64}}};
-  k.file = "kernels/gemm_w4.ptx";
-  m.kernels = {k};
+  m.kernels = {
+      gemvEntry("gemv_w4a16_g32", "kernels/gemm_w4.ptx", q.name, 8, 64)};
   return m;
 }
 

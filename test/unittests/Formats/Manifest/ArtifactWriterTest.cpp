@@ -213,15 +213,18 @@ TEST(ArtifactWriter, RewritingSharedFilesKeepsThem) {
 
 TEST(ArtifactWriter, KernelFilesAreMappedToFinalNames) {
   Manifest base = baseManifest();
-  KernelEntry k;
-  k.id = "gemm";
-  k.capability = {{"tile", {16, 8}}};
-  k.file = "gemm.ptx";
-  base.kernels.push_back(k);
+  base.kernels.push_back(gemvEntry("gemv", "gemm.ptx", "w", 8, 64));
+  QuantizedTensor q = quantizedParts("w", 8, 64);
+  std::vector<uint8_t> codes(256), scales(8 * 2 * 2), zeros(16);
+  auto addWeight = [&](ArtifactWriter &w) {
+    return w.addQuantizedTensor(
+        "m.safetensors", "w", q.logical,
+        {"w.codes", DType::U8, {8, 32}, codes.data(), codes.size()},
+        {"w.scales", DType::F16, {8, 2}, scales.data(), scales.size()},
+        TensorData{"w.zeros", DType::U8, {8, 2}, zeros.data(), zeros.size()});
+  };
   ArtifactWriter w(base);
-  std::vector<uint8_t> data = pattern(64, 3);
-  ASSERT_TRUE(w.addPlainTensor("m.safetensors",
-                               {"t", DType::F32, {16}, data.data(), 64}));
+  ASSERT_TRUE(addWeight(w));
   ASSERT_TRUE(w.addFile("gemm.ptx", FileRole::Kernel, pattern(33, 4)));
   TempDir dir;
   auto r = w.write(dir.str());
@@ -237,8 +240,7 @@ TEST(ArtifactWriter, KernelFilesAreMappedToFinalNames) {
   // A kernel naming a file that was never added fails before any write.
   base.kernels[0].file = "missing.ptx";
   ArtifactWriter bad(base);
-  ASSERT_TRUE(bad.addPlainTensor("m.safetensors",
-                                 {"t", DType::F32, {16}, data.data(), 64}));
+  ASSERT_TRUE(addWeight(bad));
   TempDir dir2;
   EXPECT_ERROR_CONTAINS(bad.write((dir2 / "out").string()),
                         "manifest.kernels[0].file: \"missing.ptx\" is not "

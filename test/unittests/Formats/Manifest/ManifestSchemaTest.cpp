@@ -79,6 +79,16 @@ private:
     return false;
   }
 
+  /// "type" is one name or a list of names.
+  static bool matchesType(const json &v, const json &type) {
+    if (!type.is_array())
+      return hasType(v, type.get<std::string>());
+    for (const json &t : type)
+      if (hasType(v, t.get<std::string>()))
+        return true;
+    return false;
+  }
+
   static bool jsonEqual(const json &a, const json &b) {
     // 1 and 1u are the same number.
     if (a.is_number_integer() && b.is_number_integer()) {
@@ -115,8 +125,8 @@ private:
     if (!sp)
       return at + ": unsupported $ref";
     const json &s = *sp;
-    if (s.contains("type") && !hasType(v, s["type"]))
-      return at + ": not of type " + s["type"].get<std::string>();
+    if (s.contains("type") && !matchesType(v, s["type"]))
+      return at + ": not of type " + s["type"].dump();
     if (s.contains("const") && !jsonEqual(s["const"], v))
       return at + ": not the constant " + s["const"].dump();
     if (s.contains("enum")) {
@@ -147,6 +157,8 @@ private:
     if (v.is_array()) {
       if (s.contains("maxItems") && v.size() > s["maxItems"])
         return at + ": more than maxItems";
+      if (s.contains("minItems") && v.size() < s["minItems"])
+        return at + ": fewer than minItems";
       if (s.contains("items"))
         for (size_t i = 0; i < v.size(); ++i)
           if (std::string e =
@@ -315,12 +327,13 @@ TEST_F(ManifestSchema, RequiredAndPropertiesMatchTheParser) {
   ASSERT_TRUE(manifestFromJson(full)) << manifestFromJson(full).message();
   int objects = 0;
   // "zeros" is required exactly when the descriptor has a zero-point.
-  walkObjects(v, schema, full, json::json_pointer(""), {"config", "capability"},
-              {"zeros"}, objects);
+  // "file" and "launch" are required of a native and of a GPU kernel.
+  walkObjects(v, schema, full, json::json_pointer(""), {"config"},
+              {"zeros", "file", "launch"}, objects);
   // manifest, versions, model, quantization, topology, 4 files, 2 tensors,
-  // 3 stored, logical, descriptor, code, granularity, layout, 1 kernel,
-  // provenance, converter.
-  EXPECT_EQ(objects, 22);
+  // 3 stored, logical, descriptor, code, granularity, layout, 1 kernel with
+  // its code, launch, 1 entry and 5 args, provenance, converter.
+  EXPECT_EQ(objects, 30);
 }
 
 TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
@@ -391,7 +404,31 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
       {"/tensors/0/logical/layout/version", 0},
       {"/tensors/0/logical/element_type", "f64"},
       {"/kernels/0/id", ""},
-      {"/kernels/0/capability", 1},
+      {"/kernels/0/capability", {{"tile", {16, 8}}}},
+      {"/kernels/0/format", "so"},
+      {"/kernels/0/format", "cubin"},
+      {"/kernels/0/target", "sm_75"},
+      {"/kernels/0/phase", "both"},
+      {"/kernels/0/tokens", {1}},
+      {"/kernels/0/tokens", {0, 16}},
+      {"/kernels/0/n", 0},
+      {"/kernels/0/code/bits", 7},
+      {"/kernels/0/code/bits", 9},
+      {"/kernels/0/code/zero_point", "float"},
+      {"/kernels/0/group_size", 0},
+      {"/kernels/0/group_size", "per_row"},
+      {"/kernels/0/group_size", "per_channel"},
+      {"/kernels/0/scale", "f64"},
+      {"/kernels/0/entries", json::array()},
+      {"/kernels/0/entries/0/symbol", "bad name"},
+      {"/kernels/0/args/0/name", "q"},
+      {"/kernels/0/args/0/dtype", "f8"},
+      {"/kernels/0/launch/block", "x"},
+      {"/kernels/0/launch/block/0", 2048},
+      {"/kernels/0/launch/shared_bytes", -1},
+      {"/kernels/0/split_k", 0},
+      {"/kernels/0/ops", json::array()},
+      {"/kernels/0/ops/0", ""},
       {"/provenance/converter/name", ""},
       {"/provenance/created_by", ""},
       {"/provenance/source_checkpoint_sha256", "x"},

@@ -65,16 +65,20 @@ TEST(Manifest, EmitsSeparateVersions) {
                   {"packing_layout", 1},
                   {"graph", 1},
                   {"runtime", 1},
-                  {"kernel_abi", 1}}));
+                  {"kernel_abi", 2}}));
 }
 
 TEST(Manifest, UnsupportedVersionsAreRejected) {
-  for (const char *key : {"artifact_schema", "packing_layout", "graph",
-                          "runtime", "kernel_abi"}) {
+  for (auto [key, reads] : {std::pair{"artifact_schema", 1},
+                            {"packing_layout", 1},
+                            {"graph", 1},
+                            {"runtime", 1},
+                            {"kernel_abi", 2}}) {
     json j = fullJson();
-    j["versions"][key] = 2;
+    j["versions"][key] = 9;
     expectRejected(j, std::string("manifest.versions.") + key +
-                          ": unsupported version 2 (this build reads 1)");
+                          ": unsupported version 9 (this build reads " +
+                          std::to_string(reads) + ")");
     j["versions"][key] = -1;
     expectRejected(j, std::string("manifest.versions.") + key +
                           ": unsupported version -1");
@@ -102,7 +106,7 @@ TEST(Manifest, ValidateRejectsUnsupportedVersionsToo) {
   m.versions.kernelAbi = 3;
   EXPECT_ERROR_CONTAINS(validateManifest(m),
                         "manifest.versions.kernel_abi: unsupported version 3 "
-                        "(this build reads 1)");
+                        "(this build reads 2)");
 }
 
 TEST(Manifest, UnknownFieldsAreRejectedAtEveryLevel) {
@@ -135,7 +139,6 @@ TEST(Manifest, UnknownFieldsAreRejectedAtEveryLevel) {
   // The free-form objects take anything.
   json j = fullJson();
   j["quantization"]["config"]["anything"] = {{"nested", {1, 2}}};
-  j["kernels"][0]["capability"]["tile"] = {16, 8};
   auto m = manifestFromJson(j);
   ASSERT_TRUE(m) << m.message();
   EXPECT_EQ(m->quantization.config["anything"]["nested"][1], 2);
@@ -165,8 +168,10 @@ TEST(Manifest, MissingRequiredFieldsNameTheirPath) {
        "manifest.tensors[0].logical.descriptor.scheme: required field is "
        "missing"},
       {"/kernels", "manifest.kernels: required field is missing"},
-      {"/kernels/0/capability",
-       "manifest.kernels[0].capability: required field is missing"},
+      {"/kernels/0/registry_id",
+       "manifest.kernels[0].registry_id: required field is missing"},
+      {"/kernels/0/launch/block",
+       "manifest.kernels[0].launch.block: required field is missing"},
       {"/provenance/converter/revision",
        "manifest.provenance.converter.revision: required field is missing"},
       {"/provenance/created_by",
@@ -206,8 +211,10 @@ TEST(Manifest, WrongJsonTypesNameTheirPath) {
        "\"weights\""},
       {"/quantization/config", json::array(),
        "manifest.quantization.config: expected a JSON object, got array"},
-      {"/kernels/0/capability", "x",
-       "manifest.kernels[0].capability: expected a JSON object, got string"},
+      {"/kernels/0/code", "x",
+       "manifest.kernels[0].code: expected a JSON object, got string"},
+      {"/kernels/0/n", "8",
+       "manifest.kernels[0].n: expected an integer, got string"},
       {"/tensors/0/logical/descriptor/code/bits", "4",
        "manifest.tensors[0].logical.descriptor.code.bits: expected an "
        "integer, got string"},
@@ -267,7 +274,7 @@ TEST(Manifest, FilePathsFollowThePathRules) {
 TEST(Manifest, DuplicatesAreRejected) {
   json j = fullJson();
   j["files"][2]["path"] = "graph.mlir";
-  j["kernels"][0].erase("file");
+  j["kernels"] = json::array();
   expectRejected(j, "manifest.files[2].path: duplicate path \"graph.mlir\" "
                     "(also manifest.files[1])");
 

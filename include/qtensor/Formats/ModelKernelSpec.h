@@ -8,8 +8,8 @@
 // on buffers of another shape or dtype than it was built for. MLIR-free.
 //
 //===----------------------------------------------------------------------===//
-#ifndef QTENSOR_KERNELS_MODELKERNELSPEC_H
-#define QTENSOR_KERNELS_MODELKERNELSPEC_H
+#ifndef QTENSOR_FORMATS_MODELKERNELSPEC_H
+#define QTENSOR_FORMATS_MODELKERNELSPEC_H
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/DecoderProgram.h"
@@ -117,4 +117,4 @@ programKernelSpecs(const artifact::DecoderProgram &program,
 
 } // namespace qtensor
 
-#endif // QTENSOR_KERNELS_MODELKERNELSPEC_H
+#endif // QTENSOR_FORMATS_MODELKERNELSPEC_H

@@ -1,6 +1,6 @@
 //===- ModelKernelSpec.cpp - The decoder's model kernel specs -------------===//
 
-#include "qtensor/Kernels/ModelKernelSpec.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/QuantizedStorage.h"

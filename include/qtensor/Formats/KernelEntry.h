@@ -1,0 +1,160 @@
+//===- KernelEntry.h - The kernel contract's record -------------*- C++ -*-===//
+//
+// One `manifest.kernels[i]`: one compiled kernel of an artifact
+// (docs/kernel-abi.md, normative). It says which registry kernel it
+// implements, on which target, in which format, for which phase and T range;
+// the local shape, dtypes, code and qparam contract; its entry points (one
+// per T bucket), its ordered arguments and, for GPUs, its launch; and which
+// manifest tensors use it.
+//
+// One struct, one writer (toJson) and one reader (kernelEntryFromJson): the
+// compiler fills the struct, the manifest writes it, the runtime reads it back
+// with the same code. The reader is strict, like the rest of the manifest:
+// every field is type- and range-checked and checked against the entry's
+// other fields before anything is sized from it, a field nobody reads is an
+// error, and errors name `manifest.kernels[i].FIELD`. The manifest's
+// validation adds what needs the rest of the manifest (the file is a listed
+// kernel file, every op a quantized tensor); the planner adds the checks
+// against the op an entry binds and against this build's registry.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_FORMATS_KERNELENTRY_H
+#define QTENSOR_FORMATS_KERNELENTRY_H
+
+#include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Kernels/Capability.h"
+#include "qtensor/Support/Expected.h"
+#include "qtensor/Support/HostCpu.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qtensor::artifact {
+
+/// Element types of kernel arguments.
+enum class ArgType : uint8_t { F16, BF16, F32, I32, I8, U8 };
+const char *toString(ArgType t);
+std::optional<ArgType> parseArgType(const std::string &s);
+size_t byteWidth(ArgType t);
+
+/// The role of one argument: activations, packed codes, scales, zero-points,
+/// bias, output.
+enum class ArgRole : uint8_t { X, W, S, Z, B, Y };
+const char *toString(ArgRole r);
+
+/// The dynamic T dimension in an argument shape.
+constexpr int64_t kDynamic = -1;
+/// Largest local N or K, T and argument dimension accepted.
+constexpr int64_t kMaxDimension = int64_t(1) << 31;
+
+struct KernelArg {
+  ArgRole role = ArgRole::X;
+  ArgType type = ArgType::F16;
+  std::vector<int64_t> shape; ///< kDynamic only as the T of x and y
+  bool operator==(const KernelArg &o) const {
+    return role == o.role && type == o.type && shape == o.shape;
+  }
+};
+
+/// A GPU launch configuration.
+struct LaunchConfig {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  uint64_t sharedBytes = 0;
+  /// A kernel tiled over T: grid[tokenAxis] = ceil(T / tokensPerBlock) at
+  /// run time (docs/kernel-abi.md); -1 when the grid does not depend on T.
+  int tokenAxis = -1;
+  int64_t tokensPerBlock = 0;
+
+  /// The grid for T rows.
+  std::array<int64_t, 3> gridFor(int64_t tokens) const;
+  bool operator==(const LaunchConfig &o) const {
+    return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes &&
+           tokenAxis == o.tokenAxis && tokensPerBlock == o.tokensPerBlock;
+  }
+};
+
+/// One entry point of a kernel: a symbol and the T it accepts. A GEMV may
+/// have one entry per T bucket (each with its own register allocation); the
+/// buckets are disjoint.
+struct EntryPoint {
+  std::string symbol;
+  kernels::TokenRange tokens; ///< max always set (kMaxDimension: unbounded)
+  bool operator==(const EntryPoint &o) const {
+    return symbol == o.symbol && tokens == o.tokens;
+  }
+};
+
+/// `reference`: the full-dequant fallback, which has no code (no file, no
+/// entries): the runtime runs the reference decoder.
+enum class KernelFormat : uint8_t { Ptx, Cubin, HostSharedObject, Reference };
+const char *toString(KernelFormat f);
+std::optional<KernelFormat> parseKernelFormat(const std::string &s);
+
+struct KernelEntry {
+  std::string id;                  ///< non-empty, unique; opaque
+  std::optional<std::string> file; ///< a listed kernel file; none: reference
+  std::string registryId; ///< the lib/Kernels registry kernel it implements
+  kernels::Target target{"host", kernels::Backend::Host, 0};
+  KernelFormat format = KernelFormat::HostSharedObject;
+  kernels::Phase phase = kernels::Phase::Decode;
+  /// The T this entry serves (max always set; kMaxDimension: unbounded).
+  kernels::TokenRange tokens{1, kMaxDimension};
+  int64_t n = 0, k = 0; ///< local shape
+  FloatType activation = FloatType::F16;
+  FloatType output = FloatType::F16;
+  bool bias = false;
+  // Native only:
+  std::string layout;     ///< layout family the kernel reads
+  unsigned codeBits = 4;  ///< 2 to 8, not 7
+  bool codeSigned = true; ///< symmetric signed; else unsigned + u8 zeros
+  /// Unsigned codes with a float min per group (z in the scale dtype,
+  /// x = s * q + m) rather than u8 zero-points.
+  bool minZero = false;
+  int64_t groupSize = 0; ///< 0: per output channel
+  FloatType scale = FloatType::F16;
+  /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point
+  /// accepts any T; each phase's manifest entry narrows it).
+  std::vector<EntryPoint> entries;
+  std::vector<KernelArg> args;        ///< in call order: x, w, s, z, b, y
+  std::optional<LaunchConfig> launch; ///< GPU formats only
+  int64_t splitK = 1;
+  bool zeroOutput = false;
+  /// Host: may be called on any contiguous range of output rows (w, s, z,
+  /// b from the range's first row, y from its first column with the whole
+  /// row's stride), so the runtime splits N across threads.
+  bool rowSplit = false;
+  /// Host: the CPU level the code was built for (Support/HostCpu.h).
+  HostCpuLevel cpu = HostCpuLevel::Generic;
+  std::vector<std::string> ops; ///< manifest tensors using this entry
+
+  /// The argument with `role`, or nullptr.
+  const KernelArg *arg(ArgRole role) const;
+  /// The entry point for T rows, or nullptr when T is outside `tokens`.
+  const EntryPoint *entryFor(int64_t tokens) const;
+  bool isHost() const { return format == KernelFormat::HostSharedObject; }
+  bool isGpu() const {
+    return format == KernelFormat::Ptx || format == KernelFormat::Cubin;
+  }
+  bool isReference() const { return format == KernelFormat::Reference; }
+  bool operator==(const KernelEntry &o) const;
+  bool operator!=(const KernelEntry &o) const { return !(*this == o); }
+};
+
+/// The entry as manifest.json spells it (docs/manifest.schema.json).
+nlohmann::json toJson(const KernelEntry &e);
+
+/// Reads and checks one entry; `where` ("manifest.kernels[3]") prefixes every
+/// error. Checks everything the entry says about itself; not the file's
+/// listing or the ops' tensors (validateManifest does).
+Expected<KernelEntry> kernelEntryFromJson(const nlohmann::json &j,
+                                          const std::string &where);
+
+} // namespace qtensor::artifact
+
+#endif // QTENSOR_FORMATS_KERNELENTRY_H

@@ -1,0 +1,629 @@
+//===- KernelEntry.cpp - The kernel contract's record ---------------------===//
+
+#include "qtensor/Formats/KernelEntry.h"
+
+#include "qtensor/Support/JsonObjectReader.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace qtensor;
+using namespace qtensor::artifact;
+using json = nlohmann::json;
+
+const char *qtensor::artifact::toString(ArgType t) {
+  switch (t) {
+  case ArgType::F16:
+    return "f16";
+  case ArgType::BF16:
+    return "bf16";
+  case ArgType::F32:
+    return "f32";
+  case ArgType::I32:
+    return "i32";
+  case ArgType::I8:
+    return "i8";
+  case ArgType::U8:
+    return "u8";
+  }
+  return "?";
+}
+
+std::optional<ArgType> qtensor::artifact::parseArgType(const std::string &s) {
+  for (ArgType t : {ArgType::F16, ArgType::BF16, ArgType::F32, ArgType::I32,
+                    ArgType::I8, ArgType::U8})
+    if (s == toString(t))
+      return t;
+  return std::nullopt;
+}
+
+size_t qtensor::artifact::byteWidth(ArgType t) {
+  switch (t) {
+  case ArgType::F16:
+  case ArgType::BF16:
+    return 2;
+  case ArgType::F32:
+  case ArgType::I32:
+    return 4;
+  case ArgType::I8:
+  case ArgType::U8:
+    return 1;
+  }
+  return 1;
+}
+
+const char *qtensor::artifact::toString(ArgRole r) {
+  switch (r) {
+  case ArgRole::X:
+    return "x";
+  case ArgRole::W:
+    return "w";
+  case ArgRole::S:
+    return "s";
+  case ArgRole::Z:
+    return "z";
+  case ArgRole::B:
+    return "b";
+  case ArgRole::Y:
+    return "y";
+  }
+  return "?";
+}
+
+static std::optional<ArgRole> parseArgRole(const std::string &s) {
+  for (ArgRole r :
+       {ArgRole::X, ArgRole::W, ArgRole::S, ArgRole::Z, ArgRole::B, ArgRole::Y})
+    if (s == toString(r))
+      return r;
+  return std::nullopt;
+}
+
+const char *qtensor::artifact::toString(KernelFormat f) {
+  switch (f) {
+  case KernelFormat::Ptx:
+    return "ptx";
+  case KernelFormat::Cubin:
+    return "cubin";
+  case KernelFormat::HostSharedObject:
+    return "host_so";
+  case KernelFormat::Reference:
+    return "reference";
+  }
+  return "?";
+}
+
+const KernelArg *KernelEntry::arg(ArgRole role) const {
+  for (const KernelArg &a : args)
+    if (a.role == role)
+      return &a;
+  return nullptr;
+}
+
+const EntryPoint *KernelEntry::entryFor(int64_t t) const {
+  if (t < tokens.min || t > *tokens.max)
+    return nullptr;
+  for (const EntryPoint &e : entries)
+    if (t >= e.tokens.min && t <= *e.tokens.max)
+      return &e;
+  return nullptr;
+}
+
+std::array<int64_t, 3> LaunchConfig::gridFor(int64_t t) const {
+  std::array<int64_t, 3> g = grid;
+  if (tokenAxis >= 0)
+    g[size_t(tokenAxis)] = (t + tokensPerBlock - 1) / tokensPerBlock;
+  return g;
+}
+
+std::optional<KernelFormat>
+qtensor::artifact::parseKernelFormat(const std::string &s) {
+  for (KernelFormat f :
+       {KernelFormat::Ptx, KernelFormat::Cubin, KernelFormat::HostSharedObject,
+        KernelFormat::Reference})
+    if (s == toString(f))
+      return f;
+  return std::nullopt;
+}
+
+bool KernelEntry::operator==(const KernelEntry &o) const {
+  return id == o.id && file == o.file && registryId == o.registryId &&
+         target.name == o.target.name && format == o.format &&
+         phase == o.phase && tokens == o.tokens && n == o.n && k == o.k &&
+         activation == o.activation && output == o.output && bias == o.bias &&
+         layout == o.layout && codeBits == o.codeBits &&
+         codeSigned == o.codeSigned && minZero == o.minZero &&
+         groupSize == o.groupSize && scale == o.scale && entries == o.entries &&
+         args == o.args && launch == o.launch && splitK == o.splitK &&
+         zeroOutput == o.zeroOutput && rowSplit == o.rowSplit && cpu == o.cpu &&
+         ops == o.ops;
+}
+
+namespace {
+
+/// A C identifier: what dlsym and a PTX .entry name can be.
+bool isSymbol(const std::string &s) {
+  if (s.empty() || s.size() > 512 || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (char c : s)
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '$'))
+      return false;
+  return true;
+}
+
+Status readTriple(const json &v, const std::string &where, int64_t max,
+                  std::array<int64_t, 3> &out) {
+  std::vector<int64_t> dims;
+  QTENSOR_TRY(JsonObjectReader::toIntArray(v, where, dims));
+  if (dims.empty() || dims.size() > 3)
+    return makeError(where, ": expected 1 to 3 dimensions, got ", dims.size());
+  out = {1, 1, 1};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 1 || dims[i] > max)
+      return makeError(where, "[", i, "]: ", dims[i], " is outside [1, ", max,
+                       "]");
+    out[i] = dims[i];
+  }
+  return Status::ok();
+}
+
+Status readLaunch(const json &v, const std::string &where, LaunchConfig &out) {
+  JsonObjectReader r(v, where);
+  QTENSOR_TRY(r.expectObject());
+  const json *grid, *block;
+  QTENSOR_TRY(r.require("grid", grid));
+  // CUDA's limits: gridDim.x < 2^31, y and z < 2^16; 1024 threads a block.
+  QTENSOR_TRY(
+      readTriple(*grid, r.at("grid"), (int64_t(1) << 31) - 1, out.grid));
+  if (out.grid[1] > 65535 || out.grid[2] > 65535)
+    return makeError(r.at("grid"), ": y and z must be at most 65535");
+  QTENSOR_TRY(r.require("block", block));
+  QTENSOR_TRY(readTriple(*block, r.at("block"), 1024, out.block));
+  if (out.block[0] * out.block[1] * out.block[2] > 1024)
+    return makeError(r.at("block"), ": ",
+                     out.block[0] * out.block[1] * out.block[2],
+                     " threads exceed 1024 per block");
+  uint64_t shared = 0;
+  // 227 KiB is the largest opt-in shared memory of any sm_80/sm_90 part.
+  QTENSOR_TRY(r.readUInt("shared_bytes", 0, 227 * 1024, shared));
+  out.sharedBytes = shared;
+  if (r.find("token_axis")) {
+    int64_t axis = 0, per = 0;
+    QTENSOR_TRY(r.readInt("token_axis", 0, 2, axis));
+    QTENSOR_TRY(r.readInt("tokens_per_block", 1, 65536, per));
+    out.tokenAxis = int(axis);
+    out.tokensPerBlock = per;
+    if (out.grid[size_t(axis)] != 1)
+      return makeError(r.at("grid"), "[", axis,
+                       "]: the token axis is computed from T; the stored "
+                       "extent must be 1, got ",
+                       out.grid[size_t(axis)]);
+  } else if (r.find("tokens_per_block")) {
+    return makeError(r.at("tokens_per_block"), ": given without token_axis");
+  }
+  return r.noUnknownKeys();
+}
+
+Status readArg(const json &v, const std::string &where, KernelArg &out) {
+  JsonObjectReader r(v, where);
+  QTENSOR_TRY(r.expectObject());
+  std::string name, dtype;
+  QTENSOR_TRY(r.readString("name", name));
+  auto role = parseArgRole(name);
+  if (!role)
+    return makeError(r.at("name"), ": unknown argument \"", name,
+                     "\" (expected x, w, s, z, b or y)");
+  out.role = *role;
+  QTENSOR_TRY(r.readString("dtype", dtype));
+  auto type = parseArgType(dtype);
+  if (!type)
+    return makeError(r.at("dtype"), ": unknown dtype \"", dtype,
+                     "\" (expected f16, bf16, f32, i32, i8 or u8)");
+  out.type = *type;
+  QTENSOR_TRY(r.readIntArray("shape", out.shape));
+  if (out.shape.empty() || out.shape.size() > 4)
+    return makeError(r.at("shape"), ": rank ", out.shape.size(),
+                     " is outside [1, 4]");
+  for (size_t i = 0; i < out.shape.size(); ++i) {
+    int64_t d = out.shape[i];
+    bool tDim = i == 0 && (out.role == ArgRole::X || out.role == ArgRole::Y);
+    if (d == kDynamic && tDim)
+      continue;
+    if (d < 1 || d > kMaxDimension)
+      return makeError(r.at("shape"), "[", i, "]: ", d,
+                       tDim ? " must be -1 (dynamic T) or in [1, 2^31]"
+                            : " must be in [1, 2^31] (only the T of x and y "
+                              "may be dynamic)");
+  }
+  return r.noUnknownKeys();
+}
+
+/// "ops": the manifest tensors that use this entry (validateManifest checks
+/// that each is a quantized tensor).
+Status readOps(JsonObjectReader &r, KernelEntry &k) {
+  const json *ops;
+  QTENSOR_TRY(r.readArray("ops", ops));
+  if (ops->empty())
+    return makeError(r.at("ops"), ": an entry no op uses");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < ops->size(); ++i) {
+    std::string where = JsonObjectReader::indexed(r.at("ops"), i), op;
+    QTENSOR_TRY(JsonObjectReader::toString((*ops)[i], where, op));
+    if (op.empty())
+      return makeError(where, ": empty tensor name");
+    if (!seen.insert(op).second)
+      return makeError(where, ": \"", op, "\" is listed twice");
+    k.ops.push_back(std::move(op));
+  }
+  return Status::ok();
+}
+
+/// [min, max] with max null for unbounded (stored as kMaxDimension).
+Status readTokens(const json &v, const std::string &where,
+                  kernels::TokenRange &out) {
+  if (!v.is_array() || v.size() != 2)
+    return makeError(where, ": expected [min, max]");
+  int64_t tMin = 0, tMax = kMaxDimension;
+  QTENSOR_TRY(
+      JsonObjectReader::toInt(v[0], where + "[0]", 1, kMaxDimension, tMin));
+  if (!v[1].is_null())
+    QTENSOR_TRY(JsonObjectReader::toInt(v[1], where + "[1]", tMin,
+                                        kMaxDimension, tMax));
+  out = {tMin, tMax};
+  return Status::ok();
+}
+
+Status readEntryPoint(JsonObjectReader &r, const KernelEntry &k,
+                      EntryPoint &e) {
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("symbol", e.symbol));
+  if (!isSymbol(e.symbol))
+    return makeError(r.at("symbol"), ": \"", e.symbol,
+                     "\" is not a symbol name");
+  if (k.isHost() && e.symbol.rfind("_mlir_ciface_", 0) != 0)
+    return makeError(r.at("symbol"),
+                     ": host kernels are called through "
+                     "MLIR's C interface; \"",
+                     e.symbol, "\" does not start with _mlir_ciface_");
+  const json *tokens;
+  QTENSOR_TRY(r.require("tokens", tokens));
+  QTENSOR_TRY(readTokens(*tokens, r.at("tokens"), e.tokens));
+  return r.noUnknownKeys();
+}
+
+FloatType floatOf(ArgType t) {
+  return t == ArgType::F16    ? FloatType::F16
+         : t == ArgType::BF16 ? FloatType::BF16
+                              : FloatType::F32;
+}
+
+Status readFloat(JsonObjectReader &r, const char *key, FloatType &out) {
+  return r.readEnum(key, &qtensor::parseFloatType, out);
+}
+
+/// The arguments in call order: names, dtypes and shapes, and their
+/// agreement with the capability's own fields.
+Status readArgs(JsonObjectReader &r, KernelEntry &k) {
+  const json *args;
+  QTENSOR_TRY(r.readArray("args", args));
+  if (args->size() < 2 || args->size() > 6)
+    return makeError(r.at("args"), ": expected 2 to 6 arguments, got ",
+                     args->size());
+  std::set<ArgRole> roles;
+  for (size_t i = 0; i < args->size(); ++i) {
+    KernelArg a;
+    QTENSOR_TRY(
+        readArg((*args)[i], JsonObjectReader::indexed(r.at("args"), i), a));
+    if (!roles.insert(a.role).second)
+      return makeError(JsonObjectReader::indexed(r.at("args"), i),
+                       ": argument \"", toString(a.role), "\" appears twice");
+    if (!k.args.empty() && a.role < k.args.back().role)
+      return makeError(JsonObjectReader::indexed(r.at("args"), i),
+                       ": argument \"", toString(a.role),
+                       "\" out of order (x, w, s, z, b, y)");
+    k.args.push_back(std::move(a));
+  }
+  std::vector<ArgRole> need = {ArgRole::X, ArgRole::Y};
+  if (!k.isReference()) {
+    need.push_back(ArgRole::W);
+    need.push_back(ArgRole::S);
+    if (!k.codeSigned)
+      need.push_back(ArgRole::Z);
+  }
+  if (k.bias)
+    need.push_back(ArgRole::B);
+  for (ArgRole role : need)
+    if (!roles.count(role))
+      return makeError(r.at("args"), ": argument \"", toString(role),
+                       "\" is missing");
+  if (roles.size() != need.size())
+    for (ArgRole role : roles)
+      if (std::find(need.begin(), need.end(), role) == need.end())
+        return makeError(r.at("args"), ": argument \"", toString(role),
+                         "\" is not expected (",
+                         role == ArgRole::Z   ? "the codes are signed"
+                         : role == ArgRole::B ? "\"bias\" is false"
+                                              : "a reference entry reads "
+                                                "no packed weight",
+                         ")");
+  const KernelArg &x = *k.arg(ArgRole::X), &y = *k.arg(ArgRole::Y);
+  if (x.shape != std::vector<int64_t>{kDynamic, k.k})
+    return makeError(r.at("args"), ": x has shape ", shapeToString(x.shape),
+                     ", expected [-1, ", k.k, "] (dynamic T, K = ", k.k, ")");
+  if (y.shape != std::vector<int64_t>{kDynamic, k.n})
+    return makeError(r.at("args"), ": y has shape ", shapeToString(y.shape),
+                     ", expected [-1, ", k.n, "] (dynamic T, N = ", k.n, ")");
+  auto dtypeIs = [&](const KernelArg &a, FloatType want, const char *field) {
+    if (a.type == ArgType::F16 || a.type == ArgType::BF16 ||
+        a.type == ArgType::F32)
+      if (floatOf(a.type) == want)
+        return Status::ok();
+    return Status(makeError(r.at("args"), ": ", toString(a.role), " is ",
+                            toString(a.type), ", but \"", field, "\" is ",
+                            qtensor::toString(want)));
+  };
+  QTENSOR_TRY(dtypeIs(x, k.activation, "activation"));
+  QTENSOR_TRY(dtypeIs(y, k.output, "output"));
+  if (const KernelArg *b = k.arg(ArgRole::B)) {
+    QTENSOR_TRY(dtypeIs(*b, k.output, "output"));
+    if (b->shape != std::vector<int64_t>{k.n})
+      return makeError(r.at("args"), ": b has shape ", shapeToString(b->shape),
+                       ", expected [", k.n, "]");
+  }
+  if (k.isReference())
+    return Status::ok();
+  if (k.arg(ArgRole::W)->type != ArgType::I32)
+    return makeError(r.at("args"), ": w is ", toString(k.arg(ArgRole::W)->type),
+                     ", expected i32 (packed code words)");
+  QTENSOR_TRY(dtypeIs(*k.arg(ArgRole::S), k.scale, "scale"));
+  if (const KernelArg *z = k.arg(ArgRole::Z)) {
+    if (k.minZero)
+      QTENSOR_TRY(dtypeIs(*z, k.scale, "scale"));
+    else if (z->type != ArgType::U8)
+      return makeError(r.at("args"), ": z is ", toString(z->type),
+                       ", expected u8 zero-points");
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<KernelEntry>
+qtensor::artifact::kernelEntryFromJson(const json &j,
+                                       const std::string &where) {
+  KernelEntry k;
+  JsonObjectReader r(j, where);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("id", k.id));
+  QTENSOR_TRY(r.readOptionalString("file", k.file));
+  QTENSOR_TRY(r.readString("registry_id", k.registryId));
+  std::string target, format;
+  QTENSOR_TRY(r.readString("target", target));
+  auto parsedTarget = kernels::parseTarget(target);
+  if (!parsedTarget)
+    return makeError(r.at("target"), ": unknown target \"", target, "\"");
+  k.target = *parsedTarget;
+  QTENSOR_TRY(r.readString("format", format));
+  std::optional<KernelFormat> parsedFormat = parseKernelFormat(format);
+  if (!parsedFormat)
+    return makeError(r.at("format"), ": unknown format \"", format,
+                     "\" (expected ptx, cubin, host_so or reference)");
+  k.format = *parsedFormat;
+  bool hostTarget = k.target.backend == kernels::Backend::Host;
+  if (!k.isReference() && hostTarget != k.isHost())
+    return makeError(r.at("format"), ": format ", format,
+                     " does not run on target ", target);
+
+  // The file: code for native formats, none for the reference fallback.
+  if (k.isReference() && k.file)
+    return makeError(r.at("file"), ": a reference (full-dequant) entry has "
+                                   "no code file");
+  if (!k.isReference() && !k.file)
+    return makeError(r.at("file"),
+                     ": required field is missing (a compiled kernel has "
+                     "a code file)");
+
+  QTENSOR_TRY(r.readEnum("phase", &kernels::parsePhase, k.phase));
+  const json *tokens;
+  QTENSOR_TRY(r.require("tokens", tokens));
+  QTENSOR_TRY(readTokens(*tokens, r.at("tokens"), k.tokens));
+  // Each entry serves its own phase's T (the trace plans per phase).
+  kernels::TokenRange phaseRange = kernels::phaseTokens(k.phase);
+  kernels::TokenRange claimed = k.tokens;
+  if (*claimed.max == kMaxDimension)
+    claimed.max.reset();
+  if (!phaseRange.contains(claimed))
+    return makeError(r.at("tokens"), ": ", kernels::toString(claimed),
+                     " lies outside the ", kernels::toString(k.phase),
+                     " phase's T range ", kernels::toString(phaseRange));
+  QTENSOR_TRY(r.readInt("n", 1, kMaxDimension, k.n));
+  QTENSOR_TRY(r.readInt("k", 1, kMaxDimension, k.k));
+  QTENSOR_TRY(readFloat(r, "activation", k.activation));
+  if (k.activation == FloatType::F32 && !k.isReference())
+    return makeError(r.at("activation"), ": native kernels take f16 or bf16 "
+                                         "activations");
+  QTENSOR_TRY(readFloat(r, "output", k.output));
+  QTENSOR_TRY(r.readBool("bias", k.bias));
+
+  if (k.isReference()) {
+    const json *layout = r.find("layout");
+    if (layout && !layout->is_null())
+      return makeError(r.at("layout"), ": a reference entry reads any "
+                                       "layout (null expected)");
+    QTENSOR_TRY(readArgs(r, k));
+    QTENSOR_TRY(readOps(r, k));
+    QTENSOR_TRY(r.noUnknownKeys());
+    return k;
+  }
+
+  QTENSOR_TRY(r.readString("layout", k.layout));
+  const json *code;
+  QTENSOR_TRY(r.readObject("code", code));
+  JsonObjectReader cr(*code, r.at("code"));
+  int64_t bits = 0;
+  QTENSOR_TRY(cr.readInt("bits", 2, 8, bits));
+  if (bits == 7)
+    return makeError(cr.at("bits"), ": ", bits,
+                     ", expected 2, 3, 4, 5, 6 or 8");
+  k.codeBits = unsigned(bits);
+  QTENSOR_TRY(cr.readBool("signed", k.codeSigned));
+  if (const json *zp = cr.find("zero_point")) {
+    if (!zp->is_string() || (zp->get<std::string>() != "min" &&
+                             zp->get<std::string>() != "integer"))
+      return makeError(cr.at("zero_point"),
+                       ": expected \"min\" or \"integer\"");
+    k.minZero = zp->get<std::string>() == "min";
+    if (k.minZero && k.codeSigned)
+      return makeError(cr.at("zero_point"),
+                       ": a min zero-point needs unsigned codes");
+  }
+  QTENSOR_TRY(cr.noUnknownKeys());
+  const json *group;
+  QTENSOR_TRY(r.require("group_size", group));
+  if (group->is_string()) {
+    if (group->get<std::string>() != "per_channel")
+      return makeError(r.at("group_size"), ": \"", group->get<std::string>(),
+                       "\", expected an integer or \"per_channel\"");
+    k.groupSize = 0;
+  } else {
+    QTENSOR_TRY(JsonObjectReader::toInt(*group, r.at("group_size"), 1,
+                                        kMaxDimension, k.groupSize));
+  }
+  QTENSOR_TRY(readFloat(r, "scale", k.scale));
+  if (k.scale == FloatType::F32 && k.target.backend != kernels::Backend::Host)
+    return makeError(r.at("scale"), ": GPU kernels read f16 or bf16 scales");
+
+  const json *entries;
+  QTENSOR_TRY(r.readArray("entries", entries));
+  if (entries->empty() || entries->size() > 64)
+    return makeError(r.at("entries"), ": expected 1 to 64 entry points, got ",
+                     entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    JsonObjectReader er((*entries)[i],
+                        JsonObjectReader::indexed(r.at("entries"), i));
+    EntryPoint ep;
+    QTENSOR_TRY(readEntryPoint(er, k, ep));
+    k.entries.push_back(std::move(ep));
+  }
+  // Ascending, disjoint, without gaps, covering `tokens`: every T the entry
+  // serves maps to exactly one entry point. (An entry point may accept more
+  // than this phase's T: the GEMM's one entry serves both phases.)
+  if (k.entries.front().tokens.min > k.tokens.min)
+    return makeError(r.at("entries"),
+                     "[0].tokens: starts at T = ", k.entries.front().tokens.min,
+                     ", so T = ", k.tokens.min,
+                     " of \"tokens\" has no entry point");
+  for (size_t i = 1; i < k.entries.size(); ++i)
+    if (k.entries[i].tokens.min != *k.entries[i - 1].tokens.max + 1)
+      return makeError(r.at("entries"), "[", i,
+                       "].tokens: starts at T = ", k.entries[i].tokens.min,
+                       ", expected ", *k.entries[i - 1].tokens.max + 1,
+                       " (entries ascend without gaps or overlaps)");
+  if (*k.entries.back().tokens.max < *k.tokens.max)
+    return makeError(r.at("entries"), "[", k.entries.size() - 1,
+                     "].tokens: ends at T = ", *k.entries.back().tokens.max,
+                     ", so T = ", *k.entries.back().tokens.max + 1,
+                     " of \"tokens\" has no entry point");
+
+  QTENSOR_TRY(readArgs(r, k));
+  if (const json *launch = r.find("launch")) {
+    if (k.isHost())
+      return makeError(r.at("launch"), ": a host kernel has no launch "
+                                       "configuration");
+    LaunchConfig l;
+    QTENSOR_TRY(readLaunch(*launch, r.at("launch"), l));
+    k.launch = l;
+  } else if (k.isGpu()) {
+    return makeError(r.at("launch"), ": required field is missing (a GPU "
+                                     "kernel has a launch configuration)");
+  }
+  QTENSOR_TRY(r.readInt("split_k", 1, 1024, k.splitK));
+  QTENSOR_TRY(r.readBool("zero_output", k.zeroOutput));
+  if (k.isHost()) {
+    QTENSOR_TRY(r.readEnum("cpu", parseHostCpuLevel, k.cpu));
+    if (r.find("row_split"))
+      QTENSOR_TRY(r.readBool("row_split", k.rowSplit));
+  } else if (r.find("cpu") || r.find("row_split")) {
+    return makeError(r.at(r.find("cpu") ? "cpu" : "row_split"),
+                     ": only a host kernel has a CPU level or splits rows");
+  }
+  if (k.rowSplit && k.zeroOutput)
+    return makeError(r.at("row_split"), ": a kernel that needs y zeroed "
+                                        "cannot be split by rows");
+  if (k.splitK > 1 && !k.zeroOutput)
+    return makeError(r.at("zero_output"), ": split_k = ", k.splitK,
+                     " accumulates partial sums into y, which must then be "
+                     "zeroed before the call");
+  QTENSOR_TRY(readOps(r, k));
+  QTENSOR_TRY(r.noUnknownKeys());
+  return k;
+}
+
+namespace {
+
+/// [min, max], max null when unbounded.
+json tokensJson(const kernels::TokenRange &t) {
+  const bool unbounded = !t.max || *t.max == kMaxDimension;
+  return json::array({t.min, unbounded ? json(nullptr) : json(*t.max)});
+}
+
+json argJson(const KernelArg &a) {
+  return {{"name", toString(a.role)},
+          {"dtype", toString(a.type)},
+          {"shape", a.shape}};
+}
+
+} // namespace
+
+json qtensor::artifact::toJson(const KernelEntry &e) {
+  json j = {{"id", e.id},
+            {"registry_id", e.registryId},
+            {"target", e.target.name},
+            {"format", toString(e.format)},
+            {"phase", kernels::toString(e.phase)},
+            {"tokens", tokensJson(e.tokens)},
+            {"n", e.n},
+            {"k", e.k},
+            {"activation", toString(e.activation)},
+            {"output", toString(e.output)},
+            {"bias", e.bias},
+            {"ops", e.ops}};
+  if (e.file)
+    j["file"] = *e.file;
+  json args = json::array();
+  for (const KernelArg &a : e.args)
+    args.push_back(argJson(a));
+  j["args"] = std::move(args);
+  if (e.isReference()) {
+    j["layout"] = nullptr;
+    return j;
+  }
+  j["layout"] = e.layout;
+  j["code"] = {{"bits", e.codeBits}, {"signed", e.codeSigned}};
+  if (e.minZero)
+    j["code"]["zero_point"] = "min";
+  j["group_size"] = e.groupSize == 0 ? json("per_channel") : json(e.groupSize);
+  j["scale"] = toString(e.scale);
+  json entries = json::array();
+  for (const EntryPoint &p : e.entries)
+    entries.push_back({{"symbol", p.symbol}, {"tokens", tokensJson(p.tokens)}});
+  j["entries"] = std::move(entries);
+  if (e.launch) {
+    json launch = {{"grid", e.launch->grid},
+                   {"block", e.launch->block},
+                   {"shared_bytes", e.launch->sharedBytes}};
+    if (e.launch->tokenAxis >= 0) {
+      launch["token_axis"] = e.launch->tokenAxis;
+      launch["tokens_per_block"] = e.launch->tokensPerBlock;
+    }
+    j["launch"] = std::move(launch);
+  }
+  j["split_k"] = e.splitK;
+  j["zero_output"] = e.zeroOutput;
+  if (e.isHost()) {
+    j["cpu"] = toString(e.cpu);
+    if (e.rowSplit)
+      j["row_split"] = true;
+  }
+  return j;
+}
