@@ -176,62 +176,16 @@ private:
     return file.take();
   }
 
+  /// The records the plan is made from are the manifest's (its kernel
+  /// entries and op bindings, read with it); the decoder program is a file
+  /// of its own. The dispatch trace, the graph and the report are
+  /// diagnostics for people: not read here.
   Status readMetadata() {
-    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *traceFile,
-                             soleFile(artifact::FileRole::Trace, true));
-    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *reportFile,
-                             soleFile(artifact::FileRole::Report, false));
-    QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *graphFile,
-                             soleFile(artifact::FileRole::Graph, true));
-
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile trace, verified(*traceFile));
-    auto start = Clock::now();
-    std::string traceName = root->display(traceFile->path);
-    QTENSOR_ASSIGN_OR_RETURN(
-        nlohmann::json traceJson,
-        parseBoundedJson({reinterpret_cast<const char *>(trace.data()),
-                          size_t(trace.size())},
-                         traceName));
-    QTENSOR_ASSIGN_OR_RETURN(m.traceEntries, parseTrace(traceJson, traceName));
-    m.times.record(Stage::Parse, secondsSince(start),
-                   traceFile->path + ": " +
-                       std::to_string(m.traceEntries.size()) + " entries");
-
-    if (reportFile) {
-      QTENSOR_ASSIGN_OR_RETURN(MappedFile report, verified(*reportFile));
-      start = Clock::now();
-      std::string name = root->display(reportFile->path);
-      QTENSOR_ASSIGN_OR_RETURN(
-          nlohmann::json reportJson,
-          parseBoundedJson({reinterpret_cast<const char *>(report.data()),
-                            size_t(report.size())},
-                           name));
-      QTENSOR_ASSIGN_OR_RETURN(m.report, parseReportOptions(reportJson, name));
-      m.times.record(Stage::Parse, secondsSince(start), reportFile->path);
-    } else {
-      m.noteList.push_back("the artifact has no report: the fallback policy "
-                           "defaults to forbid");
-    }
-
-    // Graph validation without MLIR: the role graph must name every op
-    // the trace dispatches (as the qtensor.weight it reads).
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile graph, verified(*graphFile));
-    std::string_view text(reinterpret_cast<const char *>(graph.data()),
-                          size_t(graph.size()));
-    for (const TraceEntry &e : m.traceEntries)
-      if (text.find("\"" + e.op + "\"") == std::string_view::npos)
-        return makeError(root->display(graphFile->path),
-                         ": the graph does not name op \"", e.op,
-                         "\", which the dispatch trace dispatches");
-
     if (options.decoder)
       QTENSOR_TRY(readProgram());
 
-    start = Clock::now();
     for (size_t i = 0; i < m.man.kernels.size(); ++i)
       m.instances.push_back(kernelInstanceOf(m.man, i));
-    m.times.record(Stage::Parse, secondsSince(start),
-                   std::to_string(m.instances.size()) + " kernel capabilities");
     return Status::ok();
   }
 
@@ -240,13 +194,10 @@ private:
     QTENSOR_ASSIGN_OR_RETURN(const artifact::FileEntry *programFile,
                              soleFile(artifact::FileRole::Program, false));
     if (!programFile) {
-      std::string why = m.report.programGap.empty()
-                            ? "it was compiled before decoder programs existed"
-                            : m.report.programGap;
       return makeError(root->display(artifact::kManifestFileName),
                        ": the artifact has no decoder program (role "
-                       "\"program\"), so it cannot run as a model: ",
-                       why);
+                       "\"program\"), so it cannot run as a model (the "
+                       "compile report's program.none says why)");
     }
     QTENSOR_ASSIGN_OR_RETURN(MappedFile file, verified(*programFile));
     auto start = Clock::now();
@@ -328,15 +279,14 @@ private:
 
   Status verifyAndPlan() {
     auto start = Clock::now();
-    QTENSOR_ASSIGN_OR_RETURN(m.schemaCheck,
-                             checkModelSchema(m.man, m.traceEntries));
+    QTENSOR_ASSIGN_OR_RETURN(m.schemaCheck, checkModelSchema(m.man));
     PlanOptions po;
     po.rank = options.rank;
     po.target = target;
     po.fallback = options.fallback;
     po.cubins = options.code.trustArtifactCode;
     po.ops = options.ops;
-    auto plan = planRun(m.man, m.instances, m.traceEntries, m.report, po);
+    auto plan = planRun(m.man, m.instances, po);
     if (!plan) {
       if (!noGpu.empty()) // the reason is the missing GPU: say so
         return makeError(plan.message(),

@@ -26,7 +26,7 @@ struct Naming {
   std::array<const char *, kRoles> linears;
   std::array<const char *, 2> norms; ///< before attention, before the MLP
   const char *embed, *finalNorm, *head;
-  const char *pattern; ///< the ops a trace may hold, for errors
+  const char *pattern; ///< the ops a manifest may bind, for errors
 };
 
 const Naming kHuggingFace = {
@@ -117,7 +117,6 @@ bool usesNaming(const Naming &n, const std::string &name) {
 
 /// The naming of the artifact's names; both at once is an error.
 Expected<const Naming *> chooseNaming(const artifact::Manifest &m,
-                                      const std::vector<TraceEntry> &trace,
                                       const std::string &arch) {
   std::optional<std::string> hf, gguf;
   auto see = [&](const std::string &raw) {
@@ -127,7 +126,7 @@ Expected<const Naming *> chooseNaming(const artifact::Manifest &m,
     if (!gguf && usesNaming(kGGUF, name))
       gguf = name;
   };
-  for (const TraceEntry &e : trace)
+  for (const artifact::OpBinding &e : m.bindings)
     see(e.op);
   for (const artifact::TensorEntry &t : m.tensors)
     see(t.name);
@@ -139,15 +138,15 @@ Expected<const Naming *> chooseNaming(const artifact::Manifest &m,
   return gguf ? &kGGUF : &kHuggingFace;
 }
 
-/// A block linear: a traced quantized op, or a plain tensor kept in float.
+/// A block linear: a bound quantized op, or a plain tensor kept in float.
 struct Slot {
-  const TraceEntry *traced = nullptr;
+  const artifact::OpBinding *bound = nullptr;
   const artifact::PlainTensor *plain = nullptr;
-  bool present() const { return traced || plain; }
+  bool present() const { return bound || plain; }
   /// The whole [N, K] (a plain one is checked 2-D when recorded).
   std::pair<int64_t, int64_t> nk() const {
-    return traced ? std::pair{traced->n, traced->k}
-                  : std::pair{plain->shape[0], plain->shape[1]};
+    return bound ? std::pair{bound->n, bound->k}
+                 : std::pair{plain->shape[0], plain->shape[1]};
   }
 };
 
@@ -157,14 +156,14 @@ struct WidthSource {
   bool isN;
 };
 
-/// The width from layer 0: a traced op first (its shape is what the
+/// The width from layer 0: a bound op first (its shape is what the
 /// kernels were compiled for), else a plain one.
 int64_t widthOf(const std::array<Slot, kRoles> &layer0,
                 std::initializer_list<WidthSource> from) {
-  for (bool traced : {true, false})
+  for (bool bound : {true, false})
     for (WidthSource s : from) {
       const Slot &slot = layer0[s.role];
-      if (slot.present() && bool(slot.traced) == traced)
+      if (slot.present() && bool(slot.bound) == bound)
         return s.isN ? slot.nk().first : slot.nk().second;
     }
   return 0; // unreachable: layer 0 has every role when this runs
@@ -172,9 +171,8 @@ int64_t widthOf(const std::array<Slot, kRoles> &layer0,
 
 class SchemaChecker {
 public:
-  SchemaChecker(const artifact::Manifest &m,
-                const std::vector<TraceEntry> &trace, const Naming &n)
-      : m(m), trace(trace), n(n), arch(m.model.architecture) {}
+  SchemaChecker(const artifact::Manifest &m, const Naming &n)
+      : m(m), n(n), arch(m.model.architecture) {}
 
   Expected<SchemaCheck> run() {
     QTENSOR_TRY(collectTraced());
@@ -202,7 +200,7 @@ private:
   }
 
   Status collectTraced() {
-    for (const TraceEntry &e : trace) {
+    for (const artifact::OpBinding &e : m.bindings) {
       if (e.op == n.head) {
         if (!headOp)
           headOp = &e;
@@ -212,17 +210,17 @@ private:
                     "linear");
       } else if (auto l = parseLinear(n, e.op)) {
         Slot &s = layers[l->first][l->second];
-        if (!s.traced) // one entry per phase; the planner checks they agree
-          s.traced = &e;
+        if (!s.bound) // one binding per op
+          s.bound = &e;
       } else {
         return fail("op \"", e.op, "\" is not a linear of the schema (",
                     n.pattern, ")");
       }
-      // A traced op is a quantized tensor (or its rank slices).
+      // A bound op is a quantized tensor (or its rank slices).
       if (const artifact::TensorEntry *t = m.findTensor(e.op); t && t->plain())
         return fail("op \"", e.op,
-                    "\" is in the dispatch trace, but the manifest stores it "
-                    "plain (kept in float); a traced linear is quantized");
+                    "\" is bound as a quantized op, but the manifest stores it "
+                    "plain (kept in float); a bound linear is quantized");
     }
     return Status::ok();
   }
@@ -254,7 +252,7 @@ private:
 
   Status checkLinears() {
     if (layers.empty())
-      return fail("no linear layers (none in the dispatch trace, none "
+      return fail("no linear layers (none bound, none "
                   "stored plain as ",
                   n.pattern, ")");
     count = maxLayer + 1;
@@ -262,13 +260,13 @@ private:
       auto it = layers.find(l);
       if (it == layers.end())
         return fail("layer ", l,
-                    " is missing: none of its linears is traced or stored "
+                    " is missing: none of its linears is bound or stored "
                     "(layers go up to ",
                     count - 1, ")");
       for (size_t r = 0; r < kRoles; ++r)
         if (!it->second[r].present())
           return fail(blockName(n, l, n.linears[r]),
-                      " is missing (neither a traced quantized op nor a "
+                      " is missing (neither a bound quantized op nor a "
                       "plain tensor)");
     }
     const std::array<Slot, kRoles> &first = layers.at(0);
@@ -336,7 +334,7 @@ private:
     return Status::ok();
   }
 
-  /// Tied (absent), plain [vocab, H], or a traced quantized [vocab, H].
+  /// Tied (absent), plain [vocab, H], or a bound quantized [vocab, H].
   Status checkHead() {
     if (headOp) {
       if (headOp->n != vocab || headOp->k != h)
@@ -351,7 +349,7 @@ private:
       return Status::ok();
     if (!t->plain())
       return fail("the head ", n.head,
-                  " is quantized, but the dispatch trace has no op for it");
+                  " is quantized, but no op binding names it");
     QTENSOR_TRY(requirePlain(n.head, {vocab, h}));
     head = HeadKind::Plain;
     return Status::ok();
@@ -380,12 +378,11 @@ private:
   }
 
   const artifact::Manifest &m;
-  const std::vector<TraceEntry> &trace;
   const Naming &n;
   const std::string &arch;
 
   std::map<int64_t, std::array<Slot, kRoles>> layers;
-  const TraceEntry *headOp = nullptr;
+  const artifact::OpBinding *headOp = nullptr;
   int64_t maxLayer = -1, count = 0, h = 0, kv = 0, inter = 0, vocab = 0;
   bool embedFromHead = false; ///< no embedding tensor: the head's codes
   int64_t floatLinears = 0;
@@ -395,15 +392,14 @@ private:
 } // namespace
 
 Expected<SchemaCheck>
-qtensor::runtime::checkModelSchema(const artifact::Manifest &m,
-                                   const std::vector<TraceEntry> &trace) {
+qtensor::runtime::checkModelSchema(const artifact::Manifest &m) {
   const std::string &arch = m.model.architecture;
   if (arch != "llama" && arch != "mistral" && arch != "qwen2") {
     SchemaCheck out;
     out.summary = "no schema for architecture \"" + arch +
-                  "\": every quantized tensor checked as a traced 2-D linear";
+                  "\": every quantized tensor checked as a bound 2-D linear";
     return out;
   }
-  QTENSOR_ASSIGN_OR_RETURN(const Naming *n, chooseNaming(m, trace, arch));
-  return SchemaChecker(m, trace, *n).run();
+  QTENSOR_ASSIGN_OR_RETURN(const Naming *n, chooseNaming(m, arch));
+  return SchemaChecker(m, *n).run();
 }

@@ -16,7 +16,7 @@ using kernels::FallbackPolicy;
 using kernels::Phase;
 
 const PhasePlan *OpPlan::phaseFor(int64_t tokens) const {
-  // The phase T belongs to, as the trace planned it: an instance whose T
+  // The phase T belongs to, as the binding planned it: an instance whose T
   // range holds T, else that phase's fallback.
   Phase want = kernels::phaseOfTokens(tokens);
   for (const PhasePlan &p : phases) {
@@ -45,20 +45,6 @@ const OpPlan *RunPlan::find(const std::string &name) const {
       return &op;
   return nullptr;
 }
-
-namespace {
-/// Every rank's slice, offsets included (a phase's entry may not move them).
-bool sameSlices(const std::vector<kernels::RankSlice> &a,
-                const std::vector<kernels::RankSlice> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t r = 0; r < a.size(); ++r)
-    if (a[r].nOffset != b[r].nOffset || a[r].n != b[r].n ||
-        a[r].kOffset != b[r].kOffset || a[r].k != b[r].k)
-      return false;
-  return true;
-}
-} // namespace
 
 std::string qtensor::runtime::biasTensorName(const std::string &op,
                                              int64_t rank, bool rankSuffix) {
@@ -221,10 +207,13 @@ struct Planner {
   RunPlan &plan;
   const kernels::KernelRegistry &registry = kernels::builtinRegistry();
   std::map<std::string, std::vector<const KernelInstance *>> byTensor;
+  /// The fallback policy of the op being planned: the override, else its
+  /// binding's.
+  FallbackPolicy policy = FallbackPolicy::Forbid;
 
   std::string policyText() const {
-    return std::string("fallback=") + kernels::toString(plan.policy) + " (" +
-           plan.policySource + ")";
+    return std::string("fallback=") + kernels::toString(policy) + " (" +
+           (options.fallback ? "override" : "artifact") + ")";
   }
 
   /// A GPU artifact carries, for each GPU kernel instance, a host twin:
@@ -251,7 +240,7 @@ struct Planner {
     kernels::Target host{"host", kernels::Backend::Host, 0};
     kernels::Verdict v =
         kernels::admit(registry, *fd, op.signature,
-                       {phase, kernels::phaseTokens(phase)}, host, plan.policy);
+                       {phase, kernels::phaseTokens(phase)}, host, policy);
     if (!v.accepted())
       return makeError(what, ": ", why,
                        "; the full-dequant fallback is not "
@@ -259,48 +248,48 @@ struct Planner {
                        v.reason(), " [", policyText(), "]");
     out.fallback = true;
     out.reason = why;
-    if (plan.policy == FallbackPolicy::Warn)
+    if (policy == FallbackPolicy::Warn)
       plan.warnings.push_back(what +
                               ": runs the full-dequant fallback: " + why);
     return Status::ok();
   }
 
-  Expected<PhasePlan> planPhase(OpPlan &op, const TraceEntry &te,
+  Expected<PhasePlan> planPhase(OpPlan &op, const artifact::PhaseBinding &pb,
                                 const artifact::QuantizedTensor &q,
                                 bool biasApplies) {
     PhasePlan p;
-    p.phase = te.phase;
+    p.phase = pb.phase;
     std::string what =
-        "op \"" + op.tensor + "\" " + kernels::toString(te.phase);
-    if (te.fallback) {
-      if (plan.policy == FallbackPolicy::Forbid)
+        "op \"" + op.tensor + "\" " + kernels::toString(pb.phase);
+    if (pb.fallback) {
+      if (policy == FallbackPolicy::Forbid)
         return makeError(what,
                          ": the artifact runs the full-dequant "
                          "fallback (selected at compile time), "
                          "forbidden by ",
                          policyText());
       for (const KernelInstance *k : byTensor[op.tensor])
-        if (k->phase == te.phase && k->isReference()) {
-          if (k->registryId != *te.selected)
+        if (k->phase == pb.phase && k->isReference()) {
+          if (k->registryId != pb.kernel)
             return makeError(k->where(), ".registry_id: \"", k->registryId,
-                             "\", but the dispatch trace selected \"",
-                             *te.selected, "\" for ", what);
+                             "\", but the op's binding selects \"", pb.kernel,
+                             "\" for ", what);
           QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
         }
-      QTENSOR_TRY(admitFallback(op, te.phase, p,
-                                "the artifact selected " + *te.selected +
+      QTENSOR_TRY(admitFallback(op, pb.phase, p,
+                                "the artifact selected " + pb.kernel +
                                     " at compile time"));
       return p;
     }
     std::vector<std::string> rejected;
     bool any = false;
     for (const KernelInstance *k : byTensor[op.tensor]) {
-      if (k->phase != te.phase || k->isReference())
+      if (k->phase != pb.phase || k->isReference())
         continue;
       any = true;
-      if (k->registryId != *te.selected && !isHostTwinOf(*k, *te.selected))
+      if (k->registryId != pb.kernel && !isHostTwinOf(*k, pb.kernel))
         return makeError(k->where(), ".registry_id: \"", k->registryId,
-                         "\", but the dispatch trace selected \"", *te.selected,
+                         "\", but the op's binding selects \"", pb.kernel,
                          "\" for ", what);
       QTENSOR_TRY(checkInstanceAgainstOp(*k, op, q, biasApplies));
       if (k->target.backend != options.target.backend) {
@@ -327,8 +316,8 @@ struct Planner {
                          "registry kernel ",
                          cap->id, " computes whole outputs only");
       kernels::Verdict v =
-          kernels::admit(registry, *cap, op.signature, {te.phase, k->tokens},
-                         options.target, plan.policy);
+          kernels::admit(registry, *cap, op.signature, {pb.phase, k->tokens},
+                         options.target, policy);
       if (!v.accepted()) {
         rejected.push_back(k->id + " (" + cap->id + "): " + v.reason());
         continue;
@@ -361,22 +350,22 @@ struct Planner {
       return p;
     }
     std::string why =
-        !any ? "the artifact has no kernel instance for it (the trace "
-               "selected " +
-                   *te.selected + ")"
+        !any ? "the artifact has no kernel instance for it (its binding "
+               "selects " +
+                   pb.kernel + ")"
              : "no kernel instance admitted: ";
     for (size_t i = 0; i < rejected.size(); ++i)
       why += (i ? "; " : "") + rejected[i];
-    if (plan.policy == FallbackPolicy::Forbid)
+    if (policy == FallbackPolicy::Forbid)
       return makeError(what, ": ", why, " [", policyText(), "]");
-    QTENSOR_TRY(admitFallback(op, te.phase, p, why));
+    QTENSOR_TRY(admitFallback(op, pb.phase, p, why));
     return p;
   }
 
-  Status run(const std::vector<TraceEntry> &trace) {
-    std::map<std::string, std::vector<const TraceEntry *>> traceByOp;
-    for (const TraceEntry &e : trace)
-      traceByOp[e.op].push_back(&e);
+  Status run() {
+    std::map<std::string, const artifact::OpBinding *> bindingOf;
+    for (const artifact::OpBinding &b : m.bindings)
+      bindingOf[b.op] = &b;
     for (const KernelInstance &k : instances)
       for (const std::string &t : k.ops)
         byTensor[t].push_back(&k);
@@ -392,11 +381,12 @@ struct Planner {
       if (rankSuffix && *rankSuffix >= plan.tp)
         return makeError("manifest tensor \"", t.name, "\": rank ", *rankSuffix,
                          " is not below topology.tp = ", plan.tp);
-      auto traced = traceByOp.find(opName);
-      if (traced == traceByOp.end())
+      auto bound = bindingOf.find(opName);
+      if (bound == bindingOf.end())
         return makeError("manifest tensor \"", t.name,
-                         "\": the dispatch trace has no entry for op \"",
-                         opName, "\"");
+                         "\": no manifest.bindings entry binds op \"", opName,
+                         "\"");
+      const artifact::OpBinding &b = *bound->second;
       mappedOps.insert(opName);
       if (rankSuffix && *rankSuffix != plan.rank)
         continue; // another rank's slice
@@ -408,119 +398,97 @@ struct Planner {
       }
       if (t.quantized()->logical.shape.size() != 2)
         return makeError("manifest tensor \"", t.name,
-                         "\": a linear weight "
-                         "is 2-D, this one has "
-                         "shape ",
+                         "\": a linear weight is 2-D, this one has shape ",
                          shapeToString(q->logical.shape));
 
-      const TraceEntry &first = *traced->second.front();
       OpPlan op;
       op.tensor = t.name;
       op.op = opName;
       op.entry = &t;
       using kernels::Topology;
-      bool sliced =
-          first.topology == Topology::Column || first.topology == Topology::Row;
-      if (rankSuffix && !sliced && first.ranks.size() > 1)
+      if (rankSuffix && !b.sliced())
         return makeError("manifest tensor \"", t.name,
-                         "\" is a rank slice, "
-                         "but the trace places "
-                         "op \"",
-                         opName, "\" ", kernels::toString(first.topology));
-      if (!rankSuffix && sliced && first.ranks.size() > 1)
+                         "\" is a rank slice, but op \"", opName,
+                         "\" is bound ", kernels::toString(b.topology),
+                         " over ", b.ranks.size(), " rank(s)");
+      if (!rankSuffix && b.sliced())
         return makeError("manifest tensor \"", t.name,
-                         "\" is whole, but the "
-                         "trace slices op \"",
-                         opName, "\" over ", first.ranks.size(), " ranks");
-      if (first.ranks.size() > 1 && int64_t(first.ranks.size()) != plan.tp)
-        return makeError("op \"", opName, "\": the trace places it on ",
-                         first.ranks.size(), " ranks, topology.tp is ",
-                         plan.tp);
-      size_t r = first.ranks.size() > 1 ? size_t(plan.rank) : 0;
-      op.slice = first.ranks[r];
+                         "\" is whole, but its binding slices op \"", opName,
+                         "\" over ", b.ranks.size(), " ranks");
+      if (b.ranks.size() > 1 && int64_t(b.ranks.size()) != plan.tp)
+        return makeError("op \"", opName, "\": its binding places it on ",
+                         b.ranks.size(), " ranks, topology.tp is ", plan.tp);
+      size_t r = b.ranks.size() > 1 ? size_t(plan.rank) : 0;
+      op.slice = b.ranks[r];
       if (q->logical.shape != std::vector<int64_t>{op.slice.n, op.slice.k})
         return makeError("manifest tensor \"", t.name, "\" has shape ",
                          shapeToString(q->logical.shape),
-                         ", but the trace gives rank ", plan.rank, " of op \"",
-                         opName, "\" the slice [", op.slice.n, ", ", op.slice.k,
-                         "]");
-      op.activation = first.activation;
-      op.output = first.output;
+                         ", but the binding gives rank ", plan.rank,
+                         " of op \"", opName, "\" the slice [", op.slice.n,
+                         ", ", op.slice.k, "]");
+      op.activation = b.activation;
+      op.output = b.output;
       kernels::OpSignature &sig = op.signature;
       sig.descriptor = q->logical.descriptor;
       sig.layout = q->logical.layout;
-      sig.activation = first.activation;
-      sig.accumulator = first.accumulator;
-      sig.output = first.output;
-      sig.epilogue = first.epilogue;
-      sig.n = first.n;
-      sig.k = first.k;
-      sig.topology = first.topology;
-      sig.biasAfterReduce = first.biasAfterReduce;
-      sig.ranks = first.ranks;
+      sig.activation = b.activation;
+      sig.accumulator = b.accumulator;
+      sig.output = b.output;
+      sig.epilogue = b.epilogue;
+      sig.n = b.n;
+      sig.k = b.k;
+      sig.topology = b.topology;
+      sig.biasAfterReduce = b.biasAfterReduce;
+      sig.ranks = b.ranks;
+      policy = options.fallback ? *options.fallback : b.fallbackPolicy;
 
       // A row-parallel op's kernels write partial sums; its bias is added
       // once, after the all-reduce, never by a kernel (docs/kernel-abi.md).
-      bool biasApplies = first.epilogue == kernels::Epilogue::Bias &&
-                         first.topology != Topology::Row;
+      bool biasApplies =
+          b.epilogue == kernels::Epilogue::Bias && b.topology != Topology::Row;
       if (biasApplies) {
-        std::string name =
-            biasTensorName(opName, plan.rank,
-                           rankSuffix && first.topology == Topology::Column);
-        const artifact::TensorEntry *b = m.findTensor(name);
-        if (!b || !b->plain())
+        std::string name = biasTensorName(
+            opName, plan.rank, rankSuffix && b.topology == Topology::Column);
+        const artifact::TensorEntry *bias = m.findTensor(name);
+        if (!bias || !bias->plain())
           return makeError("op \"", t.name,
                            "\" has a bias epilogue, but the "
                            "manifest has no plain tensor \"",
                            name, "\"");
-        if (b->plain()->shape != std::vector<int64_t>{op.slice.n})
+        if (bias->plain()->shape != std::vector<int64_t>{op.slice.n})
           return makeError("bias \"", name, "\" has shape ",
-                           shapeToString(b->plain()->shape), ", expected [",
+                           shapeToString(bias->plain()->shape), ", expected [",
                            op.slice.n, "]");
-        if (!safetensors::isFloatDType(b->plain()->dtype))
+        if (!safetensors::isFloatDType(bias->plain()->dtype))
           return makeError("bias \"", name, "\" has dtype ",
-                           safetensors::dtypeName(b->plain()->dtype),
+                           safetensors::dtypeName(bias->plain()->dtype),
                            ", expected a float dtype");
         op.bias = name;
-        plan.files.insert(b->file);
+        plan.files.insert(bias->file);
       }
 
-      for (const TraceEntry *te : traced->second) {
-        if (te->n != first.n || te->k != first.k ||
-            te->topology != first.topology ||
-            te->activation != first.activation || te->output != first.output ||
-            te->epilogue != first.epilogue ||
-            te->biasAfterReduce != first.biasAfterReduce ||
-            !sameSlices(te->ranks, first.ranks))
-          return makeError("op \"", opName, "\": its ",
-                           kernels::toString(te->phase), " and ",
-                           kernels::toString(first.phase),
-                           " trace entries disagree on shape, placement, "
-                           "dtypes or epilogue");
-        if (!te->selected)
-          continue; // the compile selected nothing for this phase
+      for (const artifact::PhaseBinding &pb : b.phases) {
         QTENSOR_ASSIGN_OR_RETURN(PhasePlan p,
-                                 planPhase(op, *te, *q, biasApplies));
+                                 planPhase(op, pb, *q, biasApplies));
         op.phases.push_back(std::move(p));
       }
       if (op.phases.empty())
         return makeError("op \"", t.name,
-                         "\": the trace selects no kernel "
-                         "for any phase");
+                         "\": its binding selects no kernel for any phase");
       plan.files.insert(t.file);
       plan.ops.push_back(std::move(op));
     }
-    for (const auto &[opName, entries] : traceByOp)
-      if (!mappedOps.count(opName))
-        return makeError("dispatch trace op \"", opName,
+    for (const artifact::OpBinding &b : m.bindings)
+      if (!mappedOps.count(b.op))
+        return makeError("manifest.bindings op \"", b.op,
                          "\" has no quantized tensor in the manifest");
     for (const std::string &w : wanted)
       if (!matched.count(w)) {
         std::string some;
         size_t shown = 0;
-        for (const auto &[opName, entries] : traceByOp)
+        for (const artifact::OpBinding &b : m.bindings)
           if (shown++ < 3)
-            some += (shown > 1 ? ", " : "") + opName;
+            some += (shown > 1 ? ", " : "") + b.op;
         return makeError("--op \"", w, "\": no quantized op of rank ",
                          plan.rank, " has that name (ops include ", some, ")");
       }
@@ -533,8 +501,6 @@ struct Planner {
 Expected<RunPlan>
 qtensor::runtime::planRun(const artifact::Manifest &manifest,
                           const std::vector<KernelInstance> &instances,
-                          const std::vector<TraceEntry> &trace,
-                          const ReportOptions &report,
                           const PlanOptions &options) {
   RunPlan plan;
   plan.tp = manifest.topology.tp;
@@ -542,21 +508,25 @@ qtensor::runtime::planRun(const artifact::Manifest &manifest,
     return makeError("rank ", options.rank, " is outside [0, ", plan.tp,
                      ") (topology.tp = ", plan.tp, ")");
   plan.rank = options.rank;
-  if (report.tp && *report.tp != plan.tp)
-    return makeError("the report's options.tp = ", *report.tp,
-                     ", but manifest.topology.tp = ", plan.tp);
   plan.target = options.target;
+  // The summary: the override, else the bindings' policy (the most
+  // permissive one where ops differ; each op plans under its own).
   if (options.fallback) {
     plan.policy = *options.fallback;
     plan.policySource = "override";
-  } else if (report.fallback) {
-    plan.policy = *report.fallback;
-    plan.policySource = "report";
-  } else {
+  } else if (manifest.bindings.empty()) {
     plan.policySource = "default";
+  } else {
+    plan.policy = manifest.bindings.front().fallbackPolicy;
+    plan.policySource = "artifact";
+    for (const artifact::OpBinding &b : manifest.bindings)
+      if (b.fallbackPolicy != plan.policy) {
+        plan.policy = std::max(plan.policy, b.fallbackPolicy);
+        plan.policySource = "artifact, per op";
+      }
   }
   Planner planner{
       manifest, instances, options, plan, kernels::builtinRegistry(), {}};
-  QTENSOR_TRY(planner.run(trace));
+  QTENSOR_TRY(planner.run());
   return plan;
 }

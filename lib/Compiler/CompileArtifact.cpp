@@ -480,6 +480,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   for (ExportFile &f : kernels->files)
     input.files.push_back(std::move(f));
   input.kernels = kernels->entries;
+  const kernels::FallbackPolicy policy =
+      *kernels::parseFallbackPolicy(request.fallback); // checked above
+  for (const LinearDispatch &d : dispatch->linears) {
+    input.bindings.push_back(d.binding);
+    input.bindings.back().fallbackPolicy = policy;
+  }
   input.model.architecture = config.architecture;
   input.model.name = config.name.empty() ? "model" : config.name;
   // Kept GGUF codes are whatever the file had, not what --quant says.

@@ -5,6 +5,8 @@
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+#include "qtensor/Kernels/Registry.h"
+#include "qtensor/Transforms/LinearSignature.h"
 
 #include <map>
 
@@ -71,6 +73,32 @@ readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
       if (k)
         result.kernelIds.insert(*k);
 
+    // The binding: the signature the kernels were admitted for, as the
+    // admission predicate read it, and the kernel of each compiled phase.
+    mlir::FailureOr<kernels::OpSignature> sig =
+        mlir::qt::getLinearSignature(op, it->first, kernels::builtinRegistry());
+    if (mlir::failed(sig)) {
+      error = it->first + ": its signature cannot be read back";
+      return;
+    }
+    artifact::OpBinding &b = d.binding;
+    b.op = it->first;
+    b.n = sig->n;
+    b.k = sig->k;
+    b.topology = sig->topology;
+    b.ranks = sig->ranks;
+    b.biasAfterReduce = sig->biasAfterReduce;
+    b.activation = sig->activation;
+    b.accumulator = sig->accumulator;
+    b.output = sig->output;
+    b.epilogue = sig->epilogue;
+    if (d.decodeKernel)
+      b.phases.push_back({kernels::Phase::Decode, *d.decodeKernel,
+                          dispatch.getDecodeFallback()});
+    if (d.prefillKernel)
+      b.phases.push_back({kernels::Phase::Prefill, *d.prefillKernel,
+                          dispatch.getPrefillFallback()});
+
     if (auto placement = dialect->getPlacementAttrHelper().getAttr(op)) {
       using Kind = WeightPlacement::Kind;
       switch (placement.getStrategy()) {
@@ -102,7 +130,7 @@ readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
           d.placement.kind != first.placement.kind ||
           d.placement.bounds != first.placement.bounds ||
           d.decodeKernel != first.decodeKernel ||
-          d.prefillKernel != first.prefillKernel)
+          d.prefillKernel != first.prefillKernel || d.binding != first.binding)
         error = it->first + ": the linears that read this weight got "
                             "different placements or kernels; it is stored "
                             "once";

@@ -2,8 +2,10 @@
 //
 // After --qtensor-compile, each quantized qtensor.linear carries
 // `qtensor.placement` (qtensor-place-shards) and `qtensor.dispatch`
-// (qtensor-select-layouts). This reads them back into plain structs for the
-// kernel and export stages, in checkpoint order.
+// (qtensor-select-layouts). This reads them, with the linear's signature
+// (Transforms/LinearSignature.h), into plain structs for the kernel and
+// export stages, in checkpoint order, and into each op's binding, the
+// record the runtime plans from (Formats/OpBinding.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_LIB_COMPILER_DISPATCH_H
@@ -28,6 +30,8 @@ struct LinearDispatch {
   std::optional<std::string> decodeKernel, prefillKernel;
   bool fallback = false; ///< a phase runs the full-dequant fallback
   bool loadTimeRepack = false;
+  /// The op's binding, but its fallback policy (the request's).
+  artifact::OpBinding binding;
 };
 
 struct DispatchResult {

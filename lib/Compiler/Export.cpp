@@ -549,6 +549,7 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   base.quantization = input.quantization;
   base.topology.tp = input.tp;
   base.kernels = input.kernels;
+  base.bindings = input.bindings;
   base.provenance = input.provenance;
   artifact::ArtifactWriter writer(base);
   for (const StagedQuantized &q : staged.quantized)

@@ -72,6 +72,7 @@ struct ExportInput {
   int64_t tp = 1;
   std::vector<ExportFile> files; ///< graph, trace, kernels, tokenizer
   std::vector<artifact::KernelEntry> kernels;
+  std::vector<artifact::OpBinding> bindings;
   /// The decoder program; its file references are names in `files`,
   /// written as the names they are published under (program.json).
   std::optional<artifact::DecoderProgram> program;

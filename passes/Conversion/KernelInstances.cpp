@@ -10,7 +10,7 @@
 
 #include "qtensor/Conversion/KernelInstances.h"
 
-#include "../Transforms/SelectLayoutsSignature.h"
+#include "qtensor/Transforms/LinearSignature.h"
 
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SelectLayoutsSignature.h"
+#include "qtensor/Transforms/LinearSignature.h"
 
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"

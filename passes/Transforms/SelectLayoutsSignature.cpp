@@ -1,6 +1,6 @@
 //===- SelectLayoutsSignature.cpp - A linear as a kernel request ----------===//
 
-#include "SelectLayoutsSignature.h"
+#include "qtensor/Transforms/LinearSignature.h"
 
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"

@@ -66,7 +66,7 @@ const char *kRunUsage =
     "  otherwise: load the artifact in DIR (verified, admitted,\n"
     "  materialized: seed M8.9 0x05D) and run its quantized linears, or the\n"
     "  one named\n"
-    "  --op NAME     a manifest tensor or trace op name (default: every op\n"
+    "  --op NAME     a manifest tensor or bound op name (default: every op\n"
     "                of this rank)\n"
     "  --input FILE  activations: the tensor named after the op, else \"x\";\n"
     "                [T, K] or [K] (T = 1), any float dtype, rounded to the\n"

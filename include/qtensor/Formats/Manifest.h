@@ -2,8 +2,8 @@
 //
 // An artifact is one directory; `manifest.json` is its root of reachability
 // (seed M8.9 0x04B): it lists every file with its byte length and SHA-256,
-// every tensor with the physical tensors that store it, the kernels and the
-// provenance. It is written last and published by rename (ArtifactWriter.h).
+// every tensor with the physical tensors that store it, the kernels, the
+// ops' bindings and the provenance. It is written last and published by rename (ArtifactWriter.h).
 //
 // Every interpretation layer carries its own version (0x0CA): the container
 // profile, the artifact schema, the packing layout, the graph, the runtime and
@@ -13,9 +13,8 @@
 //
 // Parsing is strict (0x05B): every required field must be present with the
 // right JSON type, unknown fields are rejected at every level (except inside
-// the two free-form objects `quantization.config` and `kernels[].capability`),
-// duplicate JSON keys, duplicate file paths, tensor names and kernel ids are
-// rejected, file paths follow the rules of ArtifactPath.h, and the quantized
+// the free-form object `quantization.config`), duplicate JSON keys,
+// duplicate file paths, tensor names, kernel ids and bound ops are rejected, file paths follow the rules of ArtifactPath.h, and the quantized
 // tensors' physical tensors must agree with their logical descriptor. Every
 // error names the JSON path (`manifest.tensors[3].scales.shape: ...`).
 // docs/manifest.md describes the fields; docs/manifest.schema.json is the same
@@ -27,6 +26,7 @@
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/KernelEntry.h"
+#include "qtensor/Formats/OpBinding.h"
 #include "qtensor/Formats/SafetensorsDType.h"
 #include "qtensor/Support/Expected.h"
 
@@ -53,7 +53,9 @@ inline constexpr unsigned kMaxManifestDepth = 32;
 // The versions this build writes and reads. Each one changes only when the
 // meaning of its own layer changes.
 inline constexpr const char *kContainerProfile = "qtensor.safetensors.v1";
-inline constexpr uint32_t kArtifactSchemaVersion = 1;
+/// 2: the manifest holds the ops' bindings (OpBinding.h); the runtime no
+/// longer reads the dispatch trace or the report.
+inline constexpr uint32_t kArtifactSchemaVersion = 2;
 inline constexpr uint32_t kPackingLayoutVersion = 1;
 inline constexpr uint32_t kGraphVersion = 1;
 inline constexpr uint32_t kRuntimeVersion = 1;
@@ -190,6 +192,7 @@ struct Manifest {
   std::vector<FileEntry> files;
   std::vector<TensorEntry> tensors;
   std::vector<KernelEntry> kernels;
+  std::vector<OpBinding> bindings;
   Provenance provenance;
 
   const FileEntry *findFile(std::string_view path) const;

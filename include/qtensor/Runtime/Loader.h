@@ -6,11 +6,9 @@
 //
 //  1. discover  open the root; find manifest.json
 //  2. parse     the bounded manifest (Formats/Manifest.h: versions, paths,
-//               references, descriptors); the dispatch trace and report
-//               (ArtifactMetadata.h) after their hashes are checked; every
-//               kernel capability (KernelInstance.h)
-//  3. verify    container and graph: one trace, one graph whose text names
-//               every traced op, a report at most; inventory against the
+//               references, descriptors, kernel entries, op bindings); the
+//               decoder program after its hash is checked
+//  3. verify    inventory against the
 //               model schema (ModelSchema.h); placement and kernel
 //               admission with this build's registry (Plan.h), fallback per
 //               policy -- all before any tensor byte is read
@@ -93,7 +91,7 @@ Expected<MappedFile> holdVerifiedFile(const artifact::ArtifactRoot &root,
 struct LoadOptions {
   int64_t rank = 0;
   BackendChoice backend = BackendChoice::Auto;
-  /// Overrides the report's fallback policy.
+  /// Overrides the fallback policy of the ops' bindings.
   std::optional<kernels::FallbackPolicy> fallback;
   /// With BackendChoice::Auto, when the artifact's kernels are for a GPU
   /// and no GPU is usable here: forbid refuses to load, naming the backend
@@ -203,8 +201,6 @@ private:
   std::string dir;
   artifact::Manifest man;
   std::vector<KernelInstance> instances;
-  std::vector<TraceEntry> traceEntries;
-  ReportOptions report;
   SchemaCheck schemaCheck;
   RunPlan runPlan;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;

@@ -50,10 +50,9 @@ struct SchemaCheck {
   int64_t floatLinears = 0; ///< block linears stored plain (not quantized)
 };
 
-/// Checks the manifest and the trace (which holds each linear's whole
+/// Checks the manifest and its op bindings (which hold each linear's whole
 /// [N, K], also for sharded weights) against the architecture's schema.
-Expected<SchemaCheck> checkModelSchema(const artifact::Manifest &m,
-                                       const std::vector<TraceEntry> &trace);
+Expected<SchemaCheck> checkModelSchema(const artifact::Manifest &m);
 
 } // namespace qtensor::runtime
 

@@ -3,8 +3,8 @@
 // Seed M8.9 0x05D: only after structural and semantic validation does the
 // loader select placement and kernels, and it does so before it
 // materializes anything, so HBM is never filled with an object that is
-// later rejected or silently dequantized. planRun works on metadata alone
-// (manifest, kernel capabilities, trace, report) and decides:
+// later rejected or silently dequantized. planRun works on the manifest's
+// records alone (tensors, kernel entries, op bindings) and decides:
 //
 //  - which rank this process is (`rank`), hence which manifest tensors are
 //    local: `<name>@rank<r>` for sharded weights, unsuffixed ones for all;
@@ -15,13 +15,15 @@
 //  - where admission fails, or the artifact itself chose the full-dequant
 //    fallback, what the fallback policy says: forbid (an error naming the
 //    op, phase, kernel and every reason), warn (run the fallback, warn) or
-//    allow (run it); a fallback is counted either way, never silent.
+//    allow (run it); a fallback is counted either way, never silent. The
+//    policy is the op binding's (the one it was compiled with) unless the
+//    caller overrides it.
 //
-// What a capability claims about the op is checked against the manifest
+// What a kernel entry claims about the op is checked against the manifest
 // tensor it binds (N, K, activation and output dtypes, bias, code width and
 // sign, group size, scale dtype, the packed word count of its layout, scale
-// and zero-point shapes) and against the trace (the registry kernel it
-// implements). A mismatch is a corrupt artifact and always an error; only an
+// and zero-point shapes) and against the op's binding (the registry kernel
+// it implements). A mismatch is a corrupt artifact and always an error; only an
 // admission rejection is subject to the fallback policy. On a GPU, a cubin
 // entry is used when built for exactly this device, its PTX twin otherwise.
 // A row-parallel slice adds no bias: its kernels write partial sums and the
@@ -33,7 +35,6 @@
 
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Kernels/Admission.h"
-#include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Runtime/KernelInstance.h"
 
 #include <optional>
@@ -58,7 +59,7 @@ struct PhasePlan {
 
 struct OpPlan {
   std::string tensor; ///< manifest tensor (with @rank<r> when sharded)
-  std::string op;     ///< the trace's op name (the weight)
+  std::string op;     ///< the binding's op name (the weight)
   const artifact::TensorEntry *entry = nullptr;
   kernels::RankSlice slice; ///< what this rank holds
   kernels::OpSignature signature;
@@ -78,9 +79,9 @@ struct PlanOptions {
   int64_t rank = 0;
   /// The device the kernels must run on: host, or the GPU's sm_XY.
   kernels::Target target{"host", kernels::Backend::Host, 0};
-  /// Overrides the policy recorded in the report.
+  /// Overrides the policy recorded in each op's binding.
   std::optional<kernels::FallbackPolicy> fallback;
-  /// Ops to run (trace op or manifest tensor names); empty: every op.
+  /// Ops to run (bound op or manifest tensor names); empty: every op.
   std::vector<std::string> ops;
   /// Cubin entries may be chosen (a trusted artifact's machine code);
   /// otherwise GPU kernels run from PTX (ArtifactCode.h).
@@ -91,7 +92,10 @@ struct RunPlan {
   int64_t rank = 0, tp = 1;
   kernels::Target target;
   kernels::FallbackPolicy policy = kernels::FallbackPolicy::Forbid;
-  std::string policySource; ///< "override", "report" or "default"
+  /// "override", "artifact" (every binding's), "artifact, per op" (the
+  /// bindings differ: `policy` is the most permissive) or "default" (no
+  /// quantized op).
+  std::string policySource;
   std::vector<OpPlan> ops;
   std::vector<std::string> warnings;
   /// Files the plan reads: the shards of its tensors, its kernels' files.
@@ -105,8 +109,6 @@ struct RunPlan {
 /// Decides the plan from metadata alone (see above).
 Expected<RunPlan> planRun(const artifact::Manifest &manifest,
                           const std::vector<KernelInstance> &instances,
-                          const std::vector<TraceEntry> &trace,
-                          const ReportOptions &report,
                           const PlanOptions &options);
 
 /// "name@rank3" -> ("name", 3); any other name -> (name, none).

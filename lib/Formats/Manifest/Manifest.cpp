@@ -154,7 +154,7 @@ bool Manifest::operator==(const Manifest &o) const {
   return versions == o.versions && model == o.model &&
          quantization == o.quantization && topology == o.topology &&
          files == o.files && tensors == o.tensors && kernels == o.kernels &&
-         provenance == o.provenance;
+         bindings == o.bindings && provenance == o.provenance;
 }
 
 const FileEntry *Manifest::findFile(std::string_view path) const {
@@ -534,6 +534,27 @@ Status artifact::validateManifest(const Manifest &m) {
     }
   }
 
+  // Each op once; each rank's weight a quantized tensor of the manifest.
+  std::set<std::string, std::less<>> boundOps;
+  for (size_t i = 0; i < m.bindings.size(); ++i) {
+    const OpBinding &b = m.bindings[i];
+    std::string p = indexed("manifest.bindings", i);
+    if (Expected<OpBinding> reread = opBindingFromJson(toJson(b), p); !reread)
+      return reread.error();
+    if (!boundOps.insert(b.op).second)
+      return makeError(p, ".op: ", inQuotes(b.op), " is bound twice");
+    const int64_t stored = b.sliced() ? int64_t(b.ranks.size()) : 1;
+    for (int64_t r = 0; r < stored; ++r) {
+      const std::string name = b.tensorOf(r);
+      const TensorEntry *t = m.findTensor(name);
+      if (!t || !t->isQuantized())
+        return makeError(p, ": ", inQuotes(name),
+                         t ? " is not a quantized tensor"
+                           : " is not a manifest tensor",
+                         " (the weight of rank ", r, ")");
+    }
+  }
+
   QTENSOR_TRY(checkDigest("manifest.provenance.source_checkpoint_sha256",
                           m.provenance.sourceCheckpointSha256));
   QTENSOR_TRY(checkNonEmpty("manifest.provenance.converter.name",
@@ -616,6 +637,10 @@ json artifact::toJson(const Manifest &m) {
   for (const KernelEntry &k : m.kernels)
     kernels.push_back(toJson(k));
   j["kernels"] = std::move(kernels);
+  json bindings = json::array();
+  for (const OpBinding &b : m.bindings)
+    bindings.push_back(toJson(b));
+  j["bindings"] = std::move(bindings);
 
   json prov = {
       {"source_checkpoint_sha256", m.provenance.sourceCheckpointSha256},
@@ -774,7 +799,7 @@ Expected<Manifest> artifact::manifestFromJson(const json &j) {
   // fields this build does not know, and the version is the real reason.
   QTENSOR_TRY(parseVersions(root, m.versions));
   for (const char *key : {"model", "quantization", "topology", "files",
-                          "tensors", "kernels", "provenance"})
+                          "tensors", "kernels", "bindings", "provenance"})
     root.find(key);
   QTENSOR_TRY(root.noUnknownKeys());
 
@@ -852,6 +877,16 @@ Expected<Manifest> artifact::manifestFromJson(const json &j) {
           KernelEntry k,
           kernelEntryFromJson((*v)[i], indexed(root.at("kernels"), i)));
       m.kernels.push_back(std::move(k));
+    }
+  }
+  {
+    const json *v;
+    QTENSOR_TRY(root.readArray("bindings", v));
+    for (size_t i = 0; i < v->size(); ++i) {
+      QTENSOR_ASSIGN_OR_RETURN(
+          OpBinding b,
+          opBindingFromJson((*v)[i], indexed(root.at("bindings"), i)));
+      m.bindings.push_back(std::move(b));
     }
   }
   {

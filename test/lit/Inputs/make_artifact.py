@@ -65,7 +65,7 @@ descriptor = {
     "narrow_range": False,
 }
 manifest = {
-    "versions": {"container_profile": "qtensor.safetensors.v1", "artifact_schema": 1,
+    "versions": {"container_profile": "qtensor.safetensors.v1", "artifact_schema": 2,
                  "packing_layout": 1, "graph": 1, "runtime": 1, "kernel_abi": 2},
     "model": {"architecture": "test", "name": "make_artifact.py", "revision": "1"},
     "quantization": {"family": "affine_w4a32", "config": {"group_size": 4}},
@@ -82,6 +82,7 @@ manifest = {
         {"name": "norm", "file": shard_name, "kind": "plain", "dtype": "F32", "shape": [3]},
     ],
     "kernels": [],
+    "bindings": [],
     "provenance": {"source_checkpoint_sha256": "0" * 64,
                    "converter": {"name": "make_artifact.py", "revision": "1"},
                    "created_by": "test/lit/Inputs/make_artifact.py"},

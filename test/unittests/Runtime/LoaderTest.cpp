@@ -332,7 +332,7 @@ TEST(LoaderErrors, AdmissionRejectsAndFallbackIsForbidden) {
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(), "op \"layer.a.weight\" decode"));
   EXPECT_TRUE(contains(model.message(), "needs sm_80, target is host"));
-  EXPECT_TRUE(contains(model.message(), "fallback=forbid (report)"));
+  EXPECT_TRUE(contains(model.message(), "fallback=forbid (artifact)"));
 }
 
 TEST(LoaderErrors, AdmissionRejectsAnOutputTheKernelLacks) {
@@ -436,10 +436,10 @@ TEST(Loader, FallbackWarnLeavesANote) {
   TempDir dir;
   TestArtifactSpec spec;
   spec.registryId = "affine_gemv_decode_sm80";
-  spec.reportFallback = "warn";
+  spec.fallbackPolicy = "warn";
   auto model = loadSpec(dir, spec);
   ASSERT_TRUE(bool(model)) << model.message();
-  EXPECT_EQ((*model)->plan().policySource, "report");
+  EXPECT_EQ((*model)->plan().policySource, "artifact");
   ASSERT_EQ((*model)->notes().size(), 1u);
   EXPECT_TRUE(contains((*model)->notes()[0], "runs the full-dequant fallback"));
 }
@@ -447,8 +447,8 @@ TEST(Loader, FallbackWarnLeavesANote) {
 TEST(LoaderErrors, CompileTimeFallbackForbiddenAtLoad) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.traceFallback = true;
-  spec.reportFallback = "allow";
+  spec.compiledFallback = true;
+  spec.fallbackPolicy = "allow";
   writeTestArtifact(dir.str(), spec);
   LoadOptions o = hostOptions();
   o.fallback = kernels::FallbackPolicy::Forbid;
@@ -456,68 +456,72 @@ TEST(LoaderErrors, CompileTimeFallbackForbiddenAtLoad) {
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(), "selected at compile time"));
   EXPECT_TRUE(contains(model.message(), "fallback=forbid (override)"));
-  // The report's own policy admits it.
+  // The binding's own policy admits it.
   auto allowed = loadModel(dir.str(), hostOptions());
   ASSERT_TRUE(bool(allowed)) << allowed.message();
   EXPECT_EQ((*allowed)->plan().fallbacks(), 1u);
 }
 
-TEST(LoaderErrors, TraceAndCapabilityDisagreeOnTheKernel) {
+TEST(LoaderErrors, BindingAndKernelRecordDisagreeOnTheKernel) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editTrace = [](json &t) {
-    t[0]["selected"] = "affine_gemm_prefill_host";
+  spec.editBindings = [](json &b) {
+    b[0]["phases"][0]["kernel"] = "affine_gemm_prefill_host";
   };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(),
                        "manifest.kernels[0] (test_gemv_0)."
                        "registry_id: \"affine_gemv_decode_host\", but the "
-                       "dispatch trace selected \"affine_gemm_prefill_host\""));
+                       "op's binding selects \"affine_gemm_prefill_host\""));
 }
 
-TEST(LoaderErrors, TraceFieldOfTheWrongType) {
+TEST(LoaderErrors, BindingFieldOfTheWrongType) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editTrace = [](json &t) { t[0]["shape"]["N"] = "six"; };
+  spec.editBindings = [](json &b) { b[0]["n"] = "six"; };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(contains(model.message(), "dispatch-trace."));
-  EXPECT_TRUE(contains(model.message(), ".json[0].shape.N: "));
+  EXPECT_TRUE(contains(model.message(), "manifest.bindings[0].n: expected an "
+                                        "integer, got string"));
 }
 
-TEST(LoaderErrors, TraceSliceDoesNotMatchTheTensor) {
+TEST(LoaderErrors, BindingSliceDoesNotMatchTheTensor) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.editTrace = [](json &t) {
-    t[0]["shape"]["N"] = 12;
-    t[0]["topology"]["ranks"][0]["n"] = 12;
+  spec.editBindings = [](json &b) {
+    b[0]["n"] = 12;
+    b[0]["ranks"][0]["n"] = 12;
   };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
   EXPECT_TRUE(contains(model.message(), "manifest tensor \"layer.a.weight\" "
-                                        "has shape [6, 256], but the trace"));
+                                        "has shape [6, 256], but the binding"));
 }
 
-TEST(LoaderErrors, TensorWithoutATraceEntry) {
+TEST(LoaderErrors, TensorWithoutABinding) {
   TempDir dir;
   TestArtifactSpec spec;
   spec.linears.push_back({"layer.b.weight", 4, 128, false, false, ""});
-  spec.editTrace = [](json &t) { t.erase(1); };
+  spec.editBindings = [](json &b) { b.erase(1); };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(contains(model.message(), "the dispatch trace has no entry for "
+  EXPECT_TRUE(contains(model.message(), "no manifest.bindings entry binds "
                                         "op \"layer.b.weight\""));
 }
 
-TEST(LoaderErrors, GraphDoesNotNameATracedOp) {
+TEST(LoaderErrors, BindingOfAnOpTheManifestDoesNotStore) {
   TempDir dir;
   TestArtifactSpec spec;
-  spec.graph = "module {}\n";
+  spec.editBindings = [](json &b) {
+    b.push_back(b[0]);
+    b[1]["op"] = "layer.z.weight";
+  };
   auto model = loadSpec(dir, spec);
   ASSERT_FALSE(bool(model));
-  EXPECT_TRUE(contains(model.message(), ": the graph does not name op "
-                                        "\"layer.a.weight\""));
+  EXPECT_TRUE(contains(model.message(),
+                       "manifest.bindings[1]: \"layer.z.weight\" is not a "
+                       "manifest tensor (the weight of rank 0)"));
 }
 
 TEST(LoaderErrors, ModelSchemaOfAKnownArchitecture) {

@@ -1,7 +1,7 @@
-//===- MetadataTest.cpp - Trace, report and kernel record parsing ---------===//
+//===- MetadataTest.cpp - Op bindings and kernel records -----------------===//
 //
-// The JSON the loader reads besides the manifest is untrusted: each test
-// feeds one malformed field and expects the error to name it.
+// The manifest's records are untrusted: each test feeds one malformed field
+// and expects the error to name it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,19 +22,18 @@ template <typename T> std::string errorOf(const Expected<T> &e) {
   return e ? "" : e.message();
 }
 
-json rowTrace() {
+json rowBinding() {
   TestLinear l;
-  json e = traceEntryOf(l, 0, "affine_gemv_decode_host", false);
-  e["topology"] = {
-      {"kind", "row"},
-      {"ranks",
-       {{{"rank", 0}, {"n_offset", 0}, {"n", 6}, {"k_offset", 0}, {"k", 128}},
-        {{"rank", 1},
-         {"n_offset", 0},
-         {"n", 6},
-         {"k_offset", 128},
-         {"k", 128}}}}};
-  return json::array({e});
+  json b = bindingOf(l, "affine_gemv_decode_host", false, "forbid");
+  b["topology"] = "row";
+  b["k"] = 256;
+  b["ranks"] = {{{"n_offset", 0}, {"n", 6}, {"k_offset", 0}, {"k", 128}},
+                {{"n_offset", 0}, {"n", 6}, {"k_offset", 128}, {"k", 128}}};
+  return b;
+}
+
+Expected<artifact::OpBinding> readBinding(const json &b) {
+  return artifact::opBindingFromJson(b, "manifest.bindings[0]");
 }
 
 /// kernelEntryFromJson(record) as the manifest reads manifest.kernels[0].
@@ -71,64 +70,79 @@ TEST(BoundedJson, RejectsWhatTheDomWouldHide) {
             std::string::npos);
 }
 
-TEST(Trace, RowSlicesMustTileK) {
-  json t = rowTrace();
-  t[0]["shape"]["K"] = 256;
-  auto ok = parseTrace(t, "trace.json");
+TEST(OpBinding, RowSlicesMustTileK) {
+  json b = rowBinding();
+  auto ok = readBinding(b);
   ASSERT_TRUE(bool(ok)) << ok.message();
-  ASSERT_EQ(ok->at(0).ranks.size(), 2u);
-  EXPECT_EQ(ok->at(0).ranks[1].kOffset, 128);
+  ASSERT_EQ(ok->ranks.size(), 2u);
+  EXPECT_EQ(ok->ranks[1].kOffset, 128);
+  EXPECT_TRUE(ok->sliced());
+  EXPECT_EQ(ok->tensorOf(1), "layer.a.weight@rank1");
 
-  t[0]["topology"]["ranks"][1]["k_offset"] = 120;
-  EXPECT_EQ(errorOf(parseTrace(t, "trace.json")),
-            "trace.json[0].topology.ranks[1]: row slice [n_offset 0, n 6, "
+  b["ranks"][1]["k_offset"] = 120;
+  EXPECT_EQ(errorOf(readBinding(b)),
+            "manifest.bindings[0].ranks[1]: row slice [n_offset 0, n 6, "
             "k_offset 120, k 128] does not continue at K = 128 with the "
             "whole N = 6");
-  t[0]["topology"]["ranks"][1]["k_offset"] = 128;
-  t[0]["shape"]["K"] = 300;
-  EXPECT_EQ(errorOf(parseTrace(t, "trace.json")),
-            "trace.json[0].topology.ranks: row slices cover K = 256 of 300");
+  b["ranks"][1]["k_offset"] = 128;
+  b["k"] = 300;
+  EXPECT_EQ(errorOf(readBinding(b)),
+            "manifest.bindings[0].ranks: row slices cover K = 256 of 300");
 }
 
-TEST(Trace, EntriesAreUniquePerPhaseAndWellFormed) {
-  json e = traceEntryOf(TestLinear{}, 0, "affine_gemv_decode_host", false);
-  EXPECT_EQ(errorOf(parseTrace(json::array({e, e}), "trace.json")),
-            "trace.json[1]: a second decode entry for op \"layer.a.weight\"");
-  json bad = e;
-  bad["phase"] = "both";
-  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
-            "trace.json[0].phase: unknown value \"both\"");
-  bad = e;
-  bad["selected"] = nullptr;
-  bad["fallback"] = true;
-  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
-            "trace.json[0].fallback: a fallback with no kernel selected");
-  bad = e;
-  bad["topology"]["ranks"][0]["rank"] = 3;
-  EXPECT_EQ(errorOf(parseTrace(json::array({bad}), "trace.json")),
-            "trace.json[0].topology.ranks[0].rank: 3, expected 0 (ranks in "
-            "order)");
-  // A skipped op (static T outside the compiled phases) is no entry.
-  json skipped = {{"op", "x"}, {"phase", "both"}, {"skipped", "static T"}};
-  auto parsed = parseTrace(json::array({skipped}), "trace.json");
-  ASSERT_TRUE(bool(parsed));
-  EXPECT_TRUE(parsed->empty());
-  EXPECT_EQ(errorOf(parseTrace(json::object(), "trace.json")),
-            "trace.json: expected a JSON list of trace entries, got object");
+TEST(OpBinding, PhasesAndFieldsAreWellFormed) {
+  json b = bindingOf(TestLinear{}, "affine_gemv_decode_host", false, "warn");
+  json twice = b;
+  twice["phases"].push_back(b["phases"][0]);
+  EXPECT_EQ(errorOf(readBinding(twice)),
+            "manifest.bindings[0].phases[1].phase: decode after decode (each "
+            "phase once, decode first)");
+  json bad = b;
+  bad["phases"][0]["phase"] = "both";
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0].phases[0].phase: unknown value \"both\"");
+  bad = b;
+  bad["phases"][0]["kernel"] = "";
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0].phases[0].kernel: empty registry kernel id");
+  bad = b;
+  bad["fallback_policy"] = "maybe";
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0].fallback_policy: unknown value \"maybe\"");
+  bad = b;
+  bad["bias_after_reduce"] = true;
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0].ranks: bias_after_reduce, but only a "
+            "row-parallel op over 2 or more ranks adds its bias after an "
+            "all-reduce");
+  bad = b;
+  bad["ranks"].push_back(b["ranks"][0]);
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0].ranks: a single-rank op lists 2 ranks");
+  bad = b;
+  bad["selected"] = "affine_gemv_decode_host";
+  EXPECT_EQ(errorOf(readBinding(bad)),
+            "manifest.bindings[0]: unknown field \"selected\"");
 }
 
-TEST(Report, FallbackPolicySpelling) {
-  auto o = parseReportOptions({{"options", {{"fallback", "warn"}, {"tp", 2}}}},
-                              "report.json");
-  ASSERT_TRUE(bool(o)) << o.message();
-  EXPECT_EQ(*o->fallback, kernels::FallbackPolicy::Warn);
-  EXPECT_EQ(*o->tp, 2);
-  EXPECT_EQ(errorOf(parseReportOptions({{"options", {{"fallback", "maybe"}}}},
-                                       "report.json")),
-            "report.json.options.fallback: unknown value \"maybe\"");
-  auto none = parseReportOptions(json::object(), "report.json");
-  ASSERT_TRUE(bool(none));
-  EXPECT_FALSE(none->fallback.has_value());
+// One writer and one reader: what toJson writes reads back as the binding.
+TEST(OpBinding, RoundTripsThroughItsJson) {
+  json row = rowBinding();
+  row["epilogue"] = "bias";
+  row["bias_after_reduce"] = true;
+  row["phases"].push_back({{"phase", "prefill"},
+                           {"kernel", "full_dequant_linear"},
+                           {"fallback", true}});
+  for (const json &j :
+       {bindingOf(TestLinear{}, "affine_gemv_decode_host", false, "allow"),
+        row}) {
+    auto b = readBinding(j);
+    ASSERT_TRUE(bool(b)) << b.message();
+    EXPECT_EQ(toJson(*b), j);
+    auto again = readBinding(toJson(*b));
+    ASSERT_TRUE(bool(again)) << again.message();
+    EXPECT_EQ(*again, *b);
+  }
 }
 
 TEST(KernelEntry, GpuLaunchAndTokenBuckets) {

@@ -1,8 +1,8 @@
 //===- ModelSchemaTest.cpp - The llama schema on constructed manifests ----===//
 //
-// checkModelSchema on manifests and dispatch traces built in memory: both
+// checkModelSchema on manifests and op bindings built in memory: both
 // checkpoint namings (Hugging Face, GGUF), block linears excluded from
-// quantization (plain [N, K] tensors, not traced), the head tied, plain or
+// quantization (plain [N, K] tensors, not bound), the head tied, plain or
 // quantized, and each error naming the tensor and the shape it should have
 // in the artifact's own naming. The last test loads a whole artifact whose
 // every linear is kept in float through loadModel: a clean 0-op load.
@@ -53,7 +53,7 @@ const Names kGGUF = {"blk.",
 enum class Head { Tied, Plain, Quantized };
 
 /// A llama checkpoint as an artifact: every block linear quantized and
-/// traced unless listed in `plain` (stored as a plain f16 [N, K]).
+/// bound unless listed in `plain` (stored as a plain f16 [N, K]).
 struct Llama {
   const Names *names = &kHF;
   std::string architecture = "llama";
@@ -61,7 +61,7 @@ struct Llama {
   Head head = Head::Plain;
   std::set<std::string> plain; ///< linears kept in float
   /// The manifest names quantized weights with this suffix ("@rank0"): a
-  /// tensor-parallel artifact's slices; the trace keeps the whole name.
+  /// tensor-parallel artifact's slices; the binding keeps the whole name.
   std::string quantizedSuffix;
 
   std::string linear(int64_t l, size_t role) const {
@@ -77,7 +77,6 @@ struct Llama {
 
 struct Built {
   artifact::Manifest manifest;
-  std::vector<TraceEntry> trace;
 
   artifact::TensorEntry *find(const std::string &name) {
     for (artifact::TensorEntry &t : manifest.tensors)
@@ -92,21 +91,20 @@ struct Built {
     ts.erase(std::remove_if(ts.begin(), ts.end(),
                             [&](const auto &t) { return t.name == name; }),
              ts.end());
-    trace.erase(std::remove_if(trace.begin(), trace.end(),
-                               [&](const auto &e) { return e.op == name; }),
-                trace.end());
+    auto &bs = manifest.bindings;
+    bs.erase(std::remove_if(bs.begin(), bs.end(),
+                            [&](const auto &e) { return e.op == name; }),
+             bs.end());
     EXPECT_LT(ts.size(), before) << "no tensor " << name;
   }
-  TraceEntry *op(const std::string &name) {
-    for (TraceEntry &e : trace)
+  artifact::OpBinding *op(const std::string &name) {
+    for (artifact::OpBinding &e : manifest.bindings)
       if (e.op == name)
         return &e;
-    ADD_FAILURE() << "no trace op " << name;
+    ADD_FAILURE() << "no bound op " << name;
     return nullptr;
   }
-  Expected<SchemaCheck> check() const {
-    return checkModelSchema(manifest, trace);
-  }
+  Expected<SchemaCheck> check() const { return checkModelSchema(manifest); }
 };
 
 artifact::TensorEntry
@@ -124,11 +122,11 @@ Built build(const Llama &c) {
     q.logical.shape = {n, k};
     b.manifest.tensors.push_back(
         {name + c.quantizedSuffix, "weights.safetensors", q});
-    TraceEntry e;
+    artifact::OpBinding e;
     e.op = name;
     e.n = n;
     e.k = k;
-    b.trace.push_back(e);
+    b.manifest.bindings.push_back(e);
   };
   b.manifest.tensors.push_back(plainTensor(c.names->embed, {c.vocab, c.h}));
   b.manifest.tensors.push_back(plainTensor(c.names->norm, {c.h}));
@@ -214,7 +212,7 @@ TEST(ModelSchema, TheLlamaFamilySharesTheSchema) {
 }
 
 TEST(ModelSchema, RankSlicesDoNotHideTheNaming) {
-  // tp > 1: the manifest holds "<op>@rank<r>", the trace the whole op.
+  // tp > 1: the manifest holds "<op>@rank<r>", the binding the whole op.
   Llama c;
   c.names = &kGGUF;
   c.quantizedSuffix = "@rank0";
@@ -228,10 +226,9 @@ TEST(ModelSchema, GGUFLayerMissingARole) {
   c.names = &kGGUF;
   Built b = build(c);
   b.erase("blk.1.ffn_gate.weight");
-  EXPECT_TRUE(contains(failure(b),
-                       "model schema (llama): "
-                       "blk.1.ffn_gate.weight is missing (neither "
-                       "a traced quantized op nor a plain tensor)"));
+  EXPECT_TRUE(contains(failure(b), "model schema (llama): "
+                                   "blk.1.ffn_gate.weight is missing (neither "
+                                   "a bound quantized op nor a plain tensor)"));
 }
 
 TEST(ModelSchema, GGUFErrorsUseGGUFNames) {
@@ -274,7 +271,7 @@ TEST(ModelSchema, MixedNamingsAreRefused) {
                                    "Hugging Face names"));
   EXPECT_TRUE(contains(failure(b), "and GGUF names (\"blk.0.attn_norm.weight"
                                    "\"); one checkpoint uses one naming"));
-  // A traced GGUF op among Hugging Face tensors.
+  // A bound GGUF op among Hugging Face tensors.
   b = build({});
   b.op("model.layers.1.mlp.up_proj.weight")->op = "blk.1.ffn_up.weight";
   EXPECT_TRUE(contains(failure(b), "the artifact mixes Hugging Face names"));
@@ -287,7 +284,7 @@ TEST(ModelSchema, LayersMustBeContiguous) {
   for (size_t r = 0; r < 7; ++r)
     b.erase(c.linear(1, r));
   EXPECT_TRUE(contains(failure(b), "layer 1 is missing: none of its linears "
-                                   "is traced or stored (layers go up to 2)"));
+                                   "is bound or stored (layers go up to 2)"));
 
   // Norms of a layer past the last linear: that layer lost its linears.
   c.layers = 2;
@@ -340,7 +337,7 @@ TEST(ModelSchema, WidthsComeFromPlainShapesWhenLayerZeroIsNotTraced) {
   EXPECT_EQ(r->intermediate, 160);
   EXPECT_EQ(r->floatLinears, 7);
 
-  // Layer 1, traced, disagrees with the plain layer 0: layer 1 is named.
+  // Layer 1, bound, disagrees with the plain layer 0: layer 1 is named.
   Built b = build(c);
   b.op("blk.1.ffn_down.weight")->k = 128;
   EXPECT_TRUE(contains(failure(b), "blk.1.ffn_down.weight is [96, 128], "
@@ -352,7 +349,7 @@ TEST(ModelSchema, WrongPlainShapeOfAnExcludedLinear) {
   c.names = &kGGUF;
   c.plain = {"blk.0.ffn_down.weight"};
   Built b = build(c);
-  // The traced ops of layer 0 give the widths, so the plain one is blamed.
+  // The bound ops of layer 0 give the widths, so the plain one is blamed.
   b.find("blk.0.ffn_down.weight")->data =
       artifact::PlainTensor{safetensors::DType::F16, {128, 64}};
   EXPECT_TRUE(contains(failure(b), "model schema (llama): "
@@ -388,12 +385,13 @@ TEST(ModelSchema, AnExcludedLinearIsA2DFloatTensor) {
 
 TEST(ModelSchema, ATracedLinearIsNotAlsoPlain) {
   Built b = build({});
-  // The trace dispatches it, the manifest stores it in float.
+  // A binding names it, the manifest stores it in float.
   b.find("model.layers.0.mlp.up_proj.weight")->data =
       artifact::PlainTensor{safetensors::DType::F16, {128, 64}};
-  EXPECT_TRUE(contains(failure(b), "op \"model.layers.0.mlp.up_proj.weight\" "
-                                   "is in the dispatch trace, but the manifest "
-                                   "stores it plain"));
+  EXPECT_TRUE(contains(failure(b),
+                       "op \"model.layers.0.mlp.up_proj.weight\" "
+                       "is bound as a quantized op, but the manifest "
+                       "stores it plain"));
 }
 
 TEST(ModelSchema, EveryLinearKeptInFloatIsValid) {
@@ -404,7 +402,7 @@ TEST(ModelSchema, EveryLinearKeptInFloatIsValid) {
     for (size_t r = 0; r < 7; ++r)
       c.plain.insert(c.linear(l, r));
   Built b = build(c);
-  EXPECT_TRUE(b.trace.empty());
+  EXPECT_TRUE(b.manifest.bindings.empty());
   auto r = b.check();
   ASSERT_TRUE(bool(r)) << r.message();
   EXPECT_EQ(r->floatLinears, 14);
@@ -415,10 +413,10 @@ TEST(ModelSchema, EveryLinearKeptInFloatIsValid) {
 
 TEST(ModelSchema, NoLinearsAtAll) {
   Built b = build({});
-  b.trace.clear();
+  b.manifest.bindings.clear();
   b.manifest.tensors.clear();
   EXPECT_TRUE(contains(failure(b), "model schema (llama): no linear layers "
-                                   "(none in the dispatch trace, none stored "
+                                   "(none bound, none stored "
                                    "plain"));
 }
 
@@ -464,26 +462,26 @@ TEST(ModelSchema, HeadWithTheWrongShape) {
   EXPECT_TRUE(contains(failure(b), "tensor \"output.weight\" has shape "
                                    "[96, 32], expected [96, 64]"));
 
-  // A quantized head the trace does not dispatch.
+  // A quantized head no binding names.
   c.head = Head::Quantized;
   b = build(c);
-  b.trace.erase(std::remove_if(b.trace.begin(), b.trace.end(),
-                               [](const TraceEntry &e) {
-                                 return e.op == "output.weight";
-                               }),
-                b.trace.end());
+  b.manifest.bindings.erase(std::remove_if(b.manifest.bindings.begin(),
+                                           b.manifest.bindings.end(),
+                                           [](const artifact::OpBinding &e) {
+                                             return e.op == "output.weight";
+                                           }),
+                            b.manifest.bindings.end());
   EXPECT_TRUE(contains(failure(b), "the head output.weight is quantized, "
-                                   "but the dispatch trace has no op for "
-                                   "it"));
+                                   "but no op binding names it"));
 }
 
 TEST(ModelSchema, TheEmbeddingIsNotALinear) {
   Built b = build({});
-  TraceEntry e;
+  artifact::OpBinding e;
   e.op = "model.embed_tokens.weight";
   e.n = 96;
   e.k = 64;
-  b.trace.push_back(e);
+  b.manifest.bindings.push_back(e);
   EXPECT_TRUE(contains(failure(b), "op \"model.embed_tokens.weight\" is the "
                                    "embedding, a gather that stays plain"));
 }
@@ -498,7 +496,7 @@ TEST(ModelSchema, ArchitecturesWithoutASchemaAreGeneric) {
   ASSERT_TRUE(bool(r)) << r.message();
   EXPECT_FALSE(r->known);
   EXPECT_EQ(r->summary, "no schema for architecture \"mlir\": every "
-                        "quantized tensor checked as a traced 2-D linear");
+                        "quantized tensor checked as a bound 2-D linear");
 }
 
 // --- through the loader
@@ -512,7 +510,7 @@ TEST(ModelSchema, LoaderPlansZeroOpsWhenEveryLinearIsFloat) {
       c.plain.insert(c.linear(l, r));
   Built b = build(c);
 
-  // Every tensor is plain: write them as f16 zeros, with an empty trace.
+  // Every tensor is plain: write them as f16 zeros, with no bindings.
   artifact::ArtifactWriter writer(rttest::baseManifest("llama"));
   std::vector<std::vector<uint8_t>> keep;
   keep.reserve(b.manifest.tensors.size());

@@ -2,10 +2,11 @@
 //
 // Writes a complete artifact the way `qtc compile --target host` lays it out
 // (docs/kernel-abi.md): W4 group-32 linears packed in the decode_gemv layout,
-// a dispatch trace, a report, a graph, and kernels-host.so -- here the test
-// kernels of TestHostKernels.c, built by CMake -- with one manifest kernel
-// entry per linear. Hooks edit the capability and trace JSON before writing,
-// so each test can corrupt exactly one field.
+// one op binding and one kernel entry per linear, a graph, and
+// kernels-host.so -- here the test kernels of TestHostKernels.c, built by
+// CMake. Hooks edit manifest.json's records after the writer published
+// them (the writer refuses a record its reader would), so each test can
+// corrupt exactly one field.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_TEST_RUNTIME_TESTARTIFACT_H
@@ -88,15 +89,15 @@ struct TestArtifactSpec {
   std::vector<TestLinear> linears{TestLinear{}};
   std::string architecture = "test";
   std::string registryId = "affine_gemv_decode_host";
-  std::string reportFallback = "forbid";
-  /// The trace selects the full-dequant fallback (compile-time fallback).
-  bool traceFallback = false;
-  bool writeReport = true;
-  std::string graph; ///< default: names every linear
+  /// The bindings' fallback policy (the one the artifact was compiled with).
+  std::string fallbackPolicy = "forbid";
+  /// The bindings select the full-dequant fallback (compile-time fallback).
+  bool compiledFallback = false;
   /// Edits manifest.json's kernel record of each linear after the artifact
   /// is written (the writer itself refuses a record its reader would).
   std::function<void(json &record, size_t linear)> editKernelRecord;
-  std::function<void(json &trace)> editTrace;
+  /// Edits manifest.json's `bindings` array after the artifact is written.
+  std::function<void(json &bindings)> editBindings;
 };
 
 /// Logical codes, scales and zero-points of linear `l`, deterministic.
@@ -185,30 +186,23 @@ inline json kernelRecordOf(const TestLinear &l, size_t index,
           {"ops", {l.name}}};
 }
 
-inline json traceEntryOf(const TestLinear &l, size_t index,
-                         const std::string &selected, bool fallback) {
-  return {{"op", l.name},
-          {"index", index},
-          {"phase", "decode"},
-          {"selected", selected},
-          {"fallback", fallback},
-          {"device", "host"},
-          {"shape", {{"N", l.n}, {"K", l.k}, {"T", nullptr}}},
-          {"tokens", {{"min", 1}, {"max", 16}}},
-          {"topology",
-           {{"kind", "single"},
-            {"ranks",
-             {{{"rank", 0},
-               {"n_offset", 0},
-               {"n", l.n},
-               {"k_offset", 0},
-               {"k", l.k}}}}}},
-          {"signature",
-           {{"activation", "f16"},
-            {"accumulator", "f32"},
-            {"output", l.asymmetric ? "f32" : "f16"},
-            {"epilogue", l.asymmetric ? "bias" : "none"}}},
-          {"candidates", json::array()}};
+/// The op binding of `l` as qtc compile writes it: single rank, decode
+/// only, the signature its kernel record was admitted for.
+inline json bindingOf(const TestLinear &l, const std::string &kernel,
+                      bool fallback, const std::string &policy) {
+  return {
+      {"op", l.name},
+      {"n", l.n},
+      {"k", l.k},
+      {"topology", "single"},
+      {"ranks", {{{"n_offset", 0}, {"n", l.n}, {"k_offset", 0}, {"k", l.k}}}},
+      {"activation", "f16"},
+      {"accumulator", "f32"},
+      {"output", l.asymmetric ? "f32" : "f16"},
+      {"epilogue", l.asymmetric ? "bias" : "none"},
+      {"phases",
+       {{{"phase", "decode"}, {"kernel", kernel}, {"fallback", fallback}}}},
+      {"fallback_policy", policy}};
 }
 
 inline artifact::Manifest baseManifest(const std::string &architecture) {
@@ -231,25 +225,25 @@ inline void writeTestArtifact(const std::string &dir,
     return keep.back();
   };
   artifact::Manifest base = baseManifest(spec.architecture);
-  json trace = json::array();
-  std::string graph = spec.graph;
+  std::string graph;
   for (size_t i = 0; i < spec.linears.size(); ++i) {
     const TestLinear &l = spec.linears[i];
-    if (!spec.traceFallback) {
+    auto binding = artifact::opBindingFromJson(
+        bindingOf(
+            l, spec.compiledFallback ? "full_dequant_linear" : spec.registryId,
+            spec.compiledFallback, spec.fallbackPolicy),
+        "test binding");
+    ASSERT_TRUE(bool(binding)) << binding.message();
+    base.bindings.push_back(binding.take());
+    if (!spec.compiledFallback) {
       auto record = artifact::kernelEntryFromJson(
           kernelRecordOf(l, i, spec.registryId), "test record");
       ASSERT_TRUE(bool(record)) << record.message();
       base.kernels.push_back(record.take());
     }
-    trace.push_back(traceEntryOf(
-        l, i, spec.traceFallback ? "full_dequant_linear" : spec.registryId,
-        spec.traceFallback));
-    if (spec.graph.empty())
-      graph +=
-          "%w" + std::to_string(i) + " = qtensor.weight \"" + l.name + "\"\n";
+    graph +=
+        "%w" + std::to_string(i) + " = qtensor.weight \"" + l.name + "\"\n";
   }
-  if (spec.editTrace)
-    spec.editTrace(trace);
 
   artifact::ArtifactWriter writer(base);
   for (const TestLinear &l : spec.linears) {
@@ -300,30 +294,23 @@ inline void writeTestArtifact(const std::string &dir,
   };
   ASSERT_TRUE(bool(
       writer.addFile("graph.mlir", artifact::FileRole::Graph, text(graph))));
-  ASSERT_TRUE(bool(writer.addFile(
-      "dispatch-trace.json", artifact::FileRole::Trace, text(trace.dump(2)))));
-  if (spec.writeReport)
-    ASSERT_TRUE(
-        bool(writer.addFile("report.json", artifact::FileRole::Report,
-                            text(json{{"options",
-                                       {{"fallback", spec.reportFallback},
-                                        {"target", "host"},
-                                        {"tp", 1}}}}
-                                     .dump(2)))));
-  if (!spec.traceFallback)
+  if (!spec.compiledFallback)
     ASSERT_TRUE(bool(writer.addFile(
         "kernels-host.so", artifact::FileRole::Kernel, testKernelLibrary())));
   auto written = writer.write(dir);
   ASSERT_TRUE(bool(written)) << written.message();
-  if (spec.editKernelRecord && !spec.traceFallback) {
+  if ((spec.editKernelRecord && !spec.compiledFallback) || spec.editBindings) {
     const std::string path = dir + "/" + artifact::kManifestFileName;
     json m;
     {
       std::ifstream in(path);
       m = json::parse(in);
     }
-    for (size_t i = 0; i < spec.linears.size(); ++i)
-      spec.editKernelRecord(m["kernels"][i], i);
+    if (spec.editKernelRecord && !spec.compiledFallback)
+      for (size_t i = 0; i < spec.linears.size(); ++i)
+        spec.editKernelRecord(m["kernels"][i], i);
+    if (spec.editBindings)
+      spec.editBindings(m["bindings"]);
     std::filesystem::remove(path);
     std::ofstream(path) << m.dump(2);
   }

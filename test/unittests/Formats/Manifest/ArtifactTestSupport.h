@@ -155,6 +155,13 @@ inline Manifest fullManifest() {
   m.tensors = {q, p};
   m.kernels = {
       gemvEntry("gemv_w4a16_g32", "kernels/gemm_w4.ptx", q.name, 8, 64)};
+  OpBinding b;
+  b.op = q.name;
+  b.n = 8;
+  b.k = 64;
+  b.ranks = {{0, 8, 0, 64}};
+  b.phases = {{kernels::Phase::Decode, "affine_gemv_decode_sm80", false}};
+  m.bindings = {b};
   return m;
 }
 

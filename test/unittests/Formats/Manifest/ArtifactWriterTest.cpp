@@ -310,7 +310,7 @@ TEST(ArtifactWriter, NeverReplacesAFileItDoesNotOwn) {
 TEST(ArtifactWriter, RefusesToWriteOverAnUnreadableManifest) {
   ArtifactFixture a(1);
   TempDir dir;
-  std::string newer = R"({"versions": {"artifact_schema": 2}})";
+  std::string newer = R"({"versions": {"artifact_schema": 9}})";
   writeText(dir / kManifestFileName, newer);
   writeText(dir / "model-00001.safetensors", "referenced by that manifest?");
   EXPECT_ERROR_CONTAINS(a.writer.write(dir.str()),

@@ -332,8 +332,9 @@ TEST_F(ManifestSchema, RequiredAndPropertiesMatchTheParser) {
               {"zeros", "file", "launch"}, objects);
   // manifest, versions, model, quantization, topology, 4 files, 2 tensors,
   // 3 stored, logical, descriptor, code, granularity, layout, 1 kernel with
-  // its code, launch, 1 entry and 5 args, provenance, converter.
-  EXPECT_EQ(objects, 30);
+  // its code, launch, 1 entry and 5 args, 1 binding with 1 rank and 1
+  // phase, provenance, converter.
+  EXPECT_EQ(objects, 33);
 }
 
 TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
@@ -429,6 +430,20 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnMutations) {
       {"/kernels/0/split_k", 0},
       {"/kernels/0/ops", json::array()},
       {"/kernels/0/ops/0", ""},
+      {"/bindings/0/op", ""},
+      {"/bindings/0/n", 0},
+      {"/bindings/0/topology", "diagonal"},
+      {"/bindings/0/topology", "replicated"},
+      {"/bindings/0/ranks", json::array()},
+      {"/bindings/0/ranks/0/n_offset", -1},
+      {"/bindings/0/ranks/0/extra", 1},
+      {"/bindings/0/accumulator", "f64"},
+      {"/bindings/0/epilogue", "relu"},
+      {"/bindings/0/phases", json::array()},
+      {"/bindings/0/phases/0/kernel", ""},
+      {"/bindings/0/phases/0/phase", "both"},
+      {"/bindings/0/fallback_policy", "maybe"},
+      {"/bindings/0/fallback_policy", "allow"},
       {"/provenance/converter/name", ""},
       {"/provenance/created_by", ""},
       {"/provenance/source_checkpoint_sha256", "x"},

@@ -61,7 +61,7 @@ TEST(Manifest, EmitsSeparateVersions) {
   json j = fullJson();
   EXPECT_EQ(j["versions"],
             json({{"container_profile", "qtensor.safetensors.v1"},
-                  {"artifact_schema", 1},
+                  {"artifact_schema", 2},
                   {"packing_layout", 1},
                   {"graph", 1},
                   {"runtime", 1},
@@ -69,7 +69,7 @@ TEST(Manifest, EmitsSeparateVersions) {
 }
 
 TEST(Manifest, UnsupportedVersionsAreRejected) {
-  for (auto [key, reads] : {std::pair{"artifact_schema", 1},
+  for (auto [key, reads] : {std::pair{"artifact_schema", 2},
                             {"packing_layout", 1},
                             {"graph", 1},
                             {"runtime", 1},
@@ -96,9 +96,9 @@ TEST(Manifest, UnsupportedVersionsAreRejected) {
 TEST(Manifest, VersionIsCheckedBeforeUnknownFields) {
   // A future schema may add fields; the version is the real reason.
   json j = fullJson();
-  j["versions"]["artifact_schema"] = 2;
+  j["versions"]["artifact_schema"] = 9;
   j["something_new"] = true;
-  expectRejected(j, "manifest.versions.artifact_schema: unsupported version 2");
+  expectRejected(j, "manifest.versions.artifact_schema: unsupported version 9");
 }
 
 TEST(Manifest, ValidateRejectsUnsupportedVersionsToo) {

@@ -1,4 +1,4 @@
-//===- SelectLayoutsSignature.h - A linear as a kernel request --*- C++ -*-===//
+//===- LinearSignature.h - A linear as a kernel request ---------*- C++ -*-===//
 //
 // The MLIR side of seed M8.9 0x07A: reads the requested operator signature
 // of a qtensor.linear (descriptor and layout of its weight type, activation,
@@ -7,8 +7,8 @@
 // predicate in lib/Kernels evaluates.
 //
 //===----------------------------------------------------------------------===//
-#ifndef QTENSOR_PASSES_TRANSFORMS_SELECTLAYOUTSSIGNATURE_H
-#define QTENSOR_PASSES_TRANSFORMS_SELECTLAYOUTSSIGNATURE_H
+#ifndef QTENSOR_TRANSFORMS_LINEARSIGNATURE_H
+#define QTENSOR_TRANSFORMS_LINEARSIGNATURE_H
 
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
 #include "qtensor/Kernels/Admission.h"
@@ -30,4 +30,4 @@ getLinearSignature(LinearOp op, StringRef name,
 
 } // namespace mlir::qt
 
-#endif // QTENSOR_PASSES_TRANSFORMS_SELECTLAYOUTSSIGNATURE_H
+#endif // QTENSOR_TRANSFORMS_LINEARSIGNATURE_H
