@@ -175,9 +175,7 @@ KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
   e.codeSigned = spec.symmetric;
   e.minZero = spec.minZero;
   e.groupSize = spec.groupSize;
-  e.scale = spec.scaleType() == ScaleType::F16    ? FloatType::F16
-            : spec.scaleType() == ScaleType::BF16 ? FloatType::BF16
-                                                  : FloatType::F32;
+  e.scale = spec.scaleType();
   e.splitK = spec.splitK;
   KernelAbi abi = kernelInstanceAbi(instance);
   e.zeroOutput = abi.zeroOutput;

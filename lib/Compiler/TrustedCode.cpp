@@ -52,14 +52,9 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   spec.symmetric = k.codeSigned;
   spec.minZero = k.minZero;
   spec.groupSize = k.groupSize;
-  spec.activation = k.activation == FloatType::F16 ? ActivationType::F16
-                                                   : ActivationType::BF16;
-  spec.scale = k.scale == FloatType::F16    ? ScaleType::F16
-               : k.scale == FloatType::BF16 ? ScaleType::BF16
-                                            : ScaleType::F32;
-  spec.output = k.output == FloatType::F16    ? OutputType::F16
-                : k.output == FloatType::BF16 ? OutputType::BF16
-                                              : OutputType::F32;
+  spec.activation = k.activation;
+  spec.scale = k.scale;
+  spec.output = k.output;
   spec.bias = k.bias;
   spec.rows = kDynamicRows;
   spec.n = k.n;

@@ -56,33 +56,6 @@ std::vector<StoredSlice> storedSlices(const kernels::OpSignature &sig) {
   return slices;
 }
 
-/// "f16" -> ActivationType; fails for f32.
-std::optional<ActivationType> toHalf(FloatType t) {
-  if (t == FloatType::F16)
-    return ActivationType::F16;
-  if (t == FloatType::BF16)
-    return ActivationType::BF16;
-  return std::nullopt;
-}
-
-ScaleType toScale(FloatType t) {
-  switch (t) {
-  case FloatType::F16:
-    return ScaleType::F16;
-  case FloatType::BF16:
-    return ScaleType::BF16;
-  case FloatType::F32:
-    break;
-  }
-  return ScaleType::F32;
-}
-
-OutputType toOutput(FloatType t) {
-  return t == FloatType::F16    ? OutputType::F16
-         : t == FloatType::BF16 ? OutputType::BF16
-                                : OutputType::F32;
-}
-
 /// The builder family of each registry kernel with generated code
 /// (lib/Kernels/Registry.cpp names them; docs/kernels.md lists both).
 std::optional<KernelFamily>
@@ -150,18 +123,16 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
     spec.groupSize = 0;
   else
     return makeError("scales must be grouped along K or per output channel");
-  std::optional<ActivationType> act = toHalf(sig.activation);
-  ScaleType scale = toScale(d.scaleType);
-  if (!act)
+  if (sig.activation == FloatType::F32)
     return makeError("activation ", toString(sig.activation),
                      " has no generated kernel (f16, bf16)");
 
   if (sig.accumulator != FloatType::F32)
     return makeError("accumulator ", toString(sig.accumulator),
                      " has no generated kernel (f32)");
-  spec.activation = *act;
-  spec.scale = scale;
-  spec.output = toOutput(sig.output);
+  spec.activation = sig.activation;
+  spec.scale = d.scaleType;
+  spec.output = sig.output;
   // A row-parallel slice yields a partial sum: the bias is added once,
   // after the all-reduce, by the runtime (it is a plain tensor then).
   spec.bias = sig.epilogue == kernels::Epilogue::Bias &&

@@ -63,34 +63,6 @@ KernelLayoutSpec QuantKernelSpec::layout() const {
           bits, symmetric};
 }
 
-const char *toString(ScaleType type) {
-  switch (type) {
-  case ScaleType::F16:
-    return "f16";
-  case ScaleType::BF16:
-    return "bf16";
-  case ScaleType::F32:
-    break;
-  }
-  return "f32";
-}
-
-const char *toString(ActivationType type) {
-  return type == ActivationType::F16 ? "f16" : "bf16";
-}
-
-const char *toString(OutputType type) {
-  switch (type) {
-  case OutputType::F16:
-    return "f16";
-  case OutputType::BF16:
-    return "bf16";
-  case OutputType::F32:
-    return "f32";
-  }
-  return "f32";
-}
-
 std::string QuantKernelSpec::name() const {
   std::string out = "qt_";
   out += familyName(family);
@@ -106,7 +78,7 @@ std::string QuantKernelSpec::name() const {
   // Defaults add nothing, so the names of existing kernels stay stable.
   if (std::string_view(toString(scaleType())) != toString(activation))
     out += std::string("_sc") + toString(scaleType());
-  if (output != OutputType::F32)
+  if (output != FloatType::F32)
     out += std::string("_o") + toString(output);
   if (bias)
     out += "_bias";
@@ -115,6 +87,8 @@ std::string QuantKernelSpec::name() const {
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
   const bool host = spec.family == KernelFamily::HostGemm;
+  if (spec.activation == FloatType::F32)
+    return makeError("activations must be f16 or bf16, got f32");
   if (spec.bits != 4 && spec.bits != 8 &&
       !(host &&
         (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6)))
@@ -132,7 +106,7 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
                                     : "only the host GEMM takes min "
                                       "zero-points");
-  if (spec.scaleType() == ScaleType::F32 && !host)
+  if (spec.scaleType() == FloatType::F32 && !host)
     return makeError("only the host GEMM takes f32 scales");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
@@ -148,7 +122,7 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                        "), got ", spec.splitK);
     // Split partial sums meet in y through f32 atomics; a 16-bit y would
     // round every partial sum (and bf16 atomics need sm_90).
-    if (spec.splitK > 1 && spec.output != OutputType::F32)
+    if (spec.splitK > 1 && spec.output != FloatType::F32)
       return makeError("split-K ", spec.splitK,
                        " needs an f32 output (partial sums are added "
                        "atomically), got ",
@@ -220,9 +194,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
   spec.symmetric = f[3] == "sym";
   spec.minZero = f[3] == "min";
   if (f[4] == "f16")
-    spec.activation = ActivationType::F16;
+    spec.activation = FloatType::F16;
   else if (f[4] == "bf16")
-    spec.activation = ActivationType::BF16;
+    spec.activation = FloatType::BF16;
   else
     return fail("bad activation type '" + std::string(f[4]) + "'");
   if (f[5] == "tdyn")
@@ -242,15 +216,15 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     } else if (o == "scf16" || o == "scbf16" || o == "scf32") {
       repeated = seenScale;
       seenScale = true;
-      spec.scale = o == "scf16"    ? ScaleType::F16
-                   : o == "scbf16" ? ScaleType::BF16
-                                   : ScaleType::F32;
+      spec.scale = o == "scf16"    ? FloatType::F16
+                   : o == "scbf16" ? FloatType::BF16
+                                   : FloatType::F32;
     } else if (o == "of16" || o == "obf16" || o == "of32") {
       repeated = seenOutput;
       seenOutput = true;
-      spec.output = o == "of16"    ? OutputType::F16
-                    : o == "obf16" ? OutputType::BF16
-                                   : OutputType::F32;
+      spec.output = o == "of16"    ? FloatType::F16
+                    : o == "obf16" ? FloatType::BF16
+                                   : FloatType::F32;
     } else if (parsePrefixed(o, "s", spec.splitK)) {
       repeated = seenSplit;
       seenSplit = true;

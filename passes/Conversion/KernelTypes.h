@@ -14,25 +14,13 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-#include <type_traits>
-
 namespace qtensor::conversion {
 
-/// f16 or bf16.
-inline mlir::Type elementType(mlir::MLIRContext *ctx, ActivationType t) {
-  return t == ActivationType::F16 ? mlir::Type(mlir::Float16Type::get(ctx))
-                                  : mlir::Type(mlir::BFloat16Type::get(ctx));
-}
-
-/// f16, bf16 or f32, for the output and scale enums (both spell F16, BF16
-/// and F32).
-template <typename FloatEnum,
-          typename = std::enable_if_t<std::is_same_v<FloatEnum, OutputType> ||
-                                      std::is_same_v<FloatEnum, ScaleType>>>
-inline mlir::Type elementType(mlir::MLIRContext *ctx, FloatEnum t) {
-  if (t == FloatEnum::F16)
+/// The MLIR element type of a spec's dtype.
+inline mlir::Type elementType(mlir::MLIRContext *ctx, FloatType t) {
+  if (t == FloatType::F16)
     return mlir::Float16Type::get(ctx);
-  if (t == FloatEnum::BF16)
+  if (t == FloatType::BF16)
     return mlir::BFloat16Type::get(ctx);
   return mlir::Float32Type::get(ctx);
 }

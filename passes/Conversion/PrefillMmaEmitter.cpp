@@ -64,7 +64,7 @@ PrefillMmaEmitter::PrefillMmaEmitter(const QuantKernelSpec &spec,
       act(conversion::elementType(ctx, spec.activation)),
       scale(conversion::elementType(ctx, spec.scaleType())),
       out(conversion::elementType(ctx, spec.output)), hasBias(spec.bias),
-      halfMagic(spec.activation == ActivationType::F16 || spec.bits == 4) {
+      halfMagic(spec.activation == FloatType::F16 || spec.bits == 4) {
   kSteps = (spec.k + kMmaK - 1) / kMmaK;
   numTiles = (kSteps + kStepsPerTile - 1) / kStepsPerTile;
   lastSteps = kSteps - (numTiles - 1) * kStepsPerTile;

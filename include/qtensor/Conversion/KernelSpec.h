@@ -13,6 +13,7 @@
 #ifndef QTENSOR_CONVERSION_KERNELSPEC_H
 #define QTENSOR_CONVERSION_KERNELSPEC_H
 
+#include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/Expected.h"
 
@@ -31,19 +32,6 @@ enum class KernelFamily : uint8_t {
   HostGemm,
 };
 
-/// Activation and scale element types (16-bit floats).
-enum class ActivationType : uint8_t { F16, BF16 };
-/// Output (and bias) element types: the linear's result type.
-enum class OutputType : uint8_t { F16, BF16, F32 };
-/// Scale (and float zero-point) element types. f32 holds the exact products
-/// of ggml K-quants' two scale levels (host GEMM only).
-enum class ScaleType : uint8_t { F16, BF16, F32 };
-
-/// The scale type spelled like an activation type.
-inline ScaleType scaleTypeOf(ActivationType t) {
-  return t == ActivationType::F16 ? ScaleType::F16 : ScaleType::BF16;
-}
-
 /// `rows` of a spec whose T is a dynamic dimension of x and y.
 constexpr int64_t kDynamicRows = 0;
 
@@ -60,20 +48,23 @@ struct QuantKernelSpec {
   /// 32, 64, 128, or 0 for per-channel (G = K); the host GEMM also takes 16
   /// for byte codes (ggml Q6_K).
   int64_t groupSize = 128;
-  ActivationType activation = ActivationType::F16;
-  /// Scale dtype; unset means the activation's (a bf16 model may well
-  /// carry f16 scales, so the two are independent).
-  std::optional<ScaleType> scale;
-  OutputType output = OutputType::F32;
+  /// The dtypes are the descriptor's one float enum (Descriptor.h).
+  /// Activations: f16 or bf16.
+  FloatType activation = FloatType::F16;
+  /// Scale (and float zero-point) dtype; unset means the activation's (a
+  /// bf16 model may well carry f16 scales, so the two are independent).
+  /// f32 holds the exact products of ggml K-quants' two scale levels (host
+  /// GEMM only).
+  std::optional<FloatType> scale;
+  /// Output (and bias) dtype: the linear's result type.
+  FloatType output = FloatType::F32;
   bool bias = false; ///< y += b[n], b: [N] in the output dtype
   int64_t rows = 1;  ///< T, or kDynamicRows
   int64_t n = 0;     ///< output features (weight rows)
   int64_t k = 0;     ///< input features (weight columns)
   int64_t splitK = 1;
 
-  ScaleType scaleType() const {
-    return scale.value_or(scaleTypeOf(activation));
-  }
+  FloatType scaleType() const { return scale.value_or(activation); }
   /// Width of the field a code is stored in: 4 for 4-bit codes, else 8.
   unsigned fieldBits() const { return bits == 4 ? 4 : 8; }
   bool dynamicRows() const { return rows == kDynamicRows; }
@@ -90,11 +81,6 @@ struct QuantKernelSpec {
   /// `_bias`; `tdyn` for dynamic T.
   std::string name() const;
 };
-
-/// "f16", "bf16", "f32".
-const char *toString(ActivationType type);
-const char *toString(OutputType type);
-const char *toString(ScaleType type);
 
 /// Threads per block and output rows per block of the decode kernel: one
 /// warp per output feature.

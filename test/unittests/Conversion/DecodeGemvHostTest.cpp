@@ -87,8 +87,8 @@ template <typename T> struct Buffer1D {
 };
 
 /// The 16-bit type of a 16-bit output.
-ActivationType halfOf(OutputType out) {
-  return out == OutputType::F16 ? ActivationType::F16 : ActivationType::BF16;
+FloatType halfOf(FloatType out) {
+  return out == FloatType::F16 ? FloatType::F16 : FloatType::BF16;
 }
 
 /// The shared host JIT (HostKernelJit.h), building decode GEMV kernels.
@@ -106,10 +106,10 @@ struct Case {
   unsigned bits;
   bool symmetric;
   int64_t group; // 0: per-channel
-  ActivationType act;
+  FloatType act;
   int64_t rows, n, k, split; // rows: kDynamicRows for a dynamic-T kernel
-  ActivationType scale;
-  OutputType out = OutputType::F32;
+  FloatType scale;
+  FloatType out = FloatType::F32;
   bool bias = false;
 };
 
@@ -120,7 +120,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.symmetric = c.symmetric;
   spec.groupSize = c.group;
   spec.activation = c.act;
-  spec.scale = scaleTypeOf(c.scale);
+  spec.scale = c.scale;
   spec.output = c.out;
   spec.bias = c.bias;
   spec.rows = c.rows;
@@ -163,9 +163,9 @@ double epilogueBound(const QuantKernelSpec &spec, double bound, double ref,
                      double absSum, double bias) {
   if (spec.bias)
     bound += std::ldexp(1.0, -24) * (absSum + std::fabs(bias));
-  if (spec.output == OutputType::F16)
+  if (spec.output == FloatType::F16)
     bound += std::ldexp(1.0, -11) * (std::fabs(ref) + bound);
-  else if (spec.output == OutputType::BF16)
+  else if (spec.output == FloatType::BF16)
     bound += std::ldexp(1.0, -8) * (std::fabs(ref) + bound);
   return bound;
 }
@@ -200,7 +200,7 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
   config.symmetric = spec.symmetric;
   config.groupSize = spec.effectiveGroupSize();
   config.scaleFormat =
-      spec.scaleType() == ScaleType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
+      spec.scaleType() == FloatType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
   Expected<GroupwiseQuantized> q =
       quantizeGroupwise(p.weight.data(), n, k, config);
   EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
@@ -224,7 +224,7 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
     std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
     for (int64_t r = 0; r < n; ++r) {
       float v = uniform(rng);
-      if (spec.output == OutputType::F32) {
+      if (spec.output == FloatType::F32) {
         p.biasF32.push_back(v);
         p.bias.push_back(v);
       } else {
@@ -239,27 +239,27 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
 /// The output buffer in the output dtype, pre-filled with `fill` (as f32)
 /// so that a call that writes nothing can be recognized.
 struct Output {
-  OutputType type;
+  FloatType type;
   Buffer2D<float> f32;
   Buffer2D<uint16_t> half;
-  Output(OutputType type, int64_t rows, int64_t cols, float fill)
-      : type(type), f32(rows, cols,
-                        std::vector<float>(
-                            type == OutputType::F32 ? rows * cols : 0, fill)),
+  Output(FloatType type, int64_t rows, int64_t cols, float fill)
+      : type(type),
+        f32(rows, cols,
+            std::vector<float>(type == FloatType::F32 ? rows * cols : 0, fill)),
         half(rows, cols,
              std::vector<uint16_t>(
-                 type == OutputType::F32 ? 0 : rows * cols,
-                 type == OutputType::F32 ? 0 : toBits(fill, halfOf(type)))) {}
+                 type == FloatType::F32 ? 0 : rows * cols,
+                 type == FloatType::F32 ? 0 : toBits(fill, halfOf(type)))) {}
   void *descriptor() {
-    return type == OutputType::F32 ? static_cast<void *>(&f32.desc)
-                                   : static_cast<void *>(&half.desc);
+    return type == FloatType::F32 ? static_cast<void *>(&f32.desc)
+                                  : static_cast<void *>(&half.desc);
   }
   double at(size_t i) const {
-    return type == OutputType::F32 ? f32.data[i]
-                                   : fromBits(half.data[i], halfOf(type));
+    return type == FloatType::F32 ? f32.data[i]
+                                  : fromBits(half.data[i], halfOf(type));
   }
   bool untouched(float fill) const {
-    if (type == OutputType::F32)
+    if (type == FloatType::F32)
       return std::all_of(f32.data.begin(), f32.data.end(), [&](float v) {
         return std::memcmp(&v, &fill, 4) == 0;
       });
@@ -288,7 +288,7 @@ llvm::Error call(mlir::ExecutionEngine &engine, Problem &p,
   if (!spec.symmetric)
     descriptors.push_back(&zBuf.desc);
   if (spec.bias)
-    descriptors.push_back(spec.output == OutputType::F32
+    descriptors.push_back(spec.output == FloatType::F32
                               ? static_cast<void *>(&bF32.desc)
                               : static_cast<void *>(&bHalf.desc));
   descriptors.push_back(y.descriptor());
@@ -379,17 +379,15 @@ std::vector<Case> allCases() {
   for (unsigned bits : {4u, 8u})
     for (bool symmetric : {true, false})
       for (int64_t group : {32, 64, 128, 0})
-        for (ActivationType act : {ActivationType::F16, ActivationType::BF16}) {
+        for (FloatType act : {FloatType::F16, FloatType::BF16}) {
           const int j = i % 4;
           const int64_t split = splits[(j + group) % 4];
-          ActivationType other = act == ActivationType::F16
-                                     ? ActivationType::BF16
-                                     : ActivationType::F16;
-          OutputType out =
+          FloatType other =
+              act == FloatType::F16 ? FloatType::BF16 : FloatType::F16;
+          FloatType out =
               split > 1 || (i / 2) % 2 == 0
-                  ? OutputType::F32
-                  : (act == ActivationType::F16 ? OutputType::F16
-                                                : OutputType::BF16);
+                  ? FloatType::F32
+                  : (act == FloatType::F16 ? FloatType::F16 : FloatType::BF16);
           cases.push_back({bits, symmetric, group, act, rows[j], shapes[j][0],
                            shapes[(j + bits) % 4][1], split,
                            i % 2 ? other : act, out, i % 3 == 0});
@@ -417,8 +415,8 @@ TEST(DecodeGemvHostTest, SplitKMatchesUnsplit) {
   for (int64_t split : {1, 4, 7})
     for (bool bias : {false, true}) {
       Errors e = runCase(jit,
-                         {4, false, 32, ActivationType::F16, 2, 9, 448, split,
-                          ActivationType::F16, OutputType::F32, bias},
+                         {4, false, 32, FloatType::F16, 2, 9, 448, split,
+                          FloatType::F16, FloatType::F32, bias},
                          77);
       EXPECT_GT(e.yMax, 0.0);
     }
@@ -429,10 +427,10 @@ TEST(DecodeGemvHostTest, DynamicTokensServeEveryT) {
   // every other entry, called with the same T, writes nothing.
   HostJit jit;
   const Case cases[] = {
-      {4, false, 64, ActivationType::BF16, kDynamicRows, 37, 300, 1,
-       ActivationType::F16, OutputType::BF16, true},
-      {8, true, 0, ActivationType::F16, kDynamicRows, 13, 77, 1,
-       ActivationType::F16, OutputType::F16, false},
+      {4, false, 64, FloatType::BF16, kDynamicRows, 37, 300, 1, FloatType::F16,
+       FloatType::BF16, true},
+      {8, true, 0, FloatType::F16, kDynamicRows, 13, 77, 1, FloatType::F16,
+       FloatType::F16, false},
   };
   uint32_t seed = 5;
   for (const Case &c : cases) {
@@ -469,8 +467,8 @@ TEST(DecodeGemvSpec, OptionsRoundTripThroughTheName) {
       "decode_gemv:w4:g128:sym:bf16:tdyn:n64:k256:scf16:obf16:bias");
   ASSERT_TRUE(bool(spec)) << spec.message();
   EXPECT_TRUE(spec->dynamicRows());
-  EXPECT_EQ(spec->scaleType(), ScaleType::F16);
-  EXPECT_EQ(spec->output, OutputType::BF16);
+  EXPECT_EQ(spec->scaleType(), FloatType::F16);
+  EXPECT_EQ(spec->output, FloatType::BF16);
   EXPECT_TRUE(spec->bias);
   EXPECT_EQ(spec->name(),
             "qt_decode_gemv_w4sym_g128_bf16_tdyn_n64_k256_s1_scf16_obf16_bias");

@@ -40,9 +40,9 @@ struct Case {
   unsigned bits;
   bool symmetric;
   int64_t group; ///< 0: per output channel
-  ActivationType act;
-  ScaleType scale;
-  OutputType out;
+  FloatType act;
+  FloatType scale;
+  FloatType out;
   bool bias;
   int64_t n, k;
   bool minZero = false; ///< unsigned codes with a float min (ggml)
@@ -65,8 +65,8 @@ QuantKernelSpec specOf(const Case &c) {
   return spec;
 }
 
-ActivationType halfOf(OutputType out) {
-  return out == OutputType::F16 ? ActivationType::F16 : ActivationType::BF16;
+FloatType halfOf(FloatType out) {
+  return out == FloatType::F16 ? FloatType::F16 : FloatType::BF16;
 }
 
 /// The weight operands as the kernel reads them and W_hat in float64.
@@ -82,8 +82,8 @@ struct Weights {
 };
 
 /// A scale-dtype value: `v` rounded to it, appended to `bytes` as stored.
-float storeQParam(float v, ScaleType type, std::vector<uint8_t> &bytes) {
-  if (type == ScaleType::F32) {
+float storeQParam(float v, FloatType type, std::vector<uint8_t> &bytes) {
+  if (type == FloatType::F32) {
     uint8_t b[4];
     std::memcpy(b, &v, 4);
     bytes.insert(bytes.end(), b, b + 4);
@@ -126,11 +126,11 @@ GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
 
 Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
   Weights w;
-  w.qparamWidth = spec.scaleType() == ScaleType::F32 ? 4 : 2;
+  w.qparamWidth = spec.scaleType() == FloatType::F32 ? 4 : 2;
   GroupwiseQuantized given;
   const GroupwiseQuantized *q = &given;
   Expected<GroupwiseQuantized> quantized = GroupwiseQuantized{};
-  if (spec.minZero || spec.scaleType() == ScaleType::F32) {
+  if (spec.minZero || spec.scaleType() == FloatType::F32) {
     given = ggmlLikeCodes(spec, w, rng);
   } else {
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -142,7 +142,7 @@ Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
     config.bits = spec.bits;
     config.symmetric = spec.symmetric;
     config.groupSize = spec.effectiveGroupSize();
-    config.scaleFormat = spec.scaleType() == ScaleType::F16 ? FloatFormat::F16
+    config.scaleFormat = spec.scaleType() == FloatType::F16 ? FloatFormat::F16
                                                             : FloatFormat::BF16;
     quantized = quantizeGroupwise(f.data(), spec.n, spec.k, config);
     EXPECT_TRUE(bool(quantized)) << (quantized ? "" : quantized.message());
@@ -167,7 +167,7 @@ Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
   if (spec.bias)
     for (int64_t r = 0; r < spec.n; ++r) {
       float v = uniform(rng);
-      if (spec.output == OutputType::F32) {
+      if (spec.output == FloatType::F32) {
         uint32_t bits;
         std::memcpy(&bits, &v, 4);
         w.biasBits.push_back(bits);
@@ -184,7 +184,7 @@ Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
 /// y as doubles, from raw output storage.
 double outputAt(const QuantKernelSpec &spec, const std::vector<uint32_t> &f32,
                 const std::vector<uint16_t> &half, size_t i) {
-  if (spec.output == OutputType::F32) {
+  if (spec.output == FloatType::F32) {
     float v;
     std::memcpy(&v, &f32[i], 4);
     return v;
@@ -213,12 +213,12 @@ llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   StridedMemRefType<uint8_t, 2> zd{zp, zp, 0, {rows, g}, {g, 1}};
   // The bias in its dtype: f32 words or 16-bit halves.
   std::vector<uint16_t> biasHalf(w.biasBits.begin(), w.biasBits.end());
-  void *bp = spec.output == OutputType::F32
+  void *bp = spec.output == FloatType::F32
                  ? static_cast<void *>(w.biasBits.data() + n0)
                  : static_cast<void *>(biasHalf.data() + n0);
   StridedMemRefType<uint32_t, 1> bd{
       static_cast<uint32_t *>(bp), static_cast<uint32_t *>(bp), 0, {rows}, {1}};
-  void *yp = spec.output == OutputType::F32
+  void *yp = spec.output == FloatType::F32
                  ? static_cast<void *>(yF32.data() + n0)
                  : static_cast<void *>(yHalf.data() + n0);
   StridedMemRefType<uint32_t, 2> yd{static_cast<uint32_t *>(yp),
@@ -247,7 +247,7 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   for (uint16_t &v : x)
     v = toBits(uniform(rng), spec.activation);
   const size_t outputs = size_t(t * spec.n);
-  const bool f32 = spec.output == OutputType::F32;
+  const bool f32 = spec.output == FloatType::F32;
   // Pre-filled with NaN bits: every output must be written.
   std::vector<uint32_t> yF32(f32 ? outputs : 0, 0x7fc00000u);
   std::vector<uint16_t> yHalf(f32 ? 0 : outputs, 0x7e00u);
@@ -269,9 +269,9 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
 
   const double u = std::ldexp(1.0, -24);
   const double gamma = double(spec.k + 2) * u / (1.0 - double(spec.k + 2) * u);
-  const double outU = spec.output == OutputType::F16    ? std::ldexp(1.0, -11)
-                      : spec.output == OutputType::BF16 ? std::ldexp(1.0, -8)
-                                                        : 0.0;
+  const double outU = spec.output == FloatType::F16    ? std::ldexp(1.0, -11)
+                      : spec.output == FloatType::BF16 ? std::ldexp(1.0, -8)
+                                                       : 0.0;
   for (int64_t row = 0; row < t; ++row)
     for (int64_t n = 0; n < spec.n; ++n) {
       double ref = 0, refFloat = 0, absSum = 0;
@@ -314,49 +314,48 @@ std::vector<Case> allCases() {
   for (unsigned bits : {4u, 8u})
     for (bool symmetric : {true, false})
       for (int64_t group : {32, 64, 128, 0}) {
-        const ActivationType act =
-            i % 2 ? ActivationType::BF16 : ActivationType::F16;
-        const ScaleType scale = (i / 2) % 2 ? ScaleType::F16 : ScaleType::BF16;
-        const OutputType out = i % 3 == 0   ? OutputType::F32
-                               : i % 3 == 1 ? OutputType::F16
-                                            : OutputType::BF16;
+        const FloatType act = i % 2 ? FloatType::BF16 : FloatType::F16;
+        const FloatType scale = (i / 2) % 2 ? FloatType::F16 : FloatType::BF16;
+        const FloatType out = i % 3 == 0   ? FloatType::F32
+                              : i % 3 == 1 ? FloatType::F16
+                                           : FloatType::BF16;
         cases.push_back({bits, symmetric, group, act, scale, out, i % 4 == 1,
                          shapes[i % 4][0], shapes[(i + bits) % 4][1]});
         ++i;
       }
   // A row too long for the stack buffer: every T takes the one-pass path.
-  cases.push_back({4, false, 128, ActivationType::F16, ScaleType::F16,
-                   OutputType::F32, true, 3, 33000});
-  cases.push_back({8, true, 0, ActivationType::BF16, ScaleType::BF16,
-                   OutputType::BF16, false, 2, 32800});
-  const ActivationType f16 = ActivationType::F16, bf16 = ActivationType::BF16;
+  cases.push_back({4, false, 128, FloatType::F16, FloatType::F16,
+                   FloatType::F32, true, 3, 33000});
+  cases.push_back({8, true, 0, FloatType::BF16, FloatType::BF16,
+                   FloatType::BF16, false, 2, 32800});
+  const FloatType f16 = FloatType::F16, bf16 = FloatType::BF16;
   // Q4_1 / Q5_1 (f16 min), Q4_K / Q5_K (f32 scale and min), Q5_0, Q6_K.
-  cases.push_back({4, false, 32, f16, ScaleType::F16, OutputType::F32, false,
-                   37, 300, true});
-  cases.push_back({5, false, 32, bf16, ScaleType::F16, OutputType::F16, true,
-                   13, 1000, true});
-  cases.push_back({4, false, 32, f16, ScaleType::F32, OutputType::F16, false,
-                   64, 512, true});
+  cases.push_back({4, false, 32, f16, FloatType::F16, FloatType::F32, false, 37,
+                   300, true});
+  cases.push_back({5, false, 32, bf16, FloatType::F16, FloatType::F16, true, 13,
+                   1000, true});
+  cases.push_back({4, false, 32, f16, FloatType::F32, FloatType::F16, false, 64,
+                   512, true});
   cases.push_back(
-      {5, false, 32, f16, ScaleType::F32, OutputType::BF16, true, 7, 77, true});
+      {5, false, 32, f16, FloatType::F32, FloatType::BF16, true, 7, 77, true});
   cases.push_back(
-      {5, true, 32, f16, ScaleType::F16, OutputType::F32, false, 37, 300});
+      {5, true, 32, f16, FloatType::F16, FloatType::F32, false, 37, 300});
   cases.push_back(
-      {6, true, 16, f16, ScaleType::F32, OutputType::F32, true, 64, 512});
+      {6, true, 16, f16, FloatType::F32, FloatType::F32, true, 64, 512});
   cases.push_back(
-      {6, true, 16, bf16, ScaleType::F32, OutputType::F16, false, 13, 1000});
+      {6, true, 16, bf16, FloatType::F32, FloatType::F16, false, 13, 1000});
   // Q2_K (2-bit codes with an f32 min, groups of 16) and Q3_K (signed
   // 3-bit codes, groups of 16), one per byte.
-  cases.push_back({2, false, 16, f16, ScaleType::F32, OutputType::F32, true, 37,
-                   300, true});
-  cases.push_back({2, false, 16, bf16, ScaleType::F32, OutputType::F16, false,
-                   7, 77, true});
   cases.push_back(
-      {3, true, 16, f16, ScaleType::F32, OutputType::BF16, false, 64, 512});
+      {2, false, 16, f16, FloatType::F32, FloatType::F32, true, 37, 300, true});
   cases.push_back(
-      {3, true, 16, bf16, ScaleType::F32, OutputType::F32, true, 13, 1000});
+      {2, false, 16, bf16, FloatType::F32, FloatType::F16, false, 7, 77, true});
+  cases.push_back(
+      {3, true, 16, f16, FloatType::F32, FloatType::BF16, false, 64, 512});
+  cases.push_back(
+      {3, true, 16, bf16, FloatType::F32, FloatType::F32, true, 13, 1000});
   // A min zero-point on a row too long for the stack buffer.
-  cases.push_back({4, false, 32, f16, ScaleType::F32, OutputType::F32, false, 2,
+  cases.push_back({4, false, 32, f16, FloatType::F32, FloatType::F32, false, 2,
                    33024, true});
   return cases;
 }
@@ -382,9 +381,8 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
 }
 
 TEST(HostGemmHost, AbiIsOneRowSplitEntryForAnyT) {
-  QuantKernelSpec spec =
-      specOf({4, true, 128, ActivationType::F16, ScaleType::F16,
-              OutputType::F16, true, 4096, 11008});
+  QuantKernelSpec spec = specOf({4, true, 128, FloatType::F16, FloatType::F16,
+                                 FloatType::F16, true, 4096, 11008});
   KernelAbi abi = hostGemmAbi(spec);
   ASSERT_EQ(abi.entries.size(), 1u);
   EXPECT_EQ(abi.entries[0].symbol, spec.name());
@@ -400,9 +398,8 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
   qtensor::test::HostKernelJit jit;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&jit.context));
-  QuantKernelSpec spec =
-      specOf({4, true, 32, ActivationType::F16, ScaleType::F16, OutputType::F32,
-              false, 8, 64});
+  QuantKernelSpec spec = specOf({4, true, 32, FloatType::F16, FloatType::F16,
+                                 FloatType::F32, false, 8, 64});
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler capture(&jit.context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
@@ -461,4 +458,11 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
     EXPECT_NE(spec.message().find(bad.message), std::string::npos)
         << spec.message();
   }
+  // The spec's dtypes are the descriptor's one float enum: an f32
+  // activation can be written down, and is refused by name.
+  QuantKernelSpec f32Activations = *q4k;
+  f32Activations.activation = FloatType::F32;
+  Status refused = validateQuantKernelSpec(f32Activations);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(refused.message(), "activations must be f16 or bf16, got f32");
 }

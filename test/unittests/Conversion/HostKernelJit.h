@@ -53,20 +53,12 @@ template <typename T, int R> struct HostBuffer {
   }
 };
 
-inline uint16_t toBits(float v, ActivationType type) {
-  return type == ActivationType::F16 ? floatToHalfBits(v)
-                                     : floatToBFloat16Bits(v);
+/// 16-bit values (f16, bf16) only.
+inline uint16_t toBits(float v, FloatType type) {
+  return type == FloatType::F16 ? floatToHalfBits(v) : floatToBFloat16Bits(v);
 }
-inline float fromBits(uint16_t bits, ActivationType type) {
-  return type == ActivationType::F16 ? halfBitsToFloat(bits)
-                                     : bfloat16BitsToFloat(bits);
-}
-/// 16-bit scales (f16, bf16) only.
-inline uint16_t toBits(float v, ScaleType type) {
-  return type == ScaleType::F16 ? floatToHalfBits(v) : floatToBFloat16Bits(v);
-}
-inline float fromBits(uint16_t bits, ScaleType type) {
-  return type == ScaleType::F16 ? halfBitsToFloat(bits)
+inline float fromBits(uint16_t bits, FloatType type) {
+  return type == FloatType::F16 ? halfBitsToFloat(bits)
                                 : bfloat16BitsToFloat(bits);
 }
 

@@ -37,10 +37,10 @@ struct Case {
   unsigned bits;
   bool symmetric;
   int64_t group; // 0: per-channel
-  ActivationType act;
+  FloatType act;
   int64_t t, n, k;
-  ActivationType scale;
-  OutputType out;
+  FloatType scale;
+  FloatType out;
   bool bias;
 };
 
@@ -51,7 +51,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.symmetric = c.symmetric;
   spec.groupSize = c.group;
   spec.activation = c.act;
-  spec.scale = scaleTypeOf(c.scale);
+  spec.scale = c.scale;
   spec.output = c.out;
   spec.bias = c.bias;
   spec.rows = kDynamicRows;
@@ -89,10 +89,10 @@ double kernelErrorBound(const QuantKernelSpec &spec, double absSum, double ref,
   double bound = double(longest + groups - 1) * u * absSum;
   if (spec.bias)
     bound += u * (absSum + std::fabs(bias));
-  if (spec.output == OutputType::F16)
+  if (spec.output == FloatType::F16)
     bound +=
         std::ldexp(1.0, -11) * (std::fabs(ref) + bound) + std::ldexp(1.0, -25);
-  else if (spec.output == OutputType::BF16)
+  else if (spec.output == FloatType::BF16)
     bound += std::ldexp(1.0, -8) * (std::fabs(ref) + bound);
   return bound + 1e-30;
 }
@@ -116,7 +116,7 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   config.symmetric = c.symmetric;
   config.groupSize = c.group == 0 ? k : c.group;
   config.scaleFormat =
-      c.scale == ActivationType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
+      c.scale == FloatType::F16 ? FloatFormat::F16 : FloatFormat::BF16;
   Expected<GroupwiseQuantized> q =
       quantizeGroupwise(weight.data(), n, k, config);
   EXPECT_TRUE(bool(q)) << (q ? "" : q.message());
@@ -155,12 +155,12 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   std::vector<double> bias(static_cast<size_t>(n), 0.0);
   std::vector<uint16_t> bias16(static_cast<size_t>(n));
   std::vector<float> bias32(static_cast<size_t>(n));
-  const ActivationType out16 =
-      c.out == OutputType::BF16 ? ActivationType::BF16 : ActivationType::F16;
+  const FloatType out16 =
+      c.out == FloatType::BF16 ? FloatType::BF16 : FloatType::F16;
   for (int64_t r = 0; r < n; ++r) {
     bias32[r] = 4.0f * uniform(rng);
     bias16[r] = toBits(bias32[r], out16);
-    if (c.out != OutputType::F32)
+    if (c.out != FloatType::F32)
       bias32[r] = fromBits(bias16[r], out16);
     bias[r] = c.bias ? bias32[r] : 0.0;
   }
@@ -180,10 +180,10 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   if (!c.symmetric)
     descriptors.push_back(&zBuf.desc);
   if (c.bias)
-    descriptors.push_back(c.out == OutputType::F32 ? (void *)&b32Buf.desc
-                                                   : (void *)&b16Buf.desc);
-  descriptors.push_back(c.out == OutputType::F32 ? (void *)&y32Buf.desc
-                                                 : (void *)&y16Buf.desc);
+    descriptors.push_back(c.out == FloatType::F32 ? (void *)&b32Buf.desc
+                                                  : (void *)&b16Buf.desc);
+  descriptors.push_back(c.out == FloatType::F32 ? (void *)&y32Buf.desc
+                                                : (void *)&y16Buf.desc);
 
   std::unique_ptr<mlir::ExecutionEngine> engine =
       jit.compile(spec, buildPrefillMmaKernel);
@@ -208,7 +208,7 @@ Errors runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
         absSum += std::fabs(xv * double(dequant[r * k + col]));
       }
       const double got =
-          c.out == OutputType::F32
+          c.out == FloatType::F32
               ? double(y32Buf.data[row * n + r])
               : double(fromBits(y16Buf.data[row * n + r], out16));
       const double kernelErr = std::fabs(got - ref);
@@ -240,19 +240,18 @@ std::vector<Case> allCases() {
   const int64_t rows[] = {37, 1, 64, 20};
   const int64_t ns[] = {300, 77, 256, 520};
   const int64_t ks[] = {520, 1024, 392, 264};
-  const OutputType outs[] = {OutputType::F16, OutputType::BF16,
-                             OutputType::F32};
+  const FloatType outs[] = {FloatType::F16, FloatType::BF16, FloatType::F32};
   std::vector<Case> cases;
   int i = 0;
   for (unsigned bits : {4u, 8u})
     for (bool symmetric : {true, false})
       for (int64_t group : {32, 64, 128, 0})
-        for (ActivationType act : {ActivationType::F16, ActivationType::BF16}) {
+        for (FloatType act : {FloatType::F16, FloatType::BF16}) {
           const int j = i++;
-          const ActivationType scale =
-              j % 5 == 2 ? (act == ActivationType::F16 ? ActivationType::BF16
-                                                       : ActivationType::F16)
-                         : act;
+          const FloatType scale =
+              j % 5 == 2
+                  ? (act == FloatType::F16 ? FloatType::BF16 : FloatType::F16)
+                  : act;
           cases.push_back({bits, symmetric, group, act, rows[j % 4],
                            ns[(j / 4 + j) % 4], ks[(j + bits / 4) % 4], scale,
                            outs[j % 3], j % 2 == 1});
@@ -277,16 +276,16 @@ TEST(PrefillMmaHostTest, SmallShapesAndSingleTiles) {
   // and the largest T tail of a 32-row block.
   HostKernelJit jit;
   runCase(jit,
-          {4, false, 128, ActivationType::F16, 1, 5, 16, ActivationType::F16,
-           OutputType::F16, true},
+          {4, false, 128, FloatType::F16, 1, 5, 16, FloatType::F16,
+           FloatType::F16, true},
           41);
   runCase(jit,
-          {8, true, 64, ActivationType::BF16, 31, 33, 72, ActivationType::BF16,
-           OutputType::BF16, false},
+          {8, true, 64, FloatType::BF16, 31, 33, 72, FloatType::BF16,
+           FloatType::BF16, false},
           42);
   runCase(jit,
-          {4, true, 0, ActivationType::BF16, 33, 64, 8, ActivationType::BF16,
-           OutputType::F32, false},
+          {4, true, 0, FloatType::BF16, 33, 64, 8, FloatType::BF16,
+           FloatType::F32, false},
           43);
 }
 
