@@ -257,6 +257,45 @@ LevelResult levelDispatch(const artifact::Artifact &a,
       r.detail = e.name + ": no kernel selection for it in the dispatch trace";
       return r;
     }
+  // The bindings the runtime plans from say what the compiler's trace
+  // says: per op, the same kernel and fallback for each compiled phase, and
+  // the report's policy.
+  std::map<std::pair<std::string, std::string>, SelectedKernel> selected;
+  for (const json &e : *trace)
+    if (e.contains("selected") && e["selected"].is_string())
+      selected[{e["op"].get<std::string>(), e["phase"].get<std::string>()}] = {
+          e["selected"].get<std::string>(), e.value("fallback", false)};
+  size_t boundPhases = 0;
+  for (const artifact::OpBinding &b : a.manifest().bindings) {
+    const std::string where = "manifest.bindings op \"" + b.op + "\"";
+    if (b.fallbackPolicy != *policy) {
+      r.detail = where + ": fallback_policy " +
+                 kernels::toString(b.fallbackPolicy) + ", the report's is " +
+                 *policyName;
+      return r;
+    }
+    for (const artifact::PhaseBinding &p : b.phases) {
+      auto it = selected.find({b.op, kernels::toString(p.phase)});
+      if (it == selected.end() || it->second.kernel != p.kernel ||
+          it->second.fallback != p.fallback) {
+        r.detail = where + " " + kernels::toString(p.phase) + ": binds " +
+                   p.kernel + (p.fallback ? " (fallback)" : "") +
+                   ", the dispatch trace " +
+                   (it == selected.end()
+                        ? std::string("selects nothing")
+                        : "selects " + it->second.kernel +
+                              (it->second.fallback ? " (fallback)" : ""));
+        return r;
+      }
+      ++boundPhases;
+    }
+  }
+  if (boundPhases != selected.size()) {
+    r.detail = "the bindings bind " + std::to_string(boundPhases) +
+               " (op, phase) pairs, the dispatch trace selects " +
+               std::to_string(selected.size());
+    return r;
+  }
   if (*policy == kernels::FallbackPolicy::Forbid && fallbacks != 0) {
     r.detail = std::to_string(fallbacks) +
                " fallbacks in the trace under fallback=forbid";
@@ -308,17 +347,11 @@ LevelResult levelDispatch(const artifact::Artifact &a,
     return r;
   }
   r.detail = std::to_string(checked) +
-             " (op, phase) selections re-admitted "
-             "and re-selected, " +
+             " (op, phase) selections re-admitted, re-selected and bound, " +
              std::to_string(fallbacks) + " fallbacks (" + *policyName + "), " +
              std::to_string(quantizedBytes) + " quantized bytes = ledger";
 
   // The runtime, watched carrying the selections out.
-  std::map<std::pair<std::string, std::string>, SelectedKernel> selected;
-  for (const json &e : *trace)
-    if (e.contains("selected") && e["selected"].is_string())
-      selected[{e["op"].get<std::string>(), e["phase"].get<std::string>()}] = {
-          e["selected"].get<std::string>(), e.value("fallback", false)};
   if (!a.manifest().kernels.empty()) {
     auto observed = observeRuntime(a, ladder, selected);
     if (!observed) {
