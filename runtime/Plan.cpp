@@ -87,12 +87,6 @@ safetensors::DType dtypeOf(ArgType t) {
   return safetensors::DType::U8;
 }
 
-ArgType argTypeOf(FloatType t) {
-  return t == FloatType::F16    ? ArgType::F16
-         : t == FloatType::BF16 ? ArgType::BF16
-                                : ArgType::F32;
-}
-
 uint64_t elements(const std::vector<int64_t> &shape) {
   return checkedElementCount(shape).value_or(0);
 }

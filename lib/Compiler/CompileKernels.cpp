@@ -62,11 +62,7 @@ ArgType argTypeOf(mlir::Type t) {
   return ArgType::I8;
 }
 
-ArgType argTypeOf(FloatType t) {
-  return t == FloatType::F16    ? ArgType::F16
-         : t == FloatType::BF16 ? ArgType::BF16
-                                : ArgType::F32;
-}
+using artifact::argTypeOf;
 
 /// A token range with an unbounded end spelled as the record keeps it.
 kernels::TokenRange tokenRange(int64_t min, std::optional<int64_t> max) {

@@ -41,6 +41,8 @@ enum class ArgType : uint8_t { F16, BF16, F32, I32, I8, U8 };
 const char *toString(ArgType t);
 std::optional<ArgType> parseArgType(const std::string &s);
 size_t byteWidth(ArgType t);
+/// The argument type that holds values of a float dtype.
+ArgType argTypeOf(FloatType t);
 
 /// The role of one argument: activations, packed codes, scales, zero-points,
 /// bias, output.

@@ -19,6 +19,7 @@ namespace qtensor::runtime {
 
 using artifact::ArgRole;
 using artifact::ArgType;
+using artifact::argTypeOf;
 using artifact::byteWidth;
 using artifact::EntryPoint;
 using artifact::kDynamic;

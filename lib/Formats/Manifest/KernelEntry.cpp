@@ -29,6 +29,12 @@ const char *qtensor::artifact::toString(ArgType t) {
   return "?";
 }
 
+ArgType qtensor::artifact::argTypeOf(FloatType t) {
+  return t == FloatType::F16    ? ArgType::F16
+         : t == FloatType::BF16 ? ArgType::BF16
+                                : ArgType::F32;
+}
+
 std::optional<ArgType> qtensor::artifact::parseArgType(const std::string &s) {
   for (ArgType t : {ArgType::F16, ArgType::BF16, ArgType::F32, ArgType::I32,
                     ArgType::I8, ArgType::U8})
@@ -291,12 +297,6 @@ Status readEntryPoint(JsonObjectReader &r, const KernelEntry &k,
   return r.noUnknownKeys();
 }
 
-FloatType floatOf(ArgType t) {
-  return t == ArgType::F16    ? FloatType::F16
-         : t == ArgType::BF16 ? FloatType::BF16
-                              : FloatType::F32;
-}
-
 Status readFloat(JsonObjectReader &r, const char *key, FloatType &out) {
   return r.readEnum(key, &qtensor::parseFloatType, out);
 }
@@ -354,10 +354,8 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
     return makeError(r.at("args"), ": y has shape ", shapeToString(y.shape),
                      ", expected [-1, ", k.n, "] (dynamic T, N = ", k.n, ")");
   auto dtypeIs = [&](const KernelArg &a, FloatType want, const char *field) {
-    if (a.type == ArgType::F16 || a.type == ArgType::BF16 ||
-        a.type == ArgType::F32)
-      if (floatOf(a.type) == want)
-        return Status::ok();
+    if (a.type == argTypeOf(want))
+      return Status::ok();
     return Status(makeError(r.at("args"), ": ", toString(a.role), " is ",
                             toString(a.type), ", but \"", field, "\" is ",
                             qtensor::toString(want)));
