@@ -25,6 +25,9 @@ namespace qtensor::kernels {
 struct RankSlice {
   int64_t nOffset = 0, n = 0;
   int64_t kOffset = 0, k = 0;
+  bool operator==(const RankSlice &o) const {
+    return nOffset == o.nOffset && n == o.n && kOffset == o.kOffset && k == o.k;
+  }
 };
 
 /// The requested operator signature of one quantized linear.

@@ -113,20 +113,10 @@ std::string OpBinding::tensorOf(int64_t rank) const {
 }
 
 bool OpBinding::operator==(const OpBinding &o) const {
-  auto sameSlice = [](const kernels::RankSlice &a,
-                      const kernels::RankSlice &b) {
-    return a.nOffset == b.nOffset && a.n == b.n && a.kOffset == b.kOffset &&
-           a.k == b.k;
-  };
-  if (ranks.size() != o.ranks.size())
-    return false;
-  for (size_t i = 0; i < ranks.size(); ++i)
-    if (!sameSlice(ranks[i], o.ranks[i]))
-      return false;
   return op == o.op && n == o.n && k == o.k && topology == o.topology &&
-         biasAfterReduce == o.biasAfterReduce && activation == o.activation &&
-         accumulator == o.accumulator && output == o.output &&
-         epilogue == o.epilogue && phases == o.phases &&
+         ranks == o.ranks && biasAfterReduce == o.biasAfterReduce &&
+         activation == o.activation && accumulator == o.accumulator &&
+         output == o.output && epilogue == o.epilogue && phases == o.phases &&
          fallbackPolicy == o.fallbackPolicy;
 }
 
