@@ -3,6 +3,7 @@
 #include "qtensor/Runtime/ModelSchema.h"
 
 #include "qtensor/Formats/SafetensorsDType.h"
+#include "qtensor/Models/TensorNames.h"
 #include "qtensor/Runtime/Plan.h"
 
 #include <algorithm>
@@ -17,113 +18,27 @@ using namespace qtensor::runtime;
 
 namespace {
 
-enum { Q, K, V, O, Gate, Up, Down, kRoles };
+using models::BlockLinear;
+using models::Naming;
+constexpr size_t kRoles = models::kBlockLinearCount;
+constexpr size_t Q = size_t(BlockLinear::Q), K = size_t(BlockLinear::K),
+                 V = size_t(BlockLinear::V), O = size_t(BlockLinear::O),
+                 Gate = size_t(BlockLinear::Gate), Up = size_t(BlockLinear::Up),
+                 Down = size_t(BlockLinear::Down);
 
-/// One checkpoint naming of the llama family; linears in the enum's order.
-struct Naming {
-  const char *label;       ///< for errors
-  const char *layerPrefix; ///< then "<L>.<role>.weight"
-  std::array<const char *, kRoles> linears;
-  std::array<const char *, 2> norms; ///< before attention, before the MLP
-  const char *embed, *finalNorm, *head;
-  const char *pattern; ///< the ops a manifest may bind, for errors
-};
-
-const Naming kHuggingFace = {
-    "Hugging Face",
-    "model.layers.",
-    {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-     "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"},
-    {"input_layernorm", "post_attention_layernorm"},
-    "model.embed_tokens.weight",
-    "model.norm.weight",
-    "lm_head.weight",
-    "model.layers.<L>.<self_attn|mlp>.<proj>.weight, or lm_head.weight"};
-
-const Naming kGGUF = {
-    "GGUF",
-    "blk.",
-    {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
-     "ffn_down"},
-    {"attn_norm", "ffn_norm"},
-    "token_embd.weight",
-    "output_norm.weight",
-    "output.weight",
-    "blk.<L>.<attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down>"
-    ".weight, or output.weight"};
-
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-bool startsWith(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-bool endsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
-
-/// "<prefix><L>.<role>.weight" -> (L, role); none for any other name (a
-/// layer number with a leading zero names no layer).
-std::optional<std::pair<int64_t, std::string_view>>
-parseBlock(const Naming &n, std::string_view name) {
-  constexpr std::string_view suffix = ".weight";
-  std::string_view prefix = n.layerPrefix;
-  if (name.size() <= prefix.size() + suffix.size() ||
-      !startsWith(name, prefix) || !endsWith(name, suffix))
-    return std::nullopt;
-  std::string_view s =
-      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  int64_t layer = 0;
-  size_t digits = 0;
-  while (digits < s.size() && digits < 7 && isDigit(s[digits]))
-    layer = layer * 10 + (s[digits++] - '0');
-  if (!digits || (digits > 1 && s[0] == '0') || digits >= s.size() ||
-      s[digits] != '.')
-    return std::nullopt;
-  return std::pair{layer, s.substr(digits + 1)};
-}
-
-template <size_t N>
-std::optional<size_t> indexOf(const std::array<const char *, N> &names,
-                              std::string_view role) {
-  for (size_t i = 0; i < N; ++i)
-    if (role == names[i])
-      return i;
-  return std::nullopt;
-}
-
-/// The (layer, linear role) `name` is in naming `n`, if any.
-std::optional<std::pair<int64_t, size_t>> parseLinear(const Naming &n,
-                                                      const std::string &name) {
-  auto b = parseBlock(n, name);
-  if (!b)
-    return std::nullopt;
-  std::optional<size_t> r = indexOf(n.linears, b->second);
-  if (!r)
-    return std::nullopt;
-  return std::pair{b->first, *r};
-}
-
-std::string blockName(const Naming &n, int64_t layer, const char *role) {
-  return n.layerPrefix + std::to_string(layer) + "." + role + ".weight";
-}
-
-/// Whether `name` (without its rank suffix) is one of `n`'s own names.
-bool usesNaming(const Naming &n, const std::string &name) {
-  std::string_view prefix = n.layerPrefix;
-  return (name.size() > prefix.size() && startsWith(name, prefix) &&
-          isDigit(name[prefix.size()])) ||
-         name == n.embed || name == n.finalNorm || name == n.head;
+std::string linearName(Naming n, int64_t layer, size_t role) {
+  return models::linearWeightName(n, layer, models::kBlockLinears[role]);
 }
 
 /// The naming of the artifact's names; both at once is an error.
-Expected<const Naming *> chooseNaming(const artifact::Manifest &m,
-                                      const std::string &arch) {
+Expected<Naming> chooseNaming(const artifact::Manifest &m,
+                              const std::string &arch) {
   std::optional<std::string> hf, gguf;
   auto see = [&](const std::string &raw) {
     std::string name = splitRankName(raw).first;
-    if (!hf && usesNaming(kHuggingFace, name))
+    if (!hf && models::usesNaming(Naming::HuggingFace, name))
       hf = name;
-    if (!gguf && usesNaming(kGGUF, name))
+    if (!gguf && models::usesNaming(Naming::GGUF, name))
       gguf = name;
   };
   for (const artifact::OpBinding &e : m.bindings)
@@ -135,7 +50,7 @@ Expected<const Naming *> chooseNaming(const artifact::Manifest &m,
                      "): the artifact mixes Hugging Face names (\"", *hf,
                      "\") and GGUF names (\"", *gguf,
                      "\"); one checkpoint uses one naming");
-  return gguf ? &kGGUF : &kHuggingFace;
+  return gguf ? Naming::GGUF : Naming::HuggingFace;
 }
 
 /// A block linear: a bound quantized op, or a plain tensor kept in float.
@@ -171,8 +86,10 @@ int64_t widthOf(const std::array<Slot, kRoles> &layer0,
 
 class SchemaChecker {
 public:
-  SchemaChecker(const artifact::Manifest &m, const Naming &n)
-      : m(m), n(n), arch(m.model.architecture) {}
+  SchemaChecker(const artifact::Manifest &m, const models::Architecture &a,
+                Naming naming)
+      : m(m), a(a), naming(naming), n(models::tensorNames(naming)),
+        arch(m.model.architecture) {}
 
   Expected<SchemaCheck> run() {
     QTENSOR_TRY(collectTraced());
@@ -182,7 +99,8 @@ public:
     QTENSOR_TRY(checkHead());
     SchemaCheck out;
     out.known = true;
-    out.naming = &n == &kGGUF ? TensorNaming::GGUF : TensorNaming::HuggingFace;
+    out.naming =
+        naming == Naming::GGUF ? TensorNaming::GGUF : TensorNaming::HuggingFace;
     out.layers = count;
     out.hidden = h;
     out.kv = kv;
@@ -208,13 +126,13 @@ private:
         return fail("op \"", e.op,
                     "\" is the embedding, a gather that stays plain, not a "
                     "linear");
-      } else if (auto l = parseLinear(n, e.op)) {
-        Slot &s = layers[l->first][l->second];
+      } else if (auto l = models::parseLinearWeight(naming, e.op)) {
+        Slot &s = layers[l->layer][size_t(l->linear)];
         if (!s.bound) // one binding per op
           s.bound = &e;
       } else {
         return fail("op \"", e.op, "\" is not a linear of the schema (",
-                    n.pattern, ")");
+                    n.linearPattern, ")");
       }
       // A bound op is a quantized tensor (or its rank slices).
       if (const artifact::TensorEntry *t = m.findTensor(e.op); t && t->plain())
@@ -229,12 +147,15 @@ private:
   /// block tensor (linear or norm) names.
   Status collectPlain() {
     for (const artifact::TensorEntry &t : m.tensors) {
-      auto b = parseBlock(n, t.name);
+      std::optional<models::BlockTensor> b =
+          models::parseBlockTensor(naming, t.name);
       if (!b)
         continue;
-      std::optional<size_t> r = indexOf(n.linears, b->second);
-      if (indexOf(n.norms, b->second))
-        maxLayer = std::max(maxLayer, b->first);
+      auto isNorm = std::find(n.norms.begin(), n.norms.end(), b->inLayer);
+      if (isNorm != n.norms.end())
+        maxLayer = std::max(maxLayer, b->layer);
+      std::optional<models::BlockLinearName> r =
+          models::parseLinearWeight(naming, t.name);
       if (!r || !t.plain())
         continue;
       const artifact::PlainTensor &p = *t.plain();
@@ -243,7 +164,7 @@ private:
                     safetensors::dtypeName(p.dtype), " ",
                     shapeToString(p.shape),
                     "; a linear kept in float is a 2-D float tensor [N, K]");
-      layers[b->first][*r].plain = &p;
+      layers[r->layer][size_t(r->linear)].plain = &p;
     }
     if (!layers.empty())
       maxLayer = std::max(maxLayer, layers.rbegin()->first);
@@ -254,7 +175,7 @@ private:
     if (layers.empty())
       return fail("no linear layers (none bound, none "
                   "stored plain as ",
-                  n.pattern, ")");
+                  n.linearPattern, ")");
     count = maxLayer + 1;
     for (int64_t l = 0; l < count; ++l) {
       auto it = layers.find(l);
@@ -265,7 +186,7 @@ private:
                     count - 1, ")");
       for (size_t r = 0; r < kRoles; ++r)
         if (!it->second[r].present())
-          return fail(blockName(n, l, n.linears[r]),
+          return fail(linearName(naming, l, r),
                       " is missing (neither a bound quantized op nor a "
                       "plain tensor)");
     }
@@ -277,7 +198,7 @@ private:
                         {Up, false},
                         {O, true},
                         {Down, true}});
-    int64_t qn = widthOf(first, {{Q, true}, {O, false}});
+    qn = widthOf(first, {{Q, true}, {O, false}});
     kv = widthOf(first, {{K, true}, {V, true}});
     inter = widthOf(first, {{Gate, true}, {Up, true}, {Down, false}});
     // [N, K] every role must have.
@@ -290,7 +211,7 @@ private:
         if (roles[r].plain)
           ++floatLinears;
         if (N != want[r].first || K != want[r].second)
-          return fail(blockName(n, l, n.linears[r]),
+          return fail(linearName(naming, l, r),
                       roles[r].plain ? " (kept in float)" : "", " is [", N,
                       ", ", K, "], expected [", want[r].first, ", ",
                       want[r].second, "] (H = ", h, ", KV = ", kv,
@@ -299,7 +220,7 @@ private:
     return Status::ok();
   }
 
-  Status requirePlain(const std::string &name,
+  Status requirePlain(std::string_view name,
                       const std::vector<int64_t> &shape) const {
     const artifact::TensorEntry *t = m.findTensor(name);
     if (!t)
@@ -328,9 +249,43 @@ private:
       QTENSOR_TRY(requirePlain(n.embed, {vocab, h}));
     }
     QTENSOR_TRY(requirePlain(n.finalNorm, {h}));
+    using models::BlockNorm;
     for (int64_t l = 0; l < count; ++l)
-      for (const char *norm : n.norms)
-        QTENSOR_TRY(requirePlain(blockName(n, l, norm), {h}));
+      for (BlockNorm norm : {BlockNorm::Attention, BlockNorm::Mlp})
+        QTENSOR_TRY(
+            requirePlain(*models::normWeightName(naming, l, norm), {h}));
+    if (a.sandwichNorms)
+      QTENSOR_TRY(checkSandwichNorms());
+    return Status::ok();
+  }
+
+  /// gemma's post-attention and post-MLP norms [H], and its per-head q and
+  /// k norms: one head width D for both, dividing the q and kv widths.
+  Status checkSandwichNorms() {
+    using models::BlockNorm;
+    if (!models::normWeightName(naming, 0, BlockNorm::QHead))
+      return fail(models::toString(naming), " names of ", arch,
+                  "'s block norms are not known here (its checkpoints are "
+                  "read from GGUF)");
+    const artifact::TensorEntry *q0 =
+        m.findTensor(*models::normWeightName(naming, 0, BlockNorm::QHead));
+    if (!q0 || !q0->plain() || q0->plain()->shape.size() != 1)
+      return fail("the per-head q norm ",
+                  *models::normWeightName(naming, 0, BlockNorm::QHead),
+                  " is missing or not a plain 1-D tensor");
+    const int64_t d = q0->plain()->shape[0];
+    if (d < 1 || qn % d || kv % d)
+      return fail(*models::normWeightName(naming, 0, BlockNorm::QHead), " is [",
+                  d, "], which is no head width of q (", qn, ") and kv (", kv,
+                  ")");
+    for (int64_t l = 0; l < count; ++l) {
+      for (BlockNorm norm : {BlockNorm::PostAttention, BlockNorm::PostMlp})
+        QTENSOR_TRY(
+            requirePlain(*models::normWeightName(naming, l, norm), {h}));
+      for (BlockNorm norm : {BlockNorm::QHead, BlockNorm::KHead})
+        QTENSOR_TRY(
+            requirePlain(*models::normWeightName(naming, l, norm), {d}));
+    }
     return Status::ok();
   }
 
@@ -372,18 +327,20 @@ private:
     else if (floatLinears)
       s += ", " + std::to_string(floatLinears) +
            (floatLinears == 1 ? " linear" : " linears") + " kept in float";
-    if (&n == &kGGUF)
+    if (naming == Naming::GGUF)
       s += ", gguf names";
     return s;
   }
 
   const artifact::Manifest &m;
-  const Naming &n;
+  const models::Architecture &a;
+  const Naming naming;
+  const models::TensorNames &n;
   const std::string &arch;
 
   std::map<int64_t, std::array<Slot, kRoles>> layers;
   const artifact::OpBinding *headOp = nullptr;
-  int64_t maxLayer = -1, count = 0, h = 0, kv = 0, inter = 0, vocab = 0;
+  int64_t maxLayer = -1, count = 0, h = 0, qn = 0, kv = 0, inter = 0, vocab = 0;
   bool embedFromHead = false; ///< no embedding tensor: the head's codes
   int64_t floatLinears = 0;
   HeadKind head = HeadKind::Tied;
@@ -394,12 +351,13 @@ private:
 Expected<SchemaCheck>
 qtensor::runtime::checkModelSchema(const artifact::Manifest &m) {
   const std::string &arch = m.model.architecture;
-  if (arch != "llama" && arch != "mistral" && arch != "qwen2") {
+  const models::Architecture *a = models::findArchitecture(arch);
+  if (!a || !a->hasSchema) {
     SchemaCheck out;
     out.summary = "no schema for architecture \"" + arch +
                   "\": every quantized tensor checked as a bound 2-D linear";
     return out;
   }
-  QTENSOR_ASSIGN_OR_RETURN(const Naming *n, chooseNaming(m, arch));
-  return SchemaChecker(m, *n).run();
+  QTENSOR_ASSIGN_OR_RETURN(Naming naming, chooseNaming(m, arch));
+  return SchemaChecker(m, *a, naming).run();
 }

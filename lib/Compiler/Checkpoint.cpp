@@ -5,6 +5,7 @@
 
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/GGMLTypes.h"
+#include "qtensor/Models/TensorNames.h"
 #include "qtensor/Support/JsonObjectReader.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Support/Sha256.h"
@@ -258,17 +259,18 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   QTENSOR_TRY(integer("rope.dimension_count", d.headDim, d.ropeDim));
   QTENSOR_TRY(real("attention.layer_norm_rms_epsilon", 1e-5, d.rmsEps));
   QTENSOR_TRY(real("rope.freq_base", 10000.0, d.ropeBase));
-  d.rope = artifact::RopeStyle::Interleaved;
-  if (c.architecture == "qwen2") // llama.cpp's qwen2 rotates NeoX halves
-    d.rope = artifact::RopeStyle::Half;
-  if (c.architecture == "gemma3") {
+  // As llama.cpp's graph for the architecture applies RoPE.
+  const models::Architecture &family =
+      *models::findArchitecture(c.architecture);
+  d.rope = family.ggufRotatesHalves ? artifact::RopeStyle::Half
+                                    : artifact::RopeStyle::Interleaved;
+  if (family.family == models::Family::Gemma3) {
     // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
     // 1/sqrt(head dim), GeGLU, NeoX RoPE, five sliding-window layers (RoPE
     // base 10000) for each global one; the norms' +1 is in the file.
     d.embedScale = std::sqrt(double(d.hidden));
     d.attentionScale = 1.0 / std::sqrt(double(d.headDim));
     d.gate = artifact::GateActivation::GeluTanh;
-    d.rope = artifact::RopeStyle::Half;
     QTENSOR_TRY(integer("attention.sliding_window", 0, d.slidingWindow));
     d.slidingPattern = d.slidingWindow ? 6 : 0;
     d.ropeBaseLocal = 10000.0;
@@ -314,29 +316,21 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   return Status::ok();
 }
 
-/// The block linears by role, with their expected [N, K].
+/// The block linears, with their expected [N, K].
 struct RoleShape {
-  const char *role;
+  models::BlockLinear linear;
   int64_t n, k;
+  std::string role() const { return std::string(models::roleName(linear)); }
 };
 std::vector<RoleShape> roleShapes(const ModelConfig &c) {
-  return {{"q_proj", c.qWidth(), c.hidden},
-          {"k_proj", c.kvWidth(), c.hidden},
-          {"v_proj", c.kvWidth(), c.hidden},
-          {"o_proj", c.hidden, c.qWidth()},
-          {"gate_proj", c.intermediate, c.hidden},
-          {"up_proj", c.intermediate, c.hidden},
-          {"down_proj", c.hidden, c.intermediate}};
-}
-
-/// A block linear's weight name in a Hugging Face checkpoint.
-std::string hfWeightName(int64_t layer, const std::string &role) {
-  std::string part =
-      role == "gate_proj" || role == "up_proj" || role == "down_proj"
-          ? "mlp."
-          : "self_attn.";
-  return "model.layers." + std::to_string(layer) + "." + part + role +
-         ".weight";
+  using models::BlockLinear;
+  return {{BlockLinear::Q, c.qWidth(), c.hidden},
+          {BlockLinear::K, c.kvWidth(), c.hidden},
+          {BlockLinear::V, c.kvWidth(), c.hidden},
+          {BlockLinear::O, c.hidden, c.qWidth()},
+          {BlockLinear::Gate, c.intermediate, c.hidden},
+          {BlockLinear::Up, c.intermediate, c.hidden},
+          {BlockLinear::Down, c.hidden, c.intermediate}};
 }
 
 /// The codes a packed tensor stores, for the selection's kernel check.
@@ -462,7 +456,8 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
   std::vector<Module> modules;
   for (int64_t layer = 0; layer < cfg.layers; ++layer)
     for (const RoleShape &rs : roleShapes(cfg)) {
-      std::string name = hfWeightName(layer, rs.role);
+      std::string name = models::linearWeightName(models::Naming::HuggingFace,
+                                                  layer, rs.linear);
       modules.push_back({name.substr(0, name.size() - 7), rs.n, rs.k});
     }
   modules.push_back({"lm_head", cfg.vocab, cfg.hidden});
@@ -564,10 +559,12 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     if (type == cfg.end() || !type->is_string())
       return makeError(configPath, ": missing string field \"model_type\"");
     cp.cfg.architecture = type->get<std::string>();
-    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "mistral" &&
-        cp.cfg.architecture != "qwen2")
-      return makeError(configPath, ": model_type \"", cp.cfg.architecture,
-                       "\" is not supported (llama, mistral, qwen2)");
+    if (!models::architectureFromCheckpoint(models::Naming::HuggingFace,
+                                            cp.cfg.architecture))
+      return makeError(
+          configPath, ": model_type \"", cp.cfg.architecture,
+          "\" is not supported (",
+          models::checkpointArchitectureList(models::Naming::HuggingFace), ")");
     QTENSOR_TRY(readDim(cfg, configPath, "hidden_size", cp.cfg.hidden));
     QTENSOR_TRY(
         readDim(cfg, configPath, "intermediate_size", cp.cfg.intermediate));
@@ -623,10 +620,12 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       return s ? std::string(*s) : std::string();
     };
     cp.cfg.architecture = str("general.architecture");
-    if (cp.cfg.architecture != "llama" && cp.cfg.architecture != "qwen2" &&
-        cp.cfg.architecture != "gemma3")
+    if (!models::architectureFromCheckpoint(models::Naming::GGUF,
+                                            cp.cfg.architecture))
       return makeError(path, ": general.architecture \"", cp.cfg.architecture,
-                       "\" is not supported (llama, qwen2, gemma3)");
+                       "\" is not supported (",
+                       models::checkpointArchitectureList(models::Naming::GGUF),
+                       ")");
     const std::string arch = cp.cfg.architecture + ".";
     cp.cfg.name = str("general.name");
     auto dim = [&](const std::string &key, int64_t &out,
@@ -652,19 +651,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       byName[all[i].name] = i;
 
   // The block linears, by each format's names.
-  static const std::map<std::string, std::string> kGGUFRoles = {
-      {"attn_q", "q_proj"},      {"attn_k", "k_proj"},
-      {"attn_v", "v_proj"},      {"attn_output", "o_proj"},
-      {"ffn_gate", "gate_proj"}, {"ffn_up", "up_proj"},
-      {"ffn_down", "down_proj"}};
-  auto weightName = [&](int64_t layer, const std::string &role) {
-    if (cp.kind == "gguf") {
-      for (const auto &[g, r] : kGGUFRoles)
-        if (r == role)
-          return "blk." + std::to_string(layer) + "." + g + ".weight";
-    }
-    return hfWeightName(layer, role);
-  };
+  const models::Naming naming =
+      cp.kind == "gguf" ? models::Naming::GGUF : models::Naming::HuggingFace;
   std::vector<bool> used(all.size(), false);
   // Quantized linears go to `lin`; excluded ones stay plain tensors (not
   // marked used) and are remembered for the graph.
@@ -689,7 +677,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   };
   for (int64_t layer = 0; layer < cp.cfg.layers; ++layer) {
     for (const RoleShape &rs : roleShapes(cp.cfg)) {
-      std::string name = weightName(layer, rs.role);
+      std::string name = models::linearWeightName(naming, layer, rs.linear);
       auto it = byName.find(name);
       if (it == byName.end())
         return makeError(path, ": missing tensor ", name, " (layer ", layer,
@@ -699,11 +687,11 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       if (w.shape != expected)
         return makeError(path, ": tensor ", name, " has shape ",
                          detail::shapeText(w.shape), ", config says ",
-                         detail::shapeText(expected), " ([N, K] for ", rs.role,
-                         ")");
+                         detail::shapeText(expected), " ([N, K] for ",
+                         rs.role(), ")");
       SourceLinear linear;
       linear.layer = layer;
-      linear.role = rs.role;
+      linear.role = rs.role();
       linear.name = name;
       linear.weight = w;
       std::string biasName = name.substr(0, name.size() - 6) + "bias";
@@ -723,9 +711,8 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   // tied head is a quantized copy under the head's name; the embedding
   // stays plain (a lookup needs the float rows).
   const bool gguf = cp.kind == "gguf";
-  const std::string headName = gguf ? "output.weight" : "lm_head.weight";
-  const std::string embedName =
-      gguf ? "token_embd.weight" : "model.embed_tokens.weight";
+  const std::string headName(models::tensorNames(naming).head);
+  const std::string embedName(models::tensorNames(naming).embed);
   auto head = byName.find(headName);
   bool tied = head == byName.end();
   // GGUF (llama.cpp's rule): no output.weight means tied. A Hugging Face

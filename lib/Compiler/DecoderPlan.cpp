@@ -3,6 +3,7 @@
 #include "DecoderPlan.h"
 
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Models/TensorNames.h"
 
 #include <algorithm>
 #include <map>
@@ -12,22 +13,6 @@ namespace qtensor::compiler {
 namespace {
 
 using artifact::ProgramLinear;
-
-/// The checkpoint's names for the non-linear tensors of the llama family.
-struct Names {
-  std::string embed, finalNorm;
-  std::string attnNorm(int64_t l) const {
-    return gguf ? "blk." + std::to_string(l) + ".attn_norm.weight"
-                : "model.layers." + std::to_string(l) +
-                      ".input_layernorm.weight";
-  }
-  std::string ffnNorm(int64_t l) const {
-    return gguf ? "blk." + std::to_string(l) + ".ffn_norm.weight"
-                : "model.layers." + std::to_string(l) +
-                      ".post_attention_layernorm.weight";
-  }
-  bool gguf;
-};
 
 class Planner {
 public:
@@ -39,9 +24,16 @@ public:
 
   std::optional<DecoderPlan> plan() {
     const artifact::DecoderConfig &c = *cp.decoder();
-    const bool gguf = cp.format() == "gguf";
-    Names names{gguf ? "token_embd.weight" : "model.embed_tokens.weight",
-                gguf ? "output_norm.weight" : "model.norm.weight", gguf};
+    using models::BlockNorm;
+    const models::Naming naming = cp.format() == "gguf"
+                                      ? models::Naming::GGUF
+                                      : models::Naming::HuggingFace;
+    const models::TensorNames &names = models::tensorNames(naming);
+    const models::Architecture *family =
+        models::findArchitecture(c.architecture);
+    if (!family)
+      return refuse("architecture \"" + c.architecture +
+                    "\" has no decoder program");
     DecoderPlan plan;
     artifact::DecoderProgram &p = plan.program;
     p.config = c;
@@ -56,8 +48,8 @@ public:
     p.config.vocab = plain.at(p.embed)->shape[0];
     for (int64_t l = 0; l < c.layers; ++l) {
       artifact::ProgramLayer layer;
-      layer.attnNorm = names.attnNorm(l);
-      layer.ffnNorm = names.ffnNorm(l);
+      layer.attnNorm = *models::normWeightName(naming, l, BlockNorm::Attention);
+      layer.ffnNorm = *models::normWeightName(naming, l, BlockNorm::Mlp);
       for (const std::string *norm : {&layer.attnNorm, &layer.ffnNorm}) {
         std::optional<FloatType> t = plainType(*norm);
         if (!t)
@@ -66,27 +58,27 @@ public:
           return refuse(*norm + " is stored as " + toString(*t) +
                         ", the other norms as " + toString(*normType));
       }
-      struct Role {
-        const char *name;
-        ProgramLinear *out;
-      };
-      for (const Role &r :
-           {Role{"q_proj", &layer.q}, Role{"k_proj", &layer.k},
-            Role{"v_proj", &layer.v}, Role{"o_proj", &layer.o},
-            Role{"gate_proj", &layer.gate}, Role{"up_proj", &layer.up},
-            Role{"down_proj", &layer.down}}) {
-        std::optional<ProgramLinear> lin = linear(l, r.name, activation);
+      ProgramLinear *const linears[] = {&layer.q,   &layer.k,    &layer.v,
+                                        &layer.o,   &layer.gate, &layer.up,
+                                        &layer.down};
+      for (models::BlockLinear role : models::kBlockLinears) {
+        std::optional<ProgramLinear> lin =
+            linear(l, std::string(models::roleName(role)), activation);
         if (!lin)
           return std::nullopt;
-        *r.out = *lin;
+        *linears[size_t(role)] = *lin;
       }
       // gemma3: per-head q/k norms and the output norms.
-      if (c.architecture == "gemma3") {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        layer.qNorm = b + "attn_q_norm.weight";
-        layer.kNorm = b + "attn_k_norm.weight";
-        layer.postAttnNorm = b + "post_attention_norm.weight";
-        layer.postFfnNorm = b + "post_ffw_norm.weight";
+      if (family->sandwichNorms) {
+        layer.qNorm = models::normWeightName(naming, l, BlockNorm::QHead);
+        layer.kNorm = models::normWeightName(naming, l, BlockNorm::KHead);
+        layer.postAttnNorm =
+            models::normWeightName(naming, l, BlockNorm::PostAttention);
+        layer.postFfnNorm =
+            models::normWeightName(naming, l, BlockNorm::PostMlp);
+        if (!layer.qNorm)
+          return refuse(std::string(models::toString(naming)) + " names of " +
+                        c.architecture + "'s block norms are not known here");
         for (const std::optional<std::string> *norm :
              {&layer.qNorm, &layer.kNorm, &layer.postAttnNorm,
               &layer.postFfnNorm}) {
@@ -116,7 +108,7 @@ public:
         decoderKernels(p.config, activation, *embedType, *normType);
     std::vector<const ModelKernelSpec *> global = {
         &k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax};
-    if (c.architecture == "gemma3") {
+    if (family->sandwichNorms) {
       global.push_back(&k.headNorm);
       global.push_back(&k.outputNorm);
       p.kernels.headNorm = k.headNorm.symbol();

@@ -2,11 +2,13 @@
 //
 // Turns `group-policy` and `strategy` into checked values, and picks a
 // weight's strategy from its name: the user's rules first, then the
-// Megatron-style defaults of common transformer checkpoints.
+// Megatron-style defaults of common transformer checkpoints (lib/Models).
 //
 //===----------------------------------------------------------------------===//
 
 #include "PlaceShards.h"
+
+#include "qtensor/Models/TensorNames.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Error.h"
@@ -93,31 +95,15 @@ place_shards::parseGroupPolicy(StringRef text,
 }
 
 namespace {
-/// Megatron-style defaults by the last component of a weight's name: layers
-/// that widen the hidden state are column-parallel, the ones that bring it
-/// back are row-parallel, so a column layer's output slices feed the next
-/// row layer without communication. Keep docs/passes.md in step.
+/// The Megatron default of models::defaultSplitOf (the one architecture
+/// table, lib/Models; docs/passes.md lists it).
 std::optional<ShardStrategy> defaultStrategy(StringRef component) {
-  return llvm::StringSwitch<std::optional<ShardStrategy>>(component)
-      // Llama / Mistral / Qwen, Mixtral experts, Meta's original Llama,
-      // Falcon / GPT-NeoX, GPT-2, Phi, OPT.
-      .Cases({"q_proj", "k_proj", "v_proj", "qkv_proj", "gate_proj", "up_proj",
-              "gate_up_proj"},
-             ShardStrategy::Column)
-      .Cases({"w1", "w3", "wq", "wk", "wv", "query_key_value", "dense_h_to_4h",
-              "c_attn", "c_fc", "fc1"},
-             ShardStrategy::Column)
-      .Cases({"o_proj", "down_proj", "w2", "wo", "dense", "dense_4h_to_h",
-              "c_proj", "fc2", "out_proj"},
-             ShardStrategy::Row)
-      // GGUF (llama.cpp) tensor names.
-      .Cases({"attn_q", "attn_k", "attn_v", "attn_qkv", "ffn_gate", "ffn_up"},
-             ShardStrategy::Column)
-      .Cases({"attn_output", "ffn_down"}, ShardStrategy::Row)
-      // The output head is vocabulary-parallel: each rank owns a slice of
-      // the logits (an all-gather, or a sharded softmax, follows).
-      .Case("lm_head", ShardStrategy::Column)
-      .Default(std::nullopt);
+  std::optional<qtensor::models::Split> split =
+      qtensor::models::defaultSplitOf(std::string_view(component));
+  if (!split)
+    return std::nullopt;
+  return *split == qtensor::models::Split::Row ? ShardStrategy::Row
+                                               : ShardStrategy::Column;
 }
 
 StringRef lastComponent(StringRef name) {

@@ -6,11 +6,15 @@
 // (llama, mistral, qwen2) that is, for layers 0..L-1, the seven block
 // linears with consistent hidden (H), kv (KV) and intermediate (I) widths,
 // the two norms per layer, the embedding and the final norm; the head may
-// be tied (absent), plain, or quantized (a traced linear [vocab, H]).
+// be tied (absent), plain, or quantized (a traced linear [vocab, H]). gemma3
+// adds four norms per layer: post-attention and post-MLP [H], and per-head
+// q and k norms [D], one head width D dividing both the q and kv widths.
 //
 // An artifact keeps its checkpoint's names: Hugging Face
 // (model.layers.L.self_attn.q_proj.weight, model.embed_tokens.weight, ...)
-// or GGUF (blk.L.attn_q.weight, token_embd.weight, ...). The convention is
+// or GGUF (blk.L.attn_q.weight, token_embd.weight, ...), both from the one
+// table in Models/TensorNames.h; which families have a schema is
+// Models/Architecture.h's. The convention is
 // decided from the names present; a mix of both is an error. Each block
 // linear is either a traced quantized op or, when the compile excluded it
 // from quantization, a plain 2-D float tensor [N, K] under its checkpoint

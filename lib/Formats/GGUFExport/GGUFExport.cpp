@@ -12,6 +12,7 @@
 #include "qtensor/Formats/GGUFDescriptor.h"
 #include "qtensor/Formats/GGUFWriter.h"
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Models/TensorNames.h"
 #include "qtensor/Numerics/FloatFormats.h"
 
 #include <algorithm>
@@ -494,21 +495,21 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   QTENSOR_TRY(validateProgram(program, m, programFile->path));
   const DecoderConfig &c = program.config;
 
-  std::string arch = c.architecture;
-  if (arch == "mistral")
-    arch = "llama"; // llama.cpp runs mistral as llama
-  if (arch != "llama" && arch != "qwen2" && arch != "gemma3")
+  const models::Architecture *family = models::findArchitecture(c.architecture);
+  if (!family) // validateProgram refused it already
     return makeError(dir, ": architecture ", c.architecture,
-                     " has no GGUF spelling here (llama, mistral, qwen2, "
-                     "gemma3)");
+                     " has no GGUF spelling here (", models::architectureList(),
+                     ")");
+  const std::string arch(family->ggufName);
   // ggml's llama pairs RoPE dimensions (2j, 2j+1); qwen2 and gemma3 use the
   // NeoX halves, as a Hugging Face checkpoint does.
-  const bool permuteQK = arch == "llama" && c.rope == RopeStyle::Half;
-  if (arch != "llama" && c.rope != RopeStyle::Half)
+  const bool permuteQK =
+      !family->ggufRotatesHalves && c.rope == RopeStyle::Half;
+  if (family->ggufRotatesHalves && c.rope != RopeStyle::Half)
     return makeError(dir, ": ", arch,
                      " in GGUF rotates halves (NeoX), the "
                      "program pairs dimensions");
-  if (arch != "gemma3" &&
+  if (family->family != models::Family::Gemma3 &&
       (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
        c.slidingWindow || c.attentionScale != 0))
     return makeError(dir,
@@ -534,7 +535,7 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   w.setUInt32(p + "vocab_size", uint32_t(c.vocab));
   w.setFloat32(p + "rope.freq_base", float(c.ropeBase));
   w.setFloat32(p + "attention.layer_norm_rms_epsilon", float(c.rmsEps));
-  if (arch == "gemma3" && c.slidingWindow)
+  if (family->family == models::Family::Gemma3 && c.slidingWindow)
     w.setUInt32(p + "attention.sliding_window", uint32_t(c.slidingWindow));
   if (program.tokenizerFile) {
     const MappedFile *tok = artifact.file(*program.tokenizerFile);
@@ -553,35 +554,46 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
 
   const std::vector<int64_t> qOrder = ropePairOrder(c.heads, c.headDim);
   const std::vector<int64_t> kOrder = ropePairOrder(c.kvHeads, c.headDim);
-  QTENSOR_TRY(e.add(program.embed, "token_embd.weight", nullptr));
+  using models::BlockLinear;
+  using models::BlockNorm;
+  const models::TensorNames &gguf = models::tensorNames(models::Naming::GGUF);
+  QTENSOR_TRY(e.add(program.embed, std::string(gguf.embed), nullptr));
   for (size_t l = 0; l < program.layers.size(); ++l) {
     const ProgramLayer &pl = program.layers[l];
-    const std::string b = "blk." + std::to_string(l) + ".";
-    QTENSOR_TRY(e.add(pl.attnNorm, b + "attn_norm.weight", nullptr));
-    QTENSOR_TRY(e.addLinear(pl.q.tensor, b + "attn_q.weight",
+    auto linear = [&](BlockLinear role) {
+      return models::linearWeightName(models::Naming::GGUF, int64_t(l), role);
+    };
+    auto norm = [&](BlockNorm role) {
+      return *models::normWeightName(models::Naming::GGUF, int64_t(l), role);
+    };
+    QTENSOR_TRY(e.add(pl.attnNorm, norm(BlockNorm::Attention), nullptr));
+    QTENSOR_TRY(e.addLinear(pl.q.tensor, linear(BlockLinear::Q),
                             permuteQK ? &qOrder : nullptr));
-    QTENSOR_TRY(e.addLinear(pl.k.tensor, b + "attn_k.weight",
+    QTENSOR_TRY(e.addLinear(pl.k.tensor, linear(BlockLinear::K),
                             permuteQK ? &kOrder : nullptr));
-    QTENSOR_TRY(e.addLinear(pl.v.tensor, b + "attn_v.weight", nullptr));
-    QTENSOR_TRY(e.addLinear(pl.o.tensor, b + "attn_output.weight", nullptr));
-    QTENSOR_TRY(e.add(pl.ffnNorm, b + "ffn_norm.weight", nullptr));
-    QTENSOR_TRY(e.addLinear(pl.gate.tensor, b + "ffn_gate.weight", nullptr));
-    QTENSOR_TRY(e.addLinear(pl.up.tensor, b + "ffn_up.weight", nullptr));
-    QTENSOR_TRY(e.addLinear(pl.down.tensor, b + "ffn_down.weight", nullptr));
+    QTENSOR_TRY(e.addLinear(pl.v.tensor, linear(BlockLinear::V), nullptr));
+    QTENSOR_TRY(e.addLinear(pl.o.tensor, linear(BlockLinear::O), nullptr));
+    QTENSOR_TRY(e.add(pl.ffnNorm, norm(BlockNorm::Mlp), nullptr));
+    QTENSOR_TRY(
+        e.addLinear(pl.gate.tensor, linear(BlockLinear::Gate), nullptr));
+    QTENSOR_TRY(e.addLinear(pl.up.tensor, linear(BlockLinear::Up), nullptr));
+    QTENSOR_TRY(
+        e.addLinear(pl.down.tensor, linear(BlockLinear::Down), nullptr));
     if (pl.qNorm) {
-      QTENSOR_TRY(e.add(*pl.qNorm, b + "attn_q_norm.weight", nullptr));
-      QTENSOR_TRY(e.add(*pl.kNorm, b + "attn_k_norm.weight", nullptr));
+      QTENSOR_TRY(e.add(*pl.qNorm, norm(BlockNorm::QHead), nullptr));
+      QTENSOR_TRY(e.add(*pl.kNorm, norm(BlockNorm::KHead), nullptr));
     }
     if (pl.postAttnNorm) {
       QTENSOR_TRY(
-          e.add(*pl.postAttnNorm, b + "post_attention_norm.weight", nullptr));
-      QTENSOR_TRY(e.add(*pl.postFfnNorm, b + "post_ffw_norm.weight", nullptr));
+          e.add(*pl.postAttnNorm, norm(BlockNorm::PostAttention), nullptr));
+      QTENSOR_TRY(e.add(*pl.postFfnNorm, norm(BlockNorm::PostMlp), nullptr));
     }
   }
-  QTENSOR_TRY(e.add(program.finalNorm, "output_norm.weight", nullptr));
+  QTENSOR_TRY(e.add(program.finalNorm, std::string(gguf.finalNorm), nullptr));
   QTENSOR_TRY(e.addRopeScaling(c));
   if (program.head.tensor != program.embed) // else tied, as GGUF spells it
-    QTENSOR_TRY(e.addLinear(program.head.tensor, "output.weight", nullptr));
+    QTENSOR_TRY(
+        e.addLinear(program.head.tensor, std::string(gguf.head), nullptr));
   for (const GGUFExportedTensor &t : e.result.tensors)
     if (t.how.rfind("codes kept", 0) == 0) {
       w.setUInt32("general.quantization_version", 2); // GGML_QNT_VERSION

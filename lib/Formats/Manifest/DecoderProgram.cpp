@@ -4,6 +4,7 @@
 
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Models/Architecture.h"
 #include "qtensor/Support/JsonObjectReader.h"
 
 #include <cmath>
@@ -132,11 +133,10 @@ std::vector<std::string> DecoderProgram::modelKernelSymbols() const {
 
 Status artifact::validateDecoderConfig(const DecoderConfig &c,
                                        const std::string &where) {
-  if (c.architecture != "llama" && c.architecture != "mistral" &&
-      c.architecture != "qwen2" && c.architecture != "gemma3")
+  if (!models::findArchitecture(c.architecture))
     return makeError(where, ".architecture: \"", c.architecture,
-                     "\" is not a decoder this runtime runs (llama, "
-                     "mistral, qwen2, gemma3)");
+                     "\" is not a decoder this runtime runs (",
+                     models::architectureList(), ")");
   struct Dim {
     const char *name;
     int64_t value;

@@ -63,6 +63,9 @@ struct Llama {
   /// The manifest names quantized weights with this suffix ("@rank0"): a
   /// tensor-parallel artifact's slices; the binding keeps the whole name.
   std::string quantizedSuffix;
+  /// gemma3's four extra norms per layer, with per-head q/k norms of this
+  /// width (GGUF names only); 0: none.
+  int64_t sandwichHeadDim = 0;
 
   std::string linear(int64_t l, size_t role) const {
     return names->layer + std::to_string(l) + "." + names->linears[role] +
@@ -142,6 +145,14 @@ Built build(const Llama &c) {
     for (const std::string &norm : c.names->norms)
       b.manifest.tensors.push_back(plainTensor(
           c.names->layer + std::to_string(l) + "." + norm + ".weight", {c.h}));
+    const std::string block = "blk." + std::to_string(l) + ".";
+    if (c.sandwichHeadDim)
+      for (auto [norm, width] : {std::pair{"attn_q_norm", c.sandwichHeadDim},
+                                 {"attn_k_norm", c.sandwichHeadDim},
+                                 {"post_attention_norm", c.h},
+                                 {"post_ffw_norm", c.h}})
+        b.manifest.tensors.push_back(
+            plainTensor(block + norm + ".weight", {width}));
   }
   if (c.head == Head::Plain)
     b.manifest.tensors.push_back(plainTensor(c.names->head, {c.vocab, c.h}));
@@ -484,6 +495,53 @@ TEST(ModelSchema, TheEmbeddingIsNotALinear) {
   b.manifest.bindings.push_back(e);
   EXPECT_TRUE(contains(failure(b), "op \"model.embed_tokens.weight\" is the "
                                    "embedding, a gather that stays plain"));
+}
+
+// --- gemma3 -----------------------------------------------------------------
+
+Llama gemma3() {
+  Llama c;
+  c.architecture = "gemma3";
+  c.names = &kGGUF;
+  c.head = Head::Tied;
+  c.sandwichHeadDim = 16;
+  return c;
+}
+
+TEST(ModelSchema, Gemma3AddsFourNormsPerLayer) {
+  auto r = build(gemma3()).check();
+  ASSERT_TRUE(bool(r)) << r.message();
+  EXPECT_TRUE(r->known);
+  EXPECT_EQ(r->summary, "gemma3: 2 layers, H 64, KV 32, I 128, vocab 96, "
+                        "tied head, gguf names");
+
+  Built missing = build(gemma3());
+  missing.erase("blk.1.post_ffw_norm.weight");
+  EXPECT_EQ(failure(missing), "model schema (gemma3): required tensor "
+                              "\"blk.1.post_ffw_norm.weight\" is missing");
+
+  Built wide = build(gemma3());
+  std::get<artifact::PlainTensor>(wide.find("blk.1.attn_k_norm.weight")->data)
+      .shape = {32};
+  EXPECT_EQ(failure(wide),
+            "model schema (gemma3): tensor \"blk.1.attn_k_norm.weight\" has "
+            "shape [32], expected [16]");
+
+  // A head width must divide both the q (64) and the kv (32) widths.
+  Llama odd = gemma3();
+  odd.sandwichHeadDim = 24;
+  EXPECT_TRUE(contains(failure(build(odd)),
+                       "blk.0.attn_q_norm.weight is [24], which is no head "
+                       "width of q (64) and kv (32)"));
+}
+
+TEST(ModelSchema, Gemma3NormsHaveNoHuggingFaceNamesHere) {
+  Llama c = gemma3();
+  c.names = &kHF;
+  c.sandwichHeadDim = 0;
+  EXPECT_TRUE(contains(failure(build(c)),
+                       "Hugging Face names of gemma3's block norms are not "
+                       "known here"));
 }
 
 // --- other architectures ----------------------------------------------------

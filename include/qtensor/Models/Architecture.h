@@ -1,0 +1,73 @@
+//===- Architecture.h - The decoder families qtensor compiles ---*- C++ -*-===//
+//
+// The one table of decoder families (docs/model.md): which checkpoint
+// format names each one, the GGUF architecture it is written as, how
+// llama.cpp's graph for that name applies RoPE, and whether its blocks carry
+// gemma's extra norms. The checkpoint readers, the decoder program's
+// validation, the GGUF exporter and the runtime's model schema all ask it;
+// none keeps a list of its own. Tensor names are in Models/TensorNames.h.
+// MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef QTENSOR_MODELS_ARCHITECTURE_H
+#define QTENSOR_MODELS_ARCHITECTURE_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qtensor::models {
+
+enum class Family : uint8_t { Llama, Mistral, Qwen2, Gemma3 };
+
+/// The two checkpoint namings qtensor reads (and keeps in its artifacts).
+enum class Naming : uint8_t { HuggingFace, GGUF };
+const char *toString(Naming n); ///< "Hugging Face", "GGUF"
+
+struct Architecture {
+  Family family;
+  /// The name a decoder program and a manifest carry: "llama".
+  std::string_view name;
+  /// config.json's model_type reads as this family.
+  bool fromHuggingFace;
+  /// GGUF's general.architecture reads as this family.
+  bool fromGGUF;
+  /// The GGUF architecture the exporter writes (mistral: llama, which
+  /// llama.cpp runs it as).
+  std::string_view ggufName;
+  /// llama.cpp's graph for `ggufName` rotates the NeoX halves (qwen2,
+  /// gemma3); llama's pairs dimensions (2j, 2j+1), so a Hugging Face llama's
+  /// q and k rows are permuted on the way to GGUF.
+  bool ggufRotatesHalves;
+  /// Per-head q/k norms and post-attention/post-MLP norms in every block
+  /// (gemma3; GGUF names them, Models/TensorNames.h).
+  bool sandwichNorms;
+  /// The runtime checks an artifact of this family against the decoder
+  /// schema (Runtime/ModelSchema.h).
+  bool hasSchema;
+};
+
+/// Every family, in a fixed order.
+const std::vector<Architecture> &architectures();
+
+/// The family named `name` (a program's or manifest's architecture), or
+/// null.
+const Architecture *findArchitecture(std::string_view name);
+
+/// The family a checkpoint in `naming` declares as `name` (config.json's
+/// model_type, GGUF's general.architecture), or null when that format's
+/// reader does not take it.
+const Architecture *architectureFromCheckpoint(Naming naming,
+                                               std::string_view name);
+
+/// "llama, mistral, qwen2": the names a checkpoint in `naming` may declare,
+/// for errors.
+std::string checkpointArchitectureList(Naming naming);
+
+/// "llama, mistral, qwen2, gemma3": every family's name, for errors.
+std::string architectureList();
+
+} // namespace qtensor::models
+
+#endif // QTENSOR_MODELS_ARCHITECTURE_H

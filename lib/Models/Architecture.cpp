@@ -1,0 +1,62 @@
+//===- Architecture.cpp - The decoder families qtensor compiles -----------===//
+
+#include "qtensor/Models/Architecture.h"
+
+using namespace qtensor::models;
+
+const char *qtensor::models::toString(Naming n) {
+  return n == Naming::GGUF ? "GGUF" : "Hugging Face";
+}
+
+const std::vector<Architecture> &qtensor::models::architectures() {
+  // Keep docs/model.md ("Families") in step.
+  static const std::vector<Architecture> kAll = {
+      {Family::Llama, "llama", /*fromHuggingFace=*/true, /*fromGGUF=*/true,
+       "llama", /*ggufRotatesHalves=*/false, /*sandwichNorms=*/false,
+       /*hasSchema=*/true},
+      // llama.cpp has no mistral graph of its own: it runs mistral as llama,
+      // so a GGUF mistral declares itself llama.
+      {Family::Mistral, "mistral", true, false, "llama", false, false, true},
+      {Family::Qwen2, "qwen2", true, true, "qwen2", true, false, true},
+      // Read from GGUF only: Hugging Face's gemma3 names its norms
+      // differently (its post_attention_layernorm is not llama's).
+      {Family::Gemma3, "gemma3", false, true, "gemma3", true, true, true},
+  };
+  return kAll;
+}
+
+const Architecture *qtensor::models::findArchitecture(std::string_view name) {
+  for (const Architecture &a : architectures())
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+namespace {
+bool readsFrom(const Architecture &a, Naming naming) {
+  return naming == Naming::GGUF ? a.fromGGUF : a.fromHuggingFace;
+}
+
+template <typename Keep> std::string listOf(Keep keep) {
+  std::string out;
+  for (const Architecture &a : architectures())
+    if (keep(a))
+      out += (out.empty() ? "" : ", ") + std::string(a.name);
+  return out;
+}
+} // namespace
+
+const Architecture *
+qtensor::models::architectureFromCheckpoint(Naming naming,
+                                            std::string_view name) {
+  const Architecture *a = findArchitecture(name);
+  return a && readsFrom(*a, naming) ? a : nullptr;
+}
+
+std::string qtensor::models::checkpointArchitectureList(Naming naming) {
+  return listOf([&](const Architecture &a) { return readsFrom(a, naming); });
+}
+
+std::string qtensor::models::architectureList() {
+  return listOf([](const Architecture &) { return true; });
+}

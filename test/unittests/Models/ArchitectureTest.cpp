@@ -1,0 +1,51 @@
+//===- ArchitectureTest.cpp - The decoder families ------------------------===//
+
+#include "qtensor/Models/Architecture.h"
+
+#include <gtest/gtest.h>
+
+using namespace qtensor::models;
+
+namespace {
+
+TEST(ArchitectureTest, NamesAreUniqueAndFound) {
+  for (const Architecture &a : architectures()) {
+    const Architecture *found = findArchitecture(a.name);
+    ASSERT_NE(found, nullptr) << a.name;
+    EXPECT_EQ(found, &a) << a.name << " is listed twice";
+    // What the exporter writes, the GGUF reader takes back.
+    const Architecture *back =
+        architectureFromCheckpoint(Naming::GGUF, a.ggufName);
+    ASSERT_NE(back, nullptr) << a.ggufName;
+    EXPECT_EQ(back->ggufRotatesHalves, a.ggufRotatesHalves) << a.name;
+  }
+  EXPECT_EQ(findArchitecture("gpt2"), nullptr);
+  EXPECT_EQ(findArchitecture(""), nullptr);
+  EXPECT_EQ(findArchitecture("Llama"), nullptr) << "names are exact";
+}
+
+TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
+  EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
+            "llama, mistral, qwen2");
+  EXPECT_EQ(checkpointArchitectureList(Naming::GGUF), "llama, qwen2, gemma3");
+  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, gemma3");
+  // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
+  EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
+  EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3"), nullptr);
+  const Architecture *mistral =
+      architectureFromCheckpoint(Naming::HuggingFace, "mistral");
+  ASSERT_NE(mistral, nullptr);
+  EXPECT_EQ(mistral->family, Family::Mistral);
+  EXPECT_EQ(mistral->ggufName, "llama");
+}
+
+TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
+  // llama pairs (2j, 2j+1); qwen2 and gemma3 rotate the NeoX halves.
+  EXPECT_FALSE(findArchitecture("llama")->ggufRotatesHalves);
+  EXPECT_TRUE(findArchitecture("qwen2")->ggufRotatesHalves);
+  EXPECT_TRUE(findArchitecture("gemma3")->ggufRotatesHalves);
+  EXPECT_TRUE(findArchitecture("gemma3")->sandwichNorms);
+  EXPECT_FALSE(findArchitecture("qwen2")->sandwichNorms);
+}
+
+} // namespace
