@@ -1,11 +1,11 @@
-//===- InspectReport.h - What `qtc inspect` found in a file -----*- C++ -*-===//
+//===- InspectReport.h - What an inspection found in a file -----*- C++ -*-===//
 //
 // One report type for every input format, rendered by one function as text
 // for a person or as JSON for a program.
 //
 //===----------------------------------------------------------------------===//
-#ifndef QTENSOR_TOOLS_QTC_INSPECTREPORT_H
-#define QTENSOR_TOOLS_QTC_INSPECTREPORT_H
+#ifndef QTENSOR_INSPECT_INSPECTREPORT_H
+#define QTENSOR_INSPECT_INSPECTREPORT_H
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace qtensor::qtc {
+namespace qtensor::inspect {
 
 struct InspectedTensor {
   std::string name;
@@ -43,6 +43,6 @@ struct InspectReport {
   std::string toText() const;
 };
 
-} // namespace qtensor::qtc
+} // namespace qtensor::inspect
 
-#endif // QTENSOR_TOOLS_QTC_INSPECTREPORT_H
+#endif // QTENSOR_INSPECT_INSPECTREPORT_H

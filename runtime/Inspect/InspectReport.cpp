@@ -1,10 +1,10 @@
-//===- InspectReport.cpp - Rendering `qtc inspect` reports ----------------===//
+//===- InspectReport.cpp - An inspection report as JSON and text ----------===//
 
-#include "InspectReport.h"
+#include "qtensor/Inspect/InspectReport.h"
 
 #include <sstream>
 
-using namespace qtensor::qtc;
+using namespace qtensor::inspect;
 using json = nlohmann::json;
 
 json InspectReport::toJson() const {

@@ -1,4 +1,4 @@
-//===- InspectArtifact.cpp - `qtc inspect` on an artifact directory -------===//
+//===- InspectArtifact.cpp - An artifact directory, inspected -------------===//
 //
 // Opens the artifact through the production reader (manifest, path safety,
 // sizes, SHA-256, shard inventory) and reports one row per logical tensor.
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "InspectReport.h"
+#include "InspectDetail.h"
 
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/Artifact.h"
@@ -71,7 +71,7 @@ std::string describeProgram(const artifact::Artifact &a) {
 }
 } // namespace
 
-namespace qtensor::qtc {
+namespace qtensor::inspect::detail {
 
 void inspectArtifact(const std::string &path, InspectReport &report) {
   report.format = "qtensor-artifact";
@@ -150,4 +150,4 @@ Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
   return std::vector<float>(values->begin(), values->end());
 }
 
-} // namespace qtensor::qtc
+} // namespace qtensor::inspect::detail
