@@ -1,13 +1,12 @@
 //===- Run.cpp - `qtc run`: load an artifact and run its linears ----------===//
 //
-// A thin driver over the runtime: options -> LoadOptions, activations from
-// --input or the deterministic generator (Runtime/Activations.h), one call
-// per op, then the report. --check compares each output with the float64
-// reference of the reference-dequantized weight, against the error bound of
-// Runtime/Reference.h. --rank all loads every rank in this process and
-// joins their outputs with the host stand-in for the collectives
-// (Runtime/TensorParallel.h; not NCCL), checked against the whole weight.
-// No MLIR: qtc run works in a QTENSOR_ENABLE_MLIR=OFF build too.
+// A thin driver over the runtime: options -> LoadOptions, the load, then
+// runOps or runGroupOps (Runtime/OpRun.h: activations, one call per op,
+// --check against the float64 reference) and the report they return.
+// --rank all loads every rank in this process and joins their outputs with
+// the host stand-in for the collectives (Runtime/TensorParallel.h; not
+// NCCL). --prompt runs the decoder program (Generate.h). No MLIR: qtc run
+// works in a QTENSOR_ENABLE_MLIR=OFF build too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,23 +15,13 @@
 #include "CommandLine.h"
 #include "Generate.h"
 
-#include "qtensor/Formats/Safetensors.h"
-#include "qtensor/Runtime/ActivationInput.h"
-#include "qtensor/Runtime/Activations.h"
-#include "qtensor/Runtime/Loader.h"
-#include "qtensor/Runtime/RankExchange.h"
-#include "qtensor/Runtime/Reference.h"
-#include "qtensor/Runtime/TensorParallel.h"
-#include "qtensor/Support/Sha256.h"
+#include "qtensor/Runtime/OpRun.h"
 #include "qtensor/Support/ThreadPool.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -256,23 +245,6 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   return std::nullopt;
 }
 
-Status checkFits(const Options &o, int64_t t, int64_t n, int64_t k) {
-  return o.check ? checkReferenceFits(t, n, k) : Status::ok();
-}
-
-Expected<KernelError> checkOutput(const LoadedModel &model, const OpPlan &op,
-                                  const HostTensor &x, const HostTensor &y) {
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w, model.referenceWeight(op));
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> b, model.referenceBias(op));
-  return measureKernelError(x.toDoubles(), w, b, y.toDoubles(), x.rows, op.n(),
-                            op.k(), op.output);
-}
-
-std::string hexPrefix(const std::vector<uint8_t> &bytes) {
-  auto h = sha256Hex(bytes.data(), bytes.size());
-  return h ? h->substr(0, 16) : "?";
-}
-
 int fail(const Options &o, const char *stage, const std::string &message) {
   if (o.json)
     std::cout << json{{"ok", false}, {"stage", stage}, {"error", message}}.dump(
@@ -280,37 +252,6 @@ int fail(const Options &o, const char *stage, const std::string &message) {
               << "\n";
   std::cerr << "qtc run: error: " << message << "\n";
   return 1;
-}
-
-/// Mapped bytes per byte the plan references (seed 0x06C).
-double amplificationOf(const LoadedModel &m) {
-  return m.referencedBytes()
-             ? double(m.mappedBytes()) / double(m.referencedBytes())
-             : 0.0;
-}
-
-json readJson(const LoadedModel &m) {
-  return {{"mapped_bytes", m.mappedBytes()},
-          {"referenced_bytes", m.referencedBytes()},
-          {"amplification", amplificationOf(m)}};
-}
-
-json backendFallbackJson(const LoadedModel &m) {
-  return m.backendFallback() ? json(*m.backendFallback()) : json(nullptr);
-}
-
-/// The dispatch trace, startup timeline, ledgers and read amplification of
-/// one loaded rank, as text; `prefix` names the rank in --rank all.
-void printLoadReport(const LoadedModel &m, const std::string &prefix) {
-  std::cout << prefix << "dispatch trace:\n" << m.trace().toText();
-  std::cout << prefix << "startup timeline:\n" << m.timeline().toText();
-  std::cout << prefix << "memory ledgers:\n" << m.ledger().toText();
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "  read amplification: %s mapped for %s referenced (%.2fx)\n",
-                formatBytes(m.mappedBytes()).c_str(),
-                formatBytes(m.referencedBytes()).c_str(), amplificationOf(m));
-  std::cout << line;
 }
 
 /// --backend-fallback warn says so on stderr (the JSON marks it either way).
@@ -334,75 +275,29 @@ LoadOptions loadOptionsOf(const Options &o) {
   return lo;
 }
 
-/// The --input file, opened once for every op (none without --input).
-Expected<std::optional<safetensors::SafetensorsFile>>
-openInput(const Options &o) {
-  std::optional<safetensors::SafetensorsFile> input;
-  if (!o.input.empty()) {
-    QTENSOR_ASSIGN_OR_RETURN(safetensors::SafetensorsFile f,
-                             safetensors::SafetensorsFile::open(o.input));
-    input.emplace(std::move(f));
-  }
-  return input;
+OpRunOptions opRunOptionsOf(const Options &o) {
+  OpRunOptions r;
+  r.artifact = o.dir;
+  r.input = o.input;
+  r.tokens = o.tokens;
+  r.seed = o.seed;
+  r.check = o.check;
+  r.outputs = o.outputs;
+  return r;
 }
 
-/// An op's activations: --input's (`fromInput`) or generated rows, within
-/// --check's size limit (checked before T rows are generated, and on the
-/// rows --input has). `stage` names the step that failed, for fail().
-Expected<HostTensor>
-activationsFor(const Options &o, bool haveInput,
-               const std::function<Expected<HostTensor>()> &fromInput,
-               FloatType dtype, int64_t n, int64_t k, const std::string &name,
-               const char *&stage) {
-  stage = "check";
-  QTENSOR_TRY(checkFits(o, haveInput ? 1 : o.tokens.value_or(1), n, k));
-  stage = "input";
-  QTENSOR_ASSIGN_OR_RETURN(
-      HostTensor x, haveInput
-                        ? fromInput()
-                        : deterministicActivations(dtype, o.tokens.value_or(1),
-                                                   k, o.seed, name));
-  stage = "check";
-  QTENSOR_TRY(checkFits(o, x.rows, n, k));
-  return x;
-}
-
-/// The sum and first eight values of an output, and its hash prefix.
-void summarize(const HostTensor &y, json &entry, std::string &text) {
-  double sum = 0;
-  json values = json::array();
-  for (size_t i = 0; i < y.size(); ++i) {
-    sum += y.at(i);
-    if (i < 8)
-      values.push_back(y.at(i));
-  }
-  entry["shape"] = {y.rows, y.cols};
-  entry["dtype"] = qtensor::toString(y.dtype);
-  entry["sha256_16"] = hexPrefix(y.bytes);
-  entry["sum"] = sum;
-  entry["values"] = values;
-  char line[96];
-  std::snprintf(line, sizeof(line), "    sha256 %s  sum %.9g  first",
-                entry["sha256_16"].get<std::string>().c_str(), sum);
-  text += line;
-  for (const auto &v : values) {
-    std::snprintf(line, sizeof(line), " %.6g", v.get<double>());
-    text += line;
-  }
-  text += "\n";
-}
-
-/// An op's output for --outputs, as F32.
-Status addOutput(safetensors::SafetensorsWriter &outputs,
-                 const std::string &name, const HostTensor &y) {
-  std::vector<double> values = y.toDoubles();
-  std::vector<uint8_t> bytes(values.size() * 4);
-  for (size_t i = 0; i < values.size(); ++i) {
-    float f = float(values[i]);
-    std::memcpy(&bytes[i * 4], &f, 4);
-  }
-  return outputs.addTensor(name, safetensors::DType::F32, {y.rows, y.cols},
-                           std::move(bytes));
+/// Prints the report (the process that speaks for a group only); the exit
+/// status.
+int print(const Options &o, const OpRunReport &r) {
+  if (!r.speaks)
+    return r.ok ? 0 : 1;
+  if (r.failedStage)
+    return fail(o, r.failedStage->c_str(), r.error);
+  if (o.json)
+    std::cout << r.json.dump(2) << "\n";
+  else
+    std::cout << r.text;
+  return r.ok ? 0 : 1;
 }
 
 int runGroup(const Options &o, RankExchange *exchange);
@@ -435,192 +330,18 @@ int runAllRanks(const Options &o) {
 }
 
 int runGroup(const Options &o, RankExchange *exchange) {
-  // One process speaks for the group.
-  const bool speaks = !exchange || exchange->rank() == 0;
   auto loaded =
       exchange
           ? TensorParallelGroup::loadRank(o.dir, loadOptionsOf(o), *exchange)
           : TensorParallelGroup::load(o.dir, loadOptionsOf(o));
-  if (!loaded)
+  if (!loaded) {
+    const bool speaks = !exchange || exchange->rank() == 0;
     return speaks ? fail(o, "load", loaded.message()) : 1;
+  }
   TensorParallelGroup &group = **loaded;
-  // A failure this process met outside a collective, while the other
-  // ranks may be entering the next one: agreed through the group, so every
-  // rank fails there together (RankExchange.h).
-  auto failHere = [&](const char *stage, const std::string &message) -> int {
-    Status agreed = group.agree(Status(makeError(message)));
-    return speaks ? fail(o, stage, agreed.message()) : 1;
-  };
-  const LoadedModel &first = group.rank(group.firstLocalRank());
-  if (speaks)
-    warnOnBackendFallback(o, first);
-  safetensors::SafetensorsWriter outputs;
-
-  auto input = openInput(o);
-  if (!input)
-    return failHere("input", input.message());
-
-  json ops = json::array();
-  bool allOk = true;
-  std::string text;
-  Status outputsOk = Status::ok(); // reported after the last collective
-  for (const GroupOp &op : group.ops()) {
-    const char *stage = "";
-    Expected<HostTensor> x = activationsFor(
-        o, input->has_value(),
-        [&] { return wholeActivationsFromFile(**input, op); }, op.activation,
-        op.n, op.k, op.op, stage);
-    if (!x)
-      return failHere(stage, x.message());
-    auto out = group.run(op, *x);
-    if (!out)
-      return speaks ? fail(o, "run", out.message()) : 1;
-    const GroupCall &call = group.calls().back();
-    if (!o.outputs.empty() && speaks && outputsOk) {
-      outputsOk = addOutput(outputs, op.op, out->y);
-    }
-    json entry;
-    entry["op"] = op.op;
-    entry["topology"] = kernels::toString(op.topology);
-    entry["collective"] = call.collective;
-    entry["phase"] = kernels::toString(call.phase);
-    bool fallback = false;
-    json ranks = json::array();
-    std::string rankText;
-    for (size_t r = 0; r < out->parts.size(); ++r) {
-      const DispatchRecord &d = call.ranks[r];
-      const HostTensor &part = out->parts[r];
-      fallback |= d.fallback;
-      ranks.push_back({{"rank", r},
-                       {"op", d.op},
-                       {"kernel", d.kernel},
-                       {"backend", d.backend},
-                       {"fallback", d.fallback},
-                       {"shape", {part.rows, part.cols}},
-                       {"sha256_16", hexPrefix(part.bytes)}});
-      char line[160];
-      std::snprintf(line, sizeof(line), "    rank %zu: [%lld, %lld] via ", r,
-                    (long long)part.rows, (long long)part.cols);
-      rankText += line + d.kernel + " (" + d.backend +
-                  (d.fallback ? ", FALLBACK" : "") + ")\n";
-    }
-    entry["fallback"] = fallback;
-    char line[256];
-    std::snprintf(line, sizeof(line), "  %s: [%lld, %lld] %s, %s: %s\n",
-                  op.op.c_str(), (long long)out->y.rows, (long long)out->y.cols,
-                  qtensor::toString(out->y.dtype),
-                  kernels::toString(op.topology), call.collective.c_str());
-    text += line + rankText;
-    if (op.reducedBias) {
-      entry["bias_after_reduce"] = *op.reducedBias;
-      text += "    + " + *op.reducedBias + " after the all-reduce\n";
-    }
-    summarize(out->y, entry, text);
-    entry["ranks"] = std::move(ranks);
-    if (o.check) {
-      auto c = group.check(op, *x, out->y);
-      if (!c)
-        return speaks ? fail(o, "check", c.message()) : 1;
-      bool ok = c->within();
-      const char *bound = op.collective == Collective::AllReduceSum
-                              ? "all-reduce bound"
-                              : "kernel bound";
-      entry["check"] = {{"ok", ok},
-                        {"reference", "whole weight"},
-                        {"bound", bound},
-                        {"finite", c->finite},
-                        {"max_abs_error", c->maxAbsError},
-                        {"worst_error_over_bound", c->worstRatio}};
-      if (!c->finite)
-        std::snprintf(line, sizeof(line),
-                      "    check: FAILED, non-finite output or reference at "
-                      "[%zu, %zu] (whole weight)\n",
-                      c->nonFiniteIndex / size_t(op.n),
-                      c->nonFiniteIndex % size_t(op.n));
-      else
-        std::snprintf(line, sizeof(line),
-                      "    check: %s, max |y - y_ref| %.3g, worst error / "
-                      "%s %.3g (whole weight)\n",
-                      ok ? "ok" : "FAILED", c->maxAbsError, bound,
-                      c->worstRatio);
-      text += line;
-      allOk &= ok;
-    }
-    ops.push_back(std::move(entry));
-  }
-
-  if (!outputsOk)
-    return fail(o, "outputs", outputsOk.message());
-  if (!o.outputs.empty() && speaks)
-    if (auto written = outputs.writeFile(o.outputs); !written)
-      return fail(o, "outputs", written.message());
-  if (!speaks)
-    return allOk ? 0 : 1;
-  // This process's ranks: every rank, or (MPI) rank 0.
-  const int64_t from = group.firstLocalRank(), to = from + group.localRanks();
-  size_t fallbacks = 0;
-  for (int64_t r = from; r < to; ++r)
-    fallbacks += group.rank(r).plan().fallbacks();
-  std::vector<std::string> notes = group.notes();
-  for (int64_t r = from; r < to; ++r)
-    for (const std::string &n : group.rank(r).notes())
-      notes.push_back("rank " + std::to_string(r) + ": " + n);
-  const std::string collectives =
-      exchange ? group.transport() +
-                     ": every rank's output all-gathered, joined in rank "
-                     "order as --rank all joins it"
-               : "in process, on the host (a stand-in for NCCL, not NCCL)";
-  if (o.json) {
-    json out;
-    out["ok"] = allOk;
-    out["artifact"] = o.dir;
-    out["backend"] = first.backend();
-    out["backend_fallback"] = backendFallbackJson(first);
-    out["rank"] = exchange ? "mpi" : "all";
-    out["tp"] = group.tp();
-    out["collectives"] = collectives;
-    out["fallback_policy"] = {
-        {"policy", kernels::toString(first.plan().policy)},
-        {"source", first.plan().policySource}};
-    out["fallbacks"] = fallbacks;
-    out["schema"] = first.schema().summary;
-    out["notes"] = notes;
-    out["ops"] = std::move(ops);
-    out["collective_trace"] = group.callsToJson();
-    out["group_mapped_bytes"] = group.mappedBytes();
-    json ranks = json::array();
-    for (int64_t r = from; r < to; ++r) {
-      const LoadedModel &m = group.rank(r);
-      ranks.push_back({{"rank", r},
-                       {"backend", m.backend()},
-                       {"trace", m.trace().toJson()},
-                       {"timeline", m.timeline().toJson()},
-                       {"ledger", m.ledger().toJson(/*withItems=*/true)},
-                       {"read", readJson(m)}});
-    }
-    out["ranks"] = std::move(ranks);
-    std::cout << out.dump(2) << "\n";
-    return allOk ? 0 : 1;
-  }
-  std::cout << "loaded " << o.dir << " on " << first.backend() << " ("
-            << (exchange ? "rank 0 of " : "all ") << group.tp()
-            << (group.tp() == 1 ? " rank" : " ranks")
-            << (exchange ? ", one process each, " : " in this process, ")
-            << group.ops().size() << " ops, " << fallbacks
-            << " full-dequant fallbacks, fallback="
-            << kernels::toString(first.plan().policy) << " from "
-            << first.plan().policySource << ")\n";
-  std::cout << "  collectives: " << collectives << "\n";
-  std::cout << "  schema: " << first.schema().summary << "\n";
-  for (const std::string &n : notes)
-    std::cout << "  note: " << n << "\n";
-  std::cout << "outputs (joined over " << group.tp()
-            << (group.tp() == 1 ? " rank" : " ranks") << "):\n"
-            << text;
-  std::cout << "collective trace:\n" << group.callsToText();
-  for (int64_t r = from; r < to; ++r)
-    printLoadReport(group.rank(r), "rank " + std::to_string(r) + " ");
-  return allOk ? 0 : 1;
+  if (!exchange || exchange->rank() == 0)
+    warnOnBackendFallback(o, group.rank(group.firstLocalRank()));
+  return print(o, runGroupOps(group, exchange, opRunOptionsOf(o)));
 }
 
 } // namespace
@@ -655,113 +376,7 @@ int runRun(const std::vector<std::string> &args) {
   LoadedModel &model = **loaded;
   warnOnBackendFallback(o, model);
 
-  auto input = openInput(o);
-  if (!input)
-    return fail(o, "input", input.message());
-
-  json ops = json::array();
-  bool allOk = true;
-  std::string text;
-  safetensors::SafetensorsWriter outputs;
-  for (const OpPlan &op : model.plan().ops) {
-    const char *stage = "";
-    Expected<HostTensor> x = activationsFor(
-        o, input->has_value(), [&] { return activationsFromFile(**input, op); },
-        op.activation, op.n(), op.k(), op.tensor, stage);
-    if (!x)
-      return fail(o, stage, x.message());
-    auto y = model.run(op.tensor, *x);
-    if (!y)
-      return fail(o, "run", y.message());
-    const DispatchRecord &call = model.trace().all().back();
-    bool partial = op.signature.topology == kernels::Topology::Row;
-    json entry;
-    entry["op"] = op.tensor;
-    entry["kernel"] = call.kernel;
-    entry["backend"] = call.backend;
-    entry["phase"] = kernels::toString(call.phase);
-    entry["fallback"] = call.fallback;
-    char line[256];
-    std::snprintf(line, sizeof(line), "  %s: [%lld, %lld] %s via %s (%s%s)\n",
-                  op.tensor.c_str(), (long long)y->rows, (long long)y->cols,
-                  qtensor::toString(y->dtype), call.kernel.c_str(),
-                  call.backend.c_str(), call.fallback ? ", FALLBACK" : "");
-    text += line;
-    summarize(*y, entry, text);
-    if (!o.outputs.empty()) {
-      if (Status s = addOutput(outputs, op.tensor, *y); !s)
-        return fail(o, "outputs", s.message());
-    }
-    if (partial)
-      entry["partial_sum"] = "row-parallel rank " + std::to_string(o.rank) +
-                             " of " + std::to_string(model.plan().tp) +
-                             ": run --rank all for the all-reduce and the "
-                             "bias";
-    if (partial)
-      text += "    (" + entry["partial_sum"].get<std::string>() + ")\n";
-    if (o.check) {
-      auto c = checkOutput(model, op, *x, *y);
-      if (!c)
-        return fail(o, "check", c.message());
-      bool ok = c->within();
-      entry["check"] = {{"ok", ok},
-                        {"finite", c->finite},
-                        {"max_abs_error", c->maxAbsError},
-                        {"worst_error_over_bound", c->worstRatio}};
-      if (!c->finite)
-        std::snprintf(line, sizeof(line),
-                      "    check: FAILED, non-finite output or reference at "
-                      "[%zu, %zu]\n",
-                      c->nonFiniteIndex / size_t(op.n()),
-                      c->nonFiniteIndex % size_t(op.n()));
-      else
-        std::snprintf(line, sizeof(line),
-                      "    check: %s, max |y - y_ref| %.3g, worst error / "
-                      "bound %.3g\n",
-                      ok ? "ok" : "FAILED", c->maxAbsError, c->worstRatio);
-      text += line;
-      allOk &= ok;
-    }
-    ops.push_back(std::move(entry));
-  }
-
-  if (!o.outputs.empty())
-    if (auto written = outputs.writeFile(o.outputs); !written)
-      return fail(o, "outputs", written.message());
-  const RunPlan &plan = model.plan();
-  if (o.json) {
-    json out;
-    out["ok"] = allOk;
-    out["artifact"] = o.dir;
-    out["backend"] = model.backend();
-    out["backend_fallback"] = backendFallbackJson(model);
-    out["rank"] = plan.rank;
-    out["tp"] = plan.tp;
-    out["fallback_policy"] = {{"policy", kernels::toString(plan.policy)},
-                              {"source", plan.policySource}};
-    out["fallbacks"] = plan.fallbacks();
-    out["schema"] = model.schema().summary;
-    out["notes"] = model.notes();
-    out["ops"] = std::move(ops);
-    out["trace"] = model.trace().toJson();
-    out["timeline"] = model.timeline().toJson();
-    out["ledger"] = model.ledger().toJson(/*withItems=*/true);
-    out["read"] = readJson(model);
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << "loaded " << o.dir << " on " << model.backend() << " (rank "
-              << plan.rank << " of " << plan.tp << ", " << plan.ops.size()
-              << " ops, " << plan.fallbacks()
-              << " full-dequant fallbacks, fallback="
-              << kernels::toString(plan.policy) << " from " << plan.policySource
-              << ")\n";
-    std::cout << "  schema: " << model.schema().summary << "\n";
-    for (const std::string &n : model.notes())
-      std::cout << "  note: " << n << "\n";
-    std::cout << "outputs:\n" << text;
-    printLoadReport(model, "");
-  }
-  return allOk ? 0 : 1;
+  return print(o, runOps(model, opRunOptionsOf(o)));
 }
 
 } // namespace qtensor::qtc
