@@ -13,6 +13,7 @@
 
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Tokenizer/HuggingFace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -600,6 +601,22 @@ Expected<Tokenizer> TokenizerLoader::load() {
 Expected<Tokenizer> Tokenizer::fromGGUF(const GGUFFile &file,
                                         std::string_view fileName) {
   return TokenizerLoader(file, fileName).load();
+}
+
+Expected<Tokenizer> Tokenizer::open(const std::string &path) {
+  const bool gguf =
+      path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+  if (gguf) {
+    QTENSOR_ASSIGN_OR_RETURN(GGUFFile file, GGUFFile::open(path));
+    return fromGGUF(file, path);
+  }
+  // The converter's metadata, read back as a file: the tokenizer copies
+  // what it keeps, so the bytes may go when it is built.
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                           ggufFromHuggingFaceFiles(path));
+  QTENSOR_ASSIGN_OR_RETURN(
+      GGUFFile file, GGUFFile::fromBuffer(bytes.data(), bytes.size(), path));
+  return fromGGUF(file, path);
 }
 
 } // namespace qtensor

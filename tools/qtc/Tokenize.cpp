@@ -1,7 +1,8 @@
 //===- Tokenize.cpp - `qtc tokenize`: text to token ids -------------------===//
 //
-// Builds the tokenizer of a GGUF file's tokenizer.ggml.* metadata (the same
-// QTensorTokenizer library a runtime uses) and prints the ids of one text.
+// Opens the tokenizer of a GGUF file or a Hugging Face tokenizer.json
+// (Tokenizer::open, the same QTensorTokenizer library a runtime uses) and
+// prints the ids of one text or of each text of a JSON list.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,10 +10,8 @@
 
 #include "CommandLine.h"
 
-#include "qtensor/Formats/GGUF.h"
 #include "qtensor/Support/JsonObjectReader.h"
 #include "qtensor/Support/MappedFile.h"
-#include "qtensor/Tokenizer/HuggingFace.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -55,7 +54,6 @@ int fail(const std::string &message, bool asJson) {
 int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
   std::string path, text, textsFile;
   bool haveText = false, addSpecial = false, asJson = false;
-  std::vector<uint8_t> converted;
   CommandLine cl("qtc tokenize", kTokenizeUsage);
   cl.option({"--text"}, "a text",
             [&](const std::string &value) -> std::optional<std::string> {
@@ -94,21 +92,7 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
     }
   }
 
-  // A GGUF file, or a Hugging Face tokenizer.json (or the directory that
-  // holds one) turned into the same metadata.
-  Expected<GGUFFile> file = makeError("no tokenizer read");
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) {
-    file = GGUFFile::open(path);
-  } else {
-    auto bytes = ggufFromHuggingFaceFiles(path);
-    if (!bytes)
-      return fail(bytes.message(), asJson);
-    file = GGUFFile::fromBuffer(bytes->data(), bytes->size(), path);
-    converted = bytes.take(); // the file reads from these bytes
-  }
-  if (!file)
-    return fail(file.message(), asJson);
-  Expected<Tokenizer> tokenizer = Tokenizer::fromGGUF(*file, path);
+  Expected<Tokenizer> tokenizer = Tokenizer::open(path);
   if (!tokenizer)
     return fail(tokenizer.message(), asJson);
   std::vector<std::vector<int32_t>> all;

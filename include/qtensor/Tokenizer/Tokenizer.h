@@ -63,6 +63,11 @@ public:
   static Expected<Tokenizer> fromGGUF(const GGUFFile &file,
                                       std::string_view fileName);
 
+  /// The tokenizer of `path`: a GGUF file (a name ending in .gguf), else a
+  /// Hugging Face tokenizer.json or the checkpoint directory holding one,
+  /// read as llama.cpp's converter reads it (Tokenizer/HuggingFace.h).
+  static Expected<Tokenizer> open(const std::string &path);
+
   /// Token ids of `text` (UTF-8; invalid bytes are read as U+FFFD as
   /// llama.cpp does). `addSpecial` adds what the model adds: BOS/EOS per
   /// tokenizer.ggml.add_bos_token / add_eos_token, [CLS]/[SEP] for bert.

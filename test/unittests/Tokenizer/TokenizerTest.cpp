@@ -279,6 +279,26 @@ TEST(Tokenizer, TinyLlamaPrompt) {
   EXPECT_EQ(ids, (std::vector<int32_t>{259, 3 + 0xC3, 3 + 0xA9}));
 }
 
+TEST(Tokenizer, OpensAGGUFFileByPath) {
+  const std::filesystem::path gguf =
+      corpusDir() / "gguf" / "tiny_llama" / "tiny-llama-F32.gguf";
+  REQUIRE_FILE(gguf);
+  Expected<Tokenizer> tok = Tokenizer::open(gguf.string());
+  ASSERT_TRUE(tok) << tok.message();
+  EXPECT_EQ(tok->encode("hello world, the", true),
+            (std::vector<int32_t>{1, 358, 362, 368, 347}));
+  // Not .gguf: read as a Hugging Face tokenizer.json or its directory.
+  Expected<Tokenizer> missing = Tokenizer::open("/nonexistent/tokenizer.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.message().find("/nonexistent/tokenizer.json"),
+            std::string::npos)
+      << missing.message();
+  Expected<Tokenizer> noGGUF = Tokenizer::open("/nonexistent/model.gguf");
+  ASSERT_FALSE(noGGUF);
+  EXPECT_NE(noGGUF.message().find("/nonexistent/model.gguf"), std::string::npos)
+      << noGGUF.message();
+}
+
 //===----------------------------------------------------------------------===//
 // Crafted metadata
 //===----------------------------------------------------------------------===//
