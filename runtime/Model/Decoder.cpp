@@ -147,6 +147,22 @@ struct Decoder::Layer {
   void *ropeQ = nullptr, *ropeK = nullptr, *attention = nullptr;
 };
 
+std::vector<std::pair<int32_t, float>>
+qtensor::runtime::topLogits(const std::vector<float> &logits, size_t k) {
+  std::vector<std::pair<int32_t, float>> top;
+  top.reserve(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i)
+    top.push_back({int32_t(i), logits[i]});
+  k = std::min(k, top.size());
+  std::partial_sort(top.begin(), top.begin() + long(k), top.end(),
+                    [](const auto &x, const auto &y) {
+                      return x.second > y.second ||
+                             (x.second == y.second && x.first < y.first);
+                    });
+  top.resize(k);
+  return top;
+}
+
 Decoder::Decoder(LoadedModel &model) : model(model) {}
 Decoder::~Decoder() = default;
 

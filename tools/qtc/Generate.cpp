@@ -8,13 +8,12 @@
 #include "Generate.h"
 
 #include "qtensor/Runtime/Decoder.h"
+#include "qtensor/Support/FileIO.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 namespace qtensor::qtc {
@@ -33,15 +32,13 @@ int fail(const GenerateArgs &a, const char *stage, const std::string &message) {
   return 1;
 }
 
+/// Raw little-endian float32, written beside `path` and renamed over it: a
+/// failed write leaves no partial file.
 Status writeLogits(const std::string &path, const std::vector<float> &logits) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out)
-    out.write(reinterpret_cast<const char *>(logits.data()),
-              std::streamsize(logits.size() * sizeof(float)));
-  out.close();
-  if (!out)
-    return makeError(path, ": cannot write the logits");
-  return Status::ok();
+  static_assert(sizeof(float) == 4, "float32 expected");
+  return writeFileAtomically(
+      path, std::string_view(reinterpret_cast<const char *>(logits.data()),
+                             logits.size() * sizeof(float)));
 }
 
 double rate(int64_t tokens, double seconds) {
@@ -113,18 +110,9 @@ int runGenerate(const GenerateArgs &a) {
   const double decodeRate = rate(r->decodeTokens, r->decodeSeconds);
   const DecoderCounters &c = d.counters();
   if (a.json) {
-    std::vector<std::pair<int32_t, float>> top;
-    for (size_t i = 0; i < r->promptLogits.size(); ++i)
-      top.push_back({int32_t(i), r->promptLogits[i]});
-    size_t k = std::min<size_t>(5, top.size());
-    std::partial_sort(top.begin(), top.begin() + long(k), top.end(),
-                      [](const auto &x, const auto &y) {
-                        return x.second > y.second ||
-                               (x.second == y.second && x.first < y.first);
-                      });
     json top5 = json::array();
-    for (size_t i = 0; i < k; ++i)
-      top5.push_back({top[i].first, top[i].second});
+    for (const auto &[id, logit] : topLogits(r->promptLogits, 5))
+      top5.push_back({id, logit});
     json out = {{"ok", true},
                 {"backend", model.backend()},
                 {"activation", toString(model.program()->activation)},

@@ -24,16 +24,9 @@
 #include "CompileCommand.h"
 #endif
 
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <exception>
-#include <fcntl.h>
 #include <iostream>
-#include <new>
 #include <string>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {

@@ -102,6 +102,12 @@ struct GenerateResult {
   bool stoppedAtContext = false; ///< the KV cache was full
 };
 
+/// The `k` largest logits as (token id, logit), largest first, a tie
+/// broken by the lower id as the greedy argmax breaks it; fewer when there
+/// are fewer logits.
+std::vector<std::pair<int32_t, float>>
+topLogits(const std::vector<float> &logits, size_t k);
+
 class Decoder {
 public:
   /// The decoder of `model` (loaded with LoadOptions::decoder), with

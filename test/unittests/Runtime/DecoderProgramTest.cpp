@@ -152,6 +152,16 @@ TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
             std::string::npos);
 }
 
+TEST(Decoder, TopLogitsBreakTiesByTheLowerId) {
+  const std::vector<float> logits = {0.5f, 2.0f, -1.0f, 2.0f, 1.0f};
+  using Top = std::vector<std::pair<int32_t, float>>;
+  EXPECT_EQ(topLogits(logits, 3), (Top{{1, 2.0f}, {3, 2.0f}, {4, 1.0f}}));
+  EXPECT_EQ(topLogits(logits, 9).size(), 5u);
+  EXPECT_EQ(topLogits(logits, 9).back(), (std::pair<int32_t, float>{2, -1.0f}));
+  EXPECT_TRUE(topLogits({}, 5).empty());
+  EXPECT_TRUE(topLogits(logits, 0).empty());
+}
+
 TEST(KVCache, AppendTruncateFork) {
   auto cache = KVCache::create(2, 8, 4);
   ASSERT_TRUE(cache) << cache.message();
