@@ -89,7 +89,8 @@ void BM_Compile(benchmark::State &state) {
   qtensor::CompileOptions options;
   options.target = "sm_90";
   options.tp = state.range(1);
-  options.groupPolicy = "align"; // tp=4 cuts down_proj's 86 groups
+  options.groupPolicy =
+      mlir::qt::GroupPolicy::Align; // tp=4 cuts down_proj's 86 groups
   for (auto _ : state) {
     state.PauseTiming();
     auto module = parse(*ctx.context, text);

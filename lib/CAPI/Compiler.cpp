@@ -32,9 +32,14 @@ Expected<compiler::CompileRequest> readRequest(const char *text) {
   QTENSOR_TRY(optional("target", q.target));
   QTENSOR_TRY(optional("weights", q.weights));
   QTENSOR_TRY(optional("quant", q.quant));
-  QTENSOR_TRY(optional("phase", q.phase));
-  QTENSOR_TRY(optional("fallback", q.fallback));
-  QTENSOR_TRY(optional("group_policy", q.groupPolicy));
+  if (r.find("phase"))
+    QTENSOR_TRY(r.readEnum("phase", &kernels::parsePhaseChoice, q.phase));
+  if (r.find("fallback"))
+    QTENSOR_TRY(
+        r.readEnum("fallback", &kernels::parseFallbackPolicy, q.fallback));
+  if (r.find("group_policy"))
+    QTENSOR_TRY(r.readEnum("group_policy", &compiler::parseGroupPolicyChoice,
+                           q.groupPolicy));
   if (r.find("tp"))
     QTENSOR_TRY(r.readInt("tp", 1, 64, q.tp));
   for (auto [key, out] :

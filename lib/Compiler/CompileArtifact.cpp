@@ -162,6 +162,18 @@ describeTokenizer(const Checkpoint &checkpoint, const std::string &input,
 
 } // namespace
 
+const char *toString(GroupPolicyChoice p) {
+  return p == GroupPolicyChoice::Align ? "align" : "error";
+}
+
+std::optional<GroupPolicyChoice> parseGroupPolicyChoice(const std::string &s) {
+  if (s == "error")
+    return GroupPolicyChoice::Error;
+  if (s == "align")
+    return GroupPolicyChoice::Align;
+  return std::nullopt;
+}
+
 Status validateCompileRequest(const CompileRequest &request) {
   // The messages are the ones qtc prints for the same flags.
   auto oneOf = [](const char *option, const std::string &value,
@@ -181,14 +193,6 @@ Status validateCompileRequest(const CompileRequest &request) {
     return makeError("--target (missing): expected sm_80, sm_90 or host");
   QTENSOR_TRY(oneOf("--target", request.target, {"sm_80", "sm_90", "host"},
                     "expected sm_80, sm_90 or host"));
-  QTENSOR_TRY(oneOf("--phase", request.phase, {"decode", "prefill", "both"},
-                    "expected decode, prefill or both"));
-  QTENSOR_TRY(oneOf("--fallback", request.fallback, {"forbid", "warn", "allow"},
-                    "expected forbid, warn or allow"));
-  QTENSOR_TRY(oneOf("--group-policy", request.groupPolicy, {"error", "align"},
-                    "the exporter supports error and align (replicate-"
-                    "boundary and repack change what a rank stores; qopt "
-                    "shows their placement)"));
   if (request.tp < 1 || request.tp > 64)
     return makeError("--tp ", request.tp, ": expected an integer in [1, 64]");
   if (isModulePath(request.input) && request.weights.empty())
@@ -222,7 +226,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     return selection.error();
   if (spec->keep)
     selection->keepFloatWeights();
-  if (spec->keep && request.fallback == "allow")
+  if (spec->keep && request.fallback == kernels::FallbackPolicy::Allow)
     selection->decodeTypesWithoutKernels();
   QTENSOR_TRY(selection->setTarget(request.target));
   mlir::DialectRegistry registry;
@@ -327,8 +331,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
 
   clock.stage("graph", "graph and --qtensor-compile (target " + request.target +
                            ", tp " + std::to_string(request.tp) + ", phase " +
-                           request.phase + ", fallback " + request.fallback +
-                           ")");
+                           kernels::toString(request.phase) + ", fallback " +
+                           kernels::toString(request.fallback) + ")");
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<std::string> widened; // f16 accumulators compiled as f32
   if (userModule) {
@@ -371,7 +375,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   pipeline.tp = request.tp;
   pipeline.phase = request.phase;
   pipeline.fallback = request.fallback;
-  pipeline.groupPolicy = request.groupPolicy;
+  pipeline.groupPolicy = request.groupPolicy == GroupPolicyChoice::Align
+                             ? mlir::qt::GroupPolicy::Align
+                             : mlir::qt::GroupPolicy::Error;
   pipeline.traceFile = scratch.path + "/dispatch-trace.json";
   std::string diagnostics;
   {
@@ -480,11 +486,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   for (ExportFile &f : kernels->files)
     input.files.push_back(std::move(f));
   input.kernels = kernels->entries;
-  const kernels::FallbackPolicy policy =
-      *kernels::parseFallbackPolicy(request.fallback); // checked above
   for (const LinearDispatch &d : dispatch->linears) {
     input.bindings.push_back(d.binding);
-    input.bindings.back().fallbackPolicy = policy;
+    input.bindings.back().fallbackPolicy = request.fallback;
   }
   input.model.architecture = config.architecture;
   input.model.name = config.name.empty() ? "model" : config.name;
@@ -500,9 +504,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.quantization.config = {
       {"quant", spec->text},
       {"target", request.target},
-      {"phase", request.phase},
-      {"fallback", request.fallback},
-      {"group_policy", request.groupPolicy},
+      {"phase", kernels::toString(request.phase)},
+      {"fallback", kernels::toString(request.fallback)},
+      {"group_policy", toString(request.groupPolicy)},
       {"activation", element == FloatType::BF16 ? "bf16" : "f16"}};
   input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
   input.provenance.converterName = "qtc";

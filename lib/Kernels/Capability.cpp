@@ -113,6 +113,10 @@ namespace {
 
 const std::pair<const char *, Phase> kPhases[] = {{"decode", Phase::Decode},
                                                   {"prefill", Phase::Prefill}};
+const std::pair<const char *, PhaseChoice> kPhaseChoices[] = {
+    {"decode", PhaseChoice::Decode},
+    {"prefill", PhaseChoice::Prefill},
+    {"both", PhaseChoice::Both}};
 const std::pair<const char *, Backend> kBackends[] = {{"cuda", Backend::Cuda},
                                                       {"host", Backend::Host}};
 const std::pair<const char *, Epilogue> kEpilogues[] = {
@@ -135,6 +139,9 @@ const std::pair<const char *, RepackKind> kRepackKinds[] = {
 } // namespace
 
 const char *kernels::toString(Phase p) { return spellEnum(p, kPhases); }
+const char *kernels::toString(PhaseChoice s) {
+  return spellEnum(s, kPhaseChoices);
+}
 const char *kernels::toString(Backend b) { return spellEnum(b, kBackends); }
 const char *kernels::toString(Epilogue e) { return spellEnum(e, kEpilogues); }
 const char *kernels::toString(Topology t) { return spellEnum(t, kTopologies); }
@@ -149,6 +156,20 @@ const char *kernels::toString(RepackKind k) {
 }
 std::optional<Phase> kernels::parsePhase(const std::string &s) {
   return lookupEnum(s, kPhases);
+}
+std::optional<PhaseChoice> kernels::parsePhaseChoice(const std::string &s) {
+  return lookupEnum(s, kPhaseChoices);
+}
+std::vector<Phase> kernels::phasesOf(PhaseChoice s) {
+  switch (s) {
+  case PhaseChoice::Decode:
+    return {Phase::Decode};
+  case PhaseChoice::Prefill:
+    return {Phase::Prefill};
+  case PhaseChoice::Both:
+    break;
+  }
+  return {Phase::Decode, Phase::Prefill};
 }
 std::optional<Backend> kernels::parseBackend(const std::string &s) {
   return lookupEnum(s, kBackends);

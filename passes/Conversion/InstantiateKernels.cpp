@@ -54,15 +54,12 @@ struct InstantiateKernelsPass
              << "', expected sm_80, sm_90 or host";
       return;
     }
-    if (lower != "none" && lower != "ptx") {
-      fail() << "unknown lower '" << lower << "', expected none or ptx";
-      return;
-    }
-    if (lower == "ptx" && host) {
+    const bool toPTX = lower == qt::KernelLowering::PTX;
+    if (toPTX && host) {
       fail() << "lower=ptx needs target sm_80 or sm_90, got host";
       return;
     }
-    if (!ptxDir.empty() && lower != "ptx") {
+    if (!ptxDir.empty() && !toPTX) {
       fail() << "ptx-dir needs lower=ptx";
       return;
     }
@@ -71,7 +68,7 @@ struct InstantiateKernelsPass
       return;
     }
     std::optional<qtensor::PTXTarget> ptx;
-    if (lower == "ptx") {
+    if (toPTX) {
       std::string error;
       FailureOr<qtensor::PTXTarget> resolved =
           qtensor::resolvePTXTarget(target, 0, 3, error);

@@ -11,6 +11,7 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+namespace kernels = qtensor::kernels;
 
 void qtensor::buildCleanupPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
@@ -37,10 +38,10 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
   select.traceFile = options.traceFile;
   pm.addPass(qt::createQTensorSelectLayoutsPass(select));
 
-  if (!options.lower.empty() || !options.ptxDir.empty()) {
+  if (options.lower || !options.ptxDir.empty()) {
     qt::QTensorInstantiateKernelsPassOptions instantiate;
     instantiate.target = options.target;
-    instantiate.lower = options.lower.empty() ? "none" : options.lower;
+    instantiate.lower = options.lower.value_or(qt::KernelLowering::None);
     instantiate.ptxDir = options.ptxDir;
     pm.addPass(qt::createQTensorInstantiateKernelsPass(instantiate));
   }
@@ -55,28 +56,47 @@ struct CompilePipelineOptions
                              llvm::cl::init("sm_90")};
   Option<int64_t> tp{*this, "tp", llvm::cl::desc("Tensor-parallel ranks"),
                      llvm::cl::init(1)};
-  Option<std::string> phase{*this, "phase",
-                            llvm::cl::desc("decode, prefill or both"),
-                            llvm::cl::init("both")};
-  Option<std::string> fallback{
+  Option<kernels::PhaseChoice> phase{
+      *this, "phase", llvm::cl::desc("decode, prefill or both"),
+      llvm::cl::init(kernels::PhaseChoice::Both),
+      llvm::cl::values(
+          clEnumValN(kernels::PhaseChoice::Decode, "decode", "decode"),
+          clEnumValN(kernels::PhaseChoice::Prefill, "prefill", "prefill"),
+          clEnumValN(kernels::PhaseChoice::Both, "both", "both"))};
+  Option<kernels::FallbackPolicy> fallback{
       *this, "fallback",
       llvm::cl::desc("Full-dequant fallback: forbid, warn or allow"),
-      llvm::cl::init("forbid")};
-  Option<std::string> groupPolicy{
+      llvm::cl::init(kernels::FallbackPolicy::Forbid),
+      llvm::cl::values(
+          clEnumValN(kernels::FallbackPolicy::Forbid, "forbid", "forbid"),
+          clEnumValN(kernels::FallbackPolicy::Warn, "warn", "warn"),
+          clEnumValN(kernels::FallbackPolicy::Allow, "allow", "allow"))};
+  Option<qt::GroupPolicy> groupPolicy{
       *this, "group-policy",
       llvm::cl::desc("A K-slice cutting a group: error, align, "
                      "replicate-boundary or repack"),
-      llvm::cl::init("error")};
+      llvm::cl::init(qt::GroupPolicy::Error),
+      llvm::cl::values(
+          clEnumValN(qt::GroupPolicy::Error, "error", "error"),
+          clEnumValN(qt::GroupPolicy::Align, "align", "align"),
+          clEnumValN(qt::GroupPolicy::ReplicateBoundary, "replicate-boundary",
+                     "replicate-boundary"),
+          clEnumValN(qt::GroupPolicy::ReplicateBoundary, "replicate_boundary",
+                     "replicate-boundary"),
+          clEnumValN(qt::GroupPolicy::Repack, "repack", "repack"))};
   ListOption<std::string> strategies{
       *this, "strategy",
       llvm::cl::desc("Per-op placement PATTERN:column|row|replicate")};
   Option<std::string> traceFile{
       *this, "trace-file",
       llvm::cl::desc("Write the dispatch trace as JSON to this file")};
-  Option<std::string> lower{
+  Option<qt::KernelLowering> lower{
       *this, "lower",
       llvm::cl::desc("Generate the kernel instances: none (in the IR) or "
-                     "ptx (gpu.binary ops holding PTX)")};
+                     "ptx (gpu.binary ops holding PTX)"),
+      llvm::cl::values(
+          clEnumValN(qt::KernelLowering::None, "none", "in the IR"),
+          clEnumValN(qt::KernelLowering::PTX, "ptx", "gpu.binary ops"))};
   Option<std::string> ptxDir{
       *this, "ptx-dir",
       llvm::cl::desc("With lower=ptx: write <instance>.ptx into this "
@@ -91,7 +111,8 @@ struct CompilePipelineOptions
     options.groupPolicy = groupPolicy;
     options.strategies.assign(strategies.begin(), strategies.end());
     options.traceFile = traceFile;
-    options.lower = lower;
+    if (lower.hasValue())
+      options.lower = lower;
     options.ptxDir = ptxDir;
     return options;
   }

@@ -154,12 +154,7 @@ LogicalResult PlaceShardsPass::parseOptions() {
                 << static_cast<int64_t>(tp);
     ok = false;
   }
-  FailureOr<GroupPolicy> parsedPolicy =
-      parseGroupPolicy(groupPolicy, emitError);
-  if (failed(parsedPolicy))
-    ok = false;
-  else
-    policy = *parsedPolicy;
+  policy = groupPolicy; // an enum option: checked by the option parser
   FailureOr<SmallVector<StrategyRule>> parsedRules =
       parseStrategyRules(strategies, emitError);
   if (failed(parsedRules))

@@ -41,11 +41,6 @@ FailureOr<SmallVector<StrategyRule>>
 parseStrategyRules(ArrayRef<std::string> entries,
                    function_ref<InFlightDiagnostic()> emitError);
 
-/// Parses `group-policy` (`replicate_boundary`, the attribute's spelling,
-/// is accepted too).
-FailureOr<GroupPolicy>
-parseGroupPolicy(StringRef text, function_ref<InFlightDiagnostic()> emitError);
-
 /// A weight's strategy and why it was chosen (for diagnostics).
 struct StrategyChoice {
   ShardStrategy strategy;

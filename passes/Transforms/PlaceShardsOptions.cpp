@@ -1,6 +1,6 @@
 //===- PlaceShardsOptions.cpp - Options and strategies of place-shards ----===//
 //
-// Turns `group-policy` and `strategy` into checked values, and picks a
+// Turns `strategy` entries into checked rules, and picks a
 // weight's strategy from its name: the user's rules first, then the
 // Megatron-style defaults of common transformer checkpoints (lib/Models).
 //
@@ -74,24 +74,6 @@ place_shards::parseStrategyRules(ArrayRef<std::string> entries,
   if (!ok)
     return failure();
   return rules;
-}
-
-FailureOr<GroupPolicy>
-place_shards::parseGroupPolicy(StringRef text,
-                               function_ref<InFlightDiagnostic()> emitError) {
-  std::optional<GroupPolicy> policy =
-      llvm::StringSwitch<std::optional<GroupPolicy>>(text)
-          .Case("error", GroupPolicy::Error)
-          .Case("align", GroupPolicy::Align)
-          .Cases({"replicate-boundary", "replicate_boundary"},
-                 GroupPolicy::ReplicateBoundary)
-          .Case("repack", GroupPolicy::Repack)
-          .Default(std::nullopt);
-  if (!policy)
-    return emitError() << "unknown group-policy '" << text
-                       << "'; expected error, align, replicate-boundary or "
-                          "repack";
-  return *policy;
 }
 
 namespace {

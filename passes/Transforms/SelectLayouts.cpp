@@ -111,21 +111,10 @@ FailureOr<Policy> SelectLayoutsPass::parseOptions() {
   if (!target)
     return bad("target", this->target, kernels::knownTargets());
   policy.target = *target;
-  if (phase == "both")
-    policy.phases = {kernels::Phase::Decode, kernels::Phase::Prefill};
-  else if (std::optional<kernels::Phase> p = kernels::parsePhase(phase))
-    policy.phases = {*p};
-  else
-    return bad("phase", phase, {"decode", "prefill", "both"});
-  std::optional<kernels::FallbackPolicy> f =
-      kernels::parseFallbackPolicy(fallback);
-  if (!f)
-    return bad("fallback", fallback, {"forbid", "warn", "allow"});
-  policy.fallback = *f;
-  std::optional<kernels::LayoutMode> l = kernels::parseLayoutMode(layouts);
-  if (!l)
-    return bad("layouts", layouts, {"shared", "per-phase"});
-  policy.layouts = *l;
+  // The enum options were checked by the option parser.
+  policy.phases = kernels::phasesOf(phase);
+  policy.fallback = fallback;
+  policy.layouts = layouts;
   return policy;
 }
 
@@ -148,7 +137,8 @@ LogicalResult SelectLayoutsPass::analyze(LinearDispatch &d,
     else
       d.skipped = "static T = " + std::to_string(*d.sig.tokens) +
                   " runs only in " + kernels::toString(only) +
-                  ", which phase=" + phase.getValue() + " leaves out";
+                  ", which phase=" + kernels::toString(phase.getValue()) +
+                  " leaves out";
   } else {
     for (kernels::Phase p : policy.phases)
       query.phases.push_back({p, kernels::phaseTokens(p)});
@@ -330,7 +320,7 @@ LogicalResult SelectLayoutsPass::writeTrace(ArrayRef<LinearDispatch> dispatches,
     if (!d.skipped.empty()) {
       trace.push_back({{"op", d.name},
                        {"index", d.index},
-                       {"phase", phase.getValue()},
+                       {"phase", kernels::toString(phase.getValue())},
                        {"device", policy.target.name},
                        {"candidates", json::array()},
                        {"selected", nullptr},

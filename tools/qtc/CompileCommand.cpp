@@ -91,16 +91,16 @@ std::optional<int> parse(const std::vector<std::string> &args,
               oneOf(request.target, {"sm_80", "sm_90", "host"},
                     "expected sm_80, sm_90 or host"))
       .option({"--phase"}, "a value",
-              oneOf(request.phase, {"decode", "prefill", "both"},
-                    "expected decode, prefill or both"))
+              parsedInto(request.phase, &kernels::parsePhaseChoice,
+                         "expected decode, prefill or both"))
       .option({"--fallback"}, "a value",
-              oneOf(request.fallback, {"forbid", "warn", "allow"},
-                    "expected forbid, warn or allow"))
+              parsedInto(request.fallback, &kernels::parseFallbackPolicy,
+                         "expected forbid, warn or allow"))
       .option({"--group-policy"}, "a value",
-              oneOf(request.groupPolicy, {"error", "align"},
-                    "the exporter supports error and align (replicate-"
-                    "boundary and repack change what a rank stores; qopt "
-                    "shows their placement)"))
+              parsedInto(request.groupPolicy, &compiler::parseGroupPolicyChoice,
+                         "the exporter supports error and align (replicate-"
+                         "boundary and repack change what a rank stores; qopt "
+                         "shows their placement)"))
       .option({"--tp"}, "a value",
               parsedInto(
                   request.tp,

@@ -18,6 +18,7 @@
 #ifndef QTENSOR_COMPILER_COMPILE_H
 #define QTENSOR_COMPILER_COMPILE_H
 
+#include "qtensor/Kernels/Capability.h"
 #include "qtensor/Support/Expected.h"
 #include "qtensor/Support/HostCpu.h"
 #include "qtensor/Support/Progress.h"
@@ -26,10 +27,19 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace qtensor::compiler {
+
+/// What a tensor-parallel K-slice that cuts a quantization group does, of
+/// the policies the exporter stores: refuse it, or move the cut to a group
+/// boundary (qopt's qtensor-place-shards also places replicate-boundary and
+/// repack, which change what a rank stores).
+enum class GroupPolicyChoice : uint8_t { Error, Align };
+const char *toString(GroupPolicyChoice p);
+std::optional<GroupPolicyChoice> parseGroupPolicyChoice(const std::string &s);
 
 struct CompileRequest {
   /// A directory with config.json and safetensors, a .gguf file, or an MLIR
@@ -42,10 +52,10 @@ struct CompileRequest {
   std::string outputDir;
   std::string target; ///< sm_80 | sm_90 | host
   std::string quant =
-      "w4a16:g128";                ///< w4a16:gG[:sym|:asym] | w8a16[...] | keep
-  std::string phase = "both";      ///< decode | prefill | both
-  std::string fallback = "forbid"; ///< forbid | warn | allow
-  std::string groupPolicy = "error"; ///< error | align
+      "w4a16:g128"; ///< w4a16:gG[:sym|:asym] | w8a16[...] | keep
+  kernels::PhaseChoice phase = kernels::PhaseChoice::Both;
+  kernels::FallbackPolicy fallback = kernels::FallbackPolicy::Forbid;
+  GroupPolicyChoice groupPolicy = GroupPolicyChoice::Error;
   /// fnmatch globs: linears kept in float / the head quantized.
   std::vector<std::string> excludes, includes;
   int64_t tp = 1; ///< tensor-parallel ranks, 1..64

@@ -18,6 +18,10 @@ namespace mlir {
 class ModuleOp;
 namespace qt {
 
+/// What qtensor-instantiate-kernels does with the kernels it generates:
+/// leaves them in the IR, or lowers them to gpu.binary ops holding PTX.
+enum class KernelLowering { None, PTX };
+
 #define GEN_PASS_DECL
 #include "qtensor/Conversion/Passes.h.inc"
 

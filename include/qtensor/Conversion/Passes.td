@@ -121,9 +121,15 @@ def QTensorInstantiateKernelsPass
     Option<"target", "target", "std::string", /*default=*/"\"sm_90\"",
            "sm_80, sm_90 (gpu.module kernels) or host (func.func); must be "
            "the target the dispatch was selected for">,
-    Option<"lower", "lower", "std::string", /*default=*/"\"none\"",
+    Option<"lower", "lower", "::mlir::qt::KernelLowering",
+           /*default=*/"::mlir::qt::KernelLowering::None",
            "none (leave the kernels in the IR) or ptx (lower them to "
-           "gpu.binary ops holding PTX; sm_80 and sm_90 only)">,
+           "gpu.binary ops holding PTX; sm_80 and sm_90 only)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::qt::KernelLowering::None, "none",
+                        "leave the kernels in the IR"),
+             clEnumValN(::mlir::qt::KernelLowering::PTX, "ptx",
+                        "lower them to gpu.binary ops holding PTX"))}]>,
     Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"\"\"",
            "With lower=ptx: also write <instance>.ptx into this existing "
            "directory">,

@@ -23,6 +23,10 @@ namespace qtensor::kernels {
 /// Decode is T <= 16 tokens per step (weight-bandwidth bound); prefill is
 /// everything above (seed M8.9 0x07C).
 enum class Phase : uint8_t { Decode, Prefill };
+/// The phases a compile selects kernels for: one, or both.
+enum class PhaseChoice : uint8_t { Decode, Prefill, Both };
+/// The phases of a selection, decode first.
+std::vector<Phase> phasesOf(PhaseChoice s);
 enum class Backend : uint8_t { Cuda, Host };
 enum class Epilogue : uint8_t { None, Bias };
 /// How the weight is split over ranks: `single` (no placement), a
@@ -187,6 +191,7 @@ struct KernelRegistry {
 //===----------------------------------------------------------------------===//
 
 const char *toString(Phase p);
+const char *toString(PhaseChoice s);
 const char *toString(Backend b);
 const char *toString(Epilogue e);
 const char *toString(Topology t);
@@ -194,6 +199,7 @@ const char *toString(FallbackPolicy p);
 const char *toString(LayoutMode m);
 const char *toString(RepackKind k);
 std::optional<Phase> parsePhase(const std::string &s);
+std::optional<PhaseChoice> parsePhaseChoice(const std::string &s);
 std::optional<Backend> parseBackend(const std::string &s);
 std::optional<Epilogue> parseEpilogue(const std::string &s);
 std::optional<Topology> parseTopology(const std::string &s);

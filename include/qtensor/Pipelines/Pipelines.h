@@ -2,7 +2,12 @@
 #ifndef QTENSOR_PIPELINES_PIPELINES_H
 #define QTENSOR_PIPELINES_PIPELINES_H
 
+#include "qtensor/Conversion/Passes.h"
+#include "qtensor/Dialect/QTensor/IR/QTensorAttrs.h"
+#include "qtensor/Kernels/Capability.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,21 +21,23 @@ namespace qtensor {
 /// CSE, then verify. Registered as `qtensor-cleanup`.
 void buildCleanupPipeline(mlir::OpPassManager &pm);
 
-/// What `--qtensor-compile` and `qtc compile` take. Values are checked by
-/// the passes that use them, which answer bad ones with a diagnostic.
+/// What `--qtensor-compile` and `qtc compile` take. The enums are the
+/// passes' own option types (a spelling is parsed once, by the option
+/// parser); the target and tp are checked by the passes that use them,
+/// which answer bad ones with a diagnostic.
 struct CompileOptions {
-  std::string target = "sm_90";    ///< sm_80 | sm_90 | host
-  int64_t tp = 1;                  ///< tensor-parallel ranks
-  std::string phase = "both";      ///< decode | prefill | both
-  std::string fallback = "forbid"; ///< forbid | warn | allow
-  std::string groupPolicy =
-      "error"; ///< error | align | replicate-boundary | repack
+  std::string target = "sm_90"; ///< sm_80 | sm_90 | host
+  int64_t tp = 1;               ///< tensor-parallel ranks
+  kernels::PhaseChoice phase = kernels::PhaseChoice::Both;
+  kernels::FallbackPolicy fallback = kernels::FallbackPolicy::Forbid;
+  mlir::qt::GroupPolicy groupPolicy = mlir::qt::GroupPolicy::Error;
   std::vector<std::string> strategies; ///< PATTERN:column|row|replicate
   std::string traceFile;               ///< dispatch trace JSON, when not empty
   /// After select-layouts, generate the kernel instances the linears need
-  /// (qtensor-instantiate-kernels): "" skips it, "none" leaves them in the
-  /// IR, "ptx" lowers them to gpu.binary ops holding PTX.
-  std::string lower;
+  /// (qtensor-instantiate-kernels): none skips it, KernelLowering::None
+  /// leaves them in the IR, KernelLowering::PTX lowers them to gpu.binary
+  /// ops holding PTX.
+  std::optional<mlir::qt::KernelLowering> lower;
   std::string ptxDir; ///< with lower=ptx: write <instance>.ptx here
 };
 

@@ -7,6 +7,9 @@
 #ifndef QTENSOR_TRANSFORMS_PASSES_H
 #define QTENSOR_TRANSFORMS_PASSES_H
 
+#include "qtensor/Dialect/QTensor/IR/QTensorAttrs.h"
+#include "qtensor/Kernels/Capability.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 // RUN: qopt %s -split-input-file -qtensor-select-layouts="target=sm_90 phase=decode fallback=allow" -qtensor-instantiate-kernels | FileCheck %s --check-prefix=FALLBACK
 
 // TARGET: error: qtensor-instantiate-kernels: unknown target 'sm_70', expected sm_80, sm_90 or host
-// LOWER: error: qtensor-instantiate-kernels: unknown lower 'llvm', expected none or ptx
+// LOWER: for the --lower option: Cannot find option named 'llvm'!
 // HOSTPTX: error: qtensor-instantiate-kernels: lower=ptx needs target sm_80 or sm_90, got host
 // DIRONLY: error: qtensor-instantiate-kernels: ptx-dir needs lower=ptx
 // NODIR: error: qtensor-instantiate-kernels: ptx-dir '{{.*}}missing' is not an existing directory

@@ -89,8 +89,8 @@ protected:
       return module;
     CompileOptions options;
     options.target = target;
-    options.phase = phase;
-    options.fallback = fallback;
+    options.phase = *kernels::parsePhaseChoice(phase);
+    options.fallback = *kernels::parseFallbackPolicy(fallback);
     mlir::PassManager pm(&context);
     buildCompilePipeline(pm, options);
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
