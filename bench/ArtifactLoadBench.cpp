@@ -8,18 +8,25 @@
 //   LoadModel   the runtime's whole load order for the host backend
 //               (docs/runtime.md): open and verify, plan and re-admit
 //               kernels, load kernels-host.so, materialize (no warmup).
+// and, for manifest.json alone:
+//   ManifestJson     nlohmann's parse of its bytes: the baseline;
+//   ManifestRecords  parseManifest: that parse, every record read with its
+//                    typed reader, and every rule of validateManifest.
 // The artifact comes from QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load
 // compiles one); the page cache is warm for all three.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Formats/Artifact.h"
+#include "qtensor/Formats/Manifest.h"
 #include "qtensor/Runtime/Loader.h"
 
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -101,8 +108,49 @@ void BM_LoadModel(benchmark::State &state) {
   }
 }
 
+/// manifest.json's bytes, or empty (the benchmark skips).
+std::string manifestText(benchmark::State &state) {
+  const char *dir = artifactDir();
+  if (!dir) {
+    state.SkipWithError("set QTENSOR_BENCH_ARTIFACT (scripts/bench.sh load)");
+    return {};
+  }
+  std::ifstream in(std::string(dir) + "/manifest.json", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  if (text.empty())
+    state.SkipWithError("cannot read manifest.json");
+  return text;
+}
+
+void BM_ManifestJson(benchmark::State &state) {
+  const std::string text = manifestText(state);
+  if (text.empty())
+    return;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(nlohmann::json::parse(text).size());
+  state.SetBytesProcessed(int64_t(text.size()) * state.iterations());
+}
+
+void BM_ManifestRecords(benchmark::State &state) {
+  const std::string text = manifestText(state);
+  if (text.empty())
+    return;
+  for (auto _ : state) {
+    auto m = qtensor::artifact::parseManifest(text, "manifest.json");
+    if (!m) {
+      state.SkipWithError(m.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(m->bindings.size());
+  }
+  state.SetBytesProcessed(int64_t(text.size()) * state.iterations());
+}
+
 } // namespace
 
+BENCHMARK(BM_ManifestJson)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManifestRecords)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlainRead)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OpenVerify)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadModel)->Unit(benchmark::kMillisecond);

@@ -210,8 +210,11 @@ bool isSha256Hex(std::string_view s);
 
 /// Every rule that does not depend on the JSON spelling: supported versions,
 /// path rules, uniqueness, references, hex digests and the quantized tensors'
-/// consistency. manifestFromJson applies it; the writer applies it before
-/// writing anything.
+/// consistency; and each kernel entry and op binding re-read with its one
+/// reader (kernelEntryFromJson, opBindingFromJson), so that a record built
+/// in memory obeys the rules a reader applies. The writer applies it before
+/// writing anything. manifestFromJson applies the same rules, except the
+/// re-read: its records come from those readers already.
 Status validateManifest(const Manifest &m);
 
 /// The JSON form (docs/manifest.md). Keys come out sorted (nlohmann::json
