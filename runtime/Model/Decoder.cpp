@@ -4,6 +4,7 @@
 
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
+#include "qtensor/Runtime/ArtifactTokenizer.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -569,14 +570,8 @@ Expected<const Tokenizer *> Decoder::tokenizer() {
                      "none the compiler could read; pass token ids)");
   const std::string name = model.program()->tokenizerFile.value_or("tokenizer");
   QTENSOR_ASSIGN_OR_RETURN(
-      GGUFFile gguf, GGUFFile::fromBuffer(file->data(), file->size(), name));
-  QTENSOR_ASSIGN_OR_RETURN(Tokenizer t, Tokenizer::fromGGUF(gguf, name));
-  const std::optional<std::string> &declared =
-      model.manifest().model.tokenizerSha256;
-  if (!declared || *declared != t.sha256())
-    return makeError(name, ": the tokenizer's digest ", t.sha256(),
-                     " is not the manifest's model.tokenizer_sha256 (",
-                     declared.value_or("absent"), ")");
+      Tokenizer t, tokenizerFromArtifactFile(
+                       *file, name, model.manifest().model.tokenizerSha256));
   tok = std::make_unique<Tokenizer>(std::move(t));
   return tok.get();
 }

@@ -10,6 +10,8 @@
 
 #include "CommandLine.h"
 
+#include "qtensor/Formats/InputKind.h"
+#include "qtensor/Runtime/ArtifactTokenizer.h"
 #include "qtensor/Support/JsonObjectReader.h"
 #include "qtensor/Support/MappedFile.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
@@ -22,13 +24,14 @@ using namespace qtensor;
 
 namespace {
 const char *kTokenizeUsage =
-    "usage: qtc tokenize FILE.gguf|tokenizer.json|HF_DIR --text TEXT\n"
+    "usage: qtc tokenize FILE.gguf|tokenizer.json|HF_DIR|ART --text TEXT\n"
     "                    [--add-special] [--json]\n"
     "  print the token ids of TEXT under the tokenizer of FILE's\n"
     "  tokenizer.ggml.* metadata (llama, gpt2 or bert, as llama.cpp\n"
     "  tokenizes), or of a Hugging Face tokenizer.json (a file, or a\n"
     "  checkpoint directory whose config.json gives BOS and EOS), read as\n"
-    "  llama.cpp's converter reads it (docs/tokenizer.md)\n"
+    "  llama.cpp's converter reads it (docs/tokenizer.md), or the one an\n"
+    "  artifact ART carries (checked against its manifest)\n"
     "  --text TEXT     the text (UTF-8) to tokenize\n"
     "  --texts FILE    instead, every string of FILE's JSON array; with\n"
     "                  --json, \"tokens\" is then a list of id lists\n"
@@ -92,7 +95,13 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
     }
   }
 
-  Expected<Tokenizer> tokenizer = Tokenizer::open(path);
+  // An artifact directory (or its manifest.json) carries its tokenizer;
+  // anything else is a GGUF file or a Hugging Face tokenizer.
+  Expected<InputKind> kind = detectInputKind(path);
+  Expected<Tokenizer> tokenizer =
+      kind && *kind == InputKind::ArtifactDirectory
+          ? runtime::openArtifactTokenizer(artifactDirectoryOf(path))
+          : Tokenizer::open(path);
   if (!tokenizer)
     return fail(tokenizer.message(), asJson);
   std::vector<std::vector<int32_t>> all;
