@@ -44,7 +44,7 @@ struct OpRunOptions {
 struct OpRunReport {
   /// Every op ran, and passed its check.
   bool ok = false;
-  /// The stage that failed ("input", "check", "run", "outputs", "mpi"),
+  /// The stage that failed ("input", "check", "run", "outputs"),
   /// none when every op ran (a failed check is not a failed stage).
   std::optional<std::string> failedStage;
   std::string error;
