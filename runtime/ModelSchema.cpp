@@ -263,21 +263,20 @@ private:
   /// k norms: one head width D for both, dividing the q and kv widths.
   Status checkSandwichNorms() {
     using models::BlockNorm;
-    if (!models::normWeightName(naming, 0, BlockNorm::QHead))
+    const std::optional<std::string> q0Name =
+        models::normWeightName(naming, 0, BlockNorm::QHead);
+    if (!q0Name)
       return fail(models::toString(naming), " names of ", arch,
                   "'s block norms are not known here (its checkpoints are "
                   "read from GGUF)");
-    const artifact::TensorEntry *q0 =
-        m.findTensor(*models::normWeightName(naming, 0, BlockNorm::QHead));
+    const artifact::TensorEntry *q0 = m.findTensor(*q0Name);
     if (!q0 || !q0->plain() || q0->plain()->shape.size() != 1)
-      return fail("the per-head q norm ",
-                  *models::normWeightName(naming, 0, BlockNorm::QHead),
+      return fail("the per-head q norm ", *q0Name,
                   " is missing or not a plain 1-D tensor");
     const int64_t d = q0->plain()->shape[0];
     if (d < 1 || qn % d || kv % d)
-      return fail(*models::normWeightName(naming, 0, BlockNorm::QHead), " is [",
-                  d, "], which is no head width of q (", qn, ") and kv (", kv,
-                  ")");
+      return fail(*q0Name, " is [", d, "], which is no head width of q (", qn,
+                  ") and kv (", kv, ")");
     for (int64_t l = 0; l < count; ++l) {
       for (BlockNorm norm : {BlockNorm::PostAttention, BlockNorm::PostMlp})
         QTENSOR_TRY(
