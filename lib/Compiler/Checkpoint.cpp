@@ -651,8 +651,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
       byName[all[i].name] = i;
 
   // The block linears, by each format's names.
-  const models::Naming naming =
-      cp.kind == "gguf" ? models::Naming::GGUF : models::Naming::HuggingFace;
+  const models::Naming naming = cp.naming();
   std::vector<bool> used(all.size(), false);
   // Quantized linears go to `lin`; excluded ones stay plain tensors (not
   // marked used) and are remembered for the graph.

@@ -22,6 +22,7 @@
 #include "qtensor/Formats/ONNX.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsIndex.h"
+#include "qtensor/Models/Architecture.h"
 #include "qtensor/Support/Expected.h"
 
 #include <functional>
@@ -143,6 +144,10 @@ public:
 
   /// "safetensors" | "gguf" | "mlir" | "onnx"
   const std::string &format() const { return kind; }
+  /// The tensor names of a decoder checkpoint: GGUF's, else Hugging Face's.
+  models::Naming naming() const {
+    return kind == "gguf" ? models::Naming::GGUF : models::Naming::HuggingFace;
+  }
   const ModelConfig &config() const { return cfg; }
   /// Makes the kept tensor `bias` the bias of the linear `linear` (an MLIR
   /// module's linears are known only after fusion): it is then stored with

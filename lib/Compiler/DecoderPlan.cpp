@@ -25,9 +25,7 @@ public:
   std::optional<DecoderPlan> plan() {
     const artifact::DecoderConfig &c = *cp.decoder();
     using models::BlockNorm;
-    const models::Naming naming = cp.format() == "gguf"
-                                      ? models::Naming::GGUF
-                                      : models::Naming::HuggingFace;
+    const models::Naming naming = cp.naming();
     const models::TensorNames &names = models::tensorNames(naming);
     const models::Architecture *family =
         models::findArchitecture(c.architecture);
