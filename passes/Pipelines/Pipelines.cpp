@@ -58,32 +58,17 @@ struct CompilePipelineOptions
                      llvm::cl::init(1)};
   Option<kernels::PhaseChoice> phase{
       *this, "phase", llvm::cl::desc("decode, prefill or both"),
-      llvm::cl::init(kernels::PhaseChoice::Both),
-      llvm::cl::values(
-          clEnumValN(kernels::PhaseChoice::Decode, "decode", "decode"),
-          clEnumValN(kernels::PhaseChoice::Prefill, "prefill", "prefill"),
-          clEnumValN(kernels::PhaseChoice::Both, "both", "both"))};
+      llvm::cl::init(kernels::PhaseChoice::Both), qt::phaseChoiceValues()};
   Option<kernels::FallbackPolicy> fallback{
       *this, "fallback",
       llvm::cl::desc("Full-dequant fallback: forbid, warn or allow"),
       llvm::cl::init(kernels::FallbackPolicy::Forbid),
-      llvm::cl::values(
-          clEnumValN(kernels::FallbackPolicy::Forbid, "forbid", "forbid"),
-          clEnumValN(kernels::FallbackPolicy::Warn, "warn", "warn"),
-          clEnumValN(kernels::FallbackPolicy::Allow, "allow", "allow"))};
+      qt::fallbackPolicyValues()};
   Option<qt::GroupPolicy> groupPolicy{
       *this, "group-policy",
       llvm::cl::desc("A K-slice cutting a group: error, align, "
                      "replicate-boundary or repack"),
-      llvm::cl::init(qt::GroupPolicy::Error),
-      llvm::cl::values(
-          clEnumValN(qt::GroupPolicy::Error, "error", "error"),
-          clEnumValN(qt::GroupPolicy::Align, "align", "align"),
-          clEnumValN(qt::GroupPolicy::ReplicateBoundary, "replicate-boundary",
-                     "replicate-boundary"),
-          clEnumValN(qt::GroupPolicy::ReplicateBoundary, "replicate_boundary",
-                     "replicate-boundary"),
-          clEnumValN(qt::GroupPolicy::Repack, "repack", "repack"))};
+      llvm::cl::init(qt::GroupPolicy::Error), qt::groupPolicyValues()};
   ListOption<std::string> strategies{
       *this, "strategy",
       llvm::cl::desc("Per-op placement PATTERN:column|row|replicate")};
@@ -94,9 +79,7 @@ struct CompilePipelineOptions
       *this, "lower",
       llvm::cl::desc("Generate the kernel instances: none (in the IR) or "
                      "ptx (gpu.binary ops holding PTX)"),
-      llvm::cl::values(
-          clEnumValN(qt::KernelLowering::None, "none", "in the IR"),
-          clEnumValN(qt::KernelLowering::PTX, "ptx", "gpu.binary ops"))};
+      qt::kernelLoweringValues()};
   Option<std::string> ptxDir{
       *this, "ptx-dir",
       llvm::cl::desc("With lower=ptx: write <instance>.ptx into this "

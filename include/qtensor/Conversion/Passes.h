@@ -21,6 +21,14 @@ namespace qt {
 /// What qtensor-instantiate-kernels does with the kernels it generates:
 /// leaves them in the IR, or lowers them to gpu.binary ops holding PTX.
 enum class KernelLowering { None, PTX };
+/// Its spellings, for the pass's option and the --qtensor-compile
+/// pipeline's.
+inline llvm::cl::ValuesClass kernelLoweringValues() {
+  return llvm::cl::values(
+      clEnumValN(KernelLowering::None, "none", "leave the kernels in the IR"),
+      clEnumValN(KernelLowering::PTX, "ptx",
+                 "lower them to gpu.binary ops holding PTX"));
+}
 
 #define GEN_PASS_DECL
 #include "qtensor/Conversion/Passes.h.inc"

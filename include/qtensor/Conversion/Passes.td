@@ -125,11 +125,7 @@ def QTensorInstantiateKernelsPass
            /*default=*/"::mlir::qt::KernelLowering::None",
            "none (leave the kernels in the IR) or ptx (lower them to "
            "gpu.binary ops holding PTX; sm_80 and sm_90 only)",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::qt::KernelLowering::None, "none",
-                        "leave the kernels in the IR"),
-             clEnumValN(::mlir::qt::KernelLowering::PTX, "ptx",
-                        "lower them to gpu.binary ops holding PTX"))}]>,
+           [{::mlir::qt::kernelLoweringValues()}]>,
     Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"\"\"",
            "With lower=ptx: also write <instance>.ptx into this existing "
            "directory">,
