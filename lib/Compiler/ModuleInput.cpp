@@ -250,6 +250,12 @@ Expected<ModuleReference::Codes> codesOf(mlir::qt::WeightOp weight,
     return makeError(where, ": nested qparams (#qtensor.nested) come only "
                             "from GGUF K-quants in this version; a module's "
                             "constant scales carry no second level to store");
+  if (codes.descriptor.descriptor.codebook != Codebook::None)
+    return makeError(where, ": codebook ",
+                     toString(codes.descriptor.descriptor.codebook),
+                     " codes come only from GGUF IQ4_NL tensors in this "
+                     "version; quantizing a module's float weight to the "
+                     "nearest table entry is not implemented");
   mlir::DenseElementsAttr scales, zeros;
   if (!mlir::matchPattern(assemble.getScales(), mlir::m_Constant(&scales)))
     return makeError(where, ": its scales are computed in the graph; the "

@@ -24,7 +24,8 @@ bool AffineDescriptor::operator==(const AffineDescriptor &o) const {
          scaleType == o.scaleType && rounding == o.rounding &&
          saturation == o.saturation && narrowRange == o.narrowRange &&
          encoding == o.encoding && permutation == o.permutation &&
-         decoderVersion == o.decoderVersion && nested == o.nested;
+         decoderVersion == o.decoderVersion && nested == o.nested &&
+         codebook == o.codebook;
 }
 
 bool LayoutDescriptor::operator==(const LayoutDescriptor &o) const {
@@ -83,7 +84,57 @@ Status verifyNested(const AffineDescriptor &d, const NestedQParams &n) {
                      "products with 8-bit codes are exact in f32), got f32");
   return Status::ok();
 }
+/// A code indexes the table: every unsigned code of the width names one
+/// entry, and the entry is the value (no zero-point, no sign handling).
+Status verifyCodebook(const AffineDescriptor &d) {
+  const size_t entries = codebookValues(d.codebook).size();
+  if (d.code.isSigned)
+    return makeError("codebook ", toString(d.codebook),
+                     " is indexed by unsigned codes, got si", d.code.bits);
+  if ((size_t(1) << d.code.bits) != entries)
+    return makeError("codebook ", toString(d.codebook), " has ", entries,
+                     " entries, one per ui", d.code.bits, " code would need ",
+                     size_t(1) << d.code.bits);
+  if (d.zeroPoint != ZeroPointKind::None)
+    return makeError("codebook ", toString(d.codebook),
+                     " takes zero-point none (x = s * table[q]), got ",
+                     toString(d.zeroPoint));
+  return Status::ok();
+}
 } // namespace
+
+const std::vector<float> &qtensor::codebookValues(Codebook c) {
+  static const std::vector<float> none;
+  // ggml-common.h kvalues_iq4nl.
+  static const std::vector<float> iq4nl = {
+      -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  // bitsandbytes' NF4 table (QLoRA, Dettmers et al. 2023), as f32.
+  static const std::vector<float> nf4 = {-1.0f,
+                                         -0.6961928009986877f,
+                                         -0.5250730514526367f,
+                                         -0.39491748809814453f,
+                                         -0.28444138169288635f,
+                                         -0.18477343022823334f,
+                                         -0.09105003625154495f,
+                                         0.0f,
+                                         0.07958029955625534f,
+                                         0.16093020141124725f,
+                                         0.24611230194568634f,
+                                         0.33791524171829224f,
+                                         0.44070982933044434f,
+                                         0.5626170039176941f,
+                                         0.7229568362236023f,
+                                         1.0f};
+  switch (c) {
+  case Codebook::None:
+    return none;
+  case Codebook::IQ4NL:
+    return iq4nl;
+  case Codebook::NF4:
+    return nf4;
+  }
+  return none;
+}
 
 CodeBounds qtensor::codeBounds(const CodeType &c) {
   if (!c.isSigned)
@@ -144,6 +195,8 @@ Status qtensor::verifyDescriptor(const AffineDescriptor &d) {
     return makeError("tail rule 'exact' applies to group granularity only");
   if (d.decoderVersion == 0)
     return makeError("decoder_version must be at least 1");
+  if (d.codebook != Codebook::None)
+    QTENSOR_TRY(verifyCodebook(d));
   if (d.nested)
     return verifyNested(d, *d.nested);
   return Status::ok();
@@ -306,6 +359,10 @@ const std::pair<const char *, SaturationMode> kSaturations[] = {
 const std::pair<const char *, SignedEncoding> kEncodings[] = {
     {"twos_complement", SignedEncoding::TwosComplement},
     {"offset_binary", SignedEncoding::OffsetBinary}};
+const std::pair<const char *, Codebook> kCodebooks[] = {
+    {"none", Codebook::None},
+    {"iq4_nl", Codebook::IQ4NL},
+    {"nf4", Codebook::NF4}};
 } // namespace
 
 const char *qtensor::toString(FloatType t) { return spellEnum(t, kFloatTypes); }
@@ -326,6 +383,8 @@ const char *qtensor::toString(SaturationMode s) {
 const char *qtensor::toString(SignedEncoding e) {
   return spellEnum(e, kEncodings);
 }
+
+const char *qtensor::toString(Codebook c) { return spellEnum(c, kCodebooks); }
 
 std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
   return lookupEnum(s, kFloatTypes);
@@ -352,4 +411,7 @@ qtensor::parseSaturationMode(const std::string &s) {
 std::optional<SignedEncoding>
 qtensor::parseSignedEncoding(const std::string &s) {
   return lookupEnum(s, kEncodings);
+}
+std::optional<Codebook> qtensor::parseCodebook(const std::string &s) {
+  return lookupEnum(s, kCodebooks);
 }

@@ -50,6 +50,9 @@ json qtensor::toJson(const AffineDescriptor &d) {
       n["min_code"] = code(*d.nested->minCode);
     j["nested"] = n;
   }
+  if (d.codebook != Codebook::None)
+    j["codebook"] = {{"name", toString(d.codebook)},
+                     {"values", codebookValues(d.codebook)}};
   return j;
 }
 
@@ -101,6 +104,31 @@ Expected<NestedQParams> parseNested(const json &j, const std::string &path) {
   QTENSOR_TRY(r.readEnum("super_dtype", parseFloatType, n.superType));
   QTENSOR_TRY(r.noUnknownKeys());
   return n;
+}
+
+/// The table's name, and its values exactly as the name defines them: a
+/// reader that took the values would decode a tampered table silently.
+Status parseCodebook(const json &j, const std::string &path, Codebook &out) {
+  ObjectReader r(j, path);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readEnum("name", qtensor::parseCodebook, out));
+  if (out == Codebook::None)
+    return makeError(r.at("name"),
+                     ": \"none\" is spelled by leaving codebook out");
+  const json *values;
+  QTENSOR_TRY(r.readArray("values", values));
+  const std::vector<float> &expected = codebookValues(out);
+  if (values->size() != expected.size())
+    return makeError(r.at("values"), ": ", toString(out), " has ",
+                     expected.size(), " entries, got ", values->size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const json &v = (*values)[i];
+    if (!v.is_number() || v.get<double>() != double(expected[i]))
+      return makeError(ObjectReader::indexed(r.at("values"), i), ": ",
+                       toString(out), "'s entry ", i, " is ",
+                       json(double(expected[i])).dump(), ", got ", v.dump());
+  }
+  return r.noUnknownKeys();
 }
 
 Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
@@ -155,6 +183,8 @@ Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
   if (const json *nested = r.find("nested")) {
     QTENSOR_ASSIGN_OR_RETURN(d.nested, parseNested(*nested, r.at("nested")));
   }
+  if (const json *codebook = r.find("codebook"))
+    QTENSOR_TRY(parseCodebook(*codebook, r.at("codebook"), d.codebook));
   QTENSOR_TRY(r.noUnknownKeys());
   if (Status s = verifyDescriptor(d); !s)
     return makeError(path, ": ", s.message());

@@ -97,6 +97,8 @@ Expected<AffineReconstruction> qtensor::AffineReconstruction::make(
 Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
                                             double *out) const {
   const CodeBounds bounds = codeBounds(d);
+  // With a codebook a code's value is its table entry (exact in f32).
+  const std::vector<float> &table = codebookValues(d.codebook);
   for (size_t i = begin; i < end; ++i) {
     int64_t q = codes[i];
     if (q < bounds.min || q > bounds.max)
@@ -110,7 +112,8 @@ Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
     double s = scales[g];
     switch (d.zeroPoint) {
     case ZeroPointKind::None:
-      out[i - begin] = s * double(q);
+      out[i - begin] =
+          s * (table.empty() ? double(q) : double(table[size_t(q)]));
       break;
     case ZeroPointKind::Integer:
     case ZeroPointKind::Float:

@@ -26,6 +26,8 @@ std::string describe(const QuantizedTensorDescriptor &t) {
   s += std::to_string(d.code.bits);
   if (d.zeroPoint != ZeroPointKind::None)
     s += std::string(" zp=") + toString(d.zeroPoint);
+  if (d.codebook != Codebook::None) // "affine ui4 codebook=iq4_nl group32"
+    s += std::string(" codebook=") + toString(d.codebook);
   switch (d.granularity) {
   case Granularity::PerTensor:
     return s + " per_tensor";

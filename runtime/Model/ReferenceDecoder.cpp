@@ -90,7 +90,7 @@ private:
   }
 
   /// Row `id` of the embedding: a plain table's values, or a tied head's
-  /// reconstruction s * q read through its layout's position function
+  /// reconstruction s * q (s * table[q] with a codebook) read through its layout's position function
   /// (not the kernel's code path).
   Expected<Matrix> embeddingRow(int64_t id) const {
     const int64_t d = c.hidden;
@@ -126,6 +126,8 @@ private:
       const int64_t offset =
           desc.code.isSigned ? int64_t(1) << (desc.code.bits - 1) : 0;
       const uint32_t mask = (1u << spec.fieldBits()) - 1;
+      // A codebook's codes are unsigned indices (offset 0) into its table.
+      const std::vector<float> &table = codebookValues(desc.codebook);
       Matrix out(static_cast<size_t>(d));
       for (int64_t j = 0; j < d; ++j) {
         KernelLayoutPosition at = kernelLayoutPosition(spec, g, id, j);
@@ -133,7 +135,8 @@ private:
         const uint32_t word = uint32_t(w[0]) | uint32_t(w[1]) << 8 |
                               uint32_t(w[2]) << 16 | uint32_t(w[3]) << 24;
         const int64_t q = int64_t((word >> at.shift) & mask) - offset;
-        out[size_t(j)] = s[size_t(j / desc.groupSize)] * double(q);
+        out[size_t(j)] = s[size_t(j / desc.groupSize)] *
+                         (table.empty() ? double(q) : double(table[size_t(q)]));
       }
       return out;
     }

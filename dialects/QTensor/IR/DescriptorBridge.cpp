@@ -31,6 +31,7 @@ static_assert(uint32_t(SaturationMode::Reject) ==
               uint32_t(::qtensor::SaturationMode::Reject));
 static_assert(uint32_t(SignedEncoding::OffsetBinary) ==
               uint32_t(::qtensor::SignedEncoding::OffsetBinary));
+static_assert(uint32_t(Codebook::NF4) == uint32_t(::qtensor::Codebook::NF4));
 
 ::qtensor::FloatType toPlainFloat(Type type) {
   if (type.isF16())
@@ -76,7 +77,7 @@ bool isScaleType(Type type) {
     Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
     mlir::FloatType scale, RoundingMode rounding, SaturationMode saturation,
     bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion, NestedQParamsAttr nested) {
+    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook) {
   ::qtensor::AffineDescriptor d;
   d.code = {code.getWidth(), code.isSigned()};
   d.scheme = convertEnum<::qtensor::QuantScheme>(scheme);
@@ -104,6 +105,7 @@ bool isScaleType(Type type) {
     n.superType = toPlainFloat(nested.getSuperScale());
     d.nested = n;
   }
+  d.codebook = convertEnum<::qtensor::Codebook>(codebook);
   return d;
 }
 } // namespace mlir::qt::detail
@@ -117,7 +119,8 @@ bool isScaleType(Type type) {
       a.getCode(), a.getScheme(), a.getZeroPoint(), a.getGranularity(),
       a.getAxis(), a.getGroupSize(), a.getTail(), a.getScale(), a.getRounding(),
       a.getSaturation(), a.getNarrowRange(), a.getEncoding(),
-      a.getPermutation(), a.getDecoderVersion(), a.getNested());
+      a.getPermutation(), a.getDecoderVersion(), a.getNested(),
+      a.getCodebook());
 }
 
 ::qtensor::LayoutDescriptor mlir::qt::toDescriptor(LayoutAttr a) {
@@ -182,7 +185,7 @@ mlir::qt::toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d) {
       convertEnum<RoundingMode>(d.rounding),
       convertEnum<SaturationMode>(d.saturation), d.narrowRange,
       convertEnum<SignedEncoding>(d.encoding), permutation, d.decoderVersion,
-      nested);
+      nested, convertEnum<Codebook>(d.codebook));
   if (!attr)
     return ::qtensor::makeError(captured.message);
   return attr;

@@ -40,6 +40,8 @@ struct QTensorOpAsmInterface : public OpAsmDialectInterface {
       }
       if (NestedQParamsAttr nested = affine.getNested())
         os << "_nested" << nested.getSuperGroupSize();
+      if (affine.getCodebook() != Codebook::None)
+        os << "_" << stringifyCodebook(affine.getCodebook());
       return AliasResult::FinalAlias;
     }
     if (auto layout = dyn_cast<LayoutAttr>(attr)) {

@@ -118,8 +118,11 @@ int smallestSubnormalExponent(const llvm::fltSemantics &sem) {
 /// zero-points (`float`, `min`), whose offset z or m/s is unbounded next to n.
 bool isExactRoundTrip(QuantizedTensorType type, Attribute scales) {
   auto affine = dyn_cast<AffineDescriptorAttr>(type.getDescriptor());
+  // A codebook's quantize picks the nearest table entry, not a rounding of
+  // x / s: the bound below does not describe it.
   if (!affine || affine.getDecoderVersion() != 1 ||
-      affine.getRounding() == RoundingMode::TowardZero)
+      affine.getRounding() == RoundingMode::TowardZero ||
+      affine.getCodebook() != Codebook::None)
     return false;
   ZeroPointKind zeroPoint = affine.getZeroPoint();
   if (zeroPoint != ZeroPointKind::None && zeroPoint != ZeroPointKind::Integer)

@@ -80,7 +80,23 @@ struct NestedQParams {
   bool operator!=(const NestedQParams &o) const { return !(*this == o); }
 };
 
-/// The affine family: x = s * (q - z) with declared granularity.
+/// A declared value table a code indexes (seed M8.9 0x07D: codebooks are
+/// part of the code contract). With a codebook, reconstruction is
+/// x = s * table[q] instead of s * q; the table's identity is its name, and
+/// every spelling that carries its values (the manifest) must carry exactly
+/// these.
+enum class Codebook : uint8_t {
+  None,
+  IQ4NL, ///< ggml's kvalues_iq4nl: 16 int8 values (IQ4_NL, IQ4_XS)
+  NF4,   ///< QLoRA's NormalFloat4: 16 quantiles of N(0, 1) in [-1, 1]
+};
+
+/// The values of `c`'s table, indexed by code (empty for None). Every value
+/// is an f32 (exactly; IQ4_NL's are integers).
+const std::vector<float> &codebookValues(Codebook c);
+
+/// The affine family: x = s * (q - z) with declared granularity; with a
+/// codebook, x = s * table[q].
 struct AffineDescriptor {
   CodeType code;
   QuantScheme scheme = QuantScheme::Symmetric;
@@ -101,6 +117,8 @@ struct AffineDescriptor {
   /// Scales (and mins) stored as codes under a second level; none: stored
   /// as values of `scaleType`.
   std::optional<NestedQParams> nested;
+  /// The table unsigned codes index, or None (codes are their own values).
+  Codebook codebook = Codebook::None;
 
   bool operator==(const AffineDescriptor &o) const;
   bool operator!=(const AffineDescriptor &o) const { return !(*this == o); }
@@ -176,6 +194,7 @@ const char *toString(TailRule t);
 const char *toString(RoundingMode r);
 const char *toString(SaturationMode s);
 const char *toString(SignedEncoding e);
+const char *toString(Codebook c);
 std::optional<FloatType> parseFloatType(const std::string &s);
 std::optional<QuantScheme> parseQuantScheme(const std::string &s);
 std::optional<ZeroPointKind> parseZeroPointKind(const std::string &s);
@@ -184,6 +203,7 @@ std::optional<TailRule> parseTailRule(const std::string &s);
 std::optional<RoundingMode> parseRoundingMode(const std::string &s);
 std::optional<SaturationMode> parseSaturationMode(const std::string &s);
 std::optional<SignedEncoding> parseSignedEncoding(const std::string &s);
+std::optional<Codebook> parseCodebook(const std::string &s);
 
 /// "[3, 5]" for diagnostics.
 std::string shapeToString(const std::vector<int64_t> &shape);

@@ -54,7 +54,7 @@ private:
 };
 
 /// x = s * (q - z) (integer and float zero-points), s * q + m (min), s * q
-/// (none), for every element in row-major order. `codes` are logical codes
+/// (none), s * table[q] (a codebook), for every element in row-major order. `codes` are logical codes
 /// (one per element); `scales` and `zeros` hold one value per qparam
 /// (`zeros` empty when the kind is none). Codes outside the descriptor's
 /// range are an error naming the flat index.

@@ -199,6 +199,9 @@ qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
   if (d.zeroPoint != ZeroPointKind::None)
     return makeError("the table has a zero-point; the embedding kernel "
                      "reads symmetric codes");
+  if (d.codebook != Codebook::None)
+    return makeError("the table's codes index codebook ", toString(d.codebook),
+                     "; the embedding kernel reads codes as values");
   if (d.permutation)
     return makeError("the table's columns are permuted (act-order)");
   if (d.granularity != Granularity::Group || d.groupSize <= 0 ||

@@ -102,6 +102,60 @@ TEST(DescriptorJson, NestedQParamsSurvive) {
       << extra.message();
 }
 
+// ggml IQ4_NL: the table's name and values travel together; a reader
+// decodes with its own copy, so a changed value is refused by index.
+TEST(DescriptorJson, CodebookCarriesItsTable) {
+  QuantizedTensorDescriptor t;
+  t.shape = {8, 64};
+  t.elementType = FloatType::F16;
+  AffineDescriptor &d = t.descriptor;
+  d.code = {4, false};
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = 32;
+  d.tail = TailRule::Exact;
+  d.codebook = Codebook::IQ4NL;
+  json j = toJson(t);
+  EXPECT_EQ(j["descriptor"]["codebook"]["name"], "iq4_nl");
+  EXPECT_EQ(j["descriptor"]["codebook"]["values"],
+            json::parse("[-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, "
+                        "25, 38, 53, 69, 89, 113]"));
+  auto back = tensorDescriptorFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, t);
+
+  // NF4's values are f32 and survive the text exactly.
+  d.codebook = Codebook::NF4;
+  auto nf4 = tensorDescriptorFromJson(json::parse(toJson(t).dump()));
+  ASSERT_TRUE(nf4) << nf4.message();
+  EXPECT_EQ(*nf4, t);
+
+  auto rejects = [&](json bad, const std::string &message) {
+    auto r = tensorDescriptorFromJson(bad);
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.message().find(message), std::string::npos) << r.message();
+  };
+  json tampered = j;
+  tampered["descriptor"]["codebook"]["values"][3] = -60;
+  rejects(tampered, "tensor.descriptor.codebook.values[3]: iq4_nl's entry 3 "
+                    "is -65.0, got -60");
+  json shortTable = j;
+  shortTable["descriptor"]["codebook"]["values"].erase(15);
+  rejects(shortTable, "iq4_nl has 16 entries, got 15");
+  json none = j;
+  none["descriptor"]["codebook"]["name"] = "none";
+  rejects(none, "\"none\" is spelled by leaving codebook out");
+  json nf5 = j;
+  nf5["descriptor"]["codebook"]["name"] = "nf5";
+  rejects(nf5, "tensor.descriptor.codebook.name: unknown value \"nf5\"");
+  json signedCodes = j;
+  signedCodes["descriptor"]["code"]["signed"] = true;
+  rejects(signedCodes, "codebook iq4_nl is indexed by unsigned codes, got si4");
+  json extra = j;
+  extra["descriptor"]["codebook"]["bits"] = 4;
+  rejects(extra, "codebook");
+}
+
 struct BadCase {
   const char *mutation; // JSON merge patch applied to a valid tensor
   const char *message;

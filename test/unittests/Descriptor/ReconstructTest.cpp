@@ -177,3 +177,31 @@ TEST(Reconstruct, NestedQParamsDecodeSecondLevelFirst) {
             std::string::npos)
       << short_.message();
 }
+
+// A codebook's code is an index: x = s * table[q] (ggml IQ4_NL's
+// kvalues_iq4nl; NF4's quantiles), the same decoder for every reader.
+TEST(Reconstruct, CodebookCodesIndexTheirTable) {
+  QuantizedTensorDescriptor t = groups(2, 4, 2);
+  t.descriptor.scheme = QuantScheme::Symmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::None;
+  t.descriptor.codebook = Codebook::IQ4NL;
+  auto x =
+      reconstructAffine(t, {0, 15, 8, 7, 1, 2, 3, 4}, {0.5, 2, 1, 0.25}, {});
+  ASSERT_TRUE(x) << x.message();
+  EXPECT_EQ(*x, (std::vector<double>{-63.5, 56.5, 2, -20, -104, -83, -16.25,
+                                     -12.25}));
+  t.descriptor.codebook = Codebook::NF4;
+  auto nf4 = reconstructAffine(t, {0, 15, 7, 8, 0, 0, 0, 0}, {1, 1, 1, 1}, {});
+  ASSERT_TRUE(nf4) << nf4.message();
+  EXPECT_EQ((*nf4)[0], -1.0);
+  EXPECT_EQ((*nf4)[1], 1.0);
+  EXPECT_EQ((*nf4)[2], 0.0);
+  EXPECT_EQ((*nf4)[3], double(0.07958029955625534f));
+  // An index past the table is the code range's error.
+  auto bad = reconstructAffine(t, {16, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1}, {});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("code 16 at flat index 0 is outside the code "
+                               "range [0, 15]"),
+            std::string::npos)
+      << bad.message();
+}

@@ -844,3 +844,35 @@ func.func @nested_scale_code_too_wide(%w: !qtensor.tensor<4x512xf32, #qtensor.af
 func.func @nested_partial_tail(%w: !qtensor.tensor<4x512xf32, #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>>) {
   return
 }
+
+// -----
+
+// Codebooks (seed M8.9 0x07D): unsigned codes, one table entry per code,
+// no zero-point.
+
+// expected-error @+1 {{codebook iq4_nl is indexed by unsigned codes, got si4}}
+func.func @codebook_signed_codes(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = iq4_nl>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{codebook nf4 has 16 entries, one per ui8 code would need 256}}
+func.func @codebook_wrong_width(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui8, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = nf4>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{codebook iq4_nl takes zero-point none (x = s * table[q]), got min}}
+func.func @codebook_with_min(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = iq4_nl>>) {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected one of [none, iq4_nl, nf4] for the value table unsigned codes index, got: nf5}}
+// expected-error @+1 {{failed to parse QTensor_AffineDescriptorAttr parameter 'codebook'}}
+func.func @codebook_unknown(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = nf5>>) {
+  return
+}

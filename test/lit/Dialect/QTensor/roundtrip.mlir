@@ -18,6 +18,8 @@
 // CHECK-DAG: #si4_group128 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
 // CHECK-DAG: #ui8_asym_per_axis0 = #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32>
 // CHECK-DAG: #ui4_asym_group32_nested256 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>
+// CHECK-DAG: #ui4_group32_iq4_nl = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, codebook = iq4_nl>
+// CHECK-DAG: #ui4_group64_nf4 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>
 // CHECK-DAG: #si6_group16_nested256 = #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, encoding = offset_binary, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>
 
 // 4096x4096 W4, groups of 128 along K, FP16 scales: scales are [4096, 32].
@@ -125,4 +127,14 @@ func.func @ggml_k_quants(%a: !qtensor.tensor<8x512xf32, #qtensor.affine<code = u
   %c, %s, %m = qtensor.disassemble %a : !qtensor.tensor<8x512xf32, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>> -> tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>
   %c6, %s6 = qtensor.disassemble %b : !qtensor.tensor<8x512xf32, #qtensor.affine<code = si6, scheme = symmetric, encoding = offset_binary, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>> -> tensor<8x512xsi6>, tensor<8x32xf32>
   return %c, %s, %m, %c6, %s6 : tensor<8x512xui4>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x512xsi6>, tensor<8x32xf32>
+}
+
+// Codebooks: ui4 codes index a declared 16-entry table (ggml IQ4_NL, NF4).
+// CHECK-LABEL: func.func @codebooks
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x64xf16, #ui4_group32_iq4_nl> -> tensor<8x64xui4>, tensor<8x2xf16>
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x128xbf16, #ui4_group64_nf4> -> tensor<8x128xui4>, tensor<8x2xbf16>
+func.func @codebooks(%a: !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, codebook = iq4_nl>>, %b: !qtensor.tensor<8x128xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>>) -> (tensor<8x64xui4>, tensor<8x2xf16>, tensor<8x128xui4>, tensor<8x2xbf16>) {
+  %c, %s = qtensor.disassemble %a : !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, codebook = iq4_nl>> -> tensor<8x64xui4>, tensor<8x2xf16>
+  %c2, %s2 = qtensor.disassemble %b : !qtensor.tensor<8x128xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>> -> tensor<8x128xui4>, tensor<8x2xbf16>
+  return %c, %s, %c2, %s2 : tensor<8x64xui4>, tensor<8x2xf16>, tensor<8x128xui4>, tensor<8x2xbf16>
 }

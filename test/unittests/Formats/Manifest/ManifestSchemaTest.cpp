@@ -491,6 +491,36 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnNestedQParams) {
   }
 }
 
+// A codebook descriptor (ggml IQ4_NL): both accept the table and refuse
+// the same broken ones.
+TEST_F(ManifestSchema, AgreesWithTheParserOnCodebooks) {
+  MiniValidator v(schema);
+  json codebook = toJson(fullManifest());
+  json &t = codebook["tensors"][0];
+  json &d = t["logical"]["descriptor"];
+  d["scheme"] = "symmetric";
+  d["zero_point"] = "none";
+  d["granularity"]["tail"] = "exact";
+  d["codebook"] = {{"name", "iq4_nl"},
+                   {"values", codebookValues(Codebook::IQ4NL)}};
+  t.erase("zeros");
+  ASSERT_TRUE(manifestFromJson(codebook))
+      << manifestFromJson(codebook).message();
+  EXPECT_EQ(v.validate(codebook), "");
+  const std::string c = "/tensors/0/logical/descriptor/codebook";
+  const std::vector<std::pair<std::string, json>> cases = {
+      {c + "/name", "nf5"},
+      {c + "/values", json::array({1, 2, 3})},
+      {c + "/extra", 1},
+  };
+  for (const auto &[pointer, value] : cases) {
+    json j = codebook;
+    j[json::json_pointer(pointer)] = value;
+    EXPECT_FALSE(manifestFromJson(j)) << pointer;
+    EXPECT_NE(v.validate(j), "") << pointer;
+  }
+}
+
 TEST_F(ManifestSchema, ValidatorItselfRejects) {
   // The validator is not vacuous: it rejects a broken manifest.
   MiniValidator v(schema);

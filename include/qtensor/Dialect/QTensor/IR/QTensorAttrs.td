@@ -69,7 +69,11 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     (true: the restricted symmetric range [-Q, Q]),
     `encoding = twos_complement`, `permutation` (a bijection of the group
     axis, e.g. act-order), `decoder_version = 1`, `nested` (second-level
-    qparams, `#qtensor.nested`).
+    qparams, `#qtensor.nested`), `codebook = none` (`iq4_nl` or `nf4`:
+    unsigned codes index that 16-entry value table, x = s * table[q], with
+    zero-point `none`; ggml's IQ4_NL is `code = ui4, scheme = symmetric,
+    granularity = group, axis = 1, group_size = 32, tail = exact,
+    scale = f16, codebook = iq4_nl`).
   }];
   let parameters = (ins
     "::mlir::IntegerType":$code,
@@ -91,7 +95,9 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
         "::mlir::qt::SignedEncoding::TwosComplement">:$encoding,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$permutation,
     DefaultValuedParameter<"uint32_t", "1">:$decoder_version,
-    OptionalParameter<"::mlir::qt::NestedQParamsAttr">:$nested
+    OptionalParameter<"::mlir::qt::NestedQParamsAttr">:$nested,
+    DefaultValuedParameter<"::mlir::qt::Codebook",
+        "::mlir::qt::Codebook::None">:$codebook
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

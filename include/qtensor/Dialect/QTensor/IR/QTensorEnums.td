@@ -97,4 +97,13 @@ def QTensor_RepackKindEnum : I32EnumAttr<"RepackKind",
   let genSpecializedAttr = 0;
 }
 
+def QTensor_CodebookEnum : I32EnumAttr<"Codebook",
+    "the value table unsigned codes index", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"IQ4NL", 1, "iq4_nl">,
+    I32EnumAttrCase<"NF4", 2, "nf4">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
 #endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD
