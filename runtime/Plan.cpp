@@ -123,6 +123,11 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                      k.codeSigned ? "signed" : "unsigned", ", but", of,
                      " stores ", d.code.bits, "-bit ",
                      d.code.isSigned ? "signed" : "unsigned", " codes");
+  // A code's value is the kernel's to decide: the table must be the one
+  // the tensor's codes index (or none on both sides).
+  if (k.codebook != d.codebook)
+    return makeError(where, ".code.codebook: ", toString(k.codebook), ", but",
+                     of, " has codebook ", toString(d.codebook));
   int64_t group = d.granularity == Granularity::Group     ? d.groupSize
                   : d.granularity == Granularity::PerAxis ? 0
                                                           : -1;

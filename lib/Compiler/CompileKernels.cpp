@@ -88,7 +88,7 @@ kernels::TokenRange phaseTokens(Phase phase, const KernelAbi &abi) {
 std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
                               const KernelInstance &instance) {
   std::vector<ArgRole> roles = {ArgRole::X, ArgRole::W, ArgRole::S};
-  if (!instance.spec->symmetric)
+  if (instance.spec->takesZeroPoints())
     roles.push_back(ArgRole::Z);
   if (instance.spec->bias)
     roles.push_back(ArgRole::B);
@@ -170,6 +170,7 @@ KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
   e.codeBits = spec.bits;
   e.codeSigned = spec.symmetric;
   e.minZero = spec.minZero;
+  e.codebook = spec.codebook;
   e.groupSize = spec.groupSize;
   e.scale = spec.scaleType();
   e.splitK = spec.splitK;

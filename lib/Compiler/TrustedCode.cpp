@@ -51,6 +51,7 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   spec.bits = k.codeBits;
   spec.symmetric = k.codeSigned;
   spec.minZero = k.minZero;
+  spec.codebook = k.codebook;
   spec.groupSize = k.groupSize;
   spec.activation = k.activation;
   spec.scale = k.scale;

@@ -26,6 +26,7 @@ std::string spellOne(int64_t v) { return std::to_string(v); }
 std::string spellOne(const std::string &s) { return s; }
 std::string spellOne(FloatType t) { return qtensor::toString(t); }
 std::string spellOne(ZeroPointKind k) { return qtensor::toString(k); }
+std::string spellOne(Codebook c) { return qtensor::toString(c); }
 std::string spellOne(Epilogue e) { return toString(e); }
 std::string spellOne(Topology t) { return toString(t); }
 std::string spellOne(const CodeContract &c) { return toString(c); }
@@ -89,7 +90,10 @@ void checkQParams(const KernelCapability &k, const AffineDescriptor &d,
                   Topology topology, Reasons &out) {
   const std::vector<ZeroPointKind> &zeroPoints =
       d.code.isSigned ? k.signedZeroPoints : k.unsignedZeroPoints;
-  if (!contains(zeroPoints, d.zeroPoint))
+  if (!contains(k.codebooks, d.codebook))
+    out.push_back(std::string("codebook ") + qtensor::toString(d.codebook) +
+                  " not in " + spellSet(k.codebooks));
+  else if (d.codebook == Codebook::None && !contains(zeroPoints, d.zeroPoint))
     out.push_back(std::string("zero-point ") + qtensor::toString(d.zeroPoint) +
                   " with " + (d.code.isSigned ? "signed" : "unsigned") +
                   " codes not in " + spellSet(zeroPoints));

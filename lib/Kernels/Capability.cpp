@@ -47,12 +47,12 @@ bool KernelCapability::operator==(const KernelCapability &o) const {
   auto fields = [](const KernelCapability &k) {
     return std::tie(k.id, k.summary, k.phases, k.backends, k.minCapability,
                     k.representations, k.layout, k.codes, k.signedZeroPoints,
-                    k.unsignedZeroPoints, k.scaleTypes, k.groupSizes,
-                    k.anyGroupSize, k.perChannel, k.perTensor, k.actOrder,
-                    k.decoderVersion, k.groupAxis, k.channelAxis, k.activations,
-                    k.accumulators, k.outputs, k.topologies, k.tileN, k.tileK,
-                    k.tokens, k.epilogues, k.priority, k.fullDequant,
-                    k.rowSplit);
+                    k.unsignedZeroPoints, k.codebooks, k.scaleTypes,
+                    k.groupSizes, k.anyGroupSize, k.perChannel, k.perTensor,
+                    k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
+                    k.activations, k.accumulators, k.outputs, k.topologies,
+                    k.tileN, k.tileK, k.tokens, k.epilogues, k.priority,
+                    k.fullDequant, k.rowSplit);
   };
   return fields(*this) == fields(o);
 }
@@ -79,10 +79,11 @@ KernelRegistry::hostTwin(const KernelCapability &kernel) const {
   // computes the same way (the same emitter builds both).
   auto contract = [](const KernelCapability &k) {
     return std::tie(k.layout, k.phases, k.representations, k.codes,
-                    k.signedZeroPoints, k.unsignedZeroPoints, k.scaleTypes,
-                    k.groupSizes, k.perChannel, k.perTensor, k.actOrder,
-                    k.decoderVersion, k.groupAxis, k.channelAxis, k.activations,
-                    k.accumulators, k.outputs, k.epilogues, k.tokens);
+                    k.signedZeroPoints, k.unsignedZeroPoints, k.codebooks,
+                    k.scaleTypes, k.groupSizes, k.perChannel, k.perTensor,
+                    k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
+                    k.activations, k.accumulators, k.outputs, k.epilogues,
+                    k.tokens);
   };
   for (const KernelCapability &k : kernels)
     if (!k.fullDequant && onHost(k) && contract(k) == contract(kernel))

@@ -145,6 +145,8 @@ KernelCapability hostGemm() {
     k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
   }
   k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  // 4-bit codes that index a table (IQ4_NL, NF4), gathered in registers.
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
   k.scaleTypes.push_back(FloatType::F32);
   k.groupSizes.insert(k.groupSizes.begin(), 16);
   return k;
@@ -165,6 +167,7 @@ KernelCapability fullDequant() {
   k.signedZeroPoints = {ZeroPointKind::None, ZeroPointKind::Integer,
                         ZeroPointKind::Float, ZeroPointKind::Min};
   k.unsignedZeroPoints = k.signedZeroPoints;
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
   k.scaleTypes = {FloatType::F16, FloatType::BF16, FloatType::F32};
   k.anyGroupSize = true;
   k.perChannel = true;
@@ -268,6 +271,8 @@ Status verifyKernel(const KernelRegistry &r, const KernelCapability &k) {
                        " but no zero-point "
                        "kind for ",
                        c.isSigned ? "signed" : "unsigned", " codes");
+  if (k.codebooks.empty())
+    return empty("codebooks");
   if (k.scaleTypes.empty())
     return empty("scales");
   if (k.activations.empty())

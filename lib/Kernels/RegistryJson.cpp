@@ -55,6 +55,8 @@ json kernelToJson(const KernelCapability &k) {
       {"zero_points",
        {{"signed", spellAll(k.signedZeroPoints, zeroPoint)},
         {"unsigned", spellAll(k.unsignedZeroPoints, zeroPoint)}}},
+      {"codebooks",
+       spellAll(k.codebooks, [](Codebook c) { return qtensor::toString(c); })},
       {"scales", spellAll(k.scaleTypes, floats)},
       {"group_sizes", k.anyGroupSize ? json("any") : json(k.groupSizes)},
       {"per_channel", k.perChannel},
@@ -154,6 +156,7 @@ Expected<KernelCapability> kernelFromJson(const json &j,
   QTENSOR_TRY(
       readSpelled(z, "unsigned", parseZeroPointKind, k.unsignedZeroPoints));
   QTENSOR_TRY(z.noUnknownKeys());
+  QTENSOR_TRY(readSpelled(q, "codebooks", parseCodebook, k.codebooks));
   QTENSOR_TRY(readFloats(q, "scales", k.scaleTypes));
   const json *groups;
   QTENSOR_TRY(q.require("group_sizes", groups));
@@ -378,6 +381,9 @@ std::string kernels::registryToText(const KernelRegistry &registry) {
     os << "  zero-points     signed codes: "
        << joined(k.signedZeroPoints, zeroPoint)
        << "; unsigned codes: " << joined(k.unsignedZeroPoints, zeroPoint)
+       << "\n";
+    os << "  codebooks       "
+       << joined(k.codebooks, [](Codebook c) { return qtensor::toString(c); })
        << "\n";
     os << "  scales          " << joined(k.scaleTypes, floats) << "\n";
     os << "  groups          ";

@@ -2,7 +2,8 @@
 //
 // Y[t, n] = sum_k X[t, k] * s[n, k / G] * (q[n, k] - z[n, k / G]) for any T
 // (or, with a min zero-point, sum_k X[t, k] * (s[n, k / G] q[n, k] +
-// m[n, k / G]): ggml Q4_1, Q5_1, Q4_K, Q5_K),
+// m[n, k / G]): ggml Q4_1, Q5_1, Q4_K, Q5_K; with a codebook,
+// s[n, k / G] table[q[n, k]]: ggml IQ4_NL, NF4),
 // built for the CPU rather than replaying a GPU kernel (the host twins do
 // that, as parity oracles). It reads the decode_gemv layout, so a host
 // artifact keeps one packed copy for decode and prefill:
@@ -11,7 +12,8 @@
 //    16 byte codes: W5, W6, W8), each one `vector.load` of vector<4xi32>
 //    viewed as 16 bytes, W4 nibbles split and interleaved back into code
 //    order, widened to i32, OR-ed into the exponent of 2^23 and bit-cast
-//    (the GEMV's magic-number conversion: q - z exactly);
+//    (the GEMV's magic-number conversion: q - z exactly); a codebook's
+//    codes are gathered from its table, kept in a 64-byte stack array;
 //  - scales f16, bf16 or f32 (the exact products of ggml K-quants' two
 //    scale levels); with a min zero-point m every chunk is decoded to
 //    s * q + m with one fma before it meets X;
@@ -87,7 +89,7 @@ public:
         MemRefType::get({dyn, g}, scale)};
     if (spec.minZero)
       types.push_back(MemRefType::get({dyn, g}, scale));
-    else if (!spec.symmetric)
+    else if (spec.takesZeroPoints())
       types.push_back(MemRefType::get({dyn, g}, IntegerType::get(ctx, 8)));
     if (spec.bias)
       types.push_back(MemRefType::get({dyn}, out));
@@ -100,10 +102,10 @@ public:
 
 private:
   Value zeroPoints(ValueRange args) const {
-    return spec.symmetric ? Value() : args[3];
+    return spec.takesZeroPoints() ? args[3] : Value();
   }
   Value bias(ValueRange args) const {
-    return spec.bias ? args[spec.symmetric ? 3 : 4] : Value();
+    return spec.bias ? args[spec.takesZeroPoints() ? 4 : 3] : Value();
   }
 
   /// The groups of a row as runs of chunks: [first, last) chunks of group
@@ -118,7 +120,7 @@ private:
   bool hasRestGroup() const { return fullGroups() * chunksPerGroup() < chunks; }
 
   /// 2^23 + z for row n, group g (2^23 + 2^(b-1) for symmetric codes, 2^23
-  /// for codes with a min).
+  /// for codes with a min or a codebook).
   Value emitOffset(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value g) const;
   /// The scale of row n, group g, in f32.
@@ -130,7 +132,11 @@ private:
   /// A qparam of row n, group g, widened to f32.
   Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
                    Value g) const;
-  /// q - z of chunk c of row n as vector<chunk x f32> (exact).
+  /// The codebook's values in a stack memref<entries x f32>, written once
+  /// at the kernel's entry (codebook specs only).
+  Value emitCodebookTable(ImplicitLocOpBuilder &b) const;
+  /// q - z of chunk c of row n as vector<chunk x f32> (exact); with a
+  /// codebook, table[q] (a gather from `codebookTable`; `offset` unused).
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
                   Value offset) const;
   /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
@@ -177,6 +183,8 @@ private:
 
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
+  /// Set by emitBody for codebook specs: what emitCodes gathers from.
+  mutable Value codebookTable;
 };
 
 Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
@@ -186,7 +194,8 @@ Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
     // Signed codes are stored offset binary: field = q + 2^(b-1).
     return arith::ConstantOp::create(
         b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
-  if (spec.minZero)
+  // A min has no integer offset; a codebook's codes are gathered instead.
+  if (!spec.takesZeroPoints() || spec.minZero)
     return arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23));
   Value zp = memref::LoadOp::create(b, zeroPoints(args), ValueRange{n, g});
   Value wide = arith::ExtUIOp::create(b, b.getI32Type(), zp);
@@ -209,6 +218,19 @@ Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
 Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
                                Value n, Value g) const {
   return emitQParam(b, zeroPoints(args), n, g);
+}
+
+Value HostGemmEmitter::emitCodebookTable(ImplicitLocOpBuilder &b) const {
+  const std::vector<float> &values = codebookValues(spec.codebook);
+  const int64_t entries = int64_t(values.size());
+  auto tableTy = VectorType::get({entries}, f32);
+  Value table = memref::AllocaOp::create(b, MemRefType::get({entries}, f32));
+  vector::StoreOp::create(
+      b,
+      arith::ConstantOp::create(
+          b, DenseElementsAttr::get(tableTy, ArrayRef<float>(values))),
+      table, ValueRange{indexConst(b, 0)});
+  return table;
 }
 
 Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
@@ -243,6 +265,18 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
     fields8 = vector::ShuffleOp::create(b, lo, hi, interleave);
   }
   Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
+  if (codebookTable) {
+    // Every field is an index below the table's size (4-bit fields of a
+    // 16-entry table), so the gather reads inside it with every lane on.
+    Value all = arith::ConstantOp::create(
+        b,
+        DenseElementsAttr::get(VectorType::get({chunk}, b.getI1Type()), true));
+    Value none = arith::ConstantOp::create(
+        b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
+    return vector::GatherOp::create(b, valuesTy, codebookTable,
+                                    ValueRange{indexConst(b, 0)}, fields, all,
+                                    none);
+  }
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value biased = vector::BitCastOp::create(
       b, valuesTy,
@@ -458,6 +492,8 @@ Value HostGemmEmitter::emitBias(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
+  if (spec.codebook != Codebook::None)
+    codebookTable = emitCodebookTable(b);
   Value tokens = memref::DimOp::create(b, args[0], 0);
   Value outputs = memref::DimOp::create(b, args[1], 0);
   // Several rows of X: decode each weight row once into a stack buffer and

@@ -103,13 +103,15 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
   spec.bits = d.code.bits;
   spec.symmetric = d.code.isSigned;
   spec.minZero = !d.code.isSigned && d.zeroPoint == ZeroPointKind::Min;
+  spec.codebook = d.codebook;
   // 2- and 3-bit codes only as the host GEMM's byte fields (Q2_K, Q3_K);
   // validateQuantKernelSpec names the width any other family refuses.
   if (d.code.bits < 2 || d.code.bits == 7 || d.code.bits > 8 ||
       (d.code.bits < 4 && spec.family != KernelFamily::HostGemm))
     return makeError(d.code.bits, "-bit codes have no generated kernel");
-  if (d.code.isSigned ? d.zeroPoint != ZeroPointKind::None
-                      : d.zeroPoint != ZeroPointKind::Integer && !spec.minZero)
+  if (d.code.isSigned || d.codebook != Codebook::None
+          ? d.zeroPoint != ZeroPointKind::None
+          : d.zeroPoint != ZeroPointKind::Integer && !spec.minZero)
     return makeError("zero-point ", toString(d.zeroPoint), " with ",
                      d.code.isSigned ? "signed" : "unsigned",
                      " codes: the generated kernels take signed codes "

@@ -60,16 +60,17 @@ KernelLayoutSpec QuantKernelSpec::layout() const {
   // The host GEMM reads the GEMV's rows of 16-byte chunks.
   return {family == KernelFamily::PrefillMma ? KernelLayoutKind::PrefillMma
                                              : KernelLayoutKind::DecodeGemv,
-          bits, symmetric};
+          bits, symmetric && codebook == Codebook::None};
 }
 
 std::string QuantKernelSpec::name() const {
   std::string out = "qt_";
   out += familyName(family);
   out += "_w" + std::to_string(bits) +
-         (symmetric ? "sym"
-          : minZero ? "min"
-                    : "asym");
+         (codebook != Codebook::None ? toString(codebook)
+          : symmetric                ? "sym"
+          : minZero                  ? "min"
+                                     : "asym");
   out += groupSize == 0 ? "_gch" : "_g" + std::to_string(groupSize);
   out += std::string("_") + toString(activation);
   out += dynamicRows() ? std::string("_tdyn") : "_t" + std::to_string(rows);
@@ -106,6 +107,19 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
                                     : "only the host GEMM takes min "
                                       "zero-points");
+  if (spec.codebook != Codebook::None) {
+    if (!host)
+      return makeError("only the host GEMM reads codebook ",
+                       toString(spec.codebook), " codes");
+    if (spec.symmetric || spec.minZero)
+      return makeError("codebook ", toString(spec.codebook),
+                       " codes are unsigned indices with no zero-point");
+    if ((size_t(1) << spec.bits) != codebookValues(spec.codebook).size())
+      return makeError("codebook ", toString(spec.codebook), " has ",
+                       codebookValues(spec.codebook).size(),
+                       " entries; its codes cannot be ", spec.bits,
+                       " bits wide");
+  }
   if (spec.scaleType() == FloatType::F32 && !host)
     return makeError("only the host GEMM takes f32 scales");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
@@ -159,7 +173,8 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     text.remove_suffix(1);
   auto fail = [&](std::string_view what) -> Error {
     return makeError("kernel spec '", text, "': ", what,
-                     " (expected family:wB:gG|gch:sym|asym|min:f16|bf16:"
+                     " (expected family:wB:gG|gch:sym|asym|min|iq4_nl|nf4:"
+                     "f16|bf16:"
                      "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
                      "of32][:bias])");
   };
@@ -189,10 +204,13 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     spec.groupSize = 0;
   else if (!parsePrefixed(f[2], "g", spec.groupSize) || spec.groupSize == 0)
     return fail("bad group '" + std::string(f[2]) + "'");
-  if (f[3] != "sym" && f[3] != "asym" && f[3] != "min")
-    return fail("bad symmetry '" + std::string(f[3]) + "'");
+  std::optional<Codebook> codebook = parseCodebook(std::string(f[3]));
+  if (f[3] != "sym" && f[3] != "asym" && f[3] != "min" &&
+      (!codebook || *codebook == Codebook::None))
+    return fail("bad code kind '" + std::string(f[3]) + "'");
   spec.symmetric = f[3] == "sym";
   spec.minZero = f[3] == "min";
+  spec.codebook = codebook.value_or(Codebook::None);
   if (f[4] == "f16")
     spec.activation = FloatType::F16;
   else if (f[4] == "bf16")

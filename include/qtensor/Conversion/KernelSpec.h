@@ -45,6 +45,10 @@ struct QuantKernelSpec {
   /// x = s * q + m (ggml Q4_1, Q5_1, Q4_K, Q5_K), instead of a u8
   /// zero-point; host GEMM only.
   bool minZero = false;
+  /// Unsigned codes that index this value table, x = s * table[q], with
+  /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false); host
+  /// GEMM only, 4-bit codes.
+  Codebook codebook = Codebook::None;
   /// 32, 64, 128, or 0 for per-channel (G = K); the host GEMM also takes 16
   /// for byte codes (ggml Q6_K).
   int64_t groupSize = 128;
@@ -65,6 +69,11 @@ struct QuantKernelSpec {
   int64_t splitK = 1;
 
   FloatType scaleType() const { return scale.value_or(activation); }
+  /// Whether the kernel takes a zero-point (or min) operand z: unsigned
+  /// codes without a codebook.
+  bool takesZeroPoints() const {
+    return !symmetric && codebook == Codebook::None;
+  }
   /// Width of the field a code is stored in: 4 for 4-bit codes, else 8.
   unsigned fieldBits() const { return bits == 4 ? 4 : 8; }
   bool dynamicRows() const { return rows == kDynamicRows; }
@@ -75,7 +84,8 @@ struct QuantKernelSpec {
   int64_t chunkCodes() const { return 128 / fieldBits(); }
   /// The kernel-native layout this kernel reads its codes in.
   KernelLayoutSpec layout() const;
-  /// e.g. qt_decode_gemv_w4sym_g128_f16_t4_n4096_k4096_s1, with suffixes
+  /// e.g. qt_decode_gemv_w4sym_g128_f16_t4_n4096_k4096_s1 (`w4iq4_nl` for
+  /// a codebook's codes), with suffixes
   /// for what differs from the defaults: `_scbf16` (scale dtype other than
   /// the activation's), `_of16` / `_obf16` (output other than f32),
   /// `_bias`; `tdyn` for dynamic T.
@@ -87,7 +97,10 @@ struct QuantKernelSpec {
 constexpr int64_t kDecodeWarpsPerBlock = 4;
 constexpr int64_t kWarpSize = 32;
 
-/// Parses `family:wB:gG|gch:sym|asym|min:f16|bf16:tT|tdyn:nN:kK[:OPT]...`
+/// Parses `family:wB:gG|gch:CODES:f16|bf16:tT|tdyn:nN:kK[:OPT]...` with
+/// CODES `sym` (signed codes), `asym` (unsigned, u8 zero-points), `min`
+/// (unsigned, a float min) or a codebook's name (`iq4_nl`, `nf4`: unsigned
+/// indices into that table),
 /// with OPT one of `sS` (split-K), `scf16|scbf16|scf32` (scale dtype),
 /// `of16|obf16|of32`
 /// (output dtype, default f32), `bias`; e.g.

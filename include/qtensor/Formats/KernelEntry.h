@@ -115,9 +115,15 @@ struct KernelEntry {
   std::string layout;     ///< layout family the kernel reads
   unsigned codeBits = 4;  ///< 2 to 8, not 7
   bool codeSigned = true; ///< symmetric signed; else unsigned + u8 zeros
+  /// Whether the kernel takes z: unsigned codes without a codebook.
+  bool takesZeroPoints() const {
+    return !codeSigned && codebook == Codebook::None;
+  }
   /// Unsigned codes with a float min per group (z in the scale dtype,
   /// x = s * q + m) rather than u8 zero-points.
   bool minZero = false;
+  /// Unsigned codes that index this table (x = s * table[q]), no z.
+  Codebook codebook = Codebook::None;
   int64_t groupSize = 0; ///< 0: per output channel
   FloatType scale = FloatType::F16;
   /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point

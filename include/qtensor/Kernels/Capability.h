@@ -139,6 +139,10 @@ struct KernelCapability {
   /// an integer zero-point.
   std::vector<ZeroPointKind> signedZeroPoints;
   std::vector<ZeroPointKind> unsignedZeroPoints;
+  /// The value tables it decodes (Codebook::None: codes are their own
+  /// values). A codebook's codes are unsigned with zero-point none, which
+  /// the descriptor guarantees, so the zero-point lists do not apply.
+  std::vector<Codebook> codebooks{Codebook::None};
   std::vector<FloatType> scaleTypes;
   std::vector<int64_t> groupSizes; ///< admitted groups along K
   bool anyGroupSize = false;       ///< full-dequant only

@@ -138,8 +138,9 @@ bool KernelEntry::operator==(const KernelEntry &o) const {
          activation == o.activation && output == o.output && bias == o.bias &&
          layout == o.layout && codeBits == o.codeBits &&
          codeSigned == o.codeSigned && minZero == o.minZero &&
-         groupSize == o.groupSize && scale == o.scale && entries == o.entries &&
-         args == o.args && launch == o.launch && splitK == o.splitK &&
+         codebook == o.codebook && groupSize == o.groupSize &&
+         scale == o.scale && entries == o.entries && args == o.args &&
+         launch == o.launch && splitK == o.splitK &&
          zeroOutput == o.zeroOutput && rowSplit == o.rowSplit && cpu == o.cpu &&
          ops == o.ops;
 }
@@ -327,7 +328,7 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   if (!k.isReference()) {
     need.push_back(ArgRole::W);
     need.push_back(ArgRole::S);
-    if (!k.codeSigned)
+    if (k.takesZeroPoints())
       need.push_back(ArgRole::Z);
   }
   if (k.bias)
@@ -341,7 +342,10 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
       if (std::find(need.begin(), need.end(), role) == need.end())
         return makeError(r.at("args"), ": argument \"", toString(role),
                          "\" is not expected (",
-                         role == ArgRole::Z   ? "the codes are signed"
+                         role == ArgRole::Z
+                             ? (k.codebook != Codebook::None
+                                    ? "the codes index a codebook"
+                                    : "the codes are signed")
                          : role == ArgRole::B ? "\"bias\" is false"
                                               : "a reference entry reads "
                                                 "no packed weight",
@@ -475,6 +479,19 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
       return makeError(cr.at("zero_point"),
                        ": a min zero-point needs unsigned codes");
   }
+  if (cr.find("codebook")) {
+    QTENSOR_TRY(cr.readEnum("codebook", parseCodebook, k.codebook));
+    if (k.codebook == Codebook::None)
+      return makeError(cr.at("codebook"),
+                       ": \"none\" is spelled by leaving codebook out");
+    if (k.codeSigned || k.minZero)
+      return makeError(cr.at("codebook"), ": codebook ", toString(k.codebook),
+                       " codes are unsigned indices with no zero-point");
+    if ((size_t(1) << k.codeBits) != codebookValues(k.codebook).size())
+      return makeError(cr.at("codebook"), ": ", toString(k.codebook), " has ",
+                       codebookValues(k.codebook).size(),
+                       " entries, not one per ", k.codeBits, "-bit code");
+  }
   QTENSOR_TRY(cr.noUnknownKeys());
   const json *group;
   QTENSOR_TRY(r.require("group_size", group));
@@ -600,6 +617,8 @@ json qtensor::artifact::toJson(const KernelEntry &e) {
   j["code"] = {{"bits", e.codeBits}, {"signed", e.codeSigned}};
   if (e.minZero)
     j["code"]["zero_point"] = "min";
+  if (e.codebook != Codebook::None)
+    j["code"]["codebook"] = toString(e.codebook);
   j["group_size"] = e.groupSize == 0 ? json("per_channel") : json(e.groupSize);
   j["scale"] = toString(e.scale);
   json entries = json::array();

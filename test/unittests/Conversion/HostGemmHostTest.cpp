@@ -46,6 +46,7 @@ struct Case {
   bool bias;
   int64_t n, k;
   bool minZero = false; ///< unsigned codes with a float min (ggml)
+  Codebook codebook = Codebook::None; ///< unsigned indices (IQ4_NL, NF4)
 };
 
 QuantKernelSpec specOf(const Case &c) {
@@ -54,6 +55,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.bits = c.bits;
   spec.symmetric = c.symmetric;
   spec.minZero = c.minZero;
+  spec.codebook = c.codebook;
   spec.groupSize = c.group;
   spec.activation = c.act;
   spec.scale = c.scale;
@@ -96,8 +98,9 @@ float storeQParam(float v, FloatType type, std::vector<uint8_t> &bytes) {
 }
 
 /// Codes and qparams as ggml files store them (random codes over the whole
-/// range, positive scales, negative mins: x = s * q + m), for the forms
-/// the groupwise quantizer does not make: a min zero-point, f32 scales.
+/// range, positive scales, negative mins: x = s * q + m; with a codebook
+/// x = s * table[q]), for the forms the groupwise quantizer does not make:
+/// a min zero-point, f32 scales, codebooks.
 GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
                                  std::mt19937 &rng) {
   GroupwiseQuantized q;
@@ -107,6 +110,7 @@ GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
   std::uniform_int_distribution<int64_t> code(lo, hi);
   std::uniform_real_distribution<float> scale(0.002f, 0.05f), min(-0.6f, 0.1f);
   std::vector<float> s, m;
+  const std::vector<float> &table = codebookValues(spec.codebook);
   for (int64_t i = 0; i < spec.n * g; ++i) {
     s.push_back(storeQParam(scale(rng), spec.scaleType(), w.scales));
     if (spec.minZero)
@@ -117,7 +121,9 @@ GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
     for (int64_t c = 0; c < spec.k; ++c) {
       q.codes.push_back(int32_t(code(rng)));
       const size_t at = size_t(r * g + c / group);
-      double x = double(s[at]) * double(q.codes.back());
+      const int32_t q1 = q.codes.back();
+      double x = double(s[at]) *
+                 (table.empty() ? double(q1) : double(table[size_t(q1)]));
       w.dequant.push_back(spec.minZero ? x + double(m[at]) : x);
     }
   w.weight = w.dequant; // no quantization error: the codes are given
@@ -130,7 +136,8 @@ Weights makeWeights(const QuantKernelSpec &spec, std::mt19937 &rng) {
   GroupwiseQuantized given;
   const GroupwiseQuantized *q = &given;
   Expected<GroupwiseQuantized> quantized = GroupwiseQuantized{};
-  if (spec.minZero || spec.scaleType() == FloatType::F32) {
+  if (spec.minZero || spec.scaleType() == FloatType::F32 ||
+      spec.codebook != Codebook::None) {
     given = ggmlLikeCodes(spec, w, rng);
   } else {
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -227,7 +234,7 @@ llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
                                     {t, rows},
                                     {spec.n, 1}};
   llvm::SmallVector<void *> descriptors = {&xd, &wd, &sd};
-  if (!spec.symmetric)
+  if (spec.takesZeroPoints())
     descriptors.push_back(&zd);
   if (spec.bias)
     descriptors.push_back(&bd);
@@ -357,6 +364,20 @@ std::vector<Case> allCases() {
   // A min zero-point on a row too long for the stack buffer.
   cases.push_back({4, false, 32, f16, FloatType::F32, FloatType::F32, false, 2,
                    33024, true});
+  // IQ4_NL (f16 d per 32; a K tail and a short last group included), NF4
+  // with bf16 scales in groups of 64, IQ4_XS's f32 first level, and a
+  // codebook on a row too long for the stack buffer.
+  const Codebook iq4nl = Codebook::IQ4NL, nf4 = Codebook::NF4;
+  cases.push_back({4, false, 32, f16, FloatType::F16, FloatType::F32, false, 37,
+                   300, false, iq4nl});
+  cases.push_back({4, false, 32, bf16, FloatType::F16, FloatType::F16, true, 64,
+                   512, false, iq4nl});
+  cases.push_back({4, false, 64, bf16, FloatType::BF16, FloatType::BF16, true,
+                   13, 1000, false, nf4});
+  cases.push_back({4, false, 32, f16, FloatType::F32, FloatType::F32, false, 7,
+                   256, false, iq4nl});
+  cases.push_back({4, false, 32, f16, FloatType::F16, FloatType::F32, true, 2,
+                   33024, false, iq4nl});
   return cases;
 }
 
@@ -437,6 +458,12 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
   EXPECT_TRUE(q4k->minZero);
   EXPECT_FALSE(q4k->symmetric);
   EXPECT_EQ(q4k->name(), "qt_host_gemm_w4min_g32_bf16_tdyn_n8_k256_s1_scf32");
+  auto iq4nl = parseQuantKernelSpec("host_gemm:w4:g32:iq4_nl:f16:n8:k256");
+  ASSERT_TRUE(bool(iq4nl)) << iq4nl.message();
+  EXPECT_EQ(iq4nl->codebook, Codebook::IQ4NL);
+  EXPECT_FALSE(iq4nl->symmetric || iq4nl->minZero || iq4nl->takesZeroPoints());
+  EXPECT_FALSE(iq4nl->layout().isSigned);
+  EXPECT_EQ(iq4nl->name(), "qt_host_gemm_w4iq4_nl_g32_f16_tdyn_n8_k256_s1");
   struct Bad {
     const char *text, *message;
   };
@@ -452,6 +479,11 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
                "byte)"},
            Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
                "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
+           Bad{"decode_gemv:w4:g32:iq4_nl:f16:t1:n8:k64",
+               "only the host GEMM reads codebook iq4_nl codes"},
+           Bad{"host_gemm:w8:g32:nf4:f16:n8:k64",
+               "codebook nf4 has 16 entries; its codes cannot be 8 bits"},
+           Bad{"host_gemm:w4:g32:nf5:f16:n8:k64", "bad code kind 'nf5'"},
        }) {
     auto spec = parseQuantKernelSpec(bad.text);
     ASSERT_FALSE(bool(spec)) << bad.text;

@@ -222,6 +222,35 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
                     "tiles decode_gemv reads 4-bit codes in"});
 }
 
+// IQ4_NL (and NF4): unsigned indices into a table, no zero-point. The host
+// GEMM gathers the table's values; the GPU kernels name the table they do
+// not decode, not the zero-point a codebook has no use for.
+TEST(Admission, CodebooksOnlyWhereAKernelDecodesThem) {
+  OpSignature iq4nl = w4g128(4096, 4096);
+  iq4nl.descriptor.code = {4, false};
+  iq4nl.descriptor.encoding = SignedEncoding::TwosComplement;
+  iq4nl.descriptor.zeroPoint = ZeroPointKind::None;
+  iq4nl.descriptor.scheme = QuantScheme::Symmetric;
+  iq4nl.descriptor.groupSize = 32;
+  iq4nl.descriptor.codebook = Codebook::IQ4NL;
+  for (Codebook c : {Codebook::IQ4NL, Codebook::NF4}) {
+    iq4nl.descriptor.codebook = c;
+    EXPECT_TRUE(
+        admitOn("affine_gemm_host", iq4nl, decode(), "host").accepted());
+    EXPECT_TRUE(
+        admitOn("affine_gemm_host", iq4nl, prefill(), "host").accepted());
+  }
+  iq4nl.descriptor.codebook = Codebook::IQ4NL;
+  EXPECT_EQ(reasons(admitOn(kGemv, iq4nl)),
+            Reasons{"codebook iq4_nl not in {none}"});
+  // Without the table, the same unsigned codes with no zero-point are
+  // refused by the zero-point rule, as before.
+  iq4nl.descriptor.codebook = Codebook::None;
+  EXPECT_EQ(reasons(admitOn("affine_gemm_host", iq4nl, decode(), "host")),
+            Reasons{"zero-point none with unsigned codes not in {integer, "
+                    "min}"});
+}
+
 TEST(Admission, ScaleAxis) {
   OpSignature sig = w4g128();
   sig.descriptor.axis = 0;

@@ -259,6 +259,41 @@ TEST(KernelEntry, RejectsInconsistentCapabilities) {
             "kernel has a code file)");
 }
 
+// A codebook kernel (IQ4_NL on the host GEMM): unsigned codes that index
+// the named table, so no z argument; the record round-trips and refuses a
+// codebook that contradicts its code or a z it does not read.
+TEST(KernelEntry, CodebookCodesTakeNoZeroPoint) {
+  json c = kernelRecordOf(TestLinear{}, 0, "affine_gemm_host");
+  c["code"] = {{"bits", 4}, {"signed", false}, {"codebook", "iq4_nl"}};
+  auto e = readRecord(c);
+  ASSERT_TRUE(bool(e)) << e.message();
+  EXPECT_EQ(e->codebook, Codebook::IQ4NL);
+  EXPECT_FALSE(e->takesZeroPoints());
+  EXPECT_EQ(toJson(*e), c);
+  auto errorWith = [&](const std::function<void(json &)> &edit) {
+    json bad = c;
+    edit(bad);
+    return errorOf(readRecord(bad));
+  };
+  EXPECT_EQ(errorWith([](json &r) { r["code"]["signed"] = true; }),
+            "manifest.kernels[0].code.codebook: codebook iq4_nl codes are "
+            "unsigned indices with no zero-point");
+  EXPECT_EQ(errorWith([](json &r) { r["code"]["bits"] = 8; }),
+            "manifest.kernels[0].code.codebook: iq4_nl has 16 entries, not "
+            "one per 8-bit code");
+  EXPECT_EQ(errorWith([](json &r) { r["code"]["codebook"] = "none"; }),
+            "manifest.kernels[0].code.codebook: \"none\" is spelled by "
+            "leaving codebook out");
+  EXPECT_EQ(errorWith([](json &r) { r["code"]["codebook"] = "nf5"; }),
+            "manifest.kernels[0].code.codebook: unknown value \"nf5\"");
+  EXPECT_EQ(errorWith([](json &r) {
+              json z = {{"name", "z"}, {"dtype", "u8"}, {"shape", {6, 8}}};
+              r["args"].insert(r["args"].begin() + 3, z);
+            }),
+            "manifest.kernels[0].args: argument \"z\" is not expected (the "
+            "codes index a codebook)");
+}
+
 TEST(KernelEntry, ReferenceFallbackEntry) {
   json c = {{"id", "k0"},
             {"registry_id", "full_dequant_linear"},
