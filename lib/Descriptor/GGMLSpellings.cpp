@@ -69,6 +69,27 @@ const std::vector<GGMLAffineSpelling> &qtensor::ggmlAffineSpellings() {
        256,
        210,
        kSigned8},
+      {"iq4_nl",
+       {4, false},
+       SE::TwosComplement,
+       ZP::None,
+       32,
+       FT::F16,
+       32,
+       18,
+       std::nullopt,
+       Codebook::IQ4NL},
+      // IQ4_XS: 6-bit scale codes stored + 32 per 32 under an f16 d.
+      {"iq4_xs",
+       {4, false},
+       SE::TwosComplement,
+       ZP::None,
+       32,
+       FT::F32,
+       256,
+       136,
+       kSigned6,
+       Codebook::IQ4NL},
   };
   return table;
 }
@@ -95,5 +116,6 @@ AffineDescriptor qtensor::spelledDescriptor(const GGMLAffineSpelling &s,
   d.tail = TailRule::Exact;
   d.scaleType = s.scaleType;
   d.nested = s.nested;
+  d.codebook = s.codebook;
   return d;
 }

@@ -6,7 +6,9 @@
 // (Formats/GGUFDescriptor.h) and admission checks stored ggml_block layouts
 // against it (Kernels/Admission.h). A K-quant's scales (and mins) are the
 // exact f32 products of its two stored levels, which its nested qparams
-// keep as codes under f16 super-block scales (NestedQParams).
+// keep as codes under f16 super-block scales (NestedQParams). IQ4_NL and
+// IQ4_XS codes index ggml's kvalues_iq4nl (Codebook::IQ4NL); IQ4_XS's
+// scales are signed 6-bit codes under an f16 d per 256, like Q3_K's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
@@ -31,10 +33,11 @@ struct GGMLAffineSpelling {
   int64_t blockElements; ///< elements per stored block (the layout's tile)
   uint32_t blockBytes;
   std::optional<NestedQParams> nested; ///< the K-quants' second level
+  Codebook codebook = Codebook::None;  ///< IQ4_NL, IQ4_XS: kvalues_iq4nl
 };
 
 /// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k,
-/// q5_k, q6_k.
+/// q5_k, q6_k, iq4_nl, iq4_xs.
 const std::vector<GGMLAffineSpelling> &ggmlAffineSpellings();
 
 /// The spelling of `encoding`, or nullptr.

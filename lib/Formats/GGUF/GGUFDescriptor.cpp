@@ -70,6 +70,32 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
     for (int j = 0; j < 32; ++j)
       codes[j] = static_cast<int8_t>(p[2 + j]);
     return;
+  case GGMLType::IQ4_NL: // indices into kvalues_iq4nl, low nibbles first
+    scales[0] = readF16(p);
+    for (int j = 0; j < 16; ++j) {
+      codes[j] = p[2 + j] & 0x0F;
+      codes[j + 16] = p[2 + j] >> 4;
+    }
+    return;
+  case GGMLType::IQ4_XS: {
+    // d, scales_h (2 high bits per sub-block), scales_l (4 low bits per
+    // sub-block), then IQ4_NL's nibbles per 32; s_j = d * (ls_j - 32).
+    const float d = readF16(p);
+    const uint32_t high = uint32_t(p[2]) | uint32_t(p[3]) << 8;
+    const uint8_t *low = p + 4, *qs = p + 8;
+    *nested.superScale = d;
+    for (int g = 0; g < 8; ++g, qs += 16) {
+      const int ls = ((low[g / 2] >> (4 * (g % 2))) & 0xF) |
+                     int((high >> (2 * g)) & 3u) << 4;
+      nested.scaleCodes[g] = ls - 32;
+      scales[g] = d * static_cast<float>(ls - 32);
+      for (int j = 0; j < 16; ++j) {
+        codes[32 * g + j] = qs[j] & 0x0F;
+        codes[32 * g + j + 16] = qs[j] >> 4;
+      }
+    }
+    return;
+  }
   case GGMLType::Q4_K:
   case GGMLType::Q5_K: {
     // The second level first: d * sc_j and dmin * m_j, each an exact f32
@@ -223,6 +249,7 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
                      "': ", tensor.byteSize, " bytes do not hold ", blocks,
                      " blocks of ", spelling->blockBytes, " bytes");
   const bool hasMin = spelling->zeroPoint == ZeroPointKind::Min;
+  const std::vector<float> &table = codebookValues(spelling->codebook);
   GGMLAffineParts parts;
   parts.codes.resize(tensor.elementCount);
   parts.scales.resize(blocks * uint64_t(groups));
@@ -238,7 +265,7 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
     }
   }
   // The proof that nothing was re-quantized: every element, reconstructed
-  // from these parts as s * q (+ m) in f32, equals ggml's own decoding of
+  // from these parts as s * q (+ m) or s * table[q] in f32, equals ggml's own decoding of
   // the block bit for bit. Blocks are independent: ranges of them run on
   // the thread pool, and the first failing block (lowest index) is named,
   // as one pass would.
@@ -272,8 +299,10 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
             why = s.message();
           for (int64_t i = 0; why.empty() && i < perBlock; ++i) {
             const int64_t g = i / spelling->group;
-            const float product =
-                static_cast<float>(scales[g]) * static_cast<float>(codes[i]);
+            const float value1 = table.empty()
+                                     ? static_cast<float>(codes[i])
+                                     : table[size_t(codes[i])]; // codes[i] < 16
+            const float product = static_cast<float>(scales[g]) * value1;
             const float value =
                 hasMin ? product + static_cast<float>(mins[g]) : product;
             if (std::memcmp(&value, &decoded[size_t(i)], sizeof(float)) != 0)

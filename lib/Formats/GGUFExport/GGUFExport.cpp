@@ -23,16 +23,22 @@ using namespace qtensor::artifact;
 
 namespace {
 
-/// The K-quant whose blocks decode `d` exactly (its nested qparams are the
-/// K-quant's stored levels), or why none does.
-Expected<GGMLType> kQuantSpelling(const QuantizedTensorDescriptor &t) {
+/// The ggml type with nested qparams or a codebook whose blocks decode `d`
+/// exactly (a K-quant's or IQ4_XS's stored levels, IQ4_NL's table), or why
+/// none does.
+Expected<GGMLType> spelledBlockType(const QuantizedTensorDescriptor &t) {
   const AffineDescriptor &d = t.descriptor;
-  for (GGMLType type : {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K,
-                        GGMLType::Q5_K, GGMLType::Q6_K}) {
+  for (GGMLType type :
+       {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K, GGMLType::Q5_K,
+        GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::IQ4_XS}) {
     const GGMLAffineSpelling *g = ggmlAffineSpellingOf(type);
     if (g && t.shape.size() == 2 && d == spelledDescriptor(*g, 1))
       return type;
   }
+  if (d.codebook != Codebook::None)
+    return makeError("no ggml type stores codebook ", toString(d.codebook),
+                     " codes with these qparams (IQ4_NL: f16 scales per 32; "
+                     "IQ4_XS: si6 scale codes under an f16 d per 256)");
   return makeError("no ggml K-quant stores these nested qparams");
 }
 
@@ -44,8 +50,8 @@ Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
                      " has no ggml type (ggml's blocks decode version 1)");
   if (d.permutation)
     return makeError("act-order (a permutation of K) has no ggml type");
-  if (d.nested)
-    return kQuantSpelling(t);
+  if (d.nested || d.codebook != Codebook::None)
+    return spelledBlockType(t);
   if (t.shape.size() != 2 || d.granularity != Granularity::Group ||
       d.axis != 1 || d.groupSize != 32)
     return makeError("ggml's legacy types need groups of 32 along K (this "
@@ -193,6 +199,27 @@ std::vector<uint8_t> packKQuantBlocks(GGMLType type,
       [&](size_t b, const int32_t *c, std::vector<uint8_t> &out) {
         if (type == GGMLType::Q2_K || type == GGMLType::Q3_K) {
           packLowKQuantBlock(type, c, l, b, out);
+          return;
+        }
+        if (type == GGMLType::IQ4_XS) {
+          // d, scales_h, scales_l, then IQ4_NL's nibbles per 32 (the
+          // inverse of dequantize_row_iq4_xs); codes stored + 32.
+          const int32_t *sc = l.scaleCodes.data() + b * 8;
+          putHalf(out, l.d[b]);
+          uint16_t high = 0;
+          uint8_t low[4] = {0, 0, 0, 0};
+          for (int g = 0; g < 8; ++g) {
+            const int ls = sc[g] + 32;
+            low[g / 2] |= uint8_t((ls & 0xF) << (4 * (g % 2)));
+            high |= uint16_t(((ls >> 4) & 3) << (2 * g));
+          }
+          out.push_back(uint8_t(high));
+          out.push_back(uint8_t(high >> 8));
+          out.insert(out.end(), low, low + 4);
+          for (int g = 0; g < 8; ++g)
+            for (int j = 0; j < 16; ++j)
+              out.push_back(uint8_t((c[32 * g + j] & 0xF) |
+                                    ((c[32 * g + j + 16] & 0xF) << 4)));
           return;
         }
         if (type == GGMLType::Q6_K) {

@@ -3,9 +3,10 @@
 types: by default Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K; with --family
 lowk the 2- and 3-bit K-quants (Q2_K, Q3_K; the head Q3_K); with --family
 iq the IQ lattice and codebook types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
-IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M).
+IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M); with --family codebook the two
+types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL).
 
-    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|lowk|iq]
+    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|lowk|iq|codebook]
 
 The metadata (architecture, tokenizer) is copied byte for byte; every
 `blk.*` linear and `output.weight` gets blocks of random codes and small
@@ -22,14 +23,14 @@ import sys
 # ggml type ids and block sizes (ggml.h, ggml-common.h).
 F32, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = (
     0, 3, 6, 7, 10, 11, 12, 13, 14)
-IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
-    16, 17, 18, 19, 21, 22, 23, 29)
+IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
+    16, 17, 18, 19, 20, 21, 22, 23, 29)
 BLOCK = {Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
          Q2_K: (256, 84), Q3_K: (256, 110),
          Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210),
          IQ2_XXS: (256, 66), IQ2_XS: (256, 74), IQ2_S: (256, 82),
          IQ3_XXS: (256, 98), IQ3_S: (256, 110), IQ1_S: (256, 50),
-         IQ1_M: (256, 56), IQ4_XS: (256, 136)}
+         IQ1_M: (256, 56), IQ4_NL: (32, 18), IQ4_XS: (256, 136)}
 
 # Which type each linear gets, and the output head's: every type of the
 # family appears (a 384-row Q6_K head, as llama-quantize stores heads).
@@ -43,6 +44,9 @@ FAMILIES = {
     "iq": ({"attn_q": IQ2_XXS, "attn_k": IQ2_XS, "attn_v": IQ2_S,
             "attn_output": IQ3_XXS, "ffn_gate": IQ3_S, "ffn_up": IQ1_S,
             "ffn_down": IQ4_XS}, IQ1_M),
+    "codebook": ({"attn_q": IQ4_NL, "attn_k": IQ4_XS, "attn_v": IQ4_NL,
+                  "attn_output": IQ4_XS, "ffn_gate": IQ4_NL,
+                  "ffn_up": IQ4_NL, "ffn_down": IQ4_XS}, IQ4_NL),
 }
 
 # Where each IQ type keeps its fp16 d, and the range that gives weights of
@@ -51,7 +55,7 @@ FAMILIES = {
 IQ_SCALE = {IQ2_XXS: (0, 0.001, 0.003), IQ2_XS: (0, 0.001, 0.003),
             IQ2_S: (0, 0.001, 0.003), IQ3_XXS: (0, 0.0005, 0.0015),
             IQ3_S: (0, 0.0005, 0.0015), IQ1_S: (0, 0.01, 0.03),
-            IQ4_XS: (0, 0.00005, 0.0001)}
+            IQ4_XS: (0, 0.00005, 0.0001), IQ4_NL: (0, 0.0015, 0.003)}
 
 
 def f16(value):
@@ -124,7 +128,7 @@ def main():
         family = args[3]
     elif len(args) != 2:
         sys.exit("usage: make_ggml_types_llama.py IN.gguf OUT.gguf "
-                 "[--family kquant|lowk|iq]")
+                 "[--family kquant|lowk|iq|codebook]")
     src, dst = args[0], args[1]
     types, head = FAMILIES[family]
     data = open(src, "rb").read()

@@ -131,6 +131,7 @@ TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
     int64_t group;
     FloatType scale;
     int64_t block;
+    Codebook codebook = Codebook::None;
   };
   const Want wants[] = {
       {GGMLType::Q2_K, {2, false}, ZeroPointKind::Min, 16, FloatType::F32, 256},
@@ -141,6 +142,20 @@ TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
       {GGMLType::Q4_K, {4, false}, ZeroPointKind::Min, 32, FloatType::F32, 256},
       {GGMLType::Q5_K, {5, false}, ZeroPointKind::Min, 32, FloatType::F32, 256},
       {GGMLType::Q6_K, {6, true}, ZeroPointKind::None, 16, FloatType::F32, 256},
+      {GGMLType::IQ4_NL,
+       {4, false},
+       ZeroPointKind::None,
+       32,
+       FloatType::F16,
+       32,
+       Codebook::IQ4NL},
+      {GGMLType::IQ4_XS,
+       {4, false},
+       ZeroPointKind::None,
+       32,
+       FloatType::F32,
+       256,
+       Codebook::IQ4NL},
   };
   for (const Want &want : wants) {
     const std::string name(ggmlTypeName(want.type));
@@ -160,6 +175,7 @@ TEST(GGUFDescriptor, EveryAffineSpellingReconstructsGGUFPyVectors) {
     EXPECT_EQ(t.descriptor.zeroPoint, want.zeroPoint);
     EXPECT_EQ(t.descriptor.groupSize, want.group);
     EXPECT_EQ(t.descriptor.scaleType, want.scale);
+    EXPECT_EQ(t.descriptor.codebook, want.codebook);
     EXPECT_EQ(t.layout.tile, (std::vector<int64_t>{want.block}));
     EXPECT_TRUE(hasAffineSpelling(want.type));
     auto parts = disassembleGGMLAffine(info);
@@ -225,7 +241,7 @@ TEST(GGUFDescriptor, Q4_KScalesAreTheSecondLevelDecodedFirst) {
   EXPECT_EQ(desc->affine->descriptor.nested, want);
 }
 
-// The ternary and codebook types keep their block contract alone.
+// The ternary and lattice types keep their block contract alone.
 TEST(GGUFDescriptor, OtherTypesKeepTheirBlockContract) {
   std::vector<uint8_t> block(66, 0);
   GGUFTensorInfo info{"w", GGMLType::TQ2_0, {256}, 256, 66, 0,
@@ -234,7 +250,8 @@ TEST(GGUFDescriptor, OtherTypesKeepTheirBlockContract) {
   ASSERT_TRUE(desc) << desc.message();
   EXPECT_FALSE(desc->affine.has_value());
   EXPECT_FALSE(hasAffineSpelling(GGMLType::TQ2_0));
-  EXPECT_FALSE(hasAffineSpelling(GGMLType::IQ4_NL));
+  EXPECT_FALSE(hasAffineSpelling(GGMLType::IQ2_XXS));
+  EXPECT_TRUE(hasAffineSpelling(GGMLType::IQ4_NL));
   EXPECT_TRUE(hasAffineSpelling(GGMLType::Q2_K));
   EXPECT_TRUE(hasAffineSpelling(GGMLType::Q3_K));
   auto parts = disassembleGGMLAffine(info);
