@@ -13,7 +13,7 @@
 //    viewed as 16 bytes, W4 nibbles split and interleaved back into code
 //    order, widened to i32, OR-ed into the exponent of 2^23 and bit-cast
 //    (the GEMV's magic-number conversion: q - z exactly); a codebook's
-//    codes are gathered from its table, kept in a 64-byte stack array;
+//    codes become its table's values through a tree of selects;
 //  - scales f16, bf16 or f32 (the exact products of ggml K-quants' two
 //    scale levels); with a min zero-point m every chunk is decoded to
 //    s * q + m with one fma before it meets X;
@@ -132,11 +132,11 @@ private:
   /// A qparam of row n, group g, widened to f32.
   Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
                    Value g) const;
-  /// The codebook's values in a stack memref<entries x f32>, written once
-  /// at the kernel's entry (codebook specs only).
-  Value emitCodebookTable(ImplicitLocOpBuilder &b) const;
+  /// table[q] for every lane of `fields` (vector<chunk x i8>, each code
+  /// below the table's size) as f32 (codebook specs only).
+  Value emitCodebookLookup(ImplicitLocOpBuilder &b, Value fields) const;
   /// q - z of chunk c of row n as vector<chunk x f32> (exact); with a
-  /// codebook, table[q] (a gather from `codebookTable`; `offset` unused).
+  /// codebook, table[q] (`offset` unused).
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
                   Value offset) const;
   /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
@@ -183,8 +183,6 @@ private:
 
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
-  /// Set by emitBody for codebook specs: what emitCodes gathers from.
-  mutable Value codebookTable;
 };
 
 Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
@@ -220,17 +218,47 @@ Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
   return emitQParam(b, zeroPoints(args), n, g);
 }
 
-Value HostGemmEmitter::emitCodebookTable(ImplicitLocOpBuilder &b) const {
+// A binary tree of selects on the code's bits over splat constants: 15
+// selects for 16 entries, no memory access. An integer table that fits in
+// i8 (IQ4_NL's) selects bytes, a whole 32-code chunk per register, and
+// converts once; another (NF4's) selects f32 lanes. A gather from the
+// table measured about 5x slower than the affine conversion (bench/
+// codebook-gemv.sh).
+Value HostGemmEmitter::emitCodebookLookup(ImplicitLocOpBuilder &b,
+                                          Value fields) const {
   const std::vector<float> &values = codebookValues(spec.codebook);
-  const int64_t entries = int64_t(values.size());
-  auto tableTy = VectorType::get({entries}, f32);
-  Value table = memref::AllocaOp::create(b, MemRefType::get({entries}, f32));
-  vector::StoreOp::create(
-      b,
-      arith::ConstantOp::create(
-          b, DenseElementsAttr::get(tableTy, ArrayRef<float>(values))),
-      table, ValueRange{indexConst(b, 0)});
-  return table;
+  const bool bytes = llvm::all_of(values, [](float v) {
+    return v == std::trunc(v) && v >= -128.0f && v <= 127.0f;
+  });
+  Type i8 = b.getI8Type();
+  auto fieldsTy = VectorType::get({chunk}, i8);
+  auto laneTy = bytes ? fieldsTy : VectorType::get({chunk}, f32);
+  SmallVector<Value> level;
+  for (float v : values)
+    level.push_back(arith::ConstantOp::create(
+        b, SplatElementsAttr::get(
+               laneTy, bytes ? Attribute(b.getIntegerAttr(i8, int64_t(v)))
+                             : Attribute(b.getF32FloatAttr(v)))));
+  Value zero = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(fieldsTy, b.getIntegerAttr(i8, 0)));
+  // Level `bit` picks between neighbours that differ in that bit.
+  for (int64_t bit = 0; level.size() > 1; ++bit) {
+    Value set = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(
+            b, fields,
+            arith::ConstantOp::create(
+                b, SplatElementsAttr::get(fieldsTy,
+                                          b.getIntegerAttr(i8, 1 << bit)))),
+        zero);
+    SmallVector<Value> next;
+    for (size_t j = 0; j + 1 < level.size(); j += 2)
+      next.push_back(arith::SelectOp::create(b, set, level[j + 1], level[j]));
+    level = std::move(next);
+  }
+  return bytes ? Value(arith::SIToFPOp::create(b, VectorType::get({chunk}, f32),
+                                               level[0]))
+               : level[0];
 }
 
 Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
@@ -264,19 +292,9 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
     }
     fields8 = vector::ShuffleOp::create(b, lo, hi, interleave);
   }
+  if (spec.codebook != Codebook::None)
+    return emitCodebookLookup(b, fields8);
   Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
-  if (codebookTable) {
-    // Every field is an index below the table's size (4-bit fields of a
-    // 16-entry table), so the gather reads inside it with every lane on.
-    Value all = arith::ConstantOp::create(
-        b,
-        DenseElementsAttr::get(VectorType::get({chunk}, b.getI1Type()), true));
-    Value none = arith::ConstantOp::create(
-        b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
-    return vector::GatherOp::create(b, valuesTy, codebookTable,
-                                    ValueRange{indexConst(b, 0)}, fields, all,
-                                    none);
-  }
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value biased = vector::BitCastOp::create(
       b, valuesTy,
@@ -492,8 +510,6 @@ Value HostGemmEmitter::emitBias(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
-  if (spec.codebook != Codebook::None)
-    codebookTable = emitCodebookTable(b);
   Value tokens = memref::DimOp::create(b, args[0], 0);
   Value outputs = memref::DimOp::create(b, args[1], 0);
   // Several rows of X: decode each weight row once into a stack buffer and

@@ -4,9 +4,11 @@ types: by default Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K; with --family
 lowk the 2- and 3-bit K-quants (Q2_K, Q3_K; the head Q3_K); with --family
 iq the IQ lattice and codebook types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
 IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M); with --family codebook the two
-types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL).
+types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL);
+with --family q4_0 or iq4_nl every linear in that one type (the
+benchmark's pair: bench/codebook-gemv.sh).
 
-    make_ggml_types_llama.py IN.gguf OUT.gguf [--family kquant|lowk|iq|codebook]
+    make_ggml_types_llama.py IN.gguf OUT.gguf [--family FAMILY]
 
 The metadata (architecture, tokenizer) is copied byte for byte; every
 `blk.*` linear and `output.weight` gets blocks of random codes and small
@@ -21,16 +23,19 @@ import struct
 import sys
 
 # ggml type ids and block sizes (ggml.h, ggml-common.h).
-F32, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = (
-    0, 3, 6, 7, 10, 11, 12, 13, 14)
+F32, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = (
+    0, 2, 3, 6, 7, 10, 11, 12, 13, 14)
 IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
     16, 17, 18, 19, 20, 21, 22, 23, 29)
-BLOCK = {Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
+BLOCK = {Q4_0: (32, 18), Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
          Q2_K: (256, 84), Q3_K: (256, 110),
          Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210),
          IQ2_XXS: (256, 66), IQ2_XS: (256, 74), IQ2_S: (256, 82),
          IQ3_XXS: (256, 98), IQ3_S: (256, 110), IQ1_S: (256, 50),
          IQ1_M: (256, 56), IQ4_NL: (32, 18), IQ4_XS: (256, 136)}
+
+LINEARS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate",
+           "ffn_up", "ffn_down")
 
 # Which type each linear gets, and the output head's: every type of the
 # family appears (a 384-row Q6_K head, as llama-quantize stores heads).
@@ -47,6 +52,8 @@ FAMILIES = {
     "codebook": ({"attn_q": IQ4_NL, "attn_k": IQ4_XS, "attn_v": IQ4_NL,
                   "attn_output": IQ4_XS, "ffn_gate": IQ4_NL,
                   "ffn_up": IQ4_NL, "ffn_down": IQ4_XS}, IQ4_NL),
+    "q4_0": ({role: Q4_0 for role in LINEARS}, Q4_0),
+    "iq4_nl": ({role: IQ4_NL for role in LINEARS}, IQ4_NL),
 }
 
 # Where each IQ type keeps its fp16 d, and the range that gives weights of
@@ -69,7 +76,7 @@ def random_block(kind, rng):
     if kind in (Q4_1, Q5_1):
         b[0:2] = f16(rng.uniform(0.01, 0.03))
         b[2:4] = f16(-rng.uniform(0.05, 0.2))
-    elif kind == Q5_0:
+    elif kind in (Q4_0, Q5_0):
         b[0:2] = f16(rng.uniform(0.01, 0.03))
     elif kind in (Q4_K, Q5_K):
         b[0:2] = f16(rng.uniform(0.0003, 0.0008))
@@ -128,7 +135,7 @@ def main():
         family = args[3]
     elif len(args) != 2:
         sys.exit("usage: make_ggml_types_llama.py IN.gguf OUT.gguf "
-                 "[--family kquant|lowk|iq|codebook]")
+                 "[--family " + "|".join(FAMILIES) + "]")
     src, dst = args[0], args[1]
     types, head = FAMILIES[family]
     data = open(src, "rb").read()
