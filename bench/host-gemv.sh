@@ -21,17 +21,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-/tmp/qtc-host-gemv}"
 llama="${LLAMA_CPP_DIR:?set LLAMA_CPP_DIR to a llama.cpp checkout with build/bin}"
 llvm=/usr/lib/llvm-22
-bench_build="${QTENSOR_BENCH_RUNTIME_BUILD:-$root/build-bench-runtime}"
 mkdir -p "$out"
 
-"$root/scripts/build.sh" qtc >&2
-if [ ! -f "$bench_build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$bench_build" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER="$llvm/bin/clang" -DCMAKE_CXX_COMPILER="$llvm/bin/clang++" \
-    -DQTENSOR_ENABLE_MLIR=OFF -DQTENSOR_ENABLE_TESTS=OFF \
-    -DQTENSOR_ENABLE_BENCHMARKS=ON >/dev/null
-fi
-ninja -C "$bench_build" bench-op >&2
+source "$root/bench/runtime-build.sh"
+build_bench_runtime bench-op
 
 model="$out/llama-1.gguf"
 art="$out/llama-1-host"
