@@ -13,33 +13,79 @@
 using namespace qtensor;
 using namespace qtensor::runtime;
 
-Expected<std::vector<double>>
-qtensor::runtime::reconstructWeight(const artifact::TensorEntry &entry,
-                                    const safetensors::TensorView &codes,
-                                    const safetensors::TensorView &scales,
-                                    const safetensors::TensorView *zeros) {
-  const artifact::QuantizedTensor *q = entry.quantized();
-  if (!q)
+namespace {
+/// A quantized tensor's logical codes and qparams, read from its stored
+/// physical tensors; errors name the one that failed.
+struct StoredParts {
+  const artifact::QuantizedTensor *q = nullptr;
+  std::vector<int32_t> codes;
+  std::vector<double> scales, zeros;
+};
+
+Expected<StoredParts> readStoredParts(const artifact::TensorEntry &entry,
+                                      const safetensors::TensorView &codes,
+                                      const safetensors::TensorView &scales,
+                                      const safetensors::TensorView *zeros) {
+  StoredParts p;
+  p.q = entry.quantized();
+  if (!p.q)
     return makeError(entry.name, ": not a quantized tensor");
   auto logical =
-      artifact::unpackStoredCodes(q->logical, codes.data, codes.byteSize());
+      artifact::unpackStoredCodes(p.q->logical, codes.data, codes.byteSize());
   if (!logical)
     return makeError(entry.name, ".codes: ", logical.message());
+  p.codes = logical.take();
   auto s = artifact::readQParams(scales.dtype, scales.data, scales.byteSize());
   if (!s)
     return makeError(entry.name, ".scales: ", s.message());
-  std::vector<double> z;
+  p.scales = s.take();
   if (zeros) {
     auto read =
         artifact::readQParams(zeros->dtype, zeros->data, zeros->byteSize());
     if (!read)
       return makeError(entry.name, ".zeros: ", read.message());
-    z = read.take();
+    p.zeros = read.take();
   }
-  auto w = reconstructAffine(q->logical, *logical, *s, z);
+  return p;
+}
+} // namespace
+
+Expected<std::vector<double>>
+qtensor::runtime::reconstructWeight(const artifact::TensorEntry &entry,
+                                    const safetensors::TensorView &codes,
+                                    const safetensors::TensorView &scales,
+                                    const safetensors::TensorView *zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(StoredParts p,
+                           readStoredParts(entry, codes, scales, zeros));
+  auto w = reconstructAffine(p.q->logical, p.codes, p.scales, p.zeros);
   if (!w)
     return makeError(entry.name, ": reconstruction: ", w.message());
   return w.take();
+}
+
+Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
+    const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+    const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
+    const std::vector<int64_t> &rows) {
+  QTENSOR_ASSIGN_OR_RETURN(StoredParts p,
+                           readStoredParts(entry, codes, scales, zeros));
+  const std::vector<int64_t> &shape = p.q->logical.shape;
+  if (shape.size() != 2)
+    return makeError(entry.name, ": rows of a rank-", shape.size(), " tensor");
+  const int64_t n = shape[0], k = shape[1];
+  auto r = AffineReconstruction::make(p.q->logical, p.codes, p.scales, p.zeros);
+  if (!r)
+    return makeError(entry.name, ": reconstruction: ", r.message());
+  std::vector<double> w(rows.size() * size_t(k));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= n)
+      return makeError(entry.name, ": row ", rows[i], " is outside [0, ", n,
+                       ")");
+    const size_t first = size_t(rows[i]) * size_t(k);
+    if (Status s = r->range(first, first + size_t(k), &w[i * size_t(k)]); !s)
+      return makeError(entry.name, ": reconstruction: ", s.message());
+  }
+  return w;
 }
 
 namespace {
@@ -157,7 +203,7 @@ KernelError qtensor::runtime::measureKernelError(
 }
 
 KernelError qtensor::runtime::measureKernelErrorOnRows(
-    const std::vector<double> &x, const std::vector<double> &w,
+    const std::vector<double> &x, const std::vector<double> &wRows,
     const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
     int64_t n, int64_t k, FloatType output, const std::vector<int64_t> &rows) {
   KernelError e;
@@ -172,9 +218,10 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
   if (!e.finite)
     return e;
   for (int64_t row = 0; row < t; ++row)
-    for (int64_t r : rows) {
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+      const int64_t r = rows[ri];
       const double *xr = &x[size_t(row) * size_t(k)];
-      const double *wr = &w[size_t(r) * size_t(k)];
+      const double *wr = &wRows[ri * size_t(k)];
       double ref = bias.empty() ? 0.0 : bias[size_t(r)];
       double mag = bias.empty() ? 0.0 : std::fabs(bias[size_t(r)]);
       for (int64_t j = 0; j < k; ++j) {

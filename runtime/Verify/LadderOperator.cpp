@@ -178,20 +178,21 @@ std::string kernelSummary(size_t calls, size_t ops, size_t entries,
          "), max |y - y_ref| " + format("%.3g", w.maxAbs);
 }
 
-/// One call: run, measure, and say what failed.
+/// One call: run, measure, and say what failed. With `rows` (a sampled
+/// op), `w` holds only those weight rows.
 Expected<KernelError> runAndMeasure(OpKernel &kernel, const KernelInstance &k,
                                     const std::string &op,
                                     const std::vector<double> &w,
                                     const std::vector<double> &bias, int64_t t,
-                                    bool sampled) {
+                                    const std::vector<int64_t> *rows) {
   QTENSOR_ASSIGN_OR_RETURN(
       HostTensor x, deterministicActivations(k.activation, t, k.k,
                                              kDefaultActivationSeed, op));
   HostTensor y;
   QTENSOR_TRY(kernel.run(x, y));
-  if (sampled)
+  if (rows)
     return measureKernelErrorOnRows(x.toDoubles(), w, bias, y.toDoubles(), t,
-                                    k.n, k.k, k.output, sampledRows(k.n, op));
+                                    k.n, k.k, k.output, *rows);
   return measureKernelError(x.toDoubles(), w, bias, y.toDoubles(), t, k.n, k.k,
                             k.output);
 }
@@ -315,22 +316,32 @@ LevelResult hostLevel(const artifact::Artifact &a,
   // One op at a time: its float64 W_hat is built once for every kernel that
   // serves it and dropped before the next op, and the pages of its stored
   // tensors are given back, so L3's memory follows the largest op, not the
-  // model.
+  // model. A sampled op builds only the rows its calls are checked on.
   for (const std::string &op : opOrder) {
     auto t = a.tensor(op);
     if (!t) {
       r.detail = t.message();
       return r;
     }
-    auto rec = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
+    const artifact::QuantizedTensor *q = t->entry->quantized();
+    if (!q || q->logical.shape.size() != 2) {
+      r.detail = op + ": not a quantized [N, K] weight";
+      return r;
+    }
+    const std::vector<int64_t> &shape = q->logical.shape;
+    bool sampled = sampledOp(shape[0], shape[1], options);
+    sampledOps += sampled;
+    const std::vector<int64_t> rows =
+        sampled ? sampledRows(shape[0], op) : std::vector<int64_t>();
+    auto rec =
+        sampled ? reconstructWeightRows(*t->entry, *t->codes, *t->scales,
+                                        t->zeros, rows)
+                : reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
     if (!rec) {
       r.detail = rec.message();
       return r;
     }
     std::vector<double> w = rec.take();
-    const std::vector<int64_t> &shape = t->entry->quantized()->logical.shape;
-    bool sampled = sampledOp(shape[0], shape[1], options);
-    sampledOps += sampled;
     for (size_t index : kernelsOf[op]) {
       const KernelInstance &k = *kernels[index].instance;
       std::vector<double> bias;
@@ -369,7 +380,14 @@ LevelResult hostLevel(const artifact::Artifact &a,
               t->entry->quantized()->logical.descriptor.permutation)
         kernel = makePermutedInputKernel(*perm, std::move(kernel));
       for (int64_t tokens : tokensFor(k, sampled)) {
-        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens, sampled);
+        if (k.n != shape[0]) {
+          r.detail = op + " via " + k.id +
+                     ": the kernel computes N = " + std::to_string(k.n) +
+                     ", the weight has " + std::to_string(shape[0]) + " rows";
+          return r;
+        }
+        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens,
+                               sampled ? &rows : nullptr);
         if (!e) {
           r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
                      "): " + e.message();

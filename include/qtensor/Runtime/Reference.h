@@ -29,6 +29,16 @@ reconstructWeight(const artifact::TensorEntry &entry,
                   const safetensors::TensorView &scales,
                   const safetensors::TensorView *zeros);
 
+/// Rows `rows` of W_hat, in that order: [rows.size(), K], row i being
+/// weight row rows[i]. What a sampled check needs, without the float64
+/// values of the other rows (at 7B shapes a whole W_hat is 8 bytes per
+/// weight: 360 MB for one FFN projection). A row outside [0, N) is an
+/// error naming it.
+Expected<std::vector<double>> reconstructWeightRows(
+    const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+    const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
+    const std::vector<int64_t> &rows);
+
 /// Y [T, N] = X [T, K] W [N, K]^T (+ b [N]) in float64.
 std::vector<double> referenceLinear(const std::vector<double> &x,
                                     const std::vector<double> &w, int64_t t,
@@ -77,9 +87,11 @@ KernelError measureKernelError(const std::vector<double> &x,
                                int64_t n, int64_t k, FloatType output);
 /// The same for the outputs of the weight rows `rows` only (every row of
 /// T, those columns of y): what a sampled check costs, K T |rows| instead
-/// of K T N. Every output is still looked at for non-finite values.
+/// of K T N. `wRows` holds just those rows (reconstructWeightRows: row i
+/// is weight row rows[i]). Every output is still looked at for non-finite
+/// values.
 KernelError measureKernelErrorOnRows(const std::vector<double> &x,
-                                     const std::vector<double> &w,
+                                     const std::vector<double> &wRows,
                                      const std::vector<double> &bias,
                                      const std::vector<double> &y, int64_t t,
                                      int64_t n, int64_t k, FloatType output,

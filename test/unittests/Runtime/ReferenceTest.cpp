@@ -2,6 +2,10 @@
 
 #include "qtensor/Runtime/Reference.h"
 
+#include "RuntimeTestArtifact.h"
+
+#include "qtensor/Formats/Artifact.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +20,13 @@ struct Problem {
   std::vector<double> x = {1, 2, 3, -1, 0.5, 2};
   std::vector<double> w = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
   std::vector<double> y = referenceLinear(x, w, 2, 4, 3);
+  /// Weight rows `rows` of w, as reconstructWeightRows gives them.
+  std::vector<double> rowsOf(const std::vector<int64_t> &rows) const {
+    std::vector<double> out;
+    for (int64_t r : rows)
+      out.insert(out.end(), w.begin() + r * 3, w.begin() + r * 3 + 3);
+    return out;
+  }
 };
 
 TEST(Reference, SampledRowsSeeOnlyTheirOwnErrors) {
@@ -26,11 +37,11 @@ TEST(Reference, SampledRowsSeeOnlyTheirOwnErrors) {
       measureKernelError(p.x, p.w, {}, p.y, 2, 4, 3, FloatType::F32);
   EXPECT_FALSE(whole.within());
   EXPECT_EQ(whole.worstIndex, 6u);
-  KernelError missing = measureKernelErrorOnRows(p.x, p.w, {}, p.y, 2, 4, 3,
-                                                 FloatType::F32, {0, 1, 3});
+  KernelError missing = measureKernelErrorOnRows(
+      p.x, p.rowsOf({0, 1, 3}), {}, p.y, 2, 4, 3, FloatType::F32, {0, 1, 3});
   EXPECT_TRUE(missing.within());
-  KernelError hit =
-      measureKernelErrorOnRows(p.x, p.w, {}, p.y, 2, 4, 3, FloatType::F32, {2});
+  KernelError hit = measureKernelErrorOnRows(p.x, p.rowsOf({2}), {}, p.y, 2, 4,
+                                             3, FloatType::F32, {2});
   EXPECT_FALSE(hit.within());
   EXPECT_EQ(hit.worstIndex, 6u);
   EXPECT_DOUBLE_EQ(hit.maxAbsError, 0.25);
@@ -39,15 +50,45 @@ TEST(Reference, SampledRowsSeeOnlyTheirOwnErrors) {
 TEST(Reference, SampledRowsStillSeeEveryNonFiniteOutput) {
   Problem p;
   p.y[1] = NAN; // row 0, column 1: not a sampled column
-  KernelError e = measureKernelErrorOnRows(p.x, p.w, {}, p.y, 2, 4, 3,
-                                           FloatType::F32, {0, 3});
+  KernelError e = measureKernelErrorOnRows(p.x, p.rowsOf({0, 3}), {}, p.y, 2, 4,
+                                           3, FloatType::F32, {0, 3});
   EXPECT_FALSE(e.finite);
   EXPECT_EQ(e.nonFiniteIndex, 1u);
   p.y[1] = 2;     // the exact value again
   p.y.pop_back(); // a short output is not a whole one
-  EXPECT_FALSE(
-      measureKernelErrorOnRows(p.x, p.w, {}, p.y, 2, 4, 3, FloatType::F32, {0})
-          .finite);
+  EXPECT_FALSE(measureKernelErrorOnRows(p.x, p.rowsOf({0}), {}, p.y, 2, 4, 3,
+                                        FloatType::F32, {0})
+                   .finite);
+}
+
+// A sampled check's rows of W_hat are those rows of the whole W_hat, in
+// the order asked, and a row past N is an error naming it.
+TEST(Reference, RowsOfWHatAreRowsOfTheWhole) {
+  rttest::TempDir dir;
+  rttest::TestArtifactSpec spec;
+  spec.linears[0].asymmetric = true;
+  rttest::writeTestArtifact(dir.str(), spec);
+  auto a = artifact::openArtifact(dir.str());
+  ASSERT_TRUE(bool(a)) << a.message();
+  auto t = a->tensor("layer.a.weight");
+  ASSERT_TRUE(bool(t)) << t.message();
+  auto whole = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
+  ASSERT_TRUE(bool(whole)) << whole.message();
+  const int64_t k = 256;
+  ASSERT_EQ(whole->size(), size_t(6 * k));
+  const std::vector<int64_t> rows = {5, 0, 3};
+  auto some =
+      reconstructWeightRows(*t->entry, *t->codes, *t->scales, t->zeros, rows);
+  ASSERT_TRUE(bool(some)) << some.message();
+  ASSERT_EQ(some->size(), rows.size() * size_t(k));
+  for (size_t i = 0; i < rows.size(); ++i)
+    EXPECT_TRUE(std::equal(some->begin() + i * k, some->begin() + (i + 1) * k,
+                           whole->begin() + rows[i] * k))
+        << "row " << rows[i];
+  auto past =
+      reconstructWeightRows(*t->entry, *t->codes, *t->scales, t->zeros, {6});
+  ASSERT_FALSE(bool(past));
+  EXPECT_EQ(past.message(), "layer.a.weight: row 6 is outside [0, 6)");
 }
 
 } // namespace
