@@ -12,7 +12,9 @@
 //    masks, OR-ed into the exponent of 2^23 and bit-cast to f32 (the
 //    magic-number conversion), so `f - (2^23 + z)` is exactly q - z: the
 //    zero-point (or the offset-binary bias of symmetric codes) is fused into
-//    the subtraction that the conversion needs anyway;
+//    the subtraction that the conversion needs anyway; codes that index a
+//    codebook (IQ4_NL, NF4) become its values through a tree of selects in
+//    registers (CodebookLookup.h);
 //  - a chunk never crosses a group (G is a multiple of the chunk), so its
 //    dot product with X is scaled once: acc += s * dot (one fma), in f32;
 //  - the K tail (K not a multiple of the chunk) is read with a masked load
@@ -30,6 +32,7 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 
+#include "CodebookLookup.h"
 #include "KernelTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,7 +84,7 @@ public:
         MemRefType::get({t, k}, act),
         MemRefType::get({n, 4 * chunks}, IntegerType::get(ctx, 32)),
         MemRefType::get({n, g}, scale)};
-    if (!spec.symmetric)
+    if (spec.takesZeroPoints())
       types.push_back(MemRefType::get({n, g}, IntegerType::get(ctx, 8)));
     if (spec.bias)
       types.push_back(MemRefType::get({n}, out));
@@ -129,17 +132,52 @@ public:
 
 private:
   Value zeroPoints(ValueRange args) const {
-    return spec.symmetric ? Value() : args[3];
+    return spec.takesZeroPoints() ? args[3] : Value();
   }
   Value bias(ValueRange args) const {
-    return spec.bias ? args[spec.symmetric ? 3 : 4] : Value();
+    return spec.bias ? args[spec.takesZeroPoints() ? 4 : 3] : Value();
   }
 
-  /// acc[t] += s * dot(X[row t, chunk c], q - z) for one chunk.
+  /// q - z of a chunk's fields (vector<chunk x i32>) as f32, exactly:
+  /// the magic-number conversion with z (or the offset-binary bias)
+  /// subtracted.
+  Value emitMagicDequant(ImplicitLocOpBuilder &b, Value fields, Value z,
+                         Value n, Value group) const;
+  /// acc[t] += s * dot(X[row t, chunk c], q - z) for one chunk (with a
+  /// codebook, table[q] instead of q - z).
   SmallVector<Value> emitChunk(ImplicitLocOpBuilder &b, const Body &body,
                                Value n, Value c, ValueRange acc,
                                bool isTail) const;
 };
+
+Value DecodeGemvEmitter::emitMagicDequant(ImplicitLocOpBuilder &b, Value fields,
+                                          Value z, Value n, Value group) const {
+  Type i32 = b.getI32Type();
+  auto fieldsTy = cast<VectorType>(fields.getType());
+  auto valuesTy = fieldsTy.clone(f32);
+  // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
+  Value magic = arith::OrIOp::create(
+      b, fields,
+      arith::ConstantOp::create(
+          b,
+          SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(0x4B000000))));
+  Value biased = vector::BitCastOp::create(b, valuesTy, magic);
+  Value offset;
+  const double twoTo23 = 8388608.0;
+  if (spec.symmetric) {
+    // Signed codes are stored offset binary: field = q + 2^(b-1).
+    offset = arith::ConstantOp::create(
+        b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
+  } else {
+    Value zp = memref::LoadOp::create(b, z, ValueRange{n, group});
+    zp = arith::ExtUIOp::create(b, i32, zp);
+    zp = arith::UIToFPOp::create(b, f32, zp);
+    offset = arith::AddFOp::create(
+        b, zp, arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
+  }
+  return arith::SubFOp::create(
+      b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
+}
 
 SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
                                                 const Body &body, Value n,
@@ -177,33 +215,13 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
       b, fields,
       arith::ConstantOp::create(
           b, SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(mask))));
-  // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
-  Value magic = arith::OrIOp::create(
-      b, fields,
-      arith::ConstantOp::create(
-          b,
-          SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(0x4B000000))));
-  Value biased = vector::BitCastOp::create(b, valuesTy, magic);
-
   // Group of this chunk: G is a multiple of the chunk, so one per chunk.
   Value k0 = arith::MulIOp::create(b, c, indexConst(b, chunk));
   Value group =
       arith::DivUIOp::create(b, k0, indexConst(b, spec.effectiveGroupSize()));
-  Value offset;
-  const double twoTo23 = 8388608.0;
-  if (spec.symmetric) {
-    // Signed codes are stored offset binary: field = q + 2^(b-1).
-    offset = arith::ConstantOp::create(
-        b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
-  } else {
-    Value zp = memref::LoadOp::create(b, z, ValueRange{n, group});
-    zp = arith::ExtUIOp::create(b, i32, zp);
-    zp = arith::UIToFPOp::create(b, f32, zp);
-    offset = arith::AddFOp::create(
-        b, zp, arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23)));
-  }
-  Value dequant = arith::SubFOp::create(
-      b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
+  Value dequant = spec.codebook != Codebook::None
+                      ? conversion::emitCodebookLookup(b, fields, spec.codebook)
+                      : emitMagicDequant(b, fields, z, n, group);
   Value scaleValue = memref::LoadOp::create(b, s, ValueRange{n, group});
   scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
 

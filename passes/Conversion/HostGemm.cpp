@@ -43,6 +43,7 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 
+#include "CodebookLookup.h"
 #include "KernelTypes.h"
 #include "RowDots.h"
 
@@ -132,9 +133,6 @@ private:
   /// A qparam of row n, group g, widened to f32.
   Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
                    Value g) const;
-  /// table[q] for every lane of `fields` (vector<chunk x i8>, each code
-  /// below the table's size) as f32 (codebook specs only).
-  Value emitCodebookLookup(ImplicitLocOpBuilder &b, Value fields) const;
   /// q - z of chunk c of row n as vector<chunk x f32> (exact); with a
   /// codebook, table[q] (`offset` unused).
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
@@ -218,49 +216,6 @@ Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
   return emitQParam(b, zeroPoints(args), n, g);
 }
 
-// A binary tree of selects on the code's bits over splat constants: 15
-// selects for 16 entries, no memory access. An integer table that fits in
-// i8 (IQ4_NL's) selects bytes, a whole 32-code chunk per register, and
-// converts once; another (NF4's) selects f32 lanes. A gather from the
-// table measured about 5x slower than the affine conversion (bench/
-// codebook-gemv.sh).
-Value HostGemmEmitter::emitCodebookLookup(ImplicitLocOpBuilder &b,
-                                          Value fields) const {
-  const std::vector<float> &values = codebookValues(spec.codebook);
-  const bool bytes = llvm::all_of(values, [](float v) {
-    return v == std::trunc(v) && v >= -128.0f && v <= 127.0f;
-  });
-  Type i8 = b.getI8Type();
-  auto fieldsTy = VectorType::get({chunk}, i8);
-  auto laneTy = bytes ? fieldsTy : VectorType::get({chunk}, f32);
-  SmallVector<Value> level;
-  for (float v : values)
-    level.push_back(arith::ConstantOp::create(
-        b, SplatElementsAttr::get(
-               laneTy, bytes ? Attribute(b.getIntegerAttr(i8, int64_t(v)))
-                             : Attribute(b.getF32FloatAttr(v)))));
-  Value zero = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(fieldsTy, b.getIntegerAttr(i8, 0)));
-  // Level `bit` picks between neighbours that differ in that bit.
-  for (int64_t bit = 0; level.size() > 1; ++bit) {
-    Value set = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(
-            b, fields,
-            arith::ConstantOp::create(
-                b, SplatElementsAttr::get(fieldsTy,
-                                          b.getIntegerAttr(i8, 1 << bit)))),
-        zero);
-    SmallVector<Value> next;
-    for (size_t j = 0; j + 1 < level.size(); j += 2)
-      next.push_back(arith::SelectOp::create(b, set, level[j + 1], level[j]));
-    level = std::move(next);
-  }
-  return bytes ? Value(arith::SIToFPOp::create(b, VectorType::get({chunk}, f32),
-                                               level[0]))
-               : level[0];
-}
-
 Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
                                  Value n, Value c, Value offset) const {
   MLIRContext *ctx = b.getContext();
@@ -293,7 +248,7 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
     fields8 = vector::ShuffleOp::create(b, lo, hi, interleave);
   }
   if (spec.codebook != Codebook::None)
-    return emitCodebookLookup(b, fields8);
+    return conversion::emitCodebookLookup(b, fields8, spec.codebook);
   Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value biased = vector::BitCastOp::create(

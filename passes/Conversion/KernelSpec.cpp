@@ -108,8 +108,8 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                                     : "only the host GEMM takes min "
                                       "zero-points");
   if (spec.codebook != Codebook::None) {
-    if (!host)
-      return makeError("only the host GEMM reads codebook ",
+    if (spec.family == KernelFamily::PrefillMma)
+      return makeError("only the host GEMM and the decode GEMV read codebook ",
                        toString(spec.codebook), " codes");
     if (spec.symmetric || spec.minZero)
       return makeError("codebook ", toString(spec.codebook),

@@ -46,8 +46,8 @@ struct QuantKernelSpec {
   /// zero-point; host GEMM only.
   bool minZero = false;
   /// Unsigned codes that index this value table, x = s * table[q], with
-  /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false); host
-  /// GEMM only, 4-bit codes.
+  /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false); the
+  /// host GEMM and the decode GEMV, 4-bit codes.
   Codebook codebook = Codebook::None;
   /// 32, 64, 128, or 0 for per-channel (G = K); the host GEMM also takes 16
   /// for byte codes (ggml Q6_K).

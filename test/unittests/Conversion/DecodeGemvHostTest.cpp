@@ -111,6 +111,7 @@ struct Case {
   FloatType scale;
   FloatType out = FloatType::F32;
   bool bias = false;
+  Codebook codebook = Codebook::None; ///< unsigned indices (IQ4_NL, NF4)
 };
 
 QuantKernelSpec specOf(const Case &c) {
@@ -127,6 +128,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.n = c.n;
   spec.k = c.k;
   spec.splitK = c.split;
+  spec.codebook = c.codebook;
   return spec;
 }
 
@@ -151,8 +153,12 @@ double kernelErrorBound(const QuantKernelSpec &spec, double absSum) {
   const int64_t perSplit = (chunks + spec.splitK - 1) / spec.splitK;
   const int64_t laneChunks = (perSplit + kWarpSize - 1) / kWarpSize;
   const double u = std::ldexp(1.0, -24);
-  return double(spec.chunkCodes() + 2 * laneChunks + 5 + spec.splitK) * u *
-             absSum +
+  // A codebook value that is not a small integer (NF4's) makes x * value
+  // one more rounding per term.
+  const bool inexactProducts = spec.codebook == Codebook::NF4;
+  return double(spec.chunkCodes() + 2 * laneChunks + 5 + spec.splitK +
+                (inexactProducts ? 1 : 0)) *
+             u * absSum +
          1e-30;
 }
 
@@ -183,8 +189,27 @@ struct Problem {
   std::vector<double> bias;       // the bias values, exactly
 };
 
+/// `p` with a random bias in the output dtype when its spec adds one.
+Problem withBias(Problem p, std::mt19937 &rng) {
+  if (!p.spec.bias)
+    return p;
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  for (int64_t r = 0; r < p.spec.n; ++r) {
+    float v = uniform(rng);
+    if (p.spec.output == FloatType::F32) {
+      p.biasF32.push_back(v);
+      p.bias.push_back(v);
+    } else {
+      p.biasBits.push_back(toBits(v, halfOf(p.spec.output)));
+      p.bias.push_back(fromBits(p.biasBits.back(), halfOf(p.spec.output)));
+    }
+  }
+  return p;
+}
+
 /// Float weights with a per-row magnitude, quantized group-wise with scales
-/// rounded to the scale format (the kernel reads them in it).
+/// rounded to the scale format (the kernel reads them in it); a codebook's
+/// random indices and scales.
 std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
                                    std::mt19937 &rng) {
   Problem p;
@@ -195,6 +220,38 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
   for (int64_t r = 0; r < n; ++r)
     for (int64_t col = 0; col < k; ++col)
       p.weight[r * k + col] = normal(rng) * (0.5f + float(r % 7) / 4.0f);
+  if (spec.codebook != Codebook::None) {
+    // Random indices and f16/bf16 scales, as a GGUF IQ4_NL tensor holds
+    // them: W_hat = s * table[q] is the weight (no quantization error).
+    const std::vector<float> &table = codebookValues(spec.codebook);
+    std::uniform_int_distribution<int32_t> index(0, int32_t(table.size()) - 1);
+    std::uniform_real_distribution<float> scale(0.002f, 0.01f);
+    const int64_t g = spec.groupsPerRow(), group = spec.effectiveGroupSize();
+    std::vector<double> s;
+    for (int64_t i = 0; i < n * g; ++i) {
+      p.scaleBits.push_back(toBits(scale(rng), spec.scaleType()));
+      s.push_back(fromBits(p.scaleBits.back(), spec.scaleType()));
+    }
+    std::vector<int32_t> codes;
+    p.weight.assign(size_t(n * k), 0.0f);
+    p.dequant.assign(size_t(n * k), 0.0f);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t col = 0; col < k; ++col) {
+        codes.push_back(index(rng));
+        p.dequant[r * k + col] = float(s[size_t(r * g + col / group)] *
+                                       double(table[size_t(codes.back())]));
+        p.weight[r * k + col] = p.dequant[r * k + col];
+      }
+    Expected<std::vector<uint8_t>> packed =
+        packKernelLayout(spec.layout(), codes.data(), n, k);
+    EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
+    if (!packed)
+      return std::nullopt;
+    p.wordsPerRow = int64_t(packed->size() / 4) / n;
+    p.words.resize(packed->size() / 4);
+    std::memcpy(p.words.data(), packed->data(), packed->size());
+    return withBias(std::move(p), rng);
+  }
   GroupwiseConfig config;
   config.bits = spec.bits;
   config.symmetric = spec.symmetric;
@@ -220,20 +277,7 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
     EXPECT_EQ(double(fromBits(p.scaleBits.back(), spec.scaleType())), scale);
   }
   p.zeros.assign(q->zeroPoints.begin(), q->zeroPoints.end());
-  if (spec.bias) {
-    std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-    for (int64_t r = 0; r < n; ++r) {
-      float v = uniform(rng);
-      if (spec.output == FloatType::F32) {
-        p.biasF32.push_back(v);
-        p.bias.push_back(v);
-      } else {
-        p.biasBits.push_back(toBits(v, halfOf(spec.output)));
-        p.bias.push_back(fromBits(p.biasBits.back(), halfOf(spec.output)));
-      }
-    }
-  }
-  return p;
+  return withBias(std::move(p), rng);
 }
 
 /// The output buffer in the output dtype, pre-filled with `fill` (as f32)
@@ -285,7 +329,7 @@ llvm::Error call(mlir::ExecutionEngine &engine, Problem &p,
   // the ABI's order x, w, s, [z], [b], y; invokePacked takes a pointer to
   // each of those pointers.
   SmallVector<void *> descriptors = {&xBuf.desc, &wBuf.desc, &sBuf.desc};
-  if (!spec.symmetric)
+  if (spec.takesZeroPoints())
     descriptors.push_back(&zBuf.desc);
   if (spec.bias)
     descriptors.push_back(spec.output == FloatType::F32
@@ -393,6 +437,20 @@ std::vector<Case> allCases() {
                            i % 2 ? other : act, out, i % 3 == 0});
           ++i;
         }
+  // IQ4_NL (f16 scales per 32, T = 1 and 16, a K tail, split-K) and NF4
+  // (bf16 scales per 64, a bias): unsigned indices into the table.
+  const Codebook iq4nl = Codebook::IQ4NL, nf4 = Codebook::NF4;
+  const FloatType f16 = FloatType::F16, bf16 = FloatType::BF16;
+  cases.push_back(
+      {4, false, 32, f16, 1, 37, 300, 1, f16, FloatType::F32, false, iq4nl});
+  cases.push_back(
+      {4, false, 32, bf16, 16, 64, 512, 2, f16, FloatType::F32, false, iq4nl});
+  cases.push_back(
+      {4, false, 32, f16, 5, 13, 1000, 1, f16, FloatType::F16, true, iq4nl});
+  cases.push_back(
+      {4, false, 64, bf16, 3, 6, 77, 1, bf16, FloatType::BF16, true, nf4});
+  cases.push_back(
+      {4, false, 128, f16, 16, 37, 300, 1, f16, FloatType::F32, false, nf4});
   return cases;
 }
 

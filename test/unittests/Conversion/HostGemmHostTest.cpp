@@ -479,8 +479,9 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
                "byte)"},
            Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
                "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
-           Bad{"decode_gemv:w4:g32:iq4_nl:f16:t1:n8:k64",
-               "only the host GEMM reads codebook iq4_nl codes"},
+           Bad{"prefill_mma:w4:g32:iq4_nl:f16:n8:k64",
+               "only the host GEMM and the decode GEMV read codebook iq4_nl "
+               "codes"},
            Bad{"host_gemm:w8:g32:nf4:f16:n8:k64",
                "codebook nf4 has 16 entries; its codes cannot be 8 bits"},
            Bad{"host_gemm:w4:g32:nf5:f16:n8:k64", "bad code kind 'nf5'"},

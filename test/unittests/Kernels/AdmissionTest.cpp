@@ -223,8 +223,9 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
 }
 
 // IQ4_NL (and NF4): unsigned indices into a table, no zero-point. The host
-// GEMM gathers the table's values; the GPU kernels name the table they do
-// not decode, not the zero-point a codebook has no use for.
+// GEMM and the decode GEMV (GPU and twin) decode the table; the tensor-core
+// GEMM names the table it does not decode, not the zero-point a codebook
+// has no use for.
 TEST(Admission, CodebooksOnlyWhereAKernelDecodesThem) {
   OpSignature iq4nl = w4g128(4096, 4096);
   iq4nl.descriptor.code = {4, false};
@@ -241,7 +242,9 @@ TEST(Admission, CodebooksOnlyWhereAKernelDecodesThem) {
         admitOn("affine_gemm_host", iq4nl, prefill(), "host").accepted());
   }
   iq4nl.descriptor.codebook = Codebook::IQ4NL;
-  EXPECT_EQ(reasons(admitOn(kGemv, iq4nl)),
+  EXPECT_TRUE(admitOn(kGemv, iq4nl).accepted());
+  EXPECT_TRUE(admitOn(kHostGemv, iq4nl, decode(), "host").accepted());
+  EXPECT_EQ(reasons(admitOn(kMma, iq4nl, prefill())),
             Reasons{"codebook iq4_nl not in {none}"});
   // Without the table, the same unsigned codes with no zero-point are
   // refused by the zero-point rule, as before.
