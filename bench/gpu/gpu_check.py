@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """GPU check of the generated kernels (issue 5, item 4): the dynamic-T decode
 GEMV and the prefill tensor-core GEMM, called exactly as docs/kernel-abi.md
-says the runtime calls them.
+says the runtime calls them; and the decode GEMV of IQ4_NL codes (issue 13:
+4-bit indices into ggml's kvalues_iq4nl, f16 scales per 32) on the same
+shapes, so its time reads against the W4 affine kernel's.
 
 Three steps, so the PTX is built where qopt is and run where the GPU is:
 
@@ -36,7 +38,13 @@ import sys
 import tempfile
 
 SHAPES = (4096, 8192, 16384)  # N = K
-BITS, GROUP, SYMMETRIC, ACT, OUT_DTYPE = 4, 128, True, "f16", "f16"
+BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
+# (family, code kind, group): W4 symmetric in groups of 128 for both
+# families, and IQ4_NL's decode GEMV in ggml's groups of 32.
+VARIANTS = (("decode_gemv", "sym", GROUP), ("prefill_mma", "sym", GROUP),
+            ("decode_gemv", "iq4_nl", 32))
+KVALUES_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10,
+                 1, 13, 25, 38, 53, 69, 89, 113)
 DECODE_T = (1, 4, 16)
 PREFILL_T = (512, 2048)
 
@@ -51,15 +59,15 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
-def spec_text(family, n, k):
+def spec_text(family, n, k, kind="sym", group=GROUP):
     return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:o%s" % (
-        family, BITS, GROUP, "sym" if SYMMETRIC else "asym", ACT, n, k, OUT_DTYPE)
+        family, BITS, group, kind, ACT, n, k, OUT_DTYPE)
 
 
-def instance_name(family, n, k):
+def instance_name(family, n, k, kind="sym", group=GROUP):
     # QuantKernelSpec::name(); only used to find the file, which is checked.
     return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_o%s" % (
-        family, BITS, "sym" if SYMMETRIC else "asym", GROUP, ACT, n, k, OUT_DTYPE)
+        family, BITS, kind, group, ACT, n, k, OUT_DTYPE)
 
 
 def w_shape(layout, n, k):
@@ -69,13 +77,13 @@ def w_shape(layout, n, k):
     return [cdiv(n, 256 // BITS), 128 * cdiv(k, 16)]
 
 
-def plan_kernel(family, n, k):
-    name = instance_name(family, n, k)
-    groups = cdiv(k, GROUP)
+def plan_kernel(family, n, k, kind="sym", group=GROUP):
+    name = instance_name(family, n, k, kind, group)
+    groups = cdiv(k, group)
     args = [{"name": "x", "dtype": ACT, "shape": [-1, k]},
             {"name": "w", "dtype": "i32", "shape": w_shape(family, n, k)},
             {"name": "s", "dtype": ACT, "shape": [n, groups]}]
-    if not SYMMETRIC:
+    if kind == "asym":
         args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
     args.append({"name": "y", "dtype": OUT_DTYPE, "shape": [-1, n]})
     if family == "decode_gemv":
@@ -88,9 +96,11 @@ def plan_kernel(family, n, k):
         launch = {"grid": [1, cdiv(n, PREFILL_COLS_PER_BLOCK), 1],
                   "block": [PREFILL_THREADS, 1, 1], "shared_bytes": 0,
                   "token_axis": 0, "tokens_per_block": PREFILL_ROWS_PER_BLOCK}
-    return {"instance": name, "spec": spec_text(family, n, k), "file": name + ".ptx",
+    return {"instance": name, "spec": spec_text(family, n, k, kind, group),
+            "file": name + ".ptx",
             "layout": family, "phase": "decode" if family == "decode_gemv" else "prefill",
-            "n": n, "k": k, "bits": BITS, "group_size": GROUP, "signed": SYMMETRIC,
+            "n": n, "k": k, "bits": BITS, "group_size": group, "signed": kind == "sym",
+            "codebook": kind if kind not in ("sym", "asym") else None,
             "activation": ACT, "scale": ACT, "output": OUT_DTYPE, "bias": False,
             "entries": entries, "args": args,
             # A rank-R memref is 3 + 2R kernel parameters.
@@ -108,7 +118,7 @@ def ptx_entry_params(text):
 
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
-    kernels = [plan_kernel(f, nk, nk) for f in ("decode_gemv", "prefill_mma")
+    kernels = [plan_kernel(f, nk, nk, kind, group) for f, kind, group in VARIANTS
                for nk in SHAPES]
     for kern in kernels:
         # One qopt run per spec into its own directory: the file it writes is
@@ -293,6 +303,23 @@ def quantize_w4_sym(w, group):
     return q.view(n, k).to(torch.int32), scale.contiguous(), deq
 
 
+def quantize_iq4nl(w, group):
+    """IQ4_NL-style codes: per group an f16 scale d = absmax / 127 and each
+    weight's nearest entry of kvalues_iq4nl; W_hat = d * table[q] in f32."""
+    import torch
+    n, k = w.shape
+    table = torch.tensor(KVALUES_IQ4NL, dtype=torch.float32, device=w.device)
+    wg = w.view(n, k // group, group)
+    scale = (wg.abs().amax(-1) / 127.0).clamp_min(1e-6).half()
+    q = torch.empty(n, k // group, group, dtype=torch.int64, device=w.device)
+    step = max(1, (1 << 26) // (k * len(KVALUES_IQ4NL)))  # rows per 256 MiB
+    for r0 in range(0, n, step):
+        scaled = wg[r0:r0 + step] / scale[r0:r0 + step].float()[..., None]
+        q[r0:r0 + step] = (scaled[..., None] - table).abs().argmin(-1)
+    deq = (table[q] * scale.float()[..., None]).view(n, k)
+    return q.view(n, k).to(torch.int32), scale.contiguous(), deq
+
+
 def memref_params(tensor, sizes):
     """A memref descriptor flattened: allocated, aligned, offset, sizes, strides."""
     import numpy as np
@@ -332,7 +359,7 @@ def error_bound(kern, t_abs):
         chunks = cdiv(k, 128 // BITS)
         acc = (128 // BITS + 2 * cdiv(chunks, 32) + 5 + 1) * 2.0 ** -24
     else:  # tensor cores truncate when they add: u = 2^-23
-        acc = (GROUP + cdiv(k, GROUP) - 1) * 2.0 ** -23
+        acc = (kern["group_size"] + cdiv(k, kern["group_size"]) - 1) * 2.0 ** -23
     return acc * t_abs
 
 
@@ -363,9 +390,11 @@ def run(args):
         for kern in plan["kernels"]:
             n, k = kern["n"], kern["k"]
             w = torch.randn(n, k, device=dev) * 0.05
-            q, s, deq = quantize_w4_sym(w, GROUP)
+            group = kern["group_size"]
+            q, s, deq = (quantize_iq4nl(w, group) if kern.get("codebook") == "iq4_nl"
+                         else quantize_w4_sym(w, group))
             wshape = next(a["shape"] for a in kern["args"] if a["name"] == "w")
-            packed = pack_torch(kern["layout"], BITS, True, q, wshape)
+            packed = pack_torch(kern["layout"], BITS, kern["signed"], q, wshape)
             deq64, abs64 = deq.double(), deq.double().abs()
             deq16 = deq.half()  # cuBLAS's weight (rounded: q s may need 14 bits)
             module = cupy.RawModule(path=os.path.join(args.out, kern["file"]))
@@ -409,7 +438,9 @@ def run(args):
                 blas_us = time_us(lambda: F.linear(x, deq16), 200 if t <= 16 else 20)
                 weight_bytes = packed.numel() * 4 + s.numel() * 2
                 result["timing"].append({
-                    "instance": kern["instance"], "phase": kern["phase"], "n": n, "k": k, "t": t,
+                    "instance": kern["instance"], "phase": kern["phase"],
+                    "codes": kern.get("codebook") or "w4 sym g%d" % kern["group_size"],
+                    "n": n, "k": k, "t": t,
                     "kernel_us": us, "cublas_fp16_us": blas_us, "speedup": blas_us / us,
                     "weight_gbs": weight_bytes / us / 1e3,
                     "tflops": 2.0 * t * n * k / us / 1e6})
@@ -431,18 +462,19 @@ def markdown(r):
              "- GPU: %s (PTX for %s, JIT by the driver); torch %s, cupy %s" % (
                  r["gpu"], r["chip"], r["torch"], r["cupy"]),
              "- device copy bandwidth (4 GiB memcpy, read + write): %.0f GB/s" % r["copy_gbs"],
-             "- weights: W4 symmetric, groups of 128, f16 scales, f16 activations and output",
+             "- weights: W4 symmetric in groups of 128, and IQ4_NL (4-bit indices into "
+             "kvalues_iq4nl) in groups of 32, f16 scales, f16 activations and output",
              "", "## Parity (float64 reference of x W_hat^T; bound: docs/kernel-abi.md)", "",
              "| entry | T | max abs err | max err / bound | |", "|---|---|---|---|---|"]
     for p in r["parity"]:
         lines.append("| %s | %d | %.3e | %.3f | %s |" % (
             p["entry"], p["t"], p["max_abs_err"], p["max_err_over_bound"], "ok" if p["ok"] else "FAIL"))
     lines += ["", "## Timing (cuBLAS: torch fp16 F.linear on W_hat)", "",
-              "| phase | N = K | T | kernel us | cuBLAS us | speedup | weight GB/s | % of copy BW | TFLOP/s |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| phase | codes | N = K | T | kernel us | cuBLAS us | speedup | weight GB/s | % of copy BW | TFLOP/s |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for t in r["timing"]:
-        lines.append("| %s | %d | %d | %.1f | %.1f | %.2fx | %.0f | %.0f%% | %.1f |" % (
-            t["phase"], t["n"], t["t"], t["kernel_us"], t["cublas_fp16_us"], t["speedup"],
+        lines.append("| %s | %s | %d | %d | %.1f | %.1f | %.2fx | %.0f | %.0f%% | %.1f |" % (
+            t["phase"], t.get("codes", ""), t["n"], t["t"], t["kernel_us"], t["cublas_fp16_us"], t["speedup"],
             t["weight_gbs"], 100 * t["weight_gbs"] / r["copy_gbs"], t["tflops"]))
     return "\n".join(lines) + "\n"
 
