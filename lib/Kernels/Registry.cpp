@@ -87,9 +87,11 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
-  // 4-bit codes that index a codebook (IQ4_NL, NF4): a select tree in
-  // registers instead of the magic-number conversion.
+  // 4-bit codes that index a codebook (IQ4_NL, NF4): selects in registers
+  // instead of the magic-number conversion; f32 scales, the first level of
+  // nested qparams decoded at load (IQ4_XS).
   k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
+  k.scaleTypes.push_back(FloatType::F32);
   k.tileN = 1;
   k.tileK = 1;
   k.tokens = {1, kMaxDecodeTokens};

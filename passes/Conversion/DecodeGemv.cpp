@@ -223,7 +223,8 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
                       ? conversion::emitCodebookLookup(b, fields, spec.codebook)
                       : emitMagicDequant(b, fields, z, n, group);
   Value scaleValue = memref::LoadOp::create(b, s, ValueRange{n, group});
-  scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
+  if (scale != f32) // f32: a nested first level, decoded at load
+    scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
 
   auto xTy = VectorType::get({chunk}, act);
   // 16-byte aligned X chunks only when every row starts 16-byte aligned.

@@ -120,8 +120,9 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                        " entries; its codes cannot be ", spec.bits,
                        " bits wide");
   }
-  if (spec.scaleType() == FloatType::F32 && !host)
-    return makeError("only the host GEMM takes f32 scales");
+  if (spec.scaleType() == FloatType::F32 &&
+      spec.family == KernelFamily::PrefillMma)
+    return makeError("only the host GEMM and the decode GEMV take f32 scales");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");

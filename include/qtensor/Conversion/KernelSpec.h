@@ -57,8 +57,8 @@ struct QuantKernelSpec {
   FloatType activation = FloatType::F16;
   /// Scale (and float zero-point) dtype; unset means the activation's (a
   /// bf16 model may well carry f16 scales, so the two are independent).
-  /// f32 holds the exact products of ggml K-quants' two scale levels (host
-  /// GEMM only).
+  /// f32 holds the exact products of ggml K-quants' (and IQ4_XS's) two
+  /// scale levels (the host GEMM and the decode GEMV).
   std::optional<FloatType> scale;
   /// Output (and bias) dtype: the linear's result type.
   FloatType output = FloatType::F32;

@@ -505,8 +505,10 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
                                         kMaxDimension, k.groupSize));
   }
   QTENSOR_TRY(readFloat(r, "scale", k.scale));
-  if (k.scale == FloatType::F32 && k.target.backend != kernels::Backend::Host)
-    return makeError(r.at("scale"), ": GPU kernels read f16 or bf16 scales");
+  if (k.scale == FloatType::F32 && k.target.backend != kernels::Backend::Host &&
+      k.layout != "decode_gemv")
+    return makeError(r.at("scale"), ": GPU kernels other than the decode GEMV "
+                                    "read f16 or bf16 scales");
 
   const json *entries;
   QTENSOR_TRY(r.readArray("entries", entries));

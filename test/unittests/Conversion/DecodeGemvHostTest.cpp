@@ -182,7 +182,8 @@ struct Problem {
   std::vector<float> weight, dequant; // [N, K]
   std::vector<int32_t> words;         // decode_gemv layout
   int64_t wordsPerRow = 0;
-  std::vector<uint16_t> scaleBits;
+  std::vector<uint16_t> scaleBits; ///< f16/bf16 scales
+  std::vector<float> scalesF32;    ///< f32 scales (a nested first level)
   std::vector<uint8_t> zeros;
   std::vector<uint16_t> biasBits; // 16-bit outputs
   std::vector<float> biasF32;     // f32 output
@@ -229,6 +230,15 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
     const int64_t g = spec.groupsPerRow(), group = spec.effectiveGroupSize();
     std::vector<double> s;
     for (int64_t i = 0; i < n * g; ++i) {
+      if (spec.scaleType() == FloatType::F32) {
+        // IQ4_XS's first level: d * (ls - 32), an f16 times a 6-bit code.
+        p.scalesF32.push_back(
+            float(fromBits(toBits(scale(rng) / 16.0f, FloatType::F16),
+                           FloatType::F16)) *
+            float(int(index(rng)) - 8));
+        s.push_back(p.scalesF32.back());
+        continue;
+      }
       p.scaleBits.push_back(toBits(scale(rng), spec.scaleType()));
       s.push_back(fromBits(p.scaleBits.back(), spec.scaleType()));
     }
@@ -322,13 +332,17 @@ llvm::Error call(mlir::ExecutionEngine &engine, Problem &p,
   Buffer2D<uint16_t> xBuf(rows, spec.k, std::move(xBits));
   Buffer2D<int32_t> wBuf(spec.n, p.wordsPerRow, p.words);
   Buffer2D<uint16_t> sBuf(spec.n, spec.groupsPerRow(), p.scaleBits);
+  Buffer2D<float> sF32(spec.n, spec.groupsPerRow(), p.scalesF32);
   Buffer2D<uint8_t> zBuf(spec.n, spec.groupsPerRow(), p.zeros);
   Buffer1D<uint16_t> bHalf(p.biasBits);
   Buffer1D<float> bF32(p.biasF32);
   // The C interface: each argument a pointer to a memref descriptor, in
   // the ABI's order x, w, s, [z], [b], y; invokePacked takes a pointer to
   // each of those pointers.
-  SmallVector<void *> descriptors = {&xBuf.desc, &wBuf.desc, &sBuf.desc};
+  SmallVector<void *> descriptors = {&xBuf.desc, &wBuf.desc,
+                                     spec.scaleType() == FloatType::F32
+                                         ? static_cast<void *>(&sF32.desc)
+                                         : static_cast<void *>(&sBuf.desc)};
   if (spec.takesZeroPoints())
     descriptors.push_back(&zBuf.desc);
   if (spec.bias)
@@ -451,6 +465,11 @@ std::vector<Case> allCases() {
       {4, false, 64, bf16, 3, 6, 77, 1, bf16, FloatType::BF16, true, nf4});
   cases.push_back(
       {4, false, 128, f16, 16, 37, 300, 1, f16, FloatType::F32, false, nf4});
+  // IQ4_XS: IQ4_NL's codes under f32 scales (its first level, decoded).
+  cases.push_back({4, false, 32, f16, 1, 37, 256, 1, FloatType::F32,
+                   FloatType::F32, false, iq4nl});
+  cases.push_back({4, false, 32, bf16, 16, 13, 512, 2, FloatType::F32,
+                   FloatType::F32, true, iq4nl});
   return cases;
 }
 

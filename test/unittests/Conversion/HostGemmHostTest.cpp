@@ -473,7 +473,7 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
            Bad{"decode_gemv:w4:g32:min:f16:t1:n8:k64",
                "only the host GEMM takes min zero-points"},
            Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
-               "only the host GEMM takes f32 scales"},
+               "only the host GEMM and the decode GEMV take f32 scales"},
            Bad{"host_gemm:w4:g16:sym:f16:n8:k64",
                "group size must be 32, 64, 128 (16 for codes stored one per "
                "byte)"},

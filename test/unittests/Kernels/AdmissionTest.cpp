@@ -158,9 +158,11 @@ TEST(Admission, QParamContract) {
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
             Reasons{"zero-point integer with signed codes not in {none}"});
+  // f32 scales: the decode GEMV reads them, the tensor-core GEMM does not.
   sig = w4g128();
   sig.descriptor.scaleType = FloatType::F32;
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
             Reasons{"scale f32 not in {f16, bf16}"});
 }
 
@@ -206,13 +208,16 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
         << toString(CodeContract::of(sig.descriptor));
     EXPECT_TRUE(admitOn(kHostGemm, sig, prefill(), "host").accepted());
   }
+  // The decode GEMV takes f32 scales (a nested first level) but neither
+  // a min nor 6-bit codes; the tensor-core GEMM takes none of them.
   EXPECT_EQ(reasons(admitOn(kGemv, q4k)),
+            (Reasons{"zero-point min with unsigned codes not in {integer}"}));
+  EXPECT_EQ(reasons(admitOn(kMma, q4k, prefill())),
             (Reasons{"zero-point min with unsigned codes not in {integer}",
                      "scale f32 not in {f16, bf16}"}));
   EXPECT_EQ(reasons(admitOn(kGemv, q6k)),
             (Reasons{"code si6 offset_binary not in {si4 twos_complement, "
                      "si4 offset_binary, ui4, si8 twos_complement, ui8}",
-                     "scale f32 not in {f16, bf16}",
                      "group size 16 not in {32, 64, 128}"}));
   // Groups of 16 W4 codes would share a 32-code chunk.
   OpSignature w4g16 = w4g128();
