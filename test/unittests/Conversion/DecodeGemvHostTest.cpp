@@ -190,6 +190,19 @@ struct Problem {
   std::vector<double> bias;       // the bias values, exactly
 };
 
+/// Logical codes [N, K] packed into the decode_gemv words the kernel reads.
+bool packWords(Problem &p, const std::vector<int32_t> &codes) {
+  Expected<std::vector<uint8_t>> packed =
+      packKernelLayout(p.spec.layout(), codes.data(), p.spec.n, p.spec.k);
+  EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
+  if (!packed)
+    return false;
+  p.wordsPerRow = int64_t(packed->size() / 4) / p.spec.n;
+  p.words.resize(packed->size() / 4);
+  std::memcpy(p.words.data(), packed->data(), packed->size());
+  return true;
+}
+
 /// `p` with a random bias in the output dtype when its spec adds one.
 Problem withBias(Problem p, std::mt19937 &rng) {
   if (!p.spec.bias)
@@ -252,14 +265,8 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
                                        double(table[size_t(codes.back())]));
         p.weight[r * k + col] = p.dequant[r * k + col];
       }
-    Expected<std::vector<uint8_t>> packed =
-        packKernelLayout(spec.layout(), codes.data(), n, k);
-    EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
-    if (!packed)
+    if (!packWords(p, codes))
       return std::nullopt;
-    p.wordsPerRow = int64_t(packed->size() / 4) / n;
-    p.words.resize(packed->size() / 4);
-    std::memcpy(p.words.data(), packed->data(), packed->size());
     return withBias(std::move(p), rng);
   }
   GroupwiseConfig config;
@@ -274,14 +281,8 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
   if (!q)
     return std::nullopt;
   p.dequant = dequantizeGroupwise(*q);
-  Expected<std::vector<uint8_t>> packed =
-      packKernelLayout(spec.layout(), q->codes.data(), n, k);
-  EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
-  if (!packed)
+  if (!packWords(p, q->codes))
     return std::nullopt;
-  p.wordsPerRow = int64_t(packed->size() / 4) / n;
-  p.words.resize(packed->size() / 4);
-  std::memcpy(p.words.data(), packed->data(), packed->size());
   for (double scale : q->scales) {
     p.scaleBits.push_back(toBits(float(scale), spec.scaleType()));
     EXPECT_EQ(double(fromBits(p.scaleBits.back(), spec.scaleType())), scale);
