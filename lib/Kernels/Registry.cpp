@@ -150,7 +150,7 @@ KernelCapability hostGemm() {
     k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
   }
   k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
-  // 4-bit codes that index a table (IQ4_NL, NF4), gathered in registers.
+  // 4-bit codes that index a table (IQ4_NL, NF4), looked up in registers.
   k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
   k.scaleTypes.push_back(FloatType::F32);
   k.groupSizes.insert(k.groupSizes.begin(), 16);

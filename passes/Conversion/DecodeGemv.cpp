@@ -13,8 +13,8 @@
 //    magic-number conversion), so `f - (2^23 + z)` is exactly q - z: the
 //    zero-point (or the offset-binary bias of symmetric codes) is fused into
 //    the subtraction that the conversion needs anyway; codes that index a
-//    codebook (IQ4_NL, NF4) become its values through a tree of selects in
-//    registers (CodebookLookup.h);
+//    codebook (IQ4_NL, NF4) become its values through a chain of
+//    compare-and-selects in registers (CodebookLookup.h);
 //  - a chunk never crosses a group (G is a multiple of the chunk), so its
 //    dot product with X is scaled once: acc += s * dot (one fma), in f32;
 //  - the K tail (K not a multiple of the chunk) is read with a masked load

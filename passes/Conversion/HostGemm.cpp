@@ -190,7 +190,7 @@ Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
     // Signed codes are stored offset binary: field = q + 2^(b-1).
     return arith::ConstantOp::create(
         b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
-  // A min has no integer offset; a codebook's codes are gathered instead.
+  // A min has no integer offset; a codebook's codes are looked up instead.
   if (!spec.takesZeroPoints() || spec.minZero)
     return arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23));
   Value zp = memref::LoadOp::create(b, zeroPoints(args), ValueRange{n, g});
