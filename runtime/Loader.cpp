@@ -368,14 +368,28 @@ private:
     return Status::ok();
   }
 
-  /// The first level of every nested tensor whose shard this load holds,
-  /// decoded once: kernels and reference decoders read f32 scales (and
-  /// mins), the artifact keeps the two levels (NestedQParams).
+  /// The first level of every nested or scale-format tensor whose shard
+  /// this load holds, decoded once: kernels and reference decoders read f32
+  /// scales (and mins), the artifact keeps the two levels (NestedQParams)
+  /// or the one-byte codes (ScaleFormat).
   Status decodeNestedQParams() {
     uint64_t bytes = 0;
     for (const artifact::TensorEntry &t : m.man.tensors) {
       const artifact::QuantizedTensor *q = t.quantized();
-      if (!q || !q->logical.descriptor.nested || !m.shards.count(t.file))
+      if (!q || !m.shards.count(t.file))
+        continue;
+      if (q->logical.descriptor.scaleFormat != ScaleFormat::Plain) {
+        const safetensors::TensorView *codes = m.storedView(t.name, "scales");
+        if (!codes)
+          return makeError(t.name, ": its scale codes are not in its shard");
+        QTENSOR_ASSIGN_OR_RETURN(
+            std::unique_ptr<artifact::DecodedQParams> decoded,
+            artifact::decodeStoredScaleCodes(t.name, q->logical, *codes));
+        bytes += decoded->scales.size() * sizeof(float);
+        m.decodedQParams.emplace(t.name, std::move(decoded));
+        continue;
+      }
+      if (!q->logical.descriptor.nested)
         continue;
       const safetensors::TensorView *scales = m.storedView(t.name, "scales");
       const safetensors::TensorView *supers =
@@ -392,7 +406,8 @@ private:
     }
     if (bytes)
       QTENSOR_TRY(m.memory.add(MemoryCategory::QParams,
-                               "nested qparams, first level decoded", bytes));
+                               "nested and float-coded qparams, decoded",
+                               bytes));
     return Status::ok();
   }
 

@@ -139,17 +139,19 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                      group > 0    ? "groups of " + std::to_string(group)
                      : group == 0 ? std::string("per-channel scales")
                                   : std::string("per-tensor scales"));
-  // A nested descriptor's kernels read its first level decoded at load
-  // (f32, the descriptor's scale type), not the stored codes.
+  // A nested descriptor's or a scale format's kernels read the first level
+  // decoded at load (f32, the descriptor's scale type), not stored codes.
+  const bool decodedScales = d.nested || d.scaleFormat != ScaleFormat::Plain;
   const safetensors::DType firstScale =
-      d.nested ? artifact::scaleDType(d) : q.scales.dtype;
+      decodedScales ? artifact::scaleDType(d) : q.scales.dtype;
   const std::optional<safetensors::DType> zeroDType =
       !q.zeros   ? std::nullopt
       : d.nested ? std::optional(artifact::scaleDType(d))
                  : std::optional(q.zeros->dtype);
   if (dtypeOf(argTypeOf(k.scale)) != firstScale)
     return makeError(where, ".scale: ", qtensor::toString(k.scale), ", but", of,
-                     d.nested ? " decodes scales to " : " stores scales as ",
+                     decodedScales ? " decodes scales to "
+                                   : " stores scales as ",
                      safetensors::dtypeName(firstScale));
 
   // Packed words: the kernel layout's geometry for these codes.

@@ -6,6 +6,7 @@
 
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Descriptor/ScaleFormat.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Support/FileIO.h"
@@ -252,12 +253,37 @@ template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &v) {
   return b;
 }
 
-/// A slice's scales and zero-points as stored: floats in the scale dtype,
-/// integer zero-points one per byte (U8).
+/// Scales of a scale format as their U8 codes. Exact or refused: the codes
+/// were picked against these scales, so a rounded scale would store a
+/// different tensor than the one verified.
+Expected<std::vector<uint8_t>>
+scaleFormatBytes(const std::vector<float> &scales, ScaleFormat format,
+                 const std::string &name) {
+  std::vector<uint8_t> bytes(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i) {
+    std::optional<uint8_t> c = encodeScaleExact(format, scales[i]);
+    if (!c)
+      return makeError(name, ": scale ", i, " (", scales[i],
+                       ") is not a value of scale_format ", toString(format));
+    bytes[i] = *c;
+  }
+  return bytes;
+}
+
+/// A slice's scales and zero-points as stored: floats in the scale dtype
+/// (a scale format's U8 codes), integer zero-points one per byte (U8).
 template <typename Spooled>
 Status stageQParams(const Slice &s, StagedQuantized &q, const std::string &name,
                     const std::vector<int64_t> &qshape, Spooled &spooled) {
   const FloatType type = q.stored.descriptor.scaleType;
+  if (const ScaleFormat format = q.stored.descriptor.scaleFormat;
+      format != ScaleFormat::Plain) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> codes,
+                             scaleFormatBytes(s.scales, format, name));
+    QTENSOR_ASSIGN_OR_RETURN(
+        q.scales, spooled(name + ".scales", DType::U8, qshape, codes));
+    return Status::ok(); // zero-point none (verifyDescriptor)
+  }
   QTENSOR_ASSIGN_OR_RETURN(q.scales,
                            spooled(name + ".scales", artifact::floatDType(type),
                                    qshape, qparamBytes(s.scales, type)));
@@ -380,6 +406,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       qparamBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
                     (w.superScales.size() + w.superMins.size()) *
                         qparamWidthBits(n->superType);
+    else if (w.logical.descriptor.scaleFormat != ScaleFormat::Plain)
+      qparamBits += w.scales.size() * 8; // one code per scale
     else
       qparamBits += (w.scales.size() + w.zeroFloats.size()) *
                         qparamWidthBits(w.logical.descriptor.scaleType) +

@@ -25,7 +25,7 @@ bool AffineDescriptor::operator==(const AffineDescriptor &o) const {
          saturation == o.saturation && narrowRange == o.narrowRange &&
          encoding == o.encoding && permutation == o.permutation &&
          decoderVersion == o.decoderVersion && nested == o.nested &&
-         codebook == o.codebook;
+         codebook == o.codebook && scaleFormat == o.scaleFormat;
 }
 
 bool LayoutDescriptor::operator==(const LayoutDescriptor &o) const {
@@ -101,6 +101,25 @@ Status verifyCodebook(const AffineDescriptor &d) {
                      toString(d.zeroPoint));
   return Status::ok();
 }
+/// Compact float scales decode to exact f32 values of one sign: the scale
+/// dtype names the decoded value, and nothing else shares the byte.
+Status verifyScaleFormat(const AffineDescriptor &d) {
+  const char *name = toString(d.scaleFormat);
+  if (d.scaleType != FloatType::F32)
+    return makeError("scale_format ", name,
+                     " decodes to exact f32 values; the scale type must be "
+                     "f32, got ",
+                     toString(d.scaleType));
+  if (d.zeroPoint != ZeroPointKind::None)
+    return makeError("scale_format ", name,
+                     " stores scales only; it takes zero-point none, got ",
+                     toString(d.zeroPoint));
+  if (d.nested)
+    return makeError("scale_format ", name,
+                     " and nested qparams both encode the scales; a "
+                     "descriptor takes one");
+  return Status::ok();
+}
 } // namespace
 
 const std::vector<float> &qtensor::codebookValues(Codebook c) {
@@ -125,9 +144,17 @@ const std::vector<float> &qtensor::codebookValues(Codebook c) {
                                          0.5626170039176941f,
                                          0.7229568362236023f,
                                          1.0f};
+  // OCP MX v1.0 FP4 (E2M1): bit 3 the sign, the rest 0, 0.5, 1, 1.5, 2, 3,
+  // 4, 6. Code 8 (OCP's -0) is +0 as in ggml's kvalues_mxfp4: the sign of
+  // a zero weight changes no product's sum, and ggml decodes it so.
+  static const std::vector<float> e2m1 = {
+      0.0f, 0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+      0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
   switch (c) {
   case Codebook::None:
     return none;
+  case Codebook::E2M1:
+    return e2m1;
   case Codebook::IQ4NL:
     return iq4nl;
   case Codebook::NF4:
@@ -197,6 +224,8 @@ Status qtensor::verifyDescriptor(const AffineDescriptor &d) {
     return makeError("decoder_version must be at least 1");
   if (d.codebook != Codebook::None)
     QTENSOR_TRY(verifyCodebook(d));
+  if (d.scaleFormat != ScaleFormat::Plain)
+    QTENSOR_TRY(verifyScaleFormat(d));
   if (d.nested)
     return verifyNested(d, *d.nested);
   return Status::ok();
@@ -362,7 +391,12 @@ const std::pair<const char *, SignedEncoding> kEncodings[] = {
 const std::pair<const char *, Codebook> kCodebooks[] = {
     {"none", Codebook::None},
     {"iq4_nl", Codebook::IQ4NL},
-    {"nf4", Codebook::NF4}};
+    {"nf4", Codebook::NF4},
+    {"e2m1", Codebook::E2M1}};
+const std::pair<const char *, ScaleFormat> kScaleFormats[] = {
+    {"plain", ScaleFormat::Plain},
+    {"e8m0", ScaleFormat::E8M0},
+    {"ue4m3", ScaleFormat::UE4M3}};
 } // namespace
 
 const char *qtensor::toString(FloatType t) { return spellEnum(t, kFloatTypes); }
@@ -385,6 +419,9 @@ const char *qtensor::toString(SignedEncoding e) {
 }
 
 const char *qtensor::toString(Codebook c) { return spellEnum(c, kCodebooks); }
+const char *qtensor::toString(ScaleFormat f) {
+  return spellEnum(f, kScaleFormats);
+}
 
 std::optional<FloatType> qtensor::parseFloatType(const std::string &s) {
   return lookupEnum(s, kFloatTypes);
@@ -414,4 +451,7 @@ qtensor::parseSignedEncoding(const std::string &s) {
 }
 std::optional<Codebook> qtensor::parseCodebook(const std::string &s) {
   return lookupEnum(s, kCodebooks);
+}
+std::optional<ScaleFormat> qtensor::parseScaleFormat(const std::string &s) {
+  return lookupEnum(s, kScaleFormats);
 }

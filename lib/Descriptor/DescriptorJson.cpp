@@ -53,6 +53,8 @@ json qtensor::toJson(const AffineDescriptor &d) {
   if (d.codebook != Codebook::None)
     j["codebook"] = {{"name", toString(d.codebook)},
                      {"values", codebookValues(d.codebook)}};
+  if (d.scaleFormat != ScaleFormat::Plain)
+    j["scale_format"] = toString(d.scaleFormat);
   return j;
 }
 
@@ -185,6 +187,12 @@ Expected<AffineDescriptor> parseAffine(const json &j, const std::string &path) {
   }
   if (const json *codebook = r.find("codebook"))
     QTENSOR_TRY(parseCodebook(*codebook, r.at("codebook"), d.codebook));
+  if (r.find("scale_format")) {
+    QTENSOR_TRY(r.readEnum("scale_format", parseScaleFormat, d.scaleFormat));
+    if (d.scaleFormat == ScaleFormat::Plain)
+      return makeError(r.at("scale_format"),
+                       ": \"plain\" is spelled by leaving scale_format out");
+  }
   QTENSOR_TRY(r.noUnknownKeys());
   if (Status s = verifyDescriptor(d); !s)
     return makeError(path, ": ", s.message());

@@ -28,6 +28,8 @@ std::string describe(const QuantizedTensorDescriptor &t) {
     s += std::string(" zp=") + toString(d.zeroPoint);
   if (d.codebook != Codebook::None) // "affine ui4 codebook=iq4_nl group32"
     s += std::string(" codebook=") + toString(d.codebook);
+  if (d.scaleFormat != ScaleFormat::Plain) // "... codebook=e2m1 scales=e8m0"
+    s += std::string(" scales=") + toString(d.scaleFormat);
   switch (d.granularity) {
   case Granularity::PerTensor:
     return s + " per_tensor";

@@ -31,7 +31,9 @@ static_assert(uint32_t(SaturationMode::Reject) ==
               uint32_t(::qtensor::SaturationMode::Reject));
 static_assert(uint32_t(SignedEncoding::OffsetBinary) ==
               uint32_t(::qtensor::SignedEncoding::OffsetBinary));
-static_assert(uint32_t(Codebook::NF4) == uint32_t(::qtensor::Codebook::NF4));
+static_assert(uint32_t(Codebook::E2M1) == uint32_t(::qtensor::Codebook::E2M1));
+static_assert(uint32_t(ScaleFormat::UE4M3) ==
+              uint32_t(::qtensor::ScaleFormat::UE4M3));
 
 ::qtensor::FloatType toPlainFloat(Type type) {
   if (type.isF16())
@@ -77,7 +79,8 @@ bool isScaleType(Type type) {
     Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
     mlir::FloatType scale, RoundingMode rounding, SaturationMode saturation,
     bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook) {
+    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook,
+    ScaleFormat scaleFormat) {
   ::qtensor::AffineDescriptor d;
   d.code = {code.getWidth(), code.isSigned()};
   d.scheme = convertEnum<::qtensor::QuantScheme>(scheme);
@@ -106,6 +109,7 @@ bool isScaleType(Type type) {
     d.nested = n;
   }
   d.codebook = convertEnum<::qtensor::Codebook>(codebook);
+  d.scaleFormat = convertEnum<::qtensor::ScaleFormat>(scaleFormat);
   return d;
 }
 } // namespace mlir::qt::detail
@@ -119,8 +123,8 @@ bool isScaleType(Type type) {
       a.getCode(), a.getScheme(), a.getZeroPoint(), a.getGranularity(),
       a.getAxis(), a.getGroupSize(), a.getTail(), a.getScale(), a.getRounding(),
       a.getSaturation(), a.getNarrowRange(), a.getEncoding(),
-      a.getPermutation(), a.getDecoderVersion(), a.getNested(),
-      a.getCodebook());
+      a.getPermutation(), a.getDecoderVersion(), a.getNested(), a.getCodebook(),
+      a.getScaleFormat());
 }
 
 ::qtensor::LayoutDescriptor mlir::qt::toDescriptor(LayoutAttr a) {
@@ -185,7 +189,8 @@ mlir::qt::toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d) {
       convertEnum<RoundingMode>(d.rounding),
       convertEnum<SaturationMode>(d.saturation), d.narrowRange,
       convertEnum<SignedEncoding>(d.encoding), permutation, d.decoderVersion,
-      nested, convertEnum<Codebook>(d.codebook));
+      nested, convertEnum<Codebook>(d.codebook),
+      convertEnum<ScaleFormat>(d.scaleFormat));
   if (!attr)
     return ::qtensor::makeError(captured.message);
   return attr;

@@ -39,7 +39,8 @@ namespace mlir::qt::detail {
     Granularity granularity, int64_t axis, int64_t groupSize, TailRule tail,
     FloatType scale, RoundingMode rounding, SaturationMode saturation,
     bool narrowRange, SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook);
+    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook,
+    ScaleFormat scaleFormat);
 bool isScaleType(Type type);
 } // namespace mlir::qt::detail
 
@@ -74,7 +75,8 @@ LogicalResult AffineDescriptorAttr::verify(
     int64_t axis, int64_t groupSize, TailRule tail, FloatType scale,
     RoundingMode rounding, SaturationMode saturation, bool narrowRange,
     SignedEncoding encoding, DenseI64ArrayAttr permutation,
-    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook) {
+    uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook,
+    ScaleFormat scaleFormat) {
   if (code.isSignless())
     return emitError() << "code type must be signed (si" << code.getWidth()
                        << ") or unsigned (ui" << code.getWidth()
@@ -85,7 +87,7 @@ LogicalResult AffineDescriptorAttr::verify(
       ::qtensor::verifyDescriptor(detail::makeAffineDescriptor(
           code, scheme, zeroPoint, granularity, axis, groupSize, tail, scale,
           rounding, saturation, narrowRange, encoding, permutation,
-          decoderVersion, nested, codebook));
+          decoderVersion, nested, codebook, scaleFormat));
   if (!status)
     return emitError() << status.message();
   return success();

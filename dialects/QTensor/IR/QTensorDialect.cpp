@@ -42,6 +42,8 @@ struct QTensorOpAsmInterface : public OpAsmDialectInterface {
         os << "_nested" << nested.getSuperGroupSize();
       if (affine.getCodebook() != Codebook::None)
         os << "_" << stringifyCodebook(affine.getCodebook());
+      if (affine.getScaleFormat() != ScaleFormat::Plain)
+        os << "_" << stringifyScaleFormat(affine.getScaleFormat());
       return AliasResult::FinalAlias;
     }
     if (auto layout = dyn_cast<LayoutAttr>(attr)) {

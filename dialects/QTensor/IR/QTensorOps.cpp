@@ -362,7 +362,7 @@ TransposeOp::inferResultType(QuantizedTensorType input, raw_ostream &reason) {
       affine.getGroupSize(), affine.getTail(), affine.getScale(),
       affine.getRounding(), affine.getSaturation(), affine.getNarrowRange(),
       affine.getEncoding(), affine.getPermutation(), affine.getDecoderVersion(),
-      affine.getNested(), affine.getCodebook());
+      affine.getNested(), affine.getCodebook(), affine.getScaleFormat());
   ArrayRef<int64_t> shape = input.getShape();
   return QuantizedTensorType::get({shape[1], shape[0]}, input.getElementType(),
                                   transposed, input.getLayout());

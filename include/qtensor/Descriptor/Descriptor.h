@@ -89,6 +89,17 @@ enum class Codebook : uint8_t {
   None,
   IQ4NL, ///< ggml's kvalues_iq4nl: 16 int8 values (IQ4_NL, IQ4_XS)
   NF4,   ///< QLoRA's NormalFloat4: 16 quantiles of N(0, 1) in [-1, 1]
+  E2M1,  ///< OCP FP4: sign in bit 3, then 2 exponent and 1 mantissa bits
+};
+
+/// How each scale is stored when it is a compact float code rather than a
+/// value of the scale dtype (OCP microscaling and NVFP4). The decoded scale
+/// is exact in f32, so the descriptor's scale dtype is `f32` and IR
+/// operands carry decoded values; an artifact stores one byte per scale.
+enum class ScaleFormat : uint8_t {
+  Plain, ///< stored as values of the scale dtype
+  E8M0,  ///< s = 2^(c - 127), c in [0, 254] (255 is NaN); MXFP4
+  UE4M3, ///< unsigned e4m3, bias 7: c in [0, 0x7E] (0x7F NaN); NVFP4
 };
 
 /// The values of `c`'s table, indexed by code (empty for None). Every value
@@ -119,6 +130,8 @@ struct AffineDescriptor {
   std::optional<NestedQParams> nested;
   /// The table unsigned codes index, or None (codes are their own values).
   Codebook codebook = Codebook::None;
+  /// Scales stored as float codes of this format (scaleType then f32).
+  ScaleFormat scaleFormat = ScaleFormat::Plain;
 
   bool operator==(const AffineDescriptor &o) const;
   bool operator!=(const AffineDescriptor &o) const { return !(*this == o); }
@@ -195,6 +208,7 @@ const char *toString(RoundingMode r);
 const char *toString(SaturationMode s);
 const char *toString(SignedEncoding e);
 const char *toString(Codebook c);
+const char *toString(ScaleFormat f);
 std::optional<FloatType> parseFloatType(const std::string &s);
 std::optional<QuantScheme> parseQuantScheme(const std::string &s);
 std::optional<ZeroPointKind> parseZeroPointKind(const std::string &s);
@@ -204,6 +218,7 @@ std::optional<RoundingMode> parseRoundingMode(const std::string &s);
 std::optional<SaturationMode> parseSaturationMode(const std::string &s);
 std::optional<SignedEncoding> parseSignedEncoding(const std::string &s);
 std::optional<Codebook> parseCodebook(const std::string &s);
+std::optional<ScaleFormat> parseScaleFormat(const std::string &s);
 
 /// "[3, 5]" for diagnostics.
 std::string shapeToString(const std::vector<int64_t> &shape);

@@ -46,14 +46,17 @@ struct ResolvedTensor {
   const TensorEntry *entry = nullptr;
   const safetensors::TensorView *data = nullptr;  ///< plain tensors
   const safetensors::TensorView *codes = nullptr; ///< quantized tensors
-  /// First-level qparams: for a nested descriptor, F32 views of the
-  /// decoded first level (`decoded`), not the stored codes.
+  /// First-level qparams: for a nested descriptor or a scale format
+  /// (e8m0, ue4m3), F32 views of the decoded scales (`decoded`), not the
+  /// stored codes.
   const safetensors::TensorView *scales = nullptr; ///< quantized tensors
   const safetensors::TensorView *zeros = nullptr;  ///< when declared
-  /// A nested descriptor's stored levels as they are in the shard.
+  /// A nested descriptor's stored levels (a scale format's codes: only
+  /// scaleCodes) as they are in the shard.
   const safetensors::TensorView *scaleCodes = nullptr, *minCodes = nullptr;
   const safetensors::TensorView *superScales = nullptr, *superZeros = nullptr;
-  /// The decoded first level `scales` and `zeros` view (nested only). It
+  /// The decoded first level `scales` and `zeros` view (nested and scale
+  /// formats only). It
   /// lives as long as this result, so memory stays one tensor's when
   /// callers resolve tensors one at a time.
   std::shared_ptr<const DecodedQParams> decoded;

@@ -111,6 +111,14 @@ decodeStoredNestedQParams(const std::string &name,
                           const safetensors::TensorView *minCodes,
                           const safetensors::TensorView *superMins);
 
+/// A scale-format tensor's scales (ScaleFormat: e8m0, ue4m3), decoded once
+/// from their stored U8 codes into `scales`; errors name the tensor and the
+/// index of a code that names no scale (NaN, or outside the format).
+Expected<std::unique_ptr<DecodedQParams>>
+decodeStoredScaleCodes(const std::string &name,
+                       const QuantizedTensorDescriptor &t,
+                       const safetensors::TensorView &scaleCodes);
+
 } // namespace qtensor::artifact
 
 #endif // QTENSOR_FORMATS_QUANTIZEDSTORAGE_H

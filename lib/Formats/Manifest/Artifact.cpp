@@ -59,11 +59,12 @@ const MappedFile *Artifact::file(std::string_view path) const {
 }
 
 std::vector<const TensorView *> ResolvedTensor::storedViews() const {
-  const bool nested = decoded != nullptr;
+  const bool decodedScales = decoded != nullptr;
+  const bool decodedZeros = decodedScales && superScales;
   std::vector<const TensorView *> out;
   for (const TensorView *v :
-       {data, codes, nested ? scaleCodes : scales, nested ? minCodes : zeros,
-        superScales, superZeros})
+       {data, codes, decodedScales ? scaleCodes : scales,
+        decodedZeros ? minCodes : zeros, superScales, superZeros})
     if (v)
       out.push_back(v);
   return out;
@@ -116,6 +117,12 @@ Expected<ResolvedTensor> Artifact::tensor(std::string_view name,
     r.scales = &r.decoded->scalesView;
     if (r.zeros)
       r.zeros = &r.decoded->minsView;
+  } else if (q && q->logical.descriptor.scaleFormat != ScaleFormat::Plain &&
+             qparams == QParams::Decoded) {
+    QTENSOR_ASSIGN_OR_RETURN(
+        r.decoded, decodeStoredScaleCodes(entry->name, q->logical, *r.scales));
+    r.scaleCodes = r.scales;
+    r.scales = &r.decoded->scalesView;
   }
   return r;
 }

@@ -367,7 +367,14 @@ static Status checkQuantized(const std::string &path,
                      ": the descriptor has no nested qparams but a "
                      "second-level tensor is declared");
   std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
-  DType scaleType = dtypeOf(t.descriptor.scaleType);
+  const ScaleFormat format = t.descriptor.scaleFormat;
+  if (format != ScaleFormat::Plain && q.scales.dtype != DType::U8)
+    return makeError(path, ".scales.dtype: the descriptor's scale_format ",
+                     toString(format), " stores one code per scale (U8), got ",
+                     safetensors::dtypeName(q.scales.dtype));
+  DType scaleType = format != ScaleFormat::Plain
+                        ? DType::U8
+                        : dtypeOf(t.descriptor.scaleType);
   if (q.scales.dtype != scaleType)
     return makeError(path, ".scales.dtype: the descriptor's scale_dtype is ",
                      toString(t.descriptor.scaleType), " (",

@@ -3,9 +3,11 @@
 #include "qtensor/Formats/QuantizedStorage.h"
 
 #include "qtensor/Descriptor/Reconstruct.h"
+#include "qtensor/Descriptor/ScaleFormat.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Numerics/Packing.h"
+#include "qtensor/Support/CheckedMath.h"
 #include "qtensor/Support/Sha256.h"
 #include "qtensor/Support/ThreadPool.h"
 
@@ -361,6 +363,34 @@ decodeStoredNestedQParams(const std::string &name,
   out->scalesView = viewOf(out->scales, scaleCodes.name + " (decoded)", qshape);
   if (minCodes)
     out->minsView = viewOf(out->mins, minCodes->name + " (decoded)", qshape);
+  return out;
+}
+
+Expected<std::unique_ptr<DecodedQParams>>
+decodeStoredScaleCodes(const std::string &name,
+                       const QuantizedTensorDescriptor &t,
+                       const safetensors::TensorView &scaleCodes) {
+  const ScaleFormat format = t.descriptor.scaleFormat;
+  if (scaleCodes.dtype != safetensors::DType::U8)
+    return makeError(name, ": ", scaleCodes.name, ": ", toString(format),
+                     " scale codes are stored as U8, got ",
+                     safetensors::dtypeName(scaleCodes.dtype));
+  const std::vector<int64_t> qshape = qparamShape(t.descriptor, t.shape);
+  auto count = checkedElementCount(qshape, uint64_t(1) << 40);
+  if (!count || *count != scaleCodes.byteSize())
+    return makeError(name, ": ", scaleCodes.name, ": expected ",
+                     shapeToString(qshape), " scale codes, got ",
+                     scaleCodes.byteSize(), " bytes");
+  auto out = std::make_unique<DecodedQParams>();
+  out->scales.resize(*count);
+  for (size_t i = 0; i < *count; ++i) {
+    Expected<float> s = decodeScaleCode(format, scaleCodes.data[i]);
+    if (!s)
+      return makeError(name, ": ", scaleCodes.name, ": scale ", i, ": ",
+                       s.message());
+    out->scales[i] = *s;
+  }
+  out->scalesView = viewOf(out->scales, scaleCodes.name + " (decoded)", qshape);
   return out;
 }
 

@@ -156,6 +156,46 @@ TEST(DescriptorJson, CodebookCarriesItsTable) {
   rejects(extra, "codebook");
 }
 
+// MXFP4: e2m1 codes, e8m0 scales; the format is a name, the values f32.
+TEST(DescriptorJson, ScaleFormatRoundTrips) {
+  QuantizedTensorDescriptor t;
+  t.shape = {8, 64};
+  AffineDescriptor &d = t.descriptor;
+  d.code = {4, false};
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = 32;
+  d.tail = TailRule::Exact;
+  d.scaleType = FloatType::F32;
+  d.codebook = Codebook::E2M1;
+  d.scaleFormat = ScaleFormat::E8M0;
+  json j = toJson(t);
+  EXPECT_EQ(j["descriptor"]["scale_format"], "e8m0");
+  EXPECT_EQ(j["descriptor"]["codebook"]["values"],
+            json::parse("[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 0.0, -0.5, "
+                        "-1.0, -1.5, -2.0, -3.0, -4.0, -6.0]"));
+  auto back = tensorDescriptorFromJson(json::parse(j.dump()));
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, t);
+  d.scaleFormat = ScaleFormat::Plain;
+  EXPECT_FALSE(toJson(t)["descriptor"].contains("scale_format"));
+
+  auto rejects = [&](json bad, const std::string &message) {
+    auto r = tensorDescriptorFromJson(bad);
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.message().find(message), std::string::npos) << r.message();
+  };
+  json plain = j;
+  plain["descriptor"]["scale_format"] = "plain";
+  rejects(plain, "\"plain\" is spelled by leaving scale_format out");
+  json e5m2 = j;
+  e5m2["descriptor"]["scale_format"] = "e5m2";
+  rejects(e5m2, "tensor.descriptor.scale_format: unknown value \"e5m2\"");
+  json f16 = j;
+  f16["descriptor"]["scale_dtype"] = "f16";
+  rejects(f16, "scale_format e8m0 decodes to exact f32 values");
+}
+
 struct BadCase {
   const char *mutation; // JSON merge patch applied to a valid tensor
   const char *message;

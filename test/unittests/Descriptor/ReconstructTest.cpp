@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace qtensor;
 
 namespace {
@@ -176,6 +178,21 @@ TEST(Reconstruct, NestedQParamsDecodeSecondLevelFirst) {
   EXPECT_NE(short_.message().find("second-level scales: 3 values, expected 4"),
             std::string::npos)
       << short_.message();
+}
+
+// OCP FP4: bit 3 the sign, then 0, 0.5, 1, 1.5, 2, 3, 4, 6 (gguf-py's
+// doubled kvalues_mxfp4 halved); code 8 is +0, as ggml decodes it.
+TEST(Reconstruct, E2M1CodesAreFP4Values) {
+  QuantizedTensorDescriptor t = groups(2, 8, 8);
+  t.descriptor.scheme = QuantScheme::Symmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::None;
+  t.descriptor.codebook = Codebook::E2M1;
+  auto x = reconstructAffine(
+      t, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {1, 0.25}, {});
+  ASSERT_TRUE(x) << x.message();
+  EXPECT_EQ(*x, (std::vector<double>{0, 0.5, 1, 1.5, 2, 3, 4, 6, 0, -0.125,
+                                     -0.25, -0.375, -0.5, -0.75, -1, -1.5}));
+  EXPECT_FALSE(std::signbit((*x)[8]));
 }
 
 // A codebook's code is an index: x = s * table[q] (ggml IQ4_NL's

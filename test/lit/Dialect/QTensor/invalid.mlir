@@ -871,8 +871,32 @@ func.func @codebook_with_min(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code 
 
 // -----
 
-// expected-error @+2 {{expected one of [none, iq4_nl, nf4] for the value table unsigned codes index, got: nf5}}
+// expected-error @+2 {{expected one of [none, iq4_nl, nf4, e2m1] for the value table unsigned codes index, got: nf5}}
 // expected-error @+1 {{failed to parse QTensor_AffineDescriptorAttr parameter 'codebook'}}
 func.func @codebook_unknown(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = nf5>>) {
   return
 }
+
+// -----
+
+// Scale formats (e8m0, ue4m3): one-byte float codes decoded to exact f32.
+
+// expected-error @+1 {{scale_format e8m0 decodes to exact f32 values; the scale type must be f32, got f16}}
+func.func @scale_format_f16(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = e2m1, scale_format = e8m0>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{scale_format ue4m3 stores scales only; it takes zero-point none, got integer}}
+func.func @scale_format_zero_point(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 16, scale = f32, scale_format = ue4m3>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{scale_format e8m0 and nested qparams both encode the scales; a descriptor takes one}}
+func.func @scale_format_nested(%w: !qtensor.tensor<4x256xf32, #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, super_group_size = 256, super_scale = f16>, scale_format = e8m0>>) {
+  return
+}
+

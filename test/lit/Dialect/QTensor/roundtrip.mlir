@@ -19,6 +19,8 @@
 // CHECK-DAG: #ui8_asym_per_axis0 = #qtensor.affine<code = ui8, scheme = asymmetric, zero_point = integer, granularity = per_axis, axis = 0, scale = f32>
 // CHECK-DAG: #ui4_asym_group32_nested256 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = min, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, nested = <scale_code = ui6, min_code = ui6, super_group_size = 256, super_scale = f16>>
 // CHECK-DAG: #ui4_group32_iq4_nl = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, codebook = iq4_nl>
+// CHECK-DAG: #ui4_group32_e2m1_e8m0 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, codebook = e2m1, scale_format = e8m0>
+// CHECK-DAG: #ui4_group16_e2m1_ue4m3 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, codebook = e2m1, scale_format = ue4m3>
 // CHECK-DAG: #ui4_group64_nf4 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>
 // CHECK-DAG: #si6_group16_nested256 = #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, encoding = offset_binary, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>
 
@@ -138,3 +140,15 @@ func.func @codebooks(%a: !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, s
   %c2, %s2 = qtensor.disassemble %b : !qtensor.tensor<8x128xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>> -> tensor<8x128xui4>, tensor<8x2xbf16>
   return %c, %s, %c2, %s2 : tensor<8x64xui4>, tensor<8x2xf16>, tensor<8x128xui4>, tensor<8x2xbf16>
 }
+
+// FP4: e2m1 codes with e8m0 (MXFP4) and ue4m3 (NVFP4) scales; the scale
+// operand carries the decoded f32 values.
+// CHECK-LABEL: func.func @fp4
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x64xbf16, #ui4_group32_e2m1_e8m0> -> tensor<8x64xui4>, tensor<8x2xf32>
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x64xf16, #ui4_group16_e2m1_ue4m3> -> tensor<8x64xui4>, tensor<8x4xf32>
+func.func @fp4(%a: !qtensor.tensor<8x64xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, codebook = e2m1, scale_format = e8m0>>, %b: !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, codebook = e2m1, scale_format = ue4m3>>) -> (tensor<8x64xui4>, tensor<8x2xf32>, tensor<8x64xui4>, tensor<8x4xf32>) {
+  %c, %s = qtensor.disassemble %a : !qtensor.tensor<8x64xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, codebook = e2m1, scale_format = e8m0>> -> tensor<8x64xui4>, tensor<8x2xf32>
+  %c2, %s2 = qtensor.disassemble %b : !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, codebook = e2m1, scale_format = ue4m3>> -> tensor<8x64xui4>, tensor<8x4xf32>
+  return %c, %s, %c2, %s2 : tensor<8x64xui4>, tensor<8x2xf32>, tensor<8x64xui4>, tensor<8x4xf32>
+}
+

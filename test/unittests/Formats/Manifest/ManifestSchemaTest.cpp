@@ -521,6 +521,39 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnCodebooks) {
   }
 }
 
+// MXFP4 (e2m1 codes, e8m0 scales stored as U8 codes): both accept it and
+// refuse a plain dtype for the codes and unknown formats.
+TEST_F(ManifestSchema, AgreesWithTheParserOnScaleFormats) {
+  MiniValidator v(schema);
+  json mx = toJson(fullManifest());
+  json &t = mx["tensors"][0];
+  json &d = t["logical"]["descriptor"];
+  d["scheme"] = "symmetric";
+  d["zero_point"] = "none";
+  d["granularity"]["tail"] = "exact";
+  d["scale_dtype"] = "f32";
+  d["codebook"] = {{"name", "e2m1"},
+                   {"values", codebookValues(Codebook::E2M1)}};
+  d["scale_format"] = "e8m0";
+  t["scales"]["dtype"] = "U8";
+  t.erase("zeros");
+  ASSERT_TRUE(manifestFromJson(mx)) << manifestFromJson(mx).message();
+  EXPECT_EQ(v.validate(mx), "");
+  json f32 = mx;
+  f32["tensors"][0]["scales"]["dtype"] = "F32";
+  auto parsed = manifestFromJson(f32);
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.message().find(
+                "scales.dtype: the descriptor's scale_format e8m0 stores one "
+                "code per scale (U8), got F32"),
+            std::string::npos)
+      << parsed.message();
+  json e5m2 = mx;
+  e5m2["tensors"][0]["logical"]["descriptor"]["scale_format"] = "e5m2";
+  EXPECT_FALSE(manifestFromJson(e5m2));
+  EXPECT_NE(v.validate(e5m2), "");
+}
+
 TEST_F(ManifestSchema, ValidatorItselfRejects) {
   // The validator is not vacuous: it rejects a broken manifest.
   MiniValidator v(schema);

@@ -69,11 +69,14 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     (true: the restricted symmetric range [-Q, Q]),
     `encoding = twos_complement`, `permutation` (a bijection of the group
     axis, e.g. act-order), `decoder_version = 1`, `nested` (second-level
-    qparams, `#qtensor.nested`), `codebook = none` (`iq4_nl` or `nf4`:
+    qparams, `#qtensor.nested`), `codebook = none` (`iq4_nl`, `nf4` or `e2m1`:
     unsigned codes index that 16-entry value table, x = s * table[q], with
     zero-point `none`; ggml's IQ4_NL is `code = ui4, scheme = symmetric,
     granularity = group, axis = 1, group_size = 32, tail = exact,
-    scale = f16, codebook = iq4_nl`).
+    scale = f16, codebook = iq4_nl`; `e2m1` is OCP FP4), `scale_format =
+    plain` (`e8m0` or `ue4m3`: the scales are stored as one-byte float
+    codes whose values are exact in f32, so `scale = f32`; MXFP4 is `ui4`,
+    groups of 32, `codebook = e2m1, scale_format = e8m0`).
   }];
   let parameters = (ins
     "::mlir::IntegerType":$code,
@@ -97,7 +100,9 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     DefaultValuedParameter<"uint32_t", "1">:$decoder_version,
     OptionalParameter<"::mlir::qt::NestedQParamsAttr">:$nested,
     DefaultValuedParameter<"::mlir::qt::Codebook",
-        "::mlir::qt::Codebook::None">:$codebook
+        "::mlir::qt::Codebook::None">:$codebook,
+    DefaultValuedParameter<"::mlir::qt::ScaleFormat",
+        "::mlir::qt::ScaleFormat::Plain">:$scale_format
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

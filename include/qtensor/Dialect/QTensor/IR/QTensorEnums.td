@@ -101,7 +101,17 @@ def QTensor_CodebookEnum : I32EnumAttr<"Codebook",
     "the value table unsigned codes index", [
     I32EnumAttrCase<"None", 0, "none">,
     I32EnumAttrCase<"IQ4NL", 1, "iq4_nl">,
-    I32EnumAttrCase<"NF4", 2, "nf4">]> {
+    I32EnumAttrCase<"NF4", 2, "nf4">,
+    I32EnumAttrCase<"E2M1", 3, "e2m1">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_ScaleFormatEnum : I32EnumAttr<"ScaleFormat",
+    "how scales are stored: values of the scale type, or float codes", [
+    I32EnumAttrCase<"Plain", 0, "plain">,
+    I32EnumAttrCase<"E8M0", 1, "e8m0">,
+    I32EnumAttrCase<"UE4M3", 2, "ue4m3">]> {
   let cppNamespace = "::mlir::qt";
   let genSpecializedAttr = 0;
 }
