@@ -21,7 +21,7 @@ namespace {
 
 const char *kQuantForms = "w4a16:gG[:sym|:asym], w8a16[:gG][:sym|:asym] "
                           "(G in 32, 64, 128, 256; no group: per output "
-                          "channel) or keep";
+                          "channel), mxfp4, nvfp4 or keep";
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -65,6 +65,8 @@ Status measure(const std::vector<float> &exact,
 /// What --quant gives a float [n, k] weight.
 QuantizedTensorDescriptor affineLogical(const QuantSpec &spec, int64_t n,
                                         int64_t k, FloatType elementType) {
+  if (spec.fp4)
+    return fp4Logical(*spec.fp4, n, k, elementType);
   QuantizedTensorDescriptor logical;
   AffineDescriptor &d = logical.descriptor;
   d.code = CodeType{spec.bits, spec.symmetric};
@@ -202,6 +204,12 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
     spec.keep = true;
     return spec;
   }
+  if ((parts[0] == "mxfp4" || parts[0] == "nvfp4") && parts.size() == 1) {
+    spec.fp4 = parts[0] == "mxfp4" ? FP4Format::MXFP4 : FP4Format::NVFP4;
+    spec.bits = 4;
+    spec.groupSize = fp4GroupSize(*spec.fp4);
+    return spec;
+  }
   if (parts[0] == "w4a16") {
     spec.bits = 4;
     spec.groupSize = 128;
@@ -306,6 +314,21 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
                              checkpoint.readFloat(linear.weight));
     int64_t n = linear.n(), k = linear.k();
+    if (spec.fp4) {
+      auto q = quantizeFP4(*spec.fp4, values.data(), n, k);
+      if (!q)
+        return makeError("tensor ", linear.name, ": ", q.message());
+      checkpoint.releaseSource(linear.weight);
+      out.logical = affineLogical(spec, n, k, elementType);
+      if (Status s = measure(values, dequantizeFP4(*q, k), out); !s)
+        return makeError("tensor ", linear.name, ": ", s.message());
+      out.codes = std::move(q->codes);
+      out.scales = std::move(q->scales);
+      out.sourceDType = dtype;
+      QTENSOR_ASSIGN_OR_RETURN(out.bias,
+                               readBias(checkpoint, linear, elementType));
+      return out;
+    }
     GroupwiseConfig config;
     config.bits = spec.bits;
     config.symmetric = spec.symmetric;

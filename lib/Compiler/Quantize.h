@@ -1,6 +1,7 @@
 //===- Quantize.h - Freezing codes and qparams for qtc compile --*- C++ -*-===//
 //
-// `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | keep`. A float
+// `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | mxfp4 | nvfp4
+// | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any
 // code is computed; a weight that already has codes (a GGUF type with an
 // affine spelling, GGUFDescriptor.h) keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
@@ -12,11 +13,13 @@
 #define QTENSOR_LIB_COMPILER_QUANTIZE_H
 
 #include "Checkpoint.h"
+#include "QuantizeFP4.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Numerics/Groupwise.h"
 #include "qtensor/Support/Expected.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +31,9 @@ struct QuantSpec {
   unsigned bits = 4;     ///< 4 or 8
   int64_t groupSize = 0; ///< 0: one scale per output channel
   bool symmetric = true;
+  /// mxfp4 / nvfp4: E2M1 codes under one-byte float scales (QuantizeFP4.h);
+  /// bits, groupSize and symmetric then do not apply.
+  std::optional<FP4Format> fp4;
   std::string text; ///< as given, for the report
 };
 

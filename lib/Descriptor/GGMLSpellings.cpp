@@ -90,6 +90,30 @@ const std::vector<GGMLAffineSpelling> &qtensor::ggmlAffineSpellings() {
        136,
        kSigned6,
        Codebook::IQ4NL},
+      // MXFP4: one e8m0 byte + 16 bytes of nibbles per 32.
+      {"mxfp4",
+       {4, false},
+       SE::TwosComplement,
+       ZP::None,
+       32,
+       FT::F32,
+       32,
+       17,
+       std::nullopt,
+       Codebook::E2M1,
+       ScaleFormat::E8M0},
+      // NVFP4 (ggml): four ue4m3 bytes + 32 bytes of nibbles per 64.
+      {"nvfp4",
+       {4, false},
+       SE::TwosComplement,
+       ZP::None,
+       16,
+       FT::F32,
+       64,
+       36,
+       std::nullopt,
+       Codebook::E2M1,
+       ScaleFormat::UE4M3},
   };
   return table;
 }
@@ -117,5 +141,6 @@ AffineDescriptor qtensor::spelledDescriptor(const GGMLAffineSpelling &s,
   d.scaleType = s.scaleType;
   d.nested = s.nested;
   d.codebook = s.codebook;
+  d.scaleFormat = s.scaleFormat;
   return d;
 }

@@ -90,7 +90,8 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   // 4-bit codes that index a codebook (IQ4_NL, NF4): selects in registers
   // instead of the magic-number conversion; f32 scales, the first level of
   // nested qparams decoded at load (IQ4_XS).
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
+                 Codebook::E2M1};
   k.scaleTypes.push_back(FloatType::F32);
   k.tileN = 1;
   k.tileK = 1;
@@ -151,7 +152,8 @@ KernelCapability hostGemm() {
   }
   k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
   // 4-bit codes that index a table (IQ4_NL, NF4), looked up in registers.
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
+                 Codebook::E2M1};
   k.scaleTypes.push_back(FloatType::F32);
   k.groupSizes.insert(k.groupSizes.begin(), 16);
   return k;
@@ -172,7 +174,8 @@ KernelCapability fullDequant() {
   k.signedZeroPoints = {ZeroPointKind::None, ZeroPointKind::Integer,
                         ZeroPointKind::Float, ZeroPointKind::Min};
   k.unsignedZeroPoints = k.signedZeroPoints;
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4};
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
+                 Codebook::E2M1};
   k.scaleTypes = {FloatType::F16, FloatType::BF16, FloatType::F32};
   k.anyGroupSize = true;
   k.perChannel = true;

@@ -9,6 +9,8 @@
 // keep as codes under f16 super-block scales (NestedQParams). IQ4_NL and
 // IQ4_XS codes index ggml's kvalues_iq4nl (Codebook::IQ4NL); IQ4_XS's
 // scales are signed 6-bit codes under an f16 d per 256, like Q3_K's.
+// MXFP4 and NVFP4 codes index E2M1 (Codebook::E2M1) under one-byte float
+// scales (ScaleFormat: e8m0 per 32, unsigned e4m3 per 16).
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_DESCRIPTOR_GGMLSPELLINGS_H
@@ -34,10 +36,13 @@ struct GGMLAffineSpelling {
   uint32_t blockBytes;
   std::optional<NestedQParams> nested; ///< the K-quants' second level
   Codebook codebook = Codebook::None;  ///< IQ4_NL, IQ4_XS: kvalues_iq4nl
+  /// MXFP4: e8m0, NVFP4: ue4m3 (their doubled table with half the scale
+  /// is the same value as e2m1 with the whole scale).
+  ScaleFormat scaleFormat = ScaleFormat::Plain;
 };
 
 /// Every spelled encoding: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k,
-/// q5_k, q6_k, iq4_nl, iq4_xs.
+/// q5_k, q6_k, iq4_nl, iq4_xs, mxfp4, nvfp4.
 const std::vector<GGMLAffineSpelling> &ggmlAffineSpellings();
 
 /// The spelling of `encoding`, or nullptr.

@@ -65,10 +65,13 @@ enum class GGMLType : uint32_t {
   BF16 = 30,
   TQ1_0 = 34,
   TQ2_0 = 35,
+  MXFP4 = 39,
+  NVFP4 = 40,
 };
 
-/// GGML_TYPE_COUNT at the pinned commit: ids >= this are unknown.
-inline constexpr uint32_t kGGMLTypeIdLimit = 39;
+/// Ids this build knows are below this: MXFP4 and NVFP4 included (gguf-py
+/// 0.18's numbering), Q1_0 (41) and later unknown.
+inline constexpr uint32_t kGGMLTypeIdLimit = 41;
 
 /// Storage facts of one type (ggml's type_traits: blck_size, type_size).
 struct GGMLTypeTraits {
@@ -100,6 +103,7 @@ Expected<GGMLType> ggmlTypeFromName(std::string_view name);
 
 /// True for the types decodeRow supports: F32, F16, BF16, Q4_0, Q4_1, Q5_0,
 /// Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0,
+/// MXFP4, NVFP4,
 /// and the lattice types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
 /// IQ1_M. Q8_1 and Q8_K (ggml's activation formats) are not.
 bool isDecodable(GGMLType type);
@@ -153,6 +157,8 @@ enum class GGMLEncodingKind : uint8_t {
 ///   IQ1_M  Lattice          256   56    16    8-el trits  fp16 d split; 3-bit
 ///   TQ1_0  Ternary          256   54    256   base-3 trits fp16 d
 ///   TQ2_0  Ternary          256   66    256   u2, q=u-1   fp16 d
+///   MXFP4  Codebook         32    17    32    e2m1 index  e8m0 e (2^(e-128) * 2x)
+///   NVFP4  Codebook         64    36    16    e2m1 index  4 ue4m3 (d/2 * 2x)
 struct GGMLBlockContract {
   GGMLType type;
   GGMLEncodingKind kind;
@@ -192,6 +198,9 @@ Expected<GGMLBlockContract> describeGGMLType(GGMLType type);
 
 /// ggml's IQ4_NL codebook (kvalues_iq4nl).
 extern const int8_t kIQ4NLCodebook[16];
+/// ggml's FP4 (E2M1) values doubled (kvalues_mxfp4), which MXFP4 and NVFP4
+/// scale by half their stored scale.
+extern const int8_t kMXFP4Codebook[16];
 
 //===----------------------------------------------------------------------===//
 // Decoders.

@@ -10,6 +10,7 @@
 
 #include "qtensor/Support/CheckedMath.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -171,6 +172,52 @@ void ggml_detail::decodeIQ4_NL(const uint8_t *src, uint64_t blocks,
   }
 }
 
+// ggml's GGML_E8M0_TO_FP32_HALF: 2^(e-128), subnormal below e = 2; like
+// ggml, no NaN (the descriptor's reader refuses e = 255 separately).
+static float e8m0Half(uint8_t e) {
+  const uint32_t bits =
+      e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// gguf-py's NVFP4.ue4m3_to_fp32: bits 3-6 the exponent (bit 7 ignored),
+// 0 and 0x7f read as 0, and the half that the doubled table needs.
+static float ue4m3Half(uint8_t x) {
+  if (x == 0 || x == 0x7F)
+    return 0.0f;
+  const int exp = (x >> 3) & 0xF, man = x & 7;
+  const float raw = exp == 0 ? std::ldexp(float(man), -9)
+                             : std::ldexp(float(8 + man), exp - 10);
+  return raw * 0.5f;
+}
+
+// block_mxfp4 {u8 e; u8 qs[16]}: y = kvalues_mxfp4[nibble] * 2^(e-128).
+void ggml_detail::decodeMXFP4(const uint8_t *src, uint64_t blocks, float *dst) {
+  for (uint64_t b = 0; b < blocks; ++b, src += 17, dst += 32) {
+    const float d = e8m0Half(src[0]);
+    for (int j = 0; j < 16; ++j) {
+      dst[j] = float(kMXFP4Codebook[src[1 + j] & 0x0F]) * d;
+      dst[j + 16] = float(kMXFP4Codebook[src[1 + j] >> 4]) * d;
+    }
+  }
+}
+
+// block_nvfp4 {u8 d[4]; u8 qs[32]}: sub-block j holds qs[8j, 8j + 8),
+// elements 0-7 in the low nibbles and 8-15 in the high ones.
+void ggml_detail::decodeNVFP4(const uint8_t *src, uint64_t blocks, float *dst) {
+  for (uint64_t b = 0; b < blocks; ++b, src += 36, dst += 64)
+    for (int j = 0; j < 4; ++j) {
+      const float d = ue4m3Half(src[j]);
+      const uint8_t *qs = src + 4 + 8 * j;
+      for (int l = 0; l < 8; ++l) {
+        dst[16 * j + l] = d * float(kMXFP4Codebook[qs[l] & 0x0F]);
+        dst[16 * j + 8 + l] = d * float(kMXFP4Codebook[qs[l] >> 4]);
+      }
+    }
+}
+
 Status qtensor::decodeRow(GGMLType type, const uint8_t *src, size_t srcBytes,
                           int64_t n, float *dst) {
   const GGMLTypeTraits *traits = lookupGGMLType(static_cast<uint32_t>(type));
@@ -222,6 +269,12 @@ Status qtensor::decodeRow(GGMLType type, const uint8_t *src, size_t srcBytes,
     break;
   case GGMLType::IQ4_NL:
     decodeIQ4_NL(src, blocks, dst);
+    break;
+  case GGMLType::MXFP4:
+    decodeMXFP4(src, blocks, dst);
+    break;
+  case GGMLType::NVFP4:
+    decodeNVFP4(src, blocks, dst);
     break;
   case GGMLType::Q2_K:
     decodeQ2_K(src, blocks, dst);

@@ -66,6 +66,8 @@ void decodeQ5_0(const uint8_t *src, uint64_t blocks, float *dst);
 void decodeQ5_1(const uint8_t *src, uint64_t blocks, float *dst);
 void decodeQ8_0(const uint8_t *src, uint64_t blocks, float *dst);
 void decodeIQ4_NL(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeMXFP4(const uint8_t *src, uint64_t blocks, float *dst);
+void decodeNVFP4(const uint8_t *src, uint64_t blocks, float *dst);
 
 // 256-element super-blocks (GGMLKQuantDecoders.cpp).
 void decodeQ2_K(const uint8_t *src, uint64_t blocks, float *dst);

@@ -53,6 +53,8 @@ const std::vector<GGMLTypeTraits> &table() {
       {GGMLType::TQ1_0, "TQ1_0", QK_K,
        (QK_K - 4 * QK_K / 64) / 5 + QK_K / 64 + 2, true},
       {GGMLType::TQ2_0, "TQ2_0", QK_K, QK_K / 4 + 2, true},
+      {GGMLType::MXFP4, "MXFP4", 32, 1 + 16, true},
+      {GGMLType::NVFP4, "NVFP4", 64, 4 + 32, true},
   };
   return types;
 }
@@ -75,6 +77,9 @@ char upper(char c) { return (c >= 'a' && c <= 'z') ? char(c - 'a' + 'A') : c; }
 
 const int8_t qtensor::kIQ4NLCodebook[16] = {
     -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+const int8_t qtensor::kMXFP4Codebook[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
 
 const std::vector<GGMLTypeTraits> &qtensor::allGGMLTypes() { return table(); }
 
@@ -391,6 +396,24 @@ Expected<GGMLBlockContract> qtensor::describeGGMLType(GGMLType type) {
                 "high pair in scales_h) and 16 bytes of nibbles as IQ4_NL; "
                 "x = (d*(s-32)) * kvalues_iq4nl[u]";
     return c;
+  case GGMLType::MXFP4:
+  case GGMLType::NVFP4: {
+    const bool mx = t->type == GGMLType::MXFP4;
+    c.kind = GGMLEncodingKind::Codebook;
+    c.groupSize = mx ? 32 : 16;
+    c.codeBits = 4;
+    c.codesSigned = false;
+    c.scaleBits = 8;
+    c.codebook = kMXFP4Codebook;
+    c.codebookSize = 16;
+    c.formula =
+        mx ? "block {u8 e; u8 qs[16]}: nibbles as Q4_0 index kvalues_mxfp4 "
+             "(E2M1 doubled); x = 2^(e-128) * kvalues_mxfp4[u]"
+           : "block {u8 d[4]; u8 qs[32]}: per 16 elements an unsigned e4m3 "
+             "d (bias 7) and 8 bytes of nibbles, low nibbles first; "
+             "x = (d/2) * kvalues_mxfp4[u]";
+    return c;
+  }
   default:
     return makeError("unsupported type ", t->name);
   }

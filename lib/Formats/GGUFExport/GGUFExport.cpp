@@ -7,6 +7,7 @@
 
 #include "qtensor/Formats/GGUFExport.h"
 
+#include "qtensor/Descriptor/ScaleFormat.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/GGUFDescriptor.h"
@@ -28,9 +29,9 @@ namespace {
 /// none does.
 Expected<GGMLType> spelledBlockType(const QuantizedTensorDescriptor &t) {
   const AffineDescriptor &d = t.descriptor;
-  for (GGMLType type :
-       {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K, GGMLType::Q5_K,
-        GGMLType::Q6_K, GGMLType::IQ4_NL, GGMLType::IQ4_XS}) {
+  for (GGMLType type : {GGMLType::Q2_K, GGMLType::Q3_K, GGMLType::Q4_K,
+                        GGMLType::Q5_K, GGMLType::Q6_K, GGMLType::IQ4_NL,
+                        GGMLType::IQ4_XS, GGMLType::MXFP4, GGMLType::NVFP4}) {
     const GGMLAffineSpelling *g = ggmlAffineSpellingOf(type);
     if (g && t.shape.size() == 2 && d == spelledDescriptor(*g, 1))
       return type;
@@ -38,7 +39,9 @@ Expected<GGMLType> spelledBlockType(const QuantizedTensorDescriptor &t) {
   if (d.codebook != Codebook::None)
     return makeError("no ggml type stores codebook ", toString(d.codebook),
                      " codes with these qparams (IQ4_NL: f16 scales per 32; "
-                     "IQ4_XS: si6 scale codes under an f16 d per 256)");
+                     "IQ4_XS: si6 scale codes under an f16 d per 256; "
+                     "MXFP4: e2m1 with e8m0 scales per 32; NVFP4: e2m1 with "
+                     "ue4m3 scales per 16)");
   return makeError("no ggml K-quant stores these nested qparams");
 }
 
@@ -50,7 +53,8 @@ Expected<GGMLType> ggmlSpelling(const QuantizedTensorDescriptor &t) {
                      " has no ggml type (ggml's blocks decode version 1)");
   if (d.permutation)
     return makeError("act-order (a permutation of K) has no ggml type");
-  if (d.nested || d.codebook != Codebook::None)
+  if (d.nested || d.codebook != Codebook::None ||
+      d.scaleFormat != ScaleFormat::Plain)
     return spelledBlockType(t);
   if (t.shape.size() != 2 || d.granularity != Granularity::Group ||
       d.axis != 1 || d.groupSize != 32)
@@ -105,6 +109,40 @@ std::vector<uint8_t> packEachBlock(GGMLType type, const std::vector<int32_t> &q,
          q.data() + size_t(b / blocks) * size_t(k) +
              size_t(b % blocks) * size_t(size),
          out);
+  return out;
+}
+
+/// E2M1 codes under one-byte float scales (MXFP4: one e8m0 per 32; NVFP4:
+/// four ue4m3 per 64, a sub-block's 16 codes as 8 bytes, low nibbles
+/// first). The scales are the decoded codes read back, so each encodes
+/// exactly; one that did not would be refused, not rounded.
+Expected<std::vector<uint8_t>> packFP4Blocks(GGMLType type,
+                                             const std::vector<int32_t> &q,
+                                             const std::vector<double> &scales,
+                                             int64_t n, int64_t k) {
+  const bool mx = type == GGMLType::MXFP4;
+  const ScaleFormat format = mx ? ScaleFormat::E8M0 : ScaleFormat::UE4M3;
+  const size_t perBlock = mx ? 1 : 4;
+  std::string failure;
+  std::vector<uint8_t> out = packEachBlock(
+      type, q, n, k,
+      [&](size_t b, const int32_t *c, std::vector<uint8_t> &out) {
+        for (size_t g = 0; g < perBlock; ++g) {
+          const double s = scales[b * perBlock + g];
+          std::optional<uint8_t> code = encodeScaleExact(format, float(s));
+          if ((!code || double(float(s)) != s) && failure.empty())
+            failure = "scale " + std::to_string(b * perBlock + g) + " (" +
+                      std::to_string(s) + ") is not a " + toString(format) +
+                      " value";
+          out.push_back(code.value_or(0));
+        }
+        const int half = mx ? 16 : 8;
+        for (size_t g = 0; g < (mx ? 1 : 4); ++g, c += 2 * half)
+          for (int j = 0; j < half; ++j)
+            out.push_back(uint8_t((c[j] & 0xF) | ((c[j + half] & 0xF) << 4)));
+      });
+  if (!failure.empty())
+    return makeError(failure);
   return out;
 }
 
@@ -370,7 +408,9 @@ struct Export {
           if (!zeros.empty())
             zeros = permuteRows(zeros, order, groups);
         }
-        if (r.scaleCodes) { // nested: both levels as stored
+        if (type == GGMLType::MXFP4 || type == GGMLType::NVFP4)
+          return packFP4Blocks(type, codes, scales, n, k);
+        if (d.descriptor.nested) { // both levels as stored
           QTENSOR_ASSIGN_OR_RETURN(KQuantLevels levels, readKQuantLevels(r));
           if (!order.empty()) {
             const size_t supers = levels.d.size() / size_t(n);

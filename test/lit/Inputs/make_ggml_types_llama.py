@@ -5,8 +5,10 @@ lowk the 2- and 3-bit K-quants (Q2_K, Q3_K; the head Q3_K); with --family
 iq the IQ lattice and codebook types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
 IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M); with --family codebook the two
 types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL);
-with --family q4_0 or iq4_nl every linear in that one type (the
-benchmark's pair: bench/codebook-gemv.sh).
+with --family fp4 the two FP4 types whose codes index E2M1 (MXFP4 with
+an e8m0 scale per 32, NVFP4 with an unsigned e4m3 scale per 16; the head
+NVFP4); with --family q4_0, iq4_nl or mxfp4 every linear in that one type
+(the benchmarks' pairs: bench/codebook-gemv.sh).
 
     make_ggml_types_llama.py IN.gguf OUT.gguf [--family FAMILY]
 
@@ -27,12 +29,14 @@ F32, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K = (
     0, 2, 3, 6, 7, 10, 11, 12, 13, 14)
 IQ2_XXS, IQ2_XS, IQ3_XXS, IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, IQ1_M = (
     16, 17, 18, 19, 20, 21, 22, 23, 29)
+MXFP4, NVFP4 = 39, 40
 BLOCK = {Q4_0: (32, 18), Q4_1: (32, 20), Q5_0: (32, 22), Q5_1: (32, 24),
          Q2_K: (256, 84), Q3_K: (256, 110),
          Q4_K: (256, 144), Q5_K: (256, 176), Q6_K: (256, 210),
          IQ2_XXS: (256, 66), IQ2_XS: (256, 74), IQ2_S: (256, 82),
          IQ3_XXS: (256, 98), IQ3_S: (256, 110), IQ1_S: (256, 50),
-         IQ1_M: (256, 56), IQ4_NL: (32, 18), IQ4_XS: (256, 136)}
+         IQ1_M: (256, 56), IQ4_NL: (32, 18), IQ4_XS: (256, 136),
+         MXFP4: (32, 17), NVFP4: (64, 36)}
 
 LINEARS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate",
            "ffn_up", "ffn_down")
@@ -54,6 +58,10 @@ FAMILIES = {
                   "ffn_up": IQ4_NL, "ffn_down": IQ4_XS}, IQ4_NL),
     "q4_0": ({role: Q4_0 for role in LINEARS}, Q4_0),
     "iq4_nl": ({role: IQ4_NL for role in LINEARS}, IQ4_NL),
+    "fp4": ({"attn_q": MXFP4, "attn_k": NVFP4, "attn_v": MXFP4,
+             "attn_output": NVFP4, "ffn_gate": MXFP4, "ffn_up": NVFP4,
+             "ffn_down": MXFP4}, NVFP4),
+    "mxfp4": ({role: MXFP4 for role in LINEARS}, MXFP4),
 }
 
 # Where each IQ type keeps its fp16 d, and the range that gives weights of
@@ -91,6 +99,11 @@ def random_block(kind, rng):
     elif kind in IQ_SCALE:
         at, low, high = IQ_SCALE[kind]
         b[at:at + 2] = f16(rng.uniform(low, high))
+    elif kind == MXFP4:  # e8m0 e: 2^-7 to 2^-5, weights up to 6 * 2^-5
+        b[0] = rng.randint(120, 122)
+    elif kind == NVFP4:  # four ue4m3 d from 2^-6 to 0.0586 (no NaN 0x7f)
+        for k in range(4):
+            b[k] = rng.randint(0x08, 0x1F)
     elif kind == IQ1_M:
         # d's 16 bits are the top nibbles of the four u16 scale words.
         d = struct.unpack("<H", f16(rng.uniform(0.01, 0.03)))[0]

@@ -2,6 +2,8 @@
 
 #include "Quantize.h"
 
+#include "qtensor/Descriptor/ScaleFormat.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,3 +61,62 @@ TEST(Quantize, RowRangesReportTheWholeTensorsRow) {
 }
 
 } // namespace
+
+// MXFP4 (OCP MX v1.0): amax 3 gives 2^(floor(log2 3) - 2) = 0.5, and every
+// value of the group is then an exact E2M1 multiple of it; ties go to the
+// even code (0.125 / 0.5 = 0.25 -> 0, 1.25 / 0.5 = 2.5 -> 2).
+TEST(QuantizeFP4, MXFP4GroupTakesOCPScaleAndNearestValues) {
+  std::vector<float> w(32, 0.0f);
+  const float values[] = {3.0f, -1.5f, 0.5f, 0.125f, 1.25f, -0.75f, 2.0f};
+  std::copy(std::begin(values), std::end(values), w.begin());
+  auto q = quantizeFP4(FP4Format::MXFP4, w.data(), 1, 32);
+  ASSERT_TRUE(q) << q.message();
+  ASSERT_EQ(q->scales.size(), 1u);
+  EXPECT_EQ(q->scales[0], 0.5f);
+  // 3/0.5 = 6 (code 7), -3 (13), 1 (2), 0.25 tie 0|0.5 -> 0 (code 0), 2.5
+  // tie 2|3 -> 2 (code 4), -1.5 (11), 4 (6).
+  EXPECT_EQ(std::vector<int32_t>(q->codes.begin(), q->codes.begin() + 7),
+            (std::vector<int32_t>{7, 13, 2, 0, 4, 11, 6}));
+  std::vector<float> back = dequantizeFP4(*q, 32);
+  EXPECT_EQ(back[0], 3.0f);
+  EXPECT_EQ(back[1], -1.5f);
+  EXPECT_EQ(back[4], 1.0f);
+}
+
+// NVFP4: the scale is an unsigned e4m3 value (amax 6 -> 1.0, exact), and
+// the squared error decides between the two nearest codes.
+TEST(QuantizeFP4, NVFP4ScalesAreUE4M3Values) {
+  std::vector<float> w = weights(4, 64);
+  auto q = quantizeFP4(FP4Format::NVFP4, w.data(), 4, 64);
+  ASSERT_TRUE(q) << q.message();
+  ASSERT_EQ(q->scales.size(), 16u);
+  for (float s : q->scales)
+    EXPECT_TRUE(encodeScaleExact(ScaleFormat::UE4M3, s)) << s;
+  std::vector<float> back = dequantizeFP4(*q, 64);
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    signal += double(w[i]) * w[i];
+    noise += (double(back[i]) - w[i]) * (double(back[i]) - w[i]);
+  }
+  // FP4 with a scale per 16 on Gaussian weights: about 10% relative error.
+  EXPECT_LT(std::sqrt(noise / signal), 0.15);
+  EXPECT_EQ(fp4Logical(FP4Format::NVFP4, 4, 64, FloatType::F16)
+                .descriptor.scaleFormat,
+            ScaleFormat::UE4M3);
+}
+
+TEST(QuantizeFP4, RefusesWhatItCannotStore) {
+  std::vector<float> w(48, 1.0f);
+  auto ragged = quantizeFP4(FP4Format::MXFP4, w.data(), 1, 48);
+  ASSERT_FALSE(ragged);
+  EXPECT_EQ(ragged.message(), "mxfp4 stores groups of 32 along K; K = 48 is "
+                              "not a multiple");
+  w[37] = NAN;
+  auto nan = quantizeFP4(FP4Format::NVFP4, w.data(), 1, 48);
+  ASSERT_FALSE(nan);
+  EXPECT_EQ(nan.message(), "element 37 (row 0, column 37) is not finite");
+  auto spec = parseQuantSpec("nvfp4");
+  ASSERT_TRUE(spec) << spec.message();
+  EXPECT_EQ(spec->fp4, FP4Format::NVFP4);
+  EXPECT_FALSE(parseQuantSpec("mxfp4:g64"));
+}

@@ -47,7 +47,8 @@ TEST(GGMLTypes, TableMatchesGGMLAtThePinnedCommit) {
       {26, "I32", 1, 4},        {27, "I64", 1, 8},
       {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
       {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
-      {35, "TQ2_0", 256, 66},
+      {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+      {40, "NVFP4", 64, 36},
   };
   ASSERT_EQ(allGGMLTypes().size(), std::size(rows));
   for (const Row &r : rows) {
@@ -63,13 +64,13 @@ TEST(GGMLTypes, TableMatchesGGMLAtThePinnedCommit) {
     ASSERT_TRUE(byName);
     EXPECT_EQ(*byName, t->type);
   }
-  for (uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 39u, 40u, ~0u}) {
+  for (uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 41u, ~0u}) {
     EXPECT_EQ(lookupGGMLType(id), nullptr) << id;
     auto e = ggmlTypeFromId(id);
     ASSERT_FALSE(e);
     EXPECT_EQ(e.message(), "unknown ggml type " + std::to_string(id));
   }
-  EXPECT_EQ(kGGMLTypeIdLimit, 39u);
+  EXPECT_EQ(kGGMLTypeIdLimit, 41u);
   EXPECT_EQ(*ggmlTypeFromName("q4_K"), GGMLType::Q4_K); // ggml's spelling
   EXPECT_FALSE(ggmlTypeFromName("Q4_2"));
 }
@@ -88,7 +89,8 @@ const GGMLType kDecodable[] = {
     GGMLType::Q2_K,    GGMLType::Q3_K,   GGMLType::Q4_K,  GGMLType::Q5_K,
     GGMLType::Q6_K,    GGMLType::IQ4_NL, GGMLType::TQ1_0, GGMLType::TQ2_0,
     GGMLType::IQ2_XXS, GGMLType::IQ2_XS, GGMLType::IQ2_S, GGMLType::IQ3_XXS,
-    GGMLType::IQ3_S,   GGMLType::IQ1_S,  GGMLType::IQ1_M, GGMLType::IQ4_XS};
+    GGMLType::IQ3_S,   GGMLType::IQ1_S,  GGMLType::IQ1_M, GGMLType::IQ4_XS,
+    GGMLType::MXFP4,   GGMLType::NVFP4};
 
 TEST(GGMLTypes, OnlyTheListedTypesDecodeTheRestSayUnsupported) {
   size_t decodable = 0;
