@@ -138,15 +138,24 @@ void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
   if (!k.layout)
     return; // reads any layout through the reference decoder
   // A kernel reads a group's codes in whole K tiles of its layout (16-byte
-  // chunks): a shorter group would share a tile with the next one.
+  // chunks). A group shorter than a tile must divide it, and carry no
+  // zero-point: the kernels scale each group's lanes of the tile on their
+  // own (NVFP4's 16 under 32 W4 codes), with one offset for the tile.
   if (const KernelLayout *kl = registry.findLayout(*k.layout);
       kl && d.granularity == Granularity::Group) {
     std::vector<int64_t> tile = kl->tileFor(d.code.bits);
-    if (tile.size() == 2 && d.groupSize % tile[1] != 0)
+    const bool splitsTile =
+        tile.size() == 2 && d.groupSize < tile[1] && tile[1] % d.groupSize == 0;
+    if (tile.size() == 2 && d.groupSize % tile[1] != 0 && !splitsTile)
       out.push_back("group size " + std::to_string(d.groupSize) +
                     " is not a whole number of the " + std::to_string(tile[1]) +
                     "-code K tiles " + k.layout->family + " reads " +
                     std::to_string(d.code.bits) + "-bit codes in");
+    else if (splitsTile && d.zeroPoint != ZeroPointKind::None)
+      out.push_back("groups of " + std::to_string(d.groupSize) + " within a " +
+                    std::to_string(tile[1]) + "-code K tile of " +
+                    k.layout->family + " take no zero-point, got " +
+                    toString(d.zeroPoint));
   }
   LayoutId id = LayoutId::of(stored);
   if (id == *k.layout || registry.findRepack(id, *k.layout))

@@ -93,6 +93,9 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
                  Codebook::E2M1};
   k.scaleTypes.push_back(FloatType::F32);
+  // Groups of 16 split a 32-code W4 chunk (NVFP4; no zero-point): each
+  // half scaled on its own. Admission checks the split against the tile.
+  k.groupSizes.insert(k.groupSizes.begin(), 16);
   k.tileN = 1;
   k.tileK = 1;
   k.tokens = {1, kMaxDecodeTokens};
@@ -143,8 +146,8 @@ KernelCapability hostGemm() {
   // 5- and 6-bit codes one per byte (Q2_K, Q3_K, Q5_0, Q5_1, Q5_K, Q6_K),
   // a float min (Q2_K, Q4_1, Q5_1, Q4_K, Q5_K), f32 scales (the exact
   // products of K-quants' two scale levels) and groups of 16 (Q2_K, Q3_K,
-  // Q6_K; byte codes only: a chunk never crosses a group, which admission
-  // checks against the layout's tile).
+  // Q6_K as whole chunks of byte codes; NVFP4 as halves of a W4 chunk with
+  // no zero-point, which admission checks against the layout's tile).
   for (unsigned bits : {2u, 3u, 5u, 6u}) {
     k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
     k.codes.push_back({bits, true, SignedEncoding::TwosComplement});

@@ -17,6 +17,8 @@
 //    compare-and-selects in registers (CodebookLookup.h);
 //  - a chunk never crosses a group (G is a multiple of the chunk), so its
 //    dot product with X is scaled once: acc += s * dot (one fma), in f32;
+//    with groups shorter than a chunk (NVFP4's 16 under 32 W4 codes, no
+//    zero-points) each group's lanes are summed and scaled on their own;
 //  - the K tail (K not a multiple of the chunk) is read with a masked load
 //    of X; padded codes are zero and their X lanes are masked to 0;
 //  - lanes combine with a gpu.shuffle xor butterfly; lane 0 adds the bias,
@@ -215,16 +217,30 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
       b, fields,
       arith::ConstantOp::create(
           b, SplatElementsAttr::get(fieldsTy, b.getI32IntegerAttr(mask))));
-  // Group of this chunk: G is a multiple of the chunk, so one per chunk.
+  // First group of this chunk: G is a multiple of the chunk (one group per
+  // chunk), or groupsPerChunk groups of G lanes each share it.
   Value k0 = arith::MulIOp::create(b, c, indexConst(b, chunk));
   Value group =
       arith::DivUIOp::create(b, k0, indexConst(b, spec.effectiveGroupSize()));
   Value dequant = spec.codebook != Codebook::None
                       ? conversion::emitCodebookLookup(b, fields, spec.codebook)
                       : emitMagicDequant(b, fields, z, n, group);
-  Value scaleValue = memref::LoadOp::create(b, s, ValueRange{n, group});
-  if (scale != f32) // f32: a nested first level, decoded at load
-    scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
+  // The scales of the chunk's groups (one unless groups are shorter than a
+  // chunk; none past K in the tail chunk), in f32.
+  const int64_t groupLanes = chunk / groupsPerChunk;
+  SmallVector<Value> scaleValues;
+  for (int64_t i = 0; i < groupsPerChunk; ++i) {
+    if (isTail && i * groupLanes >= tail)
+      break;
+    Value scaleValue = memref::LoadOp::create(
+        b, s,
+        ValueRange{n, i == 0 ? group
+                             : Value(arith::AddIOp::create(b, group,
+                                                           indexConst(b, i)))});
+    if (scale != f32) // f32: a nested first level, decoded at load
+      scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
+    scaleValues.push_back(scaleValue);
+  }
 
   auto xTy = VectorType::get({chunk}, act);
   // 16-byte aligned X chunks only when every row starts 16-byte aligned.
@@ -250,14 +266,27 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
                                               /*nontemporal=*/false, xAlign));
     Value xf = arith::ExtFOp::create(b, valuesTy, xs);
     Value products = arith::MulFOp::create(b, xf, dequant);
-    // Ordered sum: the host and the GPU add in the same order.
-    Value dot =
-        vector::ReductionOp::create(b, vector::CombiningKind::ADD, products);
-    // mul + add marked `contract`: NVPTX emits one fma.rn.f32 (math.fma
-    // would become a libdevice call that ptxas cannot resolve).
-    auto contract = arith::FastMathFlags::contract;
-    Value scaled = arith::MulFOp::create(b, scaleValue, dot, contract);
-    result.push_back(arith::AddFOp::create(b, scaled, acc[t], contract));
+    Value sum = acc[t];
+    for (size_t i = 0; i < scaleValues.size(); ++i) {
+      // A group's lanes as a shuffle (lowered to LLVM's shufflevector on
+      // both targets, which extract_strided_slice is not).
+      SmallVector<int64_t> mine;
+      for (int64_t j = 0; j < groupLanes; ++j)
+        mine.push_back(int64_t(i) * groupLanes + j);
+      Value lanes =
+          groupsPerChunk == 1
+              ? products
+              : Value(vector::ShuffleOp::create(b, products, products, mine));
+      // Ordered sum: the host and the GPU add in the same order.
+      Value dot =
+          vector::ReductionOp::create(b, vector::CombiningKind::ADD, lanes);
+      // mul + add marked `contract`: NVPTX emits one fma.rn.f32 (math.fma
+      // would become a libdevice call that ptxas cannot resolve).
+      auto contract = arith::FastMathFlags::contract;
+      Value scaled = arith::MulFOp::create(b, scaleValues[i], dot, contract);
+      sum = arith::AddFOp::create(b, scaled, sum, contract);
+    }
+    result.push_back(sum);
   }
   return result;
 }

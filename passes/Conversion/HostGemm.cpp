@@ -113,7 +113,9 @@ private:
   /// `g` for the `fullGroups` whole groups, then the rest (the short last
   /// group, the partial tail chunk included) as group `fullGroups`.
   int64_t chunksPerGroup() const {
-    return spec.groupSize == 0 ? chunks : spec.groupSize / chunk;
+    return spec.groupSize == 0  ? chunks
+           : groupsPerChunk > 1 ? 1 // a "group" below is then one chunk
+                                : spec.groupSize / chunk;
   }
   int64_t fullGroups() const {
     return spec.groupSize == 0 ? 0 : fullChunks / chunksPerGroup();
@@ -127,6 +129,11 @@ private:
   /// The scale of row n, group g, in f32.
   Value emitScale(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                   Value g) const;
+  /// Every lane's scale for emitGroups' group g of row n: its scale
+  /// broadcast, or with groups shorter than a chunk (g is then a chunk)
+  /// each lane its own group's; lanes past the tail chunk's last group 0.
+  Value emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                       Value g, bool withTail) const;
   /// The min of row n, group g, in f32 (minZero only).
   Value emitMin(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                 Value g) const;
@@ -209,6 +216,33 @@ Value HostGemmEmitter::emitQParam(ImplicitLocOpBuilder &b, Value qparams,
 Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
                                  Value n, Value g) const {
   return emitQParam(b, args[2], n, g);
+}
+
+Value HostGemmEmitter::emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args,
+                                      Value n, Value g, bool withTail) const {
+  auto valuesTy = VectorType::get({chunk}, f32);
+  if (groupsPerChunk == 1)
+    return vector::BroadcastOp::create(b, valuesTy, emitScale(b, args, n, g));
+  const int64_t size = chunk / groupsPerChunk;
+  Value lanes = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
+  Value first = arith::MulIOp::create(b, g, indexConst(b, groupsPerChunk));
+  for (int64_t i = 0; i < groupsPerChunk; ++i) {
+    if (withTail && i * size >= tail)
+      break; // no such group: K ends before it
+    Value s = emitScale(b, args, n,
+                        arith::AddIOp::create(b, first, indexConst(b, i)));
+    SmallVector<bool> mine(chunk, false);
+    for (int64_t j = i * size; j < (i + 1) * size; ++j)
+      mine[j] = true;
+    lanes = arith::SelectOp::create(
+        b,
+        arith::ConstantOp::create(
+            b, DenseElementsAttr::get(VectorType::get({chunk}, b.getI1Type()),
+                                      ArrayRef<bool>(mine))),
+        vector::BroadcastOp::create(b, valuesTy, s), lanes);
+  }
+  return lanes;
 }
 
 Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
@@ -373,8 +407,7 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
             });
         if (m)
           return {dot[0]};
-        s = vector::BroadcastOp::create(gb, valuesTy,
-                                        emitScale(gb, args, n, g));
+        s = emitLaneScales(gb, args, n, g, withTail);
         return {vector::FMAOp::create(gb, s, dot[0], carried[0])};
       });
   Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[0],
@@ -404,8 +437,7 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
       [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
           bool withTail, ValueRange) -> SmallVector<Value> {
         Value offset = emitOffset(gb, args, n, g);
-        Value s = vector::BroadcastOp::create(gb, valuesTy,
-                                              emitScale(gb, args, n, g));
+        Value s = emitLaneScales(gb, args, n, g, withTail);
         Value m = spec.minZero ? Value(vector::BroadcastOp::create(
                                      gb, valuesTy, emitMin(gb, args, n, g)))
                                : Value();

@@ -95,13 +95,21 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
         (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6)))
     return makeError("code width must be ", host ? "2, 3, 4, 5, 6" : "4",
                      " or 8 bits, got ", spec.bits);
-  // A 16-byte chunk never crosses a group: 16 codes only in byte fields.
+  // Groups of 16: a whole chunk of byte fields (host), or half a W4 chunk
+  // whose two scales the host GEMM and the decode GEMV apply per lane;
+  // such a half carries no zero-point (NVFP4, symmetric codes).
   const bool smallGroup =
-      host && spec.groupSize == 16 && spec.chunkCodes() == 16;
+      spec.groupSize == 16 &&
+      ((host && spec.chunkCodes() == 16) ||
+       (spec.family != KernelFamily::PrefillMma && spec.chunkCodes() == 32 &&
+        !spec.takesZeroPoints() && !spec.minZero));
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
       spec.groupSize != 128 && !smallGroup)
     return makeError("group size must be 32, 64, 128",
-                     host ? " (16 for codes stored one per byte)" : "",
+                     spec.family != KernelFamily::PrefillMma
+                         ? " (16 for byte codes, or W4 codes without a "
+                           "zero-point)"
+                         : "",
                      " or per-channel, got ", spec.groupSize);
   if (spec.minZero && (spec.symmetric || !host))
     return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"

@@ -27,12 +27,18 @@ inline mlir::Type elementType(mlir::MLIRContext *ctx, FloatType t) {
 
 /// A weight row of the decode_gemv layout as 16-byte chunks of 128 / field
 /// codes: how many, how many are whole, and the codes of the partial last
-/// one (0 when K is a multiple of the chunk).
+/// one (0 when K is a multiple of the chunk). `groupsPerChunk` is chunk / G
+/// when groups are shorter than a chunk (NVFP4's 16 under a 32-code W4
+/// chunk; admission keeps G a divisor of the chunk and such groups free of
+/// zero-points), else 1: a chunk never crosses a group.
 struct ChunkGeometry {
   explicit ChunkGeometry(const QuantKernelSpec &spec)
       : chunk(spec.chunkCodes()), chunks((spec.k + chunk - 1) / chunk),
-        fullChunks(spec.k / chunk), tail(spec.k % chunk) {}
-  int64_t chunk, chunks, fullChunks, tail;
+        fullChunks(spec.k / chunk), tail(spec.k % chunk),
+        groupsPerChunk(spec.groupSize > 0 && spec.groupSize < chunk
+                           ? chunk / spec.groupSize
+                           : 1) {}
+  int64_t chunk, chunks, fullChunks, tail, groupsPerChunk;
 };
 
 inline mlir::Value indexConst(mlir::ImplicitLocOpBuilder &b, int64_t v) {

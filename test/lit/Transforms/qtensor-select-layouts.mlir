@@ -200,9 +200,9 @@ func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tenso
 func.func @group_size_no_kernel_admits(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
   // expected-error @+7 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
-  // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {32, 64, 128}}}
+  // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {32, 64, 128}}}
-  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
+  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
   // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
@@ -301,7 +301,7 @@ func.func @host_or_gpu(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
 module {
   func.func @fallback_allowed(%x: tensor<?x768xf16>, %x2: tensor<?x512xf16>) -> (tensor<?x256xf16>, tensor<?x256xf16>) {
     %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-    // expected-remark-re @+1 {{dispatch 'model.layers.0.mlp.gate_proj': requested affine si4 twos_complement zp=none g96 scale=f16 {{.*}} | decode (T in [1, 16]): [affine_gemv_decode_sm80 -> rejected: group size 96 not in {32, 64, 128}] {{.*}} [full_dequant_linear -> accepted: selected: full-dequant fallback (fallback=allow)] selected=full_dequant_linear (fallback) | prefill {{.*}} | layout (logical, 1, lsb_first) (no kernel-native layout admitted; the stored layout stays), repack none}}
+    // expected-remark-re @+1 {{dispatch 'model.layers.0.mlp.gate_proj': requested affine si4 twos_complement zp=none g96 scale=f16 {{.*}} | decode (T in [1, 16]): [affine_gemv_decode_sm80 -> rejected: group size 96 not in {16, 32, 64, 128}] {{.*}} [full_dequant_linear -> accepted: selected: full-dequant fallback (fallback=allow)] selected=full_dequant_linear (fallback) | prefill {{.*}} | layout (logical, 1, lsb_first) (no kernel-native layout admitted; the stored layout stays), repack none}}
     %y = qtensor.linear %x, %w accumulate(f32) : tensor<?x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<?x256xf16>
     %w2 = qtensor.weight "model.layers.0.mlp.up_proj" : !qtensor.tensor<256x512xf16, #W4>
     // expected-remark @+1 {{[full_dequant_linear -> accepted: admitted; lower priority than affine_mma_prefill_sm80 (0 < 90)] selected=affine_mma_prefill_sm80}}
@@ -325,7 +325,7 @@ module {
 // JSON-NEXT:   {
 // JSON-NEXT:     "kernel": "affine_gemv_decode_sm80",
 // JSON-NEXT:     "accepted": false,
-// JSON-NEXT:     "reason": "group size 96 not in {32, 64, 128}"
+// JSON-NEXT:     "reason": "group size 96 not in {16, 32, 64, 128}"
 // JSON:          "kernel": "full_dequant_linear",
 // JSON-NEXT:     "accepted": true,
 // JSON-NEXT:     "reason": "selected: full-dequant fallback (fallback=allow)"
@@ -357,9 +357,9 @@ module {
 func.func @fallback_warned(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
   // expected-warning @+6 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
-  // expected-note @+5 {{affine_gemv_decode_sm80: group size 96 not in {32, 64, 128}}}
+  // expected-note @+5 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+4 {{affine_mma_prefill_sm80: group size 96 not in {32, 64, 128}}}
-  // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
+  // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
   // expected-note @+1 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>

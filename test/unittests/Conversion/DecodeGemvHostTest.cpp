@@ -471,6 +471,18 @@ std::vector<Case> allCases() {
                    FloatType::F32, false, iq4nl});
   cases.push_back({4, false, 32, bf16, 16, 13, 512, 2, FloatType::F32,
                    FloatType::F32, true, iq4nl});
+  // FP4: E2M1 under f32 scales per 32 (MXFP4) and per 16 (NVFP4: each half
+  // of a chunk summed and scaled on its own; K tails of 12 and of one
+  // whole group, split-K); symmetric W4 in groups of 16.
+  const Codebook e2m1 = Codebook::E2M1;
+  cases.push_back({4, false, 32, f16, 5, 64, 512, 1, FloatType::F32,
+                   FloatType::F16, true, e2m1});
+  cases.push_back({4, false, 16, f16, 1, 37, 300, 1, FloatType::F32,
+                   FloatType::F32, false, e2m1});
+  cases.push_back({4, false, 16, bf16, 16, 13, 48, 2, FloatType::F32,
+                   FloatType::F32, true, e2m1});
+  cases.push_back(
+      {4, true, 16, bf16, 3, 6, 77, 1, FloatType::F16, FloatType::BF16, true});
   return cases;
 }
 

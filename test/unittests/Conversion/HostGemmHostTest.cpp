@@ -378,6 +378,21 @@ std::vector<Case> allCases() {
                    256, false, iq4nl});
   cases.push_back({4, false, 32, f16, FloatType::F16, FloatType::F32, true, 2,
                    33024, false, iq4nl});
+  // FP4: E2M1 codes under f32 scales (decoded from e8m0 / ue4m3 bytes) in
+  // groups of 32 (MXFP4) and 16 (NVFP4: two groups per 32-code chunk,
+  // each half scaled on its own; K tails of 12 and of one whole group);
+  // symmetric W4 in groups of 16 the same way.
+  const Codebook e2m1 = Codebook::E2M1;
+  cases.push_back({4, false, 32, bf16, FloatType::F32, FloatType::BF16, true,
+                   64, 512, false, e2m1});
+  cases.push_back({4, false, 16, f16, FloatType::F32, FloatType::F32, false, 37,
+                   300, false, e2m1});
+  cases.push_back({4, false, 16, bf16, FloatType::F32, FloatType::F16, true, 13,
+                   48, false, e2m1});
+  cases.push_back({4, false, 16, f16, FloatType::F32, FloatType::F32, false, 2,
+                   33024, false, e2m1});
+  cases.push_back(
+      {4, true, 16, f16, FloatType::F16, FloatType::F32, true, 7, 77});
   return cases;
 }
 
@@ -474,9 +489,11 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
                "only the host GEMM takes min zero-points"},
            Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
                "only the host GEMM and the decode GEMV take f32 scales"},
-           Bad{"host_gemm:w4:g16:sym:f16:n8:k64",
-               "group size must be 32, 64, 128 (16 for codes stored one per "
-               "byte)"},
+           Bad{"host_gemm:w4:g16:asym:f16:n8:k64",
+               "group size must be 32, 64, 128 (16 for byte codes, or W4 "
+               "codes without a zero-point)"},
+           Bad{"prefill_mma:w4:g16:sym:f16:n8:k64",
+               "group size must be 32, 64, 128 or per-channel, got 16"},
            Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
                "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
            Bad{"prefill_mma:w4:g32:iq4_nl:f16:n8:k64",

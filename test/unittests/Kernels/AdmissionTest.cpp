@@ -170,7 +170,7 @@ TEST(Admission, GroupSize) {
   OpSignature sig = w4g128();
   sig.descriptor.groupSize = 96;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
-            Reasons{"group size 96 not in {32, 64, 128}"});
+            Reasons{"group size 96 not in {16, 32, 64, 128}"});
   // The fallback takes any group size.
   EXPECT_TRUE(admitOn(kFallback, sig, decode(), "sm_90", FallbackPolicy::Allow)
                   .accepted());
@@ -217,14 +217,30 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
                      "scale f32 not in {f16, bf16}"}));
   EXPECT_EQ(reasons(admitOn(kGemv, q6k)),
             (Reasons{"code si6 offset_binary not in {si4 twos_complement, "
-                     "si4 offset_binary, ui4, si8 twos_complement, ui8}",
-                     "group size 16 not in {32, 64, 128}"}));
-  // Groups of 16 W4 codes would share a 32-code chunk.
+                     "si4 offset_binary, ui4, si8 twos_complement, ui8}"}));
+  // Groups of 16 W4 codes split a 32-code chunk: the host GEMM and the
+  // decode GEMV scale each half on its own, which needs no zero-point; the
+  // tensor-core GEMM takes no groups of 16.
   OpSignature w4g16 = w4g128();
   w4g16.descriptor.groupSize = 16;
-  EXPECT_EQ(reasons(admitOn(kHostGemm, w4g16, decode(), "host")),
-            Reasons{"group size 16 is not a whole number of the 32-code K "
-                    "tiles decode_gemv reads 4-bit codes in"});
+  EXPECT_TRUE(admitOn(kHostGemm, w4g16, decode(), "host").accepted());
+  EXPECT_TRUE(admitOn(kGemv, w4g16).accepted());
+  EXPECT_EQ(reasons(admitOn(kMma, w4g16, prefill())),
+            Reasons{"group size 16 not in {32, 64, 128}"});
+  OpSignature asym16 = w4g16;
+  asym16.descriptor.code = {4, false};
+  asym16.descriptor.encoding = SignedEncoding::TwosComplement;
+  asym16.descriptor.scheme = QuantScheme::Asymmetric;
+  asym16.descriptor.zeroPoint = ZeroPointKind::Integer;
+  EXPECT_EQ(reasons(admitOn(kHostGemm, asym16, decode(), "host")),
+            Reasons{"groups of 16 within a 32-code K tile of decode_gemv "
+                    "take no zero-point, got integer"});
+  OpSignature w4g24 = w4g128();
+  w4g24.descriptor.groupSize = 24;
+  EXPECT_EQ(reasons(admitOn(kHostGemm, w4g24, decode(), "host")),
+            (Reasons{"group size 24 not in {16, 32, 64, 128}",
+                     "group size 24 is not a whole number of the 32-code K "
+                     "tiles decode_gemv reads 4-bit codes in"}));
 }
 
 // IQ4_NL (and NF4): unsigned indices into a table, no zero-point. The host

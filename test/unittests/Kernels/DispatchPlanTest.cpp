@@ -272,7 +272,7 @@ TEST(DispatchTrace, OneObjectPerPhaseWithTheRequiredFields) {
   EXPECT_EQ(j[0]["candidates"][0],
             json::parse(R"({"kernel": "affine_gemv_decode_sm80",
                             "accepted": false,
-                            "reason": "group size 96 not in {32, 64, 128}"})"));
+                            "reason": "group size 96 not in {16, 32, 64, 128}"})"));
   EXPECT_EQ(j[0]["signature"]["group_size"], 96);
 
   std::string text = traceToText(op);
@@ -281,7 +281,7 @@ TEST(DispatchTrace, OneObjectPerPhaseWithTheRequiredFields) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("[affine_gemv_decode_sm80 -> rejected: group size 96 "
-                      "not in {32, 64, 128}]"),
+                      "not in {16, 32, 64, 128}]"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("selected=full_dequant_linear (fallback)"),

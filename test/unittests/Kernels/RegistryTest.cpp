@@ -166,7 +166,7 @@ TEST(Registry, JsonSpelledAsDocumented) {
   EXPECT_EQ(gemv["id"], "affine_gemv_decode_sm80");
   EXPECT_EQ(gemv["layout"], json::parse(R"({"family": "decode_gemv",
       "version": 1, "encoding": "offset_binary"})"));
-  EXPECT_EQ(gemv["qparams"]["group_sizes"], json::parse("[32, 64, 128]"));
+  EXPECT_EQ(gemv["qparams"]["group_sizes"], json::parse("[16, 32, 64, 128]"));
   EXPECT_EQ(gemv["qparams"]["zero_points"],
             json::parse(R"({"signed": ["none"], "unsigned": ["integer"]})"));
   EXPECT_EQ(gemv["tokens"], json::parse(R"({"min": 1, "max": 16})"));
