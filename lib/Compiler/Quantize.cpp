@@ -21,7 +21,7 @@ namespace {
 
 const char *kQuantForms = "w4a16:gG[:sym|:asym], w8a16[:gG][:sym|:asym] "
                           "(G in 32, 64, 128, 256; no group: per output "
-                          "channel), mxfp4, nvfp4 or keep";
+                          "channel), mxfp4, nvfp4, fp8 or keep";
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -67,6 +67,8 @@ QuantizedTensorDescriptor affineLogical(const QuantSpec &spec, int64_t n,
                                         int64_t k, FloatType elementType) {
   if (spec.fp4)
     return fp4Logical(*spec.fp4, n, k, elementType);
+  if (spec.fp8)
+    return fp8Logical(n, k, elementType);
   QuantizedTensorDescriptor logical;
   AffineDescriptor &d = logical.descriptor;
   d.code = CodeType{spec.bits, spec.symmetric};
@@ -210,6 +212,12 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
     spec.groupSize = fp4GroupSize(*spec.fp4);
     return spec;
   }
+  if (parts[0] == "fp8" && parts.size() == 1) {
+    spec.fp8 = true;
+    spec.bits = 8;
+    spec.groupSize = 0;
+    return spec;
+  }
   if (parts[0] == "w4a16") {
     spec.bits = 4;
     spec.groupSize = 128;
@@ -314,6 +322,22 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
                              checkpoint.readFloat(linear.weight));
     int64_t n = linear.n(), k = linear.k();
+    if (spec.fp8) {
+      out.logical = affineLogical(spec, n, k, elementType);
+      auto q =
+          quantizeFP8(values.data(), n, k, out.logical.descriptor.scaleType);
+      if (!q)
+        return makeError("tensor ", linear.name, ": ", q.message());
+      checkpoint.releaseSource(linear.weight);
+      if (Status s = measure(values, dequantizeFP8(*q, k), out); !s)
+        return makeError("tensor ", linear.name, ": ", s.message());
+      out.codes = std::move(q->codes);
+      out.scales = std::move(q->scales);
+      out.sourceDType = dtype;
+      QTENSOR_ASSIGN_OR_RETURN(out.bias,
+                               readBias(checkpoint, linear, elementType));
+      return out;
+    }
     if (spec.fp4) {
       auto q = quantizeFP4(*spec.fp4, values.data(), n, k);
       if (!q)

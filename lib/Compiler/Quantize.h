@@ -1,7 +1,7 @@
 //===- Quantize.h - Freezing codes and qparams for qtc compile --*- C++ -*-===//
 //
 // `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | mxfp4 | nvfp4
-// | keep`. A float
+// | fp8 | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any
 // code is computed; a weight that already has codes (a GGUF type with an
 // affine spelling, GGUFDescriptor.h) keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
@@ -14,6 +14,7 @@
 
 #include "Checkpoint.h"
 #include "QuantizeFP4.h"
+#include "QuantizeFP8.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Numerics/Groupwise.h"
@@ -34,6 +35,8 @@ struct QuantSpec {
   /// mxfp4 / nvfp4: E2M1 codes under one-byte float scales (QuantizeFP4.h);
   /// bits, groupSize and symmetric then do not apply.
   std::optional<FP4Format> fp4;
+  /// fp8: E4M3 codes with a scale per output channel (QuantizeFP8.h).
+  bool fp8 = false;
   std::string text; ///< as given, for the report
 };
 

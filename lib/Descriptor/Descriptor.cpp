@@ -13,6 +13,7 @@
 #include "qtensor/Support/CheckedMath.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 using namespace qtensor;
@@ -150,11 +151,27 @@ const std::vector<float> &qtensor::codebookValues(Codebook c) {
   static const std::vector<float> e2m1 = {
       0.0f, 0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
       0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+  // OCP FP8 E4M3 (FN): bit 7 the sign, 4 exponent bits (bias 7), 3
+  // mantissa bits; exponent 0 subnormal (m * 2^-9); S.1111.111 NaN, no inf.
+  static const std::vector<float> e4m3 = [] {
+    std::vector<float> v(256);
+    for (uint32_t c = 0; c < 256; ++c) {
+      const uint32_t exp = (c >> 3) & 15, man = c & 7;
+      const float magnitude = (c & 0x7F) == 0x7F ? NAN
+                              : exp == 0
+                                  ? std::ldexp(float(man), -9)
+                                  : std::ldexp(float(8 + man), int(exp) - 10);
+      v[c] = c & 0x80 ? -magnitude : magnitude;
+    }
+    return v;
+  }();
   switch (c) {
   case Codebook::None:
     return none;
   case Codebook::E2M1:
     return e2m1;
+  case Codebook::E4M3:
+    return e4m3;
   case Codebook::IQ4NL:
     return iq4nl;
   case Codebook::NF4:
@@ -392,7 +409,8 @@ const std::pair<const char *, Codebook> kCodebooks[] = {
     {"none", Codebook::None},
     {"iq4_nl", Codebook::IQ4NL},
     {"nf4", Codebook::NF4},
-    {"e2m1", Codebook::E2M1}};
+    {"e2m1", Codebook::E2M1},
+    {"e4m3", Codebook::E4M3}};
 const std::pair<const char *, ScaleFormat> kScaleFormats[] = {
     {"plain", ScaleFormat::Plain},
     {"e8m0", ScaleFormat::E8M0},

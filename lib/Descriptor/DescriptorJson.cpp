@@ -9,6 +9,8 @@
 
 #include "qtensor/Support/JsonObjectReader.h"
 
+#include <cmath>
+
 using namespace qtensor;
 using json = nlohmann::json;
 
@@ -50,9 +52,12 @@ json qtensor::toJson(const AffineDescriptor &d) {
       n["min_code"] = code(*d.nested->minCode);
     j["nested"] = n;
   }
-  if (d.codebook != Codebook::None)
-    j["codebook"] = {{"name", toString(d.codebook)},
-                     {"values", codebookValues(d.codebook)}};
+  if (d.codebook != Codebook::None) {
+    json values = json::array();
+    for (float v : codebookValues(d.codebook))
+      values.push_back(std::isnan(v) ? json(nullptr) : json(v));
+    j["codebook"] = {{"name", toString(d.codebook)}, {"values", values}};
+  }
   if (d.scaleFormat != ScaleFormat::Plain)
     j["scale_format"] = toString(d.scaleFormat);
   return j;
@@ -125,10 +130,15 @@ Status parseCodebook(const json &j, const std::string &path, Codebook &out) {
                      expected.size(), " entries, got ", values->size());
   for (size_t i = 0; i < expected.size(); ++i) {
     const json &v = (*values)[i];
-    if (!v.is_number() || v.get<double>() != double(expected[i]))
+    // A NaN entry (E4M3's 0x7f, 0xff) is spelled null, JSON having no NaN.
+    const bool nan = std::isnan(expected[i]);
+    if (nan ? !v.is_null()
+            : !v.is_number() || v.get<double>() != double(expected[i]))
       return makeError(ObjectReader::indexed(r.at("values"), i), ": ",
                        toString(out), "'s entry ", i, " is ",
-                       json(double(expected[i])).dump(), ", got ", v.dump());
+                       nan ? std::string("null (NaN)")
+                           : json(double(expected[i])).dump(),
+                       ", got ", v.dump());
   }
   return r.noUnknownKeys();
 }

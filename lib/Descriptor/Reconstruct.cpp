@@ -112,6 +112,9 @@ Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
     double s = scales[g];
     switch (d.zeroPoint) {
     case ZeroPointKind::None:
+      if (!table.empty() && std::isnan(table[size_t(q)]))
+        return makeError("code ", q, " at flat index ", i,
+                         " is NaN in codebook ", toString(d.codebook));
       out[i - begin] =
           s * (table.empty() ? double(q) : double(table[size_t(q)]));
       break;

@@ -87,11 +87,12 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
-  // 4-bit codes that index a codebook (IQ4_NL, NF4): selects in registers
-  // instead of the magic-number conversion; f32 scales, the first level of
-  // nested qparams decoded at load (IQ4_XS).
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
-                 Codebook::E2M1};
+  // Codes that index a codebook (IQ4_NL, NF4, E2M1: selects in registers
+  // instead of the magic-number conversion; E4M3: from its bits); f32
+  // scales, the first level of nested qparams or float scale codes decoded
+  // at load (IQ4_XS, MXFP4, NVFP4).
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4, Codebook::E2M1,
+                 Codebook::E4M3};
   k.scaleTypes.push_back(FloatType::F32);
   // Groups of 16 split a 32-code W4 chunk (NVFP4; no zero-point): each
   // half scaled on its own. Admission checks the split against the tile.
@@ -154,9 +155,10 @@ KernelCapability hostGemm() {
     k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
   }
   k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
-  // 4-bit codes that index a table (IQ4_NL, NF4), looked up in registers.
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
-                 Codebook::E2M1};
+  // Codes that index a table (IQ4_NL, NF4, E2M1: 4 bits; E4M3: 8 bits, its
+  // value from its bits), looked up in registers.
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4, Codebook::E2M1,
+                 Codebook::E4M3};
   k.scaleTypes.push_back(FloatType::F32);
   k.groupSizes.insert(k.groupSizes.begin(), 16);
   return k;
@@ -177,8 +179,8 @@ KernelCapability fullDequant() {
   k.signedZeroPoints = {ZeroPointKind::None, ZeroPointKind::Integer,
                         ZeroPointKind::Float, ZeroPointKind::Min};
   k.unsignedZeroPoints = k.signedZeroPoints;
-  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4,
-                 Codebook::E2M1};
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4, Codebook::E2M1,
+                 Codebook::E4M3};
   k.scaleTypes = {FloatType::F16, FloatType::BF16, FloatType::F32};
   k.anyGroupSize = true;
   k.perChannel = true;

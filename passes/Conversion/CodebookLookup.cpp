@@ -12,31 +12,71 @@
 #include "CodebookLookup.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <cmath>
 
 using namespace mlir;
 
+/// E4M3's value from its bits rather than 256 selects: the code's 7
+/// exponent-and-mantissa bits placed at f32's bits 20-26 (its sign at bit
+/// 31) make 2^-120 times the value, an f32 subnormal for exponent 0, and
+/// one multiply by 2^120 rescales it exactly. NaN codes never get here
+/// (readers refuse them).
+static Value emitE4M3(ImplicitLocOpBuilder &b, Value fields) {
+  auto fieldsTy = cast<VectorType>(fields.getType());
+  Type i32 = b.getI32Type();
+  auto wideTy = fieldsTy.clone(i32);
+  Value wide = fieldsTy.getElementType() == i32
+                   ? fields
+                   : Value(arith::ExtUIOp::create(b, wideTy, fields));
+  auto splat = [&](int32_t v) {
+    return arith::ConstantOp::create(
+        b, SplatElementsAttr::get(wideTy, b.getI32IntegerAttr(v)));
+  };
+  Value magnitude = arith::ShLIOp::create(
+      b, arith::AndIOp::create(b, wide, splat(0x7F)), splat(20));
+  Value sign = arith::ShLIOp::create(
+      b, arith::AndIOp::create(b, wide, splat(0x80)), splat(24));
+  Value scaled =
+      vector::BitCastOp::create(b, fieldsTy.clone(b.getF32Type()),
+                                arith::OrIOp::create(b, magnitude, sign));
+  return arith::MulFOp::create(
+      b, scaled,
+      arith::ConstantOp::create(
+          b, SplatElementsAttr::get(cast<VectorType>(scaled.getType()),
+                                    b.getF32FloatAttr(std::ldexp(1.0f, 120)))));
+}
+
 Value qtensor::conversion::emitCodebookLookup(ImplicitLocOpBuilder &b,
                                               Value fields, Codebook codebook) {
+  if (codebook == Codebook::E4M3)
+    return emitE4M3(b, fields);
   const std::vector<float> &values = codebookValues(codebook);
   auto fieldsTy = cast<VectorType>(fields.getType());
   auto fieldTy = cast<IntegerType>(fieldsTy.getElementType());
   // Bytes pay off where a whole chunk of them is one register (the host's
   // 32 x i8); wider fields would select as many lanes as f32 and then
-  // convert each, so those select f32 directly.
-  const bool integers =
-      fieldTy.getWidth() == 8 && llvm::all_of(values, [](float v) {
-        return v == std::trunc(v) && v >= -128.0f && v <= 127.0f;
-      });
+  // convert each, so those select f32 directly. A table of integers times
+  // 2^-shift (E2M1: ggml's doubled kvalues_mxfp4 halved) selects the
+  // integers and rescales once, exactly.
+  int shift = -1;
+  for (int s = 0; s <= 4 && shift < 0 && fieldTy.getWidth() == 8; ++s)
+    if (llvm::all_of(values, [s](float v) {
+          const float w = std::ldexp(v, s);
+          return w == std::trunc(w) && w >= -128.0f && w <= 127.0f;
+        }))
+      shift = s;
+  const bool integers = shift >= 0;
   Type f32 = b.getF32Type();
   auto laneTy = integers ? fieldsTy : fieldsTy.clone(f32);
   SmallVector<Value> level;
   for (float v : values)
     level.push_back(arith::ConstantOp::create(
         b, SplatElementsAttr::get(
-               laneTy, integers ? Attribute(b.getIntegerAttr(fieldTy, v))
+               laneTy, integers ? Attribute(b.getIntegerAttr(
+                                      fieldTy, int64_t(std::ldexp(v, shift))))
                                 : Attribute(b.getF32FloatAttr(v)))));
   if (!integers) {
     // A chain of compare-and-selects keeps one value live per lane; the
@@ -71,7 +111,14 @@ Value qtensor::conversion::emitCodebookLookup(ImplicitLocOpBuilder &b,
       next.push_back(arith::SelectOp::create(b, set, level[j + 1], level[j]));
     level = std::move(next);
   }
-  return integers
-             ? Value(arith::SIToFPOp::create(b, fieldsTy.clone(f32), level[0]))
-             : level[0];
+  auto valuesTy = fieldsTy.clone(f32);
+  Value converted = arith::SIToFPOp::create(b, valuesTy, level[0]);
+  if (shift == 0)
+    return converted;
+  return arith::MulFOp::create(
+      b, converted,
+      arith::ConstantOp::create(
+          b,
+          SplatElementsAttr::get(cast<VectorType>(valuesTy),
+                                 b.getF32FloatAttr(std::ldexp(1.0f, -shift)))));
 }

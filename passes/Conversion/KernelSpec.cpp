@@ -106,9 +106,10 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
       spec.groupSize != 128 && !smallGroup)
     return makeError("group size must be 32, 64, 128",
-                     spec.family != KernelFamily::PrefillMma
-                         ? " (16 for byte codes, or W4 codes without a "
-                           "zero-point)"
+                     host ? " (16 for byte codes, or W4 codes without a "
+                            "zero-point)"
+                     : spec.family == KernelFamily::DecodeGemv
+                         ? " (16 for W4 codes without a zero-point)"
                          : "",
                      " or per-channel, got ", spec.groupSize);
   if (spec.minZero && (spec.symmetric || !host))
@@ -181,11 +182,12 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.remove_suffix(1);
   auto fail = [&](std::string_view what) -> Error {
-    return makeError("kernel spec '", text, "': ", what,
-                     " (expected family:wB:gG|gch:sym|asym|min|iq4_nl|nf4:"
-                     "f16|bf16:"
-                     "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
-                     "of32][:bias])");
+    return makeError(
+        "kernel spec '", text, "': ", what,
+        " (expected family:wB:gG|gch:sym|asym|min|iq4_nl|nf4|e2m1|e4m3:"
+        "f16|bf16:"
+        "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
+        "of32][:bias])");
   };
   std::vector<std::string_view> f = splitFields(text);
   // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.

@@ -22,7 +22,7 @@ namespace {
 const char *kUsage =
     "usage: qtc compile INPUT --target sm_80|sm_90|host -o DIR\n"
     "           [--quant w4a16:gG[:sym|:asym] | w8a16[:gG][:sym|:asym] | "
-    "mxfp4 | nvfp4 | keep]\n"
+    "mxfp4 | nvfp4 | fp8 | keep]\n"
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
@@ -40,7 +40,8 @@ const char *kUsage =
     "  -o     the artifact directory (written transactionally: manifest last)\n"
     "  --quant       default w4a16:g128 (symmetric); mxfp4: E2M1 codes under\n"
     "                an e8m0 scale per 32; nvfp4: under an unsigned e4m3\n"
-    "                scale per 16\n"
+    "                scale per 16; fp8: E4M3 codes under a scale per output\n"
+    "                channel\n"
     "  --tp          tensor-parallel ranks (default 1)\n"
     "  --phase       which phases need a kernel (default both)\n"
     "  --fallback    full-dequant fallback policy (default forbid)\n"

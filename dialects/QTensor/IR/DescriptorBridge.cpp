@@ -31,7 +31,7 @@ static_assert(uint32_t(SaturationMode::Reject) ==
               uint32_t(::qtensor::SaturationMode::Reject));
 static_assert(uint32_t(SignedEncoding::OffsetBinary) ==
               uint32_t(::qtensor::SignedEncoding::OffsetBinary));
-static_assert(uint32_t(Codebook::E2M1) == uint32_t(::qtensor::Codebook::E2M1));
+static_assert(uint32_t(Codebook::E4M3) == uint32_t(::qtensor::Codebook::E4M3));
 static_assert(uint32_t(ScaleFormat::UE4M3) ==
               uint32_t(::qtensor::ScaleFormat::UE4M3));
 

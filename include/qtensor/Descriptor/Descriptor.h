@@ -90,6 +90,7 @@ enum class Codebook : uint8_t {
   IQ4NL, ///< ggml's kvalues_iq4nl: 16 int8 values (IQ4_NL, IQ4_XS)
   NF4,   ///< QLoRA's NormalFloat4: 16 quantiles of N(0, 1) in [-1, 1]
   E2M1,  ///< OCP FP4: sign in bit 3, then 2 exponent and 1 mantissa bits
+  E4M3,  ///< OCP FP8 E4M3 (the FN variant): 256 ui8 codes, 0x7f/0xff NaN
 };
 
 /// How each scale is stored when it is a compact float code rather than a
@@ -103,7 +104,8 @@ enum class ScaleFormat : uint8_t {
 };
 
 /// The values of `c`'s table, indexed by code (empty for None). Every value
-/// is an f32 (exactly; IQ4_NL's are integers).
+/// is an f32 (exactly; IQ4_NL's are integers); E4M3's NaN codes (0x7f,
+/// 0xff) hold NaN, and every reader refuses a code whose value is NaN.
 const std::vector<float> &codebookValues(Codebook c);
 
 /// The affine family: x = s * (q - z) with declared granularity; with a

@@ -12,6 +12,7 @@
 #include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -142,13 +143,21 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
     }
   }
   CodeBounds bounds = codeBounds(t.descriptor);
-  for (size_t i = 0; i < codes.size(); ++i)
+  // A codebook's NaN entries (E4M3's 0x7f, 0xff) name no weight.
+  const std::vector<float> &table = codebookValues(t.descriptor.codebook);
+  for (size_t i = 0; i < codes.size(); ++i) {
     if (codes[i] < bounds.min || codes[i] > bounds.max)
       return makeError("code ", codes[i], " at element ", i, " (row ",
                        int64_t(i) / cols, ", column ", int64_t(i) % cols,
                        ") is outside the descriptor's "
                        "range [",
                        bounds.min, ", ", bounds.max, "]");
+    if (!table.empty() && std::isnan(table[size_t(codes[i])]))
+      return makeError("code ", codes[i], " at element ", i, " (row ",
+                       int64_t(i) / cols, ", column ", int64_t(i) % cols,
+                       ") is NaN in codebook ",
+                       toString(t.descriptor.codebook));
+  }
   return codes;
 }
 

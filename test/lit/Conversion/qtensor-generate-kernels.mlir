@@ -102,7 +102,7 @@
 // BADT: kernel spec 'decode_gemv:w4:g32:sym:f16:t0:n8:k64': bad rows 't0'
 
 // BADWIDTH: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w3:g128:sym:f16:t1:n8:k64': code width must be 4 or 8 bits, got 3
-// BADGROUP: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w4:g96:sym:f16:t1:n8:k64': group size must be 32, 64, 128 or per-channel, got 96
+// BADGROUP: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w4:g96:sym:f16:t1:n8:k64': group size must be 32, 64, 128 (16 for W4 codes without a zero-point) or per-channel, got 96
 // BADROWS: decode kernels take T in [1, 16] rows, got 17
 // BADSPLIT: split-K must be in [1, 2] (the 32-code chunks of K = 64), got 3
 // BADTARGET: error: qtensor-generate-kernels: unknown target 'sm_70', expected sm_80, sm_90 or host

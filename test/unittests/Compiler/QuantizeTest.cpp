@@ -120,3 +120,43 @@ TEST(QuantizeFP4, RefusesWhatItCannotStore) {
   EXPECT_EQ(spec->fp4, FP4Format::NVFP4);
   EXPECT_FALSE(parseQuantSpec("mxfp4:g64"));
 }
+
+// FP8 (E4M3): per-channel scale amax / 448 in f16; every code's value times
+// it is the reconstruction, the largest magnitude maps to 448 (code 0x7e),
+// and no code is NaN.
+TEST(QuantizeFP8, CodesAreE4M3ValuesUnderAChannelScale) {
+  std::vector<float> w = weights(3, 96);
+  w[5] = 0.0f;
+  auto q = quantizeFP8(w.data(), 3, 96, FloatType::F16);
+  ASSERT_TRUE(q) << q.message();
+  ASSERT_EQ(q->scales.size(), 3u);
+  const std::vector<float> &table = codebookValues(Codebook::E4M3);
+  for (int32_t c : q->codes) {
+    ASSERT_TRUE(c >= 0 && c < 256);
+    EXPECT_FALSE(std::isnan(table[size_t(c)])) << c;
+  }
+  EXPECT_EQ(q->codes[5], 0);
+  for (int64_t r = 0; r < 3; ++r) {
+    float amax = 0;
+    for (int64_t i = 0; i < 96; ++i)
+      amax = std::max(amax, std::fabs(w[size_t(r * 96 + i)]));
+    EXPECT_NEAR(q->scales[size_t(r)], amax / 448, amax / 448 * 1e-3);
+  }
+  std::vector<float> back = dequantizeFP8(*q, 96);
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    signal += double(w[i]) * w[i];
+    noise += (double(back[i]) - w[i]) * (double(back[i]) - w[i]);
+  }
+  // Three mantissa bits: about 2-3% relative error on Gaussian weights.
+  EXPECT_LT(std::sqrt(noise / signal), 0.04);
+  EXPECT_EQ(fp8Logical(3, 96, FloatType::BF16).descriptor.scaleType,
+            FloatType::BF16);
+  auto spec = parseQuantSpec("fp8");
+  ASSERT_TRUE(spec) << spec.message();
+  EXPECT_TRUE(spec->fp8);
+  w[200] = INFINITY;
+  auto inf = quantizeFP8(w.data(), 3, 96, FloatType::F16);
+  ASSERT_FALSE(inf);
+  EXPECT_EQ(inf.message(), "element 200 (row 2, column 8) is not finite");
+}

@@ -260,7 +260,11 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
     p.dequant.assign(size_t(n * k), 0.0f);
     for (int64_t r = 0; r < n; ++r)
       for (int64_t col = 0; col < k; ++col) {
-        codes.push_back(index(rng));
+        int32_t drawn;
+        do // a codebook's NaN entries (E4M3's 0x7f, 0xff) name no weight
+          drawn = index(rng);
+        while (std::isnan(table[size_t(drawn)]));
+        codes.push_back(drawn);
         p.dequant[r * k + col] = float(s[size_t(r * g + col / group)] *
                                        double(table[size_t(codes.back())]));
         p.weight[r * k + col] = p.dequant[r * k + col];
@@ -483,6 +487,13 @@ std::vector<Case> allCases() {
                    FloatType::F32, true, e2m1});
   cases.push_back(
       {4, true, 16, bf16, 3, 6, 77, 1, FloatType::F16, FloatType::BF16, true});
+  // FP8: E4M3 codes (decoded from their bits, subnormals included) under
+  // per-channel and per-32 scales, a K tail, split-K.
+  const Codebook e4m3 = Codebook::E4M3;
+  cases.push_back(
+      {8, false, 0, f16, 1, 37, 300, 1, f16, FloatType::F32, false, e4m3});
+  cases.push_back(
+      {8, false, 32, bf16, 16, 13, 512, 2, bf16, FloatType::F32, true, e4m3});
   return cases;
 }
 

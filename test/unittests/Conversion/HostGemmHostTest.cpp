@@ -119,7 +119,11 @@ GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
   const int64_t group = spec.effectiveGroupSize();
   for (int64_t r = 0; r < spec.n; ++r)
     for (int64_t c = 0; c < spec.k; ++c) {
-      q.codes.push_back(int32_t(code(rng)));
+      int32_t drawn;
+      do // a codebook's NaN entries (E4M3's 0x7f, 0xff) name no weight
+        drawn = int32_t(code(rng));
+      while (!table.empty() && std::isnan(table[size_t(drawn)]));
+      q.codes.push_back(drawn);
       const size_t at = size_t(r * g + c / group);
       const int32_t q1 = q.codes.back();
       double x = double(s[at]) *
@@ -393,6 +397,13 @@ std::vector<Case> allCases() {
                    33024, false, e2m1});
   cases.push_back(
       {4, true, 16, f16, FloatType::F16, FloatType::F32, true, 7, 77});
+  // FP8: E4M3 codes decoded from their bits (subnormals included) under
+  // per-channel and per-32 scales, a K tail.
+  const Codebook e4m3 = Codebook::E4M3;
+  cases.push_back({8, false, 0, f16, FloatType::F16, FloatType::F32, false, 37,
+                   300, false, e4m3});
+  cases.push_back({8, false, 32, bf16, FloatType::BF16, FloatType::BF16, true,
+                   13, 1000, false, e4m3});
   return cases;
 }
 

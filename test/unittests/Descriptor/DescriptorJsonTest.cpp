@@ -196,6 +196,43 @@ TEST(DescriptorJson, ScaleFormatRoundTrips) {
   rejects(f16, "scale_format e8m0 decodes to exact f32 values");
 }
 
+// E4M3's 256 entries travel too; JSON has no NaN, so its two NaN entries
+// are null, and only there.
+TEST(DescriptorJson, E4M3TableSpellsNaNAsNull) {
+  QuantizedTensorDescriptor t;
+  t.shape = {4, 64};
+  AffineDescriptor &d = t.descriptor;
+  d.code = {8, false};
+  d.granularity = Granularity::PerAxis;
+  d.axis = 0;
+  d.codebook = Codebook::E4M3;
+  json j = json::parse(toJson(t).dump());
+  const json &values = j["descriptor"]["codebook"]["values"];
+  ASSERT_EQ(values.size(), 256u);
+  EXPECT_TRUE(values[0x7F].is_null());
+  EXPECT_TRUE(values[0xFF].is_null());
+  EXPECT_EQ(values[0x7E], 448.0);
+  EXPECT_EQ(values[0xB8], -1.0);
+  auto back = tensorDescriptorFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, t);
+  json moved = j;
+  moved["descriptor"]["codebook"]["values"][0x7E] = nullptr;
+  auto r = tensorDescriptorFromJson(moved);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("values[126]: e4m3's entry 126 is 448.0, got "
+                             "null"),
+            std::string::npos)
+      << r.message();
+  json filled = j;
+  filled["descriptor"]["codebook"]["values"][0x7F] = 480.0;
+  auto f = tensorDescriptorFromJson(filled);
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.message().find("e4m3's entry 127 is null (NaN), got 480.0"),
+            std::string::npos)
+      << f.message();
+}
+
 struct BadCase {
   const char *mutation; // JSON merge patch applied to a valid tensor
   const char *message;

@@ -195,6 +195,29 @@ TEST(Reconstruct, E2M1CodesAreFP4Values) {
   EXPECT_FALSE(std::signbit((*x)[8]));
 }
 
+// OCP FP8 E4M3 (FN): ui8 codes are their float (bit 7 the sign, exponent
+// bias 7, subnormals m * 2^-9, 448 the largest); the NaN codes 0x7f and
+// 0xff name no weight and are refused by index.
+TEST(Reconstruct, E4M3CodesAreFP8Values) {
+  QuantizedTensorDescriptor t = groups(1, 8, 8);
+  t.descriptor.code = {8, false};
+  t.descriptor.scheme = QuantScheme::Symmetric;
+  t.descriptor.zeroPoint = ZeroPointKind::None;
+  t.descriptor.codebook = Codebook::E4M3;
+  auto x = reconstructAffine(
+      t, {0x00, 0x01, 0x08, 0x38, 0x3C, 0x7E, 0xB8, 0x81}, {2}, {});
+  ASSERT_TRUE(x) << x.message();
+  EXPECT_EQ(*x,
+            (std::vector<double>{0, std::ldexp(2.0, -9), std::ldexp(2.0, -6), 2,
+                                 3, 896, -2, -std::ldexp(2.0, -9)}));
+  auto nan = reconstructAffine(t, {0, 0, 0, 0x7F, 0, 0, 0, 0}, {2}, {});
+  ASSERT_FALSE(nan);
+  EXPECT_NE(nan.message().find("code 127 at flat index 3 is NaN in codebook "
+                               "e4m3"),
+            std::string::npos)
+      << nan.message();
+}
+
 // A codebook's code is an index: x = s * table[q] (ggml IQ4_NL's
 // kvalues_iq4nl; NF4's quantiles), the same decoder for every reader.
 TEST(Reconstruct, CodebookCodesIndexTheirTable) {

@@ -871,7 +871,7 @@ func.func @codebook_with_min(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code 
 
 // -----
 
-// expected-error @+2 {{expected one of [none, iq4_nl, nf4, e2m1] for the value table unsigned codes index, got: nf5}}
+// expected-error @+2 {{expected one of [none, iq4_nl, nf4, e2m1, e4m3] for the value table unsigned codes index, got: nf5}}
 // expected-error @+1 {{failed to parse QTensor_AffineDescriptorAttr parameter 'codebook'}}
 func.func @codebook_unknown(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16, codebook = nf5>>) {
   return
@@ -900,3 +900,9 @@ func.func @scale_format_nested(%w: !qtensor.tensor<4x256xf32, #qtensor.affine<co
   return
 }
 
+// -----
+
+// expected-error @+1 {{codebook e4m3 has 256 entries, one per ui4 code would need 16}}
+func.func @e4m3_needs_bytes(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, axis = 0, scale = f16, codebook = e4m3>>) {
+  return
+}

@@ -21,6 +21,7 @@
 // CHECK-DAG: #ui4_group32_iq4_nl = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f16, codebook = iq4_nl>
 // CHECK-DAG: #ui4_group32_e2m1_e8m0 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, codebook = e2m1, scale_format = e8m0>
 // CHECK-DAG: #ui4_group16_e2m1_ue4m3 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, codebook = e2m1, scale_format = ue4m3>
+// CHECK-DAG: #ui8_per_axis0_e4m3 = #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 0, scale = f16, codebook = e4m3>
 // CHECK-DAG: #ui4_group64_nf4 = #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = bf16, codebook = nf4>
 // CHECK-DAG: #si6_group16_nested256 = #qtensor.affine<code = si6, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, encoding = offset_binary, nested = <scale_code = si8, super_group_size = 256, super_scale = f16>>
 
@@ -150,5 +151,13 @@ func.func @fp4(%a: !qtensor.tensor<8x64xbf16, #qtensor.affine<code = ui4, scheme
   %c, %s = qtensor.disassemble %a : !qtensor.tensor<8x64xbf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, tail = exact, scale = f32, codebook = e2m1, scale_format = e8m0>> -> tensor<8x64xui4>, tensor<8x2xf32>
   %c2, %s2 = qtensor.disassemble %b : !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = group, axis = 1, group_size = 16, tail = exact, scale = f32, codebook = e2m1, scale_format = ue4m3>> -> tensor<8x64xui4>, tensor<8x4xf32>
   return %c, %s, %c2, %s2 : tensor<8x64xui4>, tensor<8x2xf32>, tensor<8x64xui4>, tensor<8x4xf32>
+}
+
+// FP8: ui8 codes that are E4M3 floats, a scale per output channel.
+// CHECK-LABEL: func.func @fp8
+// CHECK: qtensor.disassemble %{{.*}} : !qtensor.tensor<8x64xf16, #ui8_per_axis0_e4m3> -> tensor<8x64xui8>, tensor<8xf16>
+func.func @fp8(%a: !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 0, scale = f16, codebook = e4m3>>) -> (tensor<8x64xui8>, tensor<8xf16>) {
+  %c, %s = qtensor.disassemble %a : !qtensor.tensor<8x64xf16, #qtensor.affine<code = ui8, scheme = symmetric, granularity = per_axis, axis = 0, scale = f16, codebook = e4m3>> -> tensor<8x64xui8>, tensor<8xf16>
+  return %c, %s : tensor<8x64xui8>, tensor<8xf16>
 }
 

@@ -91,6 +91,27 @@ TEST(QuantizedStorage, UnpackChecksTheDescriptorsRange) {
       << back.message();
 }
 
+// E4M3's NaN codes (0x7f, 0xff) unpack from any layout, and are refused
+// by element, row and column: they name no weight.
+TEST(QuantizedStorage, UnpackRefusesNaNCodesOfACodebook) {
+  for (const char *family : {"logical", "decode_gemv"}) {
+    auto t = weight(2, 32, 8, false, family);
+    t.descriptor.scheme = QuantScheme::Symmetric;
+    t.descriptor.zeroPoint = ZeroPointKind::None;
+    t.descriptor.codebook = Codebook::E4M3;
+    std::vector<int32_t> codes(64, 0x38);
+    codes[40] = 0xFF;
+    auto bytes = packStoredCodes(t, codes);
+    ASSERT_TRUE(bytes) << bytes.message();
+    auto back = unpackStoredCodes(t, bytes->data(), bytes->size());
+    ASSERT_FALSE(back) << family;
+    EXPECT_NE(back.message().find("code 255 at element 40 (row 1, column 8) "
+                                  "is NaN in codebook e4m3"),
+              std::string::npos)
+        << back.message();
+  }
+}
+
 TEST(QuantizedStorage, ReadsQParams) {
   uint16_t halves[2] = {floatToHalfBits(0.5f), floatToHalfBits(-2.0f)};
   auto v = readQParams(safetensors::DType::F16,

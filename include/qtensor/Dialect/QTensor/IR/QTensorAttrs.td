@@ -69,7 +69,7 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
     (true: the restricted symmetric range [-Q, Q]),
     `encoding = twos_complement`, `permutation` (a bijection of the group
     axis, e.g. act-order), `decoder_version = 1`, `nested` (second-level
-    qparams, `#qtensor.nested`), `codebook = none` (`iq4_nl`, `nf4` or `e2m1`:
+    qparams, `#qtensor.nested`), `codebook = none` (`iq4_nl`, `nf4`, `e2m1` or `e4m3`:
     unsigned codes index that 16-entry value table, x = s * table[q], with
     zero-point `none`; ggml's IQ4_NL is `code = ui4, scheme = symmetric,
     granularity = group, axis = 1, group_size = 32, tail = exact,

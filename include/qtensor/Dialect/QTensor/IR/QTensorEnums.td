@@ -102,7 +102,8 @@ def QTensor_CodebookEnum : I32EnumAttr<"Codebook",
     I32EnumAttrCase<"None", 0, "none">,
     I32EnumAttrCase<"IQ4NL", 1, "iq4_nl">,
     I32EnumAttrCase<"NF4", 2, "nf4">,
-    I32EnumAttrCase<"E2M1", 3, "e2m1">]> {
+    I32EnumAttrCase<"E2M1", 3, "e2m1">,
+    I32EnumAttrCase<"E4M3", 4, "e4m3">]> {
   let cppNamespace = "::mlir::qt";
   let genSpecializedAttr = 0;
 }
