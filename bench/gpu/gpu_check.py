@@ -2,8 +2,10 @@
 """GPU check of the generated kernels (issue 5, item 4): the dynamic-T decode
 GEMV and the prefill tensor-core GEMM, called exactly as docs/kernel-abi.md
 says the runtime calls them; and the decode GEMV of IQ4_NL codes (issue 13:
-4-bit indices into ggml's kvalues_iq4nl, f16 scales per 32) on the same
-shapes, so its time reads against the W4 affine kernel's.
+4-bit indices into ggml's kvalues_iq4nl, f16 scales per 32), of MXFP4 and
+of NVFP4 (issue 17: E2M1 codes under f32 scales decoded from e8m0 per 32 or
+ue4m3 per 16) on the same shapes, so their times read against the W4
+affine kernel's.
 
 Three steps, so the PTX is built where qopt is and run where the GPU is:
 
@@ -39,12 +41,17 @@ import tempfile
 
 SHAPES = (4096, 8192, 16384)  # N = K
 BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
-# (family, code kind, group): W4 symmetric in groups of 128 for both
-# families, and IQ4_NL's decode GEMV in ggml's groups of 32.
-VARIANTS = (("decode_gemv", "sym", GROUP), ("prefill_mma", "sym", GROUP),
-            ("decode_gemv", "iq4_nl", 32))
+# (family, code kind, group, scale dtype): W4 symmetric in groups of 128
+# for both families, IQ4_NL's decode GEMV in ggml's groups of 32, and the
+# FP4 decode GEMVs (MXFP4: E2M1 per 32, NVFP4: per 16; f32 scales, the
+# decoded e8m0 / ue4m3 bytes).
+VARIANTS = (("decode_gemv", "sym", GROUP, ACT), ("prefill_mma", "sym", GROUP, ACT),
+            ("decode_gemv", "iq4_nl", 32, ACT), ("decode_gemv", "e2m1", 32, "f32"),
+            ("decode_gemv", "e2m1", 16, "f32"))
 KVALUES_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10,
                  1, 13, 25, 38, 53, 69, 89, 113)
+E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+        0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 DECODE_T = (1, 4, 16)
 PREFILL_T = (512, 2048)
 
@@ -59,15 +66,17 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
-def spec_text(family, n, k, kind="sym", group=GROUP):
-    return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:o%s" % (
-        family, BITS, group, kind, ACT, n, k, OUT_DTYPE)
+def spec_text(family, n, k, kind="sym", group=GROUP, scale=ACT):
+    return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:%so%s" % (
+        family, BITS, group, kind, ACT, n, k,
+        "" if scale == ACT else "sc%s:" % scale, OUT_DTYPE)
 
 
-def instance_name(family, n, k, kind="sym", group=GROUP):
+def instance_name(family, n, k, kind="sym", group=GROUP, scale=ACT):
     # QuantKernelSpec::name(); only used to find the file, which is checked.
-    return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_o%s" % (
-        family, BITS, kind, group, ACT, n, k, OUT_DTYPE)
+    return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_%so%s" % (
+        family, BITS, kind, group, ACT, n, k,
+        "" if scale == ACT else "sc%s_" % scale, OUT_DTYPE)
 
 
 def w_shape(layout, n, k):
@@ -77,12 +86,12 @@ def w_shape(layout, n, k):
     return [cdiv(n, 256 // BITS), 128 * cdiv(k, 16)]
 
 
-def plan_kernel(family, n, k, kind="sym", group=GROUP):
-    name = instance_name(family, n, k, kind, group)
+def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
+    name = instance_name(family, n, k, kind, group, scale)
     groups = cdiv(k, group)
     args = [{"name": "x", "dtype": ACT, "shape": [-1, k]},
             {"name": "w", "dtype": "i32", "shape": w_shape(family, n, k)},
-            {"name": "s", "dtype": ACT, "shape": [n, groups]}]
+            {"name": "s", "dtype": scale, "shape": [n, groups]}]
     if kind == "asym":
         args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
     args.append({"name": "y", "dtype": OUT_DTYPE, "shape": [-1, n]})
@@ -96,12 +105,12 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP):
         launch = {"grid": [1, cdiv(n, PREFILL_COLS_PER_BLOCK), 1],
                   "block": [PREFILL_THREADS, 1, 1], "shared_bytes": 0,
                   "token_axis": 0, "tokens_per_block": PREFILL_ROWS_PER_BLOCK}
-    return {"instance": name, "spec": spec_text(family, n, k, kind, group),
+    return {"instance": name, "spec": spec_text(family, n, k, kind, group, scale),
             "file": name + ".ptx",
             "layout": family, "phase": "decode" if family == "decode_gemv" else "prefill",
             "n": n, "k": k, "bits": BITS, "group_size": group, "signed": kind == "sym",
             "codebook": kind if kind not in ("sym", "asym") else None,
-            "activation": ACT, "scale": ACT, "output": OUT_DTYPE, "bias": False,
+            "activation": ACT, "scale": scale, "output": OUT_DTYPE, "bias": False,
             "entries": entries, "args": args,
             # A rank-R memref is 3 + 2R kernel parameters.
             "params": sum(3 + 2 * len(a["shape"]) for a in args),
@@ -118,8 +127,8 @@ def ptx_entry_params(text):
 
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
-    kernels = [plan_kernel(f, nk, nk, kind, group) for f, kind, group in VARIANTS
-               for nk in SHAPES]
+    kernels = [plan_kernel(f, nk, nk, kind, group, scale)
+               for f, kind, group, scale in VARIANTS for nk in SHAPES]
     for kern in kernels:
         # One qopt run per spec into its own directory: the file it writes is
         # the instance, whatever its name.
@@ -320,6 +329,28 @@ def quantize_iq4nl(w, group):
     return q.view(n, k).to(torch.int32), scale.contiguous(), deq
 
 
+def quantize_e2m1(w, group):
+    """FP4 codes: per group an f32 scale, 2^(floor(log2 amax) - 2) (MXFP4's
+    e8m0, groups of 32) or amax / 6 rounded to e4m3 (NVFP4's ue4m3, groups
+    of 16), and each weight's nearest E2M1 value; W_hat = s * E2M1[q]."""
+    import torch
+    n, k = w.shape
+    table = torch.tensor(E2M1, dtype=torch.float32, device=w.device)
+    wg = w.view(n, k // group, group)
+    amax = wg.abs().amax(-1).clamp_min(2.0 ** -100)
+    if group == 32:
+        scale = torch.exp2(torch.floor(torch.log2(amax)) - 2)
+    else:
+        scale = (amax / 6).clamp(2.0 ** -9, 448).to(torch.float8_e4m3fn).float()
+    q = torch.empty(n, k // group, group, dtype=torch.int64, device=w.device)
+    step = max(1, (1 << 26) // (k * len(E2M1)))  # rows per 256 MiB
+    for r0 in range(0, n, step):
+        scaled = wg[r0:r0 + step] / scale[r0:r0 + step][..., None]
+        q[r0:r0 + step] = (scaled[..., None] - table).abs().argmin(-1)
+    deq = (table[q] * scale[..., None]).view(n, k)
+    return q.view(n, k).to(torch.int32), scale.contiguous(), deq
+
+
 def memref_params(tensor, sizes):
     """A memref descriptor flattened: allocated, aligned, offset, sizes, strides."""
     import numpy as np
@@ -391,8 +422,9 @@ def run(args):
             n, k = kern["n"], kern["k"]
             w = torch.randn(n, k, device=dev) * 0.05
             group = kern["group_size"]
-            q, s, deq = (quantize_iq4nl(w, group) if kern.get("codebook") == "iq4_nl"
-                         else quantize_w4_sym(w, group))
+            quantize = {"iq4_nl": quantize_iq4nl, "e2m1": quantize_e2m1}.get(
+                kern.get("codebook"), quantize_w4_sym)
+            q, s, deq = quantize(w, group)
             wshape = next(a["shape"] for a in kern["args"] if a["name"] == "w")
             packed = pack_torch(kern["layout"], BITS, kern["signed"], q, wshape)
             deq64, abs64 = deq.double(), deq.double().abs()
@@ -436,10 +468,12 @@ def run(args):
                     continue
                 us = time_us(call, 200 if t <= 16 else 20)
                 blas_us = time_us(lambda: F.linear(x, deq16), 200 if t <= 16 else 20)
-                weight_bytes = packed.numel() * 4 + s.numel() * 2
+                # What the kernel reads: f32 scales are 4 bytes in memory
+                # (an artifact stores the e8m0 / ue4m3 byte).
+                weight_bytes = packed.numel() * 4 + s.numel() * s.element_size()
                 result["timing"].append({
                     "instance": kern["instance"], "phase": kern["phase"],
-                    "codes": kern.get("codebook") or "w4 sym g%d" % kern["group_size"],
+                    "codes": "%s g%d" % (kern.get("codebook") or "w4 sym", kern["group_size"]),
                     "n": n, "k": k, "t": t,
                     "kernel_us": us, "cublas_fp16_us": blas_us, "speedup": blas_us / us,
                     "weight_gbs": weight_bytes / us / 1e3,
@@ -462,8 +496,9 @@ def markdown(r):
              "- GPU: %s (PTX for %s, JIT by the driver); torch %s, cupy %s" % (
                  r["gpu"], r["chip"], r["torch"], r["cupy"]),
              "- device copy bandwidth (4 GiB memcpy, read + write): %.0f GB/s" % r["copy_gbs"],
-             "- weights: W4 symmetric in groups of 128, and IQ4_NL (4-bit indices into "
-             "kvalues_iq4nl) in groups of 32, f16 scales, f16 activations and output",
+             "- weights: W4 symmetric in groups of 128 and IQ4_NL (4-bit indices into "
+             "kvalues_iq4nl) in groups of 32 with f16 scales; MXFP4 (E2M1, groups of 32) "
+             "and NVFP4 (E2M1, groups of 16) with f32 scales; f16 activations and output",
              "", "## Parity (float64 reference of x W_hat^T; bound: docs/kernel-abi.md)", "",
              "| entry | T | max abs err | max err / bound | |", "|---|---|---|---|---|"]
     for p in r["parity"]:

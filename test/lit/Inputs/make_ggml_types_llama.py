@@ -7,7 +7,7 @@ IQ3_S, IQ1_S, IQ4_XS, the head IQ1_M); with --family codebook the two
 types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL);
 with --family fp4 the two FP4 types whose codes index E2M1 (MXFP4 with
 an e8m0 scale per 32, NVFP4 with an unsigned e4m3 scale per 16; the head
-NVFP4); with --family q4_0, iq4_nl or mxfp4 every linear in that one type
+NVFP4); with --family q4_0, iq4_nl, mxfp4 or nvfp4 every linear in that one type
 (the benchmarks' pairs: bench/codebook-gemv.sh).
 
     make_ggml_types_llama.py IN.gguf OUT.gguf [--family FAMILY]
@@ -62,6 +62,7 @@ FAMILIES = {
              "attn_output": NVFP4, "ffn_gate": MXFP4, "ffn_up": NVFP4,
              "ffn_down": MXFP4}, NVFP4),
     "mxfp4": ({role: MXFP4 for role in LINEARS}, MXFP4),
+    "nvfp4": ({role: NVFP4 for role in LINEARS}, NVFP4),
 }
 
 # Where each IQ type keeps its fp16 d, and the range that gives weights of
