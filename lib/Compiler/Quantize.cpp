@@ -322,37 +322,31 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
                              checkpoint.readFloat(linear.weight));
     int64_t n = linear.n(), k = linear.k();
-    if (spec.fp8) {
-      out.logical = affineLogical(spec, n, k, elementType);
-      auto q =
-          quantizeFP8(values.data(), n, k, out.logical.descriptor.scaleType);
-      if (!q)
-        return makeError("tensor ", linear.name, ": ", q.message());
+    // A float-code family (FP8, FP4): codes and scales from its quantizer,
+    // the error measured on its exact f32 reconstruction.
+    auto floatCodes = [&](auto quantized,
+                          auto dequantize) -> Expected<QuantizedWeight> {
+      if (!quantized)
+        return makeError("tensor ", linear.name, ": ", quantized.message());
       checkpoint.releaseSource(linear.weight);
-      if (Status s = measure(values, dequantizeFP8(*q, k), out); !s)
+      if (Status s = measure(values, dequantize(*quantized, k), out); !s)
         return makeError("tensor ", linear.name, ": ", s.message());
-      out.codes = std::move(q->codes);
-      out.scales = std::move(q->scales);
+      out.codes = std::move(quantized->codes);
+      out.scales = std::move(quantized->scales);
       out.sourceDType = dtype;
       QTENSOR_ASSIGN_OR_RETURN(out.bias,
                                readBias(checkpoint, linear, elementType));
-      return out;
-    }
-    if (spec.fp4) {
-      auto q = quantizeFP4(*spec.fp4, values.data(), n, k);
-      if (!q)
-        return makeError("tensor ", linear.name, ": ", q.message());
-      checkpoint.releaseSource(linear.weight);
+      return std::move(out);
+    };
+    if (spec.fp8 || spec.fp4)
       out.logical = affineLogical(spec, n, k, elementType);
-      if (Status s = measure(values, dequantizeFP4(*q, k), out); !s)
-        return makeError("tensor ", linear.name, ": ", s.message());
-      out.codes = std::move(q->codes);
-      out.scales = std::move(q->scales);
-      out.sourceDType = dtype;
-      QTENSOR_ASSIGN_OR_RETURN(out.bias,
-                               readBias(checkpoint, linear, elementType));
-      return out;
-    }
+    if (spec.fp8)
+      return floatCodes(
+          quantizeFP8(values.data(), n, k, out.logical.descriptor.scaleType),
+          dequantizeFP8);
+    if (spec.fp4)
+      return floatCodes(quantizeFP4(*spec.fp4, values.data(), n, k),
+                        dequantizeFP4);
     GroupwiseConfig config;
     config.bits = spec.bits;
     config.symmetric = spec.symmetric;

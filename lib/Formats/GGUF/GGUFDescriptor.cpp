@@ -289,6 +289,13 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
   std::mutex failureMutex;
   uint64_t failedBlock = blocks;
   std::string failure;
+  auto fail = [&](uint64_t b, const std::string &why) {
+    std::lock_guard<std::mutex> lock(failureMutex);
+    if (b < failedBlock) {
+      failedBlock = b;
+      failure = why;
+    }
+  };
   defaultThreadPool().parallelRanges(
       int64_t(blocks), int64_t(tensor.elementCount), int64_t(1) << 18,
       [&](int64_t b0, int64_t b1) {
@@ -321,14 +328,8 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
                     std::to_string(b) + " (byte offset " +
                     std::to_string(b * spelling->blockBytes + uint64_t(g)) +
                     " of its data): " + s.message();
-          if (!why.empty()) {
-            std::lock_guard<std::mutex> lock(failureMutex);
-            if (b < failedBlock) {
-              failedBlock = b;
-              failure = why;
-            }
-            return;
-          }
+          if (!why.empty())
+            return fail(b, why);
           disassembleBlock(tensor.type, p, codes, scales, mins, second);
           if (Status s = decodeRow(tensor.type, p, spelling->blockBytes,
                                    perBlock, decoded.data());
@@ -351,14 +352,8 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
                     std::string(ggmlTypeName(tensor.type)) +
                     " would not preserve it)";
           }
-          if (!why.empty()) {
-            std::lock_guard<std::mutex> lock(failureMutex);
-            if (b < failedBlock) {
-              failedBlock = b;
-              failure = why;
-            }
-            return;
-          }
+          if (!why.empty())
+            return fail(b, why);
         }
       });
   if (failedBlock < blocks)
