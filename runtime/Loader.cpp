@@ -350,7 +350,7 @@ private:
       QTENSOR_TRY(checkShardInventory(m.man, f->path, *shard));
       m.shards.emplace(f->path, shard.take());
     }
-    QTENSOR_TRY(decodeNestedQParams());
+    QTENSOR_TRY(decodeQParams());
     for (const OpPlan &op : m.runPlan.ops) {
       for (const auto &[role, stored] : op.entry->storedTensors())
         if (const safetensors::TensorView *v = m.storedView(op.tensor, role))
@@ -372,7 +372,7 @@ private:
   /// this load holds, decoded once: kernels and reference decoders read f32
   /// scales (and mins), the artifact keeps the two levels (NestedQParams)
   /// or the one-byte codes (ScaleFormat).
-  Status decodeNestedQParams() {
+  Status decodeQParams() {
     uint64_t bytes = 0;
     for (const artifact::TensorEntry &t : m.man.tensors) {
       const artifact::QuantizedTensor *q = t.quantized();

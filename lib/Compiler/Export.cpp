@@ -261,10 +261,9 @@ scaleFormatBytes(const std::vector<float> &scales, ScaleFormat format,
                  const std::string &name) {
   std::vector<uint8_t> bytes(scales.size());
   for (size_t i = 0; i < scales.size(); ++i) {
-    std::optional<uint8_t> c = encodeScaleExact(format, scales[i]);
+    Expected<uint8_t> c = encodeScaleCode(format, scales[i], i);
     if (!c)
-      return makeError(name, ": scale ", i, " (", scales[i],
-                       ") is not a value of scale_format ", toString(format));
+      return makeError(name, ": ", c.message());
     bytes[i] = *c;
   }
   return bytes;

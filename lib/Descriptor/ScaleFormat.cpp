@@ -47,6 +47,17 @@ std::optional<uint8_t> qtensor::encodeScaleExact(ScaleFormat f, float s) {
   return std::nullopt;
 }
 
+Expected<uint8_t> qtensor::encodeScaleCode(ScaleFormat f, double s,
+                                           size_t index) {
+  std::optional<uint8_t> c;
+  if (double(float(s)) == s)
+    c = encodeScaleExact(f, float(s));
+  if (!c)
+    return makeError("scale ", index, " (", s,
+                     ") is not a value of scale_format ", toString(f));
+  return *c;
+}
+
 uint8_t qtensor::nearestScaleCode(ScaleFormat f, double s) {
   const uint32_t top = maxScaleCode(f);
   // Codes are ordered by value in both formats: a binary search over them.

@@ -28,6 +28,11 @@ Expected<float> decodeScaleCode(ScaleFormat f, uint32_t c);
 /// used to pick the codes must be the stored one).
 std::optional<uint8_t> encodeScaleExact(ScaleFormat f, float s);
 
+/// encodeScaleExact for the `index`-th scale of a tensor held as a double:
+/// the error names the index and the value when `s` is not exactly an f32
+/// value of the format (what every writer of stored codes reports).
+Expected<uint8_t> encodeScaleCode(ScaleFormat f, double s, size_t index);
+
 /// The code whose value is nearest `s` (> 0), ties to the lower value;
 /// `s` beyond the largest value gives the largest code, and a positive `s`
 /// below the smallest positive value gives the smallest positive code.

@@ -78,8 +78,9 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
       codes[j + 16] = p[2 + j] >> 4;
     }
     return;
+  // MXFP4 and NVFP4: their leading scale bytes are decoded (and checked)
+  // by the caller; here only the codes.
   case GGMLType::MXFP4: // e8m0 e, then nibbles as Q4_0 indexing E2M1
-    scales[0] = *decodeScaleCode(ScaleFormat::E8M0, p[0]); // checked first
     for (int j = 0; j < 16; ++j) {
       codes[j] = p[1 + j] & 0x0F;
       codes[j + 16] = p[1 + j] >> 4;
@@ -87,7 +88,6 @@ void disassembleBlock(GGMLType type, const uint8_t *p, int32_t *codes,
     return;
   case GGMLType::NVFP4: // four ue4m3 d, then 8 bytes of nibbles per 16
     for (int g = 0; g < 4; ++g) {
-      scales[g] = *decodeScaleCode(ScaleFormat::UE4M3, p[g]); // checked first
       for (int l = 0; l < 8; ++l) {
         codes[16 * g + l] = p[4 + 8 * g + l] & 0x0F;
         codes[16 * g + 8 + l] = p[4 + 8 * g + l] >> 4;
@@ -316,18 +316,20 @@ qtensor::disassembleGGMLAffine(const GGUFTensorInfo &tensor) {
             }
           }
           std::string why;
-          // A float-coded scale leads the block, one byte per group: one
-          // that names no scale (NaN, a sign) is refused, not decoded.
+          // A float-coded scale leads the block, one byte per group,
+          // decoded here: one that names no scale (NaN, a sign) is refused.
           for (int64_t g = 0; spelling->scaleFormat != ScaleFormat::Plain &&
                               why.empty() && g < groups;
-               ++g)
-            if (Expected<float> s =
-                    decodeScaleCode(spelling->scaleFormat, p[g]);
-                !s)
+               ++g) {
+            Expected<float> s = decodeScaleCode(spelling->scaleFormat, p[g]);
+            if (s)
+              scales[g] = *s;
+            else
               why = "tensor '" + std::string(tensor.name) + "': block " +
                     std::to_string(b) + " (byte offset " +
                     std::to_string(b * spelling->blockBytes + uint64_t(g)) +
                     " of its data): " + s.message();
+          }
           if (!why.empty())
             return fail(b, why);
           disassembleBlock(tensor.type, p, codes, scales, mins, second);

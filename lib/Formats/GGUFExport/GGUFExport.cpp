@@ -128,16 +128,14 @@ Expected<std::vector<uint8_t>> packFP4Blocks(GGMLType type,
       type, q, n, k,
       [&](size_t b, const int32_t *c, std::vector<uint8_t> &out) {
         for (size_t g = 0; g < perBlock; ++g) {
-          const double s = scales[b * perBlock + g];
-          std::optional<uint8_t> code = encodeScaleExact(format, float(s));
-          if ((!code || double(float(s)) != s) && failure.empty())
-            failure = "scale " + std::to_string(b * perBlock + g) + " (" +
-                      std::to_string(s) + ") is not a " + toString(format) +
-                      " value";
-          out.push_back(code.value_or(0));
+          const size_t at = b * perBlock + g;
+          Expected<uint8_t> code = encodeScaleCode(format, scales[at], at);
+          if (!code && failure.empty())
+            failure = code.message();
+          out.push_back(code ? *code : 0);
         }
         const int half = mx ? 16 : 8;
-        for (size_t g = 0; g < (mx ? 1 : 4); ++g, c += 2 * half)
+        for (size_t g = 0; g < perBlock; ++g, c += 2 * half)
           for (int j = 0; j < half; ++j)
             out.push_back(uint8_t((c[j] & 0xF) | ((c[j + half] & 0xF) << 4)));
       });

@@ -67,6 +67,16 @@ TEST(ScaleFormat, EncodeIsExactOrRefused) {
   EXPECT_FALSE(encodeScaleExact(ScaleFormat::UE4M3, -1.0f));
   EXPECT_FALSE(encodeScaleExact(ScaleFormat::UE4M3, NAN));
   EXPECT_FALSE(encodeScaleExact(ScaleFormat::UE4M3, 480.0f));
+  // Writers hold scales as doubles: one that is not an f32 is refused too,
+  // named by index.
+  EXPECT_EQ(*encodeScaleCode(ScaleFormat::E8M0, 0.25, 3), 125);
+  Expected<uint8_t> notF32 =
+      encodeScaleCode(ScaleFormat::E8M0, 0.25 + 1e-12, 3);
+  ASSERT_FALSE(notF32);
+  EXPECT_NE(notF32.message().find("scale 3 ("), std::string::npos);
+  EXPECT_NE(notF32.message().find(") is not a value of scale_format e8m0"),
+            std::string::npos)
+      << notF32.message();
 }
 
 // Nearest, ties to the lower value, clamped to the finite positive codes.
