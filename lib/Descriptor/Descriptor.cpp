@@ -8,6 +8,8 @@
 
 #include "qtensor/Descriptor/Descriptor.h"
 
+#include "qtensor/Descriptor/ScaleFormat.h"
+
 #include "qtensor/Support/EnumSpelling.h"
 
 #include "qtensor/Support/CheckedMath.h"
@@ -151,17 +153,13 @@ const std::vector<float> &qtensor::codebookValues(Codebook c) {
   static const std::vector<float> e2m1 = {
       0.0f, 0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
       0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-  // OCP FP8 E4M3 (FN): bit 7 the sign, 4 exponent bits (bias 7), 3
-  // mantissa bits; exponent 0 subnormal (m * 2^-9); S.1111.111 NaN, no inf.
+  // OCP FP8 E4M3 (FN): bit 7 the sign, the other 7 bits an unsigned e4m3
+  // (NVFP4's scale format: bias 7, subnormals m * 2^-9), S.1111.111 NaN.
   static const std::vector<float> e4m3 = [] {
     std::vector<float> v(256);
     for (uint32_t c = 0; c < 256; ++c) {
-      const uint32_t exp = (c >> 3) & 15, man = c & 7;
-      const float magnitude = (c & 0x7F) == 0x7F ? NAN
-                              : exp == 0
-                                  ? std::ldexp(float(man), -9)
-                                  : std::ldexp(float(8 + man), int(exp) - 10);
-      v[c] = c & 0x80 ? -magnitude : magnitude;
+      Expected<float> magnitude = decodeScaleCode(ScaleFormat::UE4M3, c & 0x7F);
+      v[c] = !magnitude ? NAN : c & 0x80 ? -*magnitude : *magnitude;
     }
     return v;
   }();
