@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <vector>
 
 namespace qtensor::compiler {
 
@@ -32,18 +31,15 @@ struct ScratchDir {
     const char *tmp = std::getenv("TMPDIR");
     std::string pattern =
         std::string(tmp && *tmp ? tmp : "/tmp") + "/" + stem + "-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data())) {
-      path = buf.data();
-      onAbnormalExit = ExitCleanup::removeDirectory(path);
-    }
+    onAbnormalExit = ExitCleanup::makeTemporaryDirectory(pattern, path);
   }
   ~ScratchDir() {
-    onAbnormalExit.release();
+    // Removed before the abnormal-exit action is released: a signal in
+    // between would find nobody to remove it.
     std::error_code ignored; // a leftover temp folder is not worth failing
     if (!path.empty())
       std::filesystem::remove_all(path, ignored);
+    onAbnormalExit.release();
   }
   ScratchDir(const ScratchDir &) = delete;
   ScratchDir &operator=(const ScratchDir &) = delete;

@@ -3,6 +3,7 @@
 #include "qtensor/Support/ExitCleanup.h"
 
 #include <atomic>
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdint>
@@ -10,13 +11,14 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace qtensor {
 namespace {
 
-enum class Kind : int { RemoveDirectory, RenameFile };
+enum class Kind : int { RemoveDirectory, RenameFile, KillProcess };
 /// A slot: free, being filled, armed, or being run (the runner owns it:
 /// nobody may refill it under the runner's reads).
 enum : int { kFree = 0, kWriting = 1, kArmed = 2, kRunning = 3 };
@@ -30,6 +32,7 @@ struct Slot {
   std::atomic<int> state{kFree};
   std::atomic<uint64_t> order{0};
   Kind kind = Kind::RemoveDirectory;
+  long pid = 0;
   char first[PATH_MAX];
   char second[PATH_MAX];
 };
@@ -45,7 +48,8 @@ static_assert(std::atomic<int>::is_always_lock_free &&
 
 long currentThread() { return ::syscall(SYS_gettid); }
 
-int claim(Kind kind, const std::string &first, const std::string &second) {
+int claim(Kind kind, const std::string &first, const std::string &second,
+          long pid = 0) {
   if (first.size() >= PATH_MAX || second.size() >= PATH_MAX ||
       cleanup.load() != kIdle) // the process is ending
     return -1;
@@ -55,6 +59,7 @@ int claim(Kind kind, const std::string &first, const std::string &second) {
       continue;
     Slot &s = slots[i];
     s.kind = kind;
+    s.pid = pid;
     std::memcpy(s.first, first.c_str(), first.size() + 1);
     std::memcpy(s.second, second.c_str(), second.size() + 1);
     s.order.store(nextOrder.fetch_add(1));
@@ -73,27 +78,41 @@ struct LinuxDirent64 {
   char name[1];
 };
 
-void removeFlatDirectory(const char *path) {
-  int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    alignas(8) char buffer[4096];
-    for (;;) {
-      long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
-      if (n <= 0)
-        break;
-      for (long at = 0; at < n;) {
-        auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
-        at += entry->reclen;
-        const char *name = entry->name;
-        if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
-          continue;
-        if (::unlinkat(fd, name, 0) != 0)
-          (void)::unlinkat(fd, name, AT_REMOVEDIR); // an empty subfolder
-      }
+/// Unlinks every entry of the directory `fd` (an empty subfolder too).
+void unlinkEntries(int fd) {
+  alignas(8) char buffer[4096];
+  (void)::lseek(fd, 0, SEEK_SET);
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n <= 0)
+      return;
+    for (long at = 0; at < n;) {
+      auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
+      at += entry->reclen;
+      const char *name = entry->name;
+      if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
+        continue;
+      if (::unlinkat(fd, name, 0) != 0)
+        (void)::unlinkat(fd, name, AT_REMOVEDIR);
     }
-    ::close(fd);
   }
-  (void)::rmdir(path);
+}
+
+void removeFlatDirectory(const char *path) {
+  // A child still running (clang's linker is its own child, out of our
+  // reach) may add a file between the unlinks and the rmdir; once rmdir
+  // succeeds it can add nothing.
+  struct timespec step = {0, 1000000}; // 1 ms
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+      return; // gone, or never there
+    unlinkEntries(fd);
+    ::close(fd);
+    if (::rmdir(path) == 0 || errno != ENOTEMPTY)
+      return;
+    ::nanosleep(&step, nullptr);
+  }
 }
 
 /// Waits (async-signal-safely) until another thread's cleanup is done, at
@@ -120,6 +139,28 @@ ExitCleanup ExitCleanup::removeDirectory(const std::string &dir) {
 ExitCleanup ExitCleanup::renameFile(const std::string &from,
                                     const std::string &to) {
   return ExitCleanup(claim(Kind::RenameFile, from, to));
+}
+
+ExitCleanup ExitCleanup::makeTemporaryDirectory(const std::string &pattern,
+                                                std::string &path) {
+  sigset_t termination, previous;
+  sigemptyset(&termination);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    sigaddset(&termination, sig);
+  ::pthread_sigmask(SIG_BLOCK, &termination, &previous);
+  std::string made = pattern;
+  ExitCleanup removal;
+  path.clear();
+  if (::mkdtemp(made.data())) {
+    removal = removeDirectory(made);
+    path = made;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return removal;
+}
+
+ExitCleanup ExitCleanup::killProcess(long pid) {
+  return ExitCleanup(pid > 0 ? claim(Kind::KillProcess, "", "", pid) : -1);
 }
 
 ExitCleanup::ExitCleanup(ExitCleanup &&other) noexcept : slot(other.slot) {
@@ -176,10 +217,17 @@ void runExitCleanups() noexcept {
     int armed = kArmed;
     if (!s.state.compare_exchange_strong(armed, kRunning))
       continue; // released meanwhile
-    if (s.kind == Kind::RenameFile)
+    switch (s.kind) {
+    case Kind::RenameFile:
       (void)::rename(s.first, s.second);
-    else
+      break;
+    case Kind::KillProcess:
+      (void)::kill(static_cast<pid_t>(s.pid), SIGKILL);
+      break;
+    case Kind::RemoveDirectory:
       removeFlatDirectory(s.first);
+      break;
+    }
   }
   cleanup.store(kDone);
 }

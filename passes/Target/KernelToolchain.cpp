@@ -1,6 +1,7 @@
 //===- KernelToolchain.cpp - ptxas, host objects, shared objects ----------===//
 
 #include "qtensor/Target/KernelToolchain.h"
+#include "qtensor/Support/ExitCleanup.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -40,7 +41,9 @@ std::string toolOutput(const std::string &logPath) {
                              : text.take_front(kMax).str() + "\n...";
 }
 
-/// Runs `program args...` with stdout and stderr in `<output>.log`.
+/// Runs `program args...` with stdout and stderr in `<output>.log`. While
+/// it runs, a fatal exit of this process kills it (ExitCleanup.h): a tool
+/// left running would write into a scratch directory being removed.
 Status runTool(const std::string &program, const std::vector<std::string> &args,
                const std::string &output) {
   std::vector<llvm::StringRef> argv = {program};
@@ -51,14 +54,19 @@ Status runTool(const std::string &program, const std::vector<std::string> &args,
       std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string message;
   bool couldNotRun = false;
-  int rc =
-      llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects,
-                                kToolTimeoutSeconds, 0, &message, &couldNotRun);
-  if (couldNotRun)
+  llvm::sys::ProcessInfo child = llvm::sys::ExecuteNoWait(
+      program, argv, std::nullopt, redirects, 0, &message, &couldNotRun);
+  if (couldNotRun || child.Pid == llvm::sys::ProcessInfo::InvalidPid)
     return makeError("cannot run ", program, ": ", message);
+  ExitCleanup killOnExit = ExitCleanup::killProcess(child.Pid);
+  int rc = llvm::sys::Wait(child, kToolTimeoutSeconds, &message).ReturnCode;
+  killOnExit.release();
   if (rc == -2)
     return makeError(program, " did not finish within ", kToolTimeoutSeconds,
                      " s or crashed while writing ", output, ": ", message);
+  if (rc < 0)
+    return makeError("waiting for ", program, " writing ", output,
+                     " failed: ", message);
   if (rc != 0)
     return makeError(program, " failed (exit status ", rc, ") writing ", output,
                      ":\n", toolOutput(log));

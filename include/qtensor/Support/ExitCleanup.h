@@ -5,9 +5,10 @@
 // Two things must still happen: a compile whose artifact is published but
 // not yet verified withdraws its manifest (so an unverified artifact is
 // never left loadable behind an error), and scratch directories are
-// removed. Code registers such an action for as long as it is needed; the
-// fatal paths call runExitCleanups(), which only uses async-signal-safe
-// system calls (rename, open, getdents64, unlinkat, rmdir).
+// removed, and a tool the process started is not left running. Code
+// registers such an action for as long as it is needed; the fatal paths
+// call runExitCleanups(), which only uses async-signal-safe system calls
+// (rename, open, getdents64, unlinkat, rmdir, kill, nanosleep).
 //
 // SIGKILL cannot be caught: what it leaves is covered by the artifact
 // writer's transaction (docs/artifact.md), not by this.
@@ -26,8 +27,18 @@ namespace qtensor {
 class ExitCleanup {
 public:
   /// Removes the files in `dir` (one level: scratch directories are flat)
-  /// and then `dir`.
+  /// and then `dir`. Files that another process (a linker the compile
+  /// started) adds meanwhile are removed too: it repeats, for about two
+  /// seconds at most, until the directory itself is gone.
   static ExitCleanup removeDirectory(const std::string &dir);
+  /// Makes a directory from a mkdtemp(3) `pattern`, sets `path` to it
+  /// (empty when it could not be made) and registers its removal, with the
+  /// termination signals held off in between: no signal finds it made but
+  /// not registered.
+  static ExitCleanup makeTemporaryDirectory(const std::string &pattern,
+                                            std::string &path);
+  /// Sends SIGKILL to the child process `pid`.
+  static ExitCleanup killProcess(long pid);
   /// Renames `from` to `to` (replacing `to`).
   static ExitCleanup renameFile(const std::string &from, const std::string &to);
 

@@ -163,3 +163,63 @@ TEST(ExitCleanup, APathTooLongIsNotArmed) {
   EXPECT_FALSE(ExitCleanup::removeDirectory(longPath).armed());
   EXPECT_FALSE(ExitCleanup::renameFile("/tmp/x", longPath).armed());
 }
+
+TEST(ExitCleanup, FilesAddedDuringTheRemovalAreRemovedToo) {
+  // A linker the compile started is its own process and may still write
+  // into the scratch directory while a fatal path removes it.
+  Scratch dir;
+  fs::path scratch = makeScratchLike(dir);
+  ExitCleanup removal = ExitCleanup::removeDirectory(scratch.string());
+  pid_t writer = ::fork();
+  if (writer == 0) {
+    for (int i = 0; i < 1000; ++i) {
+      std::ofstream(scratch / ("late" + std::to_string(i))) << "x";
+      ::usleep(100);
+    }
+    ::_exit(0);
+  }
+  ::usleep(2000); // the writer is under way
+  int status = inChild([] {
+    runExitCleanups();
+    ::_exit(0);
+  });
+  ::waitpid(writer, nullptr, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_FALSE(fs::exists(scratch));
+}
+
+TEST(ExitCleanup, AFatalPathKillsAToolStillRunning) {
+  pid_t tool = ::fork();
+  if (tool == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ExitCleanup kill = ExitCleanup::killProcess(tool);
+  ASSERT_TRUE(kill.armed());
+  inChild([] { runExitCleanups(); });
+  int status = 0;
+  ASSERT_EQ(::waitpid(tool, &status, 0), tool);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_FALSE(ExitCleanup::killProcess(0).armed()); // never the group
+}
+
+TEST(ExitCleanup, ATemporaryDirectoryIsMadeAndRegistered) {
+  Scratch dir;
+  std::string path;
+  ExitCleanup removal = ExitCleanup::makeTemporaryDirectory(
+      (dir / "qtc-compile-XXXXXX").string(), path);
+  ASSERT_TRUE(removal.armed());
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(fs::path(path).parent_path(), fs::path(dir.path()));
+  EXPECT_TRUE(fs::is_directory(path));
+  touch(fs::path(path) / "kernels.o");
+  inChild([] { runExitCleanups(); });
+  EXPECT_FALSE(fs::exists(path));
+
+  std::string none = "unchanged";
+  EXPECT_FALSE(ExitCleanup::makeTemporaryDirectory(
+                   (dir / "missing" / "x-XXXXXX").string(), none)
+                   .armed());
+  EXPECT_TRUE(none.empty());
+}
