@@ -81,15 +81,7 @@ bool Mixed2416Descriptor::operator==(const Mixed2416Descriptor &o) const {
          decoderVersion == o.decoderVersion;
 }
 
-Status verifyMixed2416(const Mixed2416Descriptor &d) {
-  if (d.shape.size() != 2)
-    return makeError("mixed_2416: a weight matrix [N, K] is required, got "
-                     "shape ",
-                     shapeToString(d.shape));
-  const int64_t n = d.shape[0], k = d.shape[1];
-  if (n <= 0 || k <= 0 || n > kMaxWeights / k)
-    return makeError("mixed_2416: shape ", shapeToString(d.shape),
-                     " must be positive with at most 2^40 weights");
+Status verifyMixed2416Fields(const Mixed2416Descriptor &d) {
   if (d.firstGroupAxis != 1 || d.secondGroupAxis != 0)
     return makeError("mixed_2416: first-level groups run along axis 1 (input "
                      "channels) and second-level groups along axis 0 (output "
@@ -100,15 +92,9 @@ Status verifyMixed2416(const Mixed2416Descriptor &d) {
                      "multiple of 64 (a W2 group is whole 16-byte vectors), "
                      "got ",
                      d.firstGroupSize);
-  if (k % d.firstGroupSize != 0)
-    return makeError("mixed_2416: K = ", k,
-                     " is not a multiple of "
-                     "first_group_size ",
-                     d.firstGroupSize);
-  if (d.secondGroupSize <= 0 || n % d.secondGroupSize != 0)
-    return makeError("mixed_2416: second_group_size must be positive and "
-                     "divide N = ",
-                     n, ", got ", d.secondGroupSize);
+  if (d.secondGroupSize <= 0)
+    return makeError("mixed_2416: second_group_size must be positive, got ",
+                     d.secondGroupSize);
   if (d.firstScaleCode.isSigned || d.firstScaleCode.bits < 2 ||
       d.firstScaleCode.bits > 8)
     return makeError("mixed_2416: first-level scale codes are unsigned of 2 "
@@ -128,6 +114,27 @@ Status verifyMixed2416(const Mixed2416Descriptor &d) {
   if (d.decoderVersion != 1)
     return makeError("mixed_2416: decoder version ", d.decoderVersion,
                      " is unknown (known: 1)");
+  return Status::ok();
+}
+
+Status verifyMixed2416(const Mixed2416Descriptor &d) {
+  QTENSOR_TRY(verifyMixed2416Fields(d));
+  if (d.shape.size() != 2)
+    return makeError("mixed_2416: a weight matrix [N, K] is required, got "
+                     "shape ",
+                     shapeToString(d.shape));
+  const int64_t n = d.shape[0], k = d.shape[1];
+  if (n <= 0 || k <= 0 || n > kMaxWeights / k)
+    return makeError("mixed_2416: shape ", shapeToString(d.shape),
+                     " must be positive with at most 2^40 weights");
+  if (k % d.firstGroupSize != 0)
+    return makeError("mixed_2416: K = ", k,
+                     " is not a multiple of "
+                     "first_group_size ",
+                     d.firstGroupSize);
+  if (n % d.secondGroupSize != 0)
+    return makeError("mixed_2416: second_group_size ", d.secondGroupSize,
+                     " does not divide N = ", n);
   return Status::ok();
 }
 

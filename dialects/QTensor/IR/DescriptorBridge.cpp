@@ -34,6 +34,12 @@ static_assert(uint32_t(SignedEncoding::OffsetBinary) ==
 static_assert(uint32_t(Codebook::E4M3) == uint32_t(::qtensor::Codebook::E4M3));
 static_assert(uint32_t(ScaleFormat::UE4M3) ==
               uint32_t(::qtensor::ScaleFormat::UE4M3));
+static_assert(uint32_t(SparseSemantics::Correction) ==
+              uint32_t(::qtensor::SparseSemantics::Correction));
+static_assert(uint32_t(PrecisionMapGranularity::Group) ==
+              uint32_t(::qtensor::PrecisionMapGranularity::Group));
+static_assert(uint32_t(QParamPacking::Bytes) ==
+              uint32_t(::qtensor::QParamPacking::Bytes));
 
 ::qtensor::FloatType toPlainFloat(Type type) {
   if (type.isF16())
@@ -112,6 +118,40 @@ bool isScaleType(Type type) {
   d.scaleFormat = convertEnum<::qtensor::ScaleFormat>(scaleFormat);
   return d;
 }
+
+::qtensor::Mixed2416Descriptor
+makeMixed2416Descriptor(int64_t firstGroupSize, int64_t secondGroupSize,
+                        IntegerType firstScaleCode, mlir::FloatType secondScale,
+                        SparseSemantics sparse, mlir::FloatType sparseValue,
+                        StringRef requiredKernel, int64_t firstGroupAxis,
+                        int64_t secondGroupAxis,
+                        PrecisionMapGranularity mapGranularity,
+                        QParamPacking qparamPacking, uint32_t decoderVersion) {
+  ::qtensor::Mixed2416Descriptor d;
+  d.firstGroupSize = firstGroupSize;
+  d.secondGroupSize = secondGroupSize;
+  d.firstScaleCode = {firstScaleCode.getWidth(), firstScaleCode.isSigned()};
+  d.secondType = toPlainFloat(secondScale);
+  d.sparse = convertEnum<::qtensor::SparseSemantics>(sparse);
+  d.sparseType = toPlainFloat(sparseValue);
+  d.requiredKernel = requiredKernel.str();
+  d.firstGroupAxis = firstGroupAxis;
+  d.secondGroupAxis = secondGroupAxis;
+  d.mapGranularity =
+      convertEnum<::qtensor::PrecisionMapGranularity>(mapGranularity);
+  d.qparamPacking = convertEnum<::qtensor::QParamPacking>(qparamPacking);
+  d.decoderVersion = decoderVersion;
+  return d;
+}
+
+::qtensor::Mixed2416Descriptor
+makeMixed2416Descriptor(Mixed2416DescriptorAttr a) {
+  return makeMixed2416Descriptor(
+      a.getFirstGroupSize(), a.getSecondGroupSize(), a.getFirstScaleCode(),
+      a.getSecondScale(), a.getSparse(), a.getSparseValue(),
+      a.getRequiredKernel(), a.getFirstGroupAxis(), a.getSecondGroupAxis(),
+      a.getMapGranularity(), a.getQparamPacking(), a.getDecoderVersion());
+}
 } // namespace mlir::qt::detail
 
 //===----------------------------------------------------------------------===//
@@ -135,6 +175,22 @@ bool isScaleType(Type type) {
   l.tile.assign(a.getTileSizes().begin(), a.getTileSizes().end());
   l.padding.assign(a.getPaddingSizes().begin(), a.getPaddingSizes().end());
   return l;
+}
+
+::qtensor::Expected<::qtensor::Mixed2416Descriptor>
+mlir::qt::toMixed2416Descriptor(QuantizedTensorType type) {
+  auto mixed = dyn_cast<Mixed2416DescriptorAttr>(type.getDescriptor());
+  if (!mixed)
+    return ::qtensor::makeError("descriptor family '",
+                                type.getDescriptor().getFamilyName().str(),
+                                "' is not mixed_2416");
+  ::qtensor::Mixed2416Descriptor d = detail::makeMixed2416Descriptor(mixed);
+  d.shape.assign(type.getShape().begin(), type.getShape().end());
+  d.elementType = toPlainFloat(type.getElementType());
+  d.layoutFamily = type.getLayout().getFamily().str();
+  d.layoutVersion = type.getLayout().getVersion();
+  d.layoutEncoding = type.getLayout().getEncoding().str();
+  return d;
 }
 
 ::qtensor::Expected<::qtensor::QuantizedTensorDescriptor>
@@ -222,6 +278,35 @@ mlir::qt::toType(MLIRContext *context,
       [&] { return emitError(UnknownLoc::get(context)); }, t.shape,
       toMlirFloat(context, t.elementType),
       cast<DescriptorAttrInterface>(*descriptor), *layout);
+  if (!type)
+    return ::qtensor::makeError(captured.message);
+  return type;
+}
+
+::qtensor::Expected<QuantizedTensorType>
+mlir::qt::toType(MLIRContext *context,
+                 const ::qtensor::Mixed2416Descriptor &d) {
+  // IntegerType::get asserts on absurd widths: check the plain form first.
+  if (::qtensor::Status s = ::qtensor::verifyMixed2416(d); !s)
+    return s.error();
+  CapturedDiagnostic captured(context);
+  auto emit = [&] { return emitError(UnknownLoc::get(context)); };
+  auto descriptor = Mixed2416DescriptorAttr::getChecked(
+      emit, context, d.firstGroupSize, d.secondGroupSize,
+      IntegerType::get(context, d.firstScaleCode.bits, IntegerType::Unsigned),
+      toMlirFloat(context, d.secondType),
+      convertEnum<SparseSemantics>(d.sparse),
+      toMlirFloat(context, d.sparseType), StringRef(d.requiredKernel),
+      d.firstGroupAxis, d.secondGroupAxis,
+      convertEnum<PrecisionMapGranularity>(d.mapGranularity),
+      convertEnum<QParamPacking>(d.qparamPacking), d.decoderVersion);
+  if (!descriptor)
+    return ::qtensor::makeError(captured.message);
+  auto layout = LayoutAttr::get(context, d.layoutFamily, d.layoutVersion,
+                                d.layoutEncoding, {}, {});
+  auto type = QuantizedTensorType::getChecked(
+      emit, d.shape, toMlirFloat(context, d.elementType),
+      cast<DescriptorAttrInterface>(descriptor), layout);
   if (!type)
     return ::qtensor::makeError(captured.message);
   return type;

@@ -42,6 +42,14 @@ namespace mlir::qt::detail {
     uint32_t decoderVersion, NestedQParamsAttr nested, Codebook codebook,
     ScaleFormat scaleFormat);
 bool isScaleType(Type type);
+::qtensor::Mixed2416Descriptor makeMixed2416Descriptor(
+    int64_t firstGroupSize, int64_t secondGroupSize, IntegerType firstScaleCode,
+    FloatType secondScale, SparseSemantics sparse, FloatType sparseValue,
+    StringRef requiredKernel, int64_t firstGroupAxis, int64_t secondGroupAxis,
+    PrecisionMapGranularity mapGranularity, QParamPacking qparamPacking,
+    uint32_t decoderVersion);
+::qtensor::Mixed2416Descriptor
+makeMixed2416Descriptor(Mixed2416DescriptorAttr attr);
 } // namespace mlir::qt::detail
 
 //===----------------------------------------------------------------------===//
@@ -132,6 +140,86 @@ AffineDescriptorAttr::getQParamShape(ArrayRef<int64_t> shape) const {
 std::pair<int64_t, int64_t> AffineDescriptorAttr::getCodeBounds() const {
   ::qtensor::CodeBounds bounds = ::qtensor::codeBounds(toDescriptor(*this));
   return {bounds.min, bounds.max};
+}
+
+//===----------------------------------------------------------------------===//
+// Mixed2416DescriptorAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult Mixed2416DescriptorAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t firstGroupSize,
+    int64_t secondGroupSize, IntegerType firstScaleCode, FloatType secondScale,
+    SparseSemantics sparse, FloatType sparseValue, StringRef requiredKernel,
+    int64_t firstGroupAxis, int64_t secondGroupAxis,
+    PrecisionMapGranularity mapGranularity, QParamPacking qparamPacking,
+    uint32_t decoderVersion) {
+  if (!firstScaleCode.isUnsigned())
+    return emitError() << "first_scale_code must be unsigned (ui"
+                       << firstScaleCode.getWidth() << "), got "
+                       << firstScaleCode;
+  for (FloatType t : {secondScale, sparseValue})
+    if (!detail::isScaleType(t))
+      return emitError() << "mixed_2416 float types are f16, bf16 or f32, got "
+                         << t;
+  ::qtensor::Status status =
+      ::qtensor::verifyMixed2416Fields(detail::makeMixed2416Descriptor(
+          firstGroupSize, secondGroupSize, firstScaleCode, secondScale, sparse,
+          sparseValue, requiredKernel, firstGroupAxis, secondGroupAxis,
+          mapGranularity, qparamPacking, decoderVersion));
+  if (!status)
+    return emitError() << status.message();
+  return success();
+}
+
+StringRef Mixed2416DescriptorAttr::getFamilyName() const {
+  return "mixed_2416";
+}
+
+LogicalResult Mixed2416DescriptorAttr::verifyForTensor(
+    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
+    Type elementType) const {
+  ::qtensor::Mixed2416Descriptor d = detail::makeMixed2416Descriptor(*this);
+  d.shape.assign(shape.begin(), shape.end());
+  if (::qtensor::Status status = ::qtensor::verifyMixed2416(d); !status)
+    return emitError() << status.message();
+  return success();
+}
+
+LogicalResult Mixed2416DescriptorAttr::verifyLayout(
+    function_ref<InFlightDiagnostic()> emitError, Attribute layout) const {
+  const ::qtensor::Mixed2416Descriptor d;
+  auto l = dyn_cast_or_null<LayoutAttr>(layout);
+  if (!l || l.getFamily() != d.layoutFamily ||
+      l.getVersion() != d.layoutVersion ||
+      l.getEncoding() != d.layoutEncoding || l.getTile() || l.getPadding())
+    return emitError() << "a mixed_2416 tensor is stored in layout "
+                          "#qtensor.layout<family = \"mixed_2416\", version = "
+                          "1, encoding = \"group_major_lsb_first\">, got "
+                       << layout;
+  return success();
+}
+
+Type Mixed2416DescriptorAttr::getCodeElementType() const {
+  return IntegerType::get(getContext(), 4, IntegerType::Unsigned);
+}
+
+Type Mixed2416DescriptorAttr::getScaleElementType() const {
+  return Float32Type::get(getContext());
+}
+
+Type Mixed2416DescriptorAttr::getZeroPointElementType() const {
+  return IntegerType::get(getContext(), 4, IntegerType::Unsigned);
+}
+
+SmallVector<int64_t>
+Mixed2416DescriptorAttr::getQParamShape(ArrayRef<int64_t> shape) const {
+  if (shape.size() != 2 || getFirstGroupSize() <= 0)
+    return SmallVector<int64_t>(shape.begin(), shape.end());
+  return {shape[0], shape[1] / getFirstGroupSize()};
+}
+
+std::pair<int64_t, int64_t> Mixed2416DescriptorAttr::getCodeBounds() const {
+  return {0, 15};
 }
 
 //===----------------------------------------------------------------------===//

@@ -46,6 +46,11 @@ struct QTensorOpAsmInterface : public OpAsmDialectInterface {
         os << "_" << stringifyScaleFormat(affine.getScaleFormat());
       return AliasResult::FinalAlias;
     }
+    if (auto mixed = dyn_cast<Mixed2416DescriptorAttr>(attr)) {
+      os << "mixed2416_g" << mixed.getFirstGroupSize() << "_"
+         << stringifySparseSemantics(mixed.getSparse());
+      return AliasResult::FinalAlias;
+    }
     if (auto layout = dyn_cast<LayoutAttr>(attr)) {
       os << "layout";
       return AliasResult::FinalAlias;

@@ -132,8 +132,25 @@ LogicalResult WeightOp::verify() {
 // QuantizeOp
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Codes-and-qparams operands describe an affine tensor completely; another
+/// family has further streams (mixed_2416: the precision map, the sparse
+/// outliers) that these ops do not carry.
+LogicalResult requireAffine(Operation *op, QuantizedTensorType type) {
+  if (isa<AffineDescriptorAttr>(type.getDescriptor()))
+    return success();
+  return op->emitOpError()
+         << "takes affine tensors (codes and qparams are all of one); a "
+         << type.getDescriptor().getFamilyName()
+         << " tensor has further streams, read from its weight";
+}
+
+} // namespace
+
 LogicalResult QuantizeOp::verify() {
   QuantizedTensorType type = getResult().getType();
+  if (failed(requireAffine(*this, type)))
+    return failure();
   if (failed(verifySameShape(*this, "input", getInput().getType(), type)))
     return failure();
   if (!isa<FloatType>(getInput().getType().getElementType()))
@@ -177,7 +194,8 @@ LogicalResult verifyCodes(Operation *op, Type codes, QuantizedTensorType type) {
 
 LogicalResult AssembleOp::verify() {
   QuantizedTensorType type = getResult().getType();
-  if (failed(verifyCodes(*this, getCodes().getType(), type)) ||
+  if (failed(requireAffine(*this, type)) ||
+      failed(verifyCodes(*this, getCodes().getType(), type)) ||
       failed(
           verifyQParams(*this, type, getScales().getType(),
                         getZeroPoints() ? getZeroPoints().getType() : Type())))
@@ -211,7 +229,8 @@ LogicalResult AssembleOp::verify() {
 
 LogicalResult DisassembleOp::verify() {
   QuantizedTensorType type = getInput().getType();
-  if (failed(verifyCodes(*this, getCodes().getType(), type)))
+  if (failed(requireAffine(*this, type)) ||
+      failed(verifyCodes(*this, getCodes().getType(), type)))
     return failure();
   return verifyQParams(*this, type, getScales().getType(),
                        getZeroPoints() ? getZeroPoints().getType() : Type());

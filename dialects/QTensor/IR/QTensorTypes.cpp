@@ -65,6 +65,8 @@ QuantizedTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (!layout)
     return emitError() << "missing layout";
+  if (failed(descriptor.verifyLayout(emitError, layout)))
+    return failure();
   ::qtensor::Status status = ::qtensor::verifyLayoutForShape(
       toDescriptor(layout), std::vector<int64_t>(shape.begin(), shape.end()));
   if (!status)

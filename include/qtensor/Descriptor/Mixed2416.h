@@ -106,8 +106,13 @@ inline bool isW4Group(const std::vector<uint8_t> &map, int64_t g) {
   return (map[static_cast<size_t>(g / 8)] >> (g % 8)) & 1;
 }
 
-/// The descriptor alone: a 2-D shape, the source's axes, G1 a multiple of
-/// 64 dividing K, G2 dividing N, the code and float types, the layout id.
+/// Every field but the shape: the source's axes, G1 a multiple of 64, G2
+/// positive, the code and float types, the layout id, the kernel named,
+/// the decoder version. (The dialect attribute checks this; the tensor
+/// type adds the shape.)
+Status verifyMixed2416Fields(const Mixed2416Descriptor &d);
+/// verifyMixed2416Fields, then the shape: [N, K] with at most 2^40
+/// weights, G1 dividing K and G2 dividing N.
 Status verifyMixed2416(const Mixed2416Descriptor &d);
 
 /// The streams against the descriptor (after verifyMixed2416): every size,

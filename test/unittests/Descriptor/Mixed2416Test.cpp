@@ -152,7 +152,8 @@ TEST(Mixed2416, TheDescriptorsInvariants) {
                                     "first_group_size 128");
   bad = d;
   bad.secondGroupSize = 5;
-  expectError(verifyMixed2416(bad), "divide N = 16, got 5");
+  expectError(verifyMixed2416(bad),
+              "second_group_size 5 does not divide N = 16");
   bad = d;
   bad.firstScaleCode = {8, true};
   expectError(verifyMixed2416(bad), "got si8");

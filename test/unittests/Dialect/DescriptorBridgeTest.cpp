@@ -124,3 +124,41 @@ TEST_F(DescriptorBridge, InvalidDescriptorIsAnError) {
   ASSERT_FALSE(type);
   EXPECT_EQ(type.message(), "axis 2 is out of range for a rank-2 tensor");
 }
+
+// The mixed_2416 family: its plain contract (Mixed2416.h) -> type ->
+// contract, and text -> contract; a contract the verifier refuses is an
+// error, not an attribute.
+TEST_F(DescriptorBridge, Mixed2416ContractRoundTrips) {
+  ::qtensor::Mixed2416Descriptor d;
+  d.shape = {64, 256};
+  d.elementType = ::qtensor::FloatType::BF16;
+  d.firstGroupSize = 128;
+  d.secondGroupSize = 32;
+  d.firstScaleCode = {6, false};
+  d.secondType = ::qtensor::FloatType::F16;
+  d.sparse = ::qtensor::SparseSemantics::Correction;
+  d.sparseType = ::qtensor::FloatType::BF16;
+  d.requiredKernel = "mixed2416_decode_gemv";
+  auto type = qt::toType(&context, d);
+  ASSERT_TRUE(bool(type)) << type.message();
+  EXPECT_EQ(type->getDescriptor().getFamilyName(), "mixed_2416");
+  auto back = qt::toMixed2416Descriptor(*type);
+  ASSERT_TRUE(bool(back)) << back.message();
+  EXPECT_EQ(*back, d);
+  // The logical views: ui4 codes, f32 decoded scales, [N, K / G1] qparams.
+  EXPECT_EQ(print(type->getCodesType()), "tensor<64x256xui4>");
+  EXPECT_EQ(print(type->getScalesType()), "tensor<64x2xf32>");
+  EXPECT_EQ(print(type->getZeroPointsType()), "tensor<64x2xui4>");
+
+  qt::QuantizedTensorType parsed = parse(print(*type));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed, *type);
+  // Not spelled in the manifest's affine JSON.
+  EXPECT_FALSE(bool(qt::toDescriptor(*type)));
+
+  d.firstGroupSize = 96;
+  auto bad = qt::toType(&context, d);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(bad.message().find("multiple of 64"), std::string::npos)
+      << bad.message();
+}

@@ -906,3 +906,86 @@ func.func @scale_format_nested(%w: !qtensor.tensor<4x256xf32, #qtensor.affine<co
 func.func @e4m3_needs_bytes(%w: !qtensor.tensor<4x64xf16, #qtensor.affine<code = ui4, scheme = symmetric, granularity = per_axis, axis = 0, scale = f16, codebook = e4m3>>) {
   return
 }
+
+// -----
+
+// mixed_2416 (seed M8.9 0x07D): the verifier's rules come from
+// lib/Descriptor (verifyMixed2416), so the IR and the reader agree.
+
+// expected-error @+1 {{mixed_2416: first_group_size must be a positive multiple of 64 (a W2 group is whole 16-byte vectors), got 32}}
+func.func @mixed_group_not_vector_aligned(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 32, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: first-level groups run along axis 1 (input channels) and second-level groups along axis 0 (output channels), got axes 0 and 1}}
+func.func @mixed_axes_swapped(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k", first_group_axis = 0, second_group_axis = 1>, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{first_scale_code must be unsigned (ui8), got 'si8'}}
+func.func @mixed_signed_scale_codes(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = si8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: the sparse stream is 16-bit (f16 or bf16), got f32}}
+func.func @mixed_sparse_f32(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f32, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: required_kernel is empty}}
+func.func @mixed_no_kernel(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: K = 192 is not a multiple of first_group_size 128}}
+func.func @mixed_k_not_whole_groups(%w: !qtensor.tensor<64x192xf16, #qtensor.mixed_2416<first_group_size = 128, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: second_group_size 48 does not divide N = 64}}
+func.func @mixed_n_not_whole_groups(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 48, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mixed_2416: a weight matrix [N, K] is required, got shape [2, 64, 256]}}
+func.func @mixed_rank_3(%w: !qtensor.tensor<2x64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>) {
+  return
+}
+
+// -----
+
+// The logical layout is not where mixed streams live.
+// expected-error @+1 {{a mixed_2416 tensor is stored in layout #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">, got #qtensor.layout<family = "logical", version = 1, encoding = "lsb_first">}}
+func.func @mixed_logical_layout(%w: !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">>) {
+  return
+}
+
+// -----
+
+func.func @mixed_assemble(%c: tensor<64x256xui4>, %s: tensor<64x4xf32>, %z: tensor<64x4xui4>) {
+  // expected-error @+1 {{'qtensor.assemble' op takes affine tensors (codes and qparams are all of one); a mixed_2416 tensor has further streams, read from its weight}}
+  %q = qtensor.assemble %c, %s, %z : tensor<64x256xui4>, tensor<64x4xf32>, tensor<64x4xui4> -> !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>
+  return
+}
+
+// -----
+
+func.func @mixed_quantize(%x: tensor<64x256xf16>, %s: tensor<64x4xf32>, %z: tensor<64x4xui4>) {
+  // expected-error @+1 {{'qtensor.quantize' op takes affine tensors}}
+  %q = qtensor.quantize %x, %s, %z : tensor<64x256xf16>, tensor<64x4xf32>, tensor<64x4xui4> -> !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "k">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>
+  return
+}

@@ -9,12 +9,17 @@
 #define QTENSOR_DIALECT_QTENSOR_IR_DESCRIPTORBRIDGE_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorTypes.h"
 
 namespace mlir::qt {
 
 ::qtensor::AffineDescriptor toDescriptor(AffineDescriptorAttr attr);
 ::qtensor::LayoutDescriptor toDescriptor(LayoutAttr attr);
+/// A mixed_2416 tensor's full contract (shape, element type and layout id
+/// from the type); fails for a tensor of another family.
+::qtensor::Expected<::qtensor::Mixed2416Descriptor>
+toMixed2416Descriptor(QuantizedTensorType type);
 /// Fails (returns an error) for a descriptor family this build cannot spell
 /// in JSON yet.
 ::qtensor::Expected<::qtensor::QuantizedTensorDescriptor>
@@ -27,6 +32,9 @@ toDescriptor(QuantizedTensorType type);
 toAttr(MLIRContext *context, const ::qtensor::AffineDescriptor &d);
 ::qtensor::Expected<LayoutAttr> toAttr(MLIRContext *context,
                                        const ::qtensor::LayoutDescriptor &l);
+/// The tensor type of a mixed_2416 contract, with its layout id.
+::qtensor::Expected<QuantizedTensorType>
+toType(MLIRContext *context, const ::qtensor::Mixed2416Descriptor &d);
 ::qtensor::Expected<QuantizedTensorType>
 toType(MLIRContext *context, const ::qtensor::QuantizedTensorDescriptor &t);
 

@@ -108,6 +108,64 @@ def QTensor_AffineDescriptorAttr : QTensor_Attr<"AffineDescriptor", "affine",
   let genVerifyDecl = 1;
 }
 
+def QTensor_Mixed2416DescriptorAttr : QTensor_Attr<"Mixed2416Descriptor",
+    "mixed_2416", [DeclareAttrInterfaceMethods<QTensor_DescriptorAttrInterface,
+                                               ["verifyLayout"]>]> {
+  let summary = "Mixed 2/4/16: W2 and W4 groups, nested scales, sparse outliers";
+  let description = [{
+    Seed M8.9 0x07D. In an `[N, K]` weight, each first-level group of
+    `first_group_size` input channels (axis 1) holds 2- or 4-bit unsigned
+    codes with an integer zero-point, as the precision map (one entry per
+    group) says; the first-level scales are `first_scale_code` codes under
+    a second-level affine quantizer down `second_group_size` output
+    channels (axis 0), with scale and real zero-point of type
+    `second_scale`; selected weights are a sparse stream of `sparse_value`
+    values whose meaning is explicit: `replacement` (w = v, only in W2
+    groups) or `correction` (w = dense + v). Decoding runs the second level
+    first:
+
+    ```
+    s1 = s2 * (qs - z2)          w = s1 * (qw - z1)
+    ```
+
+    ```mlir
+    !qtensor.tensor<4096x4096xf16,
+        #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16,
+                            first_scale_code = ui8, second_scale = bf16,
+                            sparse = replacement, sparse_value = f16,
+                            required_kernel = "mixed2416_decode_gemv">,
+        #qtensor.layout<family = "mixed_2416", version = 1,
+                        encoding = "group_major_lsb_first">>
+    ```
+
+    The tensor's layout must be that layout id. Logical views (codes,
+    scales, zero-points) are the widest member's: `ui4` codes, `f32`
+    decoded first-level scales and `ui4` zero-points in the
+    `[N, K / first_group_size]` qparam shape. Defaults:
+    `first_group_axis = 1`, `second_group_axis = 0` (the source's; no
+    other axes are accepted), `map_granularity = group`,
+    `qparam_packing = bytes`, `decoder_version = 1`.
+  }];
+  let parameters = (ins
+    "int64_t":$first_group_size,
+    "int64_t":$second_group_size,
+    "::mlir::IntegerType":$first_scale_code,
+    "::mlir::FloatType":$second_scale,
+    EnumParameter<QTensor_SparseSemanticsEnum>:$sparse,
+    "::mlir::FloatType":$sparse_value,
+    StringRefParameter<"the kernel the layout is made for">:$required_kernel,
+    DefaultValuedParameter<"int64_t", "1">:$first_group_axis,
+    DefaultValuedParameter<"int64_t", "0">:$second_group_axis,
+    DefaultValuedParameter<"::mlir::qt::PrecisionMapGranularity",
+        "::mlir::qt::PrecisionMapGranularity::Group">:$map_granularity,
+    DefaultValuedParameter<"::mlir::qt::QParamPacking",
+        "::mlir::qt::QParamPacking::Bytes">:$qparam_packing,
+    DefaultValuedParameter<"uint32_t", "1">:$decoder_version
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def QTensor_LayoutAttr : QTensor_Attr<"Layout", "layout"> {
   let summary = "Physical arrangement of codes: family, version, encoding, tiles";
   let description = [{

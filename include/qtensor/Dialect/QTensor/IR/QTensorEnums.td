@@ -117,4 +117,26 @@ def QTensor_ScaleFormatEnum : I32EnumAttr<"ScaleFormat",
   let genSpecializedAttr = 0;
 }
 
+def QTensor_SparseSemanticsEnum : I32EnumAttr<"SparseSemantics",
+    "what a sparse value of mixed_2416 means at its position", [
+    I32EnumAttrCase<"Replacement", 0, "replacement">, // w = v, W2 groups only
+    I32EnumAttrCase<"Correction", 1, "correction">]> { // w = dense + v
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_PrecisionMapGranularityEnum : I32EnumAttr<"PrecisionMapGranularity",
+    "what one precision-map entry of mixed_2416 covers", [
+    I32EnumAttrCase<"Group", 0, "group">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
+def QTensor_QParamPackingEnum : I32EnumAttr<"QParamPacking",
+    "how mixed_2416 stores its first-level qparams", [
+    I32EnumAttrCase<"Bytes", 0, "bytes">]> {
+  let cppNamespace = "::mlir::qt";
+  let genSpecializedAttr = 0;
+}
+
 #endif // QTENSOR_DIALECT_QTENSOR_IR_QTENSORENUMS_TD

@@ -10,9 +10,10 @@ def QTensor_DescriptorAttrInterface : AttrInterface<"DescriptorAttrInterface"> {
   let description = [{
     A representation family (seed M8.9 0x01B: "describe the representation
     family first and only then its members"). `#qtensor.affine` implements
-    it today; ggml block types, mixed 2/4/16 with sparse outliers, codebooks
-    and FP8 are further families that implement the same methods, so the
-    type, the ops and their verifiers need no change to admit them.
+    it, with codebooks, FP4/FP8 and ggml's block types as its members;
+    `#qtensor.mixed_2416` (mixed 2/4/16 with sparse outliers) is the second
+    family. The type, the ops and their verifiers reach a family only
+    through these methods.
   }];
   let methods = [
     InterfaceMethod<"Family name as written in the manifest",
@@ -35,6 +36,16 @@ def QTensor_DescriptorAttrInterface : AttrInterface<"DescriptorAttrInterface"> {
       (ins "::llvm::ArrayRef<int64_t>":$shape)>,
     InterfaceMethod<"Smallest and largest valid code",
       "std::pair<int64_t, int64_t>", "getCodeBounds">,
+    InterfaceMethod<[{
+        Verifies that the tensor's layout is one this family is stored in
+        (the affine family: any; mixed_2416: its own layout id).
+      }],
+      "::llvm::LogicalResult", "verifyLayout",
+      (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
+           "::mlir::Attribute":$layout),
+      /*methodBody=*/"", /*defaultImplementation=*/[{
+        return ::mlir::success();
+      }]>,
   ];
 }
 
