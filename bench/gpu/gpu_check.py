@@ -44,10 +44,11 @@ BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
 # (family, code kind, group, scale dtype): W4 symmetric in groups of 128
 # for both families, IQ4_NL's decode GEMV in ggml's groups of 32, and the
 # FP4 decode GEMVs (MXFP4: E2M1 per 32, NVFP4: per 16; f32 scales, the
-# decoded e8m0 / ue4m3 bytes).
+# decoded e8m0 / ue4m3 bytes), and Q4_K's decode GEMV (unsigned codes, an
+# f32 scale and min per 32: its two levels decoded at load).
 VARIANTS = (("decode_gemv", "sym", GROUP, ACT), ("prefill_mma", "sym", GROUP, ACT),
             ("decode_gemv", "iq4_nl", 32, ACT), ("decode_gemv", "e2m1", 32, "f32"),
-            ("decode_gemv", "e2m1", 16, "f32"))
+            ("decode_gemv", "e2m1", 16, "f32"), ("decode_gemv", "min", 32, "f32"))
 KVALUES_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10,
                  1, 13, 25, 38, 53, 69, 89, 113)
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -94,6 +95,8 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
             {"name": "s", "dtype": scale, "shape": [n, groups]}]
     if kind == "asym":
         args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
+    elif kind == "min":  # x = s q + m, m in the scale dtype
+        args.append({"name": "z", "dtype": scale, "shape": [n, groups]})
     args.append({"name": "y", "dtype": OUT_DTYPE, "shape": [-1, n]})
     if family == "decode_gemv":
         entries = [{"symbol": "%s_t%d" % (name, hi), "tokens": [lo, hi]}
@@ -109,7 +112,8 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
             "file": name + ".ptx",
             "layout": family, "phase": "decode" if family == "decode_gemv" else "prefill",
             "n": n, "k": k, "bits": BITS, "group_size": group, "signed": kind == "sym",
-            "codebook": kind if kind not in ("sym", "asym") else None,
+            "codebook": kind if kind not in ("sym", "asym", "min") else None,
+            "min_zero": kind == "min",
             "activation": ACT, "scale": scale, "output": OUT_DTYPE, "bias": False,
             "entries": entries, "args": args,
             # A rank-R memref is 3 + 2R kernel parameters.
@@ -351,6 +355,22 @@ def quantize_e2m1(w, group):
     return q.view(n, k).to(torch.int32), scale.contiguous(), deq
 
 
+def quantize_w4_min(w, group):
+    """Q4_K-style codes: unsigned 0..15 per group with an f32 scale
+    (max - min) / 15 and an f32 min (x = s q + m, m <= 0); W_hat in f32, as
+    the kernel's one fma rounds it."""
+    import torch
+    n, k = w.shape
+    wg = w.view(n, k // group, group)
+    lo = wg.amin(-1).clamp_max(0.0)
+    hi = wg.amax(-1).clamp_min(0.0)
+    scale = ((hi - lo) / 15).clamp_min(1e-8)
+    q = torch.round((wg - lo[..., None]) / scale[..., None]).clamp(0, 15)
+    deq = (q.double() * scale.double()[..., None] + lo.double()[..., None]).float()
+    return (q.view(n, k).to(torch.int32), scale.contiguous(), lo.contiguous(),
+            deq.view(n, k))
+
+
 def memref_params(tensor, sizes):
     """A memref descriptor flattened: allocated, aligned, offset, sizes, strides."""
     import numpy as np
@@ -388,7 +408,9 @@ def error_bound(kern, t_abs):
     k = kern["k"]
     if kern["layout"] == "decode_gemv":
         chunks = cdiv(k, 128 // BITS)
-        acc = (128 // BITS + 2 * cdiv(chunks, 32) + 5 + 1) * 2.0 ** -24
+        # A lane decoded to s q + m makes x * w_hat one more rounding.
+        inexact = 1 if kern.get("min_zero") else 0
+        acc = (128 // BITS + 2 * cdiv(chunks, 32) + 5 + 1 + inexact) * 2.0 ** -24
     else:  # tensor cores truncate when they add: u = 2^-23
         acc = (kern["group_size"] + cdiv(k, kern["group_size"]) - 1) * 2.0 ** -23
     return acc * t_abs
@@ -422,9 +444,13 @@ def run(args):
             n, k = kern["n"], kern["k"]
             w = torch.randn(n, k, device=dev) * 0.05
             group = kern["group_size"]
-            quantize = {"iq4_nl": quantize_iq4nl, "e2m1": quantize_e2m1}.get(
-                kern.get("codebook"), quantize_w4_sym)
-            q, s, deq = quantize(w, group)
+            m = None
+            if kern.get("min_zero"):
+                q, s, m, deq = quantize_w4_min(w, group)
+            else:
+                quantize = {"iq4_nl": quantize_iq4nl, "e2m1": quantize_e2m1}.get(
+                    kern.get("codebook"), quantize_w4_sym)
+                q, s, deq = quantize(w, group)
             wshape = next(a["shape"] for a in kern["args"] if a["name"] == "w")
             packed = pack_torch(kern["layout"], BITS, kern["signed"], q, wshape)
             deq64, abs64 = deq.double(), deq.double().abs()
@@ -439,7 +465,7 @@ def run(args):
             for t in sorted(set(checks) | set(phase_t)):
                 x = torch.randn(t, k, device=dev).half()
                 y = torch.full((t, n), float("nan"), device=dev).half()
-                tensors = {"x": x, "w": packed, "s": s, "y": y}
+                tensors = {"x": x, "w": packed, "s": s, "z": m, "y": y}
                 params = []
                 for a in kern["args"]:
                     sizes = [t if v == -1 else v for v in a["shape"]]

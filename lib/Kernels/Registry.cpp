@@ -95,8 +95,19 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
                  Codebook::E4M3};
   k.scaleTypes.push_back(FloatType::F32);
   // Groups of 16 split a 32-code W4 chunk (NVFP4; no zero-point): each
-  // half scaled on its own. Admission checks the split against the tile.
+  // half scaled on its own; of byte codes they are a whole chunk (Q6_K).
+  // Admission checks the split against the tile.
   k.groupSizes.insert(k.groupSizes.begin(), 16);
+  // What ggml's other block types keep: 2-, 3-, 5- and 6-bit codes one per
+  // byte field (Q2_K, Q3_K, Q5_0, Q5_1, Q5_K, Q6_K) and a float min, each
+  // lane decoded to s * q + m before the dot (Q2_K, Q4_1, Q5_1, Q4_K,
+  // Q5_K).
+  for (unsigned bits : {2u, 3u, 5u, 6u}) {
+    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
+    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
+    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
+  }
+  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
   k.tileN = 1;
   k.tileK = 1;
   k.tokens = {1, kMaxDecodeTokens};

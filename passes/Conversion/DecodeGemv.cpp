@@ -86,7 +86,9 @@ public:
         MemRefType::get({t, k}, act),
         MemRefType::get({n, 4 * chunks}, IntegerType::get(ctx, 32)),
         MemRefType::get({n, g}, scale)};
-    if (spec.takesZeroPoints())
+    if (spec.minZero) // a float min per group, in the scale dtype
+      types.push_back(MemRefType::get({n, g}, scale));
+    else if (spec.takesZeroPoints())
       types.push_back(MemRefType::get({n, g}, IntegerType::get(ctx, 8)));
     if (spec.bias)
       types.push_back(MemRefType::get({n}, out));
@@ -170,6 +172,9 @@ Value DecodeGemvEmitter::emitMagicDequant(ImplicitLocOpBuilder &b, Value fields,
     // Signed codes are stored offset binary: field = q + 2^(b-1).
     offset = arith::ConstantOp::create(
         b, b.getF32FloatAttr(twoTo23 + double(1 << (spec.bits - 1))));
+  } else if (spec.minZero) {
+    // x = s * q + m: the code itself; the min is added after scaling.
+    offset = arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23));
   } else {
     Value zp = memref::LoadOp::create(b, z, ValueRange{n, group});
     zp = arith::ExtUIOp::create(b, i32, zp);
@@ -193,7 +198,8 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
   auto wordsTy = VectorType::get({4}, i32);
   auto fieldsTy = VectorType::get({chunk}, i32);
   auto valuesTy = VectorType::get({chunk}, f32);
-  const int64_t perWord = 32 / spec.bits;
+  // 2-, 3-, 5- and 6-bit codes sit one per byte field (KernelSpec.h).
+  const int64_t fieldBits = spec.fieldBits(), perWord = 32 / fieldBits;
 
   // One 128-bit load of the chunk's four words.
   Value word0 = arith::MulIOp::create(b, c, indexConst(b, 4));
@@ -205,7 +211,7 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
   SmallVector<int32_t> shifts;
   for (int64_t j = 0; j < chunk; ++j) {
     spread.push_back(j / perWord);
-    shifts.push_back(static_cast<int32_t>((j % perWord) * spec.bits));
+    shifts.push_back(static_cast<int32_t>((j % perWord) * fieldBits));
   }
   Value fields = vector::ShuffleOp::create(b, words, words, spread);
   fields = arith::ShRUIOp::create(
@@ -240,6 +246,19 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
     if (scale != f32) // f32: a nested first level, decoded at load
       scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
     scaleValues.push_back(scaleValue);
+  }
+  if (spec.minZero) {
+    // Each lane decoded to s * q + m (one fma, rounded once) and then
+    // multiplied into X, as the host GEMM does: every term stays
+    // x * w_hat, so the order-free bound on |x w_hat| holds (s * sum(x q)
+    // + m * sum(x) could cancel far below it). Admission keeps a min's
+    // group a whole chunk.
+    Value m = memref::LoadOp::create(b, z, ValueRange{n, group});
+    if (scale != f32)
+      m = arith::ExtFOp::create(b, f32, m);
+    dequant = vector::FMAOp::create(
+        b, dequant, vector::BroadcastOp::create(b, valuesTy, scaleValues[0]),
+        vector::BroadcastOp::create(b, valuesTy, m));
   }
 
   auto xTy = VectorType::get({chunk}, act);
@@ -280,6 +299,10 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
       // Ordered sum: the host and the GPU add in the same order.
       Value dot =
           vector::ReductionOp::create(b, vector::CombiningKind::ADD, lanes);
+      if (spec.minZero) { // already scaled, lane by lane
+        sum = arith::AddFOp::create(b, dot, sum);
+        continue;
+      }
       // mul + add marked `contract`: NVPTX emits one fma.rn.f32 (math.fma
       // would become a libdevice call that ptxas cannot resolve).
       auto contract = arith::FastMathFlags::contract;

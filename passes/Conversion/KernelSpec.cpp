@@ -87,34 +87,34 @@ std::string QuantKernelSpec::name() const {
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
-  const bool host = spec.family == KernelFamily::HostGemm;
+  // The host GEMM and the decode GEMV read the decode_gemv layout, which
+  // holds 2-, 3-, 5- and 6-bit codes one per byte; the tensor-core GEMM's
+  // panels hold 4- and 8-bit codes only.
+  const bool rowLayout = spec.family != KernelFamily::PrefillMma;
   if (spec.activation == FloatType::F32)
     return makeError("activations must be f16 or bf16, got f32");
   if (spec.bits != 4 && spec.bits != 8 &&
-      !(host &&
+      !(rowLayout &&
         (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6)))
-    return makeError("code width must be ", host ? "2, 3, 4, 5, 6" : "4",
+    return makeError("code width must be ", rowLayout ? "2, 3, 4, 5, 6" : "4",
                      " or 8 bits, got ", spec.bits);
-  // Groups of 16: a whole chunk of byte fields (host), or half a W4 chunk
-  // whose two scales the host GEMM and the decode GEMV apply per lane;
-  // such a half carries no zero-point (NVFP4, symmetric codes).
+  // Groups of 16: a whole chunk of byte fields, or half a W4 chunk whose
+  // two scales the host GEMM and the decode GEMV apply per lane; such a
+  // half carries no zero-point (NVFP4, symmetric codes).
   const bool smallGroup =
-      spec.groupSize == 16 &&
-      ((host && spec.chunkCodes() == 16) ||
-       (spec.family != KernelFamily::PrefillMma && spec.chunkCodes() == 32 &&
-        !spec.takesZeroPoints() && !spec.minZero));
+      spec.groupSize == 16 && rowLayout &&
+      (spec.chunkCodes() == 16 ||
+       (spec.chunkCodes() == 32 && !spec.takesZeroPoints() && !spec.minZero));
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
       spec.groupSize != 128 && !smallGroup)
     return makeError("group size must be 32, 64, 128",
-                     host ? " (16 for byte codes, or W4 codes without a "
-                            "zero-point)"
-                     : spec.family == KernelFamily::DecodeGemv
-                         ? " (16 for W4 codes without a zero-point)"
-                         : "",
+                     rowLayout ? " (16 for byte codes, or W4 codes without a "
+                                 "zero-point)"
+                               : "",
                      " or per-channel, got ", spec.groupSize);
-  if (spec.minZero && (spec.symmetric || !host))
+  if (spec.minZero && (spec.symmetric || !rowLayout))
     return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
-                                    : "only the host GEMM takes min "
+                                    : "the tensor-core GEMM takes no min "
                                       "zero-points");
   if (spec.codebook != Codebook::None) {
     if (spec.family == KernelFamily::PrefillMma)

@@ -37,13 +37,13 @@ constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
-  /// 4 or 8; the host GEMM also reads 2-, 3-, 5- and 6-bit codes (one per
-  /// byte).
+  /// 4 or 8; the host GEMM and the decode GEMV also read 2-, 3-, 5- and
+  /// 6-bit codes (one per byte).
   unsigned bits = 4;
   bool symmetric = true; ///< signed codes, no zero-points
   /// Unsigned codes with a float `min` per group in the scale dtype,
   /// x = s * q + m (ggml Q4_1, Q5_1, Q4_K, Q5_K), instead of a u8
-  /// zero-point; host GEMM only.
+  /// zero-point; the host GEMM and the decode GEMV.
   bool minZero = false;
   /// Unsigned codes that index this value table, x = s * table[q], with
   /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false); the

@@ -2,7 +2,7 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=sm_80 kernels=decode_gemv:w8:g64:asym:bf16:t1:n4:k128:s2" | FileCheck %s --check-prefix=W8
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=decode_gemv:w4:gch:asym:f16:t3:n5:k40" | FileCheck %s --check-prefix=HOST
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=decode_gemv:w4:gch:asym:f16:t3:n5:k40" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
-// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w3:g128:sym:f16:t1:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADWIDTH
+// RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w7:g128:sym:f16:t1:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADWIDTH
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g96:sym:f16:t1:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADGROUP
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t17:n8:k64" 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=decode_gemv:w4:g32:sym:f16:t1:n8:k64:s3" 2>&1 | FileCheck %s --check-prefix=BADSPLIT
@@ -101,8 +101,8 @@
 // BADOPT: kernel spec 'decode_gemv:w4:g32:sym:f16:t1:n8:k64:of8': unknown option 'of8'
 // BADT: kernel spec 'decode_gemv:w4:g32:sym:f16:t0:n8:k64': bad rows 't0'
 
-// BADWIDTH: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w3:g128:sym:f16:t1:n8:k64': code width must be 4 or 8 bits, got 3
-// BADGROUP: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w4:g96:sym:f16:t1:n8:k64': group size must be 32, 64, 128 (16 for W4 codes without a zero-point) or per-channel, got 96
+// BADWIDTH: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w7:g128:sym:f16:t1:n8:k64': code width must be 2, 3, 4, 5, 6 or 8 bits, got 7
+// BADGROUP: error: qtensor-generate-kernels: kernel spec 'decode_gemv:w4:g96:sym:f16:t1:n8:k64': group size must be 32, 64, 128 (16 for byte codes, or W4 codes without a zero-point) or per-channel, got 96
 // BADROWS: decode kernels take T in [1, 16] rows, got 17
 // BADSPLIT: split-K must be in [1, 2] (the 32-code chunks of K = 64), got 3
 // BADTARGET: error: qtensor-generate-kernels: unknown target 'sm_70', expected sm_80, sm_90 or host

@@ -56,7 +56,7 @@ func.func @wrong_backend(%x: tensor<?x256xf16>) -> tensor<?x64xf16> {
 #GEMV = #qtensor.layout<family = "decode_gemv", version = 1, encoding = "offset_binary", tile = [1, 32]>
 func.func @group_96(%x: tensor<?x768xf16>) -> tensor<?x64xf16> {
   %w = qtensor.weight "w.g96" {qtensor.prepacked} : !qtensor.tensor<64x768xf16, #G96, #GEMV>
-  // expected-error @+1 {{linear 'w.g96': decode kernel 'affine_gemv_decode_host': rank 0 of 1: group size must be 32, 64, 128 (16 for W4 codes without a zero-point) or per-channel, got 96}}
+  // expected-error @+1 {{linear 'w.g96': decode kernel 'affine_gemv_decode_host': rank 0 of 1: group size must be 32, 64, 128 (16 for byte codes, or W4 codes without a zero-point) or per-channel, got 96}}
   %y = qtensor.linear %x, %w accumulate(f32) {qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemv_decode_host", layout = #GEMV, repack = prepacked>} : tensor<?x768xf16>, !qtensor.tensor<64x768xf16, #G96, #GEMV> -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }

@@ -128,32 +128,39 @@ TEST(Selection, KeepKeepsAHeadStoredAsCodesUnlessExcluded) {
   EXPECT_EQ(e->reason, "--exclude 'output.weight'");
 }
 
-// Which kept codes a kernel reads depends on the target: the host GEMM
-// reads the K-quants and Q5_x, no GPU kernel does yet, so for sm_90 they
-// are decoded to float under --fallback allow (and a K-quant head stays
-// float), while Q4_0 is kept for both.
+// Which kept codes a kernel reads depends on the target. The host GEMM
+// and the sm_80/sm_90 decode GEMV read every ggml type kept as codes (the
+// K-quants, Q5_x, a K-quant head); stored codes that no kernel of the
+// target reads (per-tensor scales here) are decoded to float under
+// --fallback allow, and the reason names the target.
 TEST(Selection, KeptCodesFollowTheTargetsKernels) {
   for (const char *target : {"host", "sm_90"}) {
     SCOPED_TRACE(target);
-    const bool host = std::string(target) == "host";
     WeightSelection s = make({}, {});
     s.keepFloatWeights();
     s.decodeTypesWithoutKernels();
     ASSERT_TRUE(bool(s.setTarget(target)));
-    auto q4k =
-        s.decideStored("blk.0.attn_q.weight", TensorKind::Linear, "Q4_K");
-    ASSERT_TRUE(bool(q4k));
-    EXPECT_EQ(q4k->quantize, host);
-    if (!host)
-      EXPECT_EQ(q4k->reason, "--quant keep --fallback allow: no sm_90 kernel "
-                             "reads Q4_K codes yet; decoded to F32 and kept "
-                             "in float");
-    EXPECT_EQ(
-        s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize,
-        host);
+    for (const char *type :
+         {"Q4_K", "Q5_K", "Q6_K", "Q4_1", "Q5_0", "Q2_K", "Q3_K", "Q4_0"}) {
+      auto d = s.decideStored("blk.0.attn_q.weight", TensorKind::Linear, type);
+      ASSERT_TRUE(bool(d));
+      EXPECT_TRUE(d->quantize) << type;
+    }
     EXPECT_TRUE(
-        s.decideStored("blk.0.attn_k.weight", TensorKind::Linear, "Q4_0")
-            ->quantize);
+        s.decideStored("output.weight", TensorKind::Head, "Q6_K")->quantize);
+    AffineDescriptor perTensor;
+    perTensor.code = {4, false};
+    perTensor.scheme = QuantScheme::Asymmetric;
+    perTensor.zeroPoint = ZeroPointKind::Integer;
+    perTensor.granularity = Granularity::PerTensor;
+    auto packed = s.decideStored("blk.0.attn_k.weight", TensorKind::Linear,
+                                 "I32", &perTensor);
+    ASSERT_TRUE(bool(packed));
+    EXPECT_FALSE(packed->quantize);
+    EXPECT_EQ(packed->reason,
+              std::string("--quant keep --fallback allow: no ") + target +
+                  " kernel reads I32 codes yet; decoded to "
+                  "F32 and kept in float");
   }
   WeightSelection s = make({}, {});
   EXPECT_FALSE(bool(s.setTarget("sm_75x")));

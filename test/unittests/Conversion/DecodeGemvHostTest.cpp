@@ -112,6 +112,7 @@ struct Case {
   FloatType out = FloatType::F32;
   bool bias = false;
   Codebook codebook = Codebook::None; ///< unsigned indices (IQ4_NL, NF4)
+  bool minZero = false; ///< unsigned codes with a float min (ggml)
 };
 
 QuantKernelSpec specOf(const Case &c) {
@@ -129,6 +130,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.k = c.k;
   spec.splitK = c.split;
   spec.codebook = c.codebook;
+  spec.minZero = c.minZero;
   return spec;
 }
 
@@ -153,9 +155,9 @@ double kernelErrorBound(const QuantKernelSpec &spec, double absSum) {
   const int64_t perSplit = (chunks + spec.splitK - 1) / spec.splitK;
   const int64_t laneChunks = (perSplit + kWarpSize - 1) / kWarpSize;
   const double u = std::ldexp(1.0, -24);
-  // A codebook value that is not a small integer (NF4's) makes x * value
-  // one more rounding per term.
-  const bool inexactProducts = spec.codebook == Codebook::NF4;
+  // A codebook value that is not a small integer (NF4's), or a lane
+  // decoded to s * q + m, makes x * value one more rounding per term.
+  const bool inexactProducts = spec.codebook == Codebook::NF4 || spec.minZero;
   return double(spec.chunkCodes() + 2 * laneChunks + 5 + spec.splitK +
                 (inexactProducts ? 1 : 0)) *
              u * absSum +
@@ -185,6 +187,8 @@ struct Problem {
   std::vector<uint16_t> scaleBits; ///< f16/bf16 scales
   std::vector<float> scalesF32;    ///< f32 scales (a nested first level)
   std::vector<uint8_t> zeros;
+  std::vector<uint16_t> minBits;  ///< f16/bf16 mins (minZero)
+  std::vector<float> minsF32;     ///< f32 mins (a nested first level)
   std::vector<uint16_t> biasBits; // 16-bit outputs
   std::vector<float> biasF32;     // f32 output
   std::vector<double> bias;       // the bias values, exactly
@@ -219,6 +223,51 @@ Problem withBias(Problem p, std::mt19937 &rng) {
     }
   }
   return p;
+}
+
+/// Codes and qparams as ggml files keep them, for the forms the groupwise
+/// quantizer does not make (a float min, f32 scales): random codes over the
+/// whole range, positive scales, mins mostly negative, x = s * q (+ m).
+/// W_hat is the weight (no quantization error). The reference holds each
+/// element in f32: s * q + m is exact in double, so its f32 rounding is
+/// the kernel's one fma.
+std::optional<Problem> makeGgmlLikeProblem(const QuantKernelSpec &spec,
+                                           std::mt19937 &rng) {
+  Problem p;
+  p.spec = spec;
+  const int64_t n = spec.n, k = spec.k, g = spec.groupsPerRow();
+  const int64_t group = spec.effectiveGroupSize();
+  const int64_t lo = spec.symmetric ? -(int64_t(1) << (spec.bits - 1)) : 0;
+  std::uniform_int_distribution<int64_t> code(
+      lo, lo + (int64_t(1) << spec.bits) - 1);
+  std::uniform_real_distribution<float> scale(0.002f, 0.05f), min(-0.6f, 0.1f);
+  auto store = [&](float v, std::vector<uint16_t> &bits,
+                   std::vector<float> &f32) -> double {
+    if (spec.scaleType() == FloatType::F32) {
+      f32.push_back(v);
+      return v;
+    }
+    bits.push_back(toBits(v, spec.scaleType()));
+    return fromBits(bits.back(), spec.scaleType());
+  };
+  std::vector<double> s, m;
+  for (int64_t i = 0; i < n * g; ++i) {
+    s.push_back(store(scale(rng), p.scaleBits, p.scalesF32));
+    if (spec.minZero)
+      m.push_back(store(min(rng), p.minBits, p.minsF32));
+  }
+  std::vector<int32_t> codes;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t col = 0; col < k; ++col) {
+      codes.push_back(int32_t(code(rng)));
+      const size_t at = size_t(r * g + col / group);
+      const double x = s[at] * double(codes.back()) + (m.empty() ? 0 : m[at]);
+      p.dequant.push_back(float(x));
+    }
+  p.weight = p.dequant;
+  if (!packWords(p, codes))
+    return std::nullopt;
+  return withBias(std::move(p), rng);
 }
 
 /// Float weights with a per-row magnitude, quantized group-wise with scales
@@ -273,6 +322,8 @@ std::optional<Problem> makeProblem(const QuantKernelSpec &spec,
       return std::nullopt;
     return withBias(std::move(p), rng);
   }
+  if (spec.minZero || spec.scaleType() == FloatType::F32)
+    return makeGgmlLikeProblem(spec, rng);
   GroupwiseConfig config;
   config.bits = spec.bits;
   config.symmetric = spec.symmetric;
@@ -339,6 +390,8 @@ llvm::Error call(mlir::ExecutionEngine &engine, Problem &p,
   Buffer2D<uint16_t> sBuf(spec.n, spec.groupsPerRow(), p.scaleBits);
   Buffer2D<float> sF32(spec.n, spec.groupsPerRow(), p.scalesF32);
   Buffer2D<uint8_t> zBuf(spec.n, spec.groupsPerRow(), p.zeros);
+  Buffer2D<uint16_t> mBuf(spec.n, spec.groupsPerRow(), p.minBits);
+  Buffer2D<float> mF32(spec.n, spec.groupsPerRow(), p.minsF32);
   Buffer1D<uint16_t> bHalf(p.biasBits);
   Buffer1D<float> bF32(p.biasF32);
   // The C interface: each argument a pointer to a memref descriptor, in
@@ -348,7 +401,11 @@ llvm::Error call(mlir::ExecutionEngine &engine, Problem &p,
                                      spec.scaleType() == FloatType::F32
                                          ? static_cast<void *>(&sF32.desc)
                                          : static_cast<void *>(&sBuf.desc)};
-  if (spec.takesZeroPoints())
+  if (spec.minZero)
+    descriptors.push_back(spec.scaleType() == FloatType::F32
+                              ? static_cast<void *>(&mF32.desc)
+                              : static_cast<void *>(&mBuf.desc));
+  else if (spec.takesZeroPoints())
     descriptors.push_back(&zBuf.desc);
   if (spec.bias)
     descriptors.push_back(spec.output == FloatType::F32
@@ -494,6 +551,27 @@ std::vector<Case> allCases() {
       {8, false, 0, f16, 1, 37, 300, 1, f16, FloatType::F32, false, e4m3});
   cases.push_back(
       {8, false, 32, bf16, 16, 13, 512, 2, bf16, FloatType::F32, true, e4m3});
+  // ggml's kept codes: Q4_1 / Q5_1 (f16 min), Q4_K / Q5_K (f32 scale and
+  // min), Q2_K (2-bit, min, groups of 16), Q5_0 (signed 5-bit), Q6_K and
+  // Q3_K (signed 6- and 3-bit, f32 scales, groups of 16: a whole chunk of
+  // byte fields). T = 1, 5 and 16, K tails, split-K, bias.
+  const Codebook none = Codebook::None;
+  const FloatType f32 = FloatType::F32;
+  cases.push_back(
+      {4, false, 32, f16, 1, 37, 300, 1, f16, f32, false, none, true});
+  cases.push_back(
+      {5, false, 32, bf16, 16, 13, 1000, 2, f16, f32, true, none, true});
+  cases.push_back({4, false, 32, f16, 5, 64, 512, 1, f32, FloatType::F16, false,
+                   none, true});
+  cases.push_back(
+      {5, false, 32, f16, 1, 7, 77, 1, f32, FloatType::BF16, true, none, true});
+  cases.push_back(
+      {2, false, 16, f16, 3, 37, 300, 3, f32, f32, true, none, true});
+  cases.push_back({5, true, 32, f16, 1, 37, 300, 1, f16, f32, false});
+  cases.push_back({6, true, 16, f16, 16, 64, 512, 2, f32, f32, true});
+  cases.push_back(
+      {6, true, 16, bf16, 1, 13, 1000, 1, f32, FloatType::BF16, false});
+  cases.push_back({3, true, 16, bf16, 5, 6, 77, 1, f32, f32, true});
   return cases;
 }
 

@@ -494,10 +494,10 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
     const char *text, *message;
   };
   for (const Bad &bad : {
-           Bad{"decode_gemv:w5:g32:sym:f16:t1:n8:k64",
+           Bad{"prefill_mma:w5:g32:sym:f16:n8:k64",
                "code width must be 4 or 8 bits, got 5"},
-           Bad{"decode_gemv:w4:g32:min:f16:t1:n8:k64",
-               "only the host GEMM takes min zero-points"},
+           Bad{"prefill_mma:w4:g32:min:f16:n8:k64",
+               "the tensor-core GEMM takes no min zero-points"},
            Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
                "only the host GEMM and the decode GEMV take f32 scales"},
            Bad{"host_gemm:w4:g16:asym:f16:n8:k64",

@@ -117,7 +117,10 @@ TEST(Admission, CodeContract) {
   sig.descriptor.code = {2, false};
   sig.descriptor.scheme = QuantScheme::Asymmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  // The GEMV reads 2-bit codes one per byte; the tensor-core GEMM's
+  // panels hold 4- and 8-bit codes only.
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
             Reasons{"code ui2 not in {si4 twos_complement, si4 offset_binary, "
                     "ui4, si8 twos_complement, ui8}"});
   sig.descriptor.scheme = QuantScheme::Symmetric;
@@ -129,7 +132,10 @@ TEST(Admission, CodeContract) {
   sig.descriptor.code = {8, true};
   EXPECT_EQ(reasons(admitOn(kGemv, sig)).front(),
             "code si8 offset_binary not in {si4 twos_complement, si4 "
-            "offset_binary, ui4, si8 twos_complement, ui8}");
+            "offset_binary, ui4, si8 twos_complement, ui8, si2 "
+            "offset_binary, si2 twos_complement, ui2, si3 offset_binary, si3 "
+            "twos_complement, ui3, si5 offset_binary, si5 twos_complement, "
+            "ui5, si6 offset_binary, si6 twos_complement, ui6}");
 }
 
 TEST(Admission, DecoderVersion) {
@@ -147,12 +153,14 @@ TEST(Admission, QParamContract) {
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
   EXPECT_TRUE(admitOn(kGemv, sig).accepted());
   sig.descriptor.zeroPoint = ZeroPointKind::Min; // ggml Q4_1
-  EXPECT_EQ(reasons(admitOn(kGemv, sig)),
+  EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
             Reasons{"zero-point min with unsigned codes not in {integer}"});
   sig.descriptor.scheme = QuantScheme::Symmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::None;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
-            Reasons{"zero-point none with unsigned codes not in {integer}"});
+            Reasons{"zero-point none with unsigned codes not in {integer, "
+                    "min}"});
   sig.descriptor.code = {8, true};
   sig.descriptor.scheme = QuantScheme::Asymmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
@@ -208,16 +216,18 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
         << toString(CodeContract::of(sig.descriptor));
     EXPECT_TRUE(admitOn(kHostGemm, sig, prefill(), "host").accepted());
   }
-  // The decode GEMV takes f32 scales (a nested first level) but neither
-  // a min nor 6-bit codes; the tensor-core GEMM takes none of them.
-  EXPECT_EQ(reasons(admitOn(kGemv, q4k)),
-            (Reasons{"zero-point min with unsigned codes not in {integer}"}));
+  // The decode GEMV takes all of them (byte codes, a min, f32 scales);
+  // the tensor-core GEMM takes none.
+  EXPECT_TRUE(admitOn(kGemv, q4k).accepted());
+  EXPECT_TRUE(admitOn(kGemv, q6k).accepted());
   EXPECT_EQ(reasons(admitOn(kMma, q4k, prefill())),
             (Reasons{"zero-point min with unsigned codes not in {integer}",
                      "scale f32 not in {f16, bf16}"}));
-  EXPECT_EQ(reasons(admitOn(kGemv, q6k)),
+  EXPECT_EQ(reasons(admitOn(kMma, q6k, prefill())),
             (Reasons{"code si6 offset_binary not in {si4 twos_complement, "
-                     "si4 offset_binary, ui4, si8 twos_complement, ui8}"}));
+                     "si4 offset_binary, ui4, si8 twos_complement, ui8}",
+                     "scale f32 not in {f16, bf16}",
+                     "group size 16 not in {32, 64, 128}"}));
   // Groups of 16 W4 codes split a 32-code chunk: the host GEMM and the
   // decode GEMV scale each half on its own, which needs no zero-point; the
   // tensor-core GEMM takes no groups of 16.

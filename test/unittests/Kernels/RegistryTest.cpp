@@ -167,8 +167,9 @@ TEST(Registry, JsonSpelledAsDocumented) {
   EXPECT_EQ(gemv["layout"], json::parse(R"({"family": "decode_gemv",
       "version": 1, "encoding": "offset_binary"})"));
   EXPECT_EQ(gemv["qparams"]["group_sizes"], json::parse("[16, 32, 64, 128]"));
-  EXPECT_EQ(gemv["qparams"]["zero_points"],
-            json::parse(R"({"signed": ["none"], "unsigned": ["integer"]})"));
+  EXPECT_EQ(
+      gemv["qparams"]["zero_points"],
+      json::parse(R"({"signed": ["none"], "unsigned": ["integer", "min"]})"));
   EXPECT_EQ(gemv["tokens"], json::parse(R"({"min": 1, "max": 16})"));
   EXPECT_EQ(gemv["min_capability"], 80);
   const json &fallback = j["kernels"].back();
