@@ -65,6 +65,31 @@ unsigned codeAt(const std::vector<uint8_t> &stream, int64_t index,
 
 } // namespace
 
+const char *toString(SparseSemantics s) {
+  return s == SparseSemantics::Replacement ? "replacement" : "correction";
+}
+const char *toString(PrecisionMapGranularity) { return "group"; }
+const char *toString(QParamPacking) { return "bytes"; }
+
+std::optional<SparseSemantics> parseSparseSemantics(const std::string &s) {
+  if (s == "replacement")
+    return SparseSemantics::Replacement;
+  if (s == "correction")
+    return SparseSemantics::Correction;
+  return std::nullopt;
+}
+std::optional<PrecisionMapGranularity>
+parsePrecisionMapGranularity(const std::string &s) {
+  if (s == "group")
+    return PrecisionMapGranularity::Group;
+  return std::nullopt;
+}
+std::optional<QParamPacking> parseQParamPacking(const std::string &s) {
+  if (s == "bytes")
+    return QParamPacking::Bytes;
+  return std::nullopt;
+}
+
 bool Mixed2416Descriptor::operator==(const Mixed2416Descriptor &o) const {
   return shape == o.shape && elementType == o.elementType &&
          firstGroupAxis == o.firstGroupAxis &&

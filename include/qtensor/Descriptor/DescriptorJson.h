@@ -10,6 +10,7 @@
 #define QTENSOR_DESCRIPTOR_DESCRIPTORJSON_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,13 @@ Expected<AffineDescriptor> affineDescriptorFromJson(const nlohmann::json &j);
 Expected<LayoutDescriptor> layoutDescriptorFromJson(const nlohmann::json &j);
 Expected<QuantizedTensorDescriptor>
 tensorDescriptorFromJson(const nlohmann::json &j);
+
+/// A mixed_2416 tensor's contract in the same shape as an affine tensor's:
+/// {shape, element_type, descriptor: {family: "mixed_2416", ...}, layout}
+/// (docs/descriptor-json.md). Parsing is as strict, then verifyMixed2416.
+nlohmann::json toJson(const Mixed2416Descriptor &d);
+Expected<Mixed2416Descriptor>
+mixed2416DescriptorFromJson(const nlohmann::json &j);
 
 } // namespace qtensor
 

@@ -26,6 +26,7 @@
 #include "qtensor/Descriptor/Descriptor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,15 @@ struct Mixed2416Streams {
   std::vector<int32_t> sparseColumns;     ///< increasing within a row
   std::vector<int32_t> sparseRowPointers; ///< N + 1 entries
 };
+
+/// The JSON spellings (the dialect attribute spells them the same way).
+const char *toString(SparseSemantics s);
+const char *toString(PrecisionMapGranularity g);
+const char *toString(QParamPacking p);
+std::optional<SparseSemantics> parseSparseSemantics(const std::string &s);
+std::optional<PrecisionMapGranularity>
+parsePrecisionMapGranularity(const std::string &s);
+std::optional<QParamPacking> parseQParamPacking(const std::string &s);
 
 /// Whether group `g` (row-major index over [N, K / G1]) holds 4-bit codes.
 inline bool isW4Group(const std::vector<uint8_t> &map, int64_t g) {

@@ -6,9 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Descriptor/Mixed2416.h"
+#include "qtensor/Descriptor/DescriptorJson.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 using namespace qtensor;
@@ -238,4 +240,67 @@ TEST(Mixed2416, RatesAddUpToTheStreamsBytes) {
                               r.secondLevelBytes + r.sparseBytes);
   EXPECT_DOUBLE_EQ(r.payloadBitsPerWeight, (31 * 2 + 4) * 64.0 / 2048.0);
   EXPECT_DOUBLE_EQ(r.bitsPerWeight, r.totalBytes * 8.0 / 2048.0);
+}
+
+TEST(Mixed2416Json, RoundTripsEveryField) {
+  Mixed2416Descriptor d = smallDescriptor();
+  d.elementType = FloatType::BF16;
+  d.firstGroupSize = 128;
+  d.secondGroupSize = 8;
+  d.firstScaleCode = {6, false};
+  d.secondType = FloatType::F16;
+  d.sparse = SparseSemantics::Correction;
+  d.sparseType = FloatType::BF16;
+  d.requiredKernel = "k";
+  nlohmann::json j = toJson(d);
+  EXPECT_EQ(j["descriptor"]["family"], "mixed_2416");
+  EXPECT_EQ(j["descriptor"]["second_level"]["dtype"], "f16");
+  EXPECT_EQ(j["descriptor"]["sparse"]["semantics"], "correction");
+  EXPECT_EQ(j["layout"]["family"], "mixed_2416");
+  auto back = mixed2416DescriptorFromJson(j);
+  ASSERT_TRUE(bool(back)) << back.message();
+  EXPECT_EQ(*back, d);
+  // Through text too.
+  auto reparsed = mixed2416DescriptorFromJson(nlohmann::json::parse(j.dump()));
+  ASSERT_TRUE(bool(reparsed)) << reparsed.message();
+  EXPECT_EQ(*reparsed, d);
+}
+
+TEST(Mixed2416Json, StrictAndVerified) {
+  const nlohmann::json good = toJson(smallDescriptor());
+  auto refused = [&](const std::function<void(nlohmann::json &)> &edit,
+                     const std::string &needle) {
+    nlohmann::json j = good;
+    edit(j);
+    auto d = mixed2416DescriptorFromJson(j);
+    ASSERT_FALSE(bool(d)) << "accepted: " << j.dump();
+    EXPECT_NE(d.message().find(needle), std::string::npos) << d.message();
+  };
+  refused([](nlohmann::json &j) { j["descriptor"]["speed"] = 1; },
+          "tensor.descriptor: unknown field \"speed\"");
+  refused([](nlohmann::json &j) { j["descriptor"]["sparse"].erase("dtype"); },
+          "tensor.descriptor.sparse.dtype");
+  refused(
+      [](nlohmann::json &j) { j["descriptor"]["sparse"]["semantics"] = "add"; },
+      "tensor.descriptor.sparse.semantics: unknown value \"add\"");
+  refused([](nlohmann::json &j) { j["descriptor"]["family"] = "affine"; },
+          "expected \"mixed_2416\"");
+  refused(
+      [](nlohmann::json &j) {
+        j["descriptor"]["first_level"]["scale_code"]["signed"] = true;
+      },
+      "first-level scale codes are unsigned");
+  refused(
+      [](nlohmann::json &j) {
+        j["descriptor"]["first_level"]["group_size"] = 96;
+      },
+      "multiple of 64");
+  refused([](nlohmann::json &j) { j["shape"] = {16, 200}; },
+          "K = 200 is not a multiple of first_group_size 64");
+  refused([](nlohmann::json &j) { j["layout"]["tile"] = {1, 64}; },
+          "no tiles or padding");
+  refused([](nlohmann::json &j) { j["layout"]["encoding"] = "msb_first"; },
+          "unknown layout id (mixed_2416, 1, msb_first)");
+  refused([](nlohmann::json &j) { j["descriptor"]["decoder_version"] = 2; },
+          "decoder version 2 is unknown");
 }
