@@ -467,6 +467,14 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
     bool stored = false;
     for (const char *codes : {"qweight", "weight_packed"})
       stored |= byName.count(m.name + "." + codes) != 0;
+    // FP8 codes sit in `weight` itself; its dtype and a weight_scale say
+    // so (read as plain floats, they would lose the scale).
+    auto weight = byName.find(m.name + ".weight");
+    const bool fp8Weight =
+        weight != byName.end() &&
+        (all[weight->second].view->dtype == safetensors::DType::F8_E4M3 ||
+         all[weight->second].view->dtype == safetensors::DType::F8_E5M2);
+    stored |= fp8Weight && byName.count(m.name + ".weight_scale") != 0;
     if (!scheme) {
       if (stored)
         return makeError(configPath, ": ", m.name,
@@ -478,9 +486,8 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
     // A head the config would cover but that is stored in float (or tied)
     // stays what it is; a block linear without its codes is an error
     // (describe names the missing tensor).
-    auto weight = byName.find(m.name + ".weight");
     bool floatWeight =
-        weight != byName.end() &&
+        weight != byName.end() && !fp8Weight &&
         safetensors::isFloatDType(all[weight->second].view->dtype);
     if (m.name == "lm_head" && !stored &&
         (floatWeight || weight == byName.end()))

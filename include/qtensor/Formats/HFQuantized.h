@@ -16,6 +16,12 @@
 //          as q + 2^(b-1); weight_zero_point I32 [N/p, G] packed along N in
 //          the same form; weight_scale [N, G]; weight_g_idx I32 [K];
 //          int-quantized / naive-quantized: weight I8 [N, K] holds q.
+//          float-quantized (FP8): weight F8_E4M3 [N, K] holds OCP E4M3
+//          codes, weight_scale [N, 1] (channel) or [1] / [] (tensor):
+//          x = s * e4m3(q), read as ui8 codes of the `e4m3` codebook. A
+//          per-tensor scale is stored once per output channel (the same
+//          value N times): every kernel reads per-channel scales and the
+//          reconstruction is the same.
 //
 // x = s * (q - z) throughout. A symmetric scheme becomes a signed code
 // with no zero-point: offset binary (packed, 4-bit) or two's complement
@@ -52,6 +58,7 @@ enum class Storage : uint8_t {
   PackedAlongN,  ///< awq qweight [K, N/8], interleaved
   PackedOffsetK, ///< compressed-tensors weight_packed [N, K/p], q + 2^(b-1)
   Int8,          ///< compressed-tensors weight I8 [N, K]
+  Float8E4M3,    ///< compressed-tensors weight F8_E4M3 [N, K]
 };
 
 /// The quantization one linear declares.

@@ -184,19 +184,22 @@ Expected<WeightScheme> parseCTWeights(const Fields &w,
   else if (format == "int-quantized" || format == "naive-quantized")
     s.storage = Storage::Int8;
   else if (format == "float-quantized")
-    return makeError(w.path, ": format float-quantized stores FP8 weights, "
-                             "which have no descriptor yet");
+    s.storage = Storage::Float8E4M3;
   else
     return makeError(w.path, ": format \"", format,
                      "\" is not read (pack-quantized, int-quantized, "
-                     "naive-quantized)");
+                     "naive-quantized, float-quantized)");
+  const bool fp8 = s.storage == Storage::Float8E4M3;
   std::string type;
   QTENSOR_TRY(w.string("type", std::string("int"), type));
-  if (type != "int")
-    return makeError(w.path, ".type: \"", type,
-                     "\" weights have no descriptor yet (int is read)");
+  if (type != (fp8 ? "float" : "int"))
+    return makeError(w.path, ".type: \"", type, "\" weights are not read in ",
+                     format, " (", fp8 ? "float" : "int", " is)");
   int64_t bits = 0;
   QTENSOR_TRY(w.integer("num_bits", std::nullopt, bits));
+  if (fp8 && bits != 8)
+    return makeError(w.path, ".num_bits: ", bits,
+                     " float bits are not read (8: FP8 E4M3)");
   if (s.storage == Storage::PackedOffsetK && bits != 2 && bits != 4 &&
       bits != 8)
     return makeError(w.path, ".num_bits: ", bits,
@@ -209,8 +212,13 @@ Expected<WeightScheme> parseCTWeights(const Fields &w,
   QTENSOR_TRY(w.boolean("dynamic", false, dynamic));
   if (dynamic)
     return makeError(w.path, ".dynamic: dynamic weight scales are not read");
+  if (fp8 && !s.symmetric)
+    return makeError(w.path, ".symmetric: FP8 weights are symmetric");
   std::string strategy;
   QTENSOR_TRY(w.string("strategy", std::nullopt, strategy));
+  if (fp8 && strategy != "channel" && strategy != "tensor")
+    return makeError(w.path, ".strategy: \"", strategy,
+                     "\" is not read for FP8 weights (channel, tensor)");
   if (strategy == "group") {
     QTENSOR_TRY(groupSize(w, "group_size", s.groupSize));
     if (s.groupSize == 0)
@@ -254,13 +262,30 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
     Fields g{group, f.path + ".config_groups." + name};
     if (!group.is_object())
       return makeError(g.path, ": not an object");
-    for (const char *act : {"input_activations", "output_activations"})
-      if (g.find(act))
-        return makeError(g.path, ".", act,
-                         ": activation quantization is not supported yet "
-                         "(weights only)");
     std::string groupFormat;
     QTENSOR_TRY(g.string("format", format, groupFormat));
+    if (g.find("output_activations"))
+      return makeError(g.path, ".output_activations: output quantization is "
+                               "not supported");
+    // FP8 checkpoints (llm-compressor's FP8_DYNAMIC) declare per-token
+    // dynamic FP8 activations: no stored scale, nothing to misread. They
+    // are run in 16 bits, and the report's text says so. Anything static
+    // would carry calibrated scales: refused.
+    std::string activations;
+    if (const json *act = g.find("input_activations"); act && !act->is_null()) {
+      Fields a{*act, g.path + ".input_activations"};
+      bool dynamic = false;
+      std::string type;
+      int64_t bits = 0;
+      if (!act->is_object() || groupFormat != "float-quantized" ||
+          !a.boolean("dynamic", false, dynamic) || !dynamic ||
+          !a.string("type", std::string("int"), type) || type != "float" ||
+          !a.integer("num_bits", std::nullopt, bits) || bits != 8)
+        return makeError(a.path, ": activation quantization is not supported "
+                                 "(weights only; dynamic FP8 activations of "
+                                 "an FP8 checkpoint are run in 16 bits)");
+      activations = "; its dynamic FP8 activations run in 16 bits";
+    }
     const json *weights = g.find("weights");
     if (!weights || !weights->is_object())
       return makeError(g.path, ": missing object \"weights\"");
@@ -275,7 +300,11 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
     if (c.text.empty())
       c.text = "compressed-tensors " + groupFormat + " " +
                std::to_string(s.bits) + "-bit" + groupText(s.groupSize) +
-               (s.symmetric ? " sym" : " asym");
+               (s.symmetric ? " sym" : " asym") +
+               (s.storage == Storage::Float8E4M3 && s.groupSize < 0
+                    ? " (the one scale stored per output channel)"
+                    : "") +
+               activations;
     c.groups.push_back(std::move(out));
   }
   if (c.groups.size() > 1)
@@ -347,5 +376,7 @@ std::string hfquant::storedTypeName(const WeightScheme &s) {
   const char *method = s.method == Method::GPTQ  ? "GPTQ"
                        : s.method == Method::AWQ ? "AWQ"
                                                  : "CT";
+  if (s.storage == Storage::Float8E4M3)
+    return std::string(method) + "_FP8_E4M3";
   return std::string(method) + "_INT" + std::to_string(s.bits);
 }

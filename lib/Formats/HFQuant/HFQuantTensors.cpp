@@ -23,7 +23,10 @@ constexpr int kAWQOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-bool isPacked(const WeightScheme &s) { return s.storage != Storage::Int8; }
+bool isPacked(const WeightScheme &s) {
+  return s.storage != Storage::Int8 && s.storage != Storage::Float8E4M3;
+}
+bool isFP8(const WeightScheme &s) { return s.storage == Storage::Float8E4M3; }
 
 /// A symmetric packed 4-bit code is read as the signed offset-binary code
 /// it is (ggml Q4_0's form); other widths stay unsigned, with the zero-point
@@ -101,6 +104,8 @@ std::vector<std::vector<int64_t>> scaleShapes(const WeightScheme &s, int64_t n,
     return {{n, g}};
   if (s.groupSize == 0)
     return {{n, 1}};
+  if (isFP8(s)) // AutoFP8 wrote a per-tensor scale as a scalar
+    return {{1}, {1, 1}, {}};
   return {{1}, {1, 1}};
 }
 
@@ -148,6 +153,8 @@ ComponentNames hfquant::componentNames(const WeightScheme &s) {
             s.method == Method::GPTQ ? "g_idx" : "", ""};
   if (s.storage == Storage::Int8)
     return {"weight", "weight_zero_point", "weight_scale", "weight_g_idx", ""};
+  if (isFP8(s))
+    return {"weight", "", "weight_scale", "", ""};
   return {"weight_packed", "weight_zero_point", "weight_scale", "weight_g_idx",
           "weight_shape"};
 }
@@ -194,6 +201,10 @@ hfquant::describe(const WeightScheme &s, const PackedTensors &t, int64_t n,
     QTENSOR_TRY(
         expectTensor(t.codes, module, names.codes, {DType::I8}, {{n, k}}));
     break;
+  case Storage::Float8E4M3:
+    QTENSOR_TRY(
+        expectTensor(t.codes, module, names.codes, {DType::F8_E4M3}, {{n, k}}));
+    break;
   }
   std::vector<std::vector<int64_t>> shapes = scaleShapes(s, n, k);
   auto expectShapes = [&](const TensorView *v, const std::string &suffix,
@@ -232,6 +243,21 @@ hfquant::describe(const WeightScheme &s, const PackedTensors &t, int64_t n,
   out.shape = {n, k};
   out.elementType = FloatType::F16;
   AffineDescriptor &d = out.descriptor;
+  if (isFP8(s)) {
+    // Unsigned E4M3 codes under one scale per output channel (a per-tensor
+    // scale repeated: HFQuantized.h).
+    d.code = {8, false};
+    d.scheme = QuantScheme::Symmetric;
+    d.zeroPoint = ZeroPointKind::None;
+    d.codebook = Codebook::E4M3;
+    d.granularity = Granularity::PerAxis;
+    d.axis = 0;
+    d.scaleType = t.scales->dtype == DType::F16    ? FloatType::F16
+                  : t.scales->dtype == DType::BF16 ? FloatType::BF16
+                                                   : FloatType::F32;
+    QTENSOR_TRY(verifyTensorDescriptor(out));
+    return out;
+  }
   const bool symmetric = s.symmetric && !impliedZero(s);
   d.code.bits = s.bits;
   d.code.isSigned = offsetBinary(s) || s.storage == Storage::Int8;
@@ -301,6 +327,16 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
             int32_t(field(*t.codes, r * words + c / p, c % p, b)) - shift;
     break;
   }
+  case Storage::Float8E4M3:
+    for (int64_t i = 0; i < n * k; ++i) {
+      const int32_t q = int32_t(uint8_t(byteAt(*t.codes, i)));
+      if ((q & 0x7f) == 0x7f) // S.1111.111: E4M3's NaN names no weight
+        return makeError(module, ".", names.codes, "[", i / k, ", ", i % k,
+                         "] = 0x", q == 0x7f ? "7f" : "ff",
+                         " is NaN in E4M3; expected a finite value");
+      out.codes[size_t(i)] = q;
+    }
+    break;
   case Storage::Int8:
     for (int64_t i = 0; i < n * k; ++i) {
       int32_t q = byteAt(*t.codes, i);
@@ -313,13 +349,17 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
     break;
   }
 
-  // Scales in the logical qparam order: [N, groups], [N] or [1].
+  // Scales in the logical qparam order: [N, groups], [N] or [1]; an FP8
+  // per-tensor scale once per row.
   const bool transposed = s.method != Method::CompressedTensors;
-  const int64_t count = s.groupSize < 0 ? 1 : n * groups;
+  const bool repeated = isFP8(s) && s.groupSize < 0;
+  const int64_t count = s.groupSize < 0 && !repeated ? 1 : n * groups;
   out.scales.resize(size_t(count));
   for (int64_t i = 0; i < count; ++i) {
     int64_t row = i / groups, g = i % groups;
-    float v = safetensors::floatAt(*t.scales, transposed ? g * n + row : i);
+    float v = safetensors::floatAt(*t.scales, repeated     ? 0
+                                              : transposed ? g * n + row
+                                                           : i);
     if (!std::isfinite(v))
       return makeError(module, ".", names.scales, ": the scale of row ", row,
                        ", group ", g, " is not finite");

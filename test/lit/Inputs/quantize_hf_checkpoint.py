@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes a GPTQ, AWQ or compressed-tensors checkpoint from a float one.
 
-usage: quantize_hf_checkpoint.py SRC_DIR OUT_DIR --method gptq|gptq_v2|awq|ct
+usage: quantize_hf_checkpoint.py SRC_DIR OUT_DIR
+           --method gptq|gptq_v2|awq|ct|ct-fp8
            [--bits 4|8] [--group G] [--sym] [--act-order] [--expect DIR]
+           [--strategy channel|tensor] [--dynamic-act] [--nan-at N]
            [--drop NAME]...
 
 SRC_DIR is a make-tiny-llama checkpoint (config.json, model.safetensors).
@@ -20,6 +22,12 @@ format's published conventions, independently of qtensor's reader:
            with codes q + 2^(b-1), weight_zero_point I32 [N/p, G] packed
            along N the same way, weight_scale [N, G] in the model's dtype,
            weight_g_idx I32 [K] with --act-order, weight_shape I32 [2]
+  ct-fp8   compressed-tensors float-quantized: weight F8_E4M3 [N, K] (OCP
+           E4M3, nearest even, saturating at 448) under weight_scale F32
+           [N, 1] (--strategy channel, amax / 448) or [1] (tensor);
+           --dynamic-act declares llm-compressor's FP8_DYNAMIC per-token
+           activations; --nan-at N writes code 0x7f at flat index N of the
+           first linear (a broken checkpoint)
 
 --act-order orders input columns by decreasing mean |w| (as GPTQ orders
 them by the Hessian's diagonal) and forms the groups in that order; g_idx
@@ -30,6 +38,7 @@ the codes, for comparison with what the compiled artifact reconstructs.
 Stdlib only; the same arguments always give the same bytes.
 """
 import argparse
+import bisect
 import json
 import os
 import shutil
@@ -110,6 +119,32 @@ def quantize(w, n, k, bits, group, sym, order, scale_dtype, zero_floor):
     return codes, scales, zeros
 
 
+def e4m3_values():
+    """The 256 E4M3 (FN) values by code; NaN for 0x7f and 0xff."""
+    vals = []
+    for c in range(256):
+        sign = -1.0 if c & 0x80 else 1.0
+        e, m = (c >> 3) & 0xF, c & 7
+        if e == 0xF and m == 7:
+            vals.append(float("nan"))
+        elif e == 0:
+            vals.append(sign * m * 2.0 ** -9)
+        else:
+            vals.append(sign * (1 + m / 8.0) * 2.0 ** (e - 7))
+    return vals
+
+
+def e4m3_code(x, table):
+    """The E4M3 code nearest x (ties to the even code), saturating at 448.
+    Codes 0x00..0x7e hold the magnitudes in increasing order."""
+    a = min(abs(x), 448.0)
+    i = bisect.bisect_left(table, a, 0, 0x7F)  # table[i - 1] < a <= table[i]
+    if i > 0 and (i == 0x7F or a - table[i - 1] < table[i] - a or
+                  (a - table[i - 1] == table[i] - a and (i - 1) % 2 == 0)):
+        i -= 1
+    return i | (0x80 if x < 0 and i else 0)
+
+
 def pack_words(fields, bits):
     """Little-endian I32 words from consecutive fields, LSB first."""
     per = 32 // bits
@@ -127,7 +162,11 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--method", required=True,
-                    choices=["gptq", "gptq_v2", "awq", "ct"])
+                    choices=["gptq", "gptq_v2", "awq", "ct", "ct-fp8"])
+    ap.add_argument("--strategy", choices=["channel", "tensor"],
+                    default="channel")
+    ap.add_argument("--dynamic-act", action="store_true")
+    ap.add_argument("--nan-at", type=int)
     ap.add_argument("--bits", type=int, default=4)
     ap.add_argument("--group", type=int, default=64)
     ap.add_argument("--sym", action="store_true")
@@ -142,7 +181,7 @@ def main():
     config = json.load(open(os.path.join(a.src, "config.json")))
     model_dtype = src["model.embed_tokens.weight"][0]
     scale_dtype = model_dtype if a.method == "ct" else "F16"
-    if a.method != "ct" and model_dtype != "F16":
+    if a.method not in ("ct", "ct-fp8") and model_dtype != "F16":
         raise SystemExit("gptq and awq checkpoints are f16: make the source "
                          "with make-tiny-llama --dtype f16")
     out = {}
@@ -155,6 +194,28 @@ def main():
             continue
         n, k = shape
         w = to_floats(dtype, blob)
+        if a.method == "ct-fp8":
+            table = e4m3_values()
+            amax = [max(abs(v) for v in w[r * k:(r + 1) * k]) for r in range(n)]
+            if a.strategy == "tensor":
+                amax = [max(amax)] * n
+            scale = [round_to("F32", (m or 1.0) / 448.0) for m in amax]
+            codes = [e4m3_code(w[i] / scale[i // k], table) for i in range(n * k)]
+            if a.nan_at is not None and "nan-done" not in out:
+                codes[a.nan_at] = 0x7F
+                out["nan-done"] = None
+            out[module + ".weight"] = ("F8_E4M3", [n, k], bytes(codes))
+            if a.strategy == "channel":
+                out[module + ".weight_scale"] = ("F32", [n, 1], scale_bytes(
+                    "F32", scale))
+            else:
+                out[module + ".weight_scale"] = ("F32", [1], scale_bytes(
+                    "F32", scale[:1]))
+            if a.expect:
+                vals = [scale[i // k] * table[codes[i]] for i in range(n * k)]
+                with open(os.path.join(a.expect, name + ".f32"), "wb") as f:
+                    f.write(struct.pack("<%df" % len(vals), *vals))
+            continue
         if a.act_order:
             weight = [sum(abs(w[r * k + c]) for r in range(n)) for c in range(k)]
             order = sorted(range(k), key=lambda c: (-weight[c], c))
@@ -224,6 +285,17 @@ def main():
         qc = {"quant_method": "awq", "bits": 4, "group_size": a.group,
               "zero_point": True, "version": "gemm",
               "modules_to_not_convert": None}
+    elif a.method == "ct-fp8":
+        act = ({"num_bits": 8, "type": "float", "symmetric": True,
+                "strategy": "token", "dynamic": True}
+               if a.dynamic_act else None)
+        qc = {"quant_method": "compressed-tensors", "format": "float-quantized",
+              "quantization_status": "compressed", "ignore": ["lm_head"],
+              "config_groups": {"group_0": {
+                  "targets": ["Linear"], "input_activations": act,
+                  "weights": {"num_bits": 8, "type": "float",
+                              "symmetric": True, "strategy": a.strategy,
+                              "dynamic": False}}}}
     else:
         qc = {"quant_method": "compressed-tensors", "format": "pack-quantized",
               "quantization_status": "compressed", "ignore": ["lm_head"],
@@ -237,6 +309,7 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     header, blobs, offset = {}, [], 0
+    out.pop("nan-done", None)
     for name in sorted(set(out) - set(a.drop)):
         dtype, shape, blob = out[name]
         header[name] = {"dtype": dtype, "shape": shape,

@@ -293,20 +293,53 @@ TEST(HFQuant, RefusesWhatItDoesNotRead) {
   EXPECT_EQ(refused(R"({"quant_method": "bitsandbytes"})"),
             "config.json: quantization_config.quant_method: \"bitsandbytes\" "
             "is not read (gptq, awq, compressed-tensors)");
+  // FP8: E4M3 (8 float bits), symmetric, per channel or per tensor.
+  EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
+      "format": "float-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "weights": {"num_bits": 4, "type": "float",
+      "strategy": "channel"}}}})"),
+            "config.json: quantization_config.config_groups.g.weights."
+            "num_bits: 4 float bits are not read (8: FP8 E4M3)");
   EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
       "format": "float-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "weights": {"num_bits": 8, "type": "float",
+      "strategy": "block"}}}})"),
+            "config.json: quantization_config.config_groups.g.weights."
+            "strategy: \"block\" is not read for FP8 weights (channel, "
+            "tensor)");
+  EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
+      "format": "float-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "weights": {"num_bits": 8, "type": "int",
       "strategy": "channel"}}}})"),
-            "config.json: quantization_config.config_groups.g.weights: "
-            "format float-quantized stores FP8 weights, which have no "
-            "descriptor yet");
+            "config.json: quantization_config.config_groups.g.weights.type: "
+            "\"int\" weights are not read in float-quantized (float is)");
+  // Activations: only an FP8 checkpoint's dynamic FP8 ones, run in 16
+  // bits; static (calibrated) or integer ones are refused.
   EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
       "format": "int-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "input_activations": {"num_bits": 8}, "weights":
       {"num_bits": 8, "strategy": "channel"}}}})"),
             "config.json: quantization_config.config_groups.g."
-            "input_activations: activation quantization is not supported yet "
-            "(weights only)");
+            "input_activations: activation quantization is not supported "
+            "(weights only; dynamic FP8 activations of an FP8 checkpoint are "
+            "run in 16 bits)");
+  EXPECT_NE(refused(R"({"quant_method": "compressed-tensors",
+      "format": "float-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "input_activations": {"num_bits": 8, "type": "float",
+      "dynamic": false, "strategy": "tensor"}, "weights": {"num_bits": 8,
+      "type": "float", "strategy": "tensor"}}}})")
+                .find("activation quantization is not supported"),
+            std::string::npos);
+  auto fp8 = parse(R"({"quant_method": "compressed-tensors",
+      "format": "float-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "input_activations": {"num_bits": 8, "type": "float",
+      "dynamic": true, "strategy": "token"}, "weights": {"num_bits": 8,
+      "type": "float", "strategy": "channel"}}}})");
+  ASSERT_TRUE(fp8) << fp8.message();
+  EXPECT_EQ(fp8->text, "compressed-tensors float-quantized 8-bit per-channel "
+                       "sym; its dynamic FP8 activations run in 16 bits");
+  EXPECT_EQ(fp8->groups[0].scheme.storage, Storage::Float8E4M3);
+  EXPECT_EQ(storedTypeName(fp8->groups[0].scheme), "CT_FP8_E4M3");
   auto twice = parse(R"({"quant_method": "compressed-tensors",
       "format": "pack-quantized", "config_groups": {
         "a": {"targets": ["Linear"], "weights": {"num_bits": 4,
