@@ -155,10 +155,8 @@ Expected<QuantizedWeight> keepStored(const Checkpoint &checkpoint,
     to.reserve(from.size());
     for (size_t i = 0; i < from.size(); ++i) {
       float f = static_cast<float>(from[i]);
-      FloatFormat format = type == FloatType::F16    ? FloatFormat::F16
-                           : type == FloatType::BF16 ? FloatFormat::BF16
-                                                     : FloatFormat::F32;
-      if (double(f) != from[i] || roundToFormat(f, format) != double(f))
+      if (double(f) != from[i] ||
+          roundToFormat(f, floatFormatOf(type)) != double(f))
         return makeError("tensor ", linear.name, ": block ", what, " ", i,
                          " is not an ", toString(type), " value");
       to.push_back(f);

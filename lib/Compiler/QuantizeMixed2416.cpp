@@ -13,12 +13,6 @@
 namespace qtensor::compiler {
 namespace {
 
-FloatFormat formatOf(FloatType t) {
-  return t == FloatType::F16    ? FloatFormat::F16
-         : t == FloatType::BF16 ? FloatFormat::BF16
-                                : FloatFormat::F32;
-}
-
 /// Bytes one value of `t` takes.
 int64_t bytesOf(FloatType t) { return t == FloatType::F32 ? 4 : 2; }
 
@@ -109,7 +103,7 @@ void quantizeScales(const double *s1, int64_t count, int64_t stride,
     smin = std::min(smin, s1[i * stride]);
     smax = std::max(smax, s1[i * stride]);
   }
-  const FloatFormat f = formatOf(type);
+  const FloatFormat f = floatFormatOf(type);
   if (smax == smin) { // one value: qs = 1 (0 when every group is zero)
     s2 = roundToFormat(smax, f);
     z2 = 0;
@@ -260,7 +254,7 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
             }
             for (int32_t c : mine) // checked here, reported after
               if (!std::isfinite(
-                      roundToFormat(row[c], formatOf(d.sparseType)))) {
+                      roundToFormat(row[c], floatFormatOf(d.sparseType)))) {
                 std::lock_guard<std::mutex> lock(failureMutex);
                 overflowAt = std::min(overflowAt, r * k + c);
               }
@@ -325,7 +319,7 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
     for (int32_t c : outlierColumns[r]) {
       s.sparseColumns.push_back(c);
       s.sparseValues.push_back(
-          roundToFormat(values[r * k + c], formatOf(d.sparseType)));
+          roundToFormat(values[r * k + c], floatFormatOf(d.sparseType)));
     }
     s.sparseRowPointers[r + 1] = static_cast<int32_t>(s.sparseColumns.size());
   }

@@ -471,3 +471,15 @@ std::optional<Codebook> qtensor::parseCodebook(const std::string &s) {
 std::optional<ScaleFormat> qtensor::parseScaleFormat(const std::string &s) {
   return lookupEnum(s, kScaleFormats);
 }
+
+FloatFormat qtensor::floatFormatOf(FloatType t) {
+  switch (t) {
+  case FloatType::F16:
+    return FloatFormat::F16;
+  case FloatType::BF16:
+    return FloatFormat::BF16;
+  case FloatType::F32:
+    return FloatFormat::F32;
+  }
+  return FloatFormat::F32;
+}

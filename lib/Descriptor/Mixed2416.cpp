@@ -15,21 +15,9 @@ namespace {
 /// the shape (2^40 weights: far beyond any checkpoint, far below overflow).
 constexpr int64_t kMaxWeights = int64_t(1) << 40;
 
-FloatFormat formatOf(FloatType t) {
-  switch (t) {
-  case FloatType::F16:
-    return FloatFormat::F16;
-  case FloatType::BF16:
-    return FloatFormat::BF16;
-  case FloatType::F32:
-    return FloatFormat::F32;
-  }
-  return FloatFormat::F32;
-}
-
 /// A finite value that `t` represents exactly.
 bool isValueOf(double v, FloatType t) {
-  return std::isfinite(v) && roundToFormat(v, formatOf(t)) == v;
+  return std::isfinite(v) && roundToFormat(v, floatFormatOf(t)) == v;
 }
 
 Status sizeIs(const char *stream, size_t got, int64_t expected) {

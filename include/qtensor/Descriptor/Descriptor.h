@@ -12,6 +12,7 @@
 #define QTENSOR_DESCRIPTOR_DESCRIPTOR_H
 
 #include "qtensor/Numerics/Enums.h"
+#include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
@@ -23,6 +24,9 @@ namespace qtensor {
 
 /// Float dtypes used for reconstructed elements and for scales.
 enum class FloatType : uint8_t { F16, BF16, F32 };
+
+/// The format roundToFormat rounds values of `t` to (FloatFormats.h).
+FloatFormat floatFormatOf(FloatType t);
 
 /// The integer type of one stored code.
 struct CodeType {
