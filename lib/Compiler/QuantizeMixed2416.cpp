@@ -13,9 +13,6 @@
 namespace qtensor::compiler {
 namespace {
 
-/// Bytes one value of `t` takes.
-int64_t bytesOf(FloatType t) { return t == FloatType::F32 ? 4 : 2; }
-
 /// A group's asymmetric range with zero included: [lo, hi].
 struct Range {
   double lo = 0, hi = 0;
@@ -85,14 +82,6 @@ std::vector<int32_t> farthestFromGroupMean(const float *row, int64_t k,
   return columns;
 }
 
-/// The bytes every stream but the codes takes (Mixed2416Rates' accounting).
-int64_t fixedBytes(const Mixed2416Descriptor &d, int64_t outliers) {
-  const int64_t groups = d.rows() * d.groupsPerRow();
-  const int64_t seconds = d.secondGroupsPerColumn() * d.groupsPerRow();
-  return (groups + 7) / 8 + 2 * groups + 2 * seconds * bytesOf(d.secondType) +
-         outliers * (bytesOf(d.sparseType) + 4) + (d.rows() + 1) * 4;
-}
-
 /// Second level of one column of G2 first-level scales: s2, z2 (values of
 /// `type`) and each scale's code, so that s2 * (qs - z2) is >= 0 and near s1.
 void quantizeScales(const double *s1, int64_t count, int64_t stride,
@@ -153,7 +142,10 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
       static_cast<int64_t>(std::floor(o.outlierFraction * double(k)));
   const double budgetBytes = o.budget * double(n) * double(k) / 8.0;
   const double minimumBytes =
-      double(fixedBytes(d, perRowOutliers * n) + groups * g1 / 4);
+      double(mixed2416StreamBytes(d, 0, perRowOutliers * n));
+  // What promoting one group from W2 to W4 costs.
+  const int64_t promotionBytes =
+      mixed2416StreamBytes(d, 1, 0) - mixed2416StreamBytes(d, 0, 0);
   if (!(budgetBytes >= minimumBytes))
     return makeError("mixed2416: a budget of ", o.budget,
                      " bits per weight is below this tensor's smallest rate, ",
@@ -161,7 +153,8 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
                      " (every group W2, ", perRowOutliers,
                      " outliers per row)");
   const int64_t w4Groups = std::min<int64_t>(
-      groups, static_cast<int64_t>((budgetBytes - minimumBytes) / (g1 / 4)));
+      groups, static_cast<int64_t>((budgetBytes - minimumBytes) /
+                                   double(promotionBytes)));
 
   // 1. Sensitivity of every group, and the finite check. The row's likely
   // outliers are left out: they will not cost their group its range, so

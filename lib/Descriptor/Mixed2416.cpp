@@ -3,6 +3,7 @@
 #include "qtensor/Descriptor/Mixed2416.h"
 
 #include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Support/EnumSpelling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,22 @@ int64_t codeBytes(int64_t groups, int64_t size, unsigned bits) {
   return groups * size * bits / 8;
 }
 
+/// Bytes of one value of `t`.
+int64_t bytesOf(FloatType t) { return t == FloatType::F32 ? 4 : 2; }
+
+/// Bytes of one sparse entry: its value and its I32 column.
+int64_t sparseEntryBytes(const Mixed2416Descriptor &d) {
+  return bytesOf(d.sparseType) + 4;
+}
+
+constexpr std::pair<const char *, SparseSemantics> kSparseSemantics[] = {
+    {"replacement", SparseSemantics::Replacement},
+    {"correction", SparseSemantics::Correction}};
+constexpr std::pair<const char *, PrecisionMapGranularity> kMapGranularities[] =
+    {{"group", PrecisionMapGranularity::Group}};
+constexpr std::pair<const char *, QParamPacking> kQParamPackings[] = {
+    {"bytes", QParamPacking::Bytes}};
+
 /// Row-major group counts by precision, for stream sizes.
 struct GroupCounts {
   int64_t w2 = 0, w4 = 0;
@@ -54,28 +71,22 @@ unsigned codeAt(const std::vector<uint8_t> &stream, int64_t index,
 } // namespace
 
 const char *toString(SparseSemantics s) {
-  return s == SparseSemantics::Replacement ? "replacement" : "correction";
+  return spellEnum(s, kSparseSemantics);
 }
-const char *toString(PrecisionMapGranularity) { return "group"; }
-const char *toString(QParamPacking) { return "bytes"; }
+const char *toString(PrecisionMapGranularity g) {
+  return spellEnum(g, kMapGranularities);
+}
+const char *toString(QParamPacking p) { return spellEnum(p, kQParamPackings); }
 
 std::optional<SparseSemantics> parseSparseSemantics(const std::string &s) {
-  if (s == "replacement")
-    return SparseSemantics::Replacement;
-  if (s == "correction")
-    return SparseSemantics::Correction;
-  return std::nullopt;
+  return lookupEnum(s, kSparseSemantics);
 }
 std::optional<PrecisionMapGranularity>
 parsePrecisionMapGranularity(const std::string &s) {
-  if (s == "group")
-    return PrecisionMapGranularity::Group;
-  return std::nullopt;
+  return lookupEnum(s, kMapGranularities);
 }
 std::optional<QParamPacking> parseQParamPacking(const std::string &s) {
-  if (s == "bytes")
-    return QParamPacking::Bytes;
-  return std::nullopt;
+  return lookupEnum(s, kQParamPackings);
 }
 
 bool Mixed2416Descriptor::operator==(const Mixed2416Descriptor &o) const {
@@ -284,9 +295,6 @@ Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,
 
 Mixed2416Rates mixed2416Rates(const Mixed2416Descriptor &d,
                               const Mixed2416Streams &s) {
-  auto bytesOf = [](FloatType t) -> int64_t {
-    return t == FloatType::F32 ? 4 : 2;
-  };
   Mixed2416Rates r;
   r.weights = d.rows() * d.cols();
   const GroupCounts c = countGroups(d, s.precisionMap);
@@ -310,7 +318,7 @@ Mixed2416Rates mixed2416Rates(const Mixed2416Descriptor &d,
   r.secondLevelBytes =
       static_cast<int64_t>(s.secondScales.size() + s.secondZeroPoints.size()) *
       bytesOf(d.secondType);
-  r.sparseBytes = r.sparseCount * (bytesOf(d.sparseType) + 4) +
+  r.sparseBytes = r.sparseCount * sparseEntryBytes(d) +
                   static_cast<int64_t>(s.sparseRowPointers.size()) * 4;
   r.totalBytes = r.codeBytes + r.mapBytes + r.firstLevelBytes +
                  r.secondLevelBytes + r.sparseBytes;
@@ -318,6 +326,18 @@ Mixed2416Rates mixed2416Rates(const Mixed2416Descriptor &d,
                            double(d.firstGroupSize) / double(r.weights);
   r.bitsPerWeight = double(r.totalBytes) * 8.0 / double(r.weights);
   return r;
+}
+
+int64_t mixed2416StreamBytes(const Mixed2416Descriptor &d, int64_t w4Groups,
+                             int64_t sparseCount) {
+  const int64_t groups = d.rows() * d.groupsPerRow();
+  const int64_t seconds = d.secondGroupsPerColumn() * d.groupsPerRow();
+  return (groups + 7) / 8 +                                      // map
+         codeBytes(groups - w4Groups, d.firstGroupSize, 2) +     // W2
+         codeBytes(w4Groups, d.firstGroupSize, 4) +              // W4
+         2 * groups +                                            // qs, z1
+         2 * seconds * bytesOf(d.secondType) +                   // s2, z2
+         sparseCount * sparseEntryBytes(d) + (d.rows() + 1) * 4; // CSR
 }
 
 } // namespace qtensor

@@ -169,6 +169,13 @@ struct Mixed2416Rates {
 Mixed2416Rates mixed2416Rates(const Mixed2416Descriptor &d,
                               const Mixed2416Streams &s);
 
+/// The bytes all streams of a tensor of `d` take with `w4Groups` W4 groups
+/// (the rest W2) and `sparseCount` outliers: the sizes the verifier
+/// requires, added up (Mixed2416Rates::totalBytes), for a converter that
+/// plans to a budget before it has streams. `d` must verify.
+int64_t mixed2416StreamBytes(const Mixed2416Descriptor &d, int64_t w4Groups,
+                             int64_t sparseCount);
+
 } // namespace qtensor
 
 #endif // QTENSOR_DESCRIPTOR_MIXED2416_H

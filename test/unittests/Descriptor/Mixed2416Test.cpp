@@ -238,6 +238,9 @@ TEST(Mixed2416, RatesAddUpToTheStreamsBytes) {
   EXPECT_EQ(r.sparseBytes, 1 * (2 + 4) + 17 * 4);
   EXPECT_EQ(r.totalBytes, r.codeBytes + r.mapBytes + r.firstLevelBytes +
                               r.secondLevelBytes + r.sparseBytes);
+  // The planning formula a converter budgets with gives the same bytes.
+  EXPECT_EQ(mixed2416StreamBytes(d, /*w4Groups=*/1, /*sparseCount=*/1),
+            r.totalBytes);
   EXPECT_DOUBLE_EQ(r.payloadBitsPerWeight, (31 * 2 + 4) * 64.0 / 2048.0);
   EXPECT_DOUBLE_EQ(r.bitsPerWeight, r.totalBytes * 8.0 / 2048.0);
 }
