@@ -36,6 +36,7 @@
 
 #include "CodebookLookup.h"
 #include "KernelTypes.h"
+#include "WarpRowKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +46,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <memory>
 #include <tuple>
 
 using namespace mlir;
@@ -438,58 +440,38 @@ std::pair<Value, Value> tokensInRange(ImplicitLocOpBuilder &b, ValueRange args,
   return {tokens, inRange};
 }
 
-void buildNVPTXEntry(ImplicitLocOpBuilder &b, const DecodeGemvEmitter &e,
-                     const Entry &entry) {
-  MLIRContext *ctx = b.getContext();
-  OpBuilder::InsertionGuard guard(b);
-  auto fn = gpu::GPUFuncOp::create(
-      b, entry.symbol, FunctionType::get(ctx, e.argumentTypes(ctx), {}));
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  // No known_block_size: it becomes `.maxntid 128`, under which ptxas caps
-  // the 4-row W4 entry at 72 registers and spills; without it the entry
-  // takes 76 and spills nothing (CUDA 13, sm_90).
-  b.setInsertionPointToStart(&fn.getBody().front());
-  ValueRange args = fn.getArguments();
-
-  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value lane = arith::RemUIOp::create(b, tid, indexConst(b, kWarpSize));
-  Value warp = arith::DivUIOp::create(b, tid, indexConst(b, kWarpSize));
-  Value n = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                            indexConst(b, kDecodeWarpsPerBlock)),
-      warp);
-  Value split = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  // The row and T tests are uniform across a warp, so every shuffle below
-  // has its full warp.
-  Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, n,
-                                        indexConst(b, e.spec.n));
-  Value tokens, tokensOk;
-  std::tie(tokens, tokensOk) =
-      tokensInRange(b, args, entry, e.spec.dynamicRows());
-  if (tokensOk)
-    inRange = arith::AndIOp::create(b, inRange, tokensOk);
-  scf::IfOp::create(b, inRange, [&](OpBuilder &nested, Location loc) {
-    ImplicitLocOpBuilder ib(loc, nested);
-    DecodeGemvEmitter::Body body = e.makeBody(ib, args, entry.rows, tokens);
-    SmallVector<Value> acc = e.emitLanePartials(ib, body, n, split, lane);
-    for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
-      for (Value &v : acc) {
-        auto shuffle = gpu::ShuffleOp::create(ib, v, offset,
-                                              static_cast<int32_t>(kWarpSize),
-                                              gpu::ShuffleMode::XOR);
-        v = arith::AddFOp::create(ib, v, shuffle.getShuffleResult());
-      }
-    Value lane0 = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq, lane,
-                                        indexConst(ib, 0));
-    scf::IfOp::create(ib, lane0, [&](OpBuilder &inner, Location innerLoc) {
-      ImplicitLocOpBuilder sb(innerLoc, inner);
-      e.emitStore(sb, body, n, split, acc);
-      scf::YieldOp::create(sb);
-    });
-    scf::YieldOp::create(ib);
-  });
-  gpu::ReturnOp::create(b);
+/// The entry as a warp-per-row kernel (WarpRowKernel.h): for dynamic T it
+/// runs only with T in the entry's bucket.
+conversion::WarpRowEntry
+warpRowEntry(MLIRContext *ctx, const DecodeGemvEmitter &e, const Entry &entry) {
+  // Set by the guard, which runs first, and read by the body.
+  auto tokens = std::make_shared<Value>();
+  conversion::WarpRowEntry w;
+  w.symbol = entry.symbol;
+  w.argumentTypes = e.argumentTypes(ctx);
+  w.outputRows = e.spec.n;
+  w.splits = e.spec.splitK;
+  w.accumulators = entry.rows.count;
+  w.guard = [&e, entry, tokens](ImplicitLocOpBuilder &b, ValueRange args) {
+    Value inRange;
+    std::tie(*tokens, inRange) =
+        tokensInRange(b, args, entry, e.spec.dynamicRows());
+    return inRange;
+  };
+  w.body = [&e, entry, tokens](ImplicitLocOpBuilder &b, ValueRange args) {
+    DecodeGemvEmitter::Body body = e.makeBody(b, args, entry.rows, *tokens);
+    conversion::WarpRowBody callbacks;
+    callbacks.partials = [&e, body](ImplicitLocOpBuilder &ib, Value n,
+                                    Value split, Value lane) {
+      return e.emitLanePartials(ib, body, n, split, lane);
+    };
+    callbacks.store = [&e, body](ImplicitLocOpBuilder &ib, Value n, Value split,
+                                 ArrayRef<Value> values) {
+      e.emitStore(ib, body, n, split, values);
+    };
+    return callbacks;
+  };
+  return w;
 }
 
 void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
@@ -501,117 +483,15 @@ void buildNVPTX(ModuleOp module, const DecodeGemvEmitter &e) {
   auto gpuModule = gpu::GPUModuleOp::create(b, e.spec.name());
   b.setInsertionPointToStart(gpuModule.getBody());
   for (const Entry &entry : entriesOf(e.spec))
-    buildNVPTXEntry(b, e, entry);
-}
-
-/// The same kernel on the CPU: blocks, splits, warps and lanes become loops;
-/// the shuffle butterfly is replayed on a [32, rows] lane array, so lane 0
-/// adds exactly the values, in exactly the order, that it adds on the GPU.
-void buildHostEntry(ImplicitLocOpBuilder &b, const DecodeGemvEmitter &e,
-                    const Entry &entry) {
-  MLIRContext *ctx = b.getContext();
-  OpBuilder::InsertionGuard guard(b);
-  auto fn = func::FuncOp::create(
-      b, entry.symbol, FunctionType::get(ctx, e.argumentTypes(ctx), {}));
-  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  ValueRange args = fn.getArguments();
-  const int64_t rows = entry.rows.count;
-  const int64_t blocks =
-      (e.spec.n + kDecodeWarpsPerBlock - 1) / kDecodeWarpsPerBlock;
-
-  auto forLoop = [&](ImplicitLocOpBuilder &ob, int64_t count,
-                     function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-    scf::ForOp::create(
-        ob, indexConst(ob, 0), indexConst(ob, count), indexConst(ob, 1),
-        ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          body(ib, iv);
-          scf::YieldOp::create(ib);
-        });
-  };
-  auto kernel = [&](ImplicitLocOpBuilder &kb, Value tokens) {
-    auto laneTy = MemRefType::get({kWarpSize, rows}, e.f32);
-    Value lanes = memref::AllocaOp::create(kb, laneTy);
-    Value swap = memref::AllocaOp::create(kb, laneTy);
-    Value c0 = indexConst(kb, 0);
-    DecodeGemvEmitter::Body body = e.makeBody(kb, args, entry.rows, tokens);
-    forLoop(kb, blocks, [&](ImplicitLocOpBuilder &bb, Value block) {
-      forLoop(bb, e.spec.splitK, [&](ImplicitLocOpBuilder &sb, Value split) {
-        forLoop(
-            sb, kDecodeWarpsPerBlock,
-            [&](ImplicitLocOpBuilder &wb, Value warp) {
-              Value n = arith::AddIOp::create(
-                  wb,
-                  arith::MulIOp::create(wb, block,
-                                        indexConst(wb, kDecodeWarpsPerBlock)),
-                  warp);
-              Value inRange = arith::CmpIOp::create(
-                  wb, arith::CmpIPredicate::ult, n, indexConst(wb, e.spec.n));
-              scf::IfOp::create(
-                  wb, inRange, [&](OpBuilder &nested, Location loc) {
-                    ImplicitLocOpBuilder ib(loc, nested);
-                    forLoop(ib, kWarpSize,
-                            [&](ImplicitLocOpBuilder &lb, Value lane) {
-                              SmallVector<Value> acc =
-                                  e.emitLanePartials(lb, body, n, split, lane);
-                              for (int64_t t = 0; t < rows; ++t)
-                                memref::StoreOp::create(
-                                    lb, acc[t], lanes,
-                                    ValueRange{lane, indexConst(lb, t)});
-                            });
-                    for (int64_t offset = kWarpSize / 2; offset > 0;
-                         offset /= 2) {
-                      forLoop(ib, kWarpSize,
-                              [&](ImplicitLocOpBuilder &lb, Value lane) {
-                                Value partner = arith::XOrIOp::create(
-                                    lb, lane, indexConst(lb, offset));
-                                for (int64_t t = 0; t < rows; ++t) {
-                                  Value tt = indexConst(lb, t);
-                                  Value mineV = memref::LoadOp::create(
-                                      lb, lanes, ValueRange{lane, tt});
-                                  Value theirs = memref::LoadOp::create(
-                                      lb, lanes, ValueRange{partner, tt});
-                                  memref::StoreOp::create(
-                                      lb,
-                                      arith::AddFOp::create(lb, mineV, theirs),
-                                      swap, ValueRange{lane, tt});
-                                }
-                              });
-                      memref::CopyOp::create(ib, swap, lanes);
-                    }
-                    SmallVector<Value> result;
-                    for (int64_t t = 0; t < rows; ++t)
-                      result.push_back(memref::LoadOp::create(
-                          ib, lanes, ValueRange{c0, indexConst(ib, t)}));
-                    e.emitStore(ib, body, n, split, result);
-                    scf::YieldOp::create(ib);
-                  });
-            });
-      });
-    });
-  };
-  Value tokens, tokensOk;
-  std::tie(tokens, tokensOk) =
-      tokensInRange(b, args, entry, e.spec.dynamicRows());
-  if (!tokensOk) {
-    kernel(b, Value());
-  } else {
-    scf::IfOp::create(b, tokensOk, [&](OpBuilder &nested, Location loc) {
-      ImplicitLocOpBuilder ib(loc, nested);
-      kernel(ib, tokens);
-      scf::YieldOp::create(ib);
-    });
-  }
-  func::ReturnOp::create(b);
+    conversion::buildWarpRowNVPTXEntry(b, warpRowEntry(ctx, e, entry));
 }
 
 void buildHost(ModuleOp module, const DecodeGemvEmitter &e) {
   ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
   b.setInsertionPointToEnd(module.getBody());
   for (const Entry &entry : entriesOf(e.spec))
-    buildHostEntry(b, e, entry);
+    conversion::buildWarpRowHostEntry(
+        b, warpRowEntry(module.getContext(), e, entry));
 }
 
 } // namespace
