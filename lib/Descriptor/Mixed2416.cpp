@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace qtensor {
@@ -261,6 +262,29 @@ decodeMixed2416FirstScales(const Mixed2416Descriptor &d,
           (double(s.firstScaleCodes[first]) - s.secondZeroPoints[second]);
     }
   return scales;
+}
+
+Expected<std::vector<int32_t>>
+mixed2416RowW4Groups(const Mixed2416Descriptor &d,
+                     const std::vector<uint8_t> &map) {
+  const int64_t groups = d.rows() * d.groupsPerRow();
+  if (groups > INT32_MAX)
+    return makeError("mixed_2416 ", d.rows(), "x", d.cols(), " has ", groups,
+                     " first-level groups; the row table holds at most ",
+                     INT32_MAX);
+  if (map.size() * 8 < static_cast<size_t>(groups))
+    return makeError("mixed_2416 precision map: ", map.size(),
+                     " bytes cannot cover ", groups, " groups");
+  std::vector<int32_t> before(static_cast<size_t>(d.rows() + 1), 0);
+  const int64_t perRow = d.groupsPerRow();
+  int64_t count = 0;
+  for (int64_t row = 0; row < d.rows(); ++row) {
+    before[static_cast<size_t>(row)] = static_cast<int32_t>(count);
+    for (int64_t g = 0; g < perRow; ++g)
+      count += isW4Group(map, row * perRow + g) ? 1 : 0;
+  }
+  before.back() = static_cast<int32_t>(count);
+  return before;
 }
 
 Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Conversion/Mixed2416Kernel.h"
 #include "qtensor/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,7 +45,19 @@ struct GenerateKernelsPass
       return signalPassFailure();
     }
     SmallVector<qtensor::QuantKernelSpec> specs;
+    SmallVector<qtensor::Mixed2416GemvSpec> mixedSpecs;
     for (const std::string &text : kernels) {
+      // The mixed 2/4/16 GEMV reads streams, not a QuantKernelSpec's codes.
+      if (llvm::StringRef(text).trim().starts_with("mixed2416_gemv")) {
+        qtensor::Expected<qtensor::Mixed2416GemvSpec> spec =
+            qtensor::parseMixed2416GemvSpec(text);
+        if (!spec) {
+          module.emitError("qtensor-generate-kernels: ") << spec.message();
+          return signalPassFailure();
+        }
+        mixedSpecs.push_back(*spec);
+        continue;
+      }
       qtensor::Expected<qtensor::QuantKernelSpec> spec =
           qtensor::parseQuantKernelSpec(text);
       if (!spec) {
@@ -55,6 +68,9 @@ struct GenerateKernelsPass
     }
     for (const qtensor::QuantKernelSpec &spec : specs)
       if (failed(qtensor::buildKernelOf(module, spec, kernelTarget)))
+        return signalPassFailure();
+    for (const qtensor::Mixed2416GemvSpec &spec : mixedSpecs)
+      if (failed(qtensor::buildMixed2416GemvKernel(module, spec, kernelTarget)))
         return signalPassFailure();
   }
 };

@@ -36,6 +36,10 @@ def QTensorGenerateKernelsPass
     leave T out: `prefill_mma:w4:g128:asym:f16:n4096:k4096:of16` serves any
     T. Its device code also uses the nvgpu, NVVM and LLVM dialects.
 
+    `mixed2416_gemv:gG1:zG2:f16|bf16:tT:nN:kK[:OPT]` specs build the decode
+    GEMV of the mixed 2/4/16 family, which reads the family's streams
+    (Conversion/Mixed2416Kernel.h).
+
     A malformed spec, an unsupported variant or a duplicate kernel is an
     error naming the spec; nothing is built then.
   }];

@@ -140,6 +140,14 @@ Expected<std::vector<double>>
 decodeMixed2416FirstScales(const Mixed2416Descriptor &d,
                            const Mixed2416Streams &s);
 
+/// W4 groups before each row in stream order, N + 1 prefix counts (the
+/// last is the tensor's W4 group count): what a kernel needs to find a
+/// row's codes, derived once at load from a map that passed
+/// verifyMixed2416Streams. Refused above 2^31 - 1 groups (i32 counts).
+Expected<std::vector<int32_t>>
+mixed2416RowW4Groups(const Mixed2416Descriptor &d,
+                     const std::vector<uint8_t> &map);
+
 /// The reference decoder (parity level 2): every element, row-major, by
 /// the formulas above. Verifies the descriptor and the streams first.
 Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,

@@ -84,9 +84,17 @@ public:
   /// Builds the host twin of `spec` with `build`, lowers and JIT-compiles it.
   std::unique_ptr<mlir::ExecutionEngine> compile(const QuantKernelSpec &spec,
                                                  const Builder &build) {
+    return compileModule([&](mlir::ModuleOp module) {
+      return build(module, spec, KernelTarget::Host);
+    });
+  }
+
+  /// Lowers and JIT-compiles what `build` puts into an empty module.
+  std::unique_ptr<mlir::ExecutionEngine> compileModule(
+      const std::function<mlir::LogicalResult(mlir::ModuleOp)> &build) {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (mlir::failed(build(*module, spec, KernelTarget::Host)))
+    if (mlir::failed(build(*module)))
       return nullptr;
     mlir::PassManager pm(&context);
     buildLowerKernelsToHostPipeline(pm);
