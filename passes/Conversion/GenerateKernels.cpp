@@ -8,6 +8,7 @@
 #include "qtensor/Conversion/KernelBuilders.h"
 #include "qtensor/Conversion/Mixed2416Kernel.h"
 #include "qtensor/Conversion/Passes.h"
+#include "qtensor/Conversion/W8A8Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,6 +47,7 @@ struct GenerateKernelsPass
     }
     SmallVector<qtensor::QuantKernelSpec> specs;
     SmallVector<qtensor::Mixed2416GemvSpec> mixedSpecs;
+    SmallVector<qtensor::W8A8GemvSpec> w8a8Specs;
     for (const std::string &text : kernels) {
       // The mixed 2/4/16 GEMV reads streams, not a QuantKernelSpec's codes.
       if (llvm::StringRef(text).trim().starts_with("mixed2416_gemv")) {
@@ -58,6 +60,17 @@ struct GenerateKernelsPass
         mixedSpecs.push_back(*spec);
         continue;
       }
+      // W8A8 adds its activation quantizer beside the GEMV.
+      if (llvm::StringRef(text).trim().starts_with("w8a8_gemv")) {
+        qtensor::Expected<qtensor::W8A8GemvSpec> spec =
+            qtensor::parseW8A8GemvSpec(text);
+        if (!spec) {
+          module.emitError("qtensor-generate-kernels: ") << spec.message();
+          return signalPassFailure();
+        }
+        w8a8Specs.push_back(*spec);
+        continue;
+      }
       qtensor::Expected<qtensor::QuantKernelSpec> spec =
           qtensor::parseQuantKernelSpec(text);
       if (!spec) {
@@ -68,6 +81,9 @@ struct GenerateKernelsPass
     }
     for (const qtensor::QuantKernelSpec &spec : specs)
       if (failed(qtensor::buildKernelOf(module, spec, kernelTarget)))
+        return signalPassFailure();
+    for (const qtensor::W8A8GemvSpec &spec : w8a8Specs)
+      if (failed(qtensor::buildW8A8Kernels(module, spec, kernelTarget)))
         return signalPassFailure();
     for (const qtensor::Mixed2416GemvSpec &spec : mixedSpecs)
       if (failed(qtensor::buildMixed2416GemvKernel(module, spec, kernelTarget)))

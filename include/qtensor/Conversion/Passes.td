@@ -38,7 +38,9 @@ def QTensorGenerateKernelsPass
 
     `mixed2416_gemv:gG1:zG2:f16|bf16:tT:nN:kK[:OPT]` specs build the decode
     GEMV of the mixed 2/4/16 family, which reads the family's streams
-    (Conversion/Mixed2416Kernel.h).
+    (Conversion/Mixed2416Kernel.h). `w8a8_gemv:gG|gch:sym|asym:sym|asym:...`
+    specs build the per-token int8 activation quantizer and the W8A8 GEMV
+    (Conversion/W8A8Kernel.h).
 
     A malformed spec, an unsupported variant or a duplicate kernel is an
     error naming the spec; nothing is built then.

@@ -1,0 +1,57 @@
+//===- ActivationQuant.cpp - Dynamic per-token int8 activations -----------===//
+
+#include "qtensor/Numerics/ActivationQuant.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace qtensor {
+
+Expected<QuantizedActivations> quantizeActivationsPerToken(const float *x,
+                                                           int64_t rows,
+                                                           int64_t cols,
+                                                           bool symmetric) {
+  if (rows <= 0 || cols <= 0)
+    return makeError("activation shape [", rows, ", ", cols,
+                     "] must be positive");
+  if (rows > (int64_t(1) << 40) / cols)
+    return makeError("activation shape [", rows, ", ", cols,
+                     "] has more than 2^40 values");
+  QuantizedActivations q;
+  q.rows = rows;
+  q.cols = cols;
+  q.codes.resize(static_cast<size_t>(rows * cols));
+  for (int64_t m = 0; m < rows; ++m) {
+    const float *row = x + m * cols;
+    float lo = 0.0f, hi = 0.0f, amax = 0.0f;
+    for (int64_t k = 0; k < cols; ++k) {
+      if (!std::isfinite(row[k]))
+        return makeError("activation row ", m, " column ", k, " is not finite");
+      lo = std::min(lo, row[k]);
+      hi = std::max(hi, row[k]);
+      amax = std::max(amax, std::fabs(row[k]));
+    }
+    float s;
+    int32_t z = 0;
+    if (symmetric) {
+      s = amax == 0.0f ? 1.0f : amax / 127.0f;
+    } else {
+      const float range = hi - lo;
+      s = range == 0.0f ? 1.0f : range / 255.0f;
+      z = static_cast<int32_t>(
+          std::clamp(roundHalfEvenF32(-lo / s), 0.0f, 255.0f));
+      q.zeroPoints.push_back(z);
+    }
+    q.scales.push_back(static_cast<double>(s));
+    const float qmin = symmetric ? -127.0f : 0.0f;
+    const float qmax = symmetric ? 127.0f : 255.0f;
+    for (int64_t k = 0; k < cols; ++k) {
+      float v = roundHalfEvenF32(row[k] / s) + static_cast<float>(z);
+      q.codes[static_cast<size_t>(m * cols + k)] =
+          static_cast<int32_t>(std::clamp(v, qmin, qmax));
+    }
+  }
+  return q;
+}
+
+} // namespace qtensor
