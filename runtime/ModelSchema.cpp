@@ -225,8 +225,7 @@ private:
     const artifact::TensorEntry *t = m.findTensor(name);
     if (!t)
       return fail("required tensor \"", name, "\" is missing");
-    const std::vector<int64_t> &actual =
-        t->plain() ? t->plain()->shape : t->quantized()->logical.shape;
+    const std::vector<int64_t> &actual = t->logicalShape();
     if (actual != shape)
       return fail("tensor \"", name, "\" has shape ", shapeToString(actual),
                   ", expected ", shapeToString(shape));

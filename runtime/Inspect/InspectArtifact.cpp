@@ -120,6 +120,18 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
       row.shape = plain->shape;
       row.absoluteOffset = resolved->data->absoluteOffset();
       row.bytes = resolved->data->byteSize();
+    } else if (const artifact::Mixed2416Tensor *m = entry.mixed2416()) {
+      const Mixed2416Descriptor &d = m->logical;
+      row.type = std::string("mixed_2416 g") +
+                 std::to_string(d.firstGroupSize) + " z" +
+                 std::to_string(d.secondGroupSize) + " " + toString(d.sparse);
+      row.shape = d.shape;
+      row.descriptor = toJson(d);
+      row.absoluteOffset =
+          resolved->streams.at("precision_map")->absoluteOffset();
+      row.bytes = 0;
+      for (const safetensors::TensorView *v : resolved->storedViews())
+        row.bytes += v->byteSize();
     } else {
       const artifact::QuantizedTensor *q = entry.quantized();
       row.type = describe(q->logical);
@@ -144,6 +156,16 @@ Expected<std::vector<float>> decodeArtifactTensor(const std::string &path,
     return resolved.error();
   if (resolved->data)
     return safetensors::toFloat32(*resolved->data);
+  if (const artifact::Mixed2416Tensor *m = resolved->entry->mixed2416()) {
+    auto streams =
+        artifact::readMixed2416Streams(name, m->logical, resolved->streams);
+    if (!streams)
+      return makeError(path, ": ", streams.message());
+    auto values = reconstructMixed2416(m->logical, *streams);
+    if (!values)
+      return makeError(path, ": tensor \"", name, "\": ", values.message());
+    return std::vector<float>(values->begin(), values->end());
+  }
 
   // The runtime's reference decoder: the packer's own inverse for any
   // stored layout, then the descriptor's reconstruction (Reference.h).

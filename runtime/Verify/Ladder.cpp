@@ -187,6 +187,27 @@ Expected<size_t> forEachQuantized(
   return entries.size();
 }
 
+/// Reads and checks the streams of every mixed_2416 tensor of `a` (in
+/// manifest order), handing each to `check`; returns the count.
+Expected<size_t>
+forEachMixed2416(const artifact::Artifact &a,
+                 const std::function<Status(const artifact::TensorEntry &,
+                                            const Mixed2416Streams &)> &check) {
+  size_t count = 0;
+  for (const artifact::TensorEntry &e : a.manifest().tensors) {
+    const artifact::Mixed2416Tensor *m = e.mixed2416();
+    if (!m)
+      continue;
+    QTENSOR_ASSIGN_OR_RETURN(artifact::ResolvedTensor r, a.tensor(e.name));
+    QTENSOR_ASSIGN_OR_RETURN(
+        Mixed2416Streams streams,
+        artifact::readMixed2416Streams(e.name, m->logical, r.streams));
+    QTENSOR_TRY(check(e, streams));
+    ++count;
+  }
+  return count;
+}
+
 LevelResult levelPacking(const artifact::Artifact &a) {
   LevelResult r{"L1", "pack/unpack", false, ""};
   auto count =
@@ -215,9 +236,22 @@ LevelResult levelPacking(const artifact::Artifact &a) {
     r.detail = count.message();
     return r;
   }
+  // A mixed_2416 tensor's streams are stored as the family defines them:
+  // reading them checks every size, code range and CSR rule.
+  auto mixed = forEachMixed2416(
+      a, [](const artifact::TensorEntry &, const Mixed2416Streams &) {
+        return Status::ok();
+      });
+  if (!mixed) {
+    r.detail = mixed.message();
+    return r;
+  }
   r.ok = true;
   r.detail = std::to_string(*count) +
              " quantized tensors unpack and repack to the same bytes";
+  if (*mixed)
+    r.detail +=
+        "; " + std::to_string(*mixed) + " mixed_2416 tensors' streams verify";
   return r;
 }
 
@@ -259,8 +293,30 @@ LevelResult levelReference(const artifact::Artifact &a) {
     r.detail = count.message();
     return r;
   }
+  auto mixed = forEachMixed2416(
+      a,
+      [&](const artifact::TensorEntry &e,
+          const Mixed2416Streams &streams) -> Status {
+        auto it = expected.find(e.name);
+        if (it == expected.end())
+          return makeError(e.name,
+                           ": the report records no reconstruction digest");
+        QTENSOR_ASSIGN_OR_RETURN(std::string digest,
+                                 artifact::mixed2416ReconstructionDigest(
+                                     e.mixed2416()->logical, streams));
+        if (digest != it->second)
+          return makeError(e.name, ": reconstruction digest ",
+                           digest.substr(0, 16),
+                           "... differs from the compiler's ",
+                           it->second.substr(0, 16), "...");
+        return Status::ok();
+      });
+  if (!mixed) {
+    r.detail = mixed.message();
+    return r;
+  }
   r.ok = true;
-  r.detail = std::to_string(*count) +
+  r.detail = std::to_string(*count + *mixed) +
              " reconstructions match the digests recorded at compile time";
   return r;
 }

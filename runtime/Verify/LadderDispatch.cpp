@@ -253,7 +253,7 @@ LevelResult levelDispatch(const artifact::Artifact &a,
         e.contains("selected") && e["selected"].is_string())
       planned.insert(e["op"].get<std::string>());
   for (const artifact::TensorEntry &e : a.manifest().tensors)
-    if (e.isQuantized() && !planned.count(e.name.substr(0, e.name.find('@')))) {
+    if (!e.plain() && !planned.count(e.name.substr(0, e.name.find('@')))) {
       r.detail = e.name + ": no kernel selection for it in the dispatch trace";
       return r;
     }
@@ -317,14 +317,14 @@ LevelResult levelDispatch(const artifact::Artifact &a,
       r.detail = resolved.message();
       return r;
     }
-    if (e.isQuantized()) {
+    if (!e.plain()) { // quantized, or mixed_2416 streams
       quantizedSources.insert(e.name.substr(0, e.name.find('@')));
       for (const safetensors::TensorView *v : resolved->storedViews())
         quantizedBytes += v->byteSize();
     }
   }
   for (const artifact::TensorEntry &e : a.manifest().tensors) {
-    if (e.isQuantized())
+    if (!e.plain())
       continue;
     if (quantizedSources.count(e.name.substr(0, e.name.find('@')))) {
       r.detail = e.name + ": a float copy of a quantized weight is stored "

@@ -134,13 +134,12 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   uint64_t all = 0, quantized = 0;
   for (const artifact::TensorEntry &t : m.tensors) {
     const artifact::QuantizedTensor *q = t.quantized();
-    const std::vector<int64_t> shape =
-        q ? q->logical.shape : t.storedTensors().front().second.shape;
+    const std::vector<int64_t> &shape = t.logicalShape();
     uint64_t n = 1;
     for (int64_t d : shape)
       n *= uint64_t(d);
     all += n;
-    quantized += q ? n : 0;
+    quantized += t.plain() ? 0 : n;
   }
   const bool twins = std::any_of(
       m.kernels.begin(), m.kernels.end(), [](const artifact::KernelEntry &k) {

@@ -60,6 +60,9 @@ struct ResolvedTensor {
   /// lives as long as this result, so memory stays one tensor's when
   /// callers resolve tensors one at a time.
   std::shared_ptr<const DecodedQParams> decoded;
+  /// A mixed_2416 tensor's streams by their manifest key (Manifest.h),
+  /// as they are in the shard; read them with readMixed2416Streams.
+  Mixed2416Views streams;
 
   /// Every stored tensor of the entry, as it is in the shard (for a nested
   /// descriptor the codes of its first level, not the decoded views).

@@ -146,6 +146,12 @@ public:
                      std::optional<TensorData> zeros = std::nullopt,
                      std::optional<TensorData> superScales = std::nullopt,
                      std::optional<TensorData> superZeros = std::nullopt);
+  /// Adds a mixed_2416 tensor: its descriptor and one physical tensor per
+  /// stream, in Mixed2416Tensor::streams() order (all in `shard`).
+  /// Consistency is checked by write() (validateManifest).
+  Status addMixed2416Tensor(const std::string &shard, std::string name,
+                            Mixed2416Descriptor logical,
+                            std::vector<TensorData> streams);
   /// Adds a non-shard file (graph, kernel or trace) with the given bytes.
   Status addFile(std::string name, FileRole role, std::vector<uint8_t> bytes);
   /// The path a file added with addFile will be published under by

@@ -25,6 +25,7 @@
 #define QTENSOR_FORMATS_MANIFEST_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Formats/KernelEntry.h"
 #include "qtensor/Formats/OpBinding.h"
 #include "qtensor/Formats/SafetensorsDType.h"
@@ -158,19 +159,51 @@ struct QuantizedTensor {
   bool operator==(const QuantizedTensor &o) const;
 };
 
+/// A mixed 2/4/16 tensor (Descriptor/Mixed2416.h, kind "mixed_2416"): its
+/// descriptor and one physical tensor per stream, 1-D unless noted, with
+/// G = K / G1 groups a row and N G in all:
+///  - precision_map U8 [ceil(N G / 8)]; w2_codes U8 [W2 groups * G1 / 4];
+///    w4_codes U8 [W4 groups * G1 / 2] (the two counts add up to N G);
+///  - first_scale_codes, first_zero_points U8 [N, G];
+///  - second_scales, second_zero_points in the second-level dtype
+///    [N / G2, G];
+///  - sparse_values in the sparse dtype [nnz], sparse_columns I32 [nnz],
+///    sparse_row_pointers I32 [N + 1].
+/// The bytes are checked against the map and the descriptor when they are
+/// read (readMixed2416Streams, QuantizedStorage.h).
+struct Mixed2416Tensor {
+  Mixed2416Descriptor logical;
+  StoredTensor precisionMap, w2Codes, w4Codes;
+  StoredTensor firstScaleCodes, firstZeroPoints;
+  StoredTensor secondScales, secondZeroPoints;
+  StoredTensor sparseValues, sparseColumns, sparseRowPointers;
+  /// Each stream with its manifest key, in the order above.
+  std::vector<std::pair<const char *, const StoredTensor *>> streams() const;
+  std::vector<std::pair<const char *, StoredTensor *>> streams();
+  bool operator==(const Mixed2416Tensor &o) const;
+};
+
 struct TensorEntry {
   std::string name; ///< logical name, non-empty, unique in the manifest
   std::string file; ///< a listed file with role "shard"
-  std::variant<PlainTensor, QuantizedTensor> data;
+  std::variant<PlainTensor, QuantizedTensor, Mixed2416Tensor> data;
 
+  /// An affine-family quantized tensor (what kernels and bindings read).
   bool isQuantized() const { return data.index() == 1; }
   const PlainTensor *plain() const { return std::get_if<PlainTensor>(&data); }
   const QuantizedTensor *quantized() const {
     return std::get_if<QuantizedTensor>(&data);
   }
+  const Mixed2416Tensor *mixed2416() const {
+    return std::get_if<Mixed2416Tensor>(&data);
+  }
+  /// The tensor's logical shape, whatever its kind.
+  const std::vector<int64_t> &logicalShape() const;
+  /// "plain", "quantized" or "mixed_2416".
+  const char *kind() const;
   /// The physical tensors this entry owns in `file`, each with the role it
   /// plays ("data", "codes", "scales", "zeros", "super_scales",
-  /// "super_zeros").
+  /// "super_zeros", or a mixed_2416 stream's key).
   std::vector<std::pair<const char *, StoredTensor>> storedTensors() const;
   bool operator==(const TensorEntry &o) const;
 };

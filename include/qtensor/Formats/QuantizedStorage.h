@@ -24,6 +24,7 @@
 #define QTENSOR_FORMATS_QUANTIZEDSTORAGE_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Formats/SafetensorsDType.h"
 #include "qtensor/Numerics/KernelLayout.h"
@@ -31,6 +32,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +113,26 @@ decodeStoredNestedQParams(const std::string &name,
                           const safetensors::TensorView &superScales,
                           const safetensors::TensorView *minCodes,
                           const safetensors::TensorView *superMins);
+
+/// A mixed_2416 tensor's stream views by manifest key.
+using Mixed2416Views =
+    std::map<std::string, const safetensors::TensorView *, std::less<>>;
+
+/// Reads `name`'s streams out of their views into the family's struct
+/// (second-level values and outliers widened from their 16-bit dtype) and
+/// checks them with verifyMixed2416Streams: sizes against the map, every
+/// code in range, CSR order and bounds, replacement outliers in W2 groups.
+/// Errors name the tensor and the stream.
+Expected<Mixed2416Streams> readMixed2416Streams(const std::string &name,
+                                                const Mixed2416Descriptor &d,
+                                                const Mixed2416Views &views);
+
+/// SHA-256 of reconstructMixed2416(d, s) as little-endian binary32 (each
+/// value rounded once from float64): the mixed_2416 family's L2 digest,
+/// defined as reconstructionDigest is for the affine family.
+Expected<std::string>
+mixed2416ReconstructionDigest(const Mixed2416Descriptor &d,
+                              const Mixed2416Streams &s);
 
 /// A scale-format tensor's scales (ScaleFormat: e8m0, ue4m3), decoded once
 /// from their stored U8 codes into `scales`; errors name the tensor and the

@@ -426,6 +426,33 @@ struct Export {
         }
         return reconstructionF32Bytes(d, codes, scales, zeros);
       };
+    } else if (const Mixed2416Tensor *m = r.entry->mixed2416()) {
+      // No ggml type holds the family's streams.
+      if (!options.dequantize)
+        return makeError(name,
+                         ": no ggml type holds a mixed_2416 tensor's streams; "
+                         "--dequantize writes it as F32 values");
+      const Mixed2416Descriptor d = m->logical;
+      t.ne.assign(d.shape.rbegin(), d.shape.rend());
+      t.type = GGMLType::F32;
+      report.how = "dequantized: mixed_2416";
+      std::vector<int64_t> order =
+          rowOrder ? *rowOrder : std::vector<int64_t>();
+      t.bytes = [a, name, d, order]() -> Expected<std::vector<uint8_t>> {
+        QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a->tensor(name));
+        QTENSOR_ASSIGN_OR_RETURN(Mixed2416Streams s,
+                                 readMixed2416Streams(name, d, r.streams));
+        QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w,
+                                 reconstructMixed2416(d, s));
+        if (!order.empty())
+          w = permuteRows(w, order, size_t(d.cols()));
+        std::vector<uint8_t> bytes(w.size() * 4);
+        for (size_t i = 0; i < w.size(); ++i) {
+          const float f = static_cast<float>(w[i]);
+          std::memcpy(bytes.data() + 4 * i, &f, 4);
+        }
+        return bytes;
+      };
     } else {
       const safetensors::TensorView &v = *r.data;
       t.ne.assign(v.shape.rbegin(), v.shape.rend());

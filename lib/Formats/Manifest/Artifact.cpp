@@ -67,6 +67,8 @@ std::vector<const TensorView *> ResolvedTensor::storedViews() const {
         decodedZeros ? minCodes : zeros, superScales, superZeros})
     if (v)
       out.push_back(v);
+  for (const auto &[key, v] : streams)
+    out.push_back(v);
   return out;
 }
 
@@ -90,7 +92,9 @@ Expected<ResolvedTensor> Artifact::tensor(std::string_view name,
       return makeError(file->path(), ": tensor \"", stored.tensor,
                        "\" is missing");
     std::string_view which = role;
-    if (which == "data")
+    if (entry->mixed2416())
+      r.streams[role] = view;
+    else if (which == "data")
       r.data = view;
     else if (which == "codes")
       r.codes = view;

@@ -193,6 +193,35 @@ Status ArtifactWriter::addQuantizedTensor(
   return Status::ok();
 }
 
+Status ArtifactWriter::addMixed2416Tensor(const std::string &shard,
+                                          std::string name,
+                                          Mixed2416Descriptor logical,
+                                          std::vector<TensorData> streams) {
+  Mixed2416Tensor m;
+  m.logical = std::move(logical);
+  auto slots = m.streams();
+  if (streams.size() != slots.size())
+    return makeError("artifact writer: mixed_2416 tensor \"", name,
+                     "\": ", streams.size(), " streams given, the family has ",
+                     slots.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    QTENSOR_TRY(checkNewStored(shard, streams[i]));
+    *slots[i].second =
+        StoredTensor{streams[i].name, streams[i].dtype, streams[i].shape};
+  }
+  TensorEntry e;
+  e.name = std::move(name);
+  e.file = shard;
+  e.data = std::move(m);
+  Shard *s = findShard(shard);
+  if (!s)
+    s = &shards.emplace_back(Shard{shard, {}});
+  for (TensorData &t : streams)
+    s->tensors.push_back(std::move(t));
+  tensors.push_back(std::move(e));
+  return Status::ok();
+}
+
 Status ArtifactWriter::addFile(std::string name, FileRole role,
                                std::vector<uint8_t> bytes) {
   QTENSOR_TRY(checkAddedName(name, "file"));

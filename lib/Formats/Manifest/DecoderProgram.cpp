@@ -441,8 +441,8 @@ Status checkPlain(const Manifest &m, const std::string &tensor,
     return makeError(where, ": tensor \"", tensor, "\" is not in the manifest");
   const PlainTensor *p = t->plain();
   if (!p)
-    return makeError(where, ": tensor \"", tensor,
-                     "\" is quantized; a plain float tensor is expected here");
+    return makeError(where, ": tensor \"", tensor, "\" is ", t->kind(),
+                     "; a plain float tensor is expected here");
   if (!floatTypeOfDType(p->dtype))
     return makeError(where, ": tensor \"", tensor, "\" is ",
                      safetensors::dtypeName(p->dtype),

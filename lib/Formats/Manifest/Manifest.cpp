@@ -141,6 +141,47 @@ bool QuantizedTensor::operator==(const QuantizedTensor &o) const {
          zeros == o.zeros && superScales == o.superScales &&
          superZeros == o.superZeros;
 }
+/// The one list of a mixed_2416 tensor's streams and their keys.
+template <typename Tensor, typename Stored>
+static std::vector<std::pair<const char *, Stored *>> mixedStreams(Tensor &t) {
+  return {{"precision_map", &t.precisionMap},
+          {"w2_codes", &t.w2Codes},
+          {"w4_codes", &t.w4Codes},
+          {"first_scale_codes", &t.firstScaleCodes},
+          {"first_zero_points", &t.firstZeroPoints},
+          {"second_scales", &t.secondScales},
+          {"second_zero_points", &t.secondZeroPoints},
+          {"sparse_values", &t.sparseValues},
+          {"sparse_columns", &t.sparseColumns},
+          {"sparse_row_pointers", &t.sparseRowPointers}};
+}
+std::vector<std::pair<const char *, const StoredTensor *>>
+Mixed2416Tensor::streams() const {
+  return mixedStreams<const Mixed2416Tensor, const StoredTensor>(*this);
+}
+std::vector<std::pair<const char *, StoredTensor *>>
+Mixed2416Tensor::streams() {
+  return mixedStreams<Mixed2416Tensor, StoredTensor>(*this);
+}
+bool Mixed2416Tensor::operator==(const Mixed2416Tensor &o) const {
+  if (logical != o.logical)
+    return false;
+  auto mine = streams(), theirs = o.streams();
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (!(*mine[i].second == *theirs[i].second))
+      return false;
+  return true;
+}
+const std::vector<int64_t> &TensorEntry::logicalShape() const {
+  if (const PlainTensor *p = plain())
+    return p->shape;
+  if (const QuantizedTensor *q = quantized())
+    return q->logical.shape;
+  return mixed2416()->logical.shape;
+}
+const char *TensorEntry::kind() const {
+  return plain() ? "plain" : quantized() ? "quantized" : "mixed_2416";
+}
 bool TensorEntry::operator==(const TensorEntry &o) const {
   return name == o.name && file == o.file && data == o.data;
 }
@@ -194,6 +235,9 @@ TensorEntry::storedTensors() const {
       out.emplace_back("super_scales", *q->superScales);
     if (q->superZeros)
       out.emplace_back("super_zeros", *q->superZeros);
+  } else if (const Mixed2416Tensor *m = mixed2416()) {
+    for (const auto &[key, stored] : m->streams())
+      out.emplace_back(key, *stored);
   }
   return out;
 }
@@ -416,6 +460,66 @@ static Status checkQuantized(const std::string &path,
   return Status::ok();
 }
 
+/// The streams of a mixed_2416 tensor against its descriptor: every dtype
+/// and shape the family prescribes, and W2 and W4 sizes that one W4 group
+/// count explains (Mixed2416Tensor).
+static Status checkMixed2416(const std::string &path,
+                             const Mixed2416Tensor &m) {
+  const Mixed2416Descriptor &d = m.logical;
+  if (Status s = verifyMixed2416(d); !s)
+    return makeError(path, ".logical: ", s.message());
+  const int64_t n = d.rows(), perRow = d.groupsPerRow();
+  const int64_t groups = n * perRow; // verifyMixed2416: at most 2^40 weights
+  auto expect = [&](const char *key, const StoredTensor &t, DType dtype,
+                    const std::vector<int64_t> &shape) -> Status {
+    if (t.dtype != dtype)
+      return makeError(path, ".", key, ".dtype: expected ",
+                       safetensors::dtypeName(dtype), ", got ",
+                       safetensors::dtypeName(t.dtype));
+    if (t.shape != shape)
+      return makeError(path, ".", key, ".shape: expected ",
+                       shapeToString(shape), ", got ", shapeToString(t.shape));
+    return Status::ok();
+  };
+  auto oneDim = [&](const char *key, const StoredTensor &t,
+                    DType dtype) -> Status {
+    if (t.shape.size() != 1)
+      return makeError(path, ".", key, ".shape: expected one dimension, got ",
+                       shapeToString(t.shape));
+    return expect(key, t, dtype, t.shape);
+  };
+  QTENSOR_TRY(
+      expect("precision_map", m.precisionMap, DType::U8, {(groups + 7) / 8}));
+  QTENSOR_TRY(oneDim("w2_codes", m.w2Codes, DType::U8));
+  QTENSOR_TRY(oneDim("w4_codes", m.w4Codes, DType::U8));
+  const int64_t w4Group = d.firstGroupSize / 2, w2Group = d.firstGroupSize / 4;
+  const int64_t w4Bytes = m.w4Codes.shape[0], w2Bytes = m.w2Codes.shape[0];
+  if (w4Bytes % w4Group != 0 || w4Bytes / w4Group > groups)
+    return makeError(path, ".w4_codes.shape: ", w4Bytes,
+                     " bytes are not a whole number of W4 groups of ", w4Group,
+                     " bytes, at most ", groups);
+  const int64_t w4Groups = w4Bytes / w4Group;
+  if (w2Bytes != (groups - w4Groups) * w2Group)
+    return makeError(path, ".w2_codes.shape: with ", w4Groups, " W4 groups of ",
+                     groups, ", the W2 stream holds ",
+                     (groups - w4Groups) * w2Group, " bytes, got ", w2Bytes);
+  const std::vector<int64_t> firstShape = {n, perRow};
+  QTENSOR_TRY(
+      expect("first_scale_codes", m.firstScaleCodes, DType::U8, firstShape));
+  QTENSOR_TRY(
+      expect("first_zero_points", m.firstZeroPoints, DType::U8, firstShape));
+  const std::vector<int64_t> secondShape = {d.secondGroupsPerColumn(), perRow};
+  QTENSOR_TRY(expect("second_scales", m.secondScales, dtypeOf(d.secondType),
+                     secondShape));
+  QTENSOR_TRY(expect("second_zero_points", m.secondZeroPoints,
+                     dtypeOf(d.secondType), secondShape));
+  QTENSOR_TRY(oneDim("sparse_values", m.sparseValues, dtypeOf(d.sparseType)));
+  QTENSOR_TRY(expect("sparse_columns", m.sparseColumns, DType::I32,
+                     m.sparseValues.shape));
+  return expect("sparse_row_pointers", m.sparseRowPointers, DType::I32,
+                {n + 1});
+}
+
 namespace {
 /// Whether each kernel entry and op binding still needs its reader's rules
 /// (built in memory), or came from that reader (parsed).
@@ -506,12 +610,17 @@ Status checkManifest(const Manifest &m, RecordRules records) {
         QTENSOR_TRY(
             checkStoredShape(p + ".zeros", q->zeros->dtype, q->zeros->shape));
       QTENSOR_TRY(checkQuantized(p, *q));
+    } else if (const Mixed2416Tensor *mixed = t.mixed2416()) {
+      for (const auto &[key, stored] : mixed->streams())
+        QTENSOR_TRY(
+            checkStoredShape(p + "." + key, stored->dtype, stored->shape));
+      QTENSOR_TRY(checkMixed2416(p, *mixed));
     } else {
       QTENSOR_TRY(checkStoredShape(p, t.plain()->dtype, t.plain()->shape));
     }
     for (const auto &[role, stored] : t.storedTensors()) {
       std::string where = std::string(role) == "data" ? p : p + "." + role;
-      if (t.isQuantized())
+      if (!t.plain())
         QTENSOR_TRY(checkNonEmpty(where + ".tensor", stored.tensor));
       auto [it, fresh] =
           storedOwner.emplace(std::make_pair(t.file, stored.tensor), where);
@@ -638,6 +747,11 @@ json artifact::toJson(const Manifest &m) {
       e["kind"] = "plain";
       e["dtype"] = std::string(safetensors::dtypeName(p->dtype));
       e["shape"] = p->shape;
+    } else if (const Mixed2416Tensor *m = t.mixed2416()) {
+      e["kind"] = "mixed_2416";
+      e["logical"] = qtensor::toJson(m->logical);
+      for (const auto &[key, stored] : m->streams())
+        e[key] = storedJson(*stored);
     } else {
       const QuantizedTensor &q = *t.quantized();
       e["kind"] = "quantized";
@@ -805,9 +919,24 @@ Status parseTensor(const json &j, const std::string &path, TensorEntry &t) {
         *field = std::move(t);
       }
     t.data = std::move(q);
+  } else if (kind == "mixed_2416") {
+    Mixed2416Tensor m;
+    const json *logical;
+    QTENSOR_TRY(r.require("logical", logical));
+    auto d = mixed2416DescriptorFromJson(*logical);
+    if (!d)
+      return rerooted(r.at("logical"), d.message());
+    m.logical = d.take();
+    for (const auto &[key, stored] : m.streams()) {
+      const json *j;
+      QTENSOR_TRY(r.require(key, j));
+      QTENSOR_TRY(parseStored(*j, r.at(key), *stored));
+    }
+    t.data = std::move(m);
   } else {
     return makeError(r.at("kind"), ": unknown tensor kind ", inQuotes(kind),
-                     " (expected \"plain\" or \"quantized\")");
+                     " (expected \"plain\", \"quantized\" or "
+                     "\"mixed_2416\")");
   }
   return r.noUnknownKeys();
 }

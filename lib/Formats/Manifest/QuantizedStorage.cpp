@@ -403,4 +403,60 @@ decodeStoredScaleCodes(const std::string &name,
   return out;
 }
 
+Expected<Mixed2416Streams> readMixed2416Streams(const std::string &name,
+                                                const Mixed2416Descriptor &d,
+                                                const Mixed2416Views &views) {
+  auto view =
+      [&](const char *key) -> Expected<const safetensors::TensorView *> {
+    auto it = views.find(key);
+    if (it == views.end() || !it->second)
+      return makeError(name, ": its ", key, " stream is missing");
+    return it->second;
+  };
+  auto bytes = [&](const char *key, std::vector<uint8_t> &out) -> Status {
+    QTENSOR_ASSIGN_OR_RETURN(const safetensors::TensorView *v, view(key));
+    out.assign(v->data, v->data + v->byteSize());
+    return Status::ok();
+  };
+  auto values = [&](const char *key, std::vector<double> &out) -> Status {
+    QTENSOR_ASSIGN_OR_RETURN(const safetensors::TensorView *v, view(key));
+    Expected<std::vector<double>> read =
+        readQParams(v->dtype, v->data, v->byteSize());
+    if (!read)
+      return makeError(name, ": ", key, ": ", read.message());
+    out = read.take();
+    return Status::ok();
+  };
+  auto indices = [&](const char *key, std::vector<int32_t> &out) -> Status {
+    std::vector<double> wide;
+    QTENSOR_TRY(values(key, wide));
+    out.assign(wide.begin(), wide.end()); // I32 values: exact
+    return Status::ok();
+  };
+  Mixed2416Streams s;
+  QTENSOR_TRY(bytes("precision_map", s.precisionMap));
+  QTENSOR_TRY(bytes("w2_codes", s.w2Codes));
+  QTENSOR_TRY(bytes("w4_codes", s.w4Codes));
+  QTENSOR_TRY(bytes("first_scale_codes", s.firstScaleCodes));
+  QTENSOR_TRY(bytes("first_zero_points", s.firstZeroPoints));
+  QTENSOR_TRY(values("second_scales", s.secondScales));
+  QTENSOR_TRY(values("second_zero_points", s.secondZeroPoints));
+  QTENSOR_TRY(values("sparse_values", s.sparseValues));
+  QTENSOR_TRY(indices("sparse_columns", s.sparseColumns));
+  QTENSOR_TRY(indices("sparse_row_pointers", s.sparseRowPointers));
+  if (Status ok = verifyMixed2416Streams(d, s); !ok)
+    return makeError(name, ": ", ok.message());
+  return s;
+}
+
+Expected<std::string>
+mixed2416ReconstructionDigest(const Mixed2416Descriptor &d,
+                              const Mixed2416Streams &s) {
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
+                           reconstructMixed2416(d, s));
+  std::vector<float> rounded(values.begin(), values.end());
+  return sha256Hex(reinterpret_cast<const uint8_t *>(rounded.data()),
+                   rounded.size() * sizeof(float));
+}
+
 } // namespace qtensor::artifact

@@ -189,6 +189,33 @@ inline json withNestedQ4K(json j) {
   return j;
 }
 
+/// A mixed_2416 entry's record (no data): [16, 128] with G1 = 64 (32
+/// groups, 16 of them W4), G2 = 8, f16 second level and 16 outliers.
+inline TensorEntry mixedTensorEntry(const std::string &name,
+                                    const std::string &file) {
+  Mixed2416Tensor t;
+  t.logical.shape = {16, 128};
+  t.logical.secondGroupSize = 8;
+  auto stored = [&](const char *key, DType dtype, std::vector<int64_t> shape) {
+    return StoredTensor{name + "." + key, dtype, std::move(shape)};
+  };
+  t.precisionMap = stored("precision_map", DType::U8, {4});
+  t.w2Codes = stored("w2_codes", DType::U8, {16 * 16});
+  t.w4Codes = stored("w4_codes", DType::U8, {16 * 32});
+  t.firstScaleCodes = stored("first_scale_codes", DType::U8, {16, 2});
+  t.firstZeroPoints = stored("first_zero_points", DType::U8, {16, 2});
+  t.secondScales = stored("second_scales", DType::F16, {2, 2});
+  t.secondZeroPoints = stored("second_zero_points", DType::F16, {2, 2});
+  t.sparseValues = stored("sparse_values", DType::F16, {16});
+  t.sparseColumns = stored("sparse_columns", DType::I32, {16});
+  t.sparseRowPointers = stored("sparse_row_pointers", DType::I32, {17});
+  TensorEntry e;
+  e.name = name;
+  e.file = file;
+  e.data = std::move(t);
+  return e;
+}
+
 /// Deterministic pseudo-random bytes.
 inline std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
   std::vector<uint8_t> out(n);

@@ -491,6 +491,54 @@ TEST_F(ManifestSchema, AgreesWithTheParserOnNestedQParams) {
   }
 }
 
+// A mixed_2416 tensor: the schema accepts what the parser accepts, requires
+// what it requires, and both refuse the same broken records.
+TEST_F(ManifestSchema, AgreesWithTheParserOnMixed2416) {
+  MiniValidator v(schema);
+  Manifest m = baseManifest();
+  m.files = {{"model-00001.safetensors", 1000, hexOf('1'), FileRole::Shard}};
+  m.tensors = {mixedTensorEntry("w", "model-00001.safetensors")};
+  const json mixed = toJson(m);
+  ASSERT_TRUE(manifestFromJson(mixed)) << manifestFromJson(mixed).message();
+  EXPECT_EQ(v.validate(mixed), "");
+  // Every key of the tensor, its descriptor and its sections is required
+  // by both.
+  for (const std::string &ptr :
+       {std::string("/tensors/0"), std::string("/tensors/0/logical"),
+        std::string("/tensors/0/logical/descriptor"),
+        std::string("/tensors/0/logical/descriptor/first_level"),
+        std::string("/tensors/0/logical/descriptor/first_level/scale_code"),
+        std::string("/tensors/0/logical/descriptor/second_level"),
+        std::string("/tensors/0/logical/descriptor/sparse")}) {
+    const json &object = mixed[json::json_pointer(ptr)];
+    for (const auto &[key, value] : object.items()) {
+      json j = mixed;
+      j[json::json_pointer(ptr)].erase(key);
+      EXPECT_FALSE(manifestFromJson(j)) << ptr << "/" << key;
+      EXPECT_NE(v.validate(j), "") << ptr << "/" << key;
+    }
+  }
+  const std::string d = "/tensors/0/logical/descriptor";
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"/tensors/0/kind", "mixed"},
+      {"/tensors/0/extra", 1},
+      {d + "/family", "affine"},
+      {d + "/decoder_version", 0},
+      {d + "/qparam_packing", "nibbles"},
+      {d + "/sparse/semantics", "replace"},
+      {d + "/precision_map/granularity", "row"},
+      {d + "/second_level/dtype", "f8"},
+      {d + "/first_level/axis", 2},
+      {"/tensors/0/w2_codes/extra", 1},
+  };
+  for (const auto &[pointer, value] : cases) {
+    json j = mixed;
+    j[json::json_pointer(pointer)] = value;
+    EXPECT_FALSE(manifestFromJson(j)) << pointer;
+    EXPECT_NE(v.validate(j), "") << pointer;
+  }
+}
+
 // A codebook descriptor (ggml IQ4_NL): both accept the table and refuse
 // the same broken ones.
 TEST_F(ManifestSchema, AgreesWithTheParserOnCodebooks) {
