@@ -2,40 +2,21 @@
 
 #include "qtensor/Conversion/KernelSpec.h"
 
-#include <cctype>
-#include <charconv>
+#include "SpecText.h"
+
+#include <utility>
+
 #include <vector>
 
 namespace qtensor {
+
+using conversion::parsePrefixed;
 
 namespace {
 
 /// The largest N or K a generated kernel takes: index math stays far from
 /// overflow and the padded buffers stay below 2^40 bytes.
 constexpr int64_t kMaxExtent = int64_t(1) << 20;
-
-std::vector<std::string_view> splitFields(std::string_view text) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
-  while (true) {
-    size_t colon = text.find(':', start);
-    fields.push_back(text.substr(start, colon - start));
-    if (colon == std::string_view::npos)
-      return fields;
-    start = colon + 1;
-  }
-}
-
-/// Parses `<prefix><decimal>` into `out`; false when malformed.
-bool parsePrefixed(std::string_view field, std::string_view prefix,
-                   int64_t &out) {
-  if (field.substr(0, prefix.size()) != prefix || field.size() == prefix.size())
-    return false;
-  const char *first = field.data() + prefix.size();
-  const char *last = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && ptr == last;
-}
 
 std::string_view familyName(KernelFamily family) {
   switch (family) {
@@ -174,13 +155,7 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
 }
 
 Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
-  // List options split on commas only; tolerate the spaces of a wrapped
-  // command line around each spec.
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
+  text = conversion::trimSpecText(text);
   auto fail = [&](std::string_view what) -> Error {
     return makeError(
         "kernel spec '", text, "': ", what,
@@ -189,7 +164,7 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
         "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
         "of32][:bias])");
   };
-  std::vector<std::string_view> f = splitFields(text);
+  std::vector<std::string_view> f = conversion::specFields(text);
   // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.
   if (f.size() >= 7 && (f[0] == "prefill_mma" || f[0] == "host_gemm") &&
       !f[5].empty() && f[5][0] == 'n')
@@ -222,12 +197,10 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
   spec.symmetric = f[3] == "sym";
   spec.minZero = f[3] == "min";
   spec.codebook = codebook.value_or(Codebook::None);
-  if (f[4] == "f16")
-    spec.activation = FloatType::F16;
-  else if (f[4] == "bf16")
-    spec.activation = FloatType::BF16;
-  else
+  std::optional<FloatType> activation = conversion::parseSpecFloat(f[4]);
+  if (!activation || *activation == FloatType::F32)
     return fail("bad activation type '" + std::string(f[4]) + "'");
+  spec.activation = *activation;
   if (f[5] == "tdyn")
     spec.rows = kDynamicRows;
   else if (!parsePrefixed(f[5], "t", spec.rows) || spec.rows == kDynamicRows)
@@ -242,18 +215,12 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     if (o == "bias") {
       repeated = spec.bias;
       spec.bias = true;
-    } else if (o == "scf16" || o == "scbf16" || o == "scf32") {
-      repeated = seenScale;
-      seenScale = true;
-      spec.scale = o == "scf16"    ? FloatType::F16
-                   : o == "scbf16" ? FloatType::BF16
-                                   : FloatType::F32;
-    } else if (o == "of16" || o == "obf16" || o == "of32") {
-      repeated = seenOutput;
-      seenOutput = true;
-      spec.output = o == "of16"    ? FloatType::F16
-                    : o == "obf16" ? FloatType::BF16
-                                   : FloatType::F32;
+    } else if (auto scale = conversion::parseFloatOption(o, "sc")) {
+      repeated = std::exchange(seenScale, true);
+      spec.scale = *scale;
+    } else if (auto output = conversion::parseFloatOption(o, "o")) {
+      repeated = std::exchange(seenOutput, true);
+      spec.output = *output;
     } else if (parsePrefixed(o, "s", spec.splitK)) {
       repeated = seenSplit;
       seenSplit = true;

@@ -19,6 +19,7 @@
 #include "qtensor/Conversion/Mixed2416Kernel.h"
 
 #include "KernelTypes.h"
+#include "SpecText.h"
 #include "WarpRowKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,8 +29,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <utility>
 #include <vector>
 
@@ -41,6 +40,7 @@ namespace {
 
 using conversion::elementType;
 using conversion::indexConst;
+using conversion::parsePrefixed;
 
 /// Codes per step: one 16-byte load of W4 codes, 8 bytes of W2 codes.
 constexpr int64_t kStepCodes = 32;
@@ -48,22 +48,10 @@ constexpr int64_t kStepCodes = 32;
 constexpr int64_t kMaxFirstGroup = 256;
 constexpr int64_t kMaxExtent = int64_t(1) << 20;
 
-bool parsePrefixed(std::string_view field, std::string_view prefix,
-                   int64_t &out) {
-  if (field.substr(0, prefix.size()) != prefix || field.size() == prefix.size())
-    return false;
-  const char *first = field.data() + prefix.size();
-  const char *last = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && ptr == last;
-}
-
+/// f16 or bf16, the 16-bit dtypes the kernel reads.
 std::optional<FloatType> halfType(std::string_view s) {
-  if (s == "f16")
-    return FloatType::F16;
-  if (s == "bf16")
-    return FloatType::BF16;
-  return std::nullopt;
+  std::optional<FloatType> t = conversion::parseSpecFloat(s);
+  return t == FloatType::F32 ? std::nullopt : t;
 }
 
 Value i32Const(ImplicitLocOpBuilder &b, int32_t v) {
@@ -580,25 +568,14 @@ Status validateMixed2416GemvSpec(const Mixed2416GemvSpec &spec) {
 }
 
 Expected<Mixed2416GemvSpec> parseMixed2416GemvSpec(std::string_view text) {
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
+  text = conversion::trimSpecText(text);
   auto fail = [&](std::string_view what) -> Error {
     return makeError("kernel spec '", text, "': ", what,
                      " (expected mixed2416_gemv:gG1:zG2:f16|bf16:tT:nN:kK"
                      "[:s2f16|s2bf16][:spf16|spbf16][:replace|correct]"
                      "[:of16|obf16|of32][:bias])");
   };
-  std::vector<std::string_view> f;
-  for (size_t start = 0;;) {
-    size_t colon = text.find(':', start);
-    f.push_back(text.substr(start, colon - start));
-    if (colon == std::string_view::npos)
-      break;
-    start = colon + 1;
-  }
+  std::vector<std::string_view> f = conversion::specFields(text);
   if (f.size() < 7)
     return fail("wrong number of fields");
   if (f[0] != "mixed2416_gemv")
@@ -635,11 +612,9 @@ Expected<Mixed2416GemvSpec> parseMixed2416GemvSpec(std::string_view text) {
       repeated = std::exchange(seenSemantics, true);
       spec.sparse = o == "replace" ? SparseSemantics::Replacement
                                    : SparseSemantics::Correction;
-    } else if (o == "of16" || o == "obf16" || o == "of32") {
+    } else if (auto output = conversion::parseFloatOption(o, "o")) {
       repeated = std::exchange(seenOutput, true);
-      spec.output = o == "of16"    ? FloatType::F16
-                    : o == "obf16" ? FloatType::BF16
-                                   : FloatType::F32;
+      spec.output = *output;
     } else {
       return fail("unknown option '" + std::string(o) + "'");
     }

@@ -13,6 +13,7 @@
 #include "qtensor/Conversion/W8A8Kernel.h"
 
 #include "KernelTypes.h"
+#include "SpecText.h"
 #include "WarpRowKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,8 +23,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <cctype>
-#include <charconv>
 #include <utility>
 #include <vector>
 
@@ -35,6 +34,7 @@ namespace {
 
 using conversion::elementType;
 using conversion::indexConst;
+using conversion::parsePrefixed;
 
 constexpr int64_t kChunk = 16;    ///< W8 codes per 16-byte load
 constexpr int64_t kActVector = 8; ///< 16-bit activations per 16-byte load
@@ -455,16 +455,6 @@ conversion::WarpRowEntry gemvEntry(MLIRContext *ctx, const W8A8Emitter &e) {
   return w;
 }
 
-bool parsePrefixed(std::string_view field, std::string_view prefix,
-                   int64_t &out) {
-  if (field.substr(0, prefix.size()) != prefix || field.size() == prefix.size())
-    return false;
-  const char *first = field.data() + prefix.size();
-  const char *last = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && ptr == last;
-}
-
 } // namespace
 
 std::string W8A8GemvSpec::name() const {
@@ -520,24 +510,13 @@ Status validateW8A8GemvSpec(const W8A8GemvSpec &spec) {
 }
 
 Expected<W8A8GemvSpec> parseW8A8GemvSpec(std::string_view text) {
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
+  text = conversion::trimSpecText(text);
   auto fail = [&](std::string_view what) -> Error {
     return makeError("kernel spec '", text, "': ", what,
                      " (expected w8a8_gemv:gG|gch:sym|asym:sym|asym:f16|bf16:"
                      "tT:nN:kK[:scf16|scbf16|scf32][:of16|obf16|of32][:bias])");
   };
-  std::vector<std::string_view> f;
-  for (size_t start = 0;;) {
-    size_t colon = text.find(':', start);
-    f.push_back(text.substr(start, colon - start));
-    if (colon == std::string_view::npos)
-      break;
-    start = colon + 1;
-  }
+  std::vector<std::string_view> f = conversion::specFields(text);
   if (f.size() < 8)
     return fail("wrong number of fields");
   if (f[0] != "w8a8_gemv")
@@ -553,12 +532,10 @@ Expected<W8A8GemvSpec> parseW8A8GemvSpec(std::string_view text) {
                 std::string(f[3]) + "' (weights, then activations)");
   spec.weightSymmetric = f[2] == "sym";
   spec.activationSymmetric = f[3] == "sym";
-  if (f[4] == "f16")
-    spec.activation = FloatType::F16;
-  else if (f[4] == "bf16")
-    spec.activation = FloatType::BF16;
-  else
+  std::optional<FloatType> activation = conversion::parseSpecFloat(f[4]);
+  if (!activation || *activation == FloatType::F32)
     return fail("bad activation type '" + std::string(f[4]) + "'");
+  spec.activation = *activation;
   if (!parsePrefixed(f[5], "t", spec.rows))
     return fail("bad rows '" + std::string(f[5]) + "'");
   if (!parsePrefixed(f[6], "n", spec.n) || !parsePrefixed(f[7], "k", spec.k))
@@ -569,16 +546,12 @@ Expected<W8A8GemvSpec> parseW8A8GemvSpec(std::string_view text) {
     bool repeated = false;
     if (o == "bias") {
       repeated = std::exchange(spec.bias, true);
-    } else if (o == "scf16" || o == "scbf16" || o == "scf32") {
+    } else if (auto scale = conversion::parseFloatOption(o, "sc")) {
       repeated = std::exchange(seenScale, true);
-      spec.scale = o == "scf16"    ? FloatType::F16
-                   : o == "scbf16" ? FloatType::BF16
-                                   : FloatType::F32;
-    } else if (o == "of16" || o == "obf16" || o == "of32") {
+      spec.scale = *scale;
+    } else if (auto output = conversion::parseFloatOption(o, "o")) {
       repeated = std::exchange(seenOutput, true);
-      spec.output = o == "of16"    ? FloatType::F16
-                    : o == "obf16" ? FloatType::BF16
-                                   : FloatType::F32;
+      spec.output = *output;
     } else {
       return fail("unknown option '" + std::string(o) + "'");
     }
