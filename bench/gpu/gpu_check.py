@@ -5,7 +5,8 @@ says the runtime calls them; and the decode GEMV of IQ4_NL codes (issue 13:
 4-bit indices into ggml's kvalues_iq4nl, f16 scales per 32), of MXFP4 and
 of NVFP4 (issue 17: E2M1 codes under f32 scales decoded from e8m0 per 32 or
 ue4m3 per 16) on the same shapes, so their times read against the W4
-affine kernel's.
+affine kernel's; and (gpu_families.py) the mixed 2/4/16 decode GEMV and the
+W8A8 activation quantizer and GEMV, at T = 1, 4 and 16.
 
 Three steps, so the PTX is built where qopt is and run where the GPU is:
 
@@ -39,7 +40,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_families  # noqa: E402 - beside this script
+
 SHAPES = (4096, 8192, 16384)  # N = K
+FAMILY_SHAPES = (4096, 8192)  # the mixed 2/4/16 and W8A8 kernels (gpu_families.py)
 BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
 # (family, code kind, group, scale dtype): W4 symmetric in groups of 128
 # for both families, IQ4_NL's decode GEMV in ggml's groups of 32, and the
@@ -133,9 +138,11 @@ def prepare(args):
     os.makedirs(args.out, exist_ok=True)
     kernels = [plan_kernel(f, nk, nk, kind, group, scale)
                for f, kind, group, scale in VARIANTS for nk in SHAPES]
+    kernels += gpu_families.plans(FAMILY_SHAPES)
     for kern in kernels:
-        # One qopt run per spec into its own directory: the file it writes is
-        # the instance, whatever its name.
+        files = kern.get("files") or [kern["file"]]
+        # One qopt run per spec into its own directory: the files it writes
+        # are the instance's (W8A8 writes its quantizer and its GEMV).
         with tempfile.TemporaryDirectory(dir=args.out) as tmp:
             cmd = [args.qopt, "-",
                    "--qtensor-generate-kernels=target=%s kernels=%s" % (args.chip, kern["spec"]),
@@ -143,18 +150,21 @@ def prepare(args):
             run = subprocess.run(cmd, input="module {}\n", capture_output=True, text=True)
             if run.returncode != 0:
                 sys.exit("prepare: qopt failed for %s:\n%s" % (kern["spec"], run.stderr))
-            files = os.listdir(tmp)
-            if files != [kern["file"]]:
-                sys.exit("prepare: %s: expected %s, qopt wrote %s" % (kern["spec"], kern["file"], files))
-            os.replace(os.path.join(tmp, files[0]), os.path.join(args.out, kern["file"]))
-        with open(os.path.join(args.out, kern["file"]), encoding="utf-8") as f:
-            text = f.read()
-        if ".target " + args.chip not in text:
-            sys.exit("prepare: %s is not for %s" % (kern["file"], args.chip))
-        found = ptx_entry_params(text)
-        want = {e["symbol"]: kern["params"] for e in kern["entries"]}
-        if found != want:
-            sys.exit("prepare: %s: PTX entries/params %s, the ABI says %s" % (kern["file"], found, want))
+            written = sorted(os.listdir(tmp))
+            if written != sorted(files):
+                sys.exit("prepare: %s: expected %s, qopt wrote %s" % (kern["spec"], files, written))
+            for name in files:
+                os.replace(os.path.join(tmp, name), os.path.join(args.out, name))
+        for name in files:
+            with open(os.path.join(args.out, name), encoding="utf-8") as f:
+                text = f.read()
+            if ".target " + args.chip not in text:
+                sys.exit("prepare: %s is not for %s" % (name, args.chip))
+            found = ptx_entry_params(text)
+            want = {e["symbol"]: e.get("params", kern.get("params")) for e in kern["entries"]
+                    if e.get("file", name) == name}
+            if found != want:
+                sys.exit("prepare: %s: PTX entries/params %s, the ABI says %s" % (name, found, want))
     with open(os.path.join(args.out, "plan.json"), "w") as f:
         json.dump({"chip": args.chip, "kernels": kernels}, f, indent=1)
     print("prepared %d instances (%d entries) for %s in %s" % (
@@ -441,6 +451,25 @@ def run(args):
         cupy.get_default_memory_pool().free_all_blocks()
         torch.manual_seed(0)
         for kern in plan["kernels"]:
+            family = kern.get("family")
+            if family in ("mixed2416_gemv", "w8a8_gemv"):
+                # One instance's failure is recorded; the sweep goes on.
+                try:
+                    if family == "mixed2416_gemv":
+                        ok = gpu_families.run_mixed2416(kern, args.out, time_us, result, dev)
+                    else:
+                        ok = gpu_families.run_w8a8(kern, args.out, time_us, result, dev,
+                                                   pack_torch)
+                except Exception as e:  # noqa: BLE001 - reported, not hidden
+                    ok = False
+                    result["parity"].append({"instance": kern["instance"],
+                                             "entry": kern["instance"], "t": kern["t"],
+                                             "max_abs_err": float("nan"),
+                                             "max_err_over_bound": float("nan"),
+                                             "ok": False, "error": repr(e)})
+                failed |= not ok
+                torch.cuda.empty_cache()
+                continue
             n, k = kern["n"], kern["k"]
             w = torch.randn(n, k, device=dev) * 0.05
             group = kern["group_size"]
@@ -524,12 +553,15 @@ def markdown(r):
              "- device copy bandwidth (4 GiB memcpy, read + write): %.0f GB/s" % r["copy_gbs"],
              "- weights: W4 symmetric in groups of 128 and IQ4_NL (4-bit indices into "
              "kvalues_iq4nl) in groups of 32 with f16 scales; MXFP4 (E2M1, groups of 32) "
-             "and NVFP4 (E2M1, groups of 16) with f32 scales; f16 activations and output",
+             "and NVFP4 (E2M1, groups of 16) with f32 scales; mixed 2/4/16 (G1 64, G2 16, "
+             "replacement outliers) and W8A8 (int8 per group of 128, int8 activations per "
+             "token); f16 activations and output",
              "", "## Parity (float64 reference of x W_hat^T; bound: docs/kernel-abi.md)", "",
              "| entry | T | max abs err | max err / bound | |", "|---|---|---|---|---|"]
     for p in r["parity"]:
         lines.append("| %s | %d | %.3e | %.3f | %s |" % (
-            p["entry"], p["t"], p["max_abs_err"], p["max_err_over_bound"], "ok" if p["ok"] else "FAIL"))
+            p["entry"], p["t"], p["max_abs_err"], p["max_err_over_bound"],
+            "ok" if p["ok"] else "FAIL" + (": " + p["error"] if "error" in p else "")))
     lines += ["", "## Timing (cuBLAS: torch fp16 F.linear on W_hat)", "",
               "| phase | codes | N = K | T | kernel us | cuBLAS us | speedup | weight GB/s | % of copy BW | TFLOP/s |",
               "|---|---|---|---|---|---|---|---|---|---|"]
