@@ -5,11 +5,12 @@
 //
 //   1. the group's map bit and its stream offset (popcounts carried from
 //      the lane's previous group);
-//   2. loads, with no arithmetic between them: qs, z1, s2, z2 and the
-//      group's code words (one scf.if picks the W2 or the W4 stream; W2
-//      words are spread to one code per nibble in registers, so both
-//      widths leave the branch as the same W4 words);
-//   3. s1 = s2 * (qs - z2) in f32, the second level first;
+//   2. the loads of z1 and of the group's code words (one scf.if picks the
+//      W2 or the W4 stream; W2 words are spread to one code per nibble in
+//      registers, so both widths leave the branch as the same W4 words);
+//   3. qs, s2, z2 and s1 = s2 * (qs - z2) in f32, the second level first
+//      (ptxas schedules these loads with the code loads: nothing between
+//      them depends on the codes);
 //   4. per 32-code step: the activations, the codes' fields (constant
 //      shifts and mask, as the affine W4 GEMV), q - z1 by the magic-number
 //      conversion, and acc += s1 * dot (one fma).
@@ -42,7 +43,7 @@ using conversion::elementType;
 using conversion::indexConst;
 using conversion::parsePrefixed;
 
-/// Codes per step: one 16-byte load of W4 codes, 8 bytes of W2 codes.
+/// Codes per step: four of the group's W4 words (W2 words spread to W4).
 constexpr int64_t kStepCodes = 32;
 /// The largest G1 a kernel takes: a W4 group's words stay in registers.
 constexpr int64_t kMaxFirstGroup = 256;
@@ -262,10 +263,9 @@ SmallVector<Value> Mixed2416Emitter::emitGroup(ImplicitLocOpBuilder &b,
       w4InRow);
   Value w2Before = arith::SubIOp::create(b, bit, w4Before);
 
-  // 2. Every load of the group before any arithmetic on it.
+  // 2. The group's z1 and code words.
   Value z1 =
       byteToF32(b, memref::LoadOp::create(b, args[Z1], ValueRange{n, g}));
-  Value s1 = emitFirstScale(b, args, n, g);
   auto codes = scf::IfOp::create(
       b, isW4,
       [&](OpBuilder &nested, Location loc) {
@@ -287,13 +287,15 @@ SmallVector<Value> Mixed2416Emitter::emitGroup(ImplicitLocOpBuilder &b,
         scf::YieldOp::create(ib, ValueRange{emitW2AsNibbles(ib, half)});
       });
   Value words = codes.getResult(0);
+  // 3. The second level first: s1 = s2 * (qs - z2).
+  Value s1 = emitFirstScale(b, args, n, g);
   const double twoTo23 = 8388608.0;
   Value offset = vector::BroadcastOp::create(
       b, valuesTy,
       arith::AddFOp::create(
           b, z1, arith::ConstantOp::create(b, b.getF32FloatAttr(twoTo23))));
 
-  // 3 and 4: step s holds codes [32 s, 32 s + 32) of the group. The steps
+  // 4. Step s holds codes [32 s, 32 s + 32) of the group. The steps
   // are a loop (not unrolled, so T rows of one step's activations are the
   // most that is live); the group's words (W2 ones already spread to
   // nibbles) ride along, shifted down by a step's four words each time, so

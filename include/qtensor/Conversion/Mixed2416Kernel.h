@@ -4,14 +4,15 @@
 // (Descriptor/Mixed2416.h): Y[t, n] = sum_k X[t, k] * w[n, k] for T = 1..16,
 // reading the tensor's streams as stored. One warp per output row n
 // (WarpRowKernel.h); lane l takes the row's first-level groups l, l + 32,
-// ...; for each group it issues, before any arithmetic,
-//   - the second-level qparams s2, z2 and the first-level codes qs, z1,
-//     decoded in registers: s1 = s2 * (qs - z2) (second level first);
+// ...; for each group it loads, with nothing between them that depends on
+// the codes,
 //   - the group's codes: G1 / 4 bytes of the W2 stream or G1 / 2 bytes of
 //     the W4 stream in 16-byte loads, chosen by the group's map bit (W2
 //     codes are then spread to one per nibble in registers);
-//   - per step of 32 codes, the step's activations per row (16-byte loads);
-// then converts q - z1 exactly with the magic-number trick (as the decode
+//   - the second-level qparams s2, z2 and the first-level codes qs, z1,
+//     decoded in registers: s1 = s2 * (qs - z2) (second level first);
+// and per step of 32 codes the step's activations per row (16-byte
+// loads); it then converts q - z1 exactly with the magic-number trick (as the decode
 // GEMV does) and accumulates acc += s1 * dot(x, q - z1) (one fma). A
 // group's code offset is the number of W4 (or W2) groups before it in
 // stream order: the row's count comes from a table of N + 1 prefix counts
