@@ -60,11 +60,7 @@ std::string QuantKernelSpec::name() const {
   // Defaults add nothing, so the names of existing kernels stay stable.
   if (std::string_view(toString(scaleType())) != toString(activation))
     out += std::string("_sc") + toString(scaleType());
-  if (output != FloatType::F32)
-    out += std::string("_o") + toString(output);
-  if (bias)
-    out += "_bias";
-  return out;
+  return out + conversion::outputNameSuffix(output, bias);
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {

@@ -496,18 +496,12 @@ conversion::WarpRowEntry warpRowEntry(MLIRContext *ctx,
   w.argumentTypes = e.argumentTypes(ctx);
   w.outputRows = e.spec.n;
   w.accumulators = e.spec.rows;
-  w.body = [&e](ImplicitLocOpBuilder &, ValueRange args) {
-    conversion::WarpRowBody body;
-    body.partials = [&e, args](ImplicitLocOpBuilder &ib, Value n, Value,
-                               Value lane) {
-      return e.emitLanePartials(ib, args, n, lane);
-    };
-    body.store = [&e, args](ImplicitLocOpBuilder &ib, Value n, Value,
-                            ArrayRef<Value> values) {
-      e.emitStore(ib, args, n, values);
-    };
-    return body;
-  };
+  w.body = conversion::argumentsOnlyBody(
+      [&e](ImplicitLocOpBuilder &b, ValueRange args, Value n, Value lane) {
+        return e.emitLanePartials(b, args, n, lane);
+      },
+      [&e](ImplicitLocOpBuilder &b, ValueRange args, Value n,
+           ArrayRef<Value> values) { e.emitStore(b, args, n, values); });
   return w;
 }
 
@@ -524,11 +518,7 @@ std::string Mixed2416GemvSpec::name() const {
     out += std::string("_sp") + toString(sparseType);
   if (sparse == SparseSemantics::Correction)
     out += "_corr";
-  if (output != FloatType::F32)
-    out += std::string("_o") + toString(output);
-  if (bias)
-    out += "_bias";
-  return out;
+  return out + conversion::outputNameSuffix(output, bias);
 }
 
 Status validateMixed2416GemvSpec(const Mixed2416GemvSpec &spec) {

@@ -55,4 +55,13 @@ std::optional<FloatType> parseFloatOption(std::string_view option,
   return parseSpecFloat(option.substr(prefix.size()));
 }
 
+std::string outputNameSuffix(FloatType output, bool bias) {
+  std::string out;
+  if (output != FloatType::F32)
+    out += std::string("_o") + toString(output);
+  if (bias)
+    out += "_bias";
+  return out;
+}
+
 } // namespace qtensor::conversion

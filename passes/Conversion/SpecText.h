@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,10 @@ std::optional<FloatType> parseSpecFloat(std::string_view s);
 /// when `option` is not one.
 std::optional<FloatType> parseFloatOption(std::string_view option,
                                           std::string_view prefix);
+
+/// The name suffixes every linear kernel's name ends with, for what differs
+/// from the defaults: `_o<dtype>` (an output other than f32), `_bias`.
+std::string outputNameSuffix(FloatType output, bool bias);
 
 } // namespace qtensor::conversion
 

@@ -440,18 +440,12 @@ conversion::WarpRowEntry gemvEntry(MLIRContext *ctx, const W8A8Emitter &e) {
   w.argumentTypes = e.gemvTypes(ctx);
   w.outputRows = e.spec.n;
   w.accumulators = e.spec.rows;
-  w.body = [&e](ImplicitLocOpBuilder &, ValueRange args) {
-    conversion::WarpRowBody body;
-    body.partials = [&e, args](ImplicitLocOpBuilder &ib, Value n, Value,
-                               Value lane) {
-      return e.emitGemvPartials(ib, args, n, lane);
-    };
-    body.store = [&e, args](ImplicitLocOpBuilder &ib, Value n, Value,
-                            ArrayRef<Value> values) {
-      e.emitGemvStore(ib, args, n, values);
-    };
-    return body;
-  };
+  w.body = conversion::argumentsOnlyBody(
+      [&e](ImplicitLocOpBuilder &b, ValueRange args, Value n, Value lane) {
+        return e.emitGemvPartials(b, args, n, lane);
+      },
+      [&e](ImplicitLocOpBuilder &b, ValueRange args, Value n,
+           ArrayRef<Value> values) { e.emitGemvStore(b, args, n, values); });
   return w;
 }
 
@@ -466,11 +460,7 @@ std::string W8A8GemvSpec::name() const {
          "_n" + std::to_string(n) + "_k" + std::to_string(k);
   if (scaleType() != activation)
     out += std::string("_sc") + toString(scaleType());
-  if (output != FloatType::F32)
-    out += std::string("_o") + toString(output);
-  if (bias)
-    out += "_bias";
-  return out;
+  return out + conversion::outputNameSuffix(output, bias);
 }
 
 std::string W8A8GemvSpec::quantizerName() const {

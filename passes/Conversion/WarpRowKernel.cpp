@@ -43,6 +43,27 @@ void forLoop(ImplicitLocOpBuilder &b, int64_t count,
 
 } // namespace
 
+std::function<WarpRowBody(ImplicitLocOpBuilder &, ValueRange)>
+argumentsOnlyBody(std::function<SmallVector<Value>(ImplicitLocOpBuilder &,
+                                                   ValueRange, Value, Value)>
+                      partials,
+                  std::function<void(ImplicitLocOpBuilder &, ValueRange, Value,
+                                     ArrayRef<Value>)>
+                      store) {
+  return [partials, store](ImplicitLocOpBuilder &, ValueRange args) {
+    WarpRowBody body;
+    body.partials = [partials, args](ImplicitLocOpBuilder &b, Value n, Value,
+                                     Value lane) {
+      return partials(b, args, n, lane);
+    };
+    body.store = [store, args](ImplicitLocOpBuilder &b, Value n, Value,
+                               ArrayRef<Value> values) {
+      store(b, args, n, values);
+    };
+    return body;
+  };
+}
+
 void buildWarpRowNVPTXEntry(ImplicitLocOpBuilder &b,
                             const WarpRowEntry &entry) {
   MLIRContext *ctx = b.getContext();

@@ -52,6 +52,18 @@ struct WarpRowEntry {
       body;
 };
 
+/// The body of an entry with one K split whose lane work and store read
+/// only the arguments (no per-entry state to build first).
+std::function<WarpRowBody(mlir::ImplicitLocOpBuilder &, mlir::ValueRange)>
+argumentsOnlyBody(
+    std::function<mlir::SmallVector<mlir::Value>(
+        mlir::ImplicitLocOpBuilder &, mlir::ValueRange args, mlir::Value n,
+        mlir::Value lane)>
+        partials,
+    std::function<void(mlir::ImplicitLocOpBuilder &, mlir::ValueRange args,
+                       mlir::Value n, mlir::ArrayRef<mlir::Value>)>
+        store);
+
 /// A `gpu.func ... kernel` in the current insertion block (a gpu.module).
 void buildWarpRowNVPTXEntry(mlir::ImplicitLocOpBuilder &b,
                             const WarpRowEntry &entry);
