@@ -42,6 +42,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_families  # noqa: E402 - beside this script
+from kernel_abi import cdiv, memref_params, param_count  # noqa: E402
 
 SHAPES = (4096, 8192, 16384)  # N = K
 FAMILY_SHAPES = (4096, 8192)  # the mixed 2/4/16 and W8A8 kernels (gpu_families.py)
@@ -66,10 +67,6 @@ PREFILL_T = (512, 2048)
 DECODE_WARPS_PER_BLOCK = 4
 DECODE_BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16))  # symbol suffix _t<max>
 PREFILL_ROWS_PER_BLOCK, PREFILL_COLS_PER_BLOCK, PREFILL_THREADS = 32, 256, 256
-
-
-def cdiv(a, b):
-    return (a + b - 1) // b
 
 
 def spec_text(family, n, k, kind="sym", group=GROUP, scale=ACT):
@@ -121,8 +118,7 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
             "min_zero": kind == "min",
             "activation": ACT, "scale": scale, "output": OUT_DTYPE, "bias": False,
             "entries": entries, "args": args,
-            # A rank-R memref is 3 + 2R kernel parameters.
-            "params": sum(3 + 2 * len(a["shape"]) for a in args),
+            "params": param_count(args),
             "launch": launch, "split_k": 1, "zero_output": False}
 
 
@@ -379,16 +375,6 @@ def quantize_w4_min(w, group):
     deq = (q.double() * scale.double()[..., None] + lo.double()[..., None]).float()
     return (q.view(n, k).to(torch.int32), scale.contiguous(), lo.contiguous(),
             deq.view(n, k))
-
-
-def memref_params(tensor, sizes):
-    """A memref descriptor flattened: allocated, aligned, offset, sizes, strides."""
-    import numpy as np
-    strides = [1] * len(sizes)
-    for i in range(len(sizes) - 2, -1, -1):
-        strides[i] = strides[i + 1] * sizes[i + 1]
-    ptr = np.uint64(tensor.data_ptr())
-    return [ptr, ptr, np.int64(0)] + [np.int64(v) for v in sizes] + [np.int64(v) for v in strides]
 
 
 def entry_for(kern, t):

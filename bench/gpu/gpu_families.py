@@ -19,19 +19,12 @@ Both time the kernel against torch fp16 F.linear on W_hat. A failure of
 one instance is recorded and the sweep goes on.
 """
 
+from kernel_abi import cdiv, memref_params, param_count
+
 MIXED_G1, MIXED_G2 = 64, 16
 W8A8_GROUP = 128
 STATIC_T = (1, 4, 16)
 WARPS_PER_BLOCK = 4
-
-
-def cdiv(a, b):
-    return (a + b - 1) // b
-
-
-def _params(args):
-    # A rank-R memref is 3 + 2R kernel parameters.
-    return sum(3 + 2 * len(a["shape"]) for a in args)
 
 
 def _launch(rows):
@@ -55,7 +48,7 @@ def plan_mixed2416(n, k, t):
             {"name": "sc", "dtype": "i32", "shape": [-2]},
             {"name": "sr", "dtype": "i32", "shape": [n + 1]},
             {"name": "y", "dtype": "f16", "shape": [t, n]}]
-    params = _params(args)
+    params = param_count(args)
     return {"family": "mixed2416_gemv", "instance": name,
             "spec": "mixed2416_gemv:g%d:z%d:f16:t%d:n%d:k%d:of16" % (MIXED_G1, MIXED_G2, t, n, k),
             "files": [name + ".ptx"], "phase": "decode", "n": n, "k": k, "t": t,
@@ -82,9 +75,9 @@ def plan_w8a8(n, k, t):
             "files": sorted([quant + ".ptx", gemv + ".ptx"]), "phase": "decode",
             "n": n, "k": k, "t": t, "group_size": W8A8_GROUP,
             "entries": [{"symbol": quant, "file": quant + ".ptx", "tokens": [t, t],
-                         "params": _params(qargs)},
+                         "params": param_count(qargs)},
                         {"symbol": gemv, "file": gemv + ".ptx", "tokens": [t, t],
-                         "params": _params(gargs)}],
+                         "params": param_count(gargs)}],
             "quantizer_args": qargs, "args": gargs,
             "quantizer_launch": _launch(t), "launch": _launch(n)}
 
@@ -96,20 +89,11 @@ def plans(shapes):
 
 # --- run (GPU) --------------------------------------------------------------
 
-def _memref(tensor, sizes):
-    import numpy as np
-    strides = [1] * len(sizes)
-    for i in range(len(sizes) - 2, -1, -1):
-        strides[i] = strides[i + 1] * sizes[i + 1]
-    ptr = np.uint64(tensor.data_ptr())
-    return [ptr, ptr, np.int64(0)] + [np.int64(v) for v in sizes] + [np.int64(v) for v in strides]
-
-
 def _call(module, symbol, launch, args, tensors):
     params = []
     for a in args:
         sizes = [tensors[a["name"]].numel() if v == -2 else v for v in a["shape"]]
-        params += _memref(tensors[a["name"]], sizes)
+        params += memref_params(tensors[a["name"]], sizes)
     fn = module.get_function(symbol)
     return lambda: fn(tuple(launch["grid"]), tuple(launch["block"]), tuple(params),
                       shared_mem=launch["shared_bytes"])
