@@ -12,6 +12,7 @@
 
 #include "qtensor/Descriptor/DescriptorJson.h"
 #include "qtensor/Formats/ArtifactPath.h"
+#include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Support/CheckedMath.h"
 
 #include <cstring>
@@ -75,18 +76,6 @@ static std::string inQuotes(std::string_view s) {
 
 static std::string indexed(const std::string &path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
-}
-
-static DType dtypeOf(FloatType t) {
-  switch (t) {
-  case FloatType::F16:
-    return DType::F16;
-  case FloatType::BF16:
-    return DType::BF16;
-  case FloatType::F32:
-    return DType::F32;
-  }
-  return DType::F32;
 }
 
 static bool isIntegerDType(DType t) {
@@ -392,10 +381,10 @@ static Status checkNested(const std::string &path, const QuantizedTensor &q) {
                               codeDType(n.minCode.value_or(CodeType{})), qshape,
                               "min codes"));
   QTENSOR_TRY(checkNestedPart(path, "super_scales", q.superScales, true,
-                              dtypeOf(n.superType), sshape,
+                              floatDType(n.superType), sshape,
                               "second-level scales"));
   return checkNestedPart(path, "super_zeros", q.superZeros, hasMin,
-                         dtypeOf(n.superType), sshape, "second-level mins");
+                         floatDType(n.superType), sshape, "second-level mins");
 }
 
 static Status checkQuantized(const std::string &path,
@@ -418,7 +407,7 @@ static Status checkQuantized(const std::string &path,
                      safetensors::dtypeName(q.scales.dtype));
   DType scaleType = format != ScaleFormat::Plain
                         ? DType::U8
-                        : dtypeOf(t.descriptor.scaleType);
+                        : floatDType(t.descriptor.scaleType);
   if (q.scales.dtype != scaleType)
     return makeError(path, ".scales.dtype: the descriptor's scale_dtype is ",
                      toString(t.descriptor.scaleType), " (",
@@ -509,11 +498,12 @@ static Status checkMixed2416(const std::string &path,
   QTENSOR_TRY(
       expect("first_zero_points", m.firstZeroPoints, DType::U8, firstShape));
   const std::vector<int64_t> secondShape = {d.secondGroupsPerColumn(), perRow};
-  QTENSOR_TRY(expect("second_scales", m.secondScales, dtypeOf(d.secondType),
+  QTENSOR_TRY(expect("second_scales", m.secondScales, floatDType(d.secondType),
                      secondShape));
   QTENSOR_TRY(expect("second_zero_points", m.secondZeroPoints,
-                     dtypeOf(d.secondType), secondShape));
-  QTENSOR_TRY(oneDim("sparse_values", m.sparseValues, dtypeOf(d.sparseType)));
+                     floatDType(d.secondType), secondShape));
+  QTENSOR_TRY(
+      oneDim("sparse_values", m.sparseValues, floatDType(d.sparseType)));
   QTENSOR_TRY(expect("sparse_columns", m.sparseColumns, DType::I32,
                      m.sparseValues.shape));
   return expect("sparse_row_pointers", m.sparseRowPointers, DType::I32,
