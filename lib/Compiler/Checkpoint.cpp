@@ -467,14 +467,16 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
     bool stored = false;
     for (const char *codes : {"qweight", "weight_packed"})
       stored |= byName.count(m.name + "." + codes) != 0;
-    // FP8 codes sit in `weight` itself; its dtype and a weight_scale say
-    // so (read as plain floats, they would lose the scale).
+    // FP8 codes sit in `weight` itself; its dtype and a weight_scale (or
+    // weight_scale_inv) say so (read as plain floats, they would lose the
+    // scale).
     auto weight = byName.find(m.name + ".weight");
     const bool fp8Weight =
         weight != byName.end() &&
         (all[weight->second].view->dtype == safetensors::DType::F8_E4M3 ||
          all[weight->second].view->dtype == safetensors::DType::F8_E5M2);
-    stored |= fp8Weight && byName.count(m.name + ".weight_scale") != 0;
+    stored |= fp8Weight && (byName.count(m.name + ".weight_scale") != 0 ||
+                            byName.count(m.name + ".weight_scale_inv") != 0);
     if (!scheme) {
       if (stored)
         return makeError(configPath, ": ", m.name,

@@ -17,11 +17,22 @@
 //          the same form; weight_scale [N, G]; weight_g_idx I32 [K];
 //          int-quantized / naive-quantized: weight I8 [N, K] holds q.
 //          float-quantized (FP8): weight F8_E4M3 [N, K] holds OCP E4M3
-//          codes, weight_scale [N, 1] (channel) or [1] / [] (tensor):
+//          codes, weight_scale [N, 1] (channel), [1] / [] (tensor) or
+//          [ceil(N/bn), ceil(K/bk)] (block, `block_structure` [bn, bk]):
 //          x = s * e4m3(q), read as ui8 codes of the `e4m3` codebook. A
 //          per-tensor scale is stored once per output channel (the same
 //          value N times): every kernel reads per-channel scales and the
 //          reconstruction is the same.
+//   fp8    (transformers' fine-grained FP8, DeepSeek-V3's format) weight
+//          F8_E4M3 [N, K] and weight_scale_inv [ceil(N/bn), ceil(K/bk)]
+//          for `weight_block_size` [bn, bk]: despite its name the stored
+//          value multiplies, x = s * e4m3(q), as DeepSeek's weight_dequant
+//          computes it.
+//
+// A 2-D block scale becomes groups of bk input columns per output row, the
+// block's scale stored once for each of its bn rows: the kernels read
+// per-row group scales, and every reconstructed value is the same (the
+// rate claims count the repeated scales).
 //
 // x = s * (q - z) throughout. A symmetric scheme becomes a signed code
 // with no zero-point: offset binary (packed, 4-bit) or two's complement
@@ -50,7 +61,7 @@
 
 namespace qtensor::hfquant {
 
-enum class Method : uint8_t { GPTQ, AWQ, CompressedTensors };
+enum class Method : uint8_t { GPTQ, AWQ, CompressedTensors, FineGrainedFP8 };
 
 /// How one linear's codes and qparams are stored.
 enum class Storage : uint8_t {
@@ -68,6 +79,9 @@ struct WeightScheme {
   unsigned bits = 4;
   /// > 0: groups along K; 0: one scale per output channel; -1: per tensor.
   int64_t groupSize = 0;
+  /// > 0 (FP8 only): one scale per block of blockRows rows and groupSize
+  /// columns, stored [ceil(N / blockRows), ceil(K / groupSize)].
+  int64_t blockRows = 0;
   bool symmetric = false;
   bool zeroMinusOne = false; ///< gptq v1 stores zero - 1
 };
@@ -92,8 +106,8 @@ struct QuantizationConfig {
 
 /// Parses `quantization_config` of config.json (`file` names it in
 /// errors). Methods and options this reader does not implement (3-bit
-/// gptq, awq gemv/marlin packings, fp8 and activation quantization, ...)
-/// are refused by name.
+/// gptq, awq gemv/marlin packings, E5M2 or static FP8 activations,
+/// integer activation quantization, ...) are refused by name.
 Expected<QuantizationConfig>
 parseQuantizationConfig(const nlohmann::json &config, const std::string &file);
 

@@ -106,6 +106,48 @@ std::string groupText(int64_t g) {
   return g > 0 ? " g" + std::to_string(g) : g == 0 ? " per-channel" : " tensor";
 }
 
+/// An FP8 block shape [rows, columns] (`weight_block_size`, or
+/// compressed-tensors' `block_structure`, also spelled "RxC") into the
+/// scheme: groups of `columns` along K, `rows` output rows per scale.
+Status blockShape(const Fields &f, const char *key, WeightScheme &s) {
+  const json *v = f.find(key);
+  std::vector<int64_t> dims;
+  if (v && v->is_array()) {
+    for (const json &d : *v)
+      dims.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
+  } else if (v && v->is_string()) {
+    const std::string text = v->get<std::string>();
+    const size_t x = text.find('x');
+    if (x != std::string::npos && text.find('x', x + 1) == std::string::npos &&
+        text.find_first_not_of("0123456789x") == std::string::npos && x > 0 &&
+        x + 1 < text.size() && x < 8 && text.size() - x < 9)
+      dims = {std::stoll(text.substr(0, x)), std::stoll(text.substr(x + 1))};
+  }
+  if (!v)
+    return makeError(f.path, ": missing block shape \"", key, "\"");
+  const int64_t limit = int64_t(1) << 20;
+  if (dims.size() != 2 || dims[0] < 1 || dims[0] > limit || dims[1] < 1 ||
+      dims[1] > limit)
+    return makeError(f.path, ".", key,
+                     ": expected [rows, columns], two integers in [1, 2^20], "
+                     "got ",
+                     v->dump());
+  s.blockRows = dims[0];
+  s.groupSize = dims[1];
+  return Status::ok();
+}
+
+std::string blockText(const WeightScheme &s) {
+  return " " + std::to_string(s.blockRows) + "x" + std::to_string(s.groupSize) +
+         " blocks";
+}
+
+/// A dynamic FP8 activation scheme is per-token scaling at run time: no
+/// stored scale, nothing to misread. Such activations run in 16 bits (the
+/// report's text says so).
+const char *kDynamicActivations =
+    "; its dynamic FP8 activations run in 16 bits";
+
 Expected<QuantizationConfig> parseGPTQ(const Fields &f) {
   QuantizationConfig c;
   c.method = Method::GPTQ;
@@ -216,10 +258,16 @@ Expected<WeightScheme> parseCTWeights(const Fields &w,
     return makeError(w.path, ".symmetric: FP8 weights are symmetric");
   std::string strategy;
   QTENSOR_TRY(w.string("strategy", std::nullopt, strategy));
-  if (fp8 && strategy != "channel" && strategy != "tensor")
+  if (fp8 && strategy != "channel" && strategy != "tensor" &&
+      strategy != "block")
     return makeError(w.path, ".strategy: \"", strategy,
-                     "\" is not read for FP8 weights (channel, tensor)");
-  if (strategy == "group") {
+                     "\" is not read for FP8 weights (channel, tensor, block)");
+  if (strategy == "block") {
+    if (!fp8)
+      return makeError(w.path, ".strategy: block scales are read for FP8 "
+                               "weights only");
+    QTENSOR_TRY(blockShape(w, "block_structure", s));
+  } else if (strategy == "group") {
     QTENSOR_TRY(groupSize(w, "group_size", s.groupSize));
     if (s.groupSize == 0)
       return makeError(w.path, ".group_size: strategy group needs a size");
@@ -284,7 +332,7 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
         return makeError(a.path, ": activation quantization is not supported "
                                  "(weights only; dynamic FP8 activations of "
                                  "an FP8 checkpoint are run in 16 bits)");
-      activations = "; its dynamic FP8 activations run in 16 bits";
+      activations = kDynamicActivations;
     }
     const json *weights = g.find("weights");
     if (!weights || !weights->is_object())
@@ -299,16 +347,58 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
       return makeError(g.path, ".targets: expected at least one target");
     if (c.text.empty())
       c.text = "compressed-tensors " + groupFormat + " " +
-               std::to_string(s.bits) + "-bit" + groupText(s.groupSize) +
+               std::to_string(s.bits) + "-bit" +
+               (s.blockRows > 0 ? blockText(s) : groupText(s.groupSize)) +
                (s.symmetric ? " sym" : " asym") +
                (s.storage == Storage::Float8E4M3 && s.groupSize < 0
                     ? " (the one scale stored per output channel)"
-                    : "") +
+                : s.blockRows > 0 ? " (each block's scale stored per row)"
+                                  : "") +
                activations;
     c.groups.push_back(std::move(out));
   }
   if (c.groups.size() > 1)
     c.text += " (+" + std::to_string(c.groups.size() - 1) + " more groups)";
+  return c;
+}
+
+/// transformers' fine-grained FP8 (quant_method "fp8", DeepSeek-V3's
+/// checkpoints): E4M3 weights under one weight_scale_inv per 2-D block.
+Expected<QuantizationConfig> parseFineGrainedFP8(const Fields &f) {
+  QuantizationConfig c;
+  c.method = Method::FineGrainedFP8;
+  WeightScheme s;
+  s.method = Method::FineGrainedFP8;
+  s.storage = Storage::Float8E4M3;
+  s.bits = 8;
+  s.symmetric = true;
+  std::string format, activations;
+  QTENSOR_TRY(f.string("fmt", std::string("e4m3"), format));
+  if (format != "e4m3")
+    return makeError(f.path, ".fmt: \"", format,
+                     "\" weights are not read (e4m3 is)");
+  QTENSOR_TRY(
+      f.string("activation_scheme", std::string("dynamic"), activations));
+  if (activations != "dynamic")
+    return makeError(f.path, ".activation_scheme: \"", activations,
+                     "\" activations carry calibrated scales, which are not "
+                     "read (dynamic is: run in 16 bits)");
+  // transformers' FineGrainedFP8Config defaults the block to 128 x 128;
+  // an explicit null (per-tensor scales) is another format.
+  if (auto it = f.object.find("weight_block_size");
+      it != f.object.end() && it->is_null())
+    return makeError(f.path, ".weight_block_size: null (one scale per "
+                             "tensor) is not read; expected [rows, columns]");
+  if (f.find("weight_block_size")) {
+    QTENSOR_TRY(blockShape(f, "weight_block_size", s));
+  } else {
+    s.blockRows = 128;
+    s.groupSize = 128;
+  }
+  QTENSOR_TRY(f.strings("modules_to_not_convert", c.ignore));
+  c.text = "fp8 e4m3" + blockText(s) + " (each block's scale stored per row)" +
+           kDynamicActivations;
+  c.groups.push_back({{"Linear"}, s});
   return c;
 }
 
@@ -368,11 +458,15 @@ hfquant::parseQuantizationConfig(const json &config, const std::string &file) {
     return parseAWQ(f);
   if (method == "compressed-tensors")
     return parseCompressedTensors(f);
+  if (method == "fp8")
+    return parseFineGrainedFP8(f);
   return makeError(f.path, ".quant_method: \"", method,
-                   "\" is not read (gptq, awq, compressed-tensors)");
+                   "\" is not read (gptq, awq, compressed-tensors, fp8)");
 }
 
 std::string hfquant::storedTypeName(const WeightScheme &s) {
+  if (s.method == Method::FineGrainedFP8)
+    return "FP8_E4M3";
   const char *method = s.method == Method::GPTQ  ? "GPTQ"
                        : s.method == Method::AWQ ? "AWQ"
                                                  : "CT";

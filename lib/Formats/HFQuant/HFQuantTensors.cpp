@@ -98,6 +98,8 @@ Status expectTensor(const TensorView *t, const std::string &module,
 std::vector<std::vector<int64_t>> scaleShapes(const WeightScheme &s, int64_t n,
                                               int64_t k) {
   int64_t g = scaleGroups(s, k);
+  if (s.blockRows > 0)
+    return {{ceilDiv(n, s.blockRows), g}};
   if (s.method != Method::CompressedTensors)
     return {{g, n}};
   if (s.groupSize > 0)
@@ -148,6 +150,8 @@ permutationOf(const TensorView &gIdx, const WeightScheme &s, int64_t k,
 } // namespace
 
 ComponentNames hfquant::componentNames(const WeightScheme &s) {
+  if (s.method == Method::FineGrainedFP8)
+    return {"weight", "", "weight_scale_inv", "", ""};
   if (s.method != Method::CompressedTensors)
     return {"qweight", "qzeros", "scales",
             s.method == Method::GPTQ ? "g_idx" : "", ""};
@@ -245,13 +249,21 @@ hfquant::describe(const WeightScheme &s, const PackedTensors &t, int64_t n,
   AffineDescriptor &d = out.descriptor;
   if (isFP8(s)) {
     // Unsigned E4M3 codes under one scale per output channel (a per-tensor
-    // scale repeated: HFQuantized.h).
+    // scale repeated) or per group of a row (a block's scale repeated for
+    // each of its rows: HFQuantized.h).
     d.code = {8, false};
     d.scheme = QuantScheme::Symmetric;
     d.zeroPoint = ZeroPointKind::None;
     d.codebook = Codebook::E4M3;
-    d.granularity = Granularity::PerAxis;
-    d.axis = 0;
+    if (s.blockRows > 0) {
+      d.granularity = Granularity::Group;
+      d.axis = 1;
+      d.groupSize = s.groupSize;
+      d.tail = TailRule::Partial;
+    } else {
+      d.granularity = Granularity::PerAxis;
+      d.axis = 0;
+    }
     d.scaleType = t.scales->dtype == DType::F16    ? FloatType::F16
                   : t.scales->dtype == DType::BF16 ? FloatType::BF16
                                                    : FloatType::F32;
@@ -350,16 +362,18 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
   }
 
   // Scales in the logical qparam order: [N, groups], [N] or [1]; an FP8
-  // per-tensor scale once per row.
-  const bool transposed = s.method != Method::CompressedTensors;
+  // per-tensor scale once per row, an FP8 block's once per row of it.
+  const bool transposed = s.method == Method::GPTQ || s.method == Method::AWQ;
   const bool repeated = isFP8(s) && s.groupSize < 0;
   const int64_t count = s.groupSize < 0 && !repeated ? 1 : n * groups;
   out.scales.resize(size_t(count));
   for (int64_t i = 0; i < count; ++i) {
     int64_t row = i / groups, g = i % groups;
-    float v = safetensors::floatAt(*t.scales, repeated     ? 0
-                                              : transposed ? g * n + row
-                                                           : i);
+    float v = safetensors::floatAt(
+        *t.scales, repeated          ? 0
+                   : s.blockRows > 0 ? (row / s.blockRows) * groups + g
+                   : transposed      ? g * n + row
+                                     : i);
     if (!std::isfinite(v))
       return makeError(module, ".", names.scales, ": the scale of row ", row,
                        ", group ", g, " is not finite");
@@ -378,6 +392,7 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
         ++slot;
       return int32_t(field(*t.zeros, g * (n / 8) + row / 8, slot, b));
     }
+    case Method::FineGrainedFP8: // symmetric: never asked
     case Method::CompressedTensors:
       if (isPacked(s) && s.groupSize >= 0)
         return int32_t(field(*t.zeros, (row / p) * groups + g, row % p, b));

@@ -2,9 +2,10 @@
 """Writes a GPTQ, AWQ or compressed-tensors checkpoint from a float one.
 
 usage: quantize_hf_checkpoint.py SRC_DIR OUT_DIR
-           --method gptq|gptq_v2|awq|ct|ct-fp8
+           --method gptq|gptq_v2|awq|ct|ct-fp8|fp8
            [--bits 4|8] [--group G] [--sym] [--act-order] [--expect DIR]
-           [--strategy channel|tensor] [--dynamic-act] [--nan-at N]
+           [--strategy channel|tensor|block] [--block BN,BK]
+           [--scale-dtype F32|BF16] [--dynamic-act] [--nan-at N]
            [--drop NAME]...
 
 SRC_DIR is a make-tiny-llama checkpoint (config.json, model.safetensors).
@@ -24,10 +25,16 @@ format's published conventions, independently of qtensor's reader:
            weight_g_idx I32 [K] with --act-order, weight_shape I32 [2]
   ct-fp8   compressed-tensors float-quantized: weight F8_E4M3 [N, K] (OCP
            E4M3, nearest even, saturating at 448) under weight_scale F32
-           [N, 1] (--strategy channel, amax / 448) or [1] (tensor);
-           --dynamic-act declares llm-compressor's FP8_DYNAMIC per-token
-           activations; --nan-at N writes code 0x7f at flat index N of the
-           first linear (a broken checkpoint)
+           [N, 1] (--strategy channel, amax / 448), [1] (tensor) or
+           [ceil(N/BN), ceil(K/BK)] (block, --block BN,BK, default 128,128:
+           one amax / 448 per block); --dynamic-act declares
+           llm-compressor's FP8_DYNAMIC per-token activations; --nan-at N
+           writes code 0x7f at flat index N of the first linear (a broken
+           checkpoint)
+  fp8      transformers' fine-grained FP8 (quant_method "fp8", DeepSeek-V3's
+           format): weight F8_E4M3 [N, K] and weight_scale_inv
+           [ceil(N/BN), ceil(K/BK)] (--block, the multiplier amax / 448 of
+           each block, in --scale-dtype), weight_block_size [BN, BK]
 
 --act-order orders input columns by decreasing mean |w| (as GPTQ orders
 them by the Hessian's diagonal) and forms the groups in that order; g_idx
@@ -162,9 +169,11 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--method", required=True,
-                    choices=["gptq", "gptq_v2", "awq", "ct", "ct-fp8"])
-    ap.add_argument("--strategy", choices=["channel", "tensor"],
+                    choices=["gptq", "gptq_v2", "awq", "ct", "ct-fp8", "fp8"])
+    ap.add_argument("--strategy", choices=["channel", "tensor", "block"],
                     default="channel")
+    ap.add_argument("--block", default="128,128")
+    ap.add_argument("--scale-dtype", choices=["F32", "BF16"], default="F32")
     ap.add_argument("--dynamic-act", action="store_true")
     ap.add_argument("--nan-at", type=int)
     ap.add_argument("--bits", type=int, default=4)
@@ -181,7 +190,10 @@ def main():
     config = json.load(open(os.path.join(a.src, "config.json")))
     model_dtype = src["model.embed_tokens.weight"][0]
     scale_dtype = model_dtype if a.method == "ct" else "F16"
-    if a.method not in ("ct", "ct-fp8") and model_dtype != "F16":
+    if a.method == "fp8":
+        a.strategy = "block"
+    block_rows, block_cols = (int(v) for v in a.block.split(","))
+    if a.method not in ("ct", "ct-fp8", "fp8") and model_dtype != "F16":
         raise SystemExit("gptq and awq checkpoints are f16: make the source "
                          "with make-tiny-llama --dtype f16")
     out = {}
@@ -194,25 +206,54 @@ def main():
             continue
         n, k = shape
         w = to_floats(dtype, blob)
-        if a.method == "ct-fp8":
+        if a.method in ("ct-fp8", "fp8"):
             table = e4m3_values()
-            amax = [max(abs(v) for v in w[r * k:(r + 1) * k]) for r in range(n)]
-            if a.strategy == "tensor":
-                amax = [max(amax)] * n
-            scale = [round_to("F32", (m or 1.0) / 448.0) for m in amax]
-            codes = [e4m3_code(w[i] / scale[i // k], table) for i in range(n * k)]
+            if a.strategy == "block":
+                # One scale per [block_rows, block_cols] block, the last
+                # ones partial.
+                rb, cb = -(-n // block_rows), -(-k // block_cols)
+                amax = [max(abs(w[r * k + c])
+                            for r in range(i * block_rows,
+                                           min(n, (i + 1) * block_rows))
+                            for c in range(j * block_cols,
+                                           min(k, (j + 1) * block_cols)))
+                        for i in range(rb) for j in range(cb)]
+                stored = [round_to(a.scale_dtype, (m or 1.0) / 448.0)
+                          for m in amax]
+
+                def scale_of(i):
+                    r, c = divmod(i, k)
+                    return stored[(r // block_rows) * cb + c // block_cols]
+            else:
+                amax = [max(abs(v) for v in w[r * k:(r + 1) * k])
+                        for r in range(n)]
+                if a.strategy == "tensor":
+                    amax = [max(amax)] * n
+                stored = [round_to("F32", (m or 1.0) / 448.0) for m in amax]
+
+                def scale_of(i):
+                    return stored[i // k]
+            codes = [e4m3_code(w[i] / scale_of(i), table) for i in range(n * k)]
             if a.nan_at is not None and "nan-done" not in out:
                 codes[a.nan_at] = 0x7F
                 out["nan-done"] = None
             out[module + ".weight"] = ("F8_E4M3", [n, k], bytes(codes))
-            if a.strategy == "channel":
+            if a.method == "fp8":
+                out[module + ".weight_scale_inv"] = (a.scale_dtype, [rb, cb],
+                                                     scale_bytes(a.scale_dtype,
+                                                                 stored))
+            elif a.strategy == "block":
+                out[module + ".weight_scale"] = (a.scale_dtype, [rb, cb],
+                                                 scale_bytes(a.scale_dtype,
+                                                             stored))
+            elif a.strategy == "channel":
                 out[module + ".weight_scale"] = ("F32", [n, 1], scale_bytes(
-                    "F32", scale))
+                    "F32", stored))
             else:
                 out[module + ".weight_scale"] = ("F32", [1], scale_bytes(
-                    "F32", scale[:1]))
+                    "F32", stored[:1]))
             if a.expect:
-                vals = [scale[i // k] * table[codes[i]] for i in range(n * k)]
+                vals = [scale_of(i) * table[codes[i]] for i in range(n * k)]
                 with open(os.path.join(a.expect, name + ".f32"), "wb") as f:
                     f.write(struct.pack("<%df" % len(vals), *vals))
             continue
@@ -285,17 +326,23 @@ def main():
         qc = {"quant_method": "awq", "bits": 4, "group_size": a.group,
               "zero_point": True, "version": "gemm",
               "modules_to_not_convert": None}
+    elif a.method == "fp8":
+        qc = {"quant_method": "fp8", "fmt": "e4m3",
+              "activation_scheme": "dynamic",
+              "weight_block_size": [block_rows, block_cols]}
     elif a.method == "ct-fp8":
         act = ({"num_bits": 8, "type": "float", "symmetric": True,
                 "strategy": "token", "dynamic": True}
                if a.dynamic_act else None)
+        weights = {"num_bits": 8, "type": "float", "symmetric": True,
+                   "strategy": a.strategy, "dynamic": False}
+        if a.strategy == "block":
+            weights["block_structure"] = [block_rows, block_cols]
         qc = {"quant_method": "compressed-tensors", "format": "float-quantized",
               "quantization_status": "compressed", "ignore": ["lm_head"],
               "config_groups": {"group_0": {
                   "targets": ["Linear"], "input_activations": act,
-                  "weights": {"num_bits": 8, "type": "float",
-                              "symmetric": True, "strategy": a.strategy,
-                              "dynamic": False}}}}
+                  "weights": weights}}}
     else:
         qc = {"quant_method": "compressed-tensors", "format": "pack-quantized",
               "quantization_status": "compressed", "ignore": ["lm_head"],

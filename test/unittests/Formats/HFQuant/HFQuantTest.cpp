@@ -292,8 +292,9 @@ TEST(HFQuant, RefusesWhatItDoesNotRead) {
             "for one kernel; only the gemm packing is read");
   EXPECT_EQ(refused(R"({"quant_method": "bitsandbytes"})"),
             "config.json: quantization_config.quant_method: \"bitsandbytes\" "
-            "is not read (gptq, awq, compressed-tensors)");
-  // FP8: E4M3 (8 float bits), symmetric, per channel or per tensor.
+            "is not read (gptq, awq, compressed-tensors, fp8)");
+  // FP8: E4M3 (8 float bits), symmetric, per channel, per tensor or per
+  // block (with its shape).
   EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
       "format": "float-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "weights": {"num_bits": 4, "type": "float",
@@ -304,9 +305,21 @@ TEST(HFQuant, RefusesWhatItDoesNotRead) {
       "format": "float-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "weights": {"num_bits": 8, "type": "float",
       "strategy": "block"}}}})"),
+            "config.json: quantization_config.config_groups.g.weights: "
+            "missing block shape \"block_structure\"");
+  EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
+      "format": "float-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "weights": {"num_bits": 8, "type": "float",
+      "strategy": "group", "group_size": 128}}}})"),
             "config.json: quantization_config.config_groups.g.weights."
-            "strategy: \"block\" is not read for FP8 weights (channel, "
-            "tensor)");
+            "strategy: \"group\" is not read for FP8 weights (channel, "
+            "tensor, block)");
+  EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
+      "format": "pack-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "weights": {"num_bits": 4, "strategy": "block",
+      "block_structure": [128, 128]}}}})"),
+            "config.json: quantization_config.config_groups.g.weights."
+            "strategy: block scales are read for FP8 weights only");
   EXPECT_EQ(refused(R"({"quant_method": "compressed-tensors",
       "format": "float-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "weights": {"num_bits": 8, "type": "int",
@@ -350,4 +363,107 @@ TEST(HFQuant, RefusesWhatItDoesNotRead) {
   EXPECT_EQ(errorOf(twice->schemeFor("model.layers.0.self_attn.q_proj")),
             "module model.layers.0.self_attn.q_proj is targeted by two "
             "quantization groups");
+}
+
+TEST(HFQuant, FineGrainedFP8Config) {
+  auto refused = [](const char *text) { return errorOf(parse(text)); };
+  // DeepSeek-V3's quantization_config, and transformers' default block.
+  for (const char *text : {R"({"quant_method": "fp8", "fmt": "e4m3",
+            "activation_scheme": "dynamic", "weight_block_size": [128, 128]})",
+                           R"({"quant_method": "fp8"})"}) {
+    auto c = parse(text);
+    ASSERT_TRUE(c) << c.message();
+    EXPECT_EQ(c->text, "fp8 e4m3 128x128 blocks (each block's scale stored "
+                       "per row); its dynamic FP8 activations run in 16 bits");
+    ASSERT_EQ(c->groups.size(), 1u);
+    const WeightScheme &s = c->groups[0].scheme;
+    EXPECT_EQ(s.storage, Storage::Float8E4M3);
+    EXPECT_EQ(s.blockRows, 128);
+    EXPECT_EQ(s.groupSize, 128);
+    EXPECT_EQ(storedTypeName(s), "FP8_E4M3");
+    EXPECT_EQ(componentNames(s).scales, "weight_scale_inv");
+  }
+  auto skip = parse(R"({"quant_method": "fp8", "weight_block_size": [64, 32],
+      "modules_to_not_convert": ["lm_head"]})");
+  ASSERT_TRUE(skip) << skip.message();
+  EXPECT_EQ(skip->groups[0].scheme.blockRows, 64);
+  EXPECT_EQ(skip->groups[0].scheme.groupSize, 32);
+  auto head = skip->schemeFor("lm_head");
+  ASSERT_TRUE(head);
+  EXPECT_FALSE(*head);
+  // compressed-tensors' block strategy, its shape as a list or "RxC".
+  for (const char *shape : {"[96, 64]", "\"96x64\""}) {
+    std::string text = std::string(R"({"quant_method": "compressed-tensors",
+        "format": "float-quantized", "config_groups": {"g": {"targets":
+        ["Linear"], "weights": {"num_bits": 8, "type": "float",
+        "strategy": "block", "block_structure": )") +
+                       shape + "}}}}";
+    auto ct = parseQuantizationConfig(nlohmann::json::parse(text), "c.json");
+    ASSERT_TRUE(ct) << shape << ": " << ct.message();
+    EXPECT_EQ(ct->text, "compressed-tensors float-quantized 8-bit 96x64 "
+                        "blocks sym (each block's scale stored per row)");
+    EXPECT_EQ(ct->groups[0].scheme.blockRows, 96);
+    EXPECT_EQ(ct->groups[0].scheme.groupSize, 64);
+  }
+
+  EXPECT_EQ(refused(R"({"quant_method": "fp8", "fmt": "e5m2"})"),
+            "config.json: quantization_config.fmt: \"e5m2\" weights are not "
+            "read (e4m3 is)");
+  EXPECT_EQ(refused(R"({"quant_method": "fp8", "activation_scheme":
+                        "static"})"),
+            "config.json: quantization_config.activation_scheme: \"static\" "
+            "activations carry calibrated scales, which are not read "
+            "(dynamic is: run in 16 bits)");
+  EXPECT_EQ(refused(R"({"quant_method": "fp8", "weight_block_size": null})"),
+            "config.json: quantization_config.weight_block_size: null (one "
+            "scale per tensor) is not read; expected [rows, columns]");
+  for (const char *bad : {"[128]", "[0, 128]", "[128, 128, 1]", "[128, -1]",
+                          "\"128x\"", "\"1x2x3\"", "7"})
+    EXPECT_EQ(refused((std::string(R"({"quant_method": "fp8",
+                          "weight_block_size": )") +
+                       bad + "}")
+                          .c_str()),
+              std::string("config.json: quantization_config."
+                          "weight_block_size: expected [rows, columns], two "
+                          "integers in [1, 2^20], got ") +
+                  nlohmann::json::parse(bad).dump())
+        << bad;
+}
+
+TEST(HFQuant, FP8BlockScalesBecomeRowGroups) {
+  // [5, 6] weights in blocks of 2 rows x 4 columns: scales [3, 2], the
+  // last row block and the last column block partial. Every element's
+  // scale is its block's; codes stay the E4M3 bytes.
+  Tensors t;
+  PackedTensors p;
+  std::vector<uint8_t> codes(30);
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = uint8_t(0x30 + i);
+  p.codes = t.add(DType::F8_E4M3, {5, 6}, codes);
+  const std::vector<float> blocks = {1, 2, 3, 4, 5, 6};
+  p.scales = t.add(DType::F32, {3, 2}, blocks);
+  WeightScheme s;
+  s.method = Method::FineGrainedFP8;
+  s.storage = Storage::Float8E4M3;
+  s.bits = 8;
+  s.symmetric = true;
+  s.blockRows = 2;
+  s.groupSize = 4;
+  auto d = describe(s, p, 5, 6, "m");
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_EQ(d->descriptor.codebook, Codebook::E4M3);
+  EXPECT_EQ(d->descriptor.granularity, Granularity::Group);
+  EXPECT_EQ(d->descriptor.groupSize, 4);
+  EXPECT_EQ(d->descriptor.scaleType, FloatType::F32);
+  auto parts = unpack(s, p, *d, "m");
+  ASSERT_TRUE(parts) << parts.message();
+  EXPECT_EQ(parts->scales, (std::vector<float>{1, 2, 1, 2, 3, 4, 3, 4, 5, 6}));
+  EXPECT_EQ(parts->codes[29], 0x30 + 29);
+  EXPECT_TRUE(parts->zeros.empty());
+
+  // The stored grid must be [ceil(N / rows), ceil(K / columns)].
+  p.scales = t.add(DType::F32, {2, 2}, std::vector<float>{1, 2, 3, 4});
+  EXPECT_EQ(errorOf(describe(s, p, 5, 6, "m")),
+            "m.weight_scale_inv: expected F16 or BF16 or F32 [3, 2], got F32 "
+            "[2, 2]");
 }
