@@ -89,20 +89,49 @@ Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
 }
 
 namespace {
-/// Calls output(at, o, xr, wr) for every output of y = x W^T (at = r n + o
-/// for row r of x and row o of W), output rows split over the pool: each
-/// output is one call, so a value is summed in the same order whatever
-/// the split.
-template <typename Output>
+/// The dot products of `rows` consecutive rows of x (row stride k) with one
+/// row of W, and with `Magnitudes` the sums of |x w| too: each sum is added
+/// in index order, exactly as a single dot adds it, but R rows at a time so
+/// that R independent chains of adds overlap (one chain waits on the add
+/// latency at every step).
+template <bool Magnitudes, int R, typename Emit>
+void dotRowBlock(const double *x, int64_t k, const double *wr, Emit &emit) {
+  double acc[R] = {}, mag[R] = {};
+  for (int64_t i = 0; i < k; ++i) {
+    const double wi = wr[i];
+    for (int j = 0; j < R; ++j) {
+      const double p = x[size_t(j) * size_t(k) + size_t(i)] * wi;
+      acc[j] += p;
+      if (Magnitudes)
+        mag[j] += std::fabs(p);
+    }
+  }
+  for (int j = 0; j < R; ++j)
+    emit(j, acc[j], mag[j]);
+}
+
+/// Calls output(at, o, dot, magnitude) for every output of y = x W^T (at =
+/// r n + o for row r of x and row o of W; magnitude is 0 unless
+/// `Magnitudes`), output rows split over the pool. Each value is summed in
+/// index order whatever the split and whatever the blocking of x's rows.
+template <bool Magnitudes, typename Output>
 void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
                    int64_t t, int64_t n, int64_t k, Output output) {
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o) {
           const double *wr = &w[size_t(o) * size_t(k)];
-          for (int64_t r = 0; r < t; ++r)
-            output(size_t(r) * size_t(n) + size_t(o), size_t(o),
-                   &x[size_t(r) * size_t(k)], wr);
+          int64_t r = 0;
+          auto emit = [&](int j, double dot, double mag) {
+            output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot, mag);
+          };
+          const double *xr = x.data();
+          for (; r + 8 <= t; r += 8)
+            dotRowBlock<Magnitudes, 8>(xr + size_t(r) * size_t(k), k, wr, emit);
+          for (; r + 2 <= t; r += 2)
+            dotRowBlock<Magnitudes, 2>(xr + size_t(r) * size_t(k), k, wr, emit);
+          for (; r < t; ++r)
+            dotRowBlock<Magnitudes, 1>(xr + size_t(r) * size_t(k), k, wr, emit);
         }
       });
 }
@@ -112,13 +141,10 @@ std::vector<double> qtensor::runtime::referenceLinear(
     const std::vector<double> &x, const std::vector<double> &w, int64_t t,
     int64_t n, int64_t k, const std::vector<double> &bias) {
   std::vector<double> y(size_t(t) * size_t(n));
-  forEachOutput(x, w, t, n, k,
-                [&](size_t at, size_t o, const double *xr, const double *wr) {
-                  double acc = 0;
-                  for (int64_t i = 0; i < k; ++i)
-                    acc += xr[i] * wr[i];
-                  y[at] = acc + (bias.empty() ? 0.0 : bias[o]);
-                });
+  forEachOutput<false>(x, w, t, n, k,
+                       [&](size_t at, size_t o, double dot, double) {
+                         y[at] = dot + (bias.empty() ? 0.0 : bias[o]);
+                       });
   return y;
 }
 
@@ -183,16 +209,11 @@ KernelError qtensor::runtime::measureKernelError(
   // rows over the pool: every value is summed in the same order as
   // referenceLinear and absoluteProducts sum it, whatever the split.
   std::vector<double> ref(size_t(t) * size_t(n)), mag(ref.size());
-  forEachOutput(x, w, t, n, k,
-                [&](size_t at, size_t o, const double *xr, const double *wr) {
-                  double acc = 0, abs = 0;
-                  for (int64_t i = 0; i < k; ++i) {
-                    acc += xr[i] * wr[i];
-                    abs += std::fabs(xr[i] * wr[i]);
-                  }
-                  ref[at] = acc + (bias.empty() ? 0.0 : bias[o]);
-                  mag[at] = abs;
-                });
+  forEachOutput<true>(x, w, t, n, k,
+                      [&](size_t at, size_t o, double dot, double abs) {
+                        ref[at] = dot + (bias.empty() ? 0.0 : bias[o]);
+                        mag[at] = abs;
+                      });
   KernelError e;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
