@@ -95,43 +95,31 @@ Expected<AffineParams> symmetricParams(double absMax, CodeRange range) {
   return AffineParams{scale, 0};
 }
 
+Status validateQuantizeParams(AffineParams params, CodeRange range) {
+  if (Status status = validateCodeRange(range); !status)
+    return status;
+  return validateParams(params, range);
+}
+
 Expected<int64_t> quantizeValue(double x, AffineParams params, CodeRange range,
                                 RoundingMode rounding,
                                 SaturationMode saturation) {
-  if (Status status = validateCodeRange(range); !status)
-    return status.error();
-  if (Status status = validateParams(params, range); !status)
+  if (Status status = validateQuantizeParams(params, range); !status)
     return status.error();
   if (!std::isfinite(x))
     return makeError("cannot quantize the nonfinite value ", formatDouble(x));
+  if (saturation == SaturationMode::Clamp)
+    return quantizeClamped(x, params, range, rounding);
 
-  if (saturation == SaturationMode::Clamp) {
-    // Early saturation at the decoded endpoints, as in the seed reference:
-    // x / s of a huge finite outlier could overflow, and the result is the
-    // same as round-then-clamp because the rounding is monotone.
-    double lower =
-        params.scale * static_cast<double>(range.qmin - params.zeroPoint);
-    double upper =
-        params.scale * static_cast<double>(range.qmax - params.zeroPoint);
-    if (x <= lower)
-      return range.qmin;
-    if (x >= upper)
-      return range.qmax;
-  }
-
-  // Round in step units first, then translate by z (ties are decided before
-  // the zero-point is added, M8.1 0x0A). An overflowing x / s gives +-inf,
-  // which the range test below handles.
+  // Reject: round in step units, then translate by z. An overflowing x / s
+  // gives +-inf, which the range test below reports.
   double code = roundToInteger(x / params.scale, rounding) +
                 static_cast<double>(params.zeroPoint);
   if (code < static_cast<double>(range.qmin) ||
-      code > static_cast<double>(range.qmax)) {
-    if (saturation == SaturationMode::Reject)
-      return makeError("value ", formatDouble(x), " quantizes to code ",
-                       formatDouble(code), ", outside the code range ",
-                       rangeText(range));
-    return code < static_cast<double>(range.qmin) ? range.qmin : range.qmax;
-  }
+      code > static_cast<double>(range.qmax))
+    return makeError("value ", formatDouble(x), " quantizes to code ",
+                     formatDouble(code), ", outside the code range ",
+                     rangeText(range));
   return static_cast<int64_t>(code);
 }
 

@@ -78,18 +78,7 @@ double roundToInteger(double x, RoundingMode mode) {
   case RoundingMode::NearestEven:
     break;
   }
-  // x - floor(x) is exact in binary floating point, so the tie test is exact.
-  double lower = std::floor(x);
-  double fraction = x - lower;
-  double result;
-  if (fraction < 0.5)
-    result = lower;
-  else if (fraction > 0.5)
-    result = lower + 1.0;
-  else
-    result = std::fmod(lower, 2.0) == 0.0 ? lower : lower + 1.0;
-  // Keep the sign of zero as std::nearbyint would (-0.4 -> -0.0).
-  return result == 0.0 ? std::copysign(0.0, x) : result;
+  return roundHalfToEven(x);
 }
 
 } // namespace qtensor

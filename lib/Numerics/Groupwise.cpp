@@ -165,6 +165,10 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
       if (!config.symmetric)
         result.zeroPoints[metaIndex] = static_cast<int32_t>(params.zeroPoint);
 
+      // The group's params are checked once; each value then takes
+      // quantizeValue's Clamp path without repeating the checks.
+      if (Status s = validateQuantizeParams(params, *range); !s)
+        return makeError(groupText(n, g, lo, hi), ": ", s.message());
       for (int64_t k = lo; k < hi; ++k) {
         double v = row[k];
         int64_t code;
@@ -172,14 +176,8 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
           code = params.zeroPoint;
         else if (std::isinf(v))
           code = v > 0 ? range->qmax : range->qmin;
-        else {
-          Expected<int64_t> q = quantizeValue(
-              v, params, *range, config.rounding, SaturationMode::Clamp);
-          if (!q)
-            return makeError(groupText(n, g, lo, hi), ", column ", k, ": ",
-                             q.message());
-          code = *q;
-        }
+        else
+          code = quantizeClamped(v, params, *range, config.rounding);
         result.codes[static_cast<size_t>(n * cols + k)] =
             static_cast<int32_t>(code);
       }

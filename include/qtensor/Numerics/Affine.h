@@ -55,6 +55,41 @@ Expected<int64_t> quantizeValue(double x, AffineParams params, CodeRange range,
                                 RoundingMode rounding,
                                 SaturationMode saturation);
 
+/// What quantizeValue checks besides x: the range, and params whose scale
+/// is finite and positive and whose zero-point lies in the range. A loop
+/// over many values under one (params, range) checks once, then calls
+/// quantizeClamped.
+Status validateQuantizeParams(AffineParams params, CodeRange range);
+
+/// quantizeValue(x, params, range, rounding, Clamp) for a finite x and
+/// params and range that passed validateQuantizeParams, with no checks.
+inline int64_t quantizeClamped(double x, AffineParams params, CodeRange range,
+                               RoundingMode rounding) {
+  // Early saturation at the decoded endpoints, as in the seed reference:
+  // x / s of a huge finite outlier could overflow, and the result is the
+  // same as round-then-clamp because the rounding is monotone.
+  const double lower =
+      params.scale * static_cast<double>(range.qmin - params.zeroPoint);
+  const double upper =
+      params.scale * static_cast<double>(range.qmax - params.zeroPoint);
+  if (x <= lower)
+    return range.qmin;
+  if (x >= upper)
+    return range.qmax;
+  // Round in step units first, then translate by z (ties are decided before
+  // the zero-point is added, M8.1 0x0A).
+  const double step = x / params.scale;
+  const double code =
+      (rounding == RoundingMode::NearestEven ? roundHalfToEven(step)
+                                             : roundToInteger(step, rounding)) +
+      static_cast<double>(params.zeroPoint);
+  if (code < static_cast<double>(range.qmin))
+    return range.qmin;
+  if (code > static_cast<double>(range.qmax))
+    return range.qmax;
+  return static_cast<int64_t>(code);
+}
+
 /// x_hat = scale * (q - zeroPoint) (M8.1 0x02).
 double dequantizeValue(int64_t q, AffineParams params);
 

@@ -11,6 +11,7 @@
 #include "qtensor/Numerics/Enums.h"
 #include "qtensor/Support/Expected.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace qtensor {
@@ -57,6 +58,28 @@ Status validateCodeRange(const CodeRange &range);
 /// environment (converter/kernel rounding parity, M8.1 0x0A). NaN and
 /// infinities are returned unchanged.
 double roundToInteger(double x, RoundingMode mode);
+
+/// roundToInteger(x, NearestEven) for a finite x, inline for the
+/// quantizers' per-value loops.
+inline double roundHalfToEven(double x) {
+  // From 2^52 on every double is an integer.
+  if (!(std::fabs(x) < 4503599627370496.0))
+    return x;
+  // floor through the exact int64 truncation (no libm call on baseline
+  // x86-64); x - floor(x) is exact, so the tie test is exact. No branch
+  // depends on the value: weights round up or down at random, and a
+  // mispredicted branch per value cost more than the arithmetic.
+  const int64_t truncated = static_cast<int64_t>(x);
+  const int64_t floorInt =
+      truncated - int64_t(static_cast<double>(truncated) > x);
+  const double lower = static_cast<double>(floorInt);
+  const double fraction = x - lower;
+  const bool up =
+      (fraction > 0.5) | ((fraction == 0.5) & ((floorInt & 1) != 0));
+  // The result is zero or has x's sign: copysign keeps the sign of zero as
+  // std::nearbyint does (-0.4 -> -0.0).
+  return std::copysign(static_cast<double>(floorInt + int64_t(up)), x);
+}
 
 } // namespace qtensor
 

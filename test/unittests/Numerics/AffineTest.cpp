@@ -105,6 +105,36 @@ TEST(RoundingTest, TiesToEvenMatchesNearbyintUnderToNearest) {
   }
 }
 
+TEST(RoundingTest, TiesToEvenMatchesNearbyintAtEveryMagnitude) {
+  // roundHalfToEven floors through an int64 below 2^52: check it against
+  // nearbyint on random doubles of every exponent, the halves next to
+  // them, and the 2^52 boundary, signs and zeros included.
+  ASSERT_EQ(std::fegetround(), FE_TONEAREST);
+  std::mt19937_64 rng(0x0DD5);
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            4503599627370495.5,
+                            -4503599627370495.5,
+                            4503599627370496.0,
+                            9007199254740993.0,
+                            std::numeric_limits<double>::max(),
+                            std::numeric_limits<double>::denorm_min(),
+                            -std::numeric_limits<double>::denorm_min()};
+  std::uniform_int_distribution<int> exponent(-30, 70);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (int i = 0; i < 20000; ++i) {
+    double x = std::ldexp(mantissa(rng), exponent(rng));
+    x = i % 2 ? -x : x;
+    xs.push_back(x);
+    xs.push_back(std::floor(x) + 0.5);
+  }
+  for (double x : xs) {
+    const double got = roundHalfToEven(x), want = std::nearbyint(x);
+    EXPECT_EQ(got, want) << x;
+    EXPECT_EQ(std::signbit(got), std::signbit(want)) << x;
+  }
+}
+
 TEST(RoundingTest, AwayAndTowardZero) {
   EXPECT_EQ(roundToInteger(0.5, RoundingMode::NearestAway), 1.0);
   EXPECT_EQ(roundToInteger(2.5, RoundingMode::NearestAway), 3.0);
