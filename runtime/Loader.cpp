@@ -730,6 +730,16 @@ LoadedModel::referenceWeight(const OpPlan &op) const {
                            view(op.tensor, "zeros"));
 }
 
+Expected<std::unique_ptr<ReferenceRows>>
+LoadedModel::referenceRows(const OpPlan &op) const {
+  const safetensors::TensorView *codes = view(op.tensor, "codes");
+  const safetensors::TensorView *scales = view(op.tensor, "scales");
+  if (!codes || !scales)
+    return makeError("op \"", op.tensor, "\": codes or scales not mapped");
+  return ReferenceRows::open(*op.entry, *codes, *scales,
+                             view(op.tensor, "zeros"));
+}
+
 Expected<std::vector<double>>
 LoadedModel::referenceBias(const OpPlan &op) const {
   if (!op.bias)

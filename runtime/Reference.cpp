@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <optional>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -88,6 +90,49 @@ Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
   return w;
 }
 
+struct ReferenceRows::Parts {
+  StoredParts stored;
+};
+
+ReferenceRows::~ReferenceRows() = default;
+
+Expected<std::unique_ptr<ReferenceRows>>
+ReferenceRows::open(const artifact::TensorEntry &entry,
+                    const safetensors::TensorView &codes,
+                    const safetensors::TensorView &scales,
+                    const safetensors::TensorView *zeros) {
+  std::unique_ptr<ReferenceRows> r(new ReferenceRows());
+  r->name = entry.name;
+  r->parts = std::make_unique<Parts>();
+  QTENSOR_ASSIGN_OR_RETURN(r->parts->stored,
+                           readStoredParts(entry, codes, scales, zeros));
+  const StoredParts &p = r->parts->stored;
+  const std::vector<int64_t> &shape = p.q->logical.shape;
+  if (shape.size() != 2)
+    return makeError(entry.name, ": rows of a rank-", shape.size(), " tensor");
+  r->n = shape[0];
+  r->k = shape[1];
+  // The reconstruction refers to the parts, which stay where they are.
+  auto made =
+      AffineReconstruction::make(p.q->logical, p.codes, p.scales, p.zeros);
+  if (!made)
+    return makeError(entry.name, ": reconstruction: ", made.message());
+  r->reconstruction = std::make_unique<AffineReconstruction>(made.take());
+  return r;
+}
+
+Status ReferenceRows::fill(int64_t first, int64_t count, double *out) const {
+  if (first < 0 || count < 0 || first + count > n)
+    return makeError(name, ": rows [", first, ", ", first + count,
+                     ") are outside [0, ", n, ")");
+  const size_t begin = size_t(first) * size_t(k);
+  if (Status s =
+          reconstruction->range(begin, begin + size_t(count) * size_t(k), out);
+      !s)
+    return makeError(name, ": reconstruction: ", s.message());
+  return Status::ok();
+}
+
 namespace {
 /// The dot products of `rows` consecutive rows of x (row stride k) with one
 /// row of W, and with `Magnitudes` the sums of |x w| too: each sum is added
@@ -110,29 +155,36 @@ void dotRowBlock(const double *x, int64_t k, const double *wr, Emit &emit) {
     emit(j, acc[j], mag[j]);
 }
 
-/// Calls output(at, o, dot, magnitude) for every output of y = x W^T (at =
-/// r n + o for row r of x and row o of W; magnitude is 0 unless
-/// `Magnitudes`), output rows split over the pool. Each value is summed in
-/// index order whatever the split and whatever the blocking of x's rows.
+/// Calls output(at, o, dot, magnitude) for the T outputs of weight row o
+/// (at = r n + o for row r of x; magnitude is 0 unless `Magnitudes`): x's
+/// rows eight at a time, each value summed in index order whatever the
+/// blocking.
+template <bool Magnitudes, typename Output>
+void outputsOfRow(const std::vector<double> &x, int64_t t, int64_t n, int64_t k,
+                  int64_t o, const double *wr, Output &output) {
+  int64_t r = 0;
+  auto emit = [&](int j, double dot, double mag) {
+    output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot, mag);
+  };
+  const double *xr = x.data();
+  for (; r + 8 <= t; r += 8)
+    dotRowBlock<Magnitudes, 8>(xr + size_t(r) * size_t(k), k, wr, emit);
+  for (; r + 2 <= t; r += 2)
+    dotRowBlock<Magnitudes, 2>(xr + size_t(r) * size_t(k), k, wr, emit);
+  for (; r < t; ++r)
+    dotRowBlock<Magnitudes, 1>(xr + size_t(r) * size_t(k), k, wr, emit);
+}
+
+/// outputsOfRow for every row of W, output rows split over the pool: each
+/// value is summed in the same order whatever the split.
 template <bool Magnitudes, typename Output>
 void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
                    int64_t t, int64_t n, int64_t k, Output output) {
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
-          const double *wr = &w[size_t(o) * size_t(k)];
-          int64_t r = 0;
-          auto emit = [&](int j, double dot, double mag) {
-            output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot, mag);
-          };
-          const double *xr = x.data();
-          for (; r + 8 <= t; r += 8)
-            dotRowBlock<Magnitudes, 8>(xr + size_t(r) * size_t(k), k, wr, emit);
-          for (; r + 2 <= t; r += 2)
-            dotRowBlock<Magnitudes, 2>(xr + size_t(r) * size_t(k), k, wr, emit);
-          for (; r < t; ++r)
-            dotRowBlock<Magnitudes, 1>(xr + size_t(r) * size_t(k), k, wr, emit);
-        }
+        for (int64_t o = begin; o < end; ++o)
+          outputsOfRow<Magnitudes>(x, t, n, k, o, &w[size_t(o) * size_t(k)],
+                                   output);
       });
 }
 } // namespace
@@ -145,6 +197,46 @@ std::vector<double> qtensor::runtime::referenceLinear(
                        [&](size_t at, size_t o, double dot, double) {
                          y[at] = dot + (bias.empty() ? 0.0 : bias[o]);
                        });
+  return y;
+}
+
+Expected<std::vector<double>>
+qtensor::runtime::referenceLinear(const std::vector<double> &x,
+                                  const ReferenceRows &w, int64_t t,
+                                  const std::vector<double> &bias) {
+  const int64_t n = w.rows(), k = w.cols();
+  if (x.size() != size_t(t) * size_t(k) ||
+      (!bias.empty() && bias.size() != size_t(n)))
+    return makeError("reference linear: x holds ", uint64_t(x.size()),
+                     " values for T = ", t, ", K = ", k, "; bias ",
+                     uint64_t(bias.size()), " for N = ", n);
+  std::vector<double> y(size_t(t) * size_t(n));
+  auto output = [&](size_t at, size_t o, double dot, double) {
+    y[at] = dot + (bias.empty() ? 0.0 : bias[o]);
+  };
+  // Blocks of rows of about 1 MiB of float64 per thread.
+  const int64_t block = std::max<int64_t>(1, (int64_t(1) << 17) / k);
+  std::mutex failureMutex;
+  std::optional<Error> failure;
+  defaultThreadPool().parallelRanges(
+      n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+        std::vector<double> rows(size_t(std::min(block, end - begin)) *
+                                 size_t(k));
+        for (int64_t first = begin; first < end; first += block) {
+          const int64_t count = std::min(block, end - first);
+          if (Status s = w.fill(first, count, rows.data()); !s) {
+            std::lock_guard<std::mutex> lock(failureMutex);
+            if (!failure)
+              failure = s.error();
+            return;
+          }
+          for (int64_t i = 0; i < count; ++i)
+            outputsOfRow<false>(x, t, n, k, first + i,
+                                &rows[size_t(i) * size_t(k)], output);
+        }
+      });
+  if (failure)
+    return *failure;
   return y;
 }
 

@@ -180,19 +180,21 @@ private:
       if (weights) {
         QTENSOR_ASSIGN_OR_RETURN(other, weights(l.tensor));
       }
-      if (other) {
-        const artifact::QuantizedTensor &q = *e->quantized();
-        if (other->size() != size_t(q.logical.shape[0] * q.logical.shape[1]))
-          return makeError("reference decoder: the float weights given for ",
-                           l.tensor, " have ", uint64_t(other->size()),
-                           " values, its shape ",
-                           shapeToString(q.logical.shape), " holds ",
-                           q.logical.shape[0] * q.logical.shape[1]);
-        w = std::move(*other);
-      } else {
-        QTENSOR_ASSIGN_OR_RETURN(w, m.referenceWeight(m.plan().ops[i]));
-      }
       QTENSOR_ASSIGN_OR_RETURN(bias, m.referenceBias(m.plan().ops[i]));
+      if (!other) {
+        // The reconstruction a block of rows at a time: W_hat in float64
+        // is never whole (8 bytes a weight).
+        QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> rows,
+                                 m.referenceRows(m.plan().ops[i]));
+        return referenceLinear(x, *rows, t, bias);
+      }
+      const artifact::QuantizedTensor &q = *e->quantized();
+      if (other->size() != size_t(q.logical.shape[0] * q.logical.shape[1]))
+        return makeError("reference decoder: the float weights given for ",
+                         l.tensor, " have ", uint64_t(other->size()),
+                         " values, its shape ", shapeToString(q.logical.shape),
+                         " holds ", q.logical.shape[0] * q.logical.shape[1]);
+      w = std::move(*other);
     } else {
       QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
     }

@@ -54,6 +54,8 @@
 
 namespace qtensor::runtime {
 
+class ReferenceRows;
+
 class CudaDevice;
 class HostKernelLibrary;
 
@@ -149,6 +151,9 @@ public:
   /// float64, from the stored bytes (Reference.h).
   Expected<std::vector<double>> referenceWeight(const OpPlan &op) const;
   Expected<std::vector<double>> referenceBias(const OpPlan &op) const;
+  /// The same W_hat by rows, for references that never need it whole.
+  Expected<std::unique_ptr<ReferenceRows>>
+  referenceRows(const OpPlan &op) const;
 
   // The decoder program (LoadOptions::decoder).
   const std::optional<artifact::DecoderProgram> &program() const {

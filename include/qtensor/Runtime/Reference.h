@@ -17,7 +17,12 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+namespace qtensor {
+class AffineReconstruction;
+} // namespace qtensor
 
 namespace qtensor::runtime {
 
@@ -39,11 +44,45 @@ Expected<std::vector<double>> reconstructWeightRows(
     const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
     const std::vector<int64_t> &rows);
 
+/// W_hat of a quantized tensor by rows: its codes unpacked once (4 bytes a
+/// weight) and any run of rows reconstructed in float64 when asked, never
+/// the whole W_hat at once (8 bytes a weight).
+class ReferenceRows {
+public:
+  /// Errors name the tensor and the physical tensor that failed.
+  static Expected<std::unique_ptr<ReferenceRows>>
+  open(const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+       const safetensors::TensorView &scales,
+       const safetensors::TensorView *zeros);
+  ~ReferenceRows();
+
+  int64_t rows() const { return n; }
+  int64_t cols() const { return k; }
+  /// Rows [first, first + count) of W_hat into out ([count, K]), the
+  /// values reconstructWeight gives them. Safe from several threads.
+  Status fill(int64_t first, int64_t count, double *out) const;
+
+private:
+  struct Parts;
+  ReferenceRows() = default;
+  std::string name;
+  int64_t n = 0, k = 0;
+  std::unique_ptr<Parts> parts;
+  std::unique_ptr<AffineReconstruction> reconstruction;
+};
+
 /// Y [T, N] = X [T, K] W [N, K]^T (+ b [N]) in float64.
 std::vector<double> referenceLinear(const std::vector<double> &x,
                                     const std::vector<double> &w, int64_t t,
                                     int64_t n, int64_t k,
                                     const std::vector<double> &bias = {});
+
+/// The same with W_hat by rows: each output has the value referenceLinear
+/// gives it on the whole reconstruction, computed a block of rows at a time
+/// (per thread), so the float64 W_hat is never whole.
+Expected<std::vector<double>> referenceLinear(const std::vector<double> &x,
+                                              const ReferenceRows &w, int64_t t,
+                                              const std::vector<double> &bias);
 
 /// Per output, sum_k |x_k w_k| (the magnitude a rounding bound scales
 /// with); [T, N] like referenceLinear.

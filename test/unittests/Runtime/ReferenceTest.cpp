@@ -92,3 +92,40 @@ TEST(Reference, RowsOfWHatAreRowsOfTheWhole) {
 }
 
 } // namespace
+
+// The row-by-row reference (what L4 runs) gives every output exactly the
+// value of the reference on the whole W_hat, for T below, at and beyond the
+// eight rows summed at once, with a bias; a bad row range and a mis-sized x
+// are errors.
+TEST(Reference, RowByRowLinearEqualsTheWholeOne) {
+  rttest::TempDir dir;
+  rttest::TestArtifactSpec spec;
+  spec.linears[0].asymmetric = true;
+  rttest::writeTestArtifact(dir.str(), spec);
+  auto a = artifact::openArtifact(dir.str());
+  ASSERT_TRUE(bool(a)) << a.message();
+  auto t = a->tensor("layer.a.weight");
+  ASSERT_TRUE(bool(t)) << t.message();
+  auto whole = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
+  ASSERT_TRUE(bool(whole)) << whole.message();
+  auto rows = ReferenceRows::open(*t->entry, *t->codes, *t->scales, t->zeros);
+  ASSERT_TRUE(bool(rows)) << rows.message();
+  const int64_t n = (*rows)->rows(), k = (*rows)->cols();
+  ASSERT_EQ(n, 6);
+  ASSERT_EQ(k, 256);
+  const std::vector<double> bias = {0.5, -1, 2, 0, 3, -0.25};
+  for (int64_t tokens : {1, 3, 8, 11}) {
+    std::vector<double> x(size_t(tokens * k));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(double(i) * 0.37) * 3.0;
+    const std::vector<double> want =
+        referenceLinear(x, *whole, tokens, n, k, bias);
+    auto got = referenceLinear(x, **rows, tokens, bias);
+    ASSERT_TRUE(bool(got)) << got.message();
+    EXPECT_EQ(*got, want) << "T = " << tokens;
+  }
+  std::vector<double> out(static_cast<size_t>(k));
+  EXPECT_EQ((*rows)->fill(5, 2, out.data()).message(),
+            "layer.a.weight: rows [5, 7) are outside [0, 6)");
+  EXPECT_FALSE(bool(referenceLinear(std::vector<double>(3), **rows, 1, {})));
+}
