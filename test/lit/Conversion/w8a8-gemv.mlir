@@ -2,6 +2,9 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=w8a8_gemv:gch:sym:sym:bf16:t1:n8:k64:scf32" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=HOST
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=w8a8_gemv:g64:sym:sym:f16:t1:n16:k72" 2>&1 | FileCheck %s --check-prefix=BADK
 // RUN: not qopt %s --qtensor-generate-kernels="target=sm_90 kernels=w8a8_gemv:g64:sym:sym:f16:t1:n16:k128,w8a8_gemv:g64:sym:sym:f16:t1:n16:k128" 2>&1 | FileCheck %s --check-prefix=DUP
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: qopt %s --qtensor-generate-kernels="target=sm_80 kernels=w8a8_gemv:g64:asym:asym:f16:t2:n8:k128" --qtensor-lower-to-ptx="chip=sm_80 ptx-dir=%t" > /dev/null
+// RUN: FileCheck %s --check-prefix=NAN < %t/qt_quantize_a8asym_f16_t2_k128.ptx
 
 // W8A8 builds two kernels per spec: the per-token activation quantizer
 // (one warp per token: 16-byte activation loads, an xor butterfly of min,
@@ -33,3 +36,9 @@
 // BADK: K must be a multiple of 16 (whole chunks in the correction sums), got 72
 // DUP: kernel 'qt_w8a8_gemv_w8sym_a8sym_g64_f16_t1_n16_k128' already exists
 module {}
+
+// A NaN activation reaches its token's statistics through the IEEE maximum
+// (max.NaN on sm_80+), so the token's scale and outputs are NaN rather than
+// codes of the other values (W8A8GemvHostTest checks the outputs).
+// NAN: max.NaN.f32
+// NAN-NOT: {{max\.f32}}

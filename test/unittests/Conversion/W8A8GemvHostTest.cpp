@@ -267,6 +267,47 @@ TEST_F(W8A8GemvHostTest, QuantizerIsBitExactAndGemvMatchesTheIntegerOracle) {
   }
 }
 
+// The reference quantizer refuses a non-finite activation by position; a
+// kernel cannot return an error, so it marks the token instead: NaN
+// propagates through the IEEE maximum into the token's scale, and +-inf
+// makes it infinite, so every output of that token is non-finite (never a
+// plausible number), and the other tokens' outputs are exactly those of a
+// call without the bad token.
+TEST_F(W8A8GemvHostTest, ANonFiniteActivationPoisonsOnlyItsToken) {
+  std::mt19937 rng(17);
+  for (const char *text : {"w8a8_gemv:g128:sym:sym:f16:t3:n8:k512",
+                           "w8a8_gemv:g64:asym:asym:bf16:t3:n8:k512:obf16"}) {
+    W8A8GemvSpec spec = specOf(text);
+    SCOPED_TRACE(spec.name());
+    const int64_t t = spec.rows, n = spec.n, k = spec.k;
+    std::vector<float> clean(size_t(t * k));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float &v : clean)
+      v = fromBits(toBits(normal(rng), spec.activation), spec.activation);
+    GroupwiseQuantized w = makeWeights(spec, rng);
+    auto engine = compile(spec);
+    ASSERT_NE(engine, nullptr);
+    const KernelRun good = runKernels(*engine, spec, clean, w, {});
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+      std::vector<float> x = clean;
+      x[size_t(1 * k + 37)] = bad;
+      // The reference refuses it, naming the position.
+      EXPECT_FALSE(bool(quantizeActivationsPerToken(x.data(), t, k,
+                                                    spec.activationSymmetric)));
+      const KernelRun run = runKernels(*engine, spec, x, w, {});
+      EXPECT_FALSE(std::isfinite(run.sx[1])) << bad;
+      for (int64_t o = 0; o < n; ++o) {
+        EXPECT_FALSE(std::isfinite(run.y[size_t(1 * n + o)]))
+            << bad << ": token 1, output " << o << " = "
+            << run.y[size_t(1 * n + o)];
+        for (int64_t r : {0, 2})
+          EXPECT_EQ(run.y[size_t(r * n + o)], good.y[size_t(r * n + o)])
+              << bad << ": token " << r << ", output " << o;
+      }
+    }
+  }
+}
+
 TEST(W8A8GemvSpec, TextFormAndLimits) {
   W8A8GemvSpec spec =
       specOf("w8a8_gemv:g64:asym:sym:bf16:t4:n4096:k11008:scf32:of16:bias");
