@@ -90,6 +90,29 @@ Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
   return w;
 }
 
+Expected<std::unique_ptr<FloatWeightRows>>
+FloatWeightRows::make(std::vector<float> values, int64_t n, int64_t k,
+                      const std::string &name) {
+  if (n < 0 || k < 0 || values.size() != size_t(n) * size_t(k))
+    return makeError(name, ": ", uint64_t(values.size()),
+                     " float values for a weight of [", n, ", ", k, "]");
+  std::unique_ptr<FloatWeightRows> w(new FloatWeightRows());
+  w->values = std::move(values);
+  w->n = n;
+  w->k = k;
+  w->name = name;
+  return w;
+}
+
+Status FloatWeightRows::fill(int64_t first, int64_t count, double *out) const {
+  if (first < 0 || count < 0 || first + count > n)
+    return makeError(name, ": rows [", first, ", ", first + count,
+                     ") are outside [0, ", n, ")");
+  const float *from = values.data() + size_t(first) * size_t(k);
+  std::copy(from, from + size_t(count) * size_t(k), out);
+  return Status::ok();
+}
+
 struct ReferenceRows::Parts {
   StoredParts stored;
 };
@@ -202,7 +225,7 @@ std::vector<double> qtensor::runtime::referenceLinear(
 
 Expected<std::vector<double>>
 qtensor::runtime::referenceLinear(const std::vector<double> &x,
-                                  const ReferenceRows &w, int64_t t,
+                                  const WeightRows &w, int64_t t,
                                   const std::vector<double> &bias) {
   const int64_t n = w.rows(), k = w.cols();
   if (x.size() != size_t(t) * size_t(k) ||

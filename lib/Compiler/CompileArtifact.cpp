@@ -630,19 +630,18 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     // made from; none where the checkpoint held codes.
     if (!verification.sourceWeights)
       verification.sourceWeights = [&](const std::string &tensor)
-          -> Expected<std::optional<std::vector<double>>> {
+          -> Expected<std::optional<std::vector<float>>> {
         for (const SourceLinear &l : checkpoint->linears()) {
           if (l.name != tensor)
             continue;
           if (keepsStoredCodes(l))
-            return std::optional<std::vector<double>>();
+            return std::optional<std::vector<float>>();
           QTENSOR_ASSIGN_OR_RETURN(std::vector<float> w,
                                    checkpoint->readFloat(l.weight));
           checkpoint->releaseSource(l.weight);
-          return std::optional<std::vector<double>>(
-              std::vector<double>(w.begin(), w.end()));
+          return std::optional<std::vector<float>>(std::move(w));
         }
-        return std::optional<std::vector<double>>();
+        return std::optional<std::vector<float>>();
       };
     ladder = verify::runLadder(request.outputDir, verification);
     // Its result goes into the report, published again (the shards keep

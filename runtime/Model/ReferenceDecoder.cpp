@@ -172,34 +172,32 @@ private:
   /// op's bias) for a quantized op, the stored values for a plain weight.
   Expected<Matrix> linear(const Matrix &x, int64_t t,
                           const artifact::ProgramLinear &l) {
-    Matrix w, bias;
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
     if (e && e->isQuantized()) {
       QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
-      std::optional<std::vector<double>> other;
+      std::optional<std::vector<float>> other;
       if (weights) {
         QTENSOR_ASSIGN_OR_RETURN(other, weights(l.tensor));
       }
-      QTENSOR_ASSIGN_OR_RETURN(bias, m.referenceBias(m.plan().ops[i]));
-      if (!other) {
-        // The reconstruction a block of rows at a time: W_hat in float64
-        // is never whole (8 bytes a weight).
-        QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> rows,
-                                 m.referenceRows(m.plan().ops[i]));
-        return referenceLinear(x, *rows, t, bias);
+      QTENSOR_ASSIGN_OR_RETURN(Matrix bias, m.referenceBias(m.plan().ops[i]));
+      // A block of rows at a time: the float64 weight is never whole (8
+      // bytes a weight).
+      if (other) {
+        const std::vector<int64_t> &shape = e->quantized()->logical.shape;
+        auto rows = FloatWeightRows::make(
+            std::move(*other), shape[0], shape[1],
+            "reference decoder: the float weights given for " + l.tensor);
+        if (!rows)
+          return rows.error();
+        return referenceLinear(x, **rows, t, bias);
       }
-      const artifact::QuantizedTensor &q = *e->quantized();
-      if (other->size() != size_t(q.logical.shape[0] * q.logical.shape[1]))
-        return makeError("reference decoder: the float weights given for ",
-                         l.tensor, " have ", uint64_t(other->size()),
-                         " values, its shape ", shapeToString(q.logical.shape),
-                         " holds ", q.logical.shape[0] * q.logical.shape[1]);
-      w = std::move(*other);
-    } else {
-      QTENSOR_ASSIGN_OR_RETURN(w, plain(l.tensor));
+      QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> rows,
+                               m.referenceRows(m.plan().ops[i]));
+      return referenceLinear(x, *rows, t, bias);
     }
+    QTENSOR_ASSIGN_OR_RETURN(Matrix w, plain(l.tensor));
     const int64_t k = int64_t(x.size()) / t;
-    return referenceLinear(x, w, t, int64_t(w.size()) / k, k, bias);
+    return referenceLinear(x, w, t, int64_t(w.size()) / k, k);
   }
 
   /// Rotates each head of each row (position = row index).

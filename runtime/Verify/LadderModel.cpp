@@ -91,8 +91,8 @@ Expected<std::string> quantizationError(const artifact::Artifact &a,
   }
   bool anyFloat = false;
   ReferenceWeights counted = [&](const std::string &tensor)
-      -> Expected<std::optional<std::vector<double>>> {
-    QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<double>> w,
+      -> Expected<std::optional<std::vector<float>>> {
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<float>> w,
                              options.sourceWeights(tensor));
     anyFloat |= w.has_value();
     return w;

@@ -44,23 +44,53 @@ Expected<std::vector<double>> reconstructWeightRows(
     const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
     const std::vector<int64_t> &rows);
 
+/// A weight [N, K] handed to a float64 reference a run of rows at a time,
+/// so that the whole weight is never held in float64 (8 bytes a weight).
+class WeightRows {
+public:
+  virtual ~WeightRows() = default;
+  virtual int64_t rows() const = 0;
+  virtual int64_t cols() const = 0;
+  /// Rows [first, first + count) into out ([count, K]) in float64. Safe
+  /// from several threads.
+  virtual Status fill(int64_t first, int64_t count, double *out) const = 0;
+};
+
+/// Float weights held as stored (f32), widened a run of rows at a time.
+class FloatWeightRows : public WeightRows {
+public:
+  /// `values` is [n, k] row-major; a size that is not n k is an error.
+  static Expected<std::unique_ptr<FloatWeightRows>>
+  make(std::vector<float> values, int64_t n, int64_t k,
+       const std::string &name);
+  int64_t rows() const override { return n; }
+  int64_t cols() const override { return k; }
+  Status fill(int64_t first, int64_t count, double *out) const override;
+
+private:
+  FloatWeightRows() = default;
+  std::vector<float> values;
+  int64_t n = 0, k = 0;
+  std::string name;
+};
+
 /// W_hat of a quantized tensor by rows: its codes unpacked once (4 bytes a
 /// weight) and any run of rows reconstructed in float64 when asked, never
 /// the whole W_hat at once (8 bytes a weight).
-class ReferenceRows {
+class ReferenceRows : public WeightRows {
 public:
   /// Errors name the tensor and the physical tensor that failed.
   static Expected<std::unique_ptr<ReferenceRows>>
   open(const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
        const safetensors::TensorView &scales,
        const safetensors::TensorView *zeros);
-  ~ReferenceRows();
+  ~ReferenceRows() override;
 
-  int64_t rows() const { return n; }
-  int64_t cols() const { return k; }
+  int64_t rows() const override { return n; }
+  int64_t cols() const override { return k; }
   /// Rows [first, first + count) of W_hat into out ([count, K]), the
   /// values reconstructWeight gives them. Safe from several threads.
-  Status fill(int64_t first, int64_t count, double *out) const;
+  Status fill(int64_t first, int64_t count, double *out) const override;
 
 private:
   struct Parts;
@@ -77,11 +107,11 @@ std::vector<double> referenceLinear(const std::vector<double> &x,
                                     int64_t n, int64_t k,
                                     const std::vector<double> &bias = {});
 
-/// The same with W_hat by rows: each output has the value referenceLinear
-/// gives it on the whole reconstruction, computed a block of rows at a time
-/// (per thread), so the float64 W_hat is never whole.
+/// The same with W by rows: each output has the value referenceLinear
+/// gives it on the whole weight in float64, computed a block of rows at a
+/// time (per thread), so the float64 weight is never whole.
 Expected<std::vector<double>> referenceLinear(const std::vector<double> &x,
-                                              const ReferenceRows &w, int64_t t,
+                                              const WeightRows &w, int64_t t,
                                               const std::vector<double> &bias);
 
 /// Per output, sum_k |x_k w_k| (the magnitude a rounding bound scales

@@ -24,11 +24,12 @@
 namespace qtensor::runtime {
 
 /// Other float weights for the quantized linears, by tensor name: W [N, K]
-/// row-major, or none to keep the reconstruction (a linear whose source
-/// held codes, not floats). The compiler passes its checkpoint's weights,
-/// so that L4 can measure the quantization error at model level.
+/// row-major in f32 (widened to float64 a block of rows at a time), or none
+/// to keep the reconstruction (a linear whose source held codes, not
+/// floats). The compiler passes its checkpoint's weights, so that L4 can
+/// measure the quantization error at model level.
 using ReferenceWeights =
-    std::function<Expected<std::optional<std::vector<double>>>(
+    std::function<Expected<std::optional<std::vector<float>>>(
         const std::string &tensor)>;
 
 /// The logits (vocab values) after each of the last `positions` of `ids`,

@@ -129,3 +129,26 @@ TEST(Reference, RowByRowLinearEqualsTheWholeOne) {
             "layer.a.weight: rows [5, 7) are outside [0, 6)");
   EXPECT_FALSE(bool(referenceLinear(std::vector<double>(3), **rows, 1, {})));
 }
+
+// Float weights given to the reference (the compiler's source weights)
+// are widened a block of rows at a time, with the values of the whole
+// float64 copy; a weight of the wrong size is refused by name.
+TEST(Reference, FloatRowsEqualTheWholeFloat64Weight) {
+  const int64_t n = 37, k = 70, t = 9;
+  std::vector<float> w(size_t(n * k));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(std::cos(double(i) * 0.11)) * 0.02f;
+  std::vector<double> x(size_t(t * k));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(double(i) * 0.7);
+  const std::vector<double> want =
+      referenceLinear(x, std::vector<double>(w.begin(), w.end()), t, n, k);
+  auto rows = FloatWeightRows::make(w, n, k, "w");
+  ASSERT_TRUE(bool(rows)) << rows.message();
+  auto got = referenceLinear(x, **rows, t, {});
+  ASSERT_TRUE(bool(got)) << got.message();
+  EXPECT_EQ(*got, want);
+  auto wrong = FloatWeightRows::make(std::vector<float>(5), n, k, "w");
+  ASSERT_FALSE(bool(wrong));
+  EXPECT_EQ(wrong.message(), "w: 5 float values for a weight of [37, 70]");
+}
