@@ -500,9 +500,10 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
     auto source = std::make_shared<PackedSource>();
     source->module = m.name;
     hfquant::PackedTensors tensors = {
-        component(m.name, names.codes), component(m.name, names.zeros),
+        component(m.name, names.codes),  component(m.name, names.zeros),
         component(m.name, names.scales), component(m.name, names.groupIndex),
-        component(m.name, names.shape)};
+        component(m.name, names.shape),  component(m.name, names.globalScale)};
+    component(m.name, names.unused); // consumed, deliberately unread
     QTENSOR_ASSIGN_OR_RETURN(
         source->descriptor,
         hfquant::describe(*scheme, tensors, m.n, m.k, m.name));
@@ -513,7 +514,8 @@ Status Checkpoint::listPacked(const hfquant::QuantizationConfig &config,
     source->release = [tensors] {
       // Views into this Checkpoint's mappings, opened from paths.
       for (const safetensors::TensorView *v :
-           {tensors.codes, tensors.zeros, tensors.scales, tensors.groupIndex})
+           {tensors.codes, tensors.zeros, tensors.scales, tensors.groupIndex,
+            tensors.globalScale})
         if (v)
           releaseMappedPages(v->data, v->byteSize());
     };

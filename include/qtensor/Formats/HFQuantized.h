@@ -23,6 +23,16 @@
 //          per-tensor scale is stored once per output channel (the same
 //          value N times): every kernel reads per-channel scales and the
 //          reconstruction is the same.
+//          nvfp4-pack-quantized (NVFP4): weight_packed U8 [N, K/2], two
+//          E2M1 codes a byte, the even column in the low nibble;
+//          weight_scale F8_E4M3 [N, K/16]; weight_global_scale F32 [1]:
+//          x = e2m1(q) * s with s = fl32(e4m3(c) / g), the f32 scale
+//          compressed-tensors computes itself. The codes are kept (the
+//          `e2m1` codebook); the scales are stored as those f32 values, one
+//          per 16 weights (6 bits a weight where the checkpoint stores
+//          4.5: the kernels read f32 scales), and the report says so.
+//          input_global_scale (W4A4 checkpoints) is read past: their FP4
+//          activations run in 16 bits, as FP8_DYNAMIC's do.
 //   fp8    (transformers' fine-grained FP8, DeepSeek-V3's format) weight
 //          F8_E4M3 [N, K] and weight_scale_inv [ceil(N/bn), ceil(K/bk)]
 //          for `weight_block_size` [bn, bk]: despite its name the stored
@@ -70,6 +80,7 @@ enum class Storage : uint8_t {
   PackedOffsetK, ///< compressed-tensors weight_packed [N, K/p], q + 2^(b-1)
   Int8,          ///< compressed-tensors weight I8 [N, K]
   Float8E4M3,    ///< compressed-tensors weight F8_E4M3 [N, K]
+  NVFP4Packed,   ///< compressed-tensors weight_packed U8 [N, K/2] (E2M1)
 };
 
 /// The quantization one linear declares.
@@ -115,6 +126,8 @@ parseQuantizationConfig(const nlohmann::json &config, const std::string &file);
 /// PackedTensors' fields; empty strings for those it has none of.
 struct ComponentNames {
   std::string codes, zeros, scales, groupIndex, shape;
+  std::string globalScale; ///< NVFP4's per-tensor divisor
+  std::string unused;      ///< stored but read past (NVFP4's input scale)
 };
 ComponentNames componentNames(const WeightScheme &scheme);
 
@@ -125,6 +138,7 @@ struct PackedTensors {
   const safetensors::TensorView *scales = nullptr;
   const safetensors::TensorView *groupIndex = nullptr;
   const safetensors::TensorView *shape = nullptr;
+  const safetensors::TensorView *globalScale = nullptr;
 };
 
 /// The logical descriptor of the [n, k] linear `module` (logical layout,

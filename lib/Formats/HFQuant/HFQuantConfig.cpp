@@ -217,6 +217,37 @@ Expected<QuantizationConfig> parseAWQ(const Fields &f) {
   return c;
 }
 
+/// NVFP4 (llm-compressor's NVFP4 and NVFP4A16 schemes): 4-bit floats in
+/// groups of 16 under E4M3 scales and one f32 divisor per tensor.
+Expected<WeightScheme> parseNVFP4Weights(const Fields &w, WeightScheme s) {
+  std::string type, strategy;
+  int64_t bits = 0;
+  QTENSOR_TRY(w.string("type", std::string("int"), type));
+  QTENSOR_TRY(w.integer("num_bits", std::nullopt, bits));
+  QTENSOR_TRY(w.string("strategy", std::nullopt, strategy));
+  if (type != "float" || bits != 4)
+    return makeError(w.path,
+                     ": nvfp4-pack-quantized holds 4-bit float "
+                     "weights, got ",
+                     bits, "-bit ", type);
+  if (strategy != "tensor_group")
+    return makeError(w.path, ".strategy: \"", strategy,
+                     "\" is not read for NVFP4 (tensor_group)");
+  QTENSOR_TRY(w.integer("group_size", std::nullopt, s.groupSize));
+  if (s.groupSize != 16)
+    return makeError(w.path, ".group_size: NVFP4 scales groups of 16, got ",
+                     s.groupSize);
+  QTENSOR_TRY(w.boolean("symmetric", true, s.symmetric));
+  if (!s.symmetric)
+    return makeError(w.path, ".symmetric: NVFP4 weights are symmetric");
+  bool dynamic = false;
+  QTENSOR_TRY(w.boolean("dynamic", false, dynamic));
+  if (dynamic)
+    return makeError(w.path, ".dynamic: dynamic weight scales are not read");
+  s.bits = 4;
+  return s;
+}
+
 Expected<WeightScheme> parseCTWeights(const Fields &w,
                                       const std::string &format) {
   WeightScheme s;
@@ -227,10 +258,14 @@ Expected<WeightScheme> parseCTWeights(const Fields &w,
     s.storage = Storage::Int8;
   else if (format == "float-quantized")
     s.storage = Storage::Float8E4M3;
+  else if (format == "nvfp4-pack-quantized")
+    s.storage = Storage::NVFP4Packed;
   else
     return makeError(w.path, ": format \"", format,
                      "\" is not read (pack-quantized, int-quantized, "
-                     "naive-quantized, float-quantized)");
+                     "naive-quantized, float-quantized, nvfp4-pack-quantized)");
+  if (s.storage == Storage::NVFP4Packed)
+    return parseNVFP4Weights(w, s);
   const bool fp8 = s.storage == Storage::Float8E4M3;
   std::string type;
   QTENSOR_TRY(w.string("type", std::string("int"), type));
@@ -319,20 +354,30 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
     // dynamic FP8 activations: no stored scale, nothing to misread. They
     // are run in 16 bits, and the report's text says so. Anything static
     // would carry calibrated scales: refused.
+    // NVFP4 (W4A4) declares FP4 activations scaled per group at run time
+    // ("local") under a calibrated per-tensor scale: they run in 16 bits
+    // too, the input_global_scale read past, and the report says so.
     std::string activations;
     if (const json *act = g.find("input_activations"); act && !act->is_null()) {
       Fields a{*act, g.path + ".input_activations"};
-      bool dynamic = false;
+      const bool nvfp4 = groupFormat == "nvfp4-pack-quantized";
+      const json *dyn = act->is_object() ? a.find("dynamic") : nullptr;
+      const bool dynamic =
+          dyn && ((dyn->is_boolean() && dyn->get<bool>()) ||
+                  (nvfp4 && dyn->is_string() && *dyn == "local"));
       std::string type;
       int64_t bits = 0;
-      if (!act->is_object() || groupFormat != "float-quantized" ||
-          !a.boolean("dynamic", false, dynamic) || !dynamic ||
-          !a.string("type", std::string("int"), type) || type != "float" ||
-          !a.integer("num_bits", std::nullopt, bits) || bits != 8)
+      if (!act->is_object() || (groupFormat != "float-quantized" && !nvfp4) ||
+          !dynamic || !a.string("type", std::string("int"), type) ||
+          type != "float" || !a.integer("num_bits", std::nullopt, bits) ||
+          bits != (nvfp4 ? 4 : 8))
         return makeError(a.path, ": activation quantization is not supported "
                                  "(weights only; dynamic FP8 activations of "
-                                 "an FP8 checkpoint are run in 16 bits)");
-      activations = kDynamicActivations;
+                                 "an FP8 checkpoint and FP4 activations of "
+                                 "an NVFP4 one are run in 16 bits)");
+      activations = nvfp4 ? "; its FP4 activations (input_global_scale) run "
+                            "in 16 bits"
+                          : kDynamicActivations;
     }
     const json *weights = g.find("weights");
     if (!weights || !weights->is_object())
@@ -353,7 +398,9 @@ Expected<QuantizationConfig> parseCompressedTensors(const Fields &f) {
                (s.storage == Storage::Float8E4M3 && s.groupSize < 0
                     ? " (the one scale stored per output channel)"
                 : s.blockRows > 0 ? " (each block's scale stored per row)"
-                                  : "") +
+                : s.storage == Storage::NVFP4Packed
+                    ? " (each group's scale e4m3 / global stored as f32)"
+                    : "") +
                activations;
     c.groups.push_back(std::move(out));
   }
@@ -472,5 +519,7 @@ std::string hfquant::storedTypeName(const WeightScheme &s) {
                                                  : "CT";
   if (s.storage == Storage::Float8E4M3)
     return std::string(method) + "_FP8_E4M3";
+  if (s.storage == Storage::NVFP4Packed)
+    return std::string(method) + "_NVFP4";
   return std::string(method) + "_INT" + std::to_string(s.bits);
 }

@@ -24,7 +24,8 @@ constexpr int kAWQOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool isPacked(const WeightScheme &s) {
-  return s.storage != Storage::Int8 && s.storage != Storage::Float8E4M3;
+  return s.storage != Storage::Int8 && s.storage != Storage::Float8E4M3 &&
+         s.storage != Storage::NVFP4Packed;
 }
 bool isFP8(const WeightScheme &s) { return s.storage == Storage::Float8E4M3; }
 
@@ -147,28 +148,125 @@ permutationOf(const TensorView &gIdx, const WeightScheme &s, int64_t k,
   return std::optional<std::vector<int64_t>>(std::move(order));
 }
 
+/// NVFP4's one f32 divisor, which must be finite and positive.
+Expected<float> globalScaleOf(const TensorView &g, const std::string &name) {
+  const float v = safetensors::floatAt(g, 0);
+  if (!std::isfinite(v) || !(v > 0))
+    return makeError(name, " = ", v, ": expected a finite positive divisor");
+  return v;
+}
+
+Expected<QuantizedTensorDescriptor> describeNVFP4(const WeightScheme &s,
+                                                  const PackedTensors &t,
+                                                  int64_t n, int64_t k,
+                                                  const std::string &module) {
+  const ComponentNames names = componentNames(s);
+  if (k % 16)
+    return makeError(module, ": K = ", k,
+                     " is not a multiple of NVFP4's groups of 16");
+  QTENSOR_TRY(
+      expectTensor(t.codes, module, names.codes, {DType::U8}, {{n, k / 2}}));
+  QTENSOR_TRY(expectTensor(t.scales, module, names.scales, {DType::F8_E4M3},
+                           {{n, k / 16}}));
+  if (t.globalScale && t.globalScale->shape.empty())
+    QTENSOR_TRY(expectTensor(t.globalScale, module, names.globalScale,
+                             {DType::F32}, {{}}));
+  else
+    QTENSOR_TRY(expectTensor(t.globalScale, module, names.globalScale,
+                             {DType::F32}, {{1}}));
+  if (auto g = globalScaleOf(*t.globalScale, module + "." + names.globalScale);
+      !g)
+    return g.error();
+  QuantizedTensorDescriptor out;
+  out.shape = {n, k};
+  out.elementType = FloatType::F16;
+  AffineDescriptor &d = out.descriptor;
+  d.code = {4, false};
+  d.scheme = QuantScheme::Symmetric;
+  d.zeroPoint = ZeroPointKind::None;
+  d.codebook = Codebook::E2M1;
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = 16;
+  d.tail = TailRule::Exact;
+  d.scaleType = FloatType::F32;
+  QTENSOR_TRY(verifyTensorDescriptor(out));
+  return out;
+}
+
+/// E2M1 codes, two a byte (the even column low), and each group's scale
+/// fl32(e4m3(c) / g) as compressed-tensors computes it.
+Expected<LogicalParts> unpackNVFP4(const WeightScheme &s,
+                                   const PackedTensors &t, int64_t n, int64_t k,
+                                   const std::string &module) {
+  const ComponentNames names = componentNames(s);
+  QTENSOR_ASSIGN_OR_RETURN(
+      float g, globalScaleOf(*t.globalScale, module + "." + names.globalScale));
+  LogicalParts out;
+  out.codes.resize(size_t(n) * size_t(k));
+  for (size_t i = 0; i < out.codes.size(); i += 2) {
+    const uint8_t b = uint8_t(t.codes->data[i / 2]);
+    out.codes[i] = b & 0xF;
+    out.codes[i + 1] = b >> 4;
+  }
+  const int64_t groups = k / 16;
+  out.scales.resize(size_t(n) * size_t(groups));
+  for (size_t i = 0; i < out.scales.size(); ++i) {
+    const float c = safetensors::floatAt(*t.scales, int64_t(i));
+    if (!std::isfinite(c))
+      return makeError(module, ".", names.scales, "[", int64_t(i) / groups,
+                       ", ", int64_t(i) % groups,
+                       "] is NaN in E4M3; expected a finite scale");
+    out.scales[i] = c / g; // an f32 division, as compressed-tensors does
+  }
+  return out;
+}
+
 } // namespace
 
 ComponentNames hfquant::componentNames(const WeightScheme &s) {
-  if (s.method == Method::FineGrainedFP8)
-    return {"weight", "", "weight_scale_inv", "", ""};
-  if (s.method != Method::CompressedTensors)
-    return {"qweight", "qzeros", "scales",
-            s.method == Method::GPTQ ? "g_idx" : "", ""};
-  if (s.storage == Storage::Int8)
-    return {"weight", "weight_zero_point", "weight_scale", "weight_g_idx", ""};
-  if (isFP8(s))
-    return {"weight", "", "weight_scale", "", ""};
-  return {"weight_packed", "weight_zero_point", "weight_scale", "weight_g_idx",
-          "weight_shape"};
+  ComponentNames c;
+  if (s.method == Method::FineGrainedFP8) {
+    c.codes = "weight";
+    c.scales = "weight_scale_inv";
+  } else if (s.method != Method::CompressedTensors) {
+    c.codes = "qweight";
+    c.zeros = "qzeros";
+    c.scales = "scales";
+    c.groupIndex = s.method == Method::GPTQ ? "g_idx" : "";
+  } else if (s.storage == Storage::Int8) {
+    c = {"weight", "weight_zero_point", "weight_scale", "weight_g_idx", "", "",
+         ""};
+  } else if (isFP8(s)) {
+    c.codes = "weight";
+    c.scales = "weight_scale";
+  } else if (s.storage == Storage::NVFP4Packed) {
+    c.codes = "weight_packed";
+    c.scales = "weight_scale";
+    c.globalScale = "weight_global_scale";
+    c.unused = "input_global_scale";
+  } else {
+    c = {"weight_packed",
+         "weight_zero_point",
+         "weight_scale",
+         "weight_g_idx",
+         "weight_shape",
+         "",
+         ""};
+  }
+  return c;
 }
 
 Expected<QuantizedTensorDescriptor>
 hfquant::describe(const WeightScheme &s, const PackedTensors &t, int64_t n,
                   int64_t k, const std::string &module) {
   const ComponentNames names = componentNames(s);
+  if (s.storage == Storage::NVFP4Packed)
+    return describeNVFP4(s, t, n, k, module);
   const int64_t p = perWord(s), groups = scaleGroups(s, k);
   switch (s.storage) {
+  case Storage::NVFP4Packed: // described above
+    break;
   case Storage::PackedAlongK:
     if (k % p)
       return makeError(module, ": K = ", k, " is not a multiple of the ", p,
@@ -308,6 +406,8 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
                                        const std::string &module) {
   const ComponentNames names = componentNames(s);
   const int64_t n = desc.shape[0], k = desc.shape[1];
+  if (s.storage == Storage::NVFP4Packed)
+    return unpackNVFP4(s, t, n, k, module);
   const int64_t p = perWord(s), groups = scaleGroups(s, k);
   const unsigned b = s.bits;
   const int32_t offset = int32_t(1) << (b - 1);
@@ -317,6 +417,8 @@ Expected<LogicalParts> hfquant::unpack(const WeightScheme &s,
   // Codes: the stored unsigned field, or the signed value it encodes.
   const int32_t shift = offsetBinary(s) ? offset : 0;
   switch (s.storage) {
+  case Storage::NVFP4Packed: // unpacked above
+    break;
   case Storage::PackedAlongK:
     for (int64_t w = 0; w < k / p; ++w)
       for (int64_t c = 0; c < n; ++c)

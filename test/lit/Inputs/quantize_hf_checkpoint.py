@@ -2,7 +2,7 @@
 """Writes a GPTQ, AWQ or compressed-tensors checkpoint from a float one.
 
 usage: quantize_hf_checkpoint.py SRC_DIR OUT_DIR
-           --method gptq|gptq_v2|awq|ct|ct-fp8|fp8
+           --method gptq|gptq_v2|awq|ct|ct-fp8|fp8|ct-nvfp4 [--w4a4]
            [--bits 4|8] [--group G] [--sym] [--act-order] [--expect DIR]
            [--strategy channel|tensor|block] [--block BN,BK]
            [--scale-dtype F32|BF16] [--dynamic-act] [--nan-at N]
@@ -31,6 +31,12 @@ format's published conventions, independently of qtensor's reader:
            llm-compressor's FP8_DYNAMIC per-token activations; --nan-at N
            writes code 0x7f at flat index N of the first linear (a broken
            checkpoint)
+  ct-nvfp4 compressed-tensors nvfp4-pack-quantized (llm-compressor's NVFP4A16,
+           or NVFP4 with --w4a4, which declares FP4 activations and writes
+           an input_global_scale): weight_packed U8 [N, K/2] (two E2M1 codes
+           a byte, the even column low), weight_scale F8_E4M3 [N, K/16]
+           (e4m3(amax / 6 * g) per group of 16), weight_global_scale F32 [1]
+           (g = 448 * 6 / amax); the reconstruction e2m1(q) * f32(s / g)
   fp8      transformers' fine-grained FP8 (quant_method "fp8", DeepSeek-V3's
            format): weight F8_E4M3 [N, K] and weight_scale_inv
            [ceil(N/BN), ceil(K/BK)] (--block, the multiplier amax / 448 of
@@ -152,6 +158,22 @@ def e4m3_code(x, table):
     return i | (0x80 if x < 0 and i else 0)
 
 
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+        -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def e2m1_code(x):
+    """The E2M1 code nearest x (ties to the even mantissa), saturating at
+    6; zero is code 0."""
+    a = min(abs(x), 6.0)
+    best = 0
+    for i in range(1, 8):
+        d, e = abs(a - E2M1[i]), abs(a - E2M1[best])
+        if d < e or (d == e and i % 2 == 0):
+            best = i
+    return best | (8 if x < 0 and best else 0)
+
+
 def pack_words(fields, bits):
     """Little-endian I32 words from consecutive fields, LSB first."""
     per = 32 // bits
@@ -169,7 +191,9 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--method", required=True,
-                    choices=["gptq", "gptq_v2", "awq", "ct", "ct-fp8", "fp8"])
+                    choices=["gptq", "gptq_v2", "awq", "ct", "ct-fp8", "fp8",
+                             "ct-nvfp4"])
+    ap.add_argument("--w4a4", action="store_true")
     ap.add_argument("--strategy", choices=["channel", "tensor", "block"],
                     default="channel")
     ap.add_argument("--block", default="128,128")
@@ -193,7 +217,7 @@ def main():
     if a.method == "fp8":
         a.strategy = "block"
     block_rows, block_cols = (int(v) for v in a.block.split(","))
-    if a.method not in ("ct", "ct-fp8", "fp8") and model_dtype != "F16":
+    if a.method not in ("ct", "ct-fp8", "fp8", "ct-nvfp4") and model_dtype != "F16":
         raise SystemExit("gptq and awq checkpoints are f16: make the source "
                          "with make-tiny-llama --dtype f16")
     out = {}
@@ -206,6 +230,34 @@ def main():
             continue
         n, k = shape
         w = to_floats(dtype, blob)
+        if a.method == "ct-nvfp4":
+            e4m3 = e4m3_values()
+            amax = max(abs(v) for v in w) or 1.0
+            g = round_to("F32", 448.0 * 6.0 / amax)
+            codes, scale_codes, eff = [], [], []
+            for r in range(n):
+                for j in range(k // 16):
+                    group = w[r * k + j * 16:r * k + j * 16 + 16]
+                    c = e4m3_code(max(abs(v) for v in group) / 6.0 * g, e4m3)
+                    scale_codes.append(c)
+                    s_eff = round_to("F32", e4m3[c] / g)
+                    eff.append(s_eff)
+                    codes += [e2m1_code(v / s_eff if s_eff else 0.0)
+                              for v in group]
+            out[module + ".weight_packed"] = ("U8", [n, k // 2], bytes(
+                codes[i] | codes[i + 1] << 4 for i in range(0, n * k, 2)))
+            out[module + ".weight_scale"] = ("F8_E4M3", [n, k // 16],
+                                             bytes(scale_codes))
+            out[module + ".weight_global_scale"] = ("F32", [1], scale_bytes(
+                "F32", [g]))
+            if a.w4a4:
+                out[module + ".input_global_scale"] = ("F32", [1], scale_bytes(
+                    "F32", [round_to("F32", 448.0 * 6.0 / 4.0)]))
+            if a.expect:
+                vals = [eff[i // 16] * E2M1[codes[i]] for i in range(n * k)]
+                with open(os.path.join(a.expect, name + ".f32"), "wb") as f:
+                    f.write(struct.pack("<%df" % len(vals), *vals))
+            continue
         if a.method in ("ct-fp8", "fp8"):
             table = e4m3_values()
             if a.strategy == "block":
@@ -326,6 +378,17 @@ def main():
         qc = {"quant_method": "awq", "bits": 4, "group_size": a.group,
               "zero_point": True, "version": "gemm",
               "modules_to_not_convert": None}
+    elif a.method == "ct-nvfp4":
+        fp4 = {"num_bits": 4, "type": "float", "symmetric": True,
+               "strategy": "tensor_group", "group_size": 16}
+        qc = {"quant_method": "compressed-tensors",
+              "format": "nvfp4-pack-quantized",
+              "quantization_status": "compressed", "ignore": ["lm_head"],
+              "config_groups": {"group_0": {
+                  "targets": ["Linear"],
+                  "input_activations": (dict(fp4, dynamic="local")
+                                        if a.w4a4 else None),
+                  "weights": dict(fp4, dynamic=False)}}}
     elif a.method == "fp8":
         qc = {"quant_method": "fp8", "fmt": "e4m3",
               "activation_scheme": "dynamic",

@@ -334,8 +334,8 @@ TEST(HFQuant, RefusesWhatItDoesNotRead) {
       {"num_bits": 8, "strategy": "channel"}}}})"),
             "config.json: quantization_config.config_groups.g."
             "input_activations: activation quantization is not supported "
-            "(weights only; dynamic FP8 activations of an FP8 checkpoint are "
-            "run in 16 bits)");
+            "(weights only; dynamic FP8 activations of an FP8 checkpoint and "
+            "FP4 activations of an NVFP4 one are run in 16 bits)");
   EXPECT_NE(refused(R"({"quant_method": "compressed-tensors",
       "format": "float-quantized", "config_groups": {"g": {"targets":
       ["Linear"], "input_activations": {"num_bits": 8, "type": "float",
@@ -466,4 +466,97 @@ TEST(HFQuant, FP8BlockScalesBecomeRowGroups) {
   EXPECT_EQ(errorOf(describe(s, p, 5, 6, "m")),
             "m.weight_scale_inv: expected F16 or BF16 or F32 [3, 2], got F32 "
             "[2, 2]");
+}
+
+TEST(HFQuant, NVFP4Config) {
+  auto refused = [](const char *text) { return errorOf(parse(text)); };
+  // llm-compressor's NVFP4 (W4A4): FP4 activations run in 16 bits.
+  auto c = parse(R"({"quant_method": "compressed-tensors",
+      "format": "nvfp4-pack-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "input_activations": {"num_bits": 4, "type": "float",
+      "strategy": "tensor_group", "group_size": 16, "dynamic": "local"},
+      "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+      "group_size": 16, "symmetric": true, "dynamic": false}}}})");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->text, "compressed-tensors nvfp4-pack-quantized 4-bit g16 sym "
+                     "(each group's scale e4m3 / global stored as f32); its "
+                     "FP4 activations (input_global_scale) run in 16 bits");
+  const WeightScheme &s = c->groups[0].scheme;
+  EXPECT_EQ(s.storage, Storage::NVFP4Packed);
+  EXPECT_EQ(storedTypeName(s), "CT_NVFP4");
+  EXPECT_EQ(componentNames(s).globalScale, "weight_global_scale");
+  EXPECT_EQ(componentNames(s).unused, "input_global_scale");
+  const char *prefix = R"({"quant_method": "compressed-tensors",
+      "format": "nvfp4-pack-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "weights": )";
+  auto weights = [&](const char *w) {
+    return refused((std::string(prefix) + w + "}}}").c_str());
+  };
+  EXPECT_EQ(weights(R"({"num_bits": 4, "type": "float", "strategy":
+      "tensor_group", "group_size": 32})"),
+            "config.json: quantization_config.config_groups.g.weights."
+            "group_size: NVFP4 scales groups of 16, got 32");
+  EXPECT_EQ(weights(R"({"num_bits": 4, "type": "float", "strategy":
+      "group", "group_size": 16})"),
+            "config.json: quantization_config.config_groups.g.weights."
+            "strategy: \"group\" is not read for NVFP4 (tensor_group)");
+  EXPECT_EQ(weights(R"({"num_bits": 4, "type": "int", "strategy":
+      "tensor_group", "group_size": 16})"),
+            "config.json: quantization_config.config_groups.g.weights: "
+            "nvfp4-pack-quantized holds 4-bit float weights, got 4-bit int");
+  // Integer activations stay refused in an NVFP4 checkpoint.
+  EXPECT_NE(refused(R"({"quant_method": "compressed-tensors",
+      "format": "nvfp4-pack-quantized", "config_groups": {"g": {"targets":
+      ["Linear"], "input_activations": {"num_bits": 8, "type": "int",
+      "dynamic": true}, "weights": {"num_bits": 4, "type": "float",
+      "strategy": "tensor_group", "group_size": 16}}}})")
+                .find("activation quantization is not supported"),
+            std::string::npos);
+}
+
+TEST(HFQuant, NVFP4CodesAndScales) {
+  // [2, 16]: byte j holds columns 2j (low nibble) and 2j + 1 (high); each
+  // row one group, its E4M3 scale code 0x38 (1.0) and 0x48 (4.0), the
+  // global divisor 2: scales 0.5 and 2 (f32 divisions).
+  Tensors t;
+  PackedTensors p;
+  std::vector<uint8_t> codes(16);
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = uint8_t((i % 16) | ((15 - i % 16) << 4));
+  p.codes = t.add(DType::U8, {2, 8}, codes);
+  p.scales = t.add(DType::F8_E4M3, {2, 1}, std::vector<uint8_t>{0x38, 0x48});
+  p.globalScale = t.add(DType::F32, {1}, std::vector<float>{2.0f});
+  WeightScheme s;
+  s.method = Method::CompressedTensors;
+  s.storage = Storage::NVFP4Packed;
+  s.bits = 4;
+  s.groupSize = 16;
+  s.symmetric = true;
+  auto d = describe(s, p, 2, 16, "m");
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_EQ(d->descriptor.codebook, Codebook::E2M1);
+  EXPECT_EQ(d->descriptor.groupSize, 16);
+  EXPECT_EQ(d->descriptor.scaleType, FloatType::F32);
+  auto parts = unpack(s, p, *d, "m");
+  ASSERT_TRUE(parts) << parts.message();
+  EXPECT_EQ(parts->codes[0], 0);
+  EXPECT_EQ(parts->codes[1], 15);
+  EXPECT_EQ(parts->codes[2], 1);
+  EXPECT_EQ(parts->codes[3], 14);
+  EXPECT_EQ(parts->scales, (std::vector<float>{0.5f, 2.0f}));
+
+  // A NaN scale code, a divisor that is not finite and positive, and a
+  // K that is not whole groups are refused by name.
+  p.scales = t.add(DType::F8_E4M3, {2, 1}, std::vector<uint8_t>{0x38, 0x7F});
+  EXPECT_EQ(errorOf(unpack(s, p, *d, "m")),
+            "m.weight_scale[1, 0] is NaN in E4M3; expected a finite scale");
+  for (float g : {0.0f, -1.0f, INFINITY}) {
+    p.globalScale = t.add(DType::F32, {1}, std::vector<float>{g});
+    EXPECT_NE(
+        errorOf(describe(s, p, 2, 16, "m")).find("m.weight_global_scale = "),
+        std::string::npos)
+        << g;
+  }
+  EXPECT_EQ(errorOf(describe(s, p, 2, 24, "m")),
+            "m: K = 24 is not a multiple of NVFP4's groups of 16");
 }
