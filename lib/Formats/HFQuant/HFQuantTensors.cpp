@@ -235,8 +235,10 @@ ComponentNames hfquant::componentNames(const WeightScheme &s) {
     c.scales = "scales";
     c.groupIndex = s.method == Method::GPTQ ? "g_idx" : "";
   } else if (s.storage == Storage::Int8) {
-    c = {"weight", "weight_zero_point", "weight_scale", "weight_g_idx", "", "",
-         ""};
+    c.codes = "weight";
+    c.zeros = "weight_zero_point";
+    c.scales = "weight_scale";
+    c.groupIndex = "weight_g_idx";
   } else if (isFP8(s)) {
     c.codes = "weight";
     c.scales = "weight_scale";
@@ -246,13 +248,11 @@ ComponentNames hfquant::componentNames(const WeightScheme &s) {
     c.globalScale = "weight_global_scale";
     c.unused = "input_global_scale";
   } else {
-    c = {"weight_packed",
-         "weight_zero_point",
-         "weight_scale",
-         "weight_g_idx",
-         "weight_shape",
-         "",
-         ""};
+    c.codes = "weight_packed";
+    c.zeros = "weight_zero_point";
+    c.scales = "weight_scale";
+    c.groupIndex = "weight_g_idx";
+    c.shape = "weight_shape";
   }
   return c;
 }

@@ -61,16 +61,28 @@ TEST(Reference, SampledRowsStillSeeEveryNonFiniteOutput) {
                    .finite);
 }
 
+/// The test artifact's first linear (asymmetric codes), opened.
+struct OpenedTensor {
+  rttest::TempDir dir;
+  Expected<artifact::Artifact> artifact = makeError("not opened");
+  Expected<artifact::ResolvedTensor> tensor = makeError("not opened");
+
+  OpenedTensor() {
+    rttest::TestArtifactSpec spec;
+    spec.linears[0].asymmetric = true;
+    rttest::writeTestArtifact(dir.str(), spec);
+    artifact = artifact::openArtifact(dir.str());
+    if (artifact)
+      tensor = artifact->tensor("layer.a.weight");
+  }
+};
+
 // A sampled check's rows of W_hat are those rows of the whole W_hat, in
 // the order asked, and a row past N is an error naming it.
 TEST(Reference, RowsOfWHatAreRowsOfTheWhole) {
-  rttest::TempDir dir;
-  rttest::TestArtifactSpec spec;
-  spec.linears[0].asymmetric = true;
-  rttest::writeTestArtifact(dir.str(), spec);
-  auto a = artifact::openArtifact(dir.str());
-  ASSERT_TRUE(bool(a)) << a.message();
-  auto t = a->tensor("layer.a.weight");
+  OpenedTensor opened;
+  ASSERT_TRUE(bool(opened.artifact)) << opened.artifact.message();
+  auto &t = opened.tensor;
   ASSERT_TRUE(bool(t)) << t.message();
   auto whole = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
   ASSERT_TRUE(bool(whole)) << whole.message();
@@ -98,13 +110,9 @@ TEST(Reference, RowsOfWHatAreRowsOfTheWhole) {
 // eight rows summed at once, with a bias; a bad row range and a mis-sized x
 // are errors.
 TEST(Reference, RowByRowLinearEqualsTheWholeOne) {
-  rttest::TempDir dir;
-  rttest::TestArtifactSpec spec;
-  spec.linears[0].asymmetric = true;
-  rttest::writeTestArtifact(dir.str(), spec);
-  auto a = artifact::openArtifact(dir.str());
-  ASSERT_TRUE(bool(a)) << a.message();
-  auto t = a->tensor("layer.a.weight");
+  OpenedTensor opened;
+  ASSERT_TRUE(bool(opened.artifact)) << opened.artifact.message();
+  auto &t = opened.tensor;
   ASSERT_TRUE(bool(t)) << t.message();
   auto whole = reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
   ASSERT_TRUE(bool(whole)) << whole.message();
