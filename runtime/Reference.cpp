@@ -238,7 +238,8 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
     y[at] = dot + (bias.empty() ? 0.0 : bias[o]);
   };
   // Blocks of rows of about 1 MiB of float64 per thread.
-  const int64_t block = std::max<int64_t>(1, (int64_t(1) << 17) / k);
+  const int64_t block =
+      k > 0 ? std::max<int64_t>(1, (int64_t(1) << 17) / k) : int64_t(1);
   std::mutex failureMutex;
   std::optional<Error> failure;
   defaultThreadPool().parallelRanges(
