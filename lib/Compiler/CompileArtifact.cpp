@@ -626,6 +626,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     verify::LadderOptions verification = request.verification;
     if (!verification.code.rebuild)
       installTrustedCodeBuilders(verification.code);
+    if (!verification.progress)
+      verification.progress = &sink;
     // L4's quantization error: the float weights each quantized linear was
     // made from; none where the checkpoint held codes.
     if (!verification.sourceWeights)

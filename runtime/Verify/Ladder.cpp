@@ -326,12 +326,21 @@ LevelResult levelReference(const artifact::Artifact &a) {
 LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
   LadderResult result;
   std::optional<artifact::Artifact> a;
+  auto finished = [&] {
+    if (!options.progress)
+      return;
+    const LevelResult &l = result.levels.back();
+    options.progress->advance(result.levels.size(), 6,
+                              "levels (" + l.level + " " + l.name + ": " +
+                                  (l.ok ? "ok" : "FAILED") + ")");
+  };
   auto bytesStart = std::chrono::steady_clock::now();
   result.levels.push_back(levelBytes(dir, a));
   result.levels.back().seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                     bytesStart)
           .count();
+  finished();
   if (!a) {
     for (auto [level, name] : {std::pair{"L1", "pack/unpack"},
                                {"L2", "reference reconstruction"},
@@ -355,6 +364,7 @@ LadderResult runLadder(const std::string &dir, const LadderOptions &options) {
     result.levels.back().seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    finished();
   };
   guarded("L1", "pack/unpack", [&] { return levelPacking(*a); });
   guarded("L2", "reference reconstruction", [&] { return levelReference(*a); });

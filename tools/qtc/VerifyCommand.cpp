@@ -15,9 +15,9 @@ int runVerify(const std::vector<std::string> &args) {
   const char *usage =
       "usage: qtc verify DIR [--json] [--exhaustive] [--sample-above N]\n"
       "  runs the parity ladder (L0 bytes and inventory, L1 pack/unpack, L2\n"
-      "  reference reconstruction, L3 operator parity on the host, L5\n"
-      "  dispatch and resources) on the artifact in DIR; exit 0 only when\n"
-      "  every level passes\n"
+      "  reference reconstruction, L3 operator parity on the host, L4 model\n"
+      "  parity, L5 dispatch and resources) on the artifact in DIR; exit 0\n"
+      "  only when every level passes\n"
       "  --sample-above N  L3 runs ops of at least N weights (default 2^22)\n"
       "                    once per kernel entry point, at its smallest T\n"
       "  --exhaustive      L3 runs every T on every op; L4 runs on any size\n"

@@ -26,6 +26,7 @@
 
 #include "qtensor/Runtime/ArtifactCode.h"
 #include "qtensor/Runtime/ReferenceDecoder.h"
+#include "qtensor/Support/Progress.h"
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +81,10 @@ struct LadderOptions {
   /// reconstructed weights. An artifact alone cannot: `qtc verify` shows
   /// what the compile recorded.
   runtime::ReferenceWeights sourceWeights;
+  /// When set, advanced after each level (`done` of 6), the unit naming
+  /// the level just finished and its verdict: the ladder takes seconds to
+  /// minutes at real size.
+  ProgressSink *progress = nullptr;
 };
 
 /// Runs every level on the artifact in `dir`. Levels after a failed L0 are
