@@ -1,6 +1,7 @@
 //===- JsonObjectReader.cpp - Strict reading of one JSON object -----------===//
 
 #include "qtensor/Support/JsonObjectReader.h"
+#include "qtensor/Support/MappedFile.h"
 
 #include <set>
 #include <string>
@@ -215,4 +216,23 @@ Expected<nlohmann::json> qtensor::parseStrictJson(std::string_view text,
     return makeError(name, ": duplicate key \"", duplicate,
                      "\" in one JSON object");
   return j;
+}
+
+Expected<std::vector<std::string>>
+qtensor::readJsonStringList(const std::string &path, uint64_t maxBytes) {
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile bytes, MappedFile::open(path));
+  QTENSOR_ASSIGN_OR_RETURN(
+      nlohmann::json list,
+      parseStrictJson(
+          {reinterpret_cast<const char *>(bytes.data()), size_t(bytes.size())},
+          path, maxBytes, 4));
+  if (!list.is_array())
+    return makeError(path, ": expected a JSON array of strings");
+  std::vector<std::string> out;
+  for (const nlohmann::json &t : list) {
+    if (!t.is_string())
+      return makeError(path, ": expected a JSON array of strings");
+    out.push_back(t.get<std::string>());
+  }
+  return out;
 }

@@ -17,6 +17,10 @@
 
 namespace qtensor::verify {
 
+std::string LevelResult::toText() const {
+  return level + " " + name + ": " + (ok ? "ok" : "FAILED") + " - " + detail;
+}
+
 nlohmann::ordered_json LadderResult::toJson() const {
   nlohmann::ordered_json out;
   out["ok"] = ok;

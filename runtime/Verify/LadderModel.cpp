@@ -133,7 +133,6 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   }
   uint64_t all = 0, quantized = 0;
   for (const artifact::TensorEntry &t : m.tensors) {
-    const artifact::QuantizedTensor *q = t.quantized();
     const std::vector<int64_t> &shape = t.logicalShape();
     uint64_t n = 1;
     for (int64_t d : shape)

@@ -2,6 +2,8 @@
 
 #include "CommandLine.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
@@ -105,6 +107,19 @@ std::optional<int64_t> parseInteger(const std::string &s, int64_t min,
   if (errno || *end != '\0' || v < min || v > max)
     return std::nullopt;
   return v;
+}
+
+int reportFailure(const char *command, bool json, const char *stage,
+                  const std::string &message) {
+  if (json)
+    std::cout << nlohmann::ordered_json{{"ok", false},
+                                        {"stage", stage},
+                                        {"error", message}}
+                     .dump(2, ' ', false,
+                           nlohmann::ordered_json::error_handler_t::replace)
+              << "\n";
+  std::cerr << command << ": error: " << message << "\n";
+  return 1;
 }
 
 } // namespace qtensor::qtc

@@ -89,6 +89,12 @@ CommandLine::Setter parsedInto(T &out, Parse parse, std::string expected) {
 /// for the caller to refuse).
 void appendCommaList(std::vector<std::string> &out, const std::string &value);
 
+/// A failed run of `command` ("qtc run"): with `json`, {"ok": false,
+/// "stage", "error"} on stdout (bytes that are not UTF-8 replaced); the
+/// message on stderr either way. Returns the exit status, 1.
+int reportFailure(const char *command, bool json, const char *stage,
+                  const std::string &message);
+
 } // namespace qtensor::qtc
 
 #endif // QTENSOR_TOOLS_QTC_COMMANDLINE_H

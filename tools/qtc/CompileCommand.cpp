@@ -150,8 +150,7 @@ void printResult(const compiler::CompileRequest &request,
             << " bits per weight (codes + qparams), " << result.fallbacks
             << " fallbacks\n";
   for (const verify::LevelResult &l : result.ladder.levels)
-    std::cout << "  " << l.level << " " << l.name << ": "
-              << (l.ok ? "ok" : "FAILED") << " - " << l.detail << "\n";
+    std::cout << "  " << l.toText() << "\n";
 }
 
 } // namespace
@@ -165,16 +164,9 @@ int runCompile(const std::vector<std::string> &args) {
                     : json ? Progress::Mode::Json
                            : Progress::Mode::Text);
   auto result = compiler::compileArtifact(request, &progress);
-  if (!result) {
-    if (json)
-      std::cout << nlohmann::json{{"ok", false},
-                                  {"stage", progress.currentStage()},
-                                  {"error", result.message()}}
-                       .dump(2)
-                << "\n";
-    std::cerr << "qtc compile: error: " << result.message() << "\n";
-    return 1;
-  }
+  if (!result)
+    return reportFailure("qtc compile", json, progress.currentStage().c_str(),
+                         result.message());
   if (!result->diagnostics.empty() && !quiet && !json)
     std::cerr << result->diagnostics;
   printResult(request, *result, json);

@@ -43,14 +43,8 @@ int qtensor::qtc::runExportGGUF(const std::vector<std::string> &args) {
   GGUFExportOptions options;
   options.dequantize = dequantize;
   Expected<GGUFExportResult> r = exportGGUF(dir, out, options);
-  if (!r) {
-    if (asJson)
-      std::cout << nlohmann::json{{"ok", false}, {"error", r.message()}}.dump(2)
-                << "\n";
-    else
-      std::cerr << "qtc export-gguf: error: " << r.message() << "\n";
-    return 1;
-  }
+  if (!r)
+    return reportFailure("qtc export-gguf", asJson, "export", r.message());
   if (asJson) {
     nlohmann::json tensors = nlohmann::json::array();
     for (const GGUFExportedTensor &t : r->tensors)

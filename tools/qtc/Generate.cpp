@@ -7,6 +7,8 @@
 
 #include "Generate.h"
 
+#include "CommandLine.h"
+
 #include "qtensor/Runtime/Decoder.h"
 #include "qtensor/Support/FileIO.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
@@ -24,12 +26,7 @@ using json = nlohmann::ordered_json;
 using namespace qtensor::runtime;
 
 int fail(const GenerateArgs &a, const char *stage, const std::string &message) {
-  if (a.json)
-    std::cout << json{{"ok", false}, {"stage", stage}, {"error", message}}.dump(
-                     2)
-              << "\n";
-  std::cerr << "qtc run: error: " << message << "\n";
-  return 1;
+  return reportFailure("qtc run", a.json, stage, message);
 }
 
 /// Raw little-endian float32, written beside `path` and renamed over it: a

@@ -120,19 +120,14 @@ struct Options {
 };
 
 std::optional<std::vector<int32_t>> parseIds(const std::string &v) {
+  std::vector<std::string> items;
+  appendCommaList(items, v);
   std::vector<int32_t> ids;
-  size_t at = 0;
-  while (at <= v.size()) {
-    size_t comma = v.find(',', at);
-    std::string item = v.substr(
-        at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string &item : items) {
     std::optional<int64_t> id = parseInteger(item, 0, INT32_MAX, 0);
     if (!id || ids.size() >= (1u << 20))
       return std::nullopt;
     ids.push_back(int32_t(*id));
-    if (comma == std::string::npos)
-      break;
-    at = comma + 1;
   }
   return ids;
 }
@@ -246,12 +241,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
 }
 
 int fail(const Options &o, const char *stage, const std::string &message) {
-  if (o.json)
-    std::cout << json{{"ok", false}, {"stage", stage}, {"error", message}}.dump(
-                     2)
-              << "\n";
-  std::cerr << "qtc run: error: " << message << "\n";
-  return 1;
+  return reportFailure("qtc run", o.json, stage, message);
 }
 
 /// --backend-fallback warn says so on stderr (the JSON marks it either way).

@@ -13,7 +13,6 @@
 #include "qtensor/Formats/InputKind.h"
 #include "qtensor/Runtime/ArtifactTokenizer.h"
 #include "qtensor/Support/JsonObjectReader.h"
-#include "qtensor/Support/MappedFile.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -44,13 +43,7 @@ const char *kTokenizeUsage =
     "2 usage error\n";
 
 int fail(const std::string &message, bool asJson) {
-  if (asJson)
-    std::cout << nlohmann::json{{"ok", false}, {"error", message}}.dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-  else
-    std::cerr << "qtc tokenize: error: " << message << "\n";
-  return 1;
+  return qtc::reportFailure("qtc tokenize", asJson, "tokenize", message);
 }
 } // namespace
 
@@ -78,21 +71,10 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
   if (haveText) {
     texts.push_back(text);
   } else {
-    auto bytes = MappedFile::open(textsFile);
-    auto list =
-        bytes ? parseStrictJson({reinterpret_cast<const char *>(bytes->data()),
-                                 size_t(bytes->size())},
-                                textsFile, uint64_t(64) << 20, 4)
-              : Expected<nlohmann::json>(bytes.error());
+    auto list = readJsonStringList(textsFile, uint64_t(64) << 20);
     if (!list)
       return fail(list.message(), asJson);
-    if (!list->is_array())
-      return fail(textsFile + ": expected a JSON array of strings", asJson);
-    for (const nlohmann::json &t : *list) {
-      if (!t.is_string())
-        return fail(textsFile + ": expected a JSON array of strings", asJson);
-      texts.push_back(t.get<std::string>());
-    }
+    texts = list.take();
   }
 
   // An artifact directory (or its manifest.json) carries its tokenizer;

@@ -62,8 +62,7 @@ int runVerify(const std::vector<std::string> &args) {
   } else {
     std::cout << dir << "\n";
     for (const verify::LevelResult &l : result.levels)
-      std::cout << "  " << l.level << " " << l.name << ": "
-                << (l.ok ? "ok" : "FAILED") << " - " << l.detail << "\n";
+      std::cout << "  " << l.toText() << "\n";
     std::cout << "  verdict: " << (result.ok ? "verified" : "NOT verified")
               << "\n";
   }

@@ -34,6 +34,11 @@ Expected<nlohmann::json> parseStrictJson(std::string_view text,
                                          uint64_t maxBytes, unsigned maxDepth,
                                          std::string_view nulHint = "");
 
+/// A file holding a JSON array of strings (parseStrictJson with
+/// `maxBytes`, depth 4), its strings in order; errors name the file.
+Expected<std::vector<std::string>> readJsonStringList(const std::string &path,
+                                                      uint64_t maxBytes);
+
 class JsonObjectReader {
 public:
   using json = nlohmann::json;

@@ -45,6 +45,8 @@ struct LevelResult {
   /// Numbers a program reads (`--json`, the report), e.g. L4's
   /// `quantization_error`; null when the level has none.
   nlohmann::ordered_json metrics = nlohmann::ordered_json();
+  /// "L3 operator parity (host): ok - <detail>", as qtc prints a level.
+  std::string toText() const;
 };
 
 struct LadderResult {
