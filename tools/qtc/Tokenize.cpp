@@ -89,13 +89,14 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
   std::vector<std::vector<int32_t>> all;
   for (const std::string &t : texts)
     all.push_back(tokenizer->encode(t, addSpecial));
-  const std::vector<int32_t> &ids = all.front();
 
   if (asJson) {
     nlohmann::json out = {
         {"ok", true},
-        {"tokens", haveText ? nlohmann::json(ids) : nlohmann::json(all)},
-        {"count", haveText ? ids.size() : all.size()},
+        // --text is one text (its ids); --texts may be an empty list.
+        {"tokens",
+         haveText ? nlohmann::json(all.front()) : nlohmann::json(all)},
+        {"count", haveText ? all.front().size() : all.size()},
         {"add_special", addSpecial},
         {"model", std::string(tokenizerModelName(tokenizer->model()))},
         {"pre", tokenizer->preName()},
