@@ -69,23 +69,15 @@ Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
     const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
     const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
     const std::vector<int64_t> &rows) {
-  QTENSOR_ASSIGN_OR_RETURN(StoredParts p,
-                           readStoredParts(entry, codes, scales, zeros));
-  const std::vector<int64_t> &shape = p.q->logical.shape;
-  if (shape.size() != 2)
-    return makeError(entry.name, ": rows of a rank-", shape.size(), " tensor");
-  const int64_t n = shape[0], k = shape[1];
-  auto r = AffineReconstruction::make(p.q->logical, p.codes, p.scales, p.zeros);
-  if (!r)
-    return makeError(entry.name, ": reconstruction: ", r.message());
+  QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> r,
+                           ReferenceRows::open(entry, codes, scales, zeros));
+  const int64_t n = r->rows(), k = r->cols();
   std::vector<double> w(rows.size() * size_t(k));
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] < 0 || rows[i] >= n)
       return makeError(entry.name, ": row ", rows[i], " is outside [0, ", n,
                        ")");
-    const size_t first = size_t(rows[i]) * size_t(k);
-    if (Status s = r->range(first, first + size_t(k), &w[i * size_t(k)]); !s)
-      return makeError(entry.name, ": reconstruction: ", s.message());
+    QTENSOR_TRY(r->fill(rows[i], 1, &w[i * size_t(k)]));
   }
   return w;
 }

@@ -75,17 +75,7 @@ int64_t fp4GroupSize(FP4Format f) { return f == FP4Format::MXFP4 ? 32 : 16; }
 QuantizedTensorDescriptor fp4Logical(FP4Format f, int64_t n, int64_t k,
                                      FloatType elementType) {
   QuantizedTensorDescriptor logical;
-  AffineDescriptor &d = logical.descriptor;
-  d.code = CodeType{4, false};
-  d.scheme = QuantScheme::Symmetric;
-  d.zeroPoint = ZeroPointKind::None;
-  d.granularity = Granularity::Group;
-  d.axis = 1;
-  d.groupSize = fp4GroupSize(f);
-  d.tail = TailRule::Exact;
-  d.scaleType = FloatType::F32;
-  d.codebook = Codebook::E2M1;
-  d.scaleFormat = scaleFormatOf(f);
+  logical.descriptor = e2m1GroupDescriptor(fp4GroupSize(f), scaleFormatOf(f));
   logical.shape = {n, k};
   logical.elementType = elementType;
   return logical;

@@ -73,3 +73,19 @@ uint8_t qtensor::nearestScaleCode(ScaleFormat f, double s) {
   }
   return uint8_t(s - value(lo) <= value(hi) - s ? lo : hi);
 }
+
+AffineDescriptor qtensor::e2m1GroupDescriptor(int64_t groupSize,
+                                              ScaleFormat format) {
+  AffineDescriptor d;
+  d.code = CodeType{4, false};
+  d.scheme = QuantScheme::Symmetric;
+  d.zeroPoint = ZeroPointKind::None;
+  d.granularity = Granularity::Group;
+  d.axis = 1;
+  d.groupSize = groupSize;
+  d.tail = TailRule::Exact;
+  d.scaleType = FloatType::F32;
+  d.codebook = Codebook::E2M1;
+  d.scaleFormat = format;
+  return d;
+}

@@ -16,6 +16,12 @@
 
 namespace qtensor {
 
+/// The FP4 families' code contract: unsigned E2M1 codes (Codebook::E2M1)
+/// in groups of `groupSize` along K, tail exact, under f32 scales stored as
+/// `format` (MXFP4: e8m0 per 32; NVFP4: ue4m3 per 16; Plain: the f32
+/// values, as an NVFP4 checkpoint's folded scales are).
+AffineDescriptor e2m1GroupDescriptor(int64_t groupSize, ScaleFormat format);
+
 /// The largest finite code of `f` (254 for e8m0, 0x7E for ue4m3).
 uint32_t maxScaleCode(ScaleFormat f);
 

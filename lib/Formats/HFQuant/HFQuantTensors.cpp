@@ -8,6 +8,8 @@
 
 #include "qtensor/Formats/HFQuantized.h"
 
+#include "qtensor/Descriptor/ScaleFormat.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -168,28 +170,16 @@ Expected<QuantizedTensorDescriptor> describeNVFP4(const WeightScheme &s,
       expectTensor(t.codes, module, names.codes, {DType::U8}, {{n, k / 2}}));
   QTENSOR_TRY(expectTensor(t.scales, module, names.scales, {DType::F8_E4M3},
                            {{n, k / 16}}));
-  if (t.globalScale && t.globalScale->shape.empty())
-    QTENSOR_TRY(expectTensor(t.globalScale, module, names.globalScale,
-                             {DType::F32}, {{}}));
-  else
-    QTENSOR_TRY(expectTensor(t.globalScale, module, names.globalScale,
-                             {DType::F32}, {{1}}));
+  QTENSOR_TRY(expectTensor(t.globalScale, module, names.globalScale,
+                           {DType::F32}, {{1}, {}}));
   if (auto g = globalScaleOf(*t.globalScale, module + "." + names.globalScale);
       !g)
     return g.error();
   QuantizedTensorDescriptor out;
   out.shape = {n, k};
   out.elementType = FloatType::F16;
-  AffineDescriptor &d = out.descriptor;
-  d.code = {4, false};
-  d.scheme = QuantScheme::Symmetric;
-  d.zeroPoint = ZeroPointKind::None;
-  d.codebook = Codebook::E2M1;
-  d.granularity = Granularity::Group;
-  d.axis = 1;
-  d.groupSize = 16;
-  d.tail = TailRule::Exact;
-  d.scaleType = FloatType::F32;
+  // The scales are stored as the f32 values they fold to (unpackNVFP4).
+  out.descriptor = e2m1GroupDescriptor(16, ScaleFormat::Plain);
   QTENSOR_TRY(verifyTensorDescriptor(out));
   return out;
 }
