@@ -379,6 +379,11 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                              ? mlir::qt::GroupPolicy::Align
                              : mlir::qt::GroupPolicy::Error;
   pipeline.traceFile = scratch.path + "/dispatch-trace.json";
+  // The kernels are generated into the module by the pipeline's last step
+  // (qtensor-instantiate-kernels, with a GPU target's host twins), and the
+  // kernel stage lowers and reads them from there.
+  pipeline.lower = mlir::qt::KernelLowering::None;
+  pipeline.hostTwins = request.target != "host";
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);
@@ -458,7 +463,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                               " model kernels"
                         : std::string()));
 
-  // The graph as compiled: placement and dispatch decisions included.
+  // The graph as compiled: placement, dispatch and kernel instances
+  // (`qtensor.kernels`) included; the kernels themselves are files now.
   std::string graph;
   {
     llvm::raw_string_ostream os(graph);

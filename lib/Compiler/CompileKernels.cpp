@@ -1,14 +1,17 @@
 //===- CompileKernels.cpp - Kernel files for the artifact -----------------===//
 //
-// The instances come from qtensor::deriveKernelInstances, the derivation
-// qtensor-instantiate-kernels uses, so the artifact's kernels are the IR's.
-// sm_80/sm_90: each native instance is built into a module of its own and
-// lowered to PTX (one file per instance), then assembled into a cubin when
-// ptxas is present (an entry of its own, format "cubin"). host: every instance
-// goes into one module, lowered to LLVM, compiled to one object and linked into
+// The kernels are read from the compiled module: qtensor-instantiate-kernels
+// (a step of the pipeline) generated them there, and the instances are
+// derived again with the same code (deriveKernelInstances) to know which
+// symbols to take. sm_80/sm_90: the instances' gpu.modules are lowered in
+// the module to gpu.binary ops, each binary's PTX is a file, assembled into a
+// cubin when ptxas is present (an entry of its own, format "cubin"). host
+// (and a GPU artifact's host twins): the instances' func.funcs move into one
+// module, lowered to LLVM, compiled to one object and linked into
 // kernels-host.so, whose exported `_mlir_ciface_` symbols are checked against
-// the entries. The full-dequant fallback gets an entry without a file.
-// docs/kernel-abi.md is the normative description of what is written here.
+// the entries. The full-dequant fallback gets an entry without a file. What
+// remains in the module is the graph. docs/kernel-abi.md is the normative
+// description of what is written here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -219,15 +222,11 @@ void addEntries(const KernelInstance &instance, const KernelEntry &base,
   }
 }
 
-mlir::TypeRange entryInputs(mlir::ModuleOp module,
-                            const KernelInstance &instance, bool host) {
+/// The arguments of a host instance's first entry in `library`.
+mlir::TypeRange hostEntryInputs(mlir::ModuleOp library,
+                                const KernelInstance &instance) {
   const std::string first = kernelInstanceAbi(instance).entries.front().symbol;
-  if (host)
-    return module.lookupSymbol<mlir::func::FuncOp>(first)
-        .getFunctionType()
-        .getInputs();
-  auto gpuModule = module.lookupSymbol<mlir::gpu::GPUModuleOp>(instance.name);
-  return gpuModule.lookupSymbol<mlir::gpu::GPUFuncOp>(first)
+  return library.lookupSymbol<mlir::func::FuncOp>(first)
       .getFunctionType()
       .getInputs();
 }
@@ -247,8 +246,18 @@ std::string describeUses(const KernelInstance &instance) {
   return s;
 }
 
-/// sm_80 / sm_90: one PTX file (and cubin) per native instance.
-Status compileGpu(mlir::MLIRContext &context,
+/// Errors naming an instance and where its kernel should have been.
+std::string missingKernel(const KernelInstance &instance,
+                          const std::string &what) {
+  return "the module has no " + what + " for kernel instance '" +
+         instance.name + "' (for " + describeUses(instance) +
+         "): qtensor-instantiate-kernels did not run on it";
+}
+
+/// sm_80 / sm_90: the instances' gpu.modules are lowered to gpu.binary ops
+/// in the module, and each binary's PTX is one file (and a cubin where
+/// ptxas exists). The binaries are taken out of the module.
+Status compileGpu(mlir::MLIRContext &context, mlir::ModuleOp module,
                   const std::vector<KernelInstance> &instances,
                   const std::string &target, const std::string &scratch,
                   ProgressSink &progress, KernelBuild &build) {
@@ -256,6 +265,33 @@ Status compileGpu(mlir::MLIRContext &context,
   mlir::FailureOr<PTXTarget> ptxTarget = resolvePTXTarget(target, 0, 3, error);
   if (mlir::failed(ptxTarget))
     return makeError(error);
+  // The entries' arguments are the gpu.funcs' before they become binaries.
+  std::map<std::string, KernelEntry> native;
+  for (const KernelInstance &instance : instances) {
+    if (instance.fullDequant())
+      continue;
+    auto gpuModule = module.lookupSymbol<mlir::gpu::GPUModuleOp>(instance.name);
+    const std::string symbol =
+        kernelInstanceAbi(instance).entries.front().symbol;
+    auto func = gpuModule ? gpuModule.lookupSymbol<mlir::gpu::GPUFuncOp>(symbol)
+                          : mlir::gpu::GPUFuncOp();
+    if (!func)
+      return makeError(missingKernel(instance, "gpu.module @" + instance.name +
+                                                   " with @" + symbol));
+    KernelEntry entry = baseEntry(instance, target, KernelFormat::Ptx);
+    entry.args = argsOf(func.getFunctionType().getInputs(), instance);
+    native.emplace(instance.name, std::move(entry));
+  }
+  if (!native.empty()) {
+    DiagnosticCapture diagnostics(context);
+    mlir::PassManager pm(&context);
+    buildLowerToPTXPipeline(pm, *ptxTarget);
+    if (mlir::failed(pm.run(module)))
+      return diagnostics.error("lowering the kernel instances to PTX failed");
+  }
+  std::map<std::string, std::string> ptxOf;
+  for (auto &[name, ptx] : collectPTX(module))
+    ptxOf[name] = std::move(ptx);
   std::optional<std::string> ptxas = findPtxas();
   size_t done = 0;
   for (const KernelInstance &instance : instances) {
@@ -265,62 +301,54 @@ Status compileGpu(mlir::MLIRContext &context,
                  std::nullopt, build.entries);
       continue;
     }
-    const std::string what = "kernel instance '" + instance.name + "' (for " +
-                             describeUses(instance) + ")";
-    DiagnosticCapture diagnostics(context);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (mlir::failed(
-            buildKernelInstance(*module, instance, KernelTarget::NVPTX)))
-      return diagnostics.error(what + ": generating it failed");
-    KernelEntry entry = baseEntry(instance, target, KernelFormat::Ptx);
-    entry.args = argsOf(entryInputs(*module, instance, false), instance);
-    mlir::PassManager pm(&context);
-    buildLowerToPTXPipeline(pm, *ptxTarget);
-    if (mlir::failed(pm.run(*module)))
-      return diagnostics.error(what + ": lowering it to PTX failed");
-    std::vector<std::pair<std::string, std::string>> ptx = collectPTX(*module);
-    if (ptx.size() != 1)
-      return makeError(what, ": lowering produced ", ptx.size(),
-                       " PTX modules, expected 1");
+    auto ptx = ptxOf.find(instance.name);
+    if (ptx == ptxOf.end())
+      return makeError(missingKernel(instance, "gpu.binary @" + instance.name +
+                                                   " holding PTX"));
+    KernelEntry &entry = native.at(instance.name);
     const std::string ptxFile = instance.name + ".ptx";
     build.files.push_back(
         {ptxFile, artifact::FileRole::Kernel,
-         std::vector<uint8_t>(ptx[0].second.begin(), ptx[0].second.end())});
+         std::vector<uint8_t>(ptx->second.begin(), ptx->second.end())});
     addEntries(instance, entry, ptxFile, build.entries);
-    if (ptxas) {
-      const std::string ptxPath = scratch + "/" + ptxFile;
-      const std::string cubinPath = scratch + "/" + instance.name + ".cubin";
-      {
-        std::error_code ec;
-        llvm::raw_fd_ostream out(ptxPath, ec);
-        if (ec)
-          return makeError("cannot write ", ptxPath, ": ", ec.message());
-        out << ptx[0].second;
-      }
-      if (Status s = assembleCubin(*ptxas, target, ptxPath, cubinPath); !s)
-        return makeError(what, ": ", s.message());
-      QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> cubin,
-                               readFileBytes(cubinPath));
-      const std::string cubinFile = instance.name + ".cubin";
-      build.files.push_back(
-          {cubinFile, artifact::FileRole::Kernel, std::move(cubin)});
-      entry.format = KernelFormat::Cubin;
-      addEntries(instance, entry, cubinFile, build.entries, ".cubin");
+    module.lookupSymbol<mlir::gpu::BinaryOp>(instance.name)->erase();
+    if (!ptxas)
+      continue;
+    const std::string ptxPath = scratch + "/" + ptxFile;
+    const std::string cubinPath = scratch + "/" + instance.name + ".cubin";
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(ptxPath, ec);
+      if (ec)
+        return makeError("cannot write ", ptxPath, ": ", ec.message());
+      out << ptx->second;
     }
+    if (Status s = assembleCubin(*ptxas, target, ptxPath, cubinPath); !s)
+      return makeError("kernel instance '", instance.name, "' (for ",
+                       describeUses(instance), "): ", s.message());
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<uint8_t> cubin,
+                             readFileBytes(cubinPath));
+    const std::string cubinFile = instance.name + ".cubin";
+    build.files.push_back(
+        {cubinFile, artifact::FileRole::Kernel, std::move(cubin)});
+    entry.format = KernelFormat::Cubin;
+    addEntries(instance, entry, cubinFile, build.entries, ".cubin");
   }
   return Status::ok();
 }
 
-/// host: every native instance in one kernels-host.so.
-Status compileHost(mlir::MLIRContext &context,
+/// host: every native instance's func.funcs are moved out of `module` (the
+/// compiled module, or its @qtensor_host_twins) into one kernel module with
+/// the decoder program's kernels, lowered to LLVM and linked into
+/// kernels-host.so.
+Status compileHost(mlir::MLIRContext &context, mlir::ModuleOp module,
                    const std::vector<KernelInstance> &instances,
                    const std::vector<ModelKernelSpec> &modelKernels,
                    const std::string &scratch, HostCpuLevel hostCpu,
                    ProgressSink &progress, KernelBuild &build) {
   constexpr const char *kFile = "kernels-host.so";
   DiagnosticCapture diagnostics(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
+  mlir::OwningOpRef<mlir::ModuleOp> library =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
   std::vector<KernelEntry> bases;
   std::set<std::string> expected;
@@ -329,20 +357,24 @@ Status compileHost(mlir::MLIRContext &context,
       bases.push_back(baseEntry(instance, "host", KernelFormat::Reference));
       continue;
     }
-    if (mlir::failed(
-            buildKernelInstance(*module, instance, KernelTarget::Host)))
-      return diagnostics.error("kernel instance '" + instance.name +
-                               "': generating it failed");
+    for (const KernelEntryPoint &p : kernelInstanceAbi(instance).entries) {
+      auto func = module.lookupSymbol<mlir::func::FuncOp>(p.symbol);
+      if (!func)
+        return makeError(missingKernel(instance, "func.func @" + p.symbol));
+      func->remove();
+      library->push_back(func);
+    }
     KernelEntry e = baseEntry(instance, "host", KernelFormat::HostSharedObject);
-    e.args = argsOf(entryInputs(*module, instance, true), instance);
+    e.args = argsOf(hostEntryInputs(*library, instance), instance);
     e.cpu = hostCpu;
     for (const artifact::EntryPoint &p : e.entries)
       expected.insert(p.symbol);
     bases.push_back(std::move(e));
   }
-  // The decoder program's kernels share the library (ModelKernels.h).
+  // The decoder program's kernels share the library (ModelKernels.h); they
+  // are not ops of the graph yet, so they are built here.
   for (const ModelKernelSpec &spec : modelKernels) {
-    if (mlir::failed(buildModelKernel(*module, spec)))
+    if (mlir::failed(buildModelKernel(*library, spec)))
       return diagnostics.error("model kernel '" + spec.name() +
                                "': generating it failed");
     expected.insert(spec.symbol());
@@ -353,12 +385,12 @@ Status compileHost(mlir::MLIRContext &context,
   if (!expected.empty()) {
     mlir::PassManager pm(&context);
     buildLowerKernelsToHostPipeline(pm);
-    if (mlir::failed(pm.run(*module)))
+    if (mlir::failed(pm.run(*library)))
       return diagnostics.error("lowering the host kernels to LLVM failed");
     progress.advance(2, 3, "steps (build, lower, link)");
     const std::string object = scratch + "/kernels-host.o";
     const std::string shared = scratch + "/" + kFile;
-    QTENSOR_TRY(emitHostObject(*module, object, hostCpu));
+    QTENSOR_TRY(emitHostObject(*library, object, hostCpu));
     QTENSOR_TRY(linkSharedObject(object, shared));
     QTENSOR_ASSIGN_OR_RETURN(std::set<std::string> exported,
                              exportedFunctions(shared));
@@ -376,31 +408,6 @@ Status compileHost(mlir::MLIRContext &context,
                                           : std::optional<std::string>(kFile),
                build.entries);
   return Status::ok();
-}
-
-/// The host twins of GPU instances: the registry's host kernel that reads
-/// the same layout with the same contract, built by the same emitter
-/// (docs/codegen.md), under the name `<gpu instance>_host`. A GPU artifact
-/// carries them so the runtime and `qtc verify` (L3) run the very bytes the
-/// GPU reads on a machine without a GPU; a GPU instance without a host twin
-/// (or the full-dequant fallback) gets none.
-std::vector<KernelInstance>
-hostTwins(const std::vector<KernelInstance> &instances) {
-  const kernels::KernelRegistry &registry = kernels::builtinRegistry();
-  std::vector<KernelInstance> twins;
-  for (const KernelInstance &instance : instances) {
-    if (instance.fullDequant())
-      continue;
-    const kernels::KernelCapability *twin =
-        registry.hostTwin(*instance.capability);
-    if (!twin || twin == instance.capability)
-      continue;
-    KernelInstance host = instance;
-    host.name = instance.name + "_host";
-    host.capability = twin;
-    twins.push_back(std::move(host));
-  }
-  return twins;
 }
 
 } // namespace
@@ -430,20 +437,27 @@ compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                      dispatch.kernelIds.size(), " (a qtc bug)");
 
   KernelBuild build;
-  Status status =
-      target == "host"
-          ? compileHost(context, instances, modelKernels, scratchDir, hostCpu,
-                        progress, build)
-          : compileGpu(context, instances, target, scratchDir, progress, build);
+  Status status = target == "host"
+                      ? compileHost(context, module, instances, modelKernels,
+                                    scratchDir, hostCpu, progress, build)
+                      : compileGpu(context, module, instances, target,
+                                   scratchDir, progress, build);
   if (!status)
     return status.error();
   // A GPU artifact's host library holds the twins and, until the model
   // kernels have NVPTX builds, the decoder program's kernels.
   if (target != "host") {
-    std::vector<KernelInstance> twins = hostTwins(instances);
+    std::vector<KernelInstance> twins = hostTwinInstances(instances);
+    auto twinModule = module.lookupSymbol<mlir::ModuleOp>(kHostTwinsModuleName);
+    if (!twins.empty() && !twinModule)
+      return makeError(missingKernel(twins.front(), std::string("module @") +
+                                                        kHostTwinsModuleName));
     if (!twins.empty() || !modelKernels.empty())
-      QTENSOR_TRY(compileHost(context, twins, modelKernels, scratchDir, hostCpu,
-                              progress, build));
+      QTENSOR_TRY(compileHost(context, twinModule ? twinModule : module, twins,
+                              modelKernels, scratchDir, hostCpu, progress,
+                              build));
+    if (twinModule)
+      twinModule->erase();
   }
   return build;
 }

@@ -1,9 +1,10 @@
 //===- CompileKernels.h - Kernel files for the artifact ---------*- C++ -*-===//
 //
-// Generates the kernel instances the pipeline selected (one per distinct
-// kernel, local shape and dtypes) and returns the artifact's kernel files and
-// manifest entries (docs/kernel-abi.md): PTX (and cubin where ptxas exists)
-// for sm_80/sm_90, one `kernels-host.so` for the host.
+// Reads the kernel instances the pipeline generated into the module (one per
+// distinct kernel, local shape and dtypes; qtensor-instantiate-kernels) and
+// returns the artifact's kernel files and manifest entries
+// (docs/kernel-abi.md): PTX (and cubin where ptxas exists) for sm_80/sm_90,
+// one `kernels-host.so` for the host and a GPU target's host twins.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_LIB_COMPILER_COMPILEKERNELS_H
@@ -33,6 +34,9 @@ struct KernelBuild {
   std::string modelKernelFile;
 };
 
+/// `module` is the compiled module with its kernel instances (and, for
+/// sm_80/sm_90, their host twins); the kernels are lowered there and taken
+/// out, leaving the graph. A missing instance is an error naming it.
 /// `hostCpu` is the CPU level of kernels-host.so (every host entry records
 /// it as "cpu").
 Expected<KernelBuild>

@@ -67,6 +67,11 @@ struct InstantiateKernelsPass
       fail() << "ptx-dir '" << ptxDir << "' is not an existing directory";
       return;
     }
+    if (hostTwins && host) {
+      fail() << "host-twins needs target sm_80 or sm_90, got host (a host "
+                "kernel is its own twin)";
+      return;
+    }
     std::optional<qtensor::PTXTarget> ptx;
     if (toPTX) {
       std::string error;
@@ -90,6 +95,21 @@ struct InstantiateKernelsPass
           failed(qtensor::buildKernelInstance(module, instance, kernelTarget)))
         return signalPassFailure();
     qtensor::annotateKernelInstances(*instances);
+    if (hostTwins) {
+      std::vector<qtensor::KernelInstance> twins =
+          qtensor::hostTwinInstances(*instances);
+      if (module.lookupSymbol(qtensor::kHostTwinsModuleName)) {
+        fail() << "the module already has a @" << qtensor::kHostTwinsModuleName;
+        return;
+      }
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      auto twinModule = b.create<ModuleOp>(
+          module.getLoc(), StringRef(qtensor::kHostTwinsModuleName));
+      for (const qtensor::KernelInstance &twin : twins)
+        if (failed(qtensor::buildKernelInstance(twinModule, twin,
+                                                qtensor::KernelTarget::Host)))
+          return signalPassFailure();
+    }
 
     if (!ptx)
       return;

@@ -286,6 +286,25 @@ LogicalResult buildKernelInstance(ModuleOp module,
   return buildKernelOf(module, *instance.spec, target);
 }
 
+std::vector<KernelInstance>
+hostTwinInstances(ArrayRef<KernelInstance> instances) {
+  const kernels::KernelRegistry &registry = kernels::builtinRegistry();
+  std::vector<KernelInstance> twins;
+  for (const KernelInstance &instance : instances) {
+    if (instance.fullDequant())
+      continue;
+    const kernels::KernelCapability *twin =
+        registry.hostTwin(*instance.capability);
+    if (!twin || twin == instance.capability)
+      continue;
+    KernelInstance host = instance;
+    host.name = instance.name + "_host";
+    host.capability = twin;
+    twins.push_back(std::move(host));
+  }
+  return twins;
+}
+
 void annotateKernelInstances(ArrayRef<KernelInstance> instances) {
   // linear -> phase -> instance name per slice
   std::map<Operation *, std::map<kernels::Phase, std::vector<std::string>>>

@@ -38,11 +38,12 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
   select.traceFile = options.traceFile;
   pm.addPass(qt::createQTensorSelectLayoutsPass(select));
 
-  if (options.lower || !options.ptxDir.empty()) {
+  if (options.lower || !options.ptxDir.empty() || options.hostTwins) {
     qt::QTensorInstantiateKernelsPassOptions instantiate;
     instantiate.target = options.target;
     instantiate.lower = options.lower.value_or(qt::KernelLowering::None);
     instantiate.ptxDir = options.ptxDir;
+    instantiate.hostTwins = options.hostTwins;
     pm.addPass(qt::createQTensorInstantiateKernelsPass(instantiate));
   }
 }
@@ -84,6 +85,10 @@ struct CompilePipelineOptions
       *this, "ptx-dir",
       llvm::cl::desc("With lower=ptx: write <instance>.ptx into this "
                      "existing directory")};
+  Option<bool> hostTwins{
+      *this, "host-twins",
+      llvm::cl::desc("sm_80, sm_90: also generate each instance's host twin"),
+      llvm::cl::init(false)};
 
   qtensor::CompileOptions toCompileOptions() const {
     qtensor::CompileOptions options;
@@ -97,6 +102,7 @@ struct CompilePipelineOptions
     if (lower.hasValue())
       options.lower = lower;
     options.ptxDir = ptxDir;
+    options.hostTwins = hostTwins;
     return options;
   }
 };

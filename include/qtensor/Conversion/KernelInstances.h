@@ -6,7 +6,7 @@
 // need: one per distinct (registry kernel, local N and K, code width and
 // sign, group, activation, scale and output dtypes, bias), so identical
 // linears share one instance and one file. qtensor-instantiate-kernels and
-// `qtc compile` (tools/qtc/compile/CompileKernels.cpp) both use it, so the
+// `qtc compile` (lib/Compiler/CompileKernels.cpp) both use it, so the
 // IR and the artifact name the same instances (docs/kernel-abi.md).
 //
 //===----------------------------------------------------------------------===//
@@ -72,6 +72,20 @@ KernelAbi kernelInstanceAbi(const KernelInstance &instance);
 mlir::LogicalResult buildKernelInstance(mlir::ModuleOp module,
                                         const KernelInstance &instance,
                                         KernelTarget target);
+
+/// The host twins of GPU instances: the registry's host kernel that reads
+/// the same layout with the same contract, built by the same emitter
+/// (docs/codegen.md), named `<gpu instance>_host`. A GPU artifact carries
+/// them so the runtime and `qtc verify` (L3) run the very bytes the GPU
+/// reads on a machine without a GPU. A GPU instance without a host twin
+/// (and the full-dequant fallback) gets none.
+std::vector<KernelInstance>
+hostTwinInstances(llvm::ArrayRef<KernelInstance> instances);
+
+/// The nested module qtensor-instantiate-kernels{host-twins} generates the
+/// twins into: a twin's functions carry its GPU instance's symbol names
+/// (the ABI is the same), so they need a symbol table of their own.
+inline constexpr const char *kHostTwinsModuleName = "qtensor_host_twins";
 
 /// Sets `qtensor.kernels` on every linear the instances serve: per phase,
 /// the instance name of each stored slice in rank order.

@@ -117,6 +117,13 @@ def QTensorInstantiateKernelsPass
         qtensor.kernels = {decode = ["qt_decode_gemv_w4sym_g128_f16_tdyn_n256_k256_s1_of16"]}}
     ```
 
+    With `host-twins` (sm_80, sm_90) each native instance's host twin, the
+    registry's host kernel reading the same layout, is generated into a
+    nested `module @qtensor_host_twins` as C-interface `func.func`s with the
+    GPU instance's entry names: what a machine without a GPU runs to check
+    the bytes the GPU reads (`qtc verify` L3). `lower=ptx` leaves them
+    alone.
+
     With `lower=ptx` the gpu.modules are then lowered to `gpu.binary` ops
     holding PTX (as qtensor-lower-to-ptx does) and, with `ptx-dir`, written
     to `<ptx-dir>/<instance>.ptx`. A dispatch for another target, an
@@ -135,6 +142,9 @@ def QTensorInstantiateKernelsPass
     Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"\"\"",
            "With lower=ptx: also write <instance>.ptx into this existing "
            "directory">,
+    Option<"hostTwins", "host-twins", "bool", /*default=*/"false",
+           "sm_80 and sm_90: also generate each native instance's host "
+           "twin into a nested module @qtensor_host_twins">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

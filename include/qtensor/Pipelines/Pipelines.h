@@ -39,6 +39,8 @@ struct CompileOptions {
   /// ops holding PTX.
   std::optional<mlir::qt::KernelLowering> lower;
   std::string ptxDir; ///< with lower=ptx: write <instance>.ptx here
+  /// With lower (sm_80, sm_90): also generate the instances' host twins.
+  bool hostTwins = false;
 };
 
 /// The compiler's middle, in the order of DESIGN.md: import upstream quant

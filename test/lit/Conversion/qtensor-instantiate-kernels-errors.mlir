@@ -4,6 +4,8 @@
 // RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="target=sm_70" 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="lower=llvm" 2>&1 | FileCheck %s --check-prefix=LOWER
 // RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="target=host lower=ptx" 2>&1 | FileCheck %s --check-prefix=HOSTPTX
+// RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="target=host host-twins=true" 2>&1 | FileCheck %s --check-prefix=HOSTTWINS
+// RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="host-twins=true" -qtensor-instantiate-kernels="host-twins=true" 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="ptx-dir=%t" 2>&1 | FileCheck %s --check-prefix=DIRONLY
 // RUN: not qopt %s -split-input-file -qtensor-instantiate-kernels="lower=ptx ptx-dir=%t/missing" 2>&1 | FileCheck %s --check-prefix=NODIR
 // RUN: qopt %s -split-input-file -qtensor-select-layouts="target=sm_90 phase=decode fallback=allow" -qtensor-instantiate-kernels | FileCheck %s --check-prefix=FALLBACK
@@ -11,6 +13,8 @@
 // TARGET: error: qtensor-instantiate-kernels: unknown target 'sm_70', expected sm_80, sm_90 or host
 // LOWER: for the --lower option: Cannot find option named 'llvm'!
 // HOSTPTX: error: qtensor-instantiate-kernels: lower=ptx needs target sm_80 or sm_90, got host
+// HOSTTWINS: error: qtensor-instantiate-kernels: host-twins needs target sm_80 or sm_90, got host (a host kernel is its own twin)
+// TWICE: error: qtensor-instantiate-kernels: the module already has a @qtensor_host_twins
 // DIRONLY: error: qtensor-instantiate-kernels: ptx-dir needs lower=ptx
 // NODIR: error: qtensor-instantiate-kernels: ptx-dir '{{.*}}missing' is not an existing directory
 

@@ -7,6 +7,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: qopt %s -split-input-file -qtensor-select-layouts="target=sm_80 phase=decode" -qtensor-instantiate-kernels="target=sm_80 lower=ptx ptx-dir=%t" | FileCheck %s --check-prefix=PTX
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
+// RUN: qopt %s -split-input-file -qtensor-select-layouts="target=sm_90 phase=decode" -qtensor-instantiate-kernels="target=sm_90 lower=ptx host-twins=true" | FileCheck %s --check-prefix=TWINS
 
 // Identical linears share one instance (q, k); a bias, another scale dtype
 // or another local shape is another instance. Activations are bf16 with f16
@@ -30,6 +31,20 @@
 // PTX: gpu.binary @qt_decode_gemv_w4sym_g128_bf16_tdyn_n512_k256_s1_scf16_obf16_bias
 // PTX: gpu.binary @qt_decode_gemv_w4asym_g64_bf16_tdyn_n256_k256_s1_obf16
 // PTX-NOT: gpu.module
+
+// With host-twins, each instance's host twin (the same entry names and
+// arguments, C-interface funcs) is generated into a nested module, which
+// the PTX lowering leaves alone; qtc compile reads them from there.
+// TWINS-LABEL: func.func @block
+// TWINS: gpu.binary @qt_decode_gemv_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16
+// TWINS: gpu.binary @qt_decode_gemv_w4asym_g64_bf16_tdyn_n256_k256_s1_obf16
+// TWINS: module @qtensor_host_twins {
+// TWINS-NEXT: func.func @qt_decode_gemv_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_t1(%{{.*}}: memref<?x256xbf16>, %{{.*}}: memref<256x32xi32>, %{{.*}}: memref<256x2xf16>, %{{.*}}: memref<?x256xbf16>) attributes {llvm.emit_c_interface}
+// TWINS: func.func @qt_decode_gemv_w4sym_g128_bf16_tdyn_n512_k256_s1_scf16_obf16_bias_t16(
+// TWINS: func.func @qt_decode_gemv_w4asym_g64_bf16_tdyn_n256_k256_s1_obf16_t16(
+// TWINS-NOT: gpu.module
+// TWINS-LABEL: func.func @tp2
+// TWINS: module @qtensor_host_twins {
 
 // FILES: qt_decode_gemv_w4asym_g64_bf16_tdyn_n256_k256_s1_obf16.ptx
 // FILES-NEXT: qt_decode_gemv_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16.ptx

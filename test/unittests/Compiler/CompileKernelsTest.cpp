@@ -20,12 +20,15 @@
 #include "TestTempDir.h"
 #include "qtensor/Support/Progress.h"
 
+#include "qtensor/Conversion/KernelInstances.h"
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/InitAll.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -79,10 +82,11 @@ protected:
     context.loadAllAvailableDialects();
   }
 
-  /// Parses `text` and runs --qtensor-compile on it.
+  /// Parses `text` and runs --qtensor-compile on it, by default with the
+  /// kernel instances generated into the module as qtc compile has them.
   mlir::OwningOpRef<mlir::ModuleOp>
   compile(const char *text, const std::string &target, const std::string &phase,
-          const std::string &fallback = "forbid") {
+          const std::string &fallback = "forbid", bool instantiate = true) {
     auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
     EXPECT_TRUE(module);
     if (!module)
@@ -91,6 +95,10 @@ protected:
     options.target = target;
     options.phase = *kernels::parsePhaseChoice(phase);
     options.fallback = *kernels::parseFallbackPolicy(fallback);
+    if (instantiate) {
+      options.lower = mlir::qt::KernelLowering::None;
+      options.hostTwins = target != "host";
+    }
     mlir::PassManager pm(&context);
     buildCompilePipeline(pm, options);
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
@@ -388,4 +396,42 @@ TEST_F(CompileKernelsTest, ErrorsNameTheLinearAndTheMismatch) {
                                     "kernels, the dispatch selected 2"),
             std::string::npos)
       << disagree.message();
+}
+
+TEST_F(CompileKernelsTest, KernelsComeFromTheModule) {
+  // The files are the module's kernels: a module the instantiation did not
+  // run on is refused with the instance and what is missing, and a
+  // compiled one is left holding the graph alone.
+  for (const std::string target : {"host", "sm_90"}) {
+    auto bare = compile(kBlock, target, "decode", "forbid", false);
+    ASSERT_TRUE(bare);
+    const std::string kernel =
+        target == "host" ? "affine_gemm_host" : "affine_gemv_decode_sm80";
+    Expected<KernelBuild> missing = kernels(*bare, target, {kernel});
+    ASSERT_FALSE(bool(missing)) << target;
+    EXPECT_NE(missing.message().find(std::string("the module has no ") +
+                                     (target == "host"
+                                          ? "func.func @qt_host_gemm_"
+                                          : "gpu.module @qt_decode_gemv_")),
+              std::string::npos)
+        << missing.message();
+    EXPECT_NE(
+        missing.message().find("qtensor-instantiate-kernels did not run on it"),
+        std::string::npos)
+        << missing.message();
+
+    auto compiled = compile(kBlock, target, "decode");
+    ASSERT_TRUE(compiled);
+    Expected<KernelBuild> build = kernels(*compiled, target, {kernel});
+    ASSERT_TRUE(bool(build)) << build.message();
+    size_t leftover = 0;
+    compiled->walk([&](mlir::Operation *op) {
+      if (llvm::isa<mlir::gpu::GPUModuleOp, mlir::gpu::BinaryOp>(op) ||
+          (llvm::isa<mlir::func::FuncOp>(op) &&
+           llvm::cast<mlir::func::FuncOp>(op).getSymName().starts_with("qt_")))
+        ++leftover;
+    });
+    EXPECT_EQ(leftover, 0u) << target;
+    EXPECT_FALSE(compiled->lookupSymbol(qtensor::kHostTwinsModuleName));
+  }
 }
