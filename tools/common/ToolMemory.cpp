@@ -3,6 +3,7 @@
 #include "ToolMemory.h"
 
 #include "qtensor/Support/ExitCleanup.h"
+#include "qtensor/Support/LargeBuffers.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -79,6 +80,7 @@ bool prepareToolMemory() {
     toolOutOfMemory();
   reserveStack();
   std::set_new_handler(toolOutOfMemory);
+  keepLargeBuffersForReuse();
   return true;
 }
 

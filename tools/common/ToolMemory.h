@@ -21,10 +21,10 @@ const char *toolName();
 
 /// In main, before any real work: refuses (message, false) a stack limit
 /// (ulimit -s) below what the tool needs, ends with toolOutOfMemory when
-/// the address-space limit leaves no room for the stack, grows the main
-/// thread's stack to a working size (under RLIMIT_AS a stack that must
-/// grow later, deep inside LLVM, faults instead of failing an allocation)
-/// and makes operator new's failure toolOutOfMemory.
+/// the address-space limit leaves no room for the stack, grows the stack
+/// (under RLIMIT_AS a stack that must grow later, deep inside LLVM, faults
+/// instead of failing an allocation), makes operator new's failure
+/// toolOutOfMemory and keeps large buffers for reuse (LargeBuffers.h).
 bool prepareToolMemory();
 
 } // namespace qtensor::tools
