@@ -4,6 +4,7 @@
 
 #include "qtensor/Support/CheckedMath.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace qtensor;
@@ -99,32 +100,77 @@ Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
   const CodeBounds bounds = codeBounds(d);
   // With a codebook a code's value is its table entry (exact in f32).
   const std::vector<float> &table = codebookValues(d.codebook);
-  for (size_t i = begin; i < end; ++i) {
-    int64_t q = codes[i];
-    if (q < bounds.min || q > bounds.max)
-      return makeError("code ", q, " at flat index ", i,
-                       " is outside the code range [", bounds.min, ", ",
-                       bounds.max, "]");
-    const int64_t r = int64_t(i) / cols, c = int64_t(i) % cols;
-    const int64_t g = rowGroups ? r * groups + groupOfColumn[size_t(c)]
-                      : perRow  ? r
-                                : index[i];
-    double s = scales[g];
+  auto outOfRange = [&](size_t i) {
+    return makeError("code ", codes[i], " at flat index ", i,
+                     " is outside the code range [", bounds.min, ", ",
+                     bounds.max, "]");
+  };
+  // One run of elements [i, runEnd) sharing qparam g: the range check,
+  // then the value, each the same double arithmetic for every kind.
+  auto run = [&](size_t i, size_t runEnd, int64_t g) -> Status {
+    const double s = scales[size_t(g)];
+    bool inRange = true;
+    for (size_t j = i; j < runEnd; ++j)
+      inRange &= codes[j] >= bounds.min && codes[j] <= bounds.max;
+    if (!inRange)
+      for (size_t j = i; j < runEnd; ++j)
+        if (codes[j] < bounds.min || codes[j] > bounds.max)
+          return outOfRange(j);
+    double *o = out + (i - begin);
+    const int32_t *q = codes.data() + i;
+    const size_t n = runEnd - i;
     switch (d.zeroPoint) {
     case ZeroPointKind::None:
-      if (!table.empty() && std::isnan(table[size_t(q)]))
-        return makeError("code ", q, " at flat index ", i,
-                         " is NaN in codebook ", toString(d.codebook));
-      out[i - begin] =
-          s * (table.empty() ? double(q) : double(table[size_t(q)]));
+      if (table.empty()) {
+        for (size_t j = 0; j < n; ++j)
+          o[j] = s * double(q[j]);
+        break;
+      }
+      for (size_t j = 0; j < n; ++j) {
+        if (std::isnan(table[size_t(q[j])]))
+          return makeError("code ", q[j], " at flat index ", i + j,
+                           " is NaN in codebook ", toString(d.codebook));
+        o[j] = s * double(table[size_t(q[j])]);
+      }
       break;
     case ZeroPointKind::Integer:
-    case ZeroPointKind::Float:
-      out[i - begin] = s * (double(q) - zeros[g]);
+    case ZeroPointKind::Float: {
+      const double z = zeros[size_t(g)];
+      for (size_t j = 0; j < n; ++j)
+        o[j] = s * (double(q[j]) - z);
       break;
-    case ZeroPointKind::Min:
-      out[i - begin] = s * double(q) + zeros[g];
+    }
+    case ZeroPointKind::Min: {
+      const double m = zeros[size_t(g)];
+      for (size_t j = 0; j < n; ++j)
+        o[j] = s * double(q[j]) + m;
       break;
+    }
+    }
+    return Status::ok();
+  };
+  // Contiguous columns of a row share a qparam unless the columns are
+  // permuted (then each column finds its group) or the index is general.
+  const bool contiguousGroups = rowGroups && !d.permutation;
+  for (size_t i = begin; i < end;) {
+    const int64_t r = int64_t(i) / cols;
+    int64_t c = int64_t(i) % cols;
+    const size_t rowEnd = std::min(end, size_t(r + 1) * size_t(cols));
+    while (i < rowEnd) {
+      size_t runEnd = i + 1;
+      int64_t g;
+      if (contiguousGroups) {
+        g = r * groups + c / d.groupSize;
+        runEnd = std::min(rowEnd, i + size_t(d.groupSize - c % d.groupSize));
+      } else if (perRow) {
+        g = r;
+        runEnd = rowEnd;
+      } else {
+        g = rowGroups ? r * groups + groupOfColumn[size_t(c)] : index[i];
+      }
+      QTENSOR_TRY(run(i, runEnd, g));
+      c += int64_t(runEnd - i);
+      i = runEnd;
     }
   }
   return Status::ok();
