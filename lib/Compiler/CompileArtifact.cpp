@@ -13,6 +13,7 @@
 #include "CompileKernels.h"
 #include "CompilerSupport.h"
 
+#include "DecoderGraph.h"
 #include "DecoderPlan.h"
 #include "Dispatch.h"
 #include "Export.h"
@@ -333,6 +334,24 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                            ", tp " + std::to_string(request.tp) + ", phase " +
                            kernels::toString(request.phase) + ", fallback " +
                            kernels::toString(request.fallback) + ")");
+  // The whole decoder, when the checkpoint declares one (docs/model.md):
+  // the graph is then the decoder, and its program is read back from the
+  // final module.
+  std::string programGap;
+  std::optional<DecoderPlan> decoder;
+  if (request.tp > 1) {
+    programGap = "--tp " + std::to_string(request.tp) +
+                 ": the decoder program runs one whole model per process; "
+                 "running it over tensor-parallel ranks is not built yet";
+  } else if (!userModule) {
+    auto plannedDecoder = planDecoder(*checkpoint, element, programGap);
+    if (!plannedDecoder)
+      return makeError(plannedDecoder.message());
+    decoder = plannedDecoder.take();
+  } else {
+    programGap = "an MLIR module brings its own graph, not a decoder program";
+  }
+
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<std::string> widened; // f16 accumulators compiled as f32
   if (userModule) {
@@ -361,6 +380,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
     auto built = checkpoint->format() == "onnx"
                      ? buildLinearsGraph(context, graphLinears, element)
+                 : decoder
+                     ? buildDecoderGraph(context, *checkpoint, decoder->program,
+                                         graphLinears)
                      : buildModelGraph(context, config, graphLinears, element);
     if (!built)
       return makeError(built.message());
@@ -416,22 +438,6 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                     : ", " + std::to_string(widened.size()) +
                           " f16/bf16 accumulators compiled as f32"));
 
-  // The whole decoder, when the checkpoint declares one (docs/model.md).
-  std::string programGap;
-  std::optional<DecoderPlan> decoder;
-  if (request.tp > 1) {
-    programGap = "--tp " + std::to_string(request.tp) +
-                 ": the decoder program runs one whole model per process; "
-                 "running it over tensor-parallel ranks is not built yet";
-  } else if (!userModule) {
-    auto plannedDecoder = planDecoder(*checkpoint, element, programGap);
-    if (!plannedDecoder)
-      return makeError(plannedDecoder.message());
-    decoder = plannedDecoder.take();
-  } else {
-    programGap = "an MLIR module brings its own graph, not a decoder program";
-  }
-
   // A tied head kept as byte codes is also the embedding: its rows are
   // gathered from the codes, and the decoded table is not stored.
   std::map<std::string, std::string> notStored;
@@ -443,12 +449,16 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       QuantizedTensorDescriptor head = planned[i];
       head.layout = dispatch->linears[i].layout;
       std::string why;
-      if (std::optional<std::string> table =
-              embedFromHeadCodes(*decoder, l, head, why))
+      std::optional<std::string> table =
+          embedFromHeadCodes(*decoder, l, head, why);
+      if (table) {
+        QTENSOR_TRY(gatherEmbeddingFrom(*module, decoder->program.embed,
+                                        decoder->program.kernels.embed));
         notStored[*table] =
             "not stored: the decoder program reads the embedding's rows "
             "from the tied head " +
             l.name + "'s codes";
+      }
     }
 
   clock.stage("kernels", "kernels");
@@ -526,6 +536,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       describeTokenizer(*checkpoint, request.input, request.weights,
                         input.model.tokenizerSha256, tokenizerFile));
   if (decoder) {
+    // The program the runtime runs is the final graph's.
+    QTENSOR_ASSIGN_OR_RETURN(decoder->program, exportDecoderProgram(*module));
     decoder->program.kernelFile = kernels->modelKernelFile;
     decoder->program.hostCpu = request.hostCpu;
     // The tokenizer travels as tokenizer.* metadata in a GGUF file of its

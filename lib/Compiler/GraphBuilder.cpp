@@ -17,9 +17,7 @@
 #include <map>
 
 namespace qtensor::compiler {
-namespace {
 
-/// The element type a plain tensor is stored with (Checkpoint's rule).
 mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t) {
   switch (Checkpoint::storedPlainDType(t)) {
   case safetensors::DType::F16:
@@ -36,6 +34,8 @@ mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t) {
     return b.getF32Type();
   }
 }
+
+namespace {
 
 /// y = x w^T as upstream linalg: a zero-filled [T, N] init and a matmul whose
 /// B map reads the [N, K] weight as stored; it accumulates in the activation
@@ -65,6 +65,8 @@ mlir::Value floatMatmul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
   return matmul.getResult(0);
 }
 
+} // namespace
+
 mlir::Type activationType(mlir::Builder &b, FloatType t) {
   return t == FloatType::BF16  ? b.getBF16Type()
          : t == FloatType::F32 ? mlir::Type(b.getF32Type())
@@ -77,13 +79,11 @@ void loadGraphDialects(mlir::MLIRContext &context) {
                       mlir::tensor::TensorDialect>();
 }
 
-/// One linear on the activations `x`: a `qtensor.linear` on the quantized
-/// weight, or a `linalg.matmul` (and the bias, broadcast) on the plain one;
-/// `element` is the activation type, `resultType` the [T, N] result.
-Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, mlir::MLIRContext &context,
-                                 const GraphLinear &l, mlir::Value x,
+Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, const GraphLinear &l,
+                                 mlir::Value x,
                                  mlir::RankedTensorType resultType,
                                  mlir::Type element) {
+  mlir::MLIRContext &context = *b.getContext();
   // Weight ops are named by the checkpoint; `loc` carries the name too so
   // diagnostics of later passes point at the tensor.
   mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
@@ -138,8 +138,6 @@ Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, mlir::MLIRContext &context,
       .getResult();
 }
 
-} // namespace
-
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
                 const std::vector<GraphLinear> &linears,
@@ -185,8 +183,8 @@ buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
       return makeError("layer ", layer, " has no ", role);
     const GraphLinear &l = *it->second;
     return emitLinear(
-        b, context, l, x,
-        l.source->role == "lm_head" ? logitsType : act(l.source->n()), element);
+        b, l, x, l.source->role == "lm_head" ? logitsType : act(l.source->n()),
+        element);
   };
 
   mlir::Value cur = fn.getArgument(0);
@@ -241,9 +239,9 @@ buildLinearsGraph(mlir::MLIRContext &context,
   b.setInsertionPointToStart(fn.addEntryBlock());
   llvm::SmallVector<mlir::Value> returned;
   for (size_t i = 0; i < linears.size(); ++i) {
-    QTENSOR_ASSIGN_OR_RETURN(
-        mlir::Value y, emitLinear(b, context, linears[i], fn.getArgument(i),
-                                  act(linears[i].source->n()), element));
+    QTENSOR_ASSIGN_OR_RETURN(mlir::Value y,
+                             emitLinear(b, linears[i], fn.getArgument(i),
+                                        act(linears[i].source->n()), element));
     returned.push_back(y);
   }
   mlir::func::ReturnOp::create(b, loc, returned);

@@ -1,6 +1,8 @@
 //===- GraphBuilder.h - The model graph qtc compiles ------------*- C++ -*-===//
 //
-// Builds the graph contract (DESIGN.md) of a llama-family checkpoint: one
+// The graph of a checkpoint without a decoder program (DecoderGraph.h builds
+// the whole decoder when there is one), and the pieces both share. Builds
+// the graph contract (DESIGN.md) of a llama-family checkpoint: one
 // `func.func @forward(%x: tensor<?xHxE>)` whose blocks hold the seven
 // linears on `qtensor.weight` references, in the data flow of a decoder
 // block, then the output head. A quantized linear is a `qtensor.linear`; a
@@ -47,6 +49,23 @@ struct GraphLinear {
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModelGraph(mlir::MLIRContext &context, const ModelConfig &config,
                 const std::vector<GraphLinear> &linears, FloatType elementType);
+
+/// The dialects the graphs are built with.
+void loadGraphDialects(mlir::MLIRContext &context);
+
+/// The MLIR element type of activations in `t` (f16, bf16 or f32).
+mlir::Type activationType(mlir::Builder &b, FloatType t);
+
+/// The element type a plain tensor is stored with (Checkpoint's rule).
+mlir::Type storedElementType(mlir::Builder &b, const SourceTensor &t);
+
+/// One linear on the activations `x`: a `qtensor.linear` on the quantized
+/// weight, or a `linalg.matmul` (and the bias, broadcast) on the plain one;
+/// `element` is the activation type, `resultType` the [T, N] result.
+Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, const GraphLinear &l,
+                                 mlir::Value x,
+                                 mlir::RankedTensorType resultType,
+                                 mlir::Type element);
 
 /// A graph of independent linears (an ONNX model's quantized linears):
 /// `func.func @forward` takes one [T, K] activation per linear and returns

@@ -144,6 +144,13 @@ struct DecoderProgram {
   bool operator==(const DecoderProgram &o) const;
 };
 
+/// The config alone (program.json's "config"; the decoder graph's
+/// `qtensor.decoder` attribute): strict, then validateDecoderConfig;
+/// `where` prefixes errors.
+nlohmann::json decoderConfigToJson(const DecoderConfig &c);
+Expected<DecoderConfig> decoderConfigFromJson(const nlohmann::json &j,
+                                              const std::string &where);
+
 nlohmann::json toJson(const DecoderProgram &p);
 /// Strict: every field required, no unknown keys, then
 /// validateDecoderConfig. `name` prefixes errors (the file).

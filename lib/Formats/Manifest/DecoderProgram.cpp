@@ -217,94 +217,36 @@ Status readDouble(JsonObjectReader &r, const char *key, double &out) {
 
 } // namespace
 
-json artifact::toJson(const DecoderProgram &p) {
-  const DecoderConfig &c = p.config;
-  json layers = json::array();
-  for (const ProgramLayer &l : p.layers)
-    layers.push_back({{"attn_norm", l.attnNorm},
-                      {"ffn_norm", l.ffnNorm},
-                      {"q", linearJson(l.q)},
-                      {"k", linearJson(l.k)},
-                      {"v", linearJson(l.v)},
-                      {"o", linearJson(l.o)},
-                      {"gate", linearJson(l.gate)},
-                      {"up", linearJson(l.up)},
-                      {"down", linearJson(l.down)},
-                      {"rope_q", l.ropeQ},
-                      {"rope_k", l.ropeK},
-                      {"attention", l.attention}});
-  for (size_t i = 0; i < p.layers.size(); ++i) {
-    const ProgramLayer &l = p.layers[i];
-    for (auto [key, value] : {std::pair{"q_norm", &l.qNorm},
-                              {"k_norm", &l.kNorm},
-                              {"post_attention_norm", &l.postAttnNorm},
-                              {"post_ffn_norm", &l.postFfnNorm}})
-      if (*value)
-        layers[i][key] = **value;
-  }
-  const ModelKernelSymbols &k = p.kernels;
-  json j = {{"schema", kProgramSchema},
-            {"config",
-             {{"architecture", c.architecture},
-              {"hidden", c.hidden},
-              {"intermediate", c.intermediate},
-              {"layers", c.layers},
-              {"heads", c.heads},
-              {"kv_heads", c.kvHeads},
-              {"head_dim", c.headDim},
-              {"vocab", c.vocab},
-              {"context", c.context},
-              {"rope_dim", c.ropeDim},
-              {"rms_eps", c.rmsEps},
-              {"rope_base", c.ropeBase},
-              {"rope_style", toString(c.rope)},
-              {"embed_scale", c.embedScale},
-              {"attention_scale", c.attentionScale},
-              {"gate", toString(c.gate)},
-              {"sliding_window", c.slidingWindow},
-              {"sliding_pattern", c.slidingPattern},
-              {"rope_base_local", c.ropeBaseLocal}}},
-            {"activation", qtensor::toString(p.activation)},
-            {"kernel_file", p.kernelFile},
-            {"host_cpu", qtensor::toString(p.hostCpu)},
-            {"kernels",
-             {{"embed", k.embed},
-              {"norm", k.norm},
-              {"final_norm", k.finalNorm},
-              {"store_v", k.storeV},
-              {"gate_mul", k.gateMul},
-              {"residual_add", k.residualAdd},
-              {"argmax", k.argmax}}},
-            {"embed", p.embed},
-            {"final_norm", p.finalNorm},
-            {"head", linearJson(p.head)},
-            {"layers", std::move(layers)}};
-  if (k.headNorm)
-    j["kernels"]["head_norm"] = *k.headNorm;
-  if (k.outputNorm)
-    j["kernels"]["output_norm"] = *k.outputNorm;
-  if (p.tokenizerFile)
-    j["tokenizer_file"] = *p.tokenizerFile;
+json artifact::decoderConfigToJson(const DecoderConfig &c) {
+  json j = {{"architecture", c.architecture},
+            {"hidden", c.hidden},
+            {"intermediate", c.intermediate},
+            {"layers", c.layers},
+            {"heads", c.heads},
+            {"kv_heads", c.kvHeads},
+            {"head_dim", c.headDim},
+            {"vocab", c.vocab},
+            {"context", c.context},
+            {"rope_dim", c.ropeDim},
+            {"rms_eps", c.rmsEps},
+            {"rope_base", c.ropeBase},
+            {"rope_style", toString(c.rope)},
+            {"embed_scale", c.embedScale},
+            {"attention_scale", c.attentionScale},
+            {"gate", toString(c.gate)},
+            {"sliding_window", c.slidingWindow},
+            {"sliding_pattern", c.slidingPattern},
+            {"rope_base_local", c.ropeBaseLocal}};
   if (!c.ropeFreqFactors.empty())
-    j["config"]["rope_freq_factors"] = c.ropeFreqFactors;
+    j["rope_freq_factors"] = c.ropeFreqFactors;
   return j;
 }
 
-Expected<DecoderProgram> artifact::programFromJson(const json &j,
-                                                   const std::string &name) {
-  DecoderProgram p;
-  JsonObjectReader r(j, name);
-  QTENSOR_TRY(r.expectObject());
-  std::string schema;
-  QTENSOR_TRY(r.readString("schema", schema));
-  if (schema != kProgramSchema)
-    return makeError(r.at("schema"), ": \"", schema, "\", expected \"",
-                     kProgramSchema, "\"");
-
-  const json *cj = nullptr;
-  QTENSOR_TRY(r.readObject("config", cj));
-  JsonObjectReader cr(*cj, r.at("config"));
-  DecoderConfig &c = p.config;
+Expected<DecoderConfig>
+artifact::decoderConfigFromJson(const json &j, const std::string &where) {
+  JsonObjectReader cr(j, where);
+  QTENSOR_TRY(cr.expectObject());
+  DecoderConfig c;
   QTENSOR_TRY(cr.readString("architecture", c.architecture));
   struct Field {
     const char *key;
@@ -338,7 +280,76 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
     }
   }
   QTENSOR_TRY(cr.noUnknownKeys());
-  QTENSOR_TRY(validateDecoderConfig(c, r.at("config")));
+  QTENSOR_TRY(validateDecoderConfig(c, where));
+  return c;
+}
+
+json artifact::toJson(const DecoderProgram &p) {
+  json layers = json::array();
+  for (const ProgramLayer &l : p.layers)
+    layers.push_back({{"attn_norm", l.attnNorm},
+                      {"ffn_norm", l.ffnNorm},
+                      {"q", linearJson(l.q)},
+                      {"k", linearJson(l.k)},
+                      {"v", linearJson(l.v)},
+                      {"o", linearJson(l.o)},
+                      {"gate", linearJson(l.gate)},
+                      {"up", linearJson(l.up)},
+                      {"down", linearJson(l.down)},
+                      {"rope_q", l.ropeQ},
+                      {"rope_k", l.ropeK},
+                      {"attention", l.attention}});
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const ProgramLayer &l = p.layers[i];
+    for (auto [key, value] : {std::pair{"q_norm", &l.qNorm},
+                              {"k_norm", &l.kNorm},
+                              {"post_attention_norm", &l.postAttnNorm},
+                              {"post_ffn_norm", &l.postFfnNorm}})
+      if (*value)
+        layers[i][key] = **value;
+  }
+  const ModelKernelSymbols &k = p.kernels;
+  json j = {{"schema", kProgramSchema},
+            {"config", decoderConfigToJson(p.config)},
+            {"activation", qtensor::toString(p.activation)},
+            {"kernel_file", p.kernelFile},
+            {"host_cpu", qtensor::toString(p.hostCpu)},
+            {"kernels",
+             {{"embed", k.embed},
+              {"norm", k.norm},
+              {"final_norm", k.finalNorm},
+              {"store_v", k.storeV},
+              {"gate_mul", k.gateMul},
+              {"residual_add", k.residualAdd},
+              {"argmax", k.argmax}}},
+            {"embed", p.embed},
+            {"final_norm", p.finalNorm},
+            {"head", linearJson(p.head)},
+            {"layers", std::move(layers)}};
+  if (k.headNorm)
+    j["kernels"]["head_norm"] = *k.headNorm;
+  if (k.outputNorm)
+    j["kernels"]["output_norm"] = *k.outputNorm;
+  if (p.tokenizerFile)
+    j["tokenizer_file"] = *p.tokenizerFile;
+  return j;
+}
+
+Expected<DecoderProgram> artifact::programFromJson(const json &j,
+                                                   const std::string &name) {
+  DecoderProgram p;
+  JsonObjectReader r(j, name);
+  QTENSOR_TRY(r.expectObject());
+  std::string schema;
+  QTENSOR_TRY(r.readString("schema", schema));
+  if (schema != kProgramSchema)
+    return makeError(r.at("schema"), ": \"", schema, "\", expected \"",
+                     kProgramSchema, "\"");
+
+  const json *cj = nullptr;
+  QTENSOR_TRY(r.readObject("config", cj));
+  QTENSOR_ASSIGN_OR_RETURN(p.config,
+                           decoderConfigFromJson(*cj, r.at("config")));
 
   QTENSOR_TRY(r.readEnum("activation", parseFloatType, p.activation));
   QTENSOR_TRY(r.readString("kernel_file", p.kernelFile));
@@ -368,9 +379,9 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
   QTENSOR_TRY(readLinear(*hj, r.at("head"), p.head));
   const json *lj = nullptr;
   QTENSOR_TRY(r.readArray("layers", lj));
-  if (int64_t(lj->size()) != c.layers)
+  if (int64_t(lj->size()) != p.config.layers)
     return makeError(r.at("layers"), ": ", lj->size(),
-                     " layers, the config says ", c.layers);
+                     " layers, the config says ", p.config.layers);
   for (size_t i = 0; i < lj->size(); ++i) {
     std::string where = JsonObjectReader::indexed(r.at("layers"), i);
     JsonObjectReader lr((*lj)[i], where);
