@@ -371,8 +371,9 @@ Status compileHost(mlir::MLIRContext &context, mlir::ModuleOp module,
       expected.insert(p.symbol);
     bases.push_back(std::move(e));
   }
-  // The decoder program's kernels share the library (ModelKernels.h); they
-  // are not ops of the graph yet, so they are built here.
+  // The decoder program's kernels share the library (ModelKernels.h). The
+  // decoder graph only declares them; their bodies are built here from the
+  // plan's specs.
   for (const ModelKernelSpec &spec : modelKernels) {
     if (mlir::failed(buildModelKernel(*library, spec)))
       return diagnostics.error("model kernel '" + spec.name() +

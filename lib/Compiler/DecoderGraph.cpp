@@ -293,6 +293,10 @@ private:
     if (it == quantized.end())
       return makeError("the decoder's ", part, " linear ", l.tensor,
                        " is not a quantized linear of the graph");
+    if (it->second->source->n() != n)
+      return makeError("the decoder's ", part, " linear ", l.tensor, " has ",
+                       it->second->source->n(), " rows, the config implies ",
+                       n);
     QTENSOR_ASSIGN_OR_RETURN(
         mlir::Value y, emitLinear(b, *it->second, x, rowsOf(n, out), act));
     mark(y.getDefiningOp(), part, layer);
