@@ -43,6 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -382,7 +383,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                      ? buildLinearsGraph(context, graphLinears, element)
                  : decoder
                      ? buildDecoderGraph(context, *checkpoint, decoder->program,
-                                         graphLinears)
+                                         decoder->kernels, graphLinears)
                      : buildModelGraph(context, config, graphLinears, element);
     if (!built)
       return makeError(built.message());
@@ -452,8 +453,18 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       std::optional<std::string> table =
           embedFromHeadCodes(*decoder, l, head, why);
       if (table) {
-        QTENSOR_TRY(gatherEmbeddingFrom(*module, decoder->program.embed,
-                                        decoder->program.kernels.embed));
+        // The gathering kernel embedFromHeadCodes planned.
+        auto gather =
+            std::find_if(decoder->kernels.begin(), decoder->kernels.end(),
+                         [&](const ModelKernelSpec &k) {
+                           return k.symbol() == decoder->program.kernels.embed;
+                         });
+        if (gather == decoder->kernels.end())
+          return makeError("the planned embedding kernel ",
+                           decoder->program.kernels.embed,
+                           " has no spec (a qtc bug)");
+        QTENSOR_TRY(
+            gatherEmbeddingFrom(*module, decoder->program.embed, *gather));
         notStored[*table] =
             "not stored: the decoder program reads the embedding's rows "
             "from the tied head " +
@@ -462,16 +473,20 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     }
 
   clock.stage("kernels", "kernels");
-  auto kernels = compileKernels(context, *module, *dispatch, request.target,
-                                decoder ? decoder->kernels
-                                        : std::vector<ModelKernelSpec>{},
-                                scratch.path, request.hostCpu, sink);
+  // The model kernels are the ones the final graph declares.
+  std::vector<ModelKernelSpec> modelKernels;
+  if (decoder) {
+    QTENSOR_ASSIGN_OR_RETURN(modelKernels, graphModelKernels(*module));
+  }
+  auto kernels =
+      compileKernels(context, *module, *dispatch, request.target, modelKernels,
+                     scratch.path, request.hostCpu, sink);
   if (!kernels)
     return makeError(kernels.message());
-  clock.finish(std::to_string(kernels->files.size()) + " kernel files" +
-               (decoder ? ", " + std::to_string(decoder->kernels.size()) +
-                              " model kernels"
-                        : std::string()));
+  clock.finish(
+      std::to_string(kernels->files.size()) + " kernel files" +
+      (decoder ? ", " + std::to_string(modelKernels.size()) + " model kernels"
+               : std::string()));
 
   // The graph as compiled: placement, dispatch and kernel instances
   // (`qtensor.kernels`) included; the kernels themselves are files now.
@@ -551,7 +566,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     input.report["program"] = {
         {"architecture", decoder->program.config.architecture},
         {"layers", decoder->program.config.layers},
-        {"model_kernels", decoder->kernels.size()},
+        {"model_kernels", modelKernels.size()},
         {"tokenizer", decoder->program.tokenizerFile.has_value()}};
   } else {
     input.report["program"] = {{"none", programGap}};

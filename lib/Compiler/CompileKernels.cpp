@@ -371,9 +371,9 @@ Status compileHost(mlir::MLIRContext &context, mlir::ModuleOp module,
       expected.insert(p.symbol);
     bases.push_back(std::move(e));
   }
-  // The decoder program's kernels share the library (ModelKernels.h). The
-  // decoder graph only declares them; their bodies are built here from the
-  // plan's specs.
+  // The decoder program's kernels share the library (ModelKernels.h): the
+  // graph declares them with their specs (graphModelKernels), and their
+  // bodies are built here.
   for (const ModelKernelSpec &spec : modelKernels) {
     if (mlir::failed(buildModelKernel(*library, spec)))
       return diagnostics.error("model kernel '" + spec.name() +

@@ -80,13 +80,26 @@ Expected<json> toJson(mlir::Attribute a, const std::string &where) {
                           "or float attribute");
 }
 
+/// The private declaration of a model kernel, with its spec.
+mlir::func::FuncOp declare(mlir::OpBuilder &b, mlir::Location loc,
+                           const ModelKernelSpec &spec,
+                           mlir::FunctionType type) {
+  auto fn = mlir::func::FuncOp::create(b, loc, spec.name(), type);
+  fn.setPrivate();
+  fn->setAttr(kModelKernelAttr, toAttr(b, toJson(spec)));
+  return fn;
+}
+
 /// Emits the ops of the decoder, in the schedule's order.
 class Builder {
 public:
   Builder(mlir::MLIRContext &context, const Checkpoint &checkpoint,
           const DecoderProgram &program,
+          const std::vector<ModelKernelSpec> &kernels,
           const std::vector<GraphLinear> &linears)
       : b(&context), checkpoint(checkpoint), program(program) {
+    for (const ModelKernelSpec &k : kernels)
+      specs.emplace(k.name(), k);
     for (const GraphLinear &l : linears)
       if (l.logical)
         quantized[l.source->name] = &l;
@@ -241,10 +254,12 @@ private:
     auto type = b.getFunctionType(argTypes, result);
     auto callee = module->lookupSymbol<mlir::func::FuncOp>(name);
     if (!callee) {
+      auto spec = specs.find(name);
+      if (spec == specs.end())
+        return makeError("model kernel ", name, " has no spec (a qtc bug)");
       mlir::OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(body);
-      callee = mlir::func::FuncOp::create(b, b.getUnknownLoc(), name, type);
-      callee.setPrivate();
+      callee = declare(b, b.getUnknownLoc(), spec->second, type);
     } else if (callee.getFunctionType() != type) {
       return makeError("model kernel ", name,
                        " is called with two signatures "
@@ -307,6 +322,7 @@ private:
   const Checkpoint &checkpoint;
   const DecoderProgram &program;
   std::map<std::string, const GraphLinear *> quantized;
+  std::map<std::string, ModelKernelSpec> specs; ///< by name()
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp body;
   mlir::Type act;
@@ -548,12 +564,13 @@ private:
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildDecoderGraph(mlir::MLIRContext &context, const Checkpoint &checkpoint,
                   const artifact::DecoderProgram &program,
+                  const std::vector<ModelKernelSpec> &kernels,
                   const std::vector<GraphLinear> &linears) {
-  return Builder(context, checkpoint, program, linears).build();
+  return Builder(context, checkpoint, program, kernels, linears).build();
 }
 
 Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
-                           const std::string &kernelSymbol) {
+                           const ModelKernelSpec &kernel) {
   auto fn = module.lookupSymbol<mlir::func::FuncOp>("forward");
   if (!fn)
     return makeError("the graph has no @forward");
@@ -572,7 +589,7 @@ Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
     return makeError("the decoder graph has no embed call");
   if (!table)
     return makeError("the decoder graph has no qtensor.weight ", tensor);
-  QTENSOR_ASSIGN_OR_RETURN(std::string name, kernelName(kernelSymbol));
+  const std::string name = kernel.name();
   mlir::OpBuilder b(embed);
   auto type = b.getFunctionType(
       {embed.getOperand(0).getType(), table.getType()}, embed.getResultTypes());
@@ -580,8 +597,7 @@ Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
   if (!callee) {
     mlir::OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(fn);
-    callee = mlir::func::FuncOp::create(b, embed.getLoc(), name, type);
-    callee.setPrivate();
+    callee = declare(b, embed.getLoc(), kernel, type);
   } else if (callee.getFunctionType() != type) {
     return makeError("model kernel ", name,
                      " is declared with another "
@@ -604,6 +620,38 @@ Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
   if (old && mlir::SymbolTable::symbolKnownUseEmpty(old, module))
     old.erase();
   return Status::ok();
+}
+
+Expected<std::vector<ModelKernelSpec>>
+graphModelKernels(mlir::ModuleOp module) {
+  std::vector<ModelKernelSpec> kernels;
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    mlir::Attribute attr = fn->getAttr(kModelKernelAttr);
+    if (!attr)
+      continue;
+    const std::string where =
+        "@" + fn.getSymName().str() + " " + kModelKernelAttr;
+    QTENSOR_ASSIGN_OR_RETURN(json j, toJson(attr, where));
+    QTENSOR_ASSIGN_OR_RETURN(ModelKernelSpec spec,
+                             modelKernelSpecFromJson(j, where));
+    if (spec.name() != fn.getSymName())
+      return makeError(where, ": the spec is of ", spec.name());
+    kernels.push_back(std::move(spec));
+  }
+  // Every model op's callee is declared with its spec.
+  if (auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward")) {
+    mlir::WalkResult walk = forward.walk([&](mlir::func::CallOp call) {
+      auto callee = module.lookupSymbol<mlir::func::FuncOp>(call.getCallee());
+      return callee && callee->hasAttr(kModelKernelAttr)
+                 ? mlir::WalkResult::advance()
+                 : mlir::WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return makeError("the decoder graph calls a function that is not a "
+                       "model kernel declared with its '",
+                       kModelKernelAttr, "'");
+  }
+  return kernels;
 }
 
 Expected<artifact::DecoderProgram> exportDecoderProgram(mlir::ModuleOp module) {

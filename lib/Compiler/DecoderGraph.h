@@ -6,7 +6,8 @@
 // are `qtensor.linear` ops; every other op (embedding, norms, RoPE, the KV
 // cache stores, attention, the gate, residual adds, float linears, argmax)
 // is a `func.call` to a private declaration named after the model kernel
-// that runs it (ModelKernelSpec::name), its weights `qtensor.weight` ops.
+// that runs it (ModelKernelSpec::name) and carrying its spec, its weights
+// `qtensor.weight` ops.
 // The KV cache is threaded through as values: RoPE for k and the V store
 // take a layer's cache and return it with the new rows.
 //
@@ -38,21 +39,30 @@ namespace qtensor::compiler {
 inline constexpr const char *kDecoderAttr = "qtensor.decoder";
 inline constexpr const char *kPartAttr = "qtensor.part";
 inline constexpr const char *kLayerAttr = "qtensor.layer";
+/// On each model kernel's declaration: its ModelKernelSpec (JSON spelling).
+inline constexpr const char *kModelKernelAttr = "qtensor.model_kernel";
 
-/// The decoder of `program` (as planned) as the graph. The quantized
-/// linears are those of `linears` with GraphLinear::logical set; every other
-/// weight is looked up among the checkpoint's plain tensors. Errors name the tensor or kernel that does
-/// not fit.
+/// The decoder of `program` (as planned) as the graph, each model kernel
+/// declared with its spec from `kernels`. The quantized linears are those of
+/// `linears` with GraphLinear::logical set; every other weight is looked up
+/// among the checkpoint's plain tensors. Errors name the tensor or kernel
+/// that does not fit.
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildDecoderGraph(mlir::MLIRContext &context, const Checkpoint &checkpoint,
                   const artifact::DecoderProgram &program,
+                  const std::vector<ModelKernelSpec> &kernels,
                   const std::vector<GraphLinear> &linears);
 
 /// Points the embedding at `tensor` (a quantized weight of the graph, the
-/// tied head) gathered by the model kernel `kernelSymbol`: what
+/// tied head) gathered by the model kernel `kernel`: what
 /// embedFromHeadCodes decided, done to the graph.
 Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
-                           const std::string &kernelSymbol);
+                           const ModelKernelSpec &kernel);
+
+/// The model kernels the graph calls, from their declarations' specs (each
+/// spec's name must be the one it is declared under): what the kernel stage
+/// builds. Errors name the declaration.
+Expected<std::vector<ModelKernelSpec>> graphModelKernels(mlir::ModuleOp module);
 
 /// The decoder program the graph computes: the config from @forward, each
 /// part's tensors and kernel symbols from its op. The artifact's files

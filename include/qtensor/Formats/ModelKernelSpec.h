@@ -67,6 +67,14 @@ struct ModelKernelSpec {
   std::string symbol() const { return "_mlir_ciface_" + name(); }
 };
 
+/// Every field, as the decoder graph's declarations carry a spec
+/// (`qtensor.model_kernel`). Strict: every key required, no other;
+/// `where` prefixes errors. A parsed spec is only trusted once its name()
+/// is the one it was declared under.
+nlohmann::json toJson(const ModelKernelSpec &spec);
+Expected<ModelKernelSpec> modelKernelSpecFromJson(const nlohmann::json &j,
+                                                  const std::string &where);
+
 /// The kernels of a decoder with `config`: the linears' activation dtype and
 /// the stored dtypes of the embedding table and the norm weights.
 struct DecoderKernelSet {

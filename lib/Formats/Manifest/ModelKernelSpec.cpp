@@ -4,7 +4,9 @@
 
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Support/JsonObjectReader.h"
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -43,7 +45,90 @@ const char *opName(ModelOp op) {
   return "?";
 }
 
+constexpr ModelOp kModelOps[] = {
+    ModelOp::Embed,       ModelOp::RmsNorm, ModelOp::RopeQ,
+    ModelOp::RopeK,       ModelOp::StoreV,  ModelOp::Attention,
+    ModelOp::SiluMul,     ModelOp::GeluMul, ModelOp::ResidualAdd,
+    ModelOp::FloatLinear, ModelOp::Argmax,  ModelOp::EmbedCodes};
+
+std::optional<ModelOp> parseModelOp(const std::string &s) {
+  for (ModelOp op : kModelOps)
+    if (s == opName(op))
+      return op;
+  return std::nullopt;
+}
+
+std::optional<artifact::RopeStyle> parseRope(const std::string &s) {
+  return artifact::parseRopeStyle(s);
+}
+
 } // namespace
+
+nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
+  return {{"op", opName(k.op)},
+          {"width", k.width},
+          {"rows", k.rows},
+          {"heads", k.heads},
+          {"kv_heads", k.kvHeads},
+          {"head_dim", k.headDim},
+          {"rope_dim", k.ropeDim},
+          {"input", toString(k.input)},
+          {"weight", toString(k.weight)},
+          {"output", toString(k.output)},
+          {"eps", k.eps},
+          {"rope_base", k.ropeBase},
+          {"rope", artifact::toString(k.rope)},
+          {"rope_freq_factors", k.ropeFreqFactors},
+          {"scale", k.scale},
+          {"window", k.window},
+          {"group", k.group},
+          {"code_offset", k.codeOffset},
+          {"row_stride", k.rowStride}};
+}
+
+Expected<ModelKernelSpec>
+qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
+                                 const std::string &where) {
+  constexpr int64_t kMax = int64_t(1) << 40;
+  JsonObjectReader r(j, where);
+  QTENSOR_TRY(r.expectObject());
+  ModelKernelSpec k;
+  QTENSOR_TRY(r.readEnum("op", parseModelOp, k.op));
+  struct Field {
+    const char *key;
+    int64_t *out;
+  };
+  for (const Field &f :
+       {Field{"width", &k.width}, Field{"rows", &k.rows},
+        Field{"heads", &k.heads}, Field{"kv_heads", &k.kvHeads},
+        Field{"head_dim", &k.headDim}, Field{"rope_dim", &k.ropeDim},
+        Field{"window", &k.window}, Field{"group", &k.group},
+        Field{"code_offset", &k.codeOffset}, Field{"row_stride", &k.rowStride}})
+    QTENSOR_TRY(r.readInt(f.key, 0, kMax, *f.out));
+  QTENSOR_TRY(r.readEnum("input", parseFloatType, k.input));
+  QTENSOR_TRY(r.readEnum("weight", parseFloatType, k.weight));
+  QTENSOR_TRY(r.readEnum("output", parseFloatType, k.output));
+  QTENSOR_TRY(r.readEnum("rope", parseRope, k.rope));
+  for (auto [key, out] : {std::pair<const char *, double *>{"eps", &k.eps},
+                          {"rope_base", &k.ropeBase},
+                          {"scale", &k.scale}}) {
+    const nlohmann::json *v = nullptr;
+    QTENSOR_TRY(r.require(key, v));
+    if (!v->is_number() || !std::isfinite(v->get<double>()))
+      return makeError(r.at(key), ": expected a finite number");
+    *out = v->get<double>();
+  }
+  const nlohmann::json *factors = nullptr;
+  QTENSOR_TRY(r.readArray("rope_freq_factors", factors));
+  for (const nlohmann::json &v : *factors) {
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      return makeError(r.at("rope_freq_factors"),
+                       ": expected an array of finite numbers");
+    k.ropeFreqFactors.push_back(v.get<double>());
+  }
+  QTENSOR_TRY(r.noUnknownKeys());
+  return k;
+}
 
 std::string ModelKernelSpec::name() const {
   std::ostringstream os;

@@ -18,6 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 using namespace qtensor;
 using namespace qtensor::compiler;
 
@@ -52,7 +55,8 @@ protected:
   }
 
   mlir::OwningOpRef<mlir::ModuleOp> graph() {
-    auto built = buildDecoderGraph(context, *checkpoint, plan.program, linears);
+    auto built = buildDecoderGraph(context, *checkpoint, plan.program,
+                                   plan.kernels, linears);
     EXPECT_TRUE(bool(built)) << built.message();
     return built ? built.take() : mlir::OwningOpRef<mlir::ModuleOp>();
   }
@@ -97,17 +101,33 @@ TEST_F(DecoderGraphTest, TheGraphGivesBackThePlannedProgram) {
 TEST_F(DecoderGraphTest, TheEmbeddingCanReadAnotherTensor) {
   auto module = graph();
   ASSERT_TRUE(module);
-  // Retarget the embedding at the head's weight with another kernel name:
-  // the graph, and so the exported program, follow.
+  // Retarget the embedding at the head's weight with another kernel (the
+  // embedding kernel of another row scale): the graph, the exported
+  // program and the kernels to build follow.
   const std::string head = plan.program.head.tensor;
-  ASSERT_TRUE(bool(
-      gatherEmbeddingFrom(*module, head, "_mlir_ciface_qt_model_embed_test")));
+  auto embed = std::find_if(
+      plan.kernels.begin(), plan.kernels.end(),
+      [](const ModelKernelSpec &k) { return k.op == ModelOp::Embed; });
+  ASSERT_NE(embed, plan.kernels.end());
+  ModelKernelSpec other = *embed;
+  other.scale = 2.0;
+  ASSERT_TRUE(bool(gatherEmbeddingFrom(*module, head, other)));
   // The head's weight, defined after the embedding, moved before it.
   EXPECT_TRUE(mlir::succeeded(mlir::verify(*module)));
   auto program = exportDecoderProgram(*module);
   ASSERT_TRUE(bool(program)) << program.message();
   EXPECT_EQ(program->embed, head);
-  EXPECT_EQ(program->kernels.embed, "_mlir_ciface_qt_model_embed_test");
+  EXPECT_EQ(program->kernels.embed, other.symbol());
+  auto kernels = graphModelKernels(*module);
+  ASSERT_TRUE(bool(kernels)) << kernels.message();
+  EXPECT_EQ(kernels->size(), plan.kernels.size());
+  size_t embeds = 0;
+  for (const ModelKernelSpec &k : *kernels)
+    if (k.op == ModelOp::Embed) {
+      ++embeds;
+      EXPECT_EQ(k.name(), other.name());
+    }
+  EXPECT_EQ(embeds, 1u);
   // The plain table and its kernel are gone from the graph.
   bool table = false;
   module->walk([&](mlir::qt::WeightOp w) {
@@ -116,11 +136,43 @@ TEST_F(DecoderGraphTest, TheEmbeddingCanReadAnotherTensor) {
   EXPECT_FALSE(table);
   EXPECT_FALSE(module->lookupSymbol(
       plan.program.kernels.embed.substr(std::string("_mlir_ciface_").size())));
-  Status missing = gatherEmbeddingFrom(*module, "no.such.tensor",
-                                       "_mlir_ciface_qt_model_embed_test");
+  Status missing = gatherEmbeddingFrom(*module, "no.such.tensor", other);
   ASSERT_FALSE(bool(missing));
   EXPECT_EQ(missing.message(),
             "the decoder graph has no qtensor.weight no.such.tensor");
+}
+
+TEST_F(DecoderGraphTest, TheKernelsToBuildAreTheGraphsDeclarations) {
+  auto module = graph();
+  ASSERT_TRUE(module);
+  auto kernels = graphModelKernels(*module);
+  ASSERT_TRUE(bool(kernels)) << kernels.message();
+  std::set<std::string> declared, planned;
+  for (const ModelKernelSpec &k : *kernels)
+    declared.insert(k.name());
+  for (const ModelKernelSpec &k : plan.kernels)
+    planned.insert(k.name());
+  EXPECT_EQ(declared, planned);
+
+  // A declaration carrying another kernel's spec is refused by name.
+  const std::string prefix = "_mlir_ciface_";
+  const std::string norm = plan.program.kernels.norm.substr(prefix.size());
+  const std::string argmax = plan.program.kernels.argmax.substr(prefix.size());
+  auto decl = module->lookupSymbol<mlir::func::FuncOp>(norm);
+  ASSERT_TRUE(decl);
+  decl->setAttr(kModelKernelAttr,
+                module->lookupSymbol(argmax)->getAttr(kModelKernelAttr));
+  auto tampered = graphModelKernels(*module);
+  ASSERT_FALSE(bool(tampered));
+  EXPECT_EQ(tampered.message(),
+            "@" + norm + " qtensor.model_kernel: the spec is of " + argmax);
+  // A spec missing a field names the declaration.
+  decl->setAttr(kModelKernelAttr, mlir::DictionaryAttr::get(&context, {}));
+  auto empty = graphModelKernels(*module);
+  ASSERT_FALSE(bool(empty));
+  EXPECT_NE(empty.message().find("@" + norm + " qtensor.model_kernel"),
+            std::string::npos)
+      << empty.message();
 }
 
 TEST_F(DecoderGraphTest, AMissingOrDoubledPartIsRefusedByName) {
