@@ -22,14 +22,6 @@ using nlohmann::json;
 
 constexpr llvm::StringLiteral kCInterface = "_mlir_ciface_";
 
-/// The kernel's function name from its C-interface symbol.
-Expected<std::string> kernelName(const std::string &symbol) {
-  if (!llvm::StringRef(symbol).starts_with(kCInterface))
-    return makeError("model kernel symbol '", symbol, "' is not a C-interface ",
-                     "symbol (", kCInterface.str(), "...)");
-  return symbol.substr(kCInterface.size());
-}
-
 /// The config as an attribute: objects, arrays, strings, integers and
 /// floats of the JSON spelling, so one parser reads both.
 mlir::Attribute toAttr(mlir::Builder &b, const json &j) {
@@ -99,7 +91,7 @@ public:
           const std::vector<GraphLinear> &linears)
       : b(&context), checkpoint(checkpoint), program(program) {
     for (const ModelKernelSpec &k : kernels)
-      specs.emplace(k.name(), k);
+      specs.emplace(k.symbol(), k);
     for (const GraphLinear &l : linears)
       if (l.logical)
         quantized[l.source->name] = &l;
@@ -247,16 +239,16 @@ private:
   Expected<mlir::Value> call(const std::string &symbol, const char *part,
                              int64_t layer, llvm::ArrayRef<mlir::Value> args,
                              mlir::Type result) {
-    QTENSOR_ASSIGN_OR_RETURN(std::string name, kernelName(symbol));
+    auto spec = specs.find(symbol);
+    if (spec == specs.end())
+      return makeError("model kernel ", symbol, " has no spec (a qtc bug)");
+    const std::string name = spec->second.name();
     llvm::SmallVector<mlir::Type> argTypes;
     for (mlir::Value v : args)
       argTypes.push_back(v.getType());
     auto type = b.getFunctionType(argTypes, result);
     auto callee = module->lookupSymbol<mlir::func::FuncOp>(name);
     if (!callee) {
-      auto spec = specs.find(name);
-      if (spec == specs.end())
-        return makeError("model kernel ", name, " has no spec (a qtc bug)");
       mlir::OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(body);
       callee = declare(b, b.getUnknownLoc(), spec->second, type);
@@ -322,7 +314,7 @@ private:
   const Checkpoint &checkpoint;
   const DecoderProgram &program;
   std::map<std::string, const GraphLinear *> quantized;
-  std::map<std::string, ModelKernelSpec> specs; ///< by name()
+  std::map<std::string, ModelKernelSpec> specs; ///< by symbol()
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp body;
   mlir::Type act;
