@@ -120,7 +120,7 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
 /// m16 tile padded, as Marlin does), below the GEMV in priority, so one
 /// packed copy can serve both phases. Any T and N (tails guarded); K a
 /// multiple of 8, because X is staged with 16-byte cp.async copies. Scales
-/// f16 or bf16 whatever the activation, applied per group in f32; the
+/// f16, bf16 or f32 whatever the activation, applied per group in f32; the
 /// output in the linear's type, f32 included; the bias added in f32 before
 /// the one rounding.
 KernelCapability mma(std::string id, std::string summary, Backend backend,
@@ -131,6 +131,23 @@ KernelCapability mma(std::string id, std::string summary, Backend backend,
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::PrefillMma);
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  // ggml's other block types as stored: 2-, 3-, 5- and 6-bit codes in byte
+  // fields, a float min (its product with each group's sum of x comes from
+  // one more mma per m16 tile, against a B of ones), f32 scales (K-quants'
+  // exact two-level products) and groups of 16 (one k16 step each).
+  for (unsigned bits : {2u, 3u, 5u, 6u}) {
+    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
+    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
+    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
+  }
+  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  k.scaleTypes.push_back(FloatType::F32);
+  k.groupSizes.insert(k.groupSizes.begin(), 16);
+  // Codebooks whose values are exact in f16 and bf16 (IQ4_NL's integers,
+  // E2M1, E4M3): the B fragment is the table value itself. NF4's values
+  // are not, and stay with the GEMV.
+  k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::E2M1,
+                 Codebook::E4M3};
   k.tileN = 1;
   k.tileK = 8;
   k.tokens = {1, std::nullopt};
@@ -224,8 +241,9 @@ KernelRegistry makeBuiltinRegistry() {
        {1, 32},
        {1, 16}},
       {prefill,
-       "mma.sync m16n8k16 B-fragment panels of 256/b rows by k16",
-       {4, 8},
+       "mma.sync m16n8k16 B-fragment panels of 256/f rows by k16 (f the "
+       "field: 4 for W4, 8 for byte codes)",
+       {2, 3, 4, 5, 6, 8},
        {64, 16},
        {32, 16}},
   };

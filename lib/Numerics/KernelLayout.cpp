@@ -63,13 +63,10 @@ bool parseKernelLayoutFamily(std::string_view family, KernelLayoutKind &kind) {
 Expected<KernelLayoutGeometry>
 kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
   const bool byteCodes =
-      spec.kind == KernelLayoutKind::DecodeGemv &&
-      (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6);
+      spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6;
   if (spec.bits != 4 && spec.bits != 8 && !byteCodes)
     return makeError("kernel layout ", kernelLayoutId(spec.kind).family,
-                     spec.kind == KernelLayoutKind::DecodeGemv
-                         ? " holds 2-, 3-, 4-, 5-, 6- or 8-bit codes, got "
-                         : " holds 4- or 8-bit codes, got ",
+                     " holds 2-, 3-, 4-, 5-, 6- or 8-bit codes, got ",
                      spec.bits, " bits");
   const unsigned field = spec.fieldBits();
   if (rows <= 0 || cols <= 0)
@@ -83,7 +80,7 @@ kernelLayoutGeometry(const KernelLayoutSpec &spec, int64_t rows, int64_t cols) {
     ok = roundUp(cols, chunk, g.paddedCols);
     g.chunksPerRow = g.paddedCols / chunk;
   } else {
-    ok = roundUp(rows, panelRows(spec.bits), g.paddedRows) &&
+    ok = roundUp(rows, panelRows(field), g.paddedRows) &&
          roundUp(cols, kMmaK, g.paddedCols);
     g.chunksPerRow = g.paddedCols / kMmaK;
   }

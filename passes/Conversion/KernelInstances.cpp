@@ -104,10 +104,9 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
   spec.symmetric = d.code.isSigned;
   spec.minZero = !d.code.isSigned && d.zeroPoint == ZeroPointKind::Min;
   spec.codebook = d.codebook;
-  // 2- and 3-bit codes only as the host GEMM's byte fields (Q2_K, Q3_K);
-  // validateQuantKernelSpec names the width any other family refuses.
-  if (d.code.bits < 2 || d.code.bits == 7 || d.code.bits > 8 ||
-      (d.code.bits < 4 && spec.family != KernelFamily::HostGemm))
+  // 2-, 3-, 5- and 6-bit codes (Q2_K, Q3_K, Q5_x, Q6_K) are byte fields
+  // in every family.
+  if (d.code.bits < 2 || d.code.bits == 7 || d.code.bits > 8)
     return makeError(d.code.bits, "-bit codes have no generated kernel");
   if (d.code.isSigned || d.codebook != Codebook::None
           ? d.zeroPoint != ZeroPointKind::None
@@ -116,7 +115,7 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
                      d.code.isSigned ? "signed" : "unsigned",
                      " codes: the generated kernels take signed codes "
                      "symmetric and unsigned codes with an integer "
-                     "(or, on the host, a min) zero-point");
+                     "zero-point or a min");
   // An act-order permutation changes no kernel: its layout holds K in
   // group order and the runtime gathers x to match (QuantizedStorage.h).
   if (d.granularity == Granularity::Group && d.axis == 1)

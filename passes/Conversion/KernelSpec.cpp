@@ -4,6 +4,9 @@
 
 #include "SpecText.h"
 
+#include "qtensor/Numerics/FloatFormats.h"
+
+#include <cmath>
 #include <utility>
 
 #include <vector>
@@ -64,39 +67,36 @@ std::string QuantKernelSpec::name() const {
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
-  // The host GEMM and the decode GEMV read the decode_gemv layout, which
-  // holds 2-, 3-, 5- and 6-bit codes one per byte; the tensor-core GEMM's
-  // panels hold 4- and 8-bit codes only.
-  const bool rowLayout = spec.family != KernelFamily::PrefillMma;
+  // Every family reads 2-, 3-, 5- and 6-bit codes one per byte field.
+  const bool mma = spec.family == KernelFamily::PrefillMma;
   if (spec.activation == FloatType::F32)
     return makeError("activations must be f16 or bf16, got f32");
-  if (spec.bits != 4 && spec.bits != 8 &&
-      !(rowLayout &&
-        (spec.bits == 2 || spec.bits == 3 || spec.bits == 5 || spec.bits == 6)))
-    return makeError("code width must be ", rowLayout ? "2, 3, 4, 5, 6" : "4",
-                     " or 8 bits, got ", spec.bits);
-  // Groups of 16: a whole chunk of byte fields, or half a W4 chunk whose
-  // two scales the host GEMM and the decode GEMV apply per lane; such a
-  // half carries no zero-point (NVFP4, symmetric codes).
+  if (spec.bits < 2 || spec.bits == 7 || spec.bits > 8)
+    return makeError("code width must be 2, 3, 4, 5, 6 or 8 bits, got ",
+                     spec.bits);
+  // Groups of 16: one k16 step of the tensor-core GEMM; for the row
+  // kernels a whole chunk of byte fields, or half a W4 chunk whose two
+  // scales the host GEMM and the decode GEMV apply per lane; such a half
+  // carries no zero-point (NVFP4, symmetric codes).
   const bool smallGroup =
-      spec.groupSize == 16 && rowLayout &&
-      (spec.chunkCodes() == 16 ||
+      spec.groupSize == 16 &&
+      (mma || spec.chunkCodes() == 16 ||
        (spec.chunkCodes() == 32 && !spec.takesZeroPoints() && !spec.minZero));
   if (spec.groupSize != 0 && spec.groupSize != 32 && spec.groupSize != 64 &&
       spec.groupSize != 128 && !smallGroup)
-    return makeError("group size must be 32, 64, 128",
-                     rowLayout ? " (16 for byte codes, or W4 codes without a "
-                                 "zero-point)"
-                               : "",
+    return makeError("group size must be ", mma ? "16, " : "", "32, 64, 128",
+                     mma ? ""
+                         : " (16 for byte codes, or W4 codes without a "
+                           "zero-point)",
                      " or per-channel, got ", spec.groupSize);
-  if (spec.minZero && (spec.symmetric || !rowLayout))
-    return makeError(spec.symmetric ? "a min zero-point needs unsigned codes"
-                                    : "the tensor-core GEMM takes no min "
-                                      "zero-points");
+  if (spec.minZero && spec.symmetric)
+    return makeError("a min zero-point needs unsigned codes");
+  // A group per k16 step holds 16 scales and 16 mins per lane and step:
+  // ptxas spills (prefill-mma-ggml-ptxas-gates.mlir).
+  if (spec.minZero && mma && spec.groupSize == 16)
+    return makeError("the tensor-core GEMM takes a min zero-point with "
+                     "groups of 32 or more, got 16");
   if (spec.codebook != Codebook::None) {
-    if (spec.family == KernelFamily::PrefillMma)
-      return makeError("only the host GEMM and the decode GEMV read codebook ",
-                       toString(spec.codebook), " codes");
     if (spec.symmetric || spec.minZero)
       return makeError("codebook ", toString(spec.codebook),
                        " codes are unsigned indices with no zero-point");
@@ -105,10 +105,17 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                        codebookValues(spec.codebook).size(),
                        " entries; its codes cannot be ", spec.bits,
                        " bits wide");
+    // The tensor cores multiply the table values themselves.
+    if (mma)
+      for (float v : codebookValues(spec.codebook))
+        if (!std::isnan(v) && // E4M3's NaN codes never reach a kernel
+            roundToFormat(v, spec.activation == FloatType::BF16
+                                 ? FloatFormat::BF16
+                                 : FloatFormat::F16) != double(v))
+          return makeError("codebook ", toString(spec.codebook), " value ", v,
+                           " is not exact in ", toString(spec.activation),
+                           ", which the tensor-core GEMM multiplies");
   }
-  if (spec.scaleType() == FloatType::F32 &&
-      spec.family == KernelFamily::PrefillMma)
-    return makeError("only the host GEMM and the decode GEMV take f32 scales");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");

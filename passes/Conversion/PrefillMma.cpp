@@ -21,6 +21,9 @@
 //  - scales are applied per group in f32: each group's k16 steps accumulate
 //    into partial sums, then acc += s[n, g] * partial (one fma per
 //    accumulator per group). Per-channel scales multiply once at the end.
+//    A float min (w = s q + m: ggml Q4_1, Q4_K, ...) adds m[n, g] times the
+//    group's sum of x over k, which one more mma per m16 tile and k16 step
+//    computes against a B of ones (exact products, f32 sums);
 //    The kernel error is then only f32 rounding: mma accumulation and one
 //    fma per group (see docs/codegen.md for the bound). The alternative,
 //    scaling B in half precision before the mma (Marlin's choice), saves the
@@ -70,12 +73,31 @@ public:
 private:
   /// Issues the cp.async copies of k-tile `kt` into stage `st` as one group.
   Value issueCopies(Value kt, Value st);
+  /// What a lane carries through the k loop: accumulators, the current
+  /// group's partial sums and (for mins) its ones-mma sums of x.
+  struct Sums {
+    SmallVector<Value> acc, partial, xSums;
+    SmallVector<Value> flat() const {
+      SmallVector<Value> v(acc);
+      v.append(partial);
+      v.append(xSums);
+      return v;
+    }
+    void assign(ValueRange v) {
+      auto it = v.begin();
+      for (SmallVector<Value> *part : {&acc, &partial, &xSums}) {
+        const size_t n = part->size();
+        part->assign(it, it + n);
+        it += n;
+      }
+    }
+  };
   /// One k-tile: `steps` k16 steps on stage `st`, the group ends planned.
-  void computeTile(Value kt, Value st, int64_t steps, bool isLast,
-                   SmallVector<Value> &acc, SmallVector<Value> &partial);
-  /// Folds the partial sums of the group of step j into acc.
-  SmallVector<Value> endGroup(ImplicitLocOpBuilder &ib, Value st, int64_t j,
-                              ArrayRef<Value> partial, ArrayRef<Value> acc);
+  void computeTile(Value kt, Value st, int64_t steps, bool isLast, Sums &sums);
+  /// Folds the partial sums of the group of step j into acc and restarts
+  /// the group's sums.
+  Sums endGroup(ImplicitLocOpBuilder &ib, Value st, int64_t j,
+                const Sums &sums);
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> c);
   SmallVector<Value> zerosF32(ImplicitLocOpBuilder &ib, int64_t n) {
@@ -140,25 +162,34 @@ SmallVector<Value> DeviceKernel::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
   return result;
 }
 
-SmallVector<Value> DeviceKernel::endGroup(ImplicitLocOpBuilder &ib, Value st,
-                                          int64_t j, ArrayRef<Value> partial,
-                                          ArrayRef<Value> acc) {
+DeviceKernel::Sums DeviceKernel::endGroup(ImplicitLocOpBuilder &ib, Value st,
+                                          int64_t j, const Sums &sums) {
+  const Value c0 = indexConst(ib, 0);
   SmallVector<Value> scales =
-      e.stagesQParams()
-          ? e.stagedScales(ib, shared.scales, st, e.slotOfStep(j), tile.column,
-                           lane)
-          : e.globalScales(ib, args, tile.nWarp, lane, indexConst(ib, 0));
-  return e.applyScales(ib, scales, partial, acc);
+      e.stagesQParams() ? e.stagedScales(ib, shared.scales, st, e.slotOfStep(j),
+                                         tile.column, lane)
+                        : e.globalScales(ib, args, tile.nWarp, lane, c0);
+  SmallVector<Value> mins;
+  if (e.spec.minZero)
+    mins = e.stagesQParams()
+               ? e.stagedScales(ib, shared.zeros, st, e.slotOfStep(j),
+                                tile.column, lane)
+               : e.globalMins(ib, args, tile.nWarp, lane, c0);
+  Sums next;
+  next.acc =
+      e.applyScales(ib, scales, sums.partial, sums.acc, mins, sums.xSums);
+  next.partial = zerosF32(ib, kAccPerLane);
+  next.xSums = zerosF32(ib, sums.xSums.size());
+  return next;
 }
 
 void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
-                               SmallVector<Value> &acc,
-                               SmallVector<Value> &partial) {
+                               Sums &sums) {
   SmallVector<StepPlan> plan = e.planTile(steps, isLast);
   Value firstStep = arith::MulIOp::create(b, kt, indexConst(b, kStepsPerTile));
   auto zerosOfStep = [&](int64_t j) -> SmallVector<Value> {
-    if (e.spec.symmetric)
-      return e.symmetricZeroOperands(b);
+    if (!e.integerZeros())
+      return e.constantZeroOperands(b);
     if (!e.stagesQParams())
       return channelZeros;
     return e.stagedZeroOperands(b, shared.zeros, st, e.slotOfStep(j),
@@ -181,34 +212,33 @@ void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
         a[mi].push_back(vector::ExtractOp::create(b, frag, r));
     }
     SmallVector<Value> bRegs = e.bFragments(b, args, slabs, lane, step, zeros);
-    for (int64_t mi = 0; mi < kMTiles; ++mi)
+    for (int64_t mi = 0; mi < kMTiles; ++mi) {
       for (int64_t ni = 0; ni < kNTiles; ++ni) {
         const int64_t i0 = accIndex(mi, ni, 0);
         SmallVector<Value> d = mma(a[mi], {bRegs[2 * ni], bRegs[2 * ni + 1]},
-                                   ArrayRef<Value>(partial).slice(i0, 4));
-        std::copy(d.begin(), d.end(), partial.begin() + i0);
+                                   ArrayRef<Value>(sums.partial).slice(i0, 4));
+        std::copy(d.begin(), d.end(), sums.partial.begin() + i0);
       }
+      if (e.spec.minZero) {
+        Value ones = e.onesFragment(b);
+        SmallVector<Value> d = mma(
+            a[mi], {ones, ones}, ArrayRef<Value>(sums.xSums).slice(4 * mi, 4));
+        std::copy(d.begin(), d.end(), sums.xSums.begin() + 4 * mi);
+      }
+    }
     if (plan[j].end == GroupEnd::Always) {
-      acc = endGroup(b, st, j, partial, acc);
-      partial = zerosF32(b, kAccPerLane);
+      sums = endGroup(b, st, j, sums);
     } else if (plan[j].end == GroupEnd::WhenTileEndsGroup) {
-      SmallVector<Value> carried(acc);
-      carried.append(partial);
       auto ifOp = scf::IfOp::create(
           b, e.tileEndsGroup(b, kt),
           [&](OpBuilder &nested, Location loc) {
             ImplicitLocOpBuilder ib(loc, nested);
-            SmallVector<Value> r = endGroup(ib, st, j, partial, acc);
-            r.append(zerosF32(ib, kAccPerLane));
-            scf::YieldOp::create(ib, r);
+            scf::YieldOp::create(ib, endGroup(ib, st, j, sums).flat());
           },
           [&](OpBuilder &nested, Location loc) {
-            scf::YieldOp::create(nested, loc, carried);
+            scf::YieldOp::create(nested, loc, sums.flat());
           });
-      acc.assign(ifOp.getResults().begin(),
-                 ifOp.getResults().begin() + acc.size());
-      partial.assign(ifOp.getResults().begin() + acc.size(),
-                     ifOp.getResults().end());
+      sums.assign(ifOp.getResults());
     }
   }
 }
@@ -223,7 +253,7 @@ void DeviceKernel::build() {
   blockN = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   tile = e.warpTile(b, warp, blockN);
   slabs = e.warpSlabs(b, tile.nWarp);
-  if (!e.stagesQParams() && !e.spec.symmetric)
+  if (!e.stagesQParams() && e.integerZeros())
     channelZeros =
         e.globalZeroOperands(b, args, tile.nWarp, lane, indexConst(b, 0));
 
@@ -235,22 +265,21 @@ void DeviceKernel::build() {
                        shared.scales, shared.zeros, thread, c0);
   // Per-channel scales need no separate accumulators: the one group's
   // partial sums are scaled once at the end.
-  SmallVector<Value> acc =
-      e.stagesQParams() ? zerosF32(b, kAccPerLane) : SmallVector<Value>();
-  SmallVector<Value> partial = zerosF32(b, kAccPerLane);
-  const int64_t numAcc = acc.size();
+  Sums sums;
+  if (e.stagesQParams())
+    sums.acc = zerosF32(b, kAccPerLane);
+  sums.partial = zerosF32(b, kAccPerLane);
+  if (e.spec.minZero)
+    sums.xSums = zerosF32(b, kXSumsPerLane);
 
-  SmallVector<Value> init(acc);
-  init.append(partial);
   auto loop = scf::ForOp::create(b, c0, indexConst(b, e.numTiles - 1),
-                                 indexConst(b, 1), init);
+                                 indexConst(b, 1), sums.flat());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    ValueRange iter = loop.getRegionIterArgs();
-    SmallVector<Value> a(iter.begin(), iter.begin() + numAcc);
-    SmallVector<Value> p(iter.begin() + numAcc, iter.end());
+    Sums iter = sums;
+    iter.assign(loop.getRegionIterArgs());
     Value next = arith::AddIOp::create(b, kt, indexConst(b, 1));
     Value nextStage = arith::RemUIOp::create(b, next, indexConst(b, kStages));
     Value token = issueCopies(next, nextStage);
@@ -264,7 +293,7 @@ void DeviceKernel::build() {
     nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(1));
     gpu::BarrierOp::create(b);
     computeTile(kt, arith::RemUIOp::create(b, kt, indexConst(b, kStages)),
-                kStepsPerTile, /*isLast=*/false, a, p);
+                kStepsPerTile, /*isLast=*/false, iter);
     // Stage kt + 1 was last read in iteration kt - 1, before its final
     // barrier; the barrier below publishes the stores to iteration kt + 1.
     if (e.stagesQParams())
@@ -273,20 +302,17 @@ void DeviceKernel::build() {
     // Once every warp is past this barrier nobody reads stage kt % 2, and
     // iteration kt + 1 may refill it.
     gpu::BarrierOp::create(b);
-    SmallVector<Value> yielded(a);
-    yielded.append(p);
-    scf::YieldOp::create(b, yielded);
+    scf::YieldOp::create(b, iter.flat());
   }
-  acc.assign(loop.getResults().begin(), loop.getResults().begin() + numAcc);
-  partial.assign(loop.getResults().begin() + numAcc, loop.getResults().end());
+  sums.assign(loop.getResults());
 
   nvgpu::DeviceAsyncWaitOp::create(b, first, b.getI32IntegerAttr(0));
   gpu::BarrierOp::create(b);
   const int64_t last = e.numTiles - 1;
   computeTile(indexConst(b, last), indexConst(b, last % kStages), e.lastSteps,
-              /*isLast=*/true, acc, partial);
+              /*isLast=*/true, sums);
   e.storeOutputs(b, args, arith::AddIOp::create(b, mBase, tile.rowOffset),
-                 tile.nWarp, lane, rows, acc);
+                 tile.nWarp, lane, rows, sums.acc);
 }
 
 } // namespace
@@ -305,7 +331,7 @@ void buildPrefillMmaNVPTX(ModuleOp module, const PrefillMmaEmitter &e) {
   SmallVector<Type> buffers = {e.stageType(workgroup)};
   if (e.stagesQParams()) {
     buffers.push_back(e.scaleStageType(workgroup));
-    if (!e.spec.symmetric)
+    if (e.spec.takesZeroPoints())
       buffers.push_back(e.zeroStageType(workgroup));
   }
   auto fn = gpu::GPUFuncOp::create(
@@ -338,9 +364,10 @@ int64_t prefillMmaStaticSharedBytes(const QuantKernelSpec &spec) {
       prefill::kStages * kPrefillRowsPerBlock * prefill::kStageStride * 2;
   const int64_t qparams =
       prefill::kStages * prefill::groupSlots(spec) * kPrefillColsPerBlock;
-  bytes += qparams * 2; // scales
-  if (!spec.symmetric)
-    bytes += qparams; // zero-points
+  const int64_t scaleBytes = spec.scaleType() == FloatType::F32 ? 4 : 2;
+  bytes += qparams * scaleBytes;
+  if (spec.takesZeroPoints()) // u8 zero-points, or mins like scales
+    bytes += qparams * (spec.minZero ? scaleBytes : 1);
   return bytes;
 }
 

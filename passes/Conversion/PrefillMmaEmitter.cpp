@@ -8,12 +8,19 @@
 //             7 fraction bits);
 //   bf16 W8   8-bit fields do not fit bf16's fraction: the f32 magic
 //             0x4B000000 (2^23) and an exact truncation to bf16
-//             (|q - z| <= 255 has 8 significant bits).
-// Scales are applied per group to f32 partial sums (see PrefillMma.cpp).
+//             (|q - z| <= 255 has 8 significant bits); 2- to 6-bit codes
+//             in byte fields stay below 128 and take the 16-bit magic;
+//   codebook  table[q] from selects in registers (CodebookLookup.h), then
+//             truncated to the activation type: validation admits only
+//             tables exact in it (IQ4_NL, E2M1, E4M3).
+// Scales are applied per group to f32 partial sums (see PrefillMma.cpp); a
+// min m adds m * (the group's sum of x), a sum the tensor cores compute
+// against a B of ones.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PrefillMmaEmitter.h"
+#include "CodebookLookup.h"
 #include "KernelTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -64,13 +71,13 @@ PrefillMmaEmitter::PrefillMmaEmitter(const QuantKernelSpec &spec,
       act(conversion::elementType(ctx, spec.activation)),
       scale(conversion::elementType(ctx, spec.scaleType())),
       out(conversion::elementType(ctx, spec.output)), hasBias(spec.bias),
-      halfMagic(spec.activation == FloatType::F16 || spec.bits == 4) {
+      halfMagic(spec.activation == FloatType::F16 || spec.bits < 8) {
   kSteps = (spec.k + kMmaK - 1) / kMmaK;
   numTiles = (kSteps + kStepsPerTile - 1) / kStepsPerTile;
   lastSteps = kSteps - (numTiles - 1) * kStepsPerTile;
   stepsPerGroup = spec.groupSize == 0 ? 0 : spec.groupSize / kMmaK;
   groups = spec.groupsPerRow();
-  const int64_t panelRows = 256 / spec.bits;
+  const int64_t panelRows = 256 / spec.fieldBits();
   slabs = (spec.n + panelRows - 1) / panelRows;
   nBlocks = (spec.n + kPrefillColsPerBlock - 1) / kPrefillColsPerBlock;
 }
@@ -81,9 +88,8 @@ SmallVector<Type> PrefillMmaEmitter::argumentTypes() const {
       MemRefType::get({t, spec.k}, act),
       MemRefType::get({slabs, kSteps * kPanelWords}, i32),
       MemRefType::get({spec.n, groups}, scale)};
-  if (!spec.symmetric)
-    types.push_back(
-        MemRefType::get({spec.n, groups}, IntegerType::get(ctx, 8)));
+  if (spec.takesZeroPoints())
+    types.push_back(MemRefType::get({spec.n, groups}, zeroElement()));
   if (hasBias)
     types.push_back(MemRefType::get({spec.n}, out));
   types.push_back(MemRefType::get({t, spec.n}, out));
@@ -117,8 +123,12 @@ MemRefType PrefillMmaEmitter::scaleStageType(Attribute memorySpace) const {
 
 MemRefType PrefillMmaEmitter::zeroStageType(Attribute memorySpace) const {
   return MemRefType::get({kStages, groupSlots(), kPrefillColsPerBlock},
-                         IntegerType::get(ctx, 8), MemRefLayoutAttrInterface(),
+                         zeroElement(), MemRefLayoutAttrInterface(),
                          memorySpace);
+}
+
+Type PrefillMmaEmitter::zeroElement() const {
+  return spec.minZero ? scale : Type(IntegerType::get(ctx, 8));
 }
 
 SmallVector<StepPlan> PrefillMmaEmitter::planTile(int64_t steps,
@@ -216,7 +226,7 @@ PrefillMmaEmitter::ldmatrixAddress(ImplicitLocOpBuilder &b, Value lane,
 
 SmallVector<Value> PrefillMmaEmitter::warpSlabs(ImplicitLocOpBuilder &b,
                                                 Value nWarp) const {
-  const int64_t panelRows = 256 / spec.bits;
+  const int64_t panelRows = 256 / spec.fieldBits();
   Value first = arith::DivUIOp::create(b, nWarp, indexConst(b, panelRows));
   SmallVector<Value> result;
   for (int64_t i = 0; i < kWarpCols / panelRows; ++i)
@@ -245,7 +255,7 @@ PrefillMmaEmitter::loadTileQParams(ImplicitLocOpBuilder &b, ValueRange args,
   SmallVector<Value> values;
   for (Value g : groupsOfSlots)
     values.push_back(memref::LoadOp::create(b, argS(args), ValueRange{n, g}));
-  if (!spec.symmetric)
+  if (spec.takesZeroPoints())
     for (Value g : groupsOfSlots)
       values.push_back(memref::LoadOp::create(b, argZ(args), ValueRange{n, g}));
   return values;
@@ -292,7 +302,8 @@ SmallVector<Value> PrefillMmaEmitter::stagedScales(ImplicitLocOpBuilder &b,
         b, pairTy, scales,
         ValueRange{st, indexConst(b, slot),
                    arith::AddIOp::create(b, c, indexConst(b, ni * kMmaN))},
-        /*nontemporal=*/false, llvm::MaybeAlign(4));
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(2 * scale.getIntOrFloatBitWidth() / 8));
     for (int64_t e = 0; e < 2; ++e)
       result.push_back(extendToF32(b, vector::ExtractOp::create(b, pair, e)));
   }
@@ -303,6 +314,20 @@ SmallVector<Value> PrefillMmaEmitter::globalScales(ImplicitLocOpBuilder &b,
                                                    ValueRange args, Value nWarp,
                                                    Value lane,
                                                    Value group) const {
+  return globalColumnValues(b, argS(args), nWarp, lane, group);
+}
+
+SmallVector<Value> PrefillMmaEmitter::globalMins(ImplicitLocOpBuilder &b,
+                                                 ValueRange args, Value nWarp,
+                                                 Value lane,
+                                                 Value group) const {
+  return globalColumnValues(b, argZ(args), nWarp, lane, group);
+}
+
+SmallVector<Value>
+PrefillMmaEmitter::globalColumnValues(ImplicitLocOpBuilder &b, Value source,
+                                      Value nWarp, Value lane,
+                                      Value group) const {
   Value c = cColumn(b, nWarp, lane);
   SmallVector<Value> result;
   for (int64_t ni = 0; ni < kNTiles; ++ni)
@@ -311,7 +336,7 @@ SmallVector<Value> PrefillMmaEmitter::globalScales(ImplicitLocOpBuilder &b,
           b, arith::AddIOp::create(b, c, indexConst(b, ni * kMmaN + e)),
           spec.n - 1);
       result.push_back(extendToF32(
-          b, memref::LoadOp::create(b, argS(args), ValueRange{n, group})));
+          b, memref::LoadOp::create(b, source, ValueRange{n, group})));
     }
   return result;
 }
@@ -339,15 +364,22 @@ Value zeroOperand(ImplicitLocOpBuilder &b, const PrefillMmaEmitter &e,
 } // namespace
 
 SmallVector<Value>
-PrefillMmaEmitter::symmetricZeroOperands(ImplicitLocOpBuilder &b) const {
-  // Signed codes are stored offset binary: field = q + 2^(b-1).
+PrefillMmaEmitter::constantZeroOperands(ImplicitLocOpBuilder &b) const {
+  // Signed codes are stored offset binary: field = q + 2^(b-1). Codes
+  // under a min are q itself (the min is added after the mma).
   const double magic = halfMagic ? (act.isF16() ? 1024.0 : 128.0) : 8388608.0;
+  const double offset = spec.symmetric ? double(1 << (spec.bits - 1)) : 0.0;
   Type elem = halfMagic ? act : f32;
   Value c = arith::ConstantOp::create(
-      b, SplatElementsAttr::get(
-             VectorType::get({2}, elem),
-             b.getFloatAttr(elem, magic + double(1 << (spec.bits - 1)))));
+      b, SplatElementsAttr::get(VectorType::get({2}, elem),
+                                b.getFloatAttr(elem, magic + offset)));
   return SmallVector<Value>(kNTiles, c);
+}
+
+Value PrefillMmaEmitter::onesFragment(ImplicitLocOpBuilder &b) const {
+  return arith::ConstantOp::create(
+      b, SplatElementsAttr::get(VectorType::get({2}, act),
+                                b.getFloatAttr(act, 1.0)));
 }
 
 SmallVector<Value>
@@ -401,12 +433,13 @@ SmallVector<Value> PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b,
   SmallVector<Value> regs;
   for (int64_t ni = 0; ni < kNTiles; ++ni) {
     // W4: word ni / 2 holds tile ni at nibble pairs (8 (ni % 2), +4);
-    // W8: word ni holds it at byte pairs (0, 8). Pairs are (k0, k0+1) in
-    // bits [s, s+b) and [s+16, s+16+b).
-    Value word = spec.bits == 4 ? words[ni / 2] : words[ni];
-    const uint32_t base = spec.bits == 4 ? 8 * (ni % 2) : 0;
-    const uint32_t hiShift = spec.bits == 4 ? 4 : 8;
-    const uint32_t mask = spec.bits == 4 ? 0x000F000F : 0x00FF00FF;
+    // byte fields: word ni holds it at byte pairs (0, 8). Pairs are (k0,
+    // k0+1) in bits [s, s+f) and [s+16, s+16+f).
+    const bool w4 = spec.fieldBits() == 4;
+    Value word = w4 ? words[ni / 2] : words[ni];
+    const uint32_t base = w4 ? 8 * (ni % 2) : 0;
+    const uint32_t hiShift = w4 ? 4 : 8;
+    const uint32_t mask = w4 ? 0x000F000F : 0x00FF00FF;
     for (uint32_t r = 0; r < 2; ++r) {
       const uint32_t shift = base + r * hiShift;
       Value field =
@@ -415,7 +448,15 @@ SmallVector<Value> PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b,
               : Value(arith::ShRUIOp::create(b, word, i32Const(b, shift)));
       field = arith::AndIOp::create(b, field, i32Const(b, mask));
       Value pair;
-      if (halfMagic) {
+      if (spec.codebook != Codebook::None) {
+        auto pairI32 = VectorType::get({2}, i32);
+        Value lo = arith::AndIOp::create(b, field, i32Const(b, 0xFF));
+        Value hi = arith::ShRUIOp::create(b, field, i32Const(b, 16));
+        Value values = conversion::emitCodebookLookup(
+            b, vector::FromElementsOp::create(b, pairI32, ValueRange{lo, hi}),
+            spec.codebook);
+        pair = arith::TruncFOp::create(b, VectorType::get({2}, act), values);
+      } else if (halfMagic) {
         Value magic = i32Const(b, act.isF16() ? 0x64006400 : 0x43004300);
         pair = asPair(b, arith::OrIOp::create(b, field, magic), act);
         pair = arith::SubFOp::create(b, pair, zeros[ni]);
@@ -440,10 +481,9 @@ SmallVector<Value> PrefillMmaEmitter::bFragments(ImplicitLocOpBuilder &b,
   return regs;
 }
 
-SmallVector<Value> PrefillMmaEmitter::applyScales(ImplicitLocOpBuilder &b,
-                                                  ArrayRef<Value> scales,
-                                                  ArrayRef<Value> partial,
-                                                  ArrayRef<Value> acc) const {
+SmallVector<Value> PrefillMmaEmitter::applyScales(
+    ImplicitLocOpBuilder &b, ArrayRef<Value> scales, ArrayRef<Value> partial,
+    ArrayRef<Value> acc, ArrayRef<Value> mins, ArrayRef<Value> xSums) const {
   auto contract = arith::FastMathFlags::contract;
   SmallVector<Value> result(partial.begin(), partial.end());
   for (int64_t ni = 0; ni < kNTiles; ++ni)
@@ -451,13 +491,19 @@ SmallVector<Value> PrefillMmaEmitter::applyScales(ImplicitLocOpBuilder &b,
       for (int64_t e = 0; e < 4; ++e) {
         const int64_t i = accIndex(mi, ni, e);
         Value s = scales[2 * ni + e % 2];
-        if (acc.empty()) {
-          result[i] = arith::MulFOp::create(b, s, partial[i]);
-          continue;
-        }
         // mul + add marked contract: one fma.rn.f32 on NVPTX.
+        Value base = acc.empty() ? Value() : acc[i];
+        if (!mins.empty()) {
+          // Every column of the ones-mma holds the row's sum: c0 for the
+          // lane's first row, c2 for its row + 8.
+          Value m = arith::MulFOp::create(
+              b, mins[2 * ni + e % 2], xSums[mi * 4 + 2 * (e / 2)], contract);
+          base = base ? Value(arith::AddFOp::create(b, m, base, contract)) : m;
+        }
         Value scaled = arith::MulFOp::create(b, s, partial[i], contract);
-        result[i] = arith::AddFOp::create(b, scaled, acc[i], contract);
+        result[i] =
+            base ? Value(arith::AddFOp::create(b, scaled, base, contract))
+                 : scaled;
       }
   return result;
 }

@@ -19,7 +19,8 @@
 //   B           straight from the packed panels: per k16 step a lane loads
 //               its 16 bytes of the n64 (W4) or two n32 (W8) panels with one
 //               128-bit load each; the two warps of a feature range read
-//               the same panels (the second read hits L1).
+//               the same panels (the second read hits L1). Byte fields
+//               (W2, W3, W5, W6) are read as W8 panels.
 //
 // Register files per lane: accumulator element e of mma tile (mi, ni) is
 // index accIndex(mi, ni, e); A fragments are 4 x vector<2 x act> per m16
@@ -61,6 +62,8 @@ constexpr int64_t kChunk = 8;
 constexpr int64_t kCopiesPerThread =
     kPrefillRowsPerBlock * kTileK / kChunk / kThreads;
 constexpr int64_t kAccPerLane = kMTiles * kNTiles * 4;
+/// The ones-mma accumulators of a lane (a min's group sums of x).
+constexpr int64_t kXSumsPerLane = kMTiles * 4;
 static_assert(kThreads == kPrefillColsPerBlock,
               "qparams are staged by one thread per block column");
 /// 32-bit words of one k16 x n(256/b) panel: 32 lanes x 16 bytes.
@@ -98,6 +101,7 @@ public:
   PrefillMmaEmitter(const QuantKernelSpec &spec, mlir::MLIRContext *ctx);
 
   /// x, w, s, [z], [b], y; T (dim 0 of x and y) is `?` for dynamic rows.
+  /// z is u8 zero-points, or a min in the scale dtype.
   llvm::SmallVector<mlir::Type> argumentTypes() const;
   /// The staged activation tiles: [kStages, 32, kStageStride].
   mlir::MemRefType stageType(mlir::Attribute memorySpace) const;
@@ -110,13 +114,18 @@ public:
   int64_t slotOfStep(int64_t j) const;
   mlir::MemRefType scaleStageType(mlir::Attribute memorySpace) const;
   mlir::MemRefType zeroStageType(mlir::Attribute memorySpace) const;
+  /// u8, or the scale dtype for a min.
+  mlir::Type zeroElement() const;
+  /// Whether the B conversion subtracts a zero-point read from z (else a
+  /// constant: the offset of signed codes, 0 under a min).
+  bool integerZeros() const { return spec.takesZeroPoints() && !spec.minZero; }
 
   mlir::Value argX(mlir::ValueRange a) const { return a[0]; }
   mlir::Value argW(mlir::ValueRange a) const { return a[1]; }
   mlir::Value argS(mlir::ValueRange a) const { return a[2]; }
   mlir::Value argZ(mlir::ValueRange a) const { return a[3]; }
   mlir::Value argBias(mlir::ValueRange a) const {
-    return a[spec.symmetric ? 3 : 4];
+    return a[spec.takesZeroPoints() ? 4 : 3];
   }
   mlir::Value argY(mlir::ValueRange a) const { return a.back(); }
 
@@ -165,12 +174,21 @@ public:
   llvm::SmallVector<mlir::Value>
   globalScales(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange args,
                mlir::Value nWarp, mlir::Value lane, mlir::Value group) const;
+  /// Per-channel mins, like globalScales (staged mins are read with
+  /// stagedScales from the zero stage).
+  llvm::SmallVector<mlir::Value> globalMins(mlir::ImplicitLocOpBuilder &b,
+                                            mlir::ValueRange args,
+                                            mlir::Value nWarp, mlir::Value lane,
+                                            mlir::Value group) const;
   /// Per n8 tile, what the B conversion subtracts: magic + zero-point for the
   /// lane's B column (vector<2 x act>, or vector<2 x f32> for bf16 W8);
-  /// constants for symmetric codes, else from a stage slot or (per-channel)
-  /// global memory.
+  /// constants unless integerZeros(), else from a stage slot or
+  /// (per-channel) global memory.
   llvm::SmallVector<mlir::Value>
-  symmetricZeroOperands(mlir::ImplicitLocOpBuilder &b) const;
+  constantZeroOperands(mlir::ImplicitLocOpBuilder &b) const;
+  /// A B register of ones: the mma of an A fragment with it gives each
+  /// row's sum of x over the k16 step in every column (for mins).
+  mlir::Value onesFragment(mlir::ImplicitLocOpBuilder &b) const;
   llvm::SmallVector<mlir::Value>
   stagedZeroOperands(mlir::ImplicitLocOpBuilder &b, mlir::Value zeros,
                      mlir::Value st, int64_t slot, mlir::Value column,
@@ -186,11 +204,14 @@ public:
              llvm::ArrayRef<mlir::Value> slabs, mlir::Value lane,
              mlir::Value step, llvm::ArrayRef<mlir::Value> zeros) const;
   /// acc + s * partial per accumulator (s * partial when `acc` is empty),
-  /// `scales` as stagedScales returns them.
+  /// `scales` as stagedScales returns them; with mins, + m * (the row's
+  /// group sum of x), `xSums` the ones-mma accumulators (kXSumsPerLane).
   llvm::SmallVector<mlir::Value>
   applyScales(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> scales,
               llvm::ArrayRef<mlir::Value> partial,
-              llvm::ArrayRef<mlir::Value> acc) const;
+              llvm::ArrayRef<mlir::Value> acc,
+              llvm::ArrayRef<mlir::Value> mins = {},
+              llvm::ArrayRef<mlir::Value> xSums = {}) const;
   /// y = round(acc (+ bias)) for the lane's outputs inside [T, N]; the
   /// warp's first token is mWarp.
   void storeOutputs(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange args,
@@ -211,6 +232,12 @@ public:
   int64_t groups;        ///< scale columns: ceil(K / G)
   int64_t slabs;         ///< panel rows: ceil(N / (256 / b))
   int64_t nBlocks;       ///< ceil(N / 256)
+
+private:
+  llvm::SmallVector<mlir::Value>
+  globalColumnValues(mlir::ImplicitLocOpBuilder &b, mlir::Value source,
+                     mlir::Value nWarp, mlir::Value lane,
+                     mlir::Value group) const;
 };
 
 mlir::Value indexConst(mlir::ImplicitLocOpBuilder &b, int64_t v);

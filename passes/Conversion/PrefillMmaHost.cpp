@@ -74,29 +74,39 @@ private:
                    bool isLast, Value warp);
   void ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset, int64_t mi,
                 int64_t j);
-  void mma(ImplicitLocOpBuilder &b, Value warp, Value lane);
+  /// The lane's mma.sync results for every (mi, ni) tile into `partial`,
+  /// or (ones) those of each m-tile against a B of ones into `xSums`.
+  void mma(ImplicitLocOpBuilder &b, Value warp, Value lane, bool ones);
   void endGroup(ImplicitLocOpBuilder &b, Value warp, const WarpTile &tile,
                 Value st, int64_t j);
   SmallVector<Value> loadLane(ImplicitLocOpBuilder &b, Value buffer, Value warp,
                               Value lane) {
     SmallVector<Value> v;
-    for (int64_t i = 0; i < kAccPerLane; ++i)
+    for (int64_t i = 0; i < lastDim(buffer); ++i)
       v.push_back(memref::LoadOp::create(
           b, buffer, ValueRange{warp, lane, indexConst(b, i)}));
     return v;
   }
   void storeLane(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value buffer,
                  Value warp, Value lane) {
-    for (int64_t i = 0; i < kAccPerLane; ++i)
+    for (int64_t i = 0; i < lastDim(buffer); ++i)
       memref::StoreOp::create(b, v[i], buffer,
                               ValueRange{warp, lane, indexConst(b, i)});
+  }
+  void storeZeros(ImplicitLocOpBuilder &b, Value buffer, Value warp,
+                  Value lane) {
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0));
+    storeLane(b, SmallVector<Value>(lastDim(buffer), zero), buffer, warp, lane);
+  }
+  static int64_t lastDim(Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getShape().back();
   }
 
   const PrefillMmaEmitter &e;
   ValueRange args;
   Value rows, mBase, bn;
   /// The block's shared memory and the warps' registers, as arrays.
-  Value stage, scaleBuf, zeroBuf, addr, aFrag, bFrag, acc, partial;
+  Value stage, scaleBuf, zeroBuf, addr, aFrag, bFrag, acc, partial, xSums;
 };
 
 void HostKernel::issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st) {
@@ -160,20 +170,24 @@ void HostKernel::ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset,
   });
 }
 
-void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane) {
+void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane,
+                     bool ones) {
   // D = A B + C for the lane's 4 accumulators of every (mi, ni) tile.
   Value g = div(b, lane, 4);
   Value t2 = mul(b, rem(b, lane, 4), 2);
+  Value out = ones ? xSums : partial;
   forLoop(b, kMTiles, [&](ImplicitLocOpBuilder &mb, Value mi) {
-    forLoop(mb, kNTiles, [&](ImplicitLocOpBuilder &nb, Value ni) {
+    forLoop(mb, ones ? 1 : kNTiles, [&](ImplicitLocOpBuilder &nb, Value ni) {
       forLoop(nb, 4, [&](ImplicitLocOpBuilder &eb, Value el) {
         Value row = arith::AddIOp::create(eb, g, mul(eb, div(eb, el, 2), 8));
         Value col = arith::AddIOp::create(eb, t2, rem(eb, el, 2));
+        const int64_t tilesPerM = ones ? 1 : kNTiles;
         Value index = arith::AddIOp::create(
-            eb, mul(eb, arith::AddIOp::create(eb, mul(eb, mi, kNTiles), ni), 4),
+            eb,
+            mul(eb, arith::AddIOp::create(eb, mul(eb, mi, tilesPerM), ni), 4),
             el);
         Value c =
-            memref::LoadOp::create(eb, partial, ValueRange{warp, lane, index});
+            memref::LoadOp::create(eb, out, ValueRange{warp, lane, index});
         auto sum = scf::ForOp::create(
             eb, indexConst(eb, 0), indexConst(eb, kMmaK), indexConst(eb, 1),
             ValueRange{c},
@@ -192,15 +206,18 @@ void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane) {
               Value bLane = arith::AddIOp::create(kb, mul(kb, col, 4), quad);
               Value av = memref::LoadOp::create(
                   kb, aFrag, ValueRange{mi, aLane, aReg, half});
-              Value bv = memref::LoadOp::create(
-                  kb, bFrag, ValueRange{ni, bLane, high, half});
+              Value bv =
+                  ones ? Value(arith::ConstantOp::create(
+                             kb, kb.getFloatAttr(e.act, 1.0)))
+                       : Value(memref::LoadOp::create(
+                             kb, bFrag, ValueRange{ni, bLane, high, half}));
               Value product = arith::MulFOp::create(
                   kb, arith::ExtFOp::create(kb, e.f32, av),
                   arith::ExtFOp::create(kb, e.f32, bv));
               scf::YieldOp::create(
                   kb, ValueRange{arith::AddFOp::create(kb, iter[0], product)});
             });
-        memref::StoreOp::create(eb, sum.getResult(0), partial,
+        memref::StoreOp::create(eb, sum.getResult(0), out,
                                 ValueRange{warp, lane, index});
       });
     });
@@ -215,13 +232,21 @@ void HostKernel::endGroup(ImplicitLocOpBuilder &b, Value warp,
             ? e.stagedScales(lb, scaleBuf, st, e.slotOfStep(j), tile.column,
                              lane)
             : e.globalScales(lb, args, tile.nWarp, lane, indexConst(lb, 0));
+    SmallVector<Value> mins, sums;
+    if (e.spec.minZero) {
+      mins = e.stagesQParams()
+                 ? e.stagedScales(lb, zeroBuf, st, e.slotOfStep(j), tile.column,
+                                  lane)
+                 : e.globalMins(lb, args, tile.nWarp, lane, indexConst(lb, 0));
+      sums = loadLane(lb, xSums, warp, lane);
+    }
     SmallVector<Value> p = loadLane(lb, partial, warp, lane);
     SmallVector<Value> a;
     if (e.stagesQParams())
       a = loadLane(lb, acc, warp, lane);
-    storeLane(lb, e.applyScales(lb, scales, p, a), acc, warp, lane);
-    Value zero = arith::ConstantOp::create(lb, lb.getF32FloatAttr(0.0));
-    storeLane(lb, SmallVector<Value>(kAccPerLane, zero), partial, warp, lane);
+    storeLane(lb, e.applyScales(lb, scales, p, a, mins, sums), acc, warp, lane);
+    storeZeros(lb, partial, warp, lane);
+    storeZeros(lb, xSums, warp, lane);
   });
 }
 
@@ -239,7 +264,7 @@ void HostKernel::computeTile(ImplicitLocOpBuilder &b, Value kt, Value st,
       // The device reads zero-points at the first step of a group slot;
       // they are the same values at every step of it.
       SmallVector<Value> zeros =
-          e.spec.symmetric ? e.symmetricZeroOperands(lb)
+          !e.integerZeros() ? e.constantZeroOperands(lb)
           : e.stagesQParams()
               ? e.stagedZeroOperands(lb, zeroBuf, st, e.slotOfStep(j),
                                      tile.column, lane)
@@ -252,8 +277,11 @@ void HostKernel::computeTile(ImplicitLocOpBuilder &b, Value kt, Value st,
                                            indexConst(lb, i % 2),
                                            indexConst(lb, 0)});
     });
-    forLoop(b, kLanes,
-            [&](ImplicitLocOpBuilder &lb, Value lane) { mma(lb, warp, lane); });
+    forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
+      mma(lb, warp, lane, /*ones=*/false);
+      if (e.spec.minZero)
+        mma(lb, warp, lane, /*ones=*/true);
+    });
     if (plan[j].end == GroupEnd::Always) {
       endGroup(b, warp, tile, st, j);
     } else if (plan[j].end == GroupEnd::WhenTileEndsGroup) {
@@ -274,7 +302,7 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
   stage = memref::AllocaOp::create(b, e.stageType(Attribute()));
   if (e.stagesQParams()) {
     scaleBuf = memref::AllocaOp::create(b, e.scaleStageType(Attribute()));
-    if (!e.spec.symmetric)
+    if (e.spec.takesZeroPoints())
       zeroBuf = memref::AllocaOp::create(b, e.zeroStageType(Attribute()));
   }
   addr = allocaOf({kLanes, 2}, b.getIndexType());
@@ -282,6 +310,8 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
   bFrag = allocaOf({kNTiles, kLanes, 2, 2}, e.act);
   acc = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
   partial = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
+  // Always allocated (one m-tile's 4 values); only a min's kernel uses it.
+  xSums = allocaOf({kWarps, kLanes, kXSumsPerLane}, e.f32);
   rows = memref::DimOp::create(b, e.argX(args), 0);
   Value mBlocks =
       div(b, add(b, rows, kPrefillRowsPerBlock - 1), kPrefillRowsPerBlock);
@@ -291,12 +321,11 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
         forLoop(mb, e.nBlocks, [&](ImplicitLocOpBuilder &bb, Value bnIv) {
           mBase = mul(bb, bm, kPrefillRowsPerBlock);
           bn = bnIv;
-          Value zero = arith::ConstantOp::create(bb, bb.getF32FloatAttr(0.0));
           forLoop(bb, kWarps, [&](ImplicitLocOpBuilder &wb, Value warp) {
             forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-              SmallVector<Value> zeros(kAccPerLane, zero);
-              storeLane(lb, zeros, acc, warp, lane);
-              storeLane(lb, zeros, partial, warp, lane);
+              storeZeros(lb, acc, warp, lane);
+              storeZeros(lb, partial, warp, lane);
+              storeZeros(lb, xSums, warp, lane);
             });
           });
           // The device's pipeline order: tile kt + 1 is copied into the other

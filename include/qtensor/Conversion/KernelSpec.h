@@ -37,20 +37,20 @@ constexpr int64_t kDynamicRows = 0;
 
 struct QuantKernelSpec {
   KernelFamily family = KernelFamily::DecodeGemv;
-  /// 4 or 8; the host GEMM and the decode GEMV also read 2-, 3-, 5- and
-  /// 6-bit codes (one per byte).
+  /// 4 or 8, or 2, 3, 5 or 6 (one per byte field; every family).
   unsigned bits = 4;
   bool symmetric = true; ///< signed codes, no zero-points
   /// Unsigned codes with a float `min` per group in the scale dtype,
   /// x = s * q + m (ggml Q4_1, Q5_1, Q4_K, Q5_K), instead of a u8
-  /// zero-point; the host GEMM and the decode GEMV.
+  /// zero-point.
   bool minZero = false;
   /// Unsigned codes that index this value table, x = s * table[q], with
-  /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false); the
-  /// host GEMM and the decode GEMV, 4-bit codes.
+  /// no zero-point (ggml IQ4_NL; `symmetric` and `minZero` false). The
+  /// tensor-core GEMM takes only tables exact in the activation type.
   Codebook codebook = Codebook::None;
-  /// 32, 64, 128, or 0 for per-channel (G = K); the host GEMM also takes 16
-  /// for byte codes (ggml Q6_K).
+  /// 32, 64, 128, or 0 for per-channel (G = K); 16 for the tensor-core
+  /// GEMM, and for the row kernels' byte codes (ggml Q6_K) or W4 codes
+  /// without a zero-point.
   int64_t groupSize = 128;
   /// The dtypes are the descriptor's one float enum (Descriptor.h).
   /// Activations: f16 or bf16.
@@ -58,7 +58,7 @@ struct QuantKernelSpec {
   /// Scale (and float zero-point) dtype; unset means the activation's (a
   /// bf16 model may well carry f16 scales, so the two are independent).
   /// f32 holds the exact products of ggml K-quants' (and IQ4_XS's) two
-  /// scale levels (the host GEMM and the decode GEMV).
+  /// scale levels.
   std::optional<FloatType> scale;
   /// Output (and bias) dtype: the linear's result type.
   FloatType output = FloatType::F32;

@@ -19,8 +19,9 @@
 //     decode lane reads one chunk (32 W4 or 16 byte codes) with one 128-bit
 //     load.
 //
-//   prefill_mma (v1): panels of k16 x n(256 / b) codes (n64 for W4, n32
-//     for W8), each 512 bytes = 32 lanes x 16 bytes, ordered n-slab major
+//   prefill_mma (v1): panels of k16 x n(256 / f) codes (n64 for W4, n32
+//     for byte fields: W8, and W2, W3, W5, W6 in the low bits of a byte as
+//     above), each 512 bytes = 32 lanes x 16 bytes, ordered n-slab major
 //     then k16 step. Lane l's 16 bytes hold exactly its B fragments of
 //     mma.sync m16n8k16 (row.col) for every n8 tile in the panel: with
 //     k0 = 2 * (l % 4) and n = 8 * tile + l / 4, the fragment needs codes at
@@ -65,8 +66,8 @@ struct KernelLayoutId {
 /// Which physical layout, for which code width and sign.
 struct KernelLayoutSpec {
   KernelLayoutKind kind = KernelLayoutKind::DecodeGemv;
-  /// Code width: 4 or 8; decode_gemv also holds 2-, 3-, 5- and 6-bit
-  /// codes (ggml Q2_K, Q3_K, Q5_x, Q6_K), one per byte.
+  /// Code width: 4 or 8; 2-, 3-, 5- and 6-bit codes (ggml Q2_K, Q3_K,
+  /// Q5_x, Q6_K) one per byte field, in either layout.
   unsigned bits = 4;
   bool isSigned = false; ///< logical codes are signed (stored offset binary)
 

@@ -506,9 +506,10 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
   }
   QTENSOR_TRY(readFloat(r, "scale", k.scale));
   if (k.scale == FloatType::F32 && k.target.backend != kernels::Backend::Host &&
-      k.layout != "decode_gemv")
+      k.layout != "decode_gemv" && k.layout != "prefill_mma")
     return makeError(r.at("scale"), ": GPU kernels other than the decode GEMV "
-                                    "read f16 or bf16 scales");
+                                    "and the tensor-core GEMM read f16 or "
+                                    "bf16 scales");
 
   const json *entries;
   QTENSOR_TRY(r.readArray("entries", entries));

@@ -201,9 +201,9 @@ func.func @group_size_no_kernel_admits(%x: tensor<1x768xf16>) -> tensor<1x256xf1
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
   // expected-error @+7 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
   // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {32, 64, 128}}}
+  // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
+  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
@@ -358,9 +358,9 @@ func.func @fallback_warned(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
   // expected-warning @+6 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
   // expected-note @+5 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+4 {{affine_mma_prefill_sm80: group size 96 not in {32, 64, 128}}}
+  // expected-note @+4 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {32, 64, 128}}}
+  // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+1 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>

@@ -494,22 +494,20 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
     const char *text, *message;
   };
   for (const Bad &bad : {
-           Bad{"prefill_mma:w5:g32:sym:f16:n8:k64",
-               "code width must be 4 or 8 bits, got 5"},
-           Bad{"prefill_mma:w4:g32:min:f16:n8:k64",
-               "the tensor-core GEMM takes no min zero-points"},
-           Bad{"prefill_mma:w4:g32:sym:f16:n8:k64:scf32",
-               "only the host GEMM and the decode GEMV take f32 scales"},
+           Bad{"prefill_mma:w7:g32:sym:f16:n8:k64",
+               "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
+           Bad{"prefill_mma:w4:g16:min:f16:n8:k64",
+               "the tensor-core GEMM takes a min zero-point with groups of "
+               "32 or more, got 16"},
+           Bad{"prefill_mma:w4:g32:nf4:f16:n8:k64",
+               "is not exact in f16, which the tensor-core GEMM multiplies"},
            Bad{"host_gemm:w4:g16:asym:f16:n8:k64",
                "group size must be 32, 64, 128 (16 for byte codes, or W4 "
                "codes without a zero-point)"},
-           Bad{"prefill_mma:w4:g16:sym:f16:n8:k64",
-               "group size must be 32, 64, 128 or per-channel, got 16"},
+           Bad{"prefill_mma:w4:g24:sym:f16:n8:k64",
+               "group size must be 16, 32, 64, 128 or per-channel, got 24"},
            Bad{"host_gemm:w7:g32:sym:f16:n8:k64",
                "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
-           Bad{"prefill_mma:w4:g32:iq4_nl:f16:n8:k64",
-               "only the host GEMM and the decode GEMV read codebook iq4_nl "
-               "codes"},
            Bad{"host_gemm:w8:g32:nf4:f16:n8:k64",
                "codebook nf4 has 16 entries; its codes cannot be 8 bits"},
            Bad{"host_gemm:w4:g32:nf5:f16:n8:k64", "bad code kind 'nf5'"},

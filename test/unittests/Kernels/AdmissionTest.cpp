@@ -117,12 +117,18 @@ TEST(Admission, CodeContract) {
   sig.descriptor.code = {2, false};
   sig.descriptor.scheme = QuantScheme::Asymmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
-  // The GEMV reads 2-bit codes one per byte; the tensor-core GEMM's
-  // panels hold 4- and 8-bit codes only.
+  // Both GPU kernels read 2-bit codes one per byte field; 7-bit codes have
+  // no field.
   EXPECT_TRUE(admitOn(kGemv, sig).accepted());
+  EXPECT_TRUE(admitOn(kMma, sig, prefill()).accepted());
+  sig.descriptor.code = {7, false};
   EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
-            Reasons{"code ui2 not in {si4 twos_complement, si4 offset_binary, "
-                    "ui4, si8 twos_complement, ui8}"});
+            Reasons{"code ui7 not in {si4 twos_complement, si4 offset_binary, "
+                    "ui4, si8 twos_complement, ui8, si2 offset_binary, si2 "
+                    "twos_complement, ui2, si3 offset_binary, si3 "
+                    "twos_complement, ui3, si5 offset_binary, si5 "
+                    "twos_complement, ui5, si6 offset_binary, si6 "
+                    "twos_complement, ui6}"});
   sig.descriptor.scheme = QuantScheme::Symmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::None;
   // ggml Q4_0's offset-binary si4 is admitted; si8 offset-binary is not.
@@ -154,8 +160,7 @@ TEST(Admission, QParamContract) {
   EXPECT_TRUE(admitOn(kGemv, sig).accepted());
   sig.descriptor.zeroPoint = ZeroPointKind::Min; // ggml Q4_1
   EXPECT_TRUE(admitOn(kGemv, sig).accepted());
-  EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
-            Reasons{"zero-point min with unsigned codes not in {integer}"});
+  EXPECT_TRUE(admitOn(kMma, sig, prefill()).accepted());
   sig.descriptor.scheme = QuantScheme::Symmetric;
   sig.descriptor.zeroPoint = ZeroPointKind::None;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
@@ -166,12 +171,11 @@ TEST(Admission, QParamContract) {
   sig.descriptor.zeroPoint = ZeroPointKind::Integer;
   EXPECT_EQ(reasons(admitOn(kGemv, sig)),
             Reasons{"zero-point integer with signed codes not in {none}"});
-  // f32 scales: the decode GEMV reads them, the tensor-core GEMM does not.
+  // f32 scales: both GPU kernels read them; W8A8's kernels do not.
   sig = w4g128();
   sig.descriptor.scaleType = FloatType::F32;
   EXPECT_TRUE(admitOn(kGemv, sig).accepted());
-  EXPECT_EQ(reasons(admitOn(kMma, sig, prefill())),
-            Reasons{"scale f32 not in {f16, bf16}"});
+  EXPECT_TRUE(admitOn(kMma, sig, prefill()).accepted());
 }
 
 TEST(Admission, GroupSize) {
@@ -185,8 +189,9 @@ TEST(Admission, GroupSize) {
 }
 
 // What ggml files store (Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K as the GGUF
-// reader spells them): the host GEMM admits each, the GPU kernels say why
-// not, and a group shorter than a 16-byte chunk of codes is refused.
+// reader spells them): the host GEMM and both GPU kernels admit each, and a
+// group shorter than a 16-byte chunk of W4 codes takes no zero-point in the
+// row layouts.
 TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
   constexpr const char *kHostGemm = "affine_gemm_host";
   auto ggml = [](CodeType code, SignedEncoding encoding, ZeroPointKind zp,
@@ -216,27 +221,24 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
         << toString(CodeContract::of(sig.descriptor));
     EXPECT_TRUE(admitOn(kHostGemm, sig, prefill(), "host").accepted());
   }
-  // The decode GEMV takes all of them (byte codes, a min, f32 scales);
-  // the tensor-core GEMM takes none.
+  // Both GPU kernels take all of them (byte codes, a min, f32 scales,
+  // groups of 16).
   EXPECT_TRUE(admitOn(kGemv, q4k).accepted());
   EXPECT_TRUE(admitOn(kGemv, q6k).accepted());
-  EXPECT_EQ(reasons(admitOn(kMma, q4k, prefill())),
-            (Reasons{"zero-point min with unsigned codes not in {integer}",
-                     "scale f32 not in {f16, bf16}"}));
-  EXPECT_EQ(reasons(admitOn(kMma, q6k, prefill())),
-            (Reasons{"code si6 offset_binary not in {si4 twos_complement, "
-                     "si4 offset_binary, ui4, si8 twos_complement, ui8}",
-                     "scale f32 not in {f16, bf16}",
-                     "group size 16 not in {32, 64, 128}"}));
+  EXPECT_TRUE(admitOn(kMma, q4k, prefill()).accepted());
+  EXPECT_TRUE(admitOn(kMma, q6k, prefill()).accepted());
+  // 7-bit codes have no layout field and no kernel.
+  OpSignature w7 = q6k;
+  w7.descriptor.code = {7, true};
+  EXPECT_FALSE(admitOn(kMma, w7, prefill()).accepted());
   // Groups of 16 W4 codes split a 32-code chunk: the host GEMM and the
-  // decode GEMV scale each half on its own, which needs no zero-point; the
-  // tensor-core GEMM takes no groups of 16.
+  // decode GEMV scale each half on its own, which needs no zero-point; for
+  // the tensor-core GEMM they are one k16 step, zero-point or not.
   OpSignature w4g16 = w4g128();
   w4g16.descriptor.groupSize = 16;
   EXPECT_TRUE(admitOn(kHostGemm, w4g16, decode(), "host").accepted());
   EXPECT_TRUE(admitOn(kGemv, w4g16).accepted());
-  EXPECT_EQ(reasons(admitOn(kMma, w4g16, prefill())),
-            Reasons{"group size 16 not in {32, 64, 128}"});
+  EXPECT_TRUE(admitOn(kMma, w4g16, prefill()).accepted());
   OpSignature asym16 = w4g16;
   asym16.descriptor.code = {4, false};
   asym16.descriptor.encoding = SignedEncoding::TwosComplement;
@@ -245,6 +247,7 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
   EXPECT_EQ(reasons(admitOn(kHostGemm, asym16, decode(), "host")),
             Reasons{"groups of 16 within a 32-code K tile of decode_gemv "
                     "take no zero-point, got integer"});
+  EXPECT_TRUE(admitOn(kMma, asym16, prefill()).accepted());
   OpSignature w4g24 = w4g128();
   w4g24.descriptor.groupSize = 24;
   EXPECT_EQ(reasons(admitOn(kHostGemm, w4g24, decode(), "host")),
@@ -254,8 +257,9 @@ TEST(Admission, TheHostGemmReadsKeptGGMLCodes) {
 }
 
 // IQ4_NL (and NF4): unsigned indices into a table, no zero-point. The host
-// GEMM and the decode GEMV (GPU and twin) decode the table; the tensor-core
-// GEMM names the table it does not decode, not the zero-point a codebook
+// GEMM and the decode GEMV (GPU and twin) decode either table; the
+// tensor-core GEMM multiplies IQ4_NL's values, exact in f16 and bf16, and
+// names NF4's table, whose are not, rather than the zero-point a codebook
 // has no use for.
 TEST(Admission, CodebooksOnlyWhereAKernelDecodesThem) {
   OpSignature iq4nl = w4g128(4096, 4096);
@@ -275,8 +279,10 @@ TEST(Admission, CodebooksOnlyWhereAKernelDecodesThem) {
   iq4nl.descriptor.codebook = Codebook::IQ4NL;
   EXPECT_TRUE(admitOn(kGemv, iq4nl).accepted());
   EXPECT_TRUE(admitOn(kHostGemv, iq4nl, decode(), "host").accepted());
+  EXPECT_TRUE(admitOn(kMma, iq4nl, prefill()).accepted());
+  iq4nl.descriptor.codebook = Codebook::NF4;
   EXPECT_EQ(reasons(admitOn(kMma, iq4nl, prefill())),
-            Reasons{"codebook iq4_nl not in {none}"});
+            Reasons{"codebook nf4 not in {none, iq4_nl, e2m1, e4m3}"});
   // Without the table, the same unsigned codes with no zero-point are
   // refused by the zero-point rule, as before.
   iq4nl.descriptor.codebook = Codebook::None;
@@ -480,11 +486,11 @@ TEST(Admission, EveryFailingClauseIsReported) {
   sig.activation = FloatType::F32;
   Verdict v = admitOn(kMma, sig, prefill(), "host");
   EXPECT_EQ(v.reasons, (Reasons{"needs sm_80, target is host",
-                                "group size 96 not in {32, 64, 128}",
+                                "group size 96 not in {16, 32, 64, 128}",
                                 "activation f32 not in {f16, bf16}",
                                 "K 4100 not a multiple of tile 8"}));
   EXPECT_EQ(v.reason(), "needs sm_80, target is host; group size 96 not in "
-                        "{32, 64, 128}; activation f32 not in {f16, bf16}; "
+                        "{16, 32, 64, 128}; activation f32 not in {f16, bf16}; "
                         "K 4100 not a multiple of tile 8");
 }
 

@@ -219,12 +219,12 @@ TEST(DispatchPlan, StoredLayoutMustAgreeWithTheDescriptor) {
   EXPECT_EQ(s.message(), "layout (prefill_mma, 1, offset_binary) has tile "
                          "[64, 16] for 4-bit codes, got [32, 16]");
 
-  AffineDescriptor ui2 = q4_0;
-  ui2.code = {2, false};
-  s = verifyStoredLayout(r, ui2, mma, {64, 256});
+  AffineDescriptor ui7 = q4_0;
+  ui7.code = {7, false};
+  s = verifyStoredLayout(r, ui7, mma, {64, 256});
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.message(), "layout (prefill_mma, 1, offset_binary) holds {4, "
-                         "8}-bit codes, the descriptor says ui2");
+  EXPECT_EQ(s.message(), "layout (prefill_mma, 1, offset_binary) holds {2, "
+                         "3, 4, 5, 6, 8}-bit codes, the descriptor says ui7");
   // An unknown layout is admission's business, not a contradiction.
   EXPECT_TRUE(
       verifyStoredLayout(r, q4_0, {"tiled", 2, "x", {}, {}}, {64, 256}));
@@ -241,7 +241,11 @@ TEST(DispatchPlan, KernelLayoutDescriptorPadsToItsTile) {
   EXPECT_EQ(padded->tile, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(padded->padding, (std::vector<int64_t>{28, 8}));
   EXPECT_TRUE(verifyLayoutForShape(*padded, {100, 40}));
-  EXPECT_FALSE(kernelLayoutDescriptor(builtin(), kMmaLayout, 2, {64, 64}));
+  // 2-bit codes take byte fields, in W8's tile; 7-bit codes have none.
+  auto ui2 = kernelLayoutDescriptor(builtin(), kMmaLayout, 2, {64, 64});
+  ASSERT_TRUE(ui2) << ui2.message();
+  EXPECT_EQ(ui2->tile, (std::vector<int64_t>{32, 16}));
+  EXPECT_FALSE(kernelLayoutDescriptor(builtin(), kMmaLayout, 7, {64, 64}));
 }
 
 TEST(DispatchTrace, OneObjectPerPhaseWithTheRequiredFields) {

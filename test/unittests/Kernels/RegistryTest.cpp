@@ -132,10 +132,10 @@ TEST(Registry, WildcardsOnlyOnTheFallback) {
 
 TEST(Registry, KernelLayoutMustHoldItsCodes) {
   KernelRegistry r = builtin();
-  r.kernels[1].codes.push_back({2, false});
-  EXPECT_EQ(failure(r), "kernel 'affine_mma_prefill_sm80': admits ui2 but "
+  r.kernels[1].codes.push_back({7, false});
+  EXPECT_EQ(failure(r), "kernel 'affine_mma_prefill_sm80': admits ui7 but "
                         "layout (prefill_mma, 1, offset_binary) cannot hold "
-                        "2-bit codes");
+                        "7-bit codes");
 }
 
 TEST(Registry, RepackPathsEndInKernelLayouts) {
@@ -217,7 +217,7 @@ TEST(Registry, TextListsEveryKernelAndLayout) {
   for (const KernelCapability &k : builtin().kernels)
     EXPECT_NE(text.find("\n" + k.id + "\n"), std::string::npos) << k.id;
   EXPECT_NE(text.find("(prefill_mma, 1, offset_binary)"), std::string::npos);
-  EXPECT_NE(text.find("groups          32, 64, 128 along K (axis 1); "
+  EXPECT_NE(text.find("groups          16, 32, 64, 128 along K (axis 1); "
                       "per-channel along N (axis 0)"),
             std::string::npos);
   EXPECT_NE(text.find("targets         cuda sm_80+"), std::string::npos);

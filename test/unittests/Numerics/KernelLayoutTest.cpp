@@ -44,10 +44,12 @@ std::vector<Variant> allVariants() {
     for (unsigned bits : {4u, 8u})
       for (bool isSigned : {false, true})
         out.push_back({kind, bits, isSigned});
-  // 5- and 6-bit codes (ggml Q5_x, Q6_K): decode_gemv, one per byte.
-  for (unsigned bits : {5u, 6u})
-    for (bool isSigned : {false, true})
-      out.push_back({kDecode, bits, isSigned});
+  // 2-, 3-, 5- and 6-bit codes (ggml Q2_K, Q3_K, Q5_x, Q6_K): one per
+  // byte field, in either layout.
+  for (KernelLayoutKind kind : {kDecode, kPrefill})
+    for (unsigned bits : {2u, 3u, 5u, 6u})
+      for (bool isSigned : {false, true})
+        out.push_back({kind, bits, isSigned});
   return out;
 }
 
@@ -287,10 +289,12 @@ TEST(KernelLayoutTest, RejectsUnsupportedWidthsAndShapes) {
   ASSERT_FALSE(bool(seven));
   EXPECT_TRUE(contains(seven.message(),
                        "2-, 3-, 4-, 5-, 6- or 8-bit codes, got 7 bits"));
-  Expected<Bytes> five =
-      packKernelLayout({kPrefill, 5, false}, codes.data(), 1, 8);
-  ASSERT_FALSE(bool(five));
-  EXPECT_TRUE(contains(five.message(), "4- or 8-bit codes, got 5 bits"));
+  Expected<Bytes> sevenPrefill =
+      packKernelLayout({kPrefill, 7, true}, codes.data(), 1, 8);
+  ASSERT_FALSE(bool(sevenPrefill));
+  EXPECT_TRUE(contains(sevenPrefill.message(),
+                       "prefill_mma holds 2-, 3-, 4-, 5-, 6- or 8-bit codes, "
+                       "got 7 bits"));
   Expected<Bytes> empty =
       packKernelLayout({kPrefill, 4, false}, codes.data(), 0, 8);
   ASSERT_FALSE(bool(empty));
@@ -335,6 +339,24 @@ TEST(KernelLayoutTest, ByteFieldsOfNarrowCodesRejectHighBits) {
       << bad.message();
   Codes tooWide = {32};
   EXPECT_FALSE(bool(packKernelLayout(spec, tooWide.data(), 1, 1)));
+}
+
+TEST(KernelLayoutTest, PrefillByteFieldsSitWhereW8CodesDo) {
+  // A 5-bit code takes the byte a W8 code of the same position takes, in
+  // panels of n32: the tensor-core GEMM reads both with one conversion.
+  KernelLayoutSpec five{kPrefill, 5, false}, eight{kPrefill, 8, false};
+  Expected<KernelLayoutGeometry> g5 = kernelLayoutGeometry(five, 40, 48);
+  Expected<KernelLayoutGeometry> g8 = kernelLayoutGeometry(eight, 40, 48);
+  ASSERT_TRUE(g5 && g8);
+  EXPECT_EQ(g5->paddedRows, 64);
+  EXPECT_EQ(g5->bytes, g8->bytes);
+  for (int64_t r : {0, 7, 31, 39})
+    for (int64_t c : {0, 1, 9, 47}) {
+      KernelLayoutPosition a = kernelLayoutPosition(five, *g5, r, c);
+      KernelLayoutPosition b = kernelLayoutPosition(eight, *g8, r, c);
+      EXPECT_EQ(a.word, b.word);
+      EXPECT_EQ(a.shift, b.shift);
+    }
 }
 
 TEST(KernelLayoutTest, UnpackRejectsWrongSizeAndNonzeroPadding) {
