@@ -103,8 +103,8 @@ struct InstantiateKernelsPass
         return;
       }
       OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-      auto twinModule = b.create<ModuleOp>(
-          module.getLoc(), StringRef(qtensor::kHostTwinsModuleName));
+      auto twinModule = ModuleOp::create(
+          b, module.getLoc(), StringRef(qtensor::kHostTwinsModuleName));
       for (const qtensor::KernelInstance &twin : twins)
         if (failed(qtensor::buildKernelInstance(twinModule, twin,
                                                 qtensor::KernelTarget::Host)))
