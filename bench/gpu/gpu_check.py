@@ -51,10 +51,13 @@ BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
 # for both families, IQ4_NL's decode GEMV in ggml's groups of 32, and the
 # FP4 decode GEMVs (MXFP4: E2M1 per 32, NVFP4: per 16; f32 scales, the
 # decoded e8m0 / ue4m3 bytes), and Q4_K's decode GEMV (unsigned codes, an
-# f32 scale and min per 32: its two levels decoded at load).
+# f32 scale and min per 32: its two levels decoded at load); and the
+# tensor-core GEMM over the same Q4_K, IQ4_NL and NVFP4 forms.
 VARIANTS = (("decode_gemv", "sym", GROUP, ACT), ("prefill_mma", "sym", GROUP, ACT),
             ("decode_gemv", "iq4_nl", 32, ACT), ("decode_gemv", "e2m1", 32, "f32"),
-            ("decode_gemv", "e2m1", 16, "f32"), ("decode_gemv", "min", 32, "f32"))
+            ("decode_gemv", "e2m1", 16, "f32"), ("decode_gemv", "min", 32, "f32"),
+            ("prefill_mma", "min", 32, "f32"), ("prefill_mma", "iq4_nl", 32, ACT),
+            ("prefill_mma", "e2m1", 16, "f32"))
 KVALUES_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10,
                  1, 13, 25, 38, 53, 69, 89, 113)
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -400,15 +403,19 @@ def time_us(fn, iters):
 
 def error_bound(kern, t_abs):
     """Per-element tolerance on |y - x W_hat^T| (docs/kernel-abi.md,
-    docs/codegen.md), t_abs = sum_k |x_k W_hat_nk|, plus f16 output rounding."""
+    docs/codegen.md), t_abs = sum_k |x_k W_hat_nk| (for the tensor-core
+    GEMM with a min, sum_k |x_k| (|s q| + 2 |m|): its x-sums and its m terms
+    round too), before the f16 output rounding."""
     k = kern["k"]
+    # A weight decoded to s q + m in f32 (the reference W_hat) is one more
+    # rounding away from the exact one.
+    inexact = 1 if kern.get("min_zero") else 0
     if kern["layout"] == "decode_gemv":
         chunks = cdiv(k, 128 // BITS)
-        # A lane decoded to s q + m makes x * w_hat one more rounding.
-        inexact = 1 if kern.get("min_zero") else 0
         acc = (128 // BITS + 2 * cdiv(chunks, 32) + 5 + 1 + inexact) * 2.0 ** -24
     else:  # tensor cores truncate when they add: u = 2^-23
-        acc = (kern["group_size"] + cdiv(k, kern["group_size"]) - 1) * 2.0 ** -23
+        groups = cdiv(k, kern["group_size"])
+        acc = (kern["group_size"] + 2 * groups + 1 + inexact) * 2.0 ** -23
     return acc * t_abs
 
 
@@ -469,6 +476,12 @@ def run(args):
             wshape = next(a["shape"] for a in kern["args"] if a["name"] == "w")
             packed = pack_torch(kern["layout"], BITS, kern["signed"], q, wshape)
             deq64, abs64 = deq.double(), deq.double().abs()
+            bound64 = abs64
+            if m is not None and kern["layout"] == "prefill_mma":
+                # |s q| + 2 |m| per weight: the GEMM adds s (x . q) and
+                # m (sum x) per group, each rounded on its own.
+                qs = q.double().view(n, k // group, group) * s.double()[..., None]
+                bound64 = (qs.abs() + 2 * m.double().abs()[..., None]).view(n, k)
             deq16 = deq.half()  # cuBLAS's weight (rounded: q s may need 14 bits)
             module = cupy.RawModule(path=os.path.join(args.out, kern["file"]))
             launch = kern["launch"]
@@ -496,7 +509,7 @@ def run(args):
                 call()
                 torch.cuda.synchronize()
                 ref = x.double() @ deq64.T
-                acc_bound = error_bound(kern, x.double().abs() @ abs64.T)
+                acc_bound = error_bound(kern, x.double().abs() @ bound64.T)
                 bound = acc_bound + 2.0 ** -11 * (ref.abs() + acc_bound)  # f16 rounding of y
                 err = (y.double() - ref).abs()
                 ratio = (err / bound).max().item()  # NaN (y not written) fails
@@ -519,7 +532,7 @@ def run(args):
                     "kernel_us": us, "cublas_fp16_us": blas_us, "speedup": blas_us / us,
                     "weight_gbs": weight_bytes / us / 1e3,
                     "tflops": 2.0 * t * n * k / us / 1e6})
-            del w, q, s, deq, deq64, abs64, deq16, packed, module
+            del w, q, s, deq, deq64, abs64, bound64, deq16, packed, module
             torch.cuda.empty_cache()
     os.makedirs(args.results, exist_ok=True)
     stem = os.path.join(args.results, "gpu-check-" + result["date"])
