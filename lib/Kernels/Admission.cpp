@@ -158,15 +158,6 @@ void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
                     std::to_string(tile[1]) + "-code K tile of " +
                     k.layout->family + " take no zero-point, got " +
                     toString(d.zeroPoint));
-    // The tensor-core GEMM ends a group of one k16 step at every step: with
-    // a min a lane then holds 16 scales and 16 mins a step, and ptxas
-    // spills (255 registers; prefill-mma-ggml-ptxas-gates.mlir).
-    else if (k.layout->family ==
-                 kernelLayoutId(KernelLayoutKind::PrefillMma).family &&
-             d.zeroPoint == ZeroPointKind::Min && d.groupSize < 32)
-      out.push_back("groups of " + std::to_string(d.groupSize) +
-                    " with a min zero-point: " + k.layout->family +
-                    " kernels take a min with groups of 32 or more");
   }
   LayoutId id = LayoutId::of(stored);
   if (id == *k.layout || registry.findRepack(id, *k.layout))

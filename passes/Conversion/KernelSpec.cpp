@@ -91,11 +91,6 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                      " or per-channel, got ", spec.groupSize);
   if (spec.minZero && spec.symmetric)
     return makeError("a min zero-point needs unsigned codes");
-  // A group per k16 step holds 16 scales and 16 mins per lane and step:
-  // ptxas spills (prefill-mma-ggml-ptxas-gates.mlir).
-  if (spec.minZero && mma && spec.groupSize == 16)
-    return makeError("the tensor-core GEMM takes a min zero-point with "
-                     "groups of 32 or more, got 16");
   if (spec.codebook != Codebook::None) {
     if (spec.symmetric || spec.minZero)
       return makeError("codebook ", toString(spec.codebook),

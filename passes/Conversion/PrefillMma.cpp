@@ -94,9 +94,16 @@ private:
   };
   /// One k-tile: `steps` k16 steps on stage `st`, the group ends planned.
   void computeTile(Value kt, Value st, int64_t steps, bool isLast, Sums &sums);
-  /// Folds the partial sums of the group of step j into acc and restarts
-  /// the group's sums.
-  Sums endGroup(ImplicitLocOpBuilder &ib, Value st, int64_t j,
+  /// The same for groups of one k16 step with a min, as a loop over the
+  /// steps: unrolled, ptxas hoisted every step's 16 scales and 16 mins
+  /// and spilled (255 registers).
+  void computeTileOfStepGroups(Value kt, Value st, int64_t steps, Sums &sums);
+  /// The mma work of step j of the tile (global k16 step `step`).
+  void multiplyStep(Value st, Value j, Value step, ArrayRef<Value> zeros,
+                    Sums &sums);
+  /// Folds the partial sums of the group staged in `slot` into acc and
+  /// restarts the group's sums.
+  Sums endGroup(ImplicitLocOpBuilder &ib, Value st, Value slot,
                 const Sums &sums);
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> c);
@@ -163,17 +170,16 @@ SmallVector<Value> DeviceKernel::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
 }
 
 DeviceKernel::Sums DeviceKernel::endGroup(ImplicitLocOpBuilder &ib, Value st,
-                                          int64_t j, const Sums &sums) {
+                                          Value slot, const Sums &sums) {
   const Value c0 = indexConst(ib, 0);
   SmallVector<Value> scales =
-      e.stagesQParams() ? e.stagedScales(ib, shared.scales, st, e.slotOfStep(j),
-                                         tile.column, lane)
-                        : e.globalScales(ib, args, tile.nWarp, lane, c0);
+      e.stagesQParams()
+          ? e.stagedScales(ib, shared.scales, st, slot, tile.column, lane)
+          : e.globalScales(ib, args, tile.nWarp, lane, c0);
   SmallVector<Value> mins;
   if (e.spec.minZero)
     mins = e.stagesQParams()
-               ? e.stagedScales(ib, shared.zeros, st, e.slotOfStep(j),
-                                tile.column, lane)
+               ? e.stagedScales(ib, shared.zeros, st, slot, tile.column, lane)
                : e.globalMins(ib, args, tile.nWarp, lane, c0);
   Sums next;
   next.acc =
@@ -183,8 +189,59 @@ DeviceKernel::Sums DeviceKernel::endGroup(ImplicitLocOpBuilder &ib, Value st,
   return next;
 }
 
+void DeviceKernel::multiplyStep(Value st, Value j, Value step,
+                                ArrayRef<Value> zeros, Sums &sums) {
+  auto fragTy = VectorType::get({4, 2}, e.act);
+  SmallVector<SmallVector<Value>> a(kMTiles);
+  for (int64_t mi = 0; mi < kMTiles; ++mi) {
+    auto [row, col] = e.ldmatrixAddress(b, lane, tile.rowOffset, mi, j);
+    Value frag = nvgpu::LdMatrixOp::create(b, fragTy, shared.stage,
+                                           ValueRange{st, row, col},
+                                           /*transpose=*/false,
+                                           /*numTiles=*/4);
+    for (int64_t r = 0; r < 4; ++r)
+      a[mi].push_back(vector::ExtractOp::create(b, frag, r));
+  }
+  SmallVector<Value> bRegs = e.bFragments(b, args, slabs, lane, step, zeros);
+  for (int64_t mi = 0; mi < kMTiles; ++mi) {
+    for (int64_t ni = 0; ni < kNTiles; ++ni) {
+      const int64_t i0 = accIndex(mi, ni, 0);
+      SmallVector<Value> d = mma(a[mi], {bRegs[2 * ni], bRegs[2 * ni + 1]},
+                                 ArrayRef<Value>(sums.partial).slice(i0, 4));
+      std::copy(d.begin(), d.end(), sums.partial.begin() + i0);
+    }
+    if (e.spec.minZero) {
+      Value ones = e.onesFragment(b);
+      SmallVector<Value> d = mma(a[mi], {ones, ones},
+                                 ArrayRef<Value>(sums.xSums).slice(4 * mi, 4));
+      std::copy(d.begin(), d.end(), sums.xSums.begin() + 4 * mi);
+    }
+  }
+}
+
+void DeviceKernel::computeTileOfStepGroups(Value kt, Value st, int64_t steps,
+                                           Sums &sums) {
+  // Group j of the tile is staged in slot j; a min's codes need no zeros.
+  Value firstStep = arith::MulIOp::create(b, kt, indexConst(b, kStepsPerTile));
+  SmallVector<Value> zeros = e.constantZeroOperands(b);
+  auto loop = scf::ForOp::create(b, indexConst(b, 0), indexConst(b, steps),
+                                 indexConst(b, 1), sums.flat());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Sums iter = sums;
+    iter.assign(loop.getRegionIterArgs());
+    multiplyStep(st, j, arith::AddIOp::create(b, firstStep, j), zeros, iter);
+    scf::YieldOp::create(b, endGroup(b, st, j, iter).flat());
+  }
+  sums.assign(loop.getResults());
+}
+
 void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
                                Sums &sums) {
+  if (e.spec.minZero && e.stepsPerGroup == 1)
+    return computeTileOfStepGroups(kt, st, steps, sums);
   SmallVector<StepPlan> plan = e.planTile(steps, isLast);
   Value firstStep = arith::MulIOp::create(b, kt, indexConst(b, kStepsPerTile));
   auto zerosOfStep = [&](int64_t j) -> SmallVector<Value> {
@@ -196,44 +253,20 @@ void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
                                 tile.column, lane);
   };
   SmallVector<Value> zeros;
-  auto fragTy = VectorType::get({4, 2}, e.act);
   for (int64_t j = 0; j < steps; ++j) {
     Value step = arith::AddIOp::create(b, firstStep, indexConst(b, j));
     if (plan[j].loadZeros)
       zeros = zerosOfStep(j);
-    SmallVector<SmallVector<Value>> a(kMTiles);
-    for (int64_t mi = 0; mi < kMTiles; ++mi) {
-      auto [row, col] = e.ldmatrixAddress(b, lane, tile.rowOffset, mi, j);
-      Value frag = nvgpu::LdMatrixOp::create(b, fragTy, shared.stage,
-                                             ValueRange{st, row, col},
-                                             /*transpose=*/false,
-                                             /*numTiles=*/4);
-      for (int64_t r = 0; r < 4; ++r)
-        a[mi].push_back(vector::ExtractOp::create(b, frag, r));
-    }
-    SmallVector<Value> bRegs = e.bFragments(b, args, slabs, lane, step, zeros);
-    for (int64_t mi = 0; mi < kMTiles; ++mi) {
-      for (int64_t ni = 0; ni < kNTiles; ++ni) {
-        const int64_t i0 = accIndex(mi, ni, 0);
-        SmallVector<Value> d = mma(a[mi], {bRegs[2 * ni], bRegs[2 * ni + 1]},
-                                   ArrayRef<Value>(sums.partial).slice(i0, 4));
-        std::copy(d.begin(), d.end(), sums.partial.begin() + i0);
-      }
-      if (e.spec.minZero) {
-        Value ones = e.onesFragment(b);
-        SmallVector<Value> d = mma(
-            a[mi], {ones, ones}, ArrayRef<Value>(sums.xSums).slice(4 * mi, 4));
-        std::copy(d.begin(), d.end(), sums.xSums.begin() + 4 * mi);
-      }
-    }
+    multiplyStep(st, indexConst(b, j), step, zeros, sums);
+    Value slot = indexConst(b, e.slotOfStep(j));
     if (plan[j].end == GroupEnd::Always) {
-      sums = endGroup(b, st, j, sums);
+      sums = endGroup(b, st, slot, sums);
     } else if (plan[j].end == GroupEnd::WhenTileEndsGroup) {
       auto ifOp = scf::IfOp::create(
           b, e.tileEndsGroup(b, kt),
           [&](OpBuilder &nested, Location loc) {
             ImplicitLocOpBuilder ib(loc, nested);
-            scf::YieldOp::create(ib, endGroup(ib, st, j, sums).flat());
+            scf::YieldOp::create(ib, endGroup(ib, st, slot, sums).flat());
           },
           [&](OpBuilder &nested, Location loc) {
             scf::YieldOp::create(nested, loc, sums.flat());

@@ -204,8 +204,7 @@ WarpTile PrefillMmaEmitter::warpTile(ImplicitLocOpBuilder &b, Value warp,
 
 std::pair<Value, Value>
 PrefillMmaEmitter::ldmatrixAddress(ImplicitLocOpBuilder &b, Value lane,
-                                   Value rowOffset, int64_t mi,
-                                   int64_t j) const {
+                                   Value rowOffset, int64_t mi, Value j) const {
   // Lanes 8i..8i+7 address the rows of matrix i: i = 0 rows 0-7 / k 0-7
   // (a0), 1 rows 8-15 / k 0-7 (a1), 2 rows 0-7 / k 8-15 (a2), 3 rows 8-15 /
   // k 8-15 (a3).
@@ -220,7 +219,7 @@ PrefillMmaEmitter::ldmatrixAddress(ImplicitLocOpBuilder &b, Value lane,
                             indexConst(b, mi * kMmaM)));
   Value col = arith::AddIOp::create(
       b, arith::MulIOp::create(b, colHalf, indexConst(b, 8)),
-      indexConst(b, j * kMmaK));
+      arith::MulIOp::create(b, j, indexConst(b, kMmaK)));
   return {row, col};
 }
 
@@ -291,7 +290,7 @@ Value bColumn(ImplicitLocOpBuilder &b, Value column, Value lane) {
 
 SmallVector<Value> PrefillMmaEmitter::stagedScales(ImplicitLocOpBuilder &b,
                                                    Value scales, Value st,
-                                                   int64_t slot, Value column,
+                                                   Value slot, Value column,
                                                    Value lane) const {
   // The two columns of a C pair are adjacent: one 32-bit shared load.
   Value c = cColumn(b, column, lane);
@@ -300,7 +299,7 @@ SmallVector<Value> PrefillMmaEmitter::stagedScales(ImplicitLocOpBuilder &b,
   for (int64_t ni = 0; ni < kNTiles; ++ni) {
     Value pair = vector::LoadOp::create(
         b, pairTy, scales,
-        ValueRange{st, indexConst(b, slot),
+        ValueRange{st, slot,
                    arith::AddIOp::create(b, c, indexConst(b, ni * kMmaN))},
         /*nontemporal=*/false,
         llvm::MaybeAlign(2 * scale.getIntOrFloatBitWidth() / 8));

@@ -147,7 +147,7 @@ public:
   /// ldmatrix.x4 of the warp's m-tile `mi` at k16 step `j` of the tile.
   std::pair<mlir::Value, mlir::Value>
   ldmatrixAddress(mlir::ImplicitLocOpBuilder &b, mlir::Value lane,
-                  mlir::Value rowOffset, int64_t mi, int64_t j) const;
+                  mlir::Value rowOffset, int64_t mi, mlir::Value j) const;
   /// The panel rows (slabs) of the warp's 64 features, clamped to the last
   /// slab so warps past N read valid memory (their outputs are not stored).
   llvm::SmallVector<mlir::Value> warpSlabs(mlir::ImplicitLocOpBuilder &b,
@@ -168,7 +168,7 @@ public:
   /// or (per-channel) from global memory.
   llvm::SmallVector<mlir::Value> stagedScales(mlir::ImplicitLocOpBuilder &b,
                                               mlir::Value scales,
-                                              mlir::Value st, int64_t slot,
+                                              mlir::Value st, mlir::Value slot,
                                               mlir::Value column,
                                               mlir::Value lane) const;
   llvm::SmallVector<mlir::Value>

@@ -146,7 +146,8 @@ void HostKernel::issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st) {
 void HostKernel::ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset,
                           int64_t mi, int64_t j) {
   forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-    auto [row, col] = e.ldmatrixAddress(lb, lane, rowOffset, mi, j);
+    auto [row, col] =
+        e.ldmatrixAddress(lb, lane, rowOffset, mi, indexConst(lb, j));
     memref::StoreOp::create(lb, row, addr, ValueRange{lane, indexConst(lb, 0)});
     memref::StoreOp::create(lb, col, addr, ValueRange{lane, indexConst(lb, 1)});
   });
@@ -229,15 +230,16 @@ void HostKernel::endGroup(ImplicitLocOpBuilder &b, Value warp,
   forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
     SmallVector<Value> scales =
         e.stagesQParams()
-            ? e.stagedScales(lb, scaleBuf, st, e.slotOfStep(j), tile.column,
-                             lane)
+            ? e.stagedScales(lb, scaleBuf, st, indexConst(lb, e.slotOfStep(j)),
+                             tile.column, lane)
             : e.globalScales(lb, args, tile.nWarp, lane, indexConst(lb, 0));
     SmallVector<Value> mins, sums;
     if (e.spec.minZero) {
-      mins = e.stagesQParams()
-                 ? e.stagedScales(lb, zeroBuf, st, e.slotOfStep(j), tile.column,
-                                  lane)
-                 : e.globalMins(lb, args, tile.nWarp, lane, indexConst(lb, 0));
+      mins =
+          e.stagesQParams()
+              ? e.stagedScales(lb, zeroBuf, st, indexConst(lb, e.slotOfStep(j)),
+                               tile.column, lane)
+              : e.globalMins(lb, args, tile.nWarp, lane, indexConst(lb, 0));
       sums = loadLane(lb, xSums, warp, lane);
     }
     SmallVector<Value> p = loadLane(lb, partial, warp, lane);

@@ -496,9 +496,6 @@ TEST(HostGemmHost, SpecsOfKeptGGMLCodes) {
   for (const Bad &bad : {
            Bad{"prefill_mma:w7:g32:sym:f16:n8:k64",
                "code width must be 2, 3, 4, 5, 6 or 8 bits, got 7"},
-           Bad{"prefill_mma:w4:g16:min:f16:n8:k64",
-               "the tensor-core GEMM takes a min zero-point with groups of "
-               "32 or more, got 16"},
            Bad{"prefill_mma:w4:g32:nf4:f16:n8:k64",
                "is not exact in f16, which the tensor-core GEMM multiplies"},
            Bad{"host_gemm:w4:g16:asym:f16:n8:k64",
