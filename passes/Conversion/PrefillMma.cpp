@@ -249,8 +249,8 @@ void DeviceKernel::computeTile(Value kt, Value st, int64_t steps, bool isLast,
       return e.constantZeroOperands(b);
     if (!e.stagesQParams())
       return channelZeros;
-    return e.stagedZeroOperands(b, shared.zeros, st, e.slotOfStep(j),
-                                tile.column, lane);
+    return e.stagedZeroOperands(
+        b, shared.zeros, st, indexConst(b, e.slotOfStep(j)), tile.column, lane);
   };
   SmallVector<Value> zeros;
   for (int64_t j = 0; j < steps; ++j) {

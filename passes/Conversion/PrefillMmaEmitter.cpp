@@ -383,14 +383,14 @@ Value PrefillMmaEmitter::onesFragment(ImplicitLocOpBuilder &b) const {
 
 SmallVector<Value>
 PrefillMmaEmitter::stagedZeroOperands(ImplicitLocOpBuilder &b, Value zeros,
-                                      Value st, int64_t slot, Value column,
+                                      Value st, Value slot, Value column,
                                       Value lane) const {
   Value c = bColumn(b, column, lane);
   SmallVector<Value> result;
   for (int64_t ni = 0; ni < kNTiles; ++ni) {
     Value z = memref::LoadOp::create(
         b, zeros,
-        ValueRange{st, indexConst(b, slot),
+        ValueRange{st, slot,
                    arith::AddIOp::create(b, c, indexConst(b, ni * kMmaN))});
     result.push_back(zeroOperand(b, *this, arith::ExtUIOp::create(b, i32, z)));
   }

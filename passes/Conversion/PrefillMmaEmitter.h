@@ -191,7 +191,7 @@ public:
   mlir::Value onesFragment(mlir::ImplicitLocOpBuilder &b) const;
   llvm::SmallVector<mlir::Value>
   stagedZeroOperands(mlir::ImplicitLocOpBuilder &b, mlir::Value zeros,
-                     mlir::Value st, int64_t slot, mlir::Value column,
+                     mlir::Value st, mlir::Value slot, mlir::Value column,
                      mlir::Value lane) const;
   llvm::SmallVector<mlir::Value>
   globalZeroOperands(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange args,

@@ -72,13 +72,18 @@ private:
   void issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st);
   void computeTile(ImplicitLocOpBuilder &b, Value kt, Value st, int64_t steps,
                    bool isLast, Value warp);
+  /// Step j of the tile (global k16 step `step`), zero-points (if any)
+  /// from stage slot `zeroSlot`: ldmatrix, B fragments, mma.
+  void multiplyStep(ImplicitLocOpBuilder &b, Value warp, const WarpTile &tile,
+                    ArrayRef<Value> slabs, Value st, Value j, Value step,
+                    Value zeroSlot);
   void ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset, int64_t mi,
-                int64_t j);
+                Value j);
   /// The lane's mma.sync results for every (mi, ni) tile into `partial`,
   /// or (ones) those of each m-tile against a B of ones into `xSums`.
   void mma(ImplicitLocOpBuilder &b, Value warp, Value lane, bool ones);
   void endGroup(ImplicitLocOpBuilder &b, Value warp, const WarpTile &tile,
-                Value st, int64_t j);
+                Value st, Value slot);
   SmallVector<Value> loadLane(ImplicitLocOpBuilder &b, Value buffer, Value warp,
                               Value lane) {
     SmallVector<Value> v;
@@ -144,10 +149,9 @@ void HostKernel::issueCopies(ImplicitLocOpBuilder &b, Value kt, Value st) {
 }
 
 void HostKernel::ldmatrix(ImplicitLocOpBuilder &b, Value st, Value rowOffset,
-                          int64_t mi, int64_t j) {
+                          int64_t mi, Value j) {
   forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-    auto [row, col] =
-        e.ldmatrixAddress(lb, lane, rowOffset, mi, indexConst(lb, j));
+    auto [row, col] = e.ldmatrixAddress(lb, lane, rowOffset, mi, j);
     memref::StoreOp::create(lb, row, addr, ValueRange{lane, indexConst(lb, 0)});
     memref::StoreOp::create(lb, col, addr, ValueRange{lane, indexConst(lb, 1)});
   });
@@ -226,20 +230,17 @@ void HostKernel::mma(ImplicitLocOpBuilder &b, Value warp, Value lane,
 }
 
 void HostKernel::endGroup(ImplicitLocOpBuilder &b, Value warp,
-                          const WarpTile &tile, Value st, int64_t j) {
+                          const WarpTile &tile, Value st, Value slot) {
   forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
     SmallVector<Value> scales =
         e.stagesQParams()
-            ? e.stagedScales(lb, scaleBuf, st, indexConst(lb, e.slotOfStep(j)),
-                             tile.column, lane)
+            ? e.stagedScales(lb, scaleBuf, st, slot, tile.column, lane)
             : e.globalScales(lb, args, tile.nWarp, lane, indexConst(lb, 0));
     SmallVector<Value> mins, sums;
     if (e.spec.minZero) {
-      mins =
-          e.stagesQParams()
-              ? e.stagedScales(lb, zeroBuf, st, indexConst(lb, e.slotOfStep(j)),
-                               tile.column, lane)
-              : e.globalMins(lb, args, tile.nWarp, lane, indexConst(lb, 0));
+      mins = e.stagesQParams()
+                 ? e.stagedScales(lb, zeroBuf, st, slot, tile.column, lane)
+                 : e.globalMins(lb, args, tile.nWarp, lane, indexConst(lb, 0));
       sums = loadLane(lb, xSums, warp, lane);
     }
     SmallVector<Value> p = loadLane(lb, partial, warp, lane);
@@ -252,45 +253,61 @@ void HostKernel::endGroup(ImplicitLocOpBuilder &b, Value warp,
   });
 }
 
+void HostKernel::multiplyStep(ImplicitLocOpBuilder &b, Value warp,
+                              const WarpTile &tile, ArrayRef<Value> slabs,
+                              Value st, Value j, Value step, Value zeroSlot) {
+  for (int64_t mi = 0; mi < kMTiles; ++mi)
+    ldmatrix(b, st, tile.rowOffset, mi, j);
+  forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
+    // The device reads zero-points at the first step of a group slot;
+    // they are the same values at every step of it.
+    SmallVector<Value> zeros =
+        !e.integerZeros() ? e.constantZeroOperands(lb)
+        : e.stagesQParams()
+            ? e.stagedZeroOperands(lb, zeroBuf, st, zeroSlot, tile.column, lane)
+            : e.globalZeroOperands(lb, args, tile.nWarp, lane,
+                                   indexConst(lb, 0));
+    SmallVector<Value> regs = e.bFragments(lb, args, slabs, lane, step, zeros);
+    for (int64_t i = 0; i < 2 * kNTiles; ++i)
+      vector::StoreOp::create(lb, regs[i], bFrag,
+                              ValueRange{indexConst(lb, i / 2), lane,
+                                         indexConst(lb, i % 2),
+                                         indexConst(lb, 0)});
+  });
+  forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
+    mma(lb, warp, lane, /*ones=*/false);
+    if (e.spec.minZero)
+      mma(lb, warp, lane, /*ones=*/true);
+  });
+}
+
 void HostKernel::computeTile(ImplicitLocOpBuilder &b, Value kt, Value st,
                              int64_t steps, bool isLast, Value warp) {
   WarpTile tile = e.warpTile(b, warp, bn);
-  Value nWarp = tile.nWarp;
-  SmallVector<Value> slabs = e.warpSlabs(b, nWarp);
+  SmallVector<Value> slabs = e.warpSlabs(b, tile.nWarp);
+  Value firstStep = mul(b, kt, kStepsPerTile);
+  if (e.spec.minZero && e.stepsPerGroup == 1) {
+    // As the device runs it (PrefillMma.cpp): a loop over the tile's steps,
+    // each its own group, staged in slot j.
+    forLoop(b, steps, [&](ImplicitLocOpBuilder &jb, Value j) {
+      multiplyStep(jb, warp, tile, slabs, st, j,
+                   arith::AddIOp::create(jb, firstStep, j), j);
+      endGroup(jb, warp, tile, st, j);
+    });
+    return;
+  }
   SmallVector<StepPlan> plan = e.planTile(steps, isLast);
   for (int64_t j = 0; j < steps; ++j) {
-    Value step = add(b, mul(b, kt, kStepsPerTile), j);
-    for (int64_t mi = 0; mi < kMTiles; ++mi)
-      ldmatrix(b, st, tile.rowOffset, mi, j);
-    forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-      // The device reads zero-points at the first step of a group slot;
-      // they are the same values at every step of it.
-      SmallVector<Value> zeros =
-          !e.integerZeros() ? e.constantZeroOperands(lb)
-          : e.stagesQParams()
-              ? e.stagedZeroOperands(lb, zeroBuf, st, e.slotOfStep(j),
-                                     tile.column, lane)
-              : e.globalZeroOperands(lb, args, nWarp, lane, indexConst(lb, 0));
-      SmallVector<Value> regs =
-          e.bFragments(lb, args, slabs, lane, step, zeros);
-      for (int64_t i = 0; i < 2 * kNTiles; ++i)
-        vector::StoreOp::create(lb, regs[i], bFrag,
-                                ValueRange{indexConst(lb, i / 2), lane,
-                                           indexConst(lb, i % 2),
-                                           indexConst(lb, 0)});
-    });
-    forLoop(b, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
-      mma(lb, warp, lane, /*ones=*/false);
-      if (e.spec.minZero)
-        mma(lb, warp, lane, /*ones=*/true);
-    });
+    Value slot = indexConst(b, e.slotOfStep(j));
+    multiplyStep(b, warp, tile, slabs, st, indexConst(b, j),
+                 add(b, firstStep, j), slot);
     if (plan[j].end == GroupEnd::Always) {
-      endGroup(b, warp, tile, st, j);
+      endGroup(b, warp, tile, st, slot);
     } else if (plan[j].end == GroupEnd::WhenTileEndsGroup) {
       scf::IfOp::create(b, e.tileEndsGroup(b, kt),
                         [&](OpBuilder &nested, Location loc) {
                           ImplicitLocOpBuilder ib(loc, nested);
-                          endGroup(ib, warp, tile, st, j);
+                          endGroup(ib, warp, tile, st, slot);
                           scf::YieldOp::create(ib);
                         });
     }

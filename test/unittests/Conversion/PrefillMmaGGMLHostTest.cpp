@@ -4,9 +4,8 @@
 // the contracts ggml block types keep (issue 13): 2-, 3-, 5- and 6-bit codes
 // in byte fields, a float min (w = s q + m: Q4_1, Q4_K, Q5_K), f32 scales
 // (K-quants' exact two-level products), groups of 16 (Q3_K, Q6_K) and
-// codebooks (IQ4_NL, E2M1, E4M3). (The device runs groups of 16 with a
-// min, Q2_K, as a loop over the tile's steps; the twin unrolls the same
-// pieces.)
+// codebooks (IQ4_NL, E2M1, E4M3). Groups of 16 with a min (Q2_K) run, on
+// the device and here alike, as a loop over each tile's k16 steps.
 //
 //   kernel error  |Y_kernel - (X What^T + b)|, What = s table(q) (+ m) or
 //                 s (q - z), all in float64
