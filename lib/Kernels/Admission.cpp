@@ -8,8 +8,6 @@
 
 #include "qtensor/Kernels/Admission.h"
 
-#include "qtensor/Numerics/KernelLayout.h"
-
 #include "qtensor/Descriptor/GGMLSpellings.h"
 
 #include <algorithm>
