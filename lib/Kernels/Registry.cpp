@@ -72,6 +72,23 @@ KernelCapability affineA16(std::string id, std::string summary) {
   return k;
 }
 
+/// What ggml's other block types keep, which every generated W4A16 kernel
+/// but W8A8's reads: 2-, 3-, 5- and 6-bit codes one per byte field (Q2_K,
+/// Q3_K, Q5_0, Q5_1, Q5_K, Q6_K), a float min (Q2_K, Q4_1, Q5_1, Q4_K,
+/// Q5_K), f32 scales (the exact products of a K-quant's two scale levels,
+/// or a float-code family's decoded scales) and groups of 16 (Q2_K, Q3_K,
+/// Q6_K, NVFP4).
+void addKeptGGMLForms(KernelCapability &k) {
+  for (unsigned bits : {2u, 3u, 5u, 6u}) {
+    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
+    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
+    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
+  }
+  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  k.scaleTypes.push_back(FloatType::F32);
+  k.groupSizes.insert(k.groupSizes.begin(), 16);
+}
+
 /// Decode GEMV (passes/Conversion/DecodeGemv.cpp): T = 1..16, one warp per
 /// output row, 16-byte code chunks read with 128-bit loads from the
 /// decode_gemv layout. Any N and K: N tails are a warp-uniform guard, the K
@@ -88,26 +105,14 @@ KernelCapability gemv(std::string id, std::string summary, Backend backend,
   k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
   // Codes that index a codebook (IQ4_NL, NF4, E2M1: selects in registers
-  // instead of the magic-number conversion; E4M3: from its bits); f32
-  // scales, the first level of nested qparams or float scale codes decoded
-  // at load (IQ4_XS, MXFP4, NVFP4).
+  // instead of the magic-number conversion; E4M3: from its bits).
   k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4, Codebook::E2M1,
                  Codebook::E4M3};
-  k.scaleTypes.push_back(FloatType::F32);
   // Groups of 16 split a 32-code W4 chunk (NVFP4; no zero-point): each
   // half scaled on its own; of byte codes they are a whole chunk (Q6_K).
-  // Admission checks the split against the tile.
-  k.groupSizes.insert(k.groupSizes.begin(), 16);
-  // What ggml's other block types keep: 2-, 3-, 5- and 6-bit codes one per
-  // byte field (Q2_K, Q3_K, Q5_0, Q5_1, Q5_K, Q6_K) and a float min, each
-  // lane decoded to s * q + m before the dot (Q2_K, Q4_1, Q5_1, Q4_K,
-  // Q5_K).
-  for (unsigned bits : {2u, 3u, 5u, 6u}) {
-    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
-    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
-    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
-  }
-  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  // Admission checks the split against the tile. A min decodes each lane
+  // to s * q + m before the dot.
+  addKeptGGMLForms(k);
   k.tileN = 1;
   k.tileK = 1;
   k.tokens = {1, kMaxDecodeTokens};
@@ -131,18 +136,10 @@ KernelCapability mma(std::string id, std::string summary, Backend backend,
   k.minCapability = minCapability;
   k.layout = layoutOf(KernelLayoutKind::PrefillMma);
   k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
-  // ggml's other block types as stored: 2-, 3-, 5- and 6-bit codes in byte
-  // fields, a float min (its product with each group's sum of x comes from
-  // one more mma per m16 tile, against a B of ones), f32 scales (K-quants'
-  // exact two-level products) and groups of 16 (one k16 step each).
-  for (unsigned bits : {2u, 3u, 5u, 6u}) {
-    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
-    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
-    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
-  }
-  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
-  k.scaleTypes.push_back(FloatType::F32);
-  k.groupSizes.insert(k.groupSizes.begin(), 16);
+  // Byte fields in n32 panels; a min's product with each group's sum of x
+  // comes from one more mma per m16 tile, against a B of ones; a group of
+  // 16 is one k16 step.
+  addKeptGGMLForms(k);
   // Codebooks whose values are exact in f16 and bf16 (IQ4_NL's integers,
   // E2M1, E4M3): the B fragment is the table value itself. NF4's values
   // are not, and stay with the GEMV.
@@ -171,24 +168,13 @@ KernelCapability hostGemm() {
   k.tokens = {1, std::nullopt};
   k.priority = 110;
   k.rowSplit = true;
-  // What ggml files store, read as kept codes (lib/Formats/GGUF): 2-, 3-,
-  // 5- and 6-bit codes one per byte (Q2_K, Q3_K, Q5_0, Q5_1, Q5_K, Q6_K),
-  // a float min (Q2_K, Q4_1, Q5_1, Q4_K, Q5_K), f32 scales (the exact
-  // products of K-quants' two scale levels) and groups of 16 (Q2_K, Q3_K,
-  // Q6_K as whole chunks of byte codes; NVFP4 as halves of a W4 chunk with
-  // no zero-point, which admission checks against the layout's tile).
-  for (unsigned bits : {2u, 3u, 5u, 6u}) {
-    k.codes.push_back({bits, true, SignedEncoding::OffsetBinary});
-    k.codes.push_back({bits, true, SignedEncoding::TwosComplement});
-    k.codes.push_back({bits, false, SignedEncoding::TwosComplement});
-  }
-  k.unsignedZeroPoints.push_back(ZeroPointKind::Min);
+  // Groups of 16 as the GEMV takes them (whole chunks of byte codes;
+  // halves of a W4 chunk with no zero-point, checked against the tile).
+  addKeptGGMLForms(k);
   // Codes that index a table (IQ4_NL, NF4, E2M1: 4 bits; E4M3: 8 bits, its
   // value from its bits), looked up in registers.
   k.codebooks = {Codebook::None, Codebook::IQ4NL, Codebook::NF4, Codebook::E2M1,
                  Codebook::E4M3};
-  k.scaleTypes.push_back(FloatType::F32);
-  k.groupSizes.insert(k.groupSizes.begin(), 16);
   return k;
 }
 
