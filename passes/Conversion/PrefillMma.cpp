@@ -108,6 +108,8 @@ private:
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                          ArrayRef<Value> c);
   SmallVector<Value> zerosF32(ImplicitLocOpBuilder &ib, int64_t n) {
+    if (n == 0)
+      return {};
     Value zero = arith::ConstantOp::create(ib, ib.getF32FloatAttr(0.0));
     return SmallVector<Value>(n, zero);
   }

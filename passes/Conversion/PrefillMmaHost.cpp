@@ -249,7 +249,8 @@ void HostKernel::endGroup(ImplicitLocOpBuilder &b, Value warp,
       a = loadLane(lb, acc, warp, lane);
     storeLane(lb, e.applyScales(lb, scales, p, a, mins, sums), acc, warp, lane);
     storeZeros(lb, partial, warp, lane);
-    storeZeros(lb, xSums, warp, lane);
+    if (e.spec.minZero)
+      storeZeros(lb, xSums, warp, lane);
   });
 }
 
@@ -329,8 +330,8 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
   bFrag = allocaOf({kNTiles, kLanes, 2, 2}, e.act);
   acc = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
   partial = allocaOf({kWarps, kLanes, kAccPerLane}, e.f32);
-  // Always allocated (one m-tile's 4 values); only a min's kernel uses it.
-  xSums = allocaOf({kWarps, kLanes, kXSumsPerLane}, e.f32);
+  if (e.spec.minZero)
+    xSums = allocaOf({kWarps, kLanes, kXSumsPerLane}, e.f32);
   rows = memref::DimOp::create(b, e.argX(args), 0);
   Value mBlocks =
       div(b, add(b, rows, kPrefillRowsPerBlock - 1), kPrefillRowsPerBlock);
@@ -344,7 +345,8 @@ void HostKernel::build(ImplicitLocOpBuilder &b) {
             forLoop(wb, kLanes, [&](ImplicitLocOpBuilder &lb, Value lane) {
               storeZeros(lb, acc, warp, lane);
               storeZeros(lb, partial, warp, lane);
-              storeZeros(lb, xSums, warp, lane);
+              if (e.spec.minZero)
+                storeZeros(lb, xSums, warp, lane);
             });
           });
           // The device's pipeline order: tile kt + 1 is copied into the other
