@@ -91,14 +91,14 @@ struct QParamBuffer {
   FloatType type;
 };
 
-/// Runs one case; returns the worst kernel error over its bound.
-double runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
+/// Runs one case and checks every output against its bound.
+void runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   const QuantKernelSpec spec = specOf(c);
   SCOPED_TRACE(std::string(c.what) + ": " + spec.name() +
                " T=" + std::to_string(c.t));
   if (Status s = validateQuantKernelSpec(spec); !s) {
     ADD_FAILURE() << s.message();
-    return 0;
+    return;
   }
   const int64_t n = c.n, k = c.k, t = c.t;
   const int64_t g = spec.effectiveGroupSize();
@@ -156,7 +156,7 @@ double runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
       packKernelLayout(spec.layout(), codes.data(), n, k);
   if (!packed) {
     ADD_FAILURE() << packed.message();
-    return 0;
+    return;
   }
   const int64_t steps = (k + 15) / 16;
   const int64_t panels = int64_t(packed->size() / 4) / (128 * steps);
@@ -201,7 +201,7 @@ double runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
       jit.compile(spec, buildPrefillMmaKernel);
   if (!engine) {
     ADD_FAILURE() << "the host twin did not compile";
-    return 0;
+    return;
   }
   std::vector<void *> packedArgs;
   for (void *&d : descriptors)
@@ -251,7 +251,13 @@ double runCase(HostKernelJit &jit, const Case &c, uint32_t seed) {
   std::cout << "[parity] " << c.what << " " << spec.name() << " T=" << t
             << ": worst kernel error " << worst << " of its bound, max |y| "
             << yMax << "\n";
-  return worst;
+}
+
+/// Runs `cases` in order, seeds from `seed` up.
+void runCases(std::initializer_list<Case> cases, uint32_t seed) {
+  HostKernelJit jit;
+  for (const Case &c : cases)
+    runCase(jit, c, seed++);
 }
 
 constexpr FloatType F16 = FloatType::F16, BF16 = FloatType::BF16,
@@ -260,66 +266,60 @@ constexpr FloatType F16 = FloatType::F16, BF16 = FloatType::BF16,
 // Shapes with tails: T across the 32-row tile, N past a panel and a block,
 // K a multiple of 8 with a short last group, and groups spanning stages.
 TEST(PrefillMmaGGMLHostTest, KQuantContracts) {
-  HostKernelJit jit;
-  const Case cases[] = {
-      {"Q4_K", 4, Codes::Min, Codebook::None, 32, F16, F32, F16, false, 37, 300,
-       520},
-      {"Q5_K", 5, Codes::Min, Codebook::None, 32, BF16, F32, F32, true, 20, 77,
-       264},
-      {"Q6_K", 6, Codes::Signed, Codebook::None, 16, F16, F32, F32, false, 33,
-       96, 256},
-      {"Q3_K", 3, Codes::Signed, Codebook::None, 16, BF16, F32, BF16, true, 5,
-       40, 136},
-      {"2-bit, u8 zero-points", 2, Codes::Integer, Codebook::None, 16, F16, F32,
-       F16, true, 64, 33, 264},
-      {"2-bit with a min", 2, Codes::Min, Codebook::None, 32, BF16, F32, F32,
-       false, 31, 48, 128},
-      {"Q2_K", 2, Codes::Min, Codebook::None, 16, F16, F32, F16, true, 64, 33,
-       264},
-      {"Q2_K", 2, Codes::Min, Codebook::None, 16, BF16, F32, F32, false, 7, 300,
-       512},
-  };
-  uint32_t seed = 11;
-  for (const Case &c : cases)
-    runCase(jit, c, seed++);
+  runCases(
+      {
+          {"Q4_K", 4, Codes::Min, Codebook::None, 32, F16, F32, F16, false, 37,
+           300, 520},
+          {"Q5_K", 5, Codes::Min, Codebook::None, 32, BF16, F32, F32, true, 20,
+           77, 264},
+          {"Q6_K", 6, Codes::Signed, Codebook::None, 16, F16, F32, F32, false,
+           33, 96, 256},
+          {"Q3_K", 3, Codes::Signed, Codebook::None, 16, BF16, F32, BF16, true,
+           5, 40, 136},
+          {"2-bit, u8 zero-points", 2, Codes::Integer, Codebook::None, 16, F16,
+           F32, F16, true, 64, 33, 264},
+          {"2-bit with a min", 2, Codes::Min, Codebook::None, 32, BF16, F32,
+           F32, false, 31, 48, 128},
+          {"Q2_K", 2, Codes::Min, Codebook::None, 16, F16, F32, F16, true, 64,
+           33, 264},
+          {"Q2_K", 2, Codes::Min, Codebook::None, 16, BF16, F32, F32, false, 7,
+           300, 512},
+      },
+      11);
 }
 
 TEST(PrefillMmaGGMLHostTest, LegacyBlocksAndOtherZeroPoints) {
-  HostKernelJit jit;
-  const Case cases[] = {
-      {"Q4_1", 4, Codes::Min, Codebook::None, 32, BF16, BF16, BF16, false, 17,
-       70, 128},
-      {"Q5_0", 5, Codes::Signed, Codebook::None, 32, F16, F16, F16, true, 40,
-       64, 392},
-      {"Q5_1", 5, Codes::Min, Codebook::None, 32, F16, F16, F32, false, 3, 33,
-       96},
-      {"5-bit, u8 zero-points", 5, Codes::Integer, Codebook::None, 64, BF16,
-       F16, F32, false, 9, 50, 200},
-      {"per-channel min", 4, Codes::Min, Codebook::None, 0, F16, F32, F32, true,
-       21, 65, 72},
-  };
-  uint32_t seed = 31;
-  for (const Case &c : cases)
-    runCase(jit, c, seed++);
+  runCases(
+      {
+          {"Q4_1", 4, Codes::Min, Codebook::None, 32, BF16, BF16, BF16, false,
+           17, 70, 128},
+          {"Q5_0", 5, Codes::Signed, Codebook::None, 32, F16, F16, F16, true,
+           40, 64, 392},
+          {"Q5_1", 5, Codes::Min, Codebook::None, 32, F16, F16, F32, false, 3,
+           33, 96},
+          {"5-bit, u8 zero-points", 5, Codes::Integer, Codebook::None, 64, BF16,
+           F16, F32, false, 9, 50, 200},
+          {"per-channel min", 4, Codes::Min, Codebook::None, 0, F16, F32, F32,
+           true, 21, 65, 72},
+      },
+      31);
 }
 
 TEST(PrefillMmaGGMLHostTest, Codebooks) {
-  HostKernelJit jit;
-  const Case cases[] = {
-      {"IQ4_NL", 4, Codes::Table, Codebook::IQ4NL, 32, F16, F16, F16, false, 37,
-       100, 256},
-      {"IQ4_NL", 4, Codes::Table, Codebook::IQ4NL, 32, BF16, BF16, F32, true, 2,
-       64, 96},
-      {"NVFP4", 4, Codes::Table, Codebook::E2M1, 16, BF16, F32, BF16, false, 30,
-       70, 128},
-      {"MXFP4", 4, Codes::Table, Codebook::E2M1, 32, F16, F32, F32, false, 33,
-       64, 160},
-      {"FP8 E4M3", 8, Codes::Table, Codebook::E4M3, 0, F16, F32, F16, true, 19,
-       40, 64},
-  };
-  uint32_t seed = 51;
-  for (const Case &c : cases)
-    runCase(jit, c, seed++);
+  runCases(
+      {
+          {"IQ4_NL", 4, Codes::Table, Codebook::IQ4NL, 32, F16, F16, F16, false,
+           37, 100, 256},
+          {"IQ4_NL", 4, Codes::Table, Codebook::IQ4NL, 32, BF16, BF16, F32,
+           true, 2, 64, 96},
+          {"NVFP4", 4, Codes::Table, Codebook::E2M1, 16, BF16, F32, BF16, false,
+           30, 70, 128},
+          {"MXFP4", 4, Codes::Table, Codebook::E2M1, 32, F16, F32, F32, false,
+           33, 64, 160},
+          {"FP8 E4M3", 8, Codes::Table, Codebook::E4M3, 0, F16, F32, F16, true,
+           19, 40, 64},
+      },
+      51);
 }
 
 TEST(PrefillMmaGGMLHostTest, TablesInexactInTheActivationAreRefused) {
