@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -24,19 +25,24 @@ struct StoredParts {
   std::vector<double> scales, zeros;
 };
 
+/// Without `withCodes` the codes are left packed (read a block of rows at a
+/// time by ReferenceRows).
 Expected<StoredParts> readStoredParts(const artifact::TensorEntry &entry,
                                       const safetensors::TensorView &codes,
                                       const safetensors::TensorView &scales,
-                                      const safetensors::TensorView *zeros) {
+                                      const safetensors::TensorView *zeros,
+                                      bool withCodes = true) {
   StoredParts p;
   p.q = entry.quantized();
   if (!p.q)
     return makeError(entry.name, ": not a quantized tensor");
-  auto logical =
-      artifact::unpackStoredCodes(p.q->logical, codes.data, codes.byteSize());
-  if (!logical)
-    return makeError(entry.name, ".codes: ", logical.message());
-  p.codes = logical.take();
+  if (withCodes) {
+    auto logical =
+        artifact::unpackStoredCodes(p.q->logical, codes.data, codes.byteSize());
+    if (!logical)
+      return makeError(entry.name, ".codes: ", logical.message());
+    p.codes = logical.take();
+  }
   auto s = artifact::readQParams(scales.dtype, scales.data, scales.byteSize());
   if (!s)
     return makeError(entry.name, ".scales: ", s.message());
@@ -71,13 +77,22 @@ Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
     const std::vector<int64_t> &rows) {
   QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> r,
                            ReferenceRows::open(entry, codes, scales, zeros));
-  const int64_t n = r->rows(), k = r->cols();
-  std::vector<double> w(rows.size() * size_t(k));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] < 0 || rows[i] >= n)
-      return makeError(entry.name, ": row ", rows[i], " is outside [0, ", n,
-                       ")");
-    QTENSOR_TRY(r->fill(rows[i], 1, &w[i * size_t(k)]));
+  const int64_t n = r->rows(), k = r->cols(), unit = r->rowUnit();
+  for (int64_t row : rows)
+    if (row < 0 || row >= n)
+      return makeError(entry.name, ": row ", row, " is outside [0, ", n, ")");
+  // Each stored unit of rows holding a wanted row is reconstructed once.
+  std::map<int64_t, std::vector<size_t>> byUnit; // first row -> indices
+  for (size_t i = 0; i < rows.size(); ++i)
+    byUnit[rows[i] / unit * unit].push_back(i);
+  std::vector<double> w(rows.size() * size_t(k)), block;
+  for (const auto &[first, wanted] : byUnit) {
+    const int64_t count = std::min(unit, n - first);
+    block.resize(size_t(count) * size_t(k));
+    QTENSOR_TRY(r->fill(first, count, block.data()));
+    for (size_t i : wanted)
+      std::copy_n(block.begin() + (rows[i] - first) * k, k,
+                  w.begin() + i * size_t(k));
   }
   return w;
 }
@@ -106,10 +121,17 @@ Status FloatWeightRows::fill(int64_t first, int64_t count, double *out) const {
 }
 
 struct ReferenceRows::Parts {
-  StoredParts stored;
+  StoredParts stored; ///< qparams; the codes stay packed
+  artifact::QuantizedTensor tensor;
+  const uint8_t *codes = nullptr; ///< the stored codes, borrowed
+  size_t codeBytes = 0;
 };
 
 ReferenceRows::~ReferenceRows() = default;
+
+int64_t ReferenceRows::rowUnit() const {
+  return artifact::storedCodeRowUnit(parts->tensor.logical);
+}
 
 Expected<std::unique_ptr<ReferenceRows>>
 ReferenceRows::open(const artifact::TensorEntry &entry,
@@ -119,17 +141,26 @@ ReferenceRows::open(const artifact::TensorEntry &entry,
   std::unique_ptr<ReferenceRows> r(new ReferenceRows());
   r->name = entry.name;
   r->parts = std::make_unique<Parts>();
-  QTENSOR_ASSIGN_OR_RETURN(r->parts->stored,
-                           readStoredParts(entry, codes, scales, zeros));
+  QTENSOR_ASSIGN_OR_RETURN(
+      r->parts->stored,
+      readStoredParts(entry, codes, scales, zeros, /*withCodes=*/false));
   const StoredParts &p = r->parts->stored;
+  r->parts->tensor = *p.q;
+  r->parts->codes = codes.data;
+  r->parts->codeBytes = codes.byteSize();
+  // The stored size is checked now; each run of rows' codes when read.
+  if (auto none = artifact::unpackStoredCodeRows(p.q->logical, codes.data,
+                                                 codes.byteSize(), 0, 0);
+      !none)
+    return makeError(entry.name, ".codes: ", none.message());
   const std::vector<int64_t> &shape = p.q->logical.shape;
   if (shape.size() != 2)
     return makeError(entry.name, ": rows of a rank-", shape.size(), " tensor");
   r->n = shape[0];
   r->k = shape[1];
-  // The reconstruction refers to the parts, which stay where they are.
+  // The reconstruction refers to the qparams, which stay where they are.
   auto made =
-      AffineReconstruction::make(p.q->logical, p.codes, p.scales, p.zeros);
+      AffineReconstruction::makeWithoutCodes(p.q->logical, p.scales, p.zeros);
   if (!made)
     return makeError(entry.name, ": reconstruction: ", made.message());
   r->reconstruction = std::make_unique<AffineReconstruction>(made.take());
@@ -140,9 +171,15 @@ Status ReferenceRows::fill(int64_t first, int64_t count, double *out) const {
   if (first < 0 || count < 0 || first + count > n)
     return makeError(name, ": rows [", first, ", ", first + count,
                      ") are outside [0, ", n, ")");
+  // Only these rows' codes are unpacked (4 bytes a weight, never the
+  // whole tensor's).
+  auto codes = artifact::unpackStoredCodeRows(
+      parts->tensor.logical, parts->codes, parts->codeBytes, first, count);
+  if (!codes)
+    return makeError(name, ".codes: ", codes.message());
   const size_t begin = size_t(first) * size_t(k);
-  if (Status s =
-          reconstruction->range(begin, begin + size_t(count) * size_t(k), out);
+  if (Status s = reconstruction->rangeOf(
+          codes->data(), begin, begin, begin + size_t(count) * size_t(k), out);
       !s)
     return makeError(name, ": reconstruction: ", s.message());
   return Status::ok();
@@ -229,9 +266,12 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
   auto output = [&](size_t at, size_t o, double dot, double) {
     y[at] = dot + (bias.empty() ? 0.0 : bias[o]);
   };
-  // Blocks of rows of about 1 MiB of float64 per thread.
-  const int64_t block =
+  // Blocks of rows of about 1 MiB of float64 per thread, in whole stored
+  // units (a unit's codes are unpacked together).
+  const int64_t unit = std::max<int64_t>(1, w.rowUnit());
+  const int64_t rowsPerMiB =
       k > 0 ? std::max<int64_t>(1, (int64_t(1) << 17) / k) : int64_t(1);
+  const int64_t block = (rowsPerMiB + unit - 1) / unit * unit;
   std::mutex failureMutex;
   std::optional<Error> failure;
   defaultThreadPool().parallelRanges(

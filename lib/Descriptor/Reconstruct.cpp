@@ -56,16 +56,29 @@ qtensor::qparamIndexOfElements(const AffineDescriptor &d,
 Expected<AffineReconstruction> qtensor::AffineReconstruction::make(
     const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
     const std::vector<double> &scales, const std::vector<double> &zeros) {
+  return prepare(t, &codes, scales, zeros);
+}
+
+Expected<AffineReconstruction> qtensor::AffineReconstruction::makeWithoutCodes(
+    const QuantizedTensorDescriptor &t, const std::vector<double> &scales,
+    const std::vector<double> &zeros) {
+  return prepare(t, nullptr, scales, zeros);
+}
+
+Expected<AffineReconstruction> qtensor::AffineReconstruction::prepare(
+    const QuantizedTensorDescriptor &t, const std::vector<int32_t> *codes,
+    const std::vector<double> &scales, const std::vector<double> &zeros) {
   const AffineDescriptor &d = t.descriptor;
   QTENSOR_TRY(verifyDescriptorForShape(d, t.shape));
   auto count = checkedElementCount(t.shape, uint64_t(1) << 40);
   if (!count)
     return makeError("element count of ", shapeToString(t.shape),
                      " exceeds 2^40");
-  if (codes.size() != *count)
+  if (codes && codes->size() != *count)
     return makeError("expected ", *count, " codes for shape ",
-                     shapeToString(t.shape), ", got ", codes.size());
+                     shapeToString(t.shape), ", got ", codes->size());
   AffineReconstruction r(d, codes, scales, zeros);
+  r.elements = size_t(*count);
   // A linear's [N, K] weight grouped along K (act-order included: the
   // group of each column from one table of K) or one scale per row: its
   // qparam index follows from the position; anything else (other ranks,
@@ -97,11 +110,26 @@ Expected<AffineReconstruction> qtensor::AffineReconstruction::make(
 
 Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
                                             double *out) const {
+  if (!codes)
+    return makeError("the reconstruction was prepared without its codes");
+  return rangeOf(codes->data(), 0, begin, end, out);
+}
+
+Status qtensor::AffineReconstruction::rangeOf(const int32_t *block,
+                                              size_t blockBegin, size_t begin,
+                                              size_t end, double *out) const {
+  if (begin < blockBegin || end < begin || end > elements)
+    return makeError(
+        "elements [", begin, ", ", end,
+        ") are outside the tensor or before the codes given (from ", blockBegin,
+        ")");
+  // The code of flat index i is codes[i - blockBegin].
+  const int32_t *codes = block;
   const CodeBounds bounds = codeBounds(d);
   // With a codebook a code's value is its table entry (exact in f32).
   const std::vector<float> &table = codebookValues(d.codebook);
   auto outOfRange = [&](size_t i) {
-    return makeError("code ", codes[i], " at flat index ", i,
+    return makeError("code ", codes[i - blockBegin], " at flat index ", i,
                      " is outside the code range [", bounds.min, ", ",
                      bounds.max, "]");
   };
@@ -111,13 +139,15 @@ Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
     const double s = scales[size_t(g)];
     bool inRange = true;
     for (size_t j = i; j < runEnd; ++j)
-      inRange &= codes[j] >= bounds.min && codes[j] <= bounds.max;
+      inRange &= codes[j - blockBegin] >= bounds.min &&
+                 codes[j - blockBegin] <= bounds.max;
     if (!inRange)
       for (size_t j = i; j < runEnd; ++j)
-        if (codes[j] < bounds.min || codes[j] > bounds.max)
+        if (codes[j - blockBegin] < bounds.min ||
+            codes[j - blockBegin] > bounds.max)
           return outOfRange(j);
     double *o = out + (i - begin);
-    const int32_t *q = codes.data() + i;
+    const int32_t *q = codes + (i - blockBegin);
     const size_t n = runEnd - i;
     switch (d.zeroPoint) {
     case ZeroPointKind::None:

@@ -33,21 +33,36 @@ public:
                                              const std::vector<int32_t> &codes,
                                              const std::vector<double> &scales,
                                              const std::vector<double> &zeros);
-  size_t size() const { return codes.size(); }
+  /// The same, prepared without the codes: they are handed to rangeOf a
+  /// block at a time (a reader that unpacks only the rows it needs).
+  static Expected<AffineReconstruction>
+  makeWithoutCodes(const QuantizedTensorDescriptor &t,
+                   const std::vector<double> &scales,
+                   const std::vector<double> &zeros);
+  /// The tensor's element count.
+  size_t size() const { return elements; }
   /// Values of elements [begin, end) into out[0, end - begin), as
   /// reconstructAffine computes them; a code outside the descriptor's range
-  /// is an error naming its flat index.
+  /// is an error naming its flat index. Only for make()'s reconstructions.
   Status range(size_t begin, size_t end, double *out) const;
+  /// range() with the codes of elements [blockBegin, blockBegin + n) given
+  /// as block[0, n), which must cover [begin, end).
+  Status rangeOf(const int32_t *block, size_t blockBegin, size_t begin,
+                 size_t end, double *out) const;
 
 private:
   AffineReconstruction(const AffineDescriptor &d,
-                       const std::vector<int32_t> &codes,
+                       const std::vector<int32_t> *codes,
                        const std::vector<double> &scales,
                        const std::vector<double> &zeros)
       : d(d), codes(codes), scales(scales), zeros(zeros) {}
+  static Expected<AffineReconstruction>
+  prepare(const QuantizedTensorDescriptor &t, const std::vector<int32_t> *codes,
+          const std::vector<double> &scales, const std::vector<double> &zeros);
   AffineDescriptor d;
-  const std::vector<int32_t> &codes;
+  const std::vector<int32_t> *codes; ///< null: rangeOf only
   const std::vector<double> &scales, &zeros;
+  size_t elements = 0;
   bool rowGroups = false, perRow = false;
   int64_t cols = 1, groups = 1;
   std::vector<int64_t> groupOfColumn, index;

@@ -56,6 +56,19 @@ Expected<std::vector<int32_t>>
 unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
                   size_t numBytes);
 
+/// Rows of `t` that are stored together: 1 for row-major layouts
+/// (logical, decode_gemv), a panel for prefill_mma, all of them for a
+/// tensor that is not 2-D. A reader of rows unpacks whole units.
+int64_t storedCodeRowUnit(const QuantizedTensorDescriptor &t);
+
+/// Logical codes of rows [firstRow, firstRow + rowCount) of the stored
+/// tensor `bytes` (all of it, numBytes checked against `t`), unpacking only
+/// the units (storedCodeRowUnit) that hold them; checked like
+/// unpackStoredCodes, errors naming elements of the whole tensor.
+Expected<std::vector<int32_t>>
+unpackStoredCodeRows(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
+                     size_t numBytes, int64_t firstRow, int64_t rowCount);
+
 /// Logical codes [rows, cols] packed into a kernel layout, columns in the
 /// descriptor's permuted order (position i holds logical column P[i]).
 Expected<std::vector<uint8_t>>

@@ -54,6 +54,9 @@ public:
   /// Rows [first, first + count) into out ([count, K]) in float64. Safe
   /// from several threads.
   virtual Status fill(int64_t first, int64_t count, double *out) const = 0;
+  /// Rows that are read together: a block that starts and ends on a
+  /// multiple of it reads nothing twice.
+  virtual int64_t rowUnit() const { return 1; }
 };
 
 /// Float weights held as stored (f32), widened a run of rows at a time.
@@ -74,9 +77,11 @@ private:
   std::string name;
 };
 
-/// W_hat of a quantized tensor by rows: its codes unpacked once (4 bytes a
-/// weight) and any run of rows reconstructed in float64 when asked, never
-/// the whole W_hat at once (8 bytes a weight).
+/// W_hat of a quantized tensor by rows: any run of rows reconstructed in
+/// float64 when asked, from those rows' codes alone (the stored units that
+/// hold them, unpacked then), so neither the unpacked codes (4 bytes a
+/// weight) nor W_hat (8) is ever whole. Borrows the stored codes: the
+/// views' mapping must outlive it.
 class ReferenceRows : public WeightRows {
 public:
   /// Errors name the tensor and the physical tensor that failed.
@@ -91,6 +96,8 @@ public:
   /// Rows [first, first + count) of W_hat into out ([count, K]), the
   /// values reconstructWeight gives them. Safe from several threads.
   Status fill(int64_t first, int64_t count, double *out) const override;
+  /// storedCodeRowUnit: 1, or prefill_mma's panel.
+  int64_t rowUnit() const override;
 
 private:
   struct Parts;

@@ -123,9 +123,14 @@ packStoredCodes(const QuantizedTensorDescriptor &t,
   return packKernelCodes(t.descriptor, spec.kind, codes, rows, cols);
 }
 
-Expected<std::vector<int32_t>>
-unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
-                  size_t numBytes) {
+namespace {
+
+/// Stored bytes of `t` (whose shape may be a row range of the stored
+/// tensor, then its own bytes) -> logical codes; errors name elements of
+/// the stored tensor, whose first row here is `rowBase`.
+Expected<std::vector<int32_t>> unpackCodesOf(const QuantizedTensorDescriptor &t,
+                                             const uint8_t *bytes,
+                                             size_t numBytes, int64_t rowBase) {
   int64_t rows = rowsOf(t), cols = colsOf(t);
   std::vector<int32_t> codes;
   if (t.layout.isLogical()) {
@@ -135,8 +140,12 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
                            BitOrder::LsbFirst, RowAlignment::Byte));
   } else {
     QTENSOR_ASSIGN_OR_RETURN(KernelLayoutSpec spec, kernelSpec(t));
-    QTENSOR_ASSIGN_OR_RETURN(
-        codes, unpackKernelLayout(spec, bytes, numBytes, rows, cols));
+    auto unpacked = unpackKernelLayout(spec, bytes, numBytes, rows, cols);
+    if (!unpacked && rowBase)
+      return makeError("rows from ", rowBase, ": ", unpacked.message());
+    if (!unpacked)
+      return unpacked.error();
+    codes = unpacked.take();
     if (const auto &perm = t.descriptor.permutation) {
       QTENSOR_ASSIGN_OR_RETURN(
           codes, permuteColumns(codes, rows, cols, *perm, /*inverse=*/true));
@@ -145,20 +154,98 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
   CodeBounds bounds = codeBounds(t.descriptor);
   // A codebook's NaN entries (E4M3's 0x7f, 0xff) name no weight.
   const std::vector<float> &table = codebookValues(t.descriptor.codebook);
+  const size_t base = size_t(rowBase) * size_t(cols);
   for (size_t i = 0; i < codes.size(); ++i) {
+    const size_t at = base + i;
     if (codes[i] < bounds.min || codes[i] > bounds.max)
-      return makeError("code ", codes[i], " at element ", i, " (row ",
-                       int64_t(i) / cols, ", column ", int64_t(i) % cols,
+      return makeError("code ", codes[i], " at element ", at, " (row ",
+                       int64_t(at) / cols, ", column ", int64_t(at) % cols,
                        ") is outside the descriptor's "
                        "range [",
                        bounds.min, ", ", bounds.max, "]");
     if (!table.empty() && std::isnan(table[size_t(codes[i])]))
-      return makeError("code ", codes[i], " at element ", i, " (row ",
-                       int64_t(i) / cols, ", column ", int64_t(i) % cols,
+      return makeError("code ", codes[i], " at element ", at, " (row ",
+                       int64_t(at) / cols, ", column ", int64_t(at) % cols,
                        ") is NaN in codebook ",
                        toString(t.descriptor.codebook));
   }
   return codes;
+}
+
+/// Bytes of `rows` whole stored rows (a multiple of storedCodeRowUnit, or
+/// the tensor's last rows) of `t`.
+Expected<uint64_t> storedRowBytes(const QuantizedTensorDescriptor &t,
+                                  int64_t rows) {
+  QuantizedTensorDescriptor part = t;
+  part.shape[0] = rows;
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<int64_t> shape, storedCodeShape(part));
+  uint64_t bytes = 1;
+  for (int64_t d : shape)
+    bytes *= uint64_t(d);
+  return bytes;
+}
+
+} // namespace
+
+Expected<std::vector<int32_t>>
+unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
+                  size_t numBytes) {
+  return unpackCodesOf(t, bytes, numBytes, 0);
+}
+
+int64_t storedCodeRowUnit(const QuantizedTensorDescriptor &t) {
+  if (t.shape.size() != 2)
+    return rowsOf(t);
+  if (t.layout.isLogical())
+    return 1;
+  Expected<KernelLayoutSpec> spec = kernelSpec(t);
+  if (!spec)
+    return t.shape[0];
+  if (spec->kind == KernelLayoutKind::DecodeGemv)
+    return 1;
+  // prefill_mma: one panel of rows (the padded extent of a single row).
+  Expected<KernelLayoutGeometry> g = kernelLayoutGeometry(*spec, 1, t.shape[1]);
+  return g ? g->paddedRows : t.shape[0];
+}
+
+Expected<std::vector<int32_t>>
+unpackStoredCodeRows(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
+                     size_t numBytes, int64_t firstRow, int64_t rowCount) {
+  const int64_t rows = rowsOf(t), cols = colsOf(t);
+  if (firstRow < 0 || rowCount < 0 || firstRow > rows - rowCount)
+    return makeError("rows [", firstRow, ", ", firstRow + rowCount,
+                     ") are outside [0, ", rows, ")");
+  // The whole buffer is checked first: a row range of a truncated or
+  // oversized tensor is an error too.
+  QTENSOR_ASSIGN_OR_RETURN(uint64_t whole, storedRowBytes(t, rows));
+  if (numBytes != whole)
+    return makeError("the stored codes hold ", numBytes, " bytes, but ", rows,
+                     " x ", cols, " codes in ", t.layout.family, " take ",
+                     whole);
+  if (rowCount == 0)
+    return std::vector<int32_t>();
+  const int64_t unit = storedCodeRowUnit(t);
+  if (unit >= rows || t.shape.size() != 2) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<int32_t> all,
+                             unpackCodesOf(t, bytes, numBytes, 0));
+    auto from = all.begin() + firstRow * cols;
+    return std::vector<int32_t>(from, from + rowCount * cols);
+  }
+  // Whole units covering the range: [first unit, last unit) of rows.
+  const int64_t lo = firstRow / unit * unit;
+  const int64_t hi =
+      std::min(rows, (firstRow + rowCount + unit - 1) / unit * unit);
+  QTENSOR_ASSIGN_OR_RETURN(uint64_t unitBytes, storedRowBytes(t, unit));
+  const uint64_t skip = unitBytes * uint64_t(lo / unit);
+  QTENSOR_ASSIGN_OR_RETURN(uint64_t size, storedRowBytes(t, hi - lo));
+  QuantizedTensorDescriptor part = t;
+  part.shape[0] = hi - lo;
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<int32_t> block,
+                           unpackCodesOf(part, bytes + skip, size, lo));
+  if (lo == firstRow && hi == firstRow + rowCount)
+    return block;
+  auto from = block.begin() + (firstRow - lo) * cols;
+  return std::vector<int32_t>(from, from + rowCount * cols);
 }
 
 safetensors::DType scaleDType(const AffineDescriptor &d) {

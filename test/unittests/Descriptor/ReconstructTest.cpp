@@ -140,6 +140,44 @@ TEST(Reconstruct, LinearFastPathsMatchTheElementIndex) {
   }
 }
 
+// Codes handed a block of rows at a time (what the reference reader of
+// L3 and L4 does) give the values of the whole reconstruction; a range the
+// block does not cover, past the tensor, or range() without codes is an
+// error, and a bad code is named by its flat index in the whole tensor.
+TEST(Reconstruct, BlocksOfCodesMatchTheWholeReconstruction) {
+  QuantizedTensorDescriptor t = groups(7, 70, 32);
+  std::vector<int32_t> codes(7 * 70);
+  std::vector<double> scales(7 * 3), zeros(7 * 3);
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = int32_t((i * 5) % 16);
+  for (size_t i = 0; i < scales.size(); ++i) {
+    scales[i] = 0.25 + double(i);
+    zeros[i] = double(i % 16);
+  }
+  auto whole = reconstructAffine(t, codes, scales, zeros);
+  ASSERT_TRUE(bool(whole)) << whole.message();
+  auto r = AffineReconstruction::makeWithoutCodes(t, scales, zeros);
+  ASSERT_TRUE(bool(r)) << r.message();
+  EXPECT_EQ(r->size(), codes.size());
+  std::vector<double> out(3 * 70);
+  EXPECT_EQ(r->range(0, 70, out.data()).message(),
+            "the reconstruction was prepared without its codes");
+  // Rows 2..4 as a block; elements from the middle of row 2 to row 4's end.
+  const int32_t *block = codes.data() + 2 * 70;
+  ASSERT_TRUE(r->rangeOf(block, 140, 150, 350, out.data()));
+  for (size_t i = 150; i < 350; ++i)
+    EXPECT_EQ(out[i - 150], (*whole)[i]) << i;
+  EXPECT_FALSE(r->rangeOf(block, 140, 139, 150, out.data()));
+  EXPECT_FALSE(r->rangeOf(block, 140, 140, 491, out.data()));
+  std::vector<int32_t> bad(block, block + 210);
+  bad[75] = 16; // flat index 215
+  auto refused = r->rangeOf(bad.data(), 140, 140, 350, out.data());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("code 16 at flat index 215"),
+            std::string::npos)
+      << refused.message();
+}
+
 // The second level first: s_j = d_J * c_j and m_j = -(dmin_J * mc_j), with J
 // the super-group of group j along the axis (here two super-groups of two
 // groups per row, two rows).

@@ -63,6 +63,80 @@ TEST(QuantizedStorage, RoundTripsEveryLayout) {
         }
 }
 
+// Any run of rows reads back exactly the rows the whole unpack gives, in
+// every layout, across prefill_mma's panel boundaries (64 rows of W4, 32
+// of W8) and its padded last panel, and with permuted (act-order) columns.
+TEST(QuantizedStorage, UnpacksAnyRunOfRows) {
+  for (const char *family : {"logical", "decode_gemv", "prefill_mma"})
+    for (unsigned bits : {4u, 8u})
+      for (bool permuted : {false, true}) {
+        auto t = weight(150, 96, bits, false, family);
+        if (permuted) {
+          std::vector<int64_t> perm(96);
+          for (int64_t i = 0; i < 96; ++i)
+            perm[size_t(i)] = (i * 37) % 96;
+          t.descriptor.permutation = perm;
+        }
+        auto codes = codesFor(t);
+        auto bytes = packStoredCodes(t, codes);
+        ASSERT_TRUE(bytes) << family << ": " << bytes.message();
+        const int64_t unit = storedCodeRowUnit(t);
+        EXPECT_EQ(unit, std::string(family) != "prefill_mma" ? 1
+                        : bits == 4                          ? 64
+                                                             : 32)
+            << family << " " << bits;
+        for (auto [first, count] : {std::pair<int64_t, int64_t>{0, 150},
+                                    {0, 1},
+                                    {63, 2},
+                                    {64, 64},
+                                    {100, 50},
+                                    {149, 1},
+                                    {31, 0}}) {
+          auto rows = unpackStoredCodeRows(t, bytes->data(), bytes->size(),
+                                           first, count);
+          ASSERT_TRUE(rows) << family << ": " << rows.message();
+          std::vector<int32_t> want(codes.begin() + first * 96,
+                                    codes.begin() + (first + count) * 96);
+          EXPECT_EQ(*rows, want)
+              << family << " " << bits << " rows " << first << " + " << count;
+        }
+      }
+}
+
+// The row reader checks the whole buffer's size, the rows asked for, and
+// names a bad code by its element in the whole tensor.
+TEST(QuantizedStorage, RowReaderRefusesBadRequestsAndNamesElements) {
+  auto t = weight(70, 32, 4, true, "decode_gemv");
+  auto codes = codesFor(t);
+  auto bytes = packStoredCodes(t, codes);
+  ASSERT_TRUE(bytes);
+  auto outside = unpackStoredCodeRows(t, bytes->data(), bytes->size(), 60, 11);
+  ASSERT_FALSE(outside);
+  EXPECT_NE(outside.message().find("rows [60, 71) are outside [0, 70)"),
+            std::string::npos)
+      << outside.message();
+  auto truncated =
+      unpackStoredCodeRows(t, bytes->data(), bytes->size() - 16, 0, 1);
+  ASSERT_FALSE(truncated);
+  EXPECT_NE(truncated.message().find(
+                "hold " + std::to_string(bytes->size() - 16) + " bytes"),
+            std::string::npos)
+      << truncated.message();
+  // -8 is outside narrow si4: element 41 * 32 + 5 of the whole tensor.
+  for (int32_t &c : codes)
+    c = 0;
+  codes[41 * 32 + 5] = -8;
+  bytes = packStoredCodes(t, codes);
+  ASSERT_TRUE(bytes);
+  t.descriptor.narrowRange = true;
+  auto bad = unpackStoredCodeRows(t, bytes->data(), bytes->size(), 40, 3);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("element 1317 (row 41, column 5)"),
+            std::string::npos)
+      << bad.message();
+  EXPECT_TRUE(unpackStoredCodeRows(t, bytes->data(), bytes->size(), 42, 28));
+}
+
 TEST(QuantizedStorage, RefusesLayoutsItDoesNotStore) {
   auto t = weight(4, 32, 4, true, "ggml_block");
   auto bytes = packStoredCodes(t, codesFor(t));
