@@ -73,10 +73,6 @@ Expected<LogicalTensor> loadQuantized(const artifact::Artifact &a,
   t.descriptor = q.logical;
   t.codeBytes = r.codes->data;
   t.codeSize = r.codes->byteSize();
-  auto codes = artifact::unpackStoredCodes(q.logical, t.codeBytes, t.codeSize);
-  if (!codes)
-    return makeError(entry.name, ".codes: ", codes.message());
-  t.codes = codes.take();
   auto scales = artifact::readQParams(r.scales->dtype, r.scales->data,
                                       r.scales->byteSize());
   if (!scales)
@@ -218,19 +214,41 @@ LevelResult levelPacking(const artifact::Artifact &a) {
       forEachQuantized(a, [&](const artifact::TensorEntry &e) -> Status {
         QTENSOR_ASSIGN_OR_RETURN(detail::LogicalTensor t,
                                  detail::loadQuantized(a, e));
-        auto repacked = artifact::packStoredCodes(t.descriptor, t.codes);
-        if (!repacked)
-          return makeError(e.name, ": repacking: ", repacked.message());
-        if (repacked->size() != t.codeSize ||
-            !std::equal(repacked->begin(), repacked->end(), t.codeBytes)) {
-          size_t at = 0;
-          while (at < t.codeSize && at < repacked->size() &&
-                 (*repacked)[at] == t.codeBytes[at])
-            ++at;
-          return makeError(
-              e.name, ".codes: repacking the unpacked codes differs at byte ",
-              at, " (layout ", t.descriptor.layout.family, ")");
-        }
+        // A block of rows at a time: unpacked, repacked, compared with
+        // the same rows' stored bytes. `mismatch` says the repacking, not
+        // the unpacking, failed.
+        bool mismatch = false;
+        Status same = artifact::forEachStoredRowBlock(
+            t.descriptor, t.codeBytes, t.codeSize, uint64_t(1) << 22,
+            [&](int64_t first, int64_t count,
+                const std::vector<int32_t> &codes) -> Status {
+              QuantizedTensorDescriptor part = t.descriptor;
+              if (count != part.shape[0])
+                part.shape[0] = count; // 2-D; other ranks are one block
+              QTENSOR_ASSIGN_OR_RETURN(
+                  auto range,
+                  artifact::storedRowsByteRange(t.descriptor, first, count));
+              mismatch = true;
+              auto repacked = artifact::packStoredCodes(part, codes);
+              if (!repacked)
+                return makeError(": repacking: ", repacked.message());
+              const uint8_t *stored = t.codeBytes + range.first;
+              if (repacked->size() != range.second ||
+                  !std::equal(repacked->begin(), repacked->end(), stored)) {
+                size_t at = 0;
+                while (at < range.second && at < repacked->size() &&
+                       (*repacked)[at] == stored[at])
+                  ++at;
+                return makeError(
+                    ".codes: repacking the unpacked codes differs at byte ",
+                    range.first + at, " (layout ", t.descriptor.layout.family,
+                    ")");
+              }
+              mismatch = false;
+              return Status::ok();
+            });
+        if (!same)
+          return makeError(e.name, mismatch ? "" : ".codes: ", same.message());
         // Only the tensors in flight stay resident (the shard is a read-only
         // mapping).
         releaseMappedPages(t.codeBytes, t.codeSize);
@@ -281,8 +299,8 @@ LevelResult levelReference(const artifact::Artifact &a) {
                            ": the report records no reconstruction digest");
         QTENSOR_ASSIGN_OR_RETURN(detail::LogicalTensor t,
                                  detail::loadQuantized(a, e));
-        auto digest = artifact::reconstructionDigest(t.descriptor, t.codes,
-                                                     t.scales, t.zeros);
+        auto digest = artifact::storedReconstructionDigest(
+            t.descriptor, t.codeBytes, t.codeSize, t.scales, t.zeros);
         if (!digest)
           return makeError(e.name, ": ", digest.message());
         if (*digest != it->second)

@@ -17,12 +17,12 @@
 
 namespace qtensor::verify::detail {
 
-/// A stored quantized tensor, unpacked.
+/// A stored quantized tensor: its codes as stored (read a block of rows at
+/// a time, artifact::forEachStoredRowBlock), its qparams read.
 struct LogicalTensor {
   QuantizedTensorDescriptor descriptor; ///< as stored (with its layout)
   const uint8_t *codeBytes = nullptr;
   size_t codeSize = 0;
-  std::vector<int32_t> codes;
   std::vector<double> scales;
   std::vector<double> zeros;
 };

@@ -37,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qtensor::artifact {
@@ -106,6 +107,29 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
                                            const std::vector<int32_t> &codes,
                                            const std::vector<double> &scales,
                                            const std::vector<double> &zeros);
+
+/// reconstructionDigest of stored codes, unpacked a block of rows at a
+/// time (forEachStoredRowBlock): the same digest, with memory for one
+/// block's codes whatever the tensor's size.
+Expected<std::string> storedReconstructionDigest(
+    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
+    const std::vector<double> &scales, const std::vector<double> &zeros);
+
+/// The stored bytes [first, first + second) of rows [firstRow, firstRow +
+/// rowCount), which must be whole units (storedCodeRowUnit; the last may
+/// end at the tensor's last row).
+Expected<std::pair<uint64_t, uint64_t>>
+storedRowsByteRange(const QuantizedTensorDescriptor &t, int64_t firstRow,
+                    int64_t rowCount);
+
+/// Calls visit(firstRow, rowCount, codes) for consecutive blocks of whole
+/// stored units of about `elements` codes, in row order, each block's codes
+/// from unpackStoredCodeRows; stops at the first error.
+Status forEachStoredRowBlock(
+    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
+    uint64_t elements,
+    const std::function<Status(int64_t, int64_t, const std::vector<int32_t> &)>
+        &visit);
 
 /// A nested tensor's first level, decoded once from its stored levels
 /// (Descriptor/Reconstruct.h: decodeNestedQParams), with views that stand

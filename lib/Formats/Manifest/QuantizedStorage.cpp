@@ -173,11 +173,13 @@ Expected<std::vector<int32_t>> unpackCodesOf(const QuantizedTensorDescriptor &t,
 }
 
 /// Bytes of `rows` whole stored rows (a multiple of storedCodeRowUnit, or
-/// the tensor's last rows) of `t`.
+/// the tensor's last rows; all of them for a tensor that is not 2-D) of
+/// `t`.
 Expected<uint64_t> storedRowBytes(const QuantizedTensorDescriptor &t,
                                   int64_t rows) {
   QuantizedTensorDescriptor part = t;
-  part.shape[0] = rows;
+  if (rows != rowsOf(t))
+    part.shape[0] = rows; // 2-D: storedCodeRowUnit is 1 row otherwise
   QTENSOR_ASSIGN_OR_RETURN(std::vector<int64_t> shape, storedCodeShape(part));
   uint64_t bytes = 1;
   for (int64_t d : shape)
@@ -352,29 +354,27 @@ Expected<std::vector<uint8_t>> reconstructionF32Bytes(
   return bytes;
 }
 
-Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
-                                           const std::vector<int32_t> &codes,
-                                           const std::vector<double> &scales,
-                                           const std::vector<double> &zeros) {
-  QTENSOR_ASSIGN_OR_RETURN(AffineReconstruction r,
-                           AffineReconstruction::make(t, codes, scales, zeros));
-  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
-  // Streamed in blocks: each block is reconstructed across the thread pool,
-  // rounded once to f32 and hashed in order, so the digest is the whole
-  // tensor's and memory is one block's whatever the tensor's size.
+namespace {
+
+/// Elements [begin, end) of `r`, whose codes from flat index `codesBegin`
+/// are `codes`, reconstructed across the thread pool in blocks, each
+/// rounded once to f32 and hashed in order into `sha`.
+Status hashReconstruction(const AffineReconstruction &r, Sha256Stream &sha,
+                          const int32_t *codes, size_t codesBegin, size_t begin,
+                          size_t end) {
   constexpr size_t kBlock = size_t(1) << 22;
-  const size_t n = r.size();
-  std::vector<float> block(std::min(n, kBlock));
-  for (size_t b = 0; b < n; b += kBlock) {
-    const size_t e = std::min(n, b + kBlock);
+  std::vector<float> block(std::min(end - begin, kBlock));
+  for (size_t b = begin; b < end; b += kBlock) {
+    const size_t e = std::min(end, b + kBlock);
     std::mutex failureMutex;
-    size_t failedAt = n;
+    size_t failedAt = end;
     std::string failure;
     defaultThreadPool().parallelRanges(
         int64_t(e - b), int64_t(e - b), int64_t(1) << 16,
         [&](int64_t x0, int64_t x1) {
           std::vector<double> values(size_t(x1 - x0));
-          Status s = r.range(b + size_t(x0), b + size_t(x1), values.data());
+          Status s = r.rangeOf(codes, codesBegin, b + size_t(x0),
+                               b + size_t(x1), values.data());
           if (!s) {
             std::lock_guard<std::mutex> lock(failureMutex);
             if (b + size_t(x0) < failedAt) {
@@ -391,7 +391,84 @@ Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
     QTENSOR_TRY(sha.update(reinterpret_cast<const uint8_t *>(block.data()),
                            (e - b) * sizeof(float)));
   }
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
+                                           const std::vector<int32_t> &codes,
+                                           const std::vector<double> &scales,
+                                           const std::vector<double> &zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(AffineReconstruction r,
+                           AffineReconstruction::make(t, codes, scales, zeros));
+  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+  // Streamed in blocks, so the digest is the whole tensor's and memory is
+  // one block's whatever the tensor's size.
+  QTENSOR_TRY(hashReconstruction(r, sha, codes.data(), 0, 0, r.size()));
   return sha.finishHex();
+}
+
+Expected<std::string> storedReconstructionDigest(
+    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
+    const std::vector<double> &scales, const std::vector<double> &zeros) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      AffineReconstruction r,
+      AffineReconstruction::makeWithoutCodes(t, scales, zeros));
+  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+  const size_t cols = size_t(colsOf(t));
+  QTENSOR_TRY(forEachStoredRowBlock(
+      t, bytes, numBytes, uint64_t(1) << 22,
+      [&](int64_t first, int64_t count,
+          const std::vector<int32_t> &codes) -> Status {
+        const size_t begin = size_t(first) * cols;
+        return hashReconstruction(r, sha, codes.data(), begin, begin,
+                                  begin + size_t(count) * cols);
+      }));
+  return sha.finishHex();
+}
+
+Expected<std::pair<uint64_t, uint64_t>>
+storedRowsByteRange(const QuantizedTensorDescriptor &t, int64_t firstRow,
+                    int64_t rowCount) {
+  const int64_t rows = rowsOf(t), unit = storedCodeRowUnit(t);
+  if (firstRow < 0 || rowCount < 0 || firstRow > rows - rowCount ||
+      firstRow % unit != 0 ||
+      (rowCount % unit != 0 && firstRow + rowCount != rows))
+    return makeError("rows [", firstRow, ", ", firstRow + rowCount,
+                     ") are not whole stored units of ", unit, " rows of [0, ",
+                     rows, ")");
+  if (rowCount == 0)
+    return std::pair<uint64_t, uint64_t>(0, 0);
+  if (t.shape.size() != 2) {
+    QTENSOR_ASSIGN_OR_RETURN(uint64_t whole, storedRowBytes(t, rows));
+    return std::pair<uint64_t, uint64_t>(0, whole);
+  }
+  QTENSOR_ASSIGN_OR_RETURN(uint64_t unitBytes, storedRowBytes(t, unit));
+  QTENSOR_ASSIGN_OR_RETURN(uint64_t size, storedRowBytes(t, rowCount));
+  return std::pair<uint64_t, uint64_t>(unitBytes * uint64_t(firstRow / unit),
+                                       size);
+}
+
+Status forEachStoredRowBlock(
+    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
+    uint64_t elements,
+    const std::function<Status(int64_t, int64_t, const std::vector<int32_t> &)>
+        &visit) {
+  const int64_t rows = rowsOf(t), cols = colsOf(t);
+  const int64_t unit = storedCodeRowUnit(t);
+  const int64_t perBlock =
+      std::max<int64_t>(
+          1, int64_t(elements / uint64_t(std::max<int64_t>(1, cols * unit)))) *
+      unit;
+  for (int64_t first = 0; first < rows; first += perBlock) {
+    const int64_t count = std::min(perBlock, rows - first);
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::vector<int32_t> codes,
+        unpackStoredCodeRows(t, bytes, numBytes, first, count));
+    QTENSOR_TRY(visit(first, count, codes));
+  }
+  return Status::ok();
 }
 
 Expected<std::vector<int32_t>>

@@ -137,6 +137,65 @@ TEST(QuantizedStorage, RowReaderRefusesBadRequestsAndNamesElements) {
   EXPECT_TRUE(unpackStoredCodeRows(t, bytes->data(), bytes->size(), 42, 28));
 }
 
+// What L1 and L2 stream: blocks of whole units in row order whose codes
+// are the whole unpack's, whose repacking is exactly their stored byte
+// range, and whose reconstruction digest is the whole tensor's.
+TEST(QuantizedStorage, RowBlocksRepackToTheirBytesAndDigestTheWhole) {
+  for (const char *family : {"logical", "decode_gemv", "prefill_mma"})
+    for (unsigned bits : {4u, 8u}) {
+      auto t = weight(150, 96, bits, false, family);
+      auto codes = codesFor(t);
+      auto bytes = packStoredCodes(t, codes);
+      ASSERT_TRUE(bytes) << family << ": " << bytes.message();
+      const int64_t unit = storedCodeRowUnit(t);
+      int64_t next = 0;
+      uint64_t nextByte = 0;
+      Status walked = forEachStoredRowBlock(
+          t, bytes->data(), bytes->size(), 96 * 40,
+          [&](int64_t first, int64_t count,
+              const std::vector<int32_t> &block) -> Status {
+            EXPECT_EQ(first, next);
+            EXPECT_EQ(first % unit, 0);
+            next = first + count;
+            EXPECT_TRUE(std::equal(block.begin(), block.end(),
+                                   codes.begin() + first * 96));
+            auto range = storedRowsByteRange(t, first, count);
+            EXPECT_TRUE(range) << range.message();
+            if (!range)
+              return range.error();
+            EXPECT_EQ(range->first, nextByte);
+            nextByte = range->first + range->second;
+            QuantizedTensorDescriptor part = t;
+            part.shape[0] = count;
+            auto repacked = packStoredCodes(part, block);
+            EXPECT_TRUE(repacked) << repacked.message();
+            if (repacked)
+              EXPECT_TRUE(repacked->size() == range->second &&
+                          std::equal(repacked->begin(), repacked->end(),
+                                     bytes->begin() + range->first))
+                  << family << " " << bits << " rows " << first;
+            return Status::ok();
+          });
+      ASSERT_TRUE(walked) << walked.message();
+      EXPECT_EQ(next, 150);
+      EXPECT_EQ(nextByte, bytes->size()) << family << " " << bits;
+      std::vector<double> scales(150 * 3), zeros(150 * 3);
+      for (size_t i = 0; i < scales.size(); ++i) {
+        scales[i] = 0.125 * double(i + 1);
+        zeros[i] = double(i % 16);
+      }
+      auto whole = reconstructionDigest(t, codes, scales, zeros);
+      auto stored = storedReconstructionDigest(t, bytes->data(), bytes->size(),
+                                               scales, zeros);
+      ASSERT_TRUE(whole && stored) << family;
+      EXPECT_EQ(*stored, *whole) << family << " " << bits;
+    }
+  auto t = weight(150, 96, 4, true, "prefill_mma");
+  EXPECT_FALSE(storedRowsByteRange(t, 1, 64));  // not a panel's first row
+  EXPECT_FALSE(storedRowsByteRange(t, 0, 65));  // ends inside a panel
+  EXPECT_TRUE(storedRowsByteRange(t, 128, 22)); // the padded last panel
+}
+
 TEST(QuantizedStorage, RefusesLayoutsItDoesNotStore) {
   auto t = weight(4, 32, 4, true, "ggml_block");
   auto bytes = packStoredCodes(t, codesFor(t));
