@@ -62,6 +62,36 @@ Status measure(const std::vector<float> &exact,
   return Status::ok();
 }
 
+/// measure() against dequantizeGroupwise(q), each value reconstructed as
+/// that function does and compared on the fly: the same numbers without a
+/// second weight-sized buffer.
+Status measureGroupwise(const std::vector<float> &exact,
+                        const GroupwiseQuantized &q, QuantizedWeight &out) {
+  if (q.codes.size() != exact.size() || q.rows <= 0 || q.cols <= 0 ||
+      q.groupSize <= 0)
+    return makeError("reconstruction has ", q.codes.size(),
+                     " values, the weight ", exact.size());
+  const int64_t groups = groupsPerRow(q.cols, q.groupSize);
+  double signal = 0, noise = 0, maxAbs = 0;
+  for (int64_t n = 0; n < q.rows; ++n)
+    for (int64_t k = 0; k < q.cols; ++k) {
+      const size_t meta = size_t(n * groups + k / q.groupSize);
+      const size_t i = size_t(n * q.cols + k);
+      const int64_t zero = q.zeroPoints.empty() ? 0 : q.zeroPoints[meta];
+      const float approx =
+          static_cast<float>(q.scales[meta] * double(q.codes[i] - zero));
+      double e = static_cast<double>(approx) - exact[i];
+      signal += static_cast<double>(exact[i]) * exact[i];
+      noise += e * e;
+      maxAbs = std::max(maxAbs, std::fabs(e));
+    }
+  out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
+  out.maxAbsError = maxAbs;
+  out.sqnrDb = noise > 0 ? 10.0 * std::log10(signal / noise)
+                         : std::numeric_limits<double>::infinity();
+  return Status::ok();
+}
+
 /// What --quant gives a float [n, k] weight.
 QuantizedTensorDescriptor affineLogical(const QuantSpec &spec, int64_t n,
                                         int64_t k, FloatType elementType) {
@@ -363,7 +393,7 @@ Expected<QuantizedWeight> quantizeLinear(const Checkpoint &checkpoint,
     // resident (the checkpoint's files are mappings it opened itself).
     checkpoint.releaseSource(linear.weight);
     out.logical = affineLogical(spec, n, k, elementType);
-    if (Status s = measure(values, dequantizeGroupwise(*q), out); !s)
+    if (Status s = measureGroupwise(values, *q, out); !s)
       return makeError("tensor ", linear.name, ": ", s.message());
     out.codes = std::move(q->codes);
     // Rounded to the scale format before any code was computed: exact.
