@@ -48,8 +48,11 @@ std::vector<T> block(const std::vector<T> &m, int64_t cols, int64_t rb,
   return out;
 }
 
-Expected<Slice> sliceLinear(const ExportLinear &l, const QuantizedWeight &w,
-                            int64_t rank) {
+/// Rank `rank`'s slice of `w`. A slice that is the whole weight takes
+/// w's codes instead of copying them (a weight-sized buffer) when
+/// `takeCodes`: the caller's last use of them.
+Expected<Slice> sliceLinear(const ExportLinear &l, QuantizedWeight &w,
+                            int64_t rank, bool takeCodes) {
   const AffineDescriptor &d = w.logical.descriptor;
   int64_t n = w.logical.shape[0], k = w.logical.shape[1];
   int64_t rb = 0, re = n, cb = 0, ce = k;
@@ -72,7 +75,10 @@ Expected<Slice> sliceLinear(const ExportLinear &l, const QuantizedWeight &w,
   Slice s;
   s.logical = w.logical;
   s.logical.shape = {re - rb, ce - cb};
-  s.codes = block(w.codes, k, rb, re, cb, ce);
+  if (takeCodes && rb == 0 && re == n && cb == 0 && ce == k)
+    s.codes = std::move(w.codes);
+  else
+    s.codes = block(w.codes, k, rb, re, cb, ce);
 
   // qparams follow the codes: [N, ceil(K/G)] for groups along K, [N] per
   // output channel, one value per tensor.
@@ -412,7 +418,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
                         qparamWidthBits(w.logical.descriptor.scaleType) +
                     w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
-      QTENSOR_ASSIGN_OR_RETURN(Slice s, sliceLinear(l, w, rank));
+      QTENSOR_ASSIGN_OR_RETURN(Slice s,
+                               sliceLinear(l, w, rank, rank + 1 == ranks));
       std::string name = rankTensorName(l.source->name, rank, ranks);
       std::string shard =
           ranks > 1 ? "weights-rank" + std::to_string(rank) + ".safetensors"
