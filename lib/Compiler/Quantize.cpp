@@ -40,6 +40,24 @@ uint16_t toBits(double value, FloatType type) {
   return type == FloatType::BF16 ? floatToBFloat16Bits(f) : floatToHalfBits(f);
 }
 
+/// The error statistics of a reconstruction, added a value at a time in
+/// index order.
+struct ErrorSums {
+  double signal = 0, noise = 0, maxAbs = 0;
+  void add(float exact, float approx) {
+    const double e = static_cast<double>(approx) - exact;
+    signal += static_cast<double>(exact) * exact;
+    noise += e * e;
+    maxAbs = std::max(maxAbs, std::fabs(e));
+  }
+  void record(QuantizedWeight &out) const {
+    out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
+    out.maxAbsError = maxAbs;
+    out.sqnrDb = noise > 0 ? 10.0 * std::log10(signal / noise)
+                           : std::numeric_limits<double>::infinity();
+  }
+};
+
 /// Error statistics of `approx` against `exact`.
 Status measure(const std::vector<float> &exact,
                const std::vector<float> &approx, QuantizedWeight &out) {
@@ -48,17 +66,10 @@ Status measure(const std::vector<float> &exact,
                      " values, the "
                      "weight ",
                      exact.size());
-  double signal = 0, noise = 0, maxAbs = 0;
-  for (size_t i = 0; i < exact.size(); ++i) {
-    double e = static_cast<double>(approx[i]) - exact[i];
-    signal += static_cast<double>(exact[i]) * exact[i];
-    noise += e * e;
-    maxAbs = std::max(maxAbs, std::fabs(e));
-  }
-  out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
-  out.maxAbsError = maxAbs;
-  out.sqnrDb = noise > 0 ? 10.0 * std::log10(signal / noise)
-                         : std::numeric_limits<double>::infinity();
+  ErrorSums sums;
+  for (size_t i = 0; i < exact.size(); ++i)
+    sums.add(exact[i], approx[i]);
+  sums.record(out);
   return Status::ok();
 }
 
@@ -72,23 +83,16 @@ Status measureGroupwise(const std::vector<float> &exact,
     return makeError("reconstruction has ", q.codes.size(),
                      " values, the weight ", exact.size());
   const int64_t groups = groupsPerRow(q.cols, q.groupSize);
-  double signal = 0, noise = 0, maxAbs = 0;
+  ErrorSums sums;
   for (int64_t n = 0; n < q.rows; ++n)
     for (int64_t k = 0; k < q.cols; ++k) {
       const size_t meta = size_t(n * groups + k / q.groupSize);
       const size_t i = size_t(n * q.cols + k);
       const int64_t zero = q.zeroPoints.empty() ? 0 : q.zeroPoints[meta];
-      const float approx =
-          static_cast<float>(q.scales[meta] * double(q.codes[i] - zero));
-      double e = static_cast<double>(approx) - exact[i];
-      signal += static_cast<double>(exact[i]) * exact[i];
-      noise += e * e;
-      maxAbs = std::max(maxAbs, std::fabs(e));
+      sums.add(exact[i],
+               static_cast<float>(q.scales[meta] * double(q.codes[i] - zero)));
     }
-  out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
-  out.maxAbsError = maxAbs;
-  out.sqnrDb = noise > 0 ? 10.0 * std::log10(signal / noise)
-                         : std::numeric_limits<double>::infinity();
+  sums.record(out);
   return Status::ok();
 }
 

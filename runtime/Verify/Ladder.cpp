@@ -223,8 +223,8 @@ LevelResult levelPacking(const artifact::Artifact &a) {
             [&](int64_t first, int64_t count,
                 const std::vector<int32_t> &codes) -> Status {
               QuantizedTensorDescriptor part = t.descriptor;
-              if (count != part.shape[0])
-                part.shape[0] = count; // 2-D; other ranks are one block
+              if (part.shape.size() == 2) // other ranks are one block
+                part.shape[0] = count;
               QTENSOR_ASSIGN_OR_RETURN(
                   auto range,
                   artifact::storedRowsByteRange(t.descriptor, first, count));

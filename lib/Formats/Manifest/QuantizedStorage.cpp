@@ -196,8 +196,8 @@ unpackStoredCodes(const QuantizedTensorDescriptor &t, const uint8_t *bytes,
 }
 
 int64_t storedCodeRowUnit(const QuantizedTensorDescriptor &t) {
-  if (t.shape.size() != 2)
-    return rowsOf(t);
+  if (t.shape.size() != 2 || t.shape[0] <= 0)
+    return std::max<int64_t>(1, rowsOf(t));
   if (t.layout.isLogical())
     return 1;
   Expected<KernelLayoutSpec> spec = kernelSpec(t);
