@@ -98,6 +98,10 @@ private:
   /// steps: unrolled, ptxas hoisted every step's 16 scales and 16 mins
   /// and spilled (255 registers).
   void computeTileOfStepGroups(Value kt, Value st, int64_t steps, Sums &sums);
+  /// scf.for over [lb, ub) carrying `sums`: body(iv, iter) updates the
+  /// iteration's sums, which are yielded; `sums` then holds the results.
+  void forCarryingSums(Value lb, Value ub, Sums &sums,
+                       function_ref<void(Value, Sums &)> body);
   /// The mma work of step j of the tile (global k16 step `step`).
   void multiplyStep(Value st, Value j, Value step, ArrayRef<Value> zeros,
                     Sums &sums);
@@ -226,16 +230,24 @@ void DeviceKernel::computeTileOfStepGroups(Value kt, Value st, int64_t steps,
   // Group j of the tile is staged in slot j; a min's codes need no zeros.
   Value firstStep = arith::MulIOp::create(b, kt, indexConst(b, kStepsPerTile));
   SmallVector<Value> zeros = e.constantZeroOperands(b);
-  auto loop = scf::ForOp::create(b, indexConst(b, 0), indexConst(b, steps),
-                                 indexConst(b, 1), sums.flat());
+  forCarryingSums(indexConst(b, 0), indexConst(b, steps), sums,
+                  [&](Value j, Sums &iter) {
+                    multiplyStep(st, j, arith::AddIOp::create(b, firstStep, j),
+                                 zeros, iter);
+                    iter = endGroup(b, st, j, iter);
+                  });
+}
+
+void DeviceKernel::forCarryingSums(Value lb, Value ub, Sums &sums,
+                                   function_ref<void(Value, Sums &)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, indexConst(b, 1), sums.flat());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
     Sums iter = sums;
     iter.assign(loop.getRegionIterArgs());
-    multiplyStep(st, j, arith::AddIOp::create(b, firstStep, j), zeros, iter);
-    scf::YieldOp::create(b, endGroup(b, st, j, iter).flat());
+    body(loop.getInductionVar(), iter);
+    scf::YieldOp::create(b, iter.flat());
   }
   sums.assign(loop.getResults());
 }
@@ -307,39 +319,32 @@ void DeviceKernel::build() {
   if (e.spec.minZero)
     sums.xSums = zerosF32(b, kXSumsPerLane);
 
-  auto loop = scf::ForOp::create(b, c0, indexConst(b, e.numTiles - 1),
-                                 indexConst(b, 1), sums.flat());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    Sums iter = sums;
-    iter.assign(loop.getRegionIterArgs());
-    Value next = arith::AddIOp::create(b, kt, indexConst(b, 1));
-    Value nextStage = arith::RemUIOp::create(b, next, indexConst(b, kStages));
-    Value token = issueCopies(next, nextStage);
-    // The next tile's qparams are loaded now and stored after this tile's
-    // mma work, which hides their latency.
-    SmallVector<Value> qparams;
-    if (e.stagesQParams())
-      qparams = e.loadTileQParams(b, args, thread, blockN, next);
-    // Every group but the newest (tile kt + 1) is complete; the barrier
-    // makes all threads' copies of tile kt visible.
-    nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(1));
-    gpu::BarrierOp::create(b);
-    computeTile(kt, arith::RemUIOp::create(b, kt, indexConst(b, kStages)),
-                kStepsPerTile, /*isLast=*/false, iter);
-    // Stage kt + 1 was last read in iteration kt - 1, before its final
-    // barrier; the barrier below publishes the stores to iteration kt + 1.
-    if (e.stagesQParams())
-      e.storeTileQParams(b, qparams, shared.scales, shared.zeros, thread,
-                         nextStage);
-    // Once every warp is past this barrier nobody reads stage kt % 2, and
-    // iteration kt + 1 may refill it.
-    gpu::BarrierOp::create(b);
-    scf::YieldOp::create(b, iter.flat());
-  }
-  sums.assign(loop.getResults());
+  forCarryingSums(
+      c0, indexConst(b, e.numTiles - 1), sums, [&](Value kt, Sums &iter) {
+        Value next = arith::AddIOp::create(b, kt, indexConst(b, 1));
+        Value nextStage =
+            arith::RemUIOp::create(b, next, indexConst(b, kStages));
+        Value token = issueCopies(next, nextStage);
+        // The next tile's qparams are loaded now and stored after this tile's
+        // mma work, which hides their latency.
+        SmallVector<Value> qparams;
+        if (e.stagesQParams())
+          qparams = e.loadTileQParams(b, args, thread, blockN, next);
+        // Every group but the newest (tile kt + 1) is complete; the barrier
+        // makes all threads' copies of tile kt visible.
+        nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(1));
+        gpu::BarrierOp::create(b);
+        computeTile(kt, arith::RemUIOp::create(b, kt, indexConst(b, kStages)),
+                    kStepsPerTile, /*isLast=*/false, iter);
+        // Stage kt + 1 was last read in iteration kt - 1, before its final
+        // barrier; the barrier below publishes the stores to iteration kt + 1.
+        if (e.stagesQParams())
+          e.storeTileQParams(b, qparams, shared.scales, shared.zeros, thread,
+                             nextStage);
+        // Once every warp is past this barrier nobody reads stage kt % 2, and
+        // iteration kt + 1 may refill it.
+        gpu::BarrierOp::create(b);
+      });
 
   nvgpu::DeviceAsyncWaitOp::create(b, first, b.getI32IntegerAttr(0));
   gpu::BarrierOp::create(b);
