@@ -240,6 +240,15 @@ private:
       // names the head): nothing else is stored for it.
       vocab = headOp->n;
       embedFromHead = true;
+    } else if (embed && embed->quantized() &&
+               embed->quantized()->use == artifact::TensorUse::Embedding &&
+               embed->quantized()->logical.shape.size() == 2) {
+      // A quantized table of its own, gathered from its codes.
+      vocab = embed->quantized()->logical.shape[0];
+      if (embed->quantized()->logical.shape[1] != h)
+        return fail("the embedding ", n.embed, " has ",
+                    embed->quantized()->logical.shape[1], " columns, expected ",
+                    h);
     } else {
       if (!embed || !embed->plain() || embed->plain()->shape.size() != 2)
         return fail("the embedding ", n.embed,

@@ -376,7 +376,9 @@ struct Planner {
         matched;
     for (const artifact::TensorEntry &t : m.tensors) {
       const artifact::QuantizedTensor *q = t.quantized();
-      if (!q)
+      // The embedding table is read by the decoder program, not run as an
+      // op (validateManifest: no binding names it).
+      if (!q || q->use != artifact::TensorUse::Linear)
         continue;
       auto [opName, rankSuffix] = splitRankName(t.name);
       if (rankSuffix && *rankSuffix >= plan.tp)

@@ -135,6 +135,8 @@ void inspectArtifact(const std::string &path, InspectReport &report) {
     } else {
       const artifact::QuantizedTensor *q = entry.quantized();
       row.type = describe(q->logical);
+      if (q->use != artifact::TensorUse::Linear) // read by the program
+        row.type += std::string(" (") + artifact::toString(q->use) + ")";
       row.shape = q->logical.shape;
       row.descriptor = toJson(q->logical);
       row.absoluteOffset = resolved->codes->absoluteOffset();

@@ -137,7 +137,8 @@ public:
   /// ".safetensors"; shards are created by their first tensor).
   Status addPlainTensor(const std::string &shard, TensorData tensor);
   /// Adds a quantized tensor: its logical descriptor and its physical tensors
-  /// (all in `shard`); a nested descriptor's second level too (Manifest.h).
+  /// (all in `shard`); a nested descriptor's second level too, and what
+  /// reads the tensor (Manifest.h).
   /// Consistency is checked by write() (validateManifest).
   Status
   addQuantizedTensor(const std::string &shard, std::string name,
@@ -145,7 +146,8 @@ public:
                      TensorData scales,
                      std::optional<TensorData> zeros = std::nullopt,
                      std::optional<TensorData> superScales = std::nullopt,
-                     std::optional<TensorData> superZeros = std::nullopt);
+                     std::optional<TensorData> superZeros = std::nullopt,
+                     TensorUse use = TensorUse::Linear);
   /// Adds a mixed_2416 tensor: its descriptor and one physical tensor per
   /// stream, in Mixed2416Tensor::streams() order (all in `shard`).
   /// Consistency is checked by write() (validateManifest).

@@ -149,8 +149,18 @@ struct PlainTensor {
 ///    (and super_zeros, the min scales, iff there is a min) hold the second
 ///    level in its float dtype, shape superQParamShape. Readers decode the
 ///    first level once (decodeNestedQParams).
+///  - use: what reads the tensor. A linear weight is an op of the run plan
+///    and needs a binding; the embedding table is read by the decoder
+///    program's embedding kernel, row by row, and is bound to no op.
+enum class TensorUse : uint8_t {
+  Linear,    ///< a linear op's weight (the default; "use" absent)
+  Embedding, ///< the decoder program's token-embedding table
+};
+const char *toString(TensorUse use);
+
 struct QuantizedTensor {
   QuantizedTensorDescriptor logical;
+  TensorUse use = TensorUse::Linear;
   StoredTensor codes;
   StoredTensor scales;
   std::optional<StoredTensor> zeros;

@@ -160,7 +160,7 @@ Status ArtifactWriter::addQuantizedTensor(
     const std::string &shard, std::string name,
     QuantizedTensorDescriptor logical, TensorData codes, TensorData scales,
     std::optional<TensorData> zeros, std::optional<TensorData> superScales,
-    std::optional<TensorData> superZeros) {
+    std::optional<TensorData> superZeros, TensorUse use) {
   QTENSOR_TRY(checkNewStored(shard, codes));
   QTENSOR_TRY(checkNewStored(shard, scales));
   for (const std::optional<TensorData> *t : {&zeros, &superScales, &superZeros})
@@ -171,6 +171,7 @@ Status ArtifactWriter::addQuantizedTensor(
   e.file = shard;
   QuantizedTensor q;
   q.logical = std::move(logical);
+  q.use = use;
   q.codes = StoredTensor{codes.name, codes.dtype, codes.shape};
   q.scales = StoredTensor{scales.name, scales.dtype, scales.shape};
   auto stored = [](const std::optional<TensorData> &t) {

@@ -471,6 +471,9 @@ Status checkLinear(const Manifest &m, const ProgramLinear &l, int64_t n,
     return makeError(where, ": tensor \"", l.tensor,
                      "\" is not in the manifest");
   if (const QuantizedTensor *q = t->quantized()) {
+    if (q->use != TensorUse::Linear)
+      return makeError(where, ": tensor \"", l.tensor, "\" is the ",
+                       toString(q->use), " table, not a linear weight");
     if (l.kernel)
       return makeError(where, ": a quantized linear (\"", l.tensor,
                        "\") runs its admitted kernels; no kernel may be named");
@@ -504,14 +507,16 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     if (!isKernelSymbol(s))
       return makeError(name, ".kernels: \"", s,
                        "\" is not an _mlir_ciface_ symbol");
-  // The embedding is a plain table, or the quantized head's tensor itself
-  // (a tied head: its rows are gathered from the stored codes; which codes
-  // the embedding kernel reads is checkProgramKernels' question).
+  // The embedding is a plain table, a quantized table of its own (use
+  // "embedding"), or the quantized head's tensor itself (a tied head). Its
+  // rows are gathered from the stored codes; which codes the embedding
+  // kernel reads is checkProgramKernels' question.
   if (const TensorEntry *e = m.findTensor(p.embed); e && e->quantized()) {
-    if (p.embed != p.head.tensor)
+    const bool table = e->quantized()->use == TensorUse::Embedding;
+    if (!table && p.embed != p.head.tensor)
       return makeError(name, ".embed: the quantized tensor \"", p.embed,
-                       "\" is not the head's; only a tied head's codes are "
-                       "read as the embedding");
+                       "\" is neither an embedding table nor the head's; "
+                       "only those are read as the embedding");
     if (e->quantized()->logical.shape !=
         std::vector<int64_t>{c.vocab, c.hidden})
       return makeError(name, ".embed: tensor \"", p.embed, "\" is not [",

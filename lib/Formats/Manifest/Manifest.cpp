@@ -125,10 +125,14 @@ bool StoredTensor::operator==(const StoredTensor &o) const {
 bool PlainTensor::operator==(const PlainTensor &o) const {
   return dtype == o.dtype && shape == o.shape;
 }
+const char *artifact::toString(TensorUse use) {
+  return use == TensorUse::Embedding ? "embedding" : "linear";
+}
+
 bool QuantizedTensor::operator==(const QuantizedTensor &o) const {
-  return logical == o.logical && codes == o.codes && scales == o.scales &&
-         zeros == o.zeros && superScales == o.superScales &&
-         superZeros == o.superZeros;
+  return logical == o.logical && use == o.use && codes == o.codes &&
+         scales == o.scales && zeros == o.zeros &&
+         superScales == o.superScales && superZeros == o.superZeros;
 }
 /// The one list of a mixed_2416 tensor's streams and their keys.
 template <typename Tensor, typename Stored>
@@ -672,6 +676,10 @@ Status checkManifest(const Manifest &m, RecordRules records) {
                          t ? " is not a quantized tensor"
                            : " is not a manifest tensor",
                          " (the weight of rank ", r, ")");
+      if (t->quantized() && t->quantized()->use != TensorUse::Linear)
+        return makeError(p, ": ", inQuotes(name), " is the ",
+                         toString(t->quantized()->use),
+                         " table, not a linear weight an op may bind");
     }
   }
 
@@ -745,6 +753,8 @@ json artifact::toJson(const Manifest &m) {
     } else {
       const QuantizedTensor &q = *t.quantized();
       e["kind"] = "quantized";
+      if (q.use != TensorUse::Linear) // absent for a linear, as before
+        e["use"] = toString(q.use);
       e["logical"] = qtensor::toJson(q.logical);
       e["codes"] = storedJson(q.codes);
       e["scales"] = storedJson(q.scales);
@@ -892,6 +902,15 @@ Status parseTensor(const json &j, const std::string &path, TensorEntry &t) {
     if (!d)
       return rerooted(r.at("logical"), d.message());
     q.logical = d.take();
+    if (r.find("use")) {
+      std::string use;
+      QTENSOR_TRY(r.readString("use", use));
+      if (use == toString(TensorUse::Embedding))
+        q.use = TensorUse::Embedding;
+      else if (use != toString(TensorUse::Linear))
+        return makeError(r.at("use"), ": unknown tensor use ", inQuotes(use),
+                         " (expected \"linear\" or \"embedding\")");
+    }
     QTENSOR_TRY(r.require("codes", codes));
     QTENSOR_TRY(parseStored(*codes, r.at("codes"), q.codes));
     QTENSOR_TRY(r.require("scales", scales));

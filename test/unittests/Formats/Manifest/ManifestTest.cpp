@@ -543,4 +543,39 @@ TEST(Manifest, StoredTensorsListRoles) {
   EXPECT_EQ(m.findTensor("nope"), nullptr);
 }
 
+TEST(Manifest, EmbeddingTablesAreReadByTheProgramNotBound) {
+  // A quantized tensor says what reads it: "use" is absent for a linear's
+  // weight (manifests before it stay the same bytes) and "embedding" for
+  // the decoder program's table, which round-trips.
+  Manifest m = fullManifest();
+  EXPECT_FALSE(toJson(m)["tensors"][0].contains("use"));
+  TensorEntry table;
+  table.name = "token_embd.weight";
+  table.file = m.tensors[0].file;
+  table.data = quantizedParts(table.name, 8, 64);
+  std::get<QuantizedTensor>(table.data).use = TensorUse::Embedding;
+  m.tensors.push_back(table);
+  json j = toJson(m);
+  EXPECT_EQ(j["tensors"][2]["use"], "embedding");
+  auto back = manifestFromJson(j);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, m);
+  EXPECT_TRUE(validateManifest(m)) << validateManifest(m).message();
+
+  j["tensors"][2]["use"] = "head";
+  expectRejected(j, "manifest.tensors[2].use: unknown tensor use \"head\"");
+  j["tensors"][2]["use"] = 1;
+  expectRejected(j, "manifest.tensors[2].use");
+
+  // No op may bind the table: it is not a linear weight.
+  Manifest bound = m;
+  bound.bindings[0].op = table.name;
+  Status s = validateManifest(bound);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("\"token_embd.weight\" is the embedding table, "
+                             "not a linear weight an op may bind"),
+            std::string::npos)
+      << s.message();
+}
+
 } // namespace
