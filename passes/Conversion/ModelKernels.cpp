@@ -126,22 +126,63 @@ void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
 }
 
 void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
-  // a: ids, codes [V, S] i8 (offset binary bytes), scales [V, D / G], out
-  // [T, D]. x = s * (u - offset): the code and the scale are exact in f32,
-  // the product rounds once, as the descriptor's reconstruction does.
+  // a: ids, codes [V, S] i8 (offset binary fields: a byte each, or two a
+  // byte with the low nibble first), scales [V, D / G], [zeros [V, D / G]],
+  // out [T, D]. q = u - offset is exact in f32; then x = s * q, s * (q - z)
+  // or s * q + m, as the descriptor's reconstruction orders it.
+  using qtensor::ZeroPointKind;
   Type i32 = e.b.getI32Type();
-  Value offset =
-      arith::ConstantOp::create(e.b, e.b.getI32IntegerAttr(s.codeOffset));
+  auto i32c = [&](int64_t v) {
+    return arith::ConstantOp::create(e.b, e.b.getI32IntegerAttr(int32_t(v)));
+  };
+  Value offset = i32c(s.codeOffset);
+  const bool zeros = s.zeroPoint != ZeroPointKind::None;
+  Value out = a[zeros ? 4 : 3];
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value id = e.clampedIndex(a[0], {t}, s.width);
     e.loop(s.rows, [&](Value d) {
-      Value u = arith::ExtUIOp::create(
-          e.b, i32, memref::LoadOp::create(e.b, a[1], ValueRange{id, d}));
-      Value q = arith::SIToFPOp::create(e.b, e.f32,
-                                        arith::SubIOp::create(e.b, u, offset));
+      Value u;
+      if (s.fieldBits == 4) {
+        Value byte = memref::LoadOp::create(
+            e.b, a[1],
+            ValueRange{id, arith::DivUIOp::create(e.b, d, e.index(2))});
+        Value odd = arith::IndexCastOp::create(
+            e.b, i32, arith::RemUIOp::create(e.b, d, e.index(2)));
+        Value shift = arith::MulIOp::create(e.b, odd, i32c(4));
+        u = arith::AndIOp::create(
+            e.b,
+            arith::ShRUIOp::create(e.b, arith::ExtUIOp::create(e.b, i32, byte),
+                                   shift),
+            i32c(15));
+      } else {
+        u = arith::ExtUIOp::create(
+            e.b, i32, memref::LoadOp::create(e.b, a[1], ValueRange{id, d}));
+      }
+      Value q = arith::SubIOp::create(e.b, u, offset);
       Value g = arith::DivUIOp::create(e.b, d, e.index(s.group));
-      Value x = e.fmul(e.load(a[2], {id, g}), q);
-      e.store(s.scale == 1.0 ? x : e.fmul(x, e.f32c(s.scale)), a[3], {t, d});
+      Value scale = e.load(a[2], {id, g});
+      Value x;
+      switch (s.zeroPoint) {
+      case ZeroPointKind::None:
+        x = e.fmul(scale, arith::SIToFPOp::create(e.b, e.f32, q));
+        break;
+      case ZeroPointKind::Integer: { // (q - z) is an exact integer
+        Value z = arith::ExtUIOp::create(
+            e.b, i32, memref::LoadOp::create(e.b, a[3], ValueRange{id, g}));
+        x = e.fmul(scale, arith::SIToFPOp::create(
+                              e.b, e.f32, arith::SubIOp::create(e.b, q, z)));
+        break;
+      }
+      case ZeroPointKind::Float:
+        x = e.fmul(scale, e.fsub(arith::SIToFPOp::create(e.b, e.f32, q),
+                                 e.load(a[3], {id, g})));
+        break;
+      case ZeroPointKind::Min:
+        x = e.fadd(e.fmul(scale, arith::SIToFPOp::create(e.b, e.f32, q)),
+                   e.load(a[3], {id, g}));
+        break;
+      }
+      e.store(s.scale == 1.0 ? x : e.fmul(x, e.f32c(s.scale)), out, {t, d});
     });
   });
 }
@@ -501,10 +542,18 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
                             StridedLayoutAttr::get(ctx, 0, {kDyn, 1}))};
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
-  case ModelOp::EmbedCodes:
-    return {ids, memref2(ctx, s.width, s.rowStride, IntegerType::get(ctx, 8)),
-            memref2(ctx, s.width, s.rows / s.group, w),
-            memref2(ctx, kDyn, s.rows, f32)};
+  case ModelOp::EmbedCodes: {
+    const int64_t groups = s.rows / s.group;
+    SmallVector<Type> args = {
+        ids, memref2(ctx, s.width, s.rowStride, IntegerType::get(ctx, 8)),
+        memref2(ctx, s.width, groups, w)};
+    if (s.zeroPoint == qtensor::ZeroPointKind::Integer) // U8, one a byte
+      args.push_back(memref2(ctx, s.width, groups, IntegerType::get(ctx, 8)));
+    else if (s.zeroPoint != qtensor::ZeroPointKind::None)
+      args.push_back(memref2(ctx, s.width, groups, w));
+    args.push_back(memref2(ctx, kDyn, s.rows, f32));
+    return args;
+  }
   }
   return {};
 }

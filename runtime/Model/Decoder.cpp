@@ -263,7 +263,8 @@ Status Decoder::init(int64_t chunk) {
 
   if (const artifact::TensorEntry *e = m.findTensor(program.embed);
       e && e->quantized()) {
-    // A tied head's codes (checkProgramKernels built EmbedCodes for them).
+    // A quantized table or a tied head's codes (checkProgramKernels built
+    // EmbedCodes for them).
     QTENSOR_ASSIGN_OR_RETURN(ModelKernelSpec spec,
                              programEmbedKernel(program, m));
     const safetensors::TensorView *codes =
@@ -281,6 +282,21 @@ Status Decoder::init(int64_t chunk) {
                        "] scales its embedding kernel reads");
     embedTable = codes->data;
     embedScales = alignedData(*scales, program.embed + ".scales");
+    if (spec.zeroPoint != ZeroPointKind::None) {
+      const safetensors::TensorView *zeros =
+          model.quantizedPart(program.embed, "zeros");
+      if (!zeros ||
+          zeros->elementCount() != uint64_t(c.vocab) * uint64_t(embedGroups) ||
+          zeros->byteSize() !=
+              zeros->elementCount() *
+                  (spec.zeroPoint == ZeroPointKind::Integer
+                       ? 1
+                       : (spec.weight == FloatType::F32 ? 4 : 2)))
+        return makeError("decoder: the zero-points of ", program.embed,
+                         " are not the [", c.vocab, ", ", embedGroups,
+                         "] values its embedding kernel reads");
+      embedZeros = alignedData(*zeros, program.embed + ".zeros");
+    }
   } else {
     QTENSOR_ASSIGN_OR_RETURN(embedTable, plainData(program.embed));
   }
@@ -388,7 +404,14 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
   }
   const int64_t cap = cache.capacity();
   std::vector<int64_t> rowsT = {t};
-  if (embedScales)
+  if (embedZeros)
+    QTENSOR_TRY(call(
+        fn.embed, {{ids.data(), rowsT},
+                   {const_cast<uint8_t *>(embedTable), {c.vocab, embedStride}},
+                   {const_cast<uint8_t *>(embedScales), {c.vocab, embedGroups}},
+                   {const_cast<uint8_t *>(embedZeros), {c.vocab, embedGroups}},
+                   {hidden.data(), {t, c.hidden}}}));
+  else if (embedScales)
     QTENSOR_TRY(call(
         fn.embed, {{ids.data(), rowsT},
                    {const_cast<uint8_t *>(embedTable), {c.vocab, embedStride}},

@@ -34,9 +34,11 @@ enum class ModelOp : uint8_t {
   FloatLinear, ///< (x ?xK, w ?xK, y ?x? strided): y = x w^T on any
                ///< range of w's N rows (y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
-  EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, out ?xD f32):
-               ///< rows of a quantized table as stored (a tied head's
-               ///< byte codes, offset binary): x = s * (u - offset), x scale
+  EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, [zeros VxG],
+               ///< out ?xD f32): rows of a quantized table as stored (its
+               ///< decode_gemv codes, offset binary, one per byte or two
+               ///< per byte): q = u - offset, x = s * q, s * (q - z) or
+               ///< s * q + m by the zero-point kind, times the row scale
 };
 
 /// One model kernel: the op and the dimensions and dtypes it is built for.
@@ -58,8 +60,13 @@ struct ModelKernelSpec {
   int64_t window = 0; ///< Attention: sliding window (0: global)
   /// EmbedCodes: codes per scale, the stored offset (2^(bits-1) for signed
   /// codes) and the bytes of one stored row (S); `weight` is the scales'
-  /// dtype.
+  /// dtype (and the dtype of `float` and `min` zero-points; `integer`
+  /// ones are U8).
   int64_t group = 0, codeOffset = 0, rowStride = 0;
+  /// EmbedCodes: bits of one stored field (8: a code per byte; 4: two per
+  /// byte, the low nibble first) and the zero-point kind.
+  int64_t fieldBits = 8;
+  ZeroPointKind zeroPoint = ZeroPointKind::None;
 
   /// The function's name, unique per distinct spec ("qt_model_...").
   std::string name() const;
@@ -93,9 +100,11 @@ struct LayerKernelSet {
 LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
                             int64_t layer, FloatType activation);
 /// The embedding kernel that gathers rows of the quantized tensor `table`
-/// ([vocab, hidden]) from its stored codes: byte codes (5 to 8 bits) in the
-/// decode_gemv layout, scales per group along the row, no zero-point and
-/// no permutation. Otherwise an error saying what does not fit.
+/// ([vocab, hidden]) from its stored codes: codes of 2 to 8 bits (not 7) in
+/// the decode_gemv layout, scales per group along the row (a nested or
+/// scale-format first level as the loader decodes it, f32), any zero-point
+/// kind, no codebook and no permutation. Otherwise an error saying what
+/// does not fit.
 Expected<ModelKernelSpec>
 embedCodesKernel(const artifact::DecoderConfig &config,
                  const QuantizedTensorDescriptor &table);

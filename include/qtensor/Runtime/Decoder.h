@@ -170,10 +170,11 @@ private:
     void *headNorm, *outputNorm; ///< null when the program has none
   } fn{};
   const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
-  /// A tied head's codes as the embedding (EmbedCodes): embedTable is its
-  /// [vocab, embedStride] code bytes and these its [vocab, embedGroups]
-  /// scales; null for a plain table.
-  const uint8_t *embedScales = nullptr;
+  /// A quantized embedding (EmbedCodes: a table of its own or a tied
+  /// head's codes): embedTable is its [vocab, embedStride] code bytes and
+  /// these its [vocab, embedGroups] scales and zero-points (null without
+  /// one); null for a plain table.
+  const uint8_t *embedScales = nullptr, *embedZeros = nullptr;
   int64_t embedStride = 0, embedGroups = 0;
   int64_t maxT = 0;
   // Persistent buffers (sized for maxT tokens).

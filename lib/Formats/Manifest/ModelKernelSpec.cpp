@@ -83,7 +83,9 @@ nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
           {"window", k.window},
           {"group", k.group},
           {"code_offset", k.codeOffset},
-          {"row_stride", k.rowStride}};
+          {"row_stride", k.rowStride},
+          {"field_bits", k.fieldBits},
+          {"zero_point", toString(k.zeroPoint)}};
 }
 
 Expected<ModelKernelSpec>
@@ -103,8 +105,13 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
         Field{"heads", &k.heads}, Field{"kv_heads", &k.kvHeads},
         Field{"head_dim", &k.headDim}, Field{"rope_dim", &k.ropeDim},
         Field{"window", &k.window}, Field{"group", &k.group},
-        Field{"code_offset", &k.codeOffset}, Field{"row_stride", &k.rowStride}})
+        Field{"code_offset", &k.codeOffset}, Field{"row_stride", &k.rowStride},
+        Field{"field_bits", &k.fieldBits}})
     QTENSOR_TRY(r.readInt(f.key, 0, kMax, *f.out));
+  if (k.fieldBits != 4 && k.fieldBits != 8)
+    return makeError(r.at("field_bits"), ": expected 4 or 8, got ",
+                     k.fieldBits);
+  QTENSOR_TRY(r.readEnum("zero_point", parseZeroPointKind, k.zeroPoint));
   QTENSOR_TRY(r.readEnum("input", parseFloatType, k.input));
   QTENSOR_TRY(r.readEnum("weight", parseFloatType, k.weight));
   QTENSOR_TRY(r.readEnum("output", parseFloatType, k.output));
@@ -163,8 +170,13 @@ std::string ModelKernelSpec::name() const {
   }
   if (op == ModelOp::RmsNorm)
     os << "_e" << bits(eps);
-  if (op == ModelOp::EmbedCodes)
+  if (op == ModelOp::EmbedCodes) {
     os << "_g" << group << "_o" << codeOffset << "_st" << rowStride;
+    if (fieldBits != 8)
+      os << "_fb" << fieldBits;
+    if (zeroPoint != ZeroPointKind::None)
+      os << "_z" << toString(zeroPoint);
+  }
   if ((op == ModelOp::Embed || op == ModelOp::EmbedCodes ||
        op == ModelOp::Attention) &&
       scale != 1.0)
@@ -277,13 +289,14 @@ qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
       kind != KernelLayoutKind::DecodeGemv)
     return makeError("the table's layout is ", t.layout.family,
                      "; the embedding kernel reads decode_gemv rows");
-  if (d.code.bits < 5 || d.code.bits > 8 || d.code.bits == 7)
+  if (d.code.bits < 2 || d.code.bits > 8 || d.code.bits == 7)
     return makeError("the table holds ", d.code.bits,
-                     "-bit codes; the embedding kernel reads codes stored "
-                     "one per byte (5, 6 or 8 bits)");
-  if (d.zeroPoint != ZeroPointKind::None)
-    return makeError("the table has a zero-point; the embedding kernel "
-                     "reads symmetric codes");
+                     "-bit codes; the embedding kernel reads 2- to 8-bit "
+                     "codes (not 7), as decode_gemv stores them");
+  if (d.code.isSigned && d.zeroPoint == ZeroPointKind::Integer)
+    return makeError("the table has signed codes under integer "
+                     "zero-points; the embedding kernel reads those only "
+                     "with unsigned codes");
   if (d.codebook != Codebook::None)
     return makeError("the table's codes index codebook ", toString(d.codebook),
                      "; the embedding kernel reads codes as values");
@@ -301,12 +314,17 @@ qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
   s.op = ModelOp::EmbedCodes;
   s.width = c.vocab;
   s.rows = c.hidden;
-  s.weight = d.scaleType;
+  // A nested or scale-format first level is read as the loader decodes
+  // it: f32 scales (and mins).
+  s.weight = d.nested || d.scaleFormat != ScaleFormat::Plain ? FloatType::F32
+                                                             : d.scaleType;
   s.output = FloatType::F32;
   s.scale = c.embedScale;
   s.group = d.groupSize;
   s.codeOffset = d.code.isSigned ? int64_t(1) << (d.code.bits - 1) : 0;
-  s.rowStride = g.paddedCols; // one byte per code
+  s.fieldBits = layout.fieldBits();
+  s.zeroPoint = d.zeroPoint;
+  s.rowStride = g.paddedCols * s.fieldBits / 8;
   return s;
 }
 

@@ -232,74 +232,135 @@ TEST(ModelKernelsHost, EmbedScalesAndClampsIds) {
   }
 }
 
-/// A [v, d] table of signed `bits`-bit codes in groups of `group`, stored
-/// as decode_gemv lays it out, gathered by the EmbedCodes kernel built
-/// from its descriptor: every value is s * q (times the row scale), the
-/// product rounded once, as the descriptor's reconstruction gives it.
-void checkEmbedCodes(unsigned bits, int64_t group, FloatType scaleType) {
-  SCOPED_TRACE(std::to_string(bits) + "-bit codes, groups of " +
-               std::to_string(group));
-  const int64_t v = 5, d = 64;
+/// A [v, d] table of `bits`-bit codes in groups of `group`, stored as
+/// decode_gemv lays it out (a code per byte, or two per byte at 4 bits),
+/// gathered by the EmbedCodes kernel built from its descriptor: every value
+/// is s * q, s * (q - z) or s * q + m in f32, each operation rounded once
+/// in the descriptor's order, times the row scale.
+struct EmbedCase {
+  unsigned bits;
+  bool isSigned;
+  int64_t group;
+  FloatType scaleType;
+  ZeroPointKind zero = ZeroPointKind::None;
+};
+
+void checkEmbedCodes(const EmbedCase &e) {
+  SCOPED_TRACE(std::to_string(e.bits) + "-bit " +
+               (e.isSigned ? "signed" : "unsigned") + " codes, groups of " +
+               std::to_string(e.group) + ", zero-point " + toString(e.zero));
+  const int64_t v = 5, d = 64, groups = d / e.group;
   artifact::DecoderConfig c;
   c.vocab = v;
   c.hidden = d;
   c.embedScale = 1.5;
   QuantizedTensorDescriptor t;
   t.shape = {v, d};
-  t.descriptor.code = {bits, true};
+  t.descriptor.code = {e.bits, e.isSigned};
   t.descriptor.granularity = Granularity::Group;
   t.descriptor.axis = 1;
-  t.descriptor.groupSize = group;
-  t.descriptor.scaleType = scaleType;
+  t.descriptor.groupSize = e.group;
+  t.descriptor.scaleType = e.scaleType;
+  t.descriptor.zeroPoint = e.zero;
   t.layout.family = "decode_gemv";
   Expected<ModelKernelSpec> s = embedCodesKernel(c, t);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(s->op, ModelOp::EmbedCodes);
-  ASSERT_EQ(s->rowStride, d); // 64 byte codes: whole 16-byte chunks
+  // 64 codes: whole 16-byte chunks, a byte a code or two codes a byte.
+  ASSERT_EQ(s->rowStride, e.bits == 4 ? d / 2 : d);
 
-  std::mt19937 rng(bits);
-  const int32_t lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
+  std::mt19937 rng(e.bits * 7 + unsigned(e.zero));
+  const int32_t lo = e.isSigned ? -(1 << (e.bits - 1)) : 0;
+  const int32_t hi = e.isSigned ? (1 << (e.bits - 1)) - 1 : (1 << e.bits) - 1;
   std::uniform_int_distribution<int32_t> code(lo, hi);
   std::vector<int32_t> q(v * d);
   for (int32_t &x : q)
     x = code(rng);
-  KernelLayoutSpec layout{KernelLayoutKind::DecodeGemv, bits, true};
+  KernelLayoutSpec layout{KernelLayoutKind::DecodeGemv, e.bits, e.isSigned};
   Expected<std::vector<uint8_t>> packed =
       packKernelLayout(layout, q.data(), v, d);
   ASSERT_TRUE(packed) << packed.message();
   std::vector<int8_t> bytes(packed->begin(), packed->end());
-  std::vector<float> scales = randoms(v * d / group, 11);
-  std::vector<uint16_t> halves;
-  for (float &x : scales) {
-    if (scaleType == FloatType::F16) {
-      halves.push_back(floatToHalfBits(x));
-      x = halfBitsToFloat(halves.back());
-    }
-  }
+  ASSERT_EQ(int64_t(bytes.size()), v * s->rowStride);
+  // Float qparams, each exact in the scale dtype; integer zero-points U8.
+  auto qparams = [&](uint32_t seed, std::vector<uint16_t> &halves) {
+    std::vector<float> x = randoms(size_t(v * groups), seed);
+    for (float &f : x)
+      if (e.scaleType == FloatType::F16) {
+        halves.push_back(floatToHalfBits(f));
+        f = halfBitsToFloat(halves.back());
+      }
+    return x;
+  };
+  std::vector<uint16_t> scaleHalves, zeroHalves;
+  std::vector<float> scales = qparams(11, scaleHalves);
+  std::vector<float> zeros = qparams(12, zeroHalves);
+  std::vector<int8_t> zeroBytes;
+  for (int64_t i = 0; i < v * groups; ++i)
+    zeroBytes.push_back(int8_t(uint8_t(rng() % 256)));
+
   std::vector<int32_t> ids = {4, 0, 2, 77}; // 77 clamps to v - 1
   HostBuffer<int32_t, 1> ib({4}, ids);
-  HostBuffer<int8_t, 2> cb({v, d}, bytes);
-  HostBuffer<float, 2> sf({v, d / group}, scales);
-  HostBuffer<uint16_t, 2> sh({v, d / group}, halves);
+  HostBuffer<int8_t, 2> cb({v, s->rowStride}, bytes);
+  HostBuffer<float, 2> sf({v, groups}, scales), zf({v, groups}, zeros);
+  HostBuffer<uint16_t, 2> sh({v, groups}, scaleHalves),
+      zh({v, groups}, zeroHalves);
+  HostBuffer<int8_t, 2> zb({v, groups}, zeroBytes);
   HostBuffer<float, 2> ob({4, d}, std::vector<float>(4 * d));
+  const bool half = e.scaleType == FloatType::F16;
+  std::vector<void *> args = {&ib.desc, &cb.desc,
+                              half ? static_cast<void *>(&sh.desc)
+                                   : static_cast<void *>(&sf.desc)};
+  if (e.zero == ZeroPointKind::Integer)
+    args.push_back(&zb.desc);
+  else if (e.zero != ZeroPointKind::None)
+    args.push_back(half ? static_cast<void *>(&zh.desc)
+                        : static_cast<void *>(&zf.desc));
+  args.push_back(&ob.desc);
   ModelKernelJit k;
-  k.run(*s, {&ib.desc, &cb.desc,
-             scaleType == FloatType::F16 ? static_cast<void *>(&sh.desc)
-                                         : static_cast<void *>(&sf.desc),
-             &ob.desc});
+  k.run(*s, args);
   for (int64_t i = 0; i < 4; ++i) {
     const int64_t row = std::min<int64_t>(ids[size_t(i)], v - 1);
-    for (int64_t e = 0; e < d; ++e) {
-      const float x = scales[size_t(row * (d / group) + e / group)] *
-                      float(q[size_t(row * d + e)]);
-      EXPECT_EQ(ob.data[size_t(i * d + e)], x * 1.5f) << i << ", " << e;
+    for (int64_t col = 0; col < d; ++col) {
+      const size_t g = size_t(row * groups + col / e.group);
+      const int32_t code = q[size_t(row * d + col)];
+      const float sc = scales[g];
+      float x = 0;
+      switch (e.zero) {
+      case ZeroPointKind::None:
+        x = sc * float(code);
+        break;
+      case ZeroPointKind::Integer:
+        x = sc * float(code - int32_t(uint8_t(zeroBytes[g])));
+        break;
+      case ZeroPointKind::Float: {
+        const float centered = float(code) - zeros[g];
+        x = sc * centered;
+        break;
+      }
+      case ZeroPointKind::Min: {
+        const float scaled = sc * float(code);
+        x = scaled + zeros[g];
+        break;
+      }
+      }
+      EXPECT_EQ(ob.data[size_t(i * d + col)], x * 1.5f) << i << ", " << col;
     }
   }
 }
 
 TEST(ModelKernelsHost, EmbedCodesGathersStoredRows) {
-  checkEmbedCodes(8, 32, FloatType::F16); // ggml Q8_0
-  checkEmbedCodes(6, 16, FloatType::F32); // ggml Q6_K (scales d * s_j)
+  using Z = ZeroPointKind;
+  checkEmbedCodes({8, true, 32, FloatType::F16});              // ggml Q8_0
+  checkEmbedCodes({6, true, 16, FloatType::F32});              // Q6_K (d * s_j)
+  checkEmbedCodes({4, true, 32, FloatType::F16});              // Q4_0
+  checkEmbedCodes({5, true, 32, FloatType::F16});              // Q5_0
+  checkEmbedCodes({4, false, 32, FloatType::F16, Z::Min});     // Q4_1
+  checkEmbedCodes({4, false, 32, FloatType::F32, Z::Min});     // Q4_K, decoded
+  checkEmbedCodes({5, false, 32, FloatType::F32, Z::Min});     // Q5_K, decoded
+  checkEmbedCodes({2, false, 16, FloatType::F32, Z::Min});     // Q2_K, decoded
+  checkEmbedCodes({8, false, 32, FloatType::F16, Z::Integer}); // u8 asym
+  checkEmbedCodes({4, false, 64, FloatType::F16, Z::Float});
 }
 
 TEST(ModelKernelsHost, EmbedCodesRefusesWhatItCannotRead) {
@@ -319,12 +380,16 @@ TEST(ModelKernelsHost, EmbedCodesRefusesWhatItCannotRead) {
     ASSERT_FALSE(s) << why;
     EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
   };
-  QuantizedTensorDescriptor nibbles = t;
-  nibbles.descriptor.code = {4, true};
-  refused(nibbles, "one per byte");
-  QuantizedTensorDescriptor zero = t;
-  zero.descriptor.zeroPoint = ZeroPointKind::Min;
-  refused(zero, "zero-point");
+  QuantizedTensorDescriptor seven = t;
+  seven.descriptor.code = {7, true};
+  refused(seven, "2- to 8-bit codes (not 7)");
+  QuantizedTensorDescriptor signedZero = t;
+  signedZero.descriptor.zeroPoint = ZeroPointKind::Integer;
+  refused(signedZero, "signed codes under integer zero-points");
+  QuantizedTensorDescriptor book = t;
+  book.descriptor.code = {4, false};
+  book.descriptor.codebook = Codebook::IQ4NL;
+  refused(book, "codebook");
   QuantizedTensorDescriptor permuted = t;
   permuted.descriptor.permutation = std::vector<int64_t>(64);
   refused(permuted, "permuted");
