@@ -732,12 +732,19 @@ LoadedModel::referenceWeight(const OpPlan &op) const {
 
 Expected<std::unique_ptr<ReferenceRows>>
 LoadedModel::referenceRows(const OpPlan &op) const {
-  const safetensors::TensorView *codes = view(op.tensor, "codes");
-  const safetensors::TensorView *scales = view(op.tensor, "scales");
+  return referenceRows(op.tensor);
+}
+
+Expected<std::unique_ptr<ReferenceRows>>
+LoadedModel::referenceRows(const std::string &tensor) const {
+  const artifact::TensorEntry *entry = man.findTensor(tensor);
+  if (!entry || !entry->quantized())
+    return makeError("\"", tensor, "\" is not a quantized tensor");
+  const safetensors::TensorView *codes = view(tensor, "codes");
+  const safetensors::TensorView *scales = view(tensor, "scales");
   if (!codes || !scales)
-    return makeError("op \"", op.tensor, "\": codes or scales not mapped");
-  return ReferenceRows::open(*op.entry, *codes, *scales,
-                             view(op.tensor, "zeros"));
+    return makeError("\"", tensor, "\": codes or scales not mapped");
+  return ReferenceRows::open(*entry, *codes, *scales, view(tensor, "zeros"));
 }
 
 Expected<std::vector<double>>

@@ -16,6 +16,7 @@
 #include "DecoderGraph.h"
 #include "DecoderPlan.h"
 #include "Dispatch.h"
+#include "EmbeddingTable.h"
 #include "Export.h"
 #include "GraphBuilder.h"
 #include "ModuleInput.h"
@@ -472,6 +473,27 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       }
     }
 
+  // An untied embedding with codes of its own keeps them
+  // (EmbeddingTable.h); the report says which way it went, and why.
+  std::optional<ExportLinear> embeddingTable;
+  nlohmann::ordered_json embeddingReport;
+  if (decoder) {
+    const std::string table = decoder->program.embed;
+    embeddingReport["tensor"] = table;
+    if (!notStored.empty()) { // embedFromHeadCodes took the head's codes
+      embeddingReport["stored"] = "head codes";
+    } else {
+      std::string why;
+      QTENSOR_ASSIGN_OR_RETURN(
+          embeddingTable, keepEmbeddingCodes(*module, *checkpoint, *decoder,
+                                             *spec, element, request.tp, why));
+      embeddingReport["stored"] = embeddingTable ? "codes" : "plain";
+      if (!embeddingTable)
+        embeddingReport["reason"] = why;
+    }
+    embeddingReport["kernel"] = decoder->program.kernels.embed;
+  }
+
   clock.stage("kernels", "kernels");
   // The model kernels are the ones the final graph declares.
   std::vector<ModelKernelSpec> modelKernels;
@@ -503,9 +525,15 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   input.notStored = notStored;
   input.tp = request.tp;
   for (size_t i = 0; i < planned.size(); ++i)
-    input.linears.push_back({&checkpoint->linears()[i], planned[i],
+    input.linears.push_back({&checkpoint->linears()[i],
+                             artifact::TensorUse::Linear, nullptr, planned[i],
                              dispatch->linears[i].placement,
                              dispatch->linears[i].layout});
+  if (embeddingTable) { // stored with the weights, not as a plain tensor
+    input.notStored[embeddingTable->source->name] =
+        "stored as its checkpoint's codes";
+    input.linears.push_back(*embeddingTable);
+  }
   input.files.push_back({"graph.mlir", artifact::FileRole::Graph,
                          std::vector<uint8_t>(graph.begin(), graph.end())});
   auto trace = readAll(pipeline.traceFile);
@@ -589,6 +617,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // Every stored tensor that is not quantized, and why (seed M8.1 0x07).
   nlohmann::ordered_json kept = nlohmann::ordered_json::array();
   for (const KeptTensor &t : checkpoint->kept()) {
+    if (embeddingTable && t.name == embeddingTable->source->name)
+      continue; // quantized: its codes are kept
     auto omitted = notStored.find(t.name);
     kept.push_back({{"name", t.name},
                     {"kind", tensorKindName(t.kind)},
@@ -597,6 +627,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                                    : t.reason + "; " + omitted->second}});
   }
   input.report["not_quantized"] = std::move(kept);
+  if (decoder)
+    input.report["embedding"] = std::move(embeddingReport);
   input.report["fallbacks"] = dispatch->fallbacks;
 
   // A model that fails its own parity ladder (or whose ladder could not

@@ -562,7 +562,8 @@ buildDecoderGraph(mlir::MLIRContext &context, const Checkpoint &checkpoint,
 }
 
 Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
-                           const ModelKernelSpec &kernel) {
+                           const ModelKernelSpec &kernel,
+                           mlir::Type quantizedTable) {
   auto fn = module.lookupSymbol<mlir::func::FuncOp>("forward");
   if (!fn)
     return makeError("the graph has no @forward");
@@ -583,6 +584,10 @@ Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
     return makeError("the decoder graph has no qtensor.weight ", tensor);
   const std::string name = kernel.name();
   mlir::OpBuilder b(embed);
+  if (quantizedTable) // the same tensor, as stored
+    table =
+        mlir::qt::WeightOp::create(b, table.getLoc(), quantizedTable, tensor)
+            .getResult();
   auto type = b.getFunctionType(
       {embed.getOperand(0).getType(), table.getType()}, embed.getResultTypes());
   auto callee = module.lookupSymbol<mlir::func::FuncOp>(name);

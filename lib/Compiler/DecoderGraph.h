@@ -53,11 +53,14 @@ buildDecoderGraph(mlir::MLIRContext &context, const Checkpoint &checkpoint,
                   const std::vector<ModelKernelSpec> &kernels,
                   const std::vector<GraphLinear> &linears);
 
-/// Points the embedding at `tensor` (a quantized weight of the graph, the
-/// tied head) gathered by the model kernel `kernel`: what
-/// embedFromHeadCodes decided, done to the graph.
+/// Points the embedding at `tensor` gathered by the model kernel `kernel`:
+/// what embedFromHeadCodes or embedFromTableCodes decided, done to the
+/// graph. Without `quantizedTable`, `tensor` is a quantized weight of the
+/// graph (the tied head); with it, the embedding's own table, whose weight
+/// op is retyped to the quantized tensor type it is stored as.
 Status gatherEmbeddingFrom(mlir::ModuleOp module, const std::string &tensor,
-                           const ModelKernelSpec &kernel);
+                           const ModelKernelSpec &kernel,
+                           mlir::Type quantizedTable = {});
 
 /// The model kernels the graph calls, from their declarations' specs (each
 /// spec's name must be the one it is declared under): what the kernel stage

@@ -183,6 +183,19 @@ private:
 
 } // namespace
 
+/// The program's embedding becomes `gather`; the plain table's kernel goes
+/// (only the embedding calls it).
+static void gatherWith(DecoderPlan &plan, const ModelKernelSpec &gather) {
+  const std::string oldSymbol = plan.program.kernels.embed;
+  plan.program.kernels.embed = gather.symbol();
+  plan.kernels.erase(std::remove_if(plan.kernels.begin(), plan.kernels.end(),
+                                    [&](const ModelKernelSpec &k) {
+                                      return k.symbol() == oldSymbol;
+                                    }),
+                     plan.kernels.end());
+  plan.kernels.insert(plan.kernels.begin(), gather);
+}
+
 std::optional<std::string>
 embedFromHeadCodes(DecoderPlan &plan, const SourceLinear &headSource,
                    const QuantizedTensorDescriptor &head, std::string &why) {
@@ -200,18 +213,22 @@ embedFromHeadCodes(DecoderPlan &plan, const SourceLinear &headSource,
     why = spec.message();
     return std::nullopt;
   }
-  const std::string oldSymbol = p.kernels.embed;
   std::string table = p.embed;
   p.embed = p.head.tensor;
-  p.kernels.embed = spec->symbol();
-  // The plain table's kernel goes unless another part still calls it.
-  plan.kernels.erase(std::remove_if(plan.kernels.begin(), plan.kernels.end(),
-                                    [&](const ModelKernelSpec &k) {
-                                      return k.symbol() == oldSymbol;
-                                    }),
-                     plan.kernels.end());
-  plan.kernels.insert(plan.kernels.begin(), *spec);
+  gatherWith(plan, *spec);
   return table;
+}
+
+bool embedFromTableCodes(DecoderPlan &plan,
+                         const QuantizedTensorDescriptor &table,
+                         std::string &why) {
+  Expected<ModelKernelSpec> spec = embedCodesKernel(plan.program.config, table);
+  if (!spec) {
+    why = spec.message();
+    return false;
+  }
+  gatherWith(plan, *spec);
+  return true;
 }
 
 Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,

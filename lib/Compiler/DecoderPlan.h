@@ -47,6 +47,15 @@ std::optional<std::string>
 embedFromHeadCodes(DecoderPlan &plan, const SourceLinear &headSource,
                    const QuantizedTensorDescriptor &head, std::string &why);
 
+/// An untied embedding table that keeps its checkpoint's codes (a GGUF
+/// file's token_embd in Q4_0 or Q4_K, say): the program gathers its rows
+/// from those codes, stored as `table` says (a decode_gemv layout), so the
+/// table is not decoded to F32. False, with the reason in `why`, when the
+/// embedding kernel cannot read them; the plan is then unchanged.
+bool embedFromTableCodes(DecoderPlan &plan,
+                         const QuantizedTensorDescriptor &table,
+                         std::string &why);
+
 } // namespace qtensor::compiler
 
 #endif // QTENSOR_LIB_COMPILER_DECODERPLAN_H

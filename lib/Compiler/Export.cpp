@@ -237,6 +237,7 @@ private:
 
 struct StagedQuantized {
   std::string shard, name;
+  artifact::TensorUse use = artifact::TensorUse::Linear;
   QuantizedTensorDescriptor stored;
   TensorData codes, scales;
   std::optional<TensorData> zeros, superScales, superZeros;
@@ -389,7 +390,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
   };
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
   uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0,
-           biasBytes = 0;
+           biasBytes = 0, tableValues = 0, tableBits = 0, tableBytes = 0;
   size_t done = 0;
   for (const ExportLinear &l : input.linears) {
     QTENSOR_ASSIGN_OR_RETURN(QuantizedWeight w,
@@ -403,18 +404,24 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
                             l.placement.kind == WeightPlacement::Kind::Row
                         ? l.placement.ranks()
                         : 1;
-    values += static_cast<uint64_t>(w.codes.size());
-    codeBits += w.codes.size() * w.logical.descriptor.code.bits;
+    // The ledger's rate is the linears'; the embedding table has its own
+    // entry.
+    const bool linear = l.use == artifact::TensorUse::Linear;
+    uint64_t &tensorValues = linear ? values : tableValues;
+    uint64_t &tensorCodeBits = linear ? codeBits : tableBits;
+    uint64_t &tensorBits = linear ? qparamBits : tableBits;
+    tensorValues += static_cast<uint64_t>(w.codes.size());
+    tensorCodeBits += w.codes.size() * w.logical.descriptor.code.bits;
     // Integer zero-points are stored one per byte (U8), as are a nested
     // descriptor's scale and min codes, under its second-level floats.
     if (const auto &n = w.logical.descriptor.nested)
-      qparamBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
+      tensorBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
                     (w.superScales.size() + w.superMins.size()) *
                         qparamWidthBits(n->superType);
     else if (w.logical.descriptor.scaleFormat != ScaleFormat::Plain)
-      qparamBits += w.scales.size() * 8; // one code per scale
+      tensorBits += w.scales.size() * 8; // one code per scale
     else
-      qparamBits += (w.scales.size() + w.zeroFloats.size()) *
+      tensorBits += (w.scales.size() + w.zeroFloats.size()) *
                         qparamWidthBits(w.logical.descriptor.scaleType) +
                     w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
@@ -437,6 +444,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       StagedQuantized q;
       q.shard = shard;
       q.name = name;
+      q.use = l.use;
       q.stored = s.logical;
       QTENSOR_ASSIGN_OR_RETURN(q.stored.layout,
                                storedLayout(l.layout, s.logical.shape));
@@ -462,7 +470,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
           QTENSOR_TRY(digestOf(**t));
           stored += (*t)->size;
         }
-      storedBytes += stored;
+      (linear ? storedBytes : tableBytes) += stored;
       if (!s.bias.empty()) {
         std::string biasName = rankTensorName(
             l.source->bias->name,
@@ -499,6 +507,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       t["sqnr_db"] = finiteOrNull(w.sqnrDb);
       t["reconstruction_sha256"] = digest;
       t["stored_bytes"] = stored;
+      if (!linear)
+        t["use"] = artifact::toString(l.use);
       tensors.push_back(std::move(t));
       out->quantized.push_back(std::move(q));
     }
@@ -553,6 +563,13 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
   ledger["bits_per_weight"] =
       values ? double(codeBits + qparamBits) / double(values) : 0.0;
   ledger["stored_quantized_bytes"] = storedBytes;
+  if (tableValues)
+    ledger["embedding_table"] = {
+        {"statement", "the token-embedding table kept as its checkpoint's "
+                      "codes, counted apart from the linears"},
+        {"weights", tableValues},
+        {"bits_per_weight", double(tableBits) / double(tableValues)},
+        {"stored_bytes", tableBytes}};
   ledger["plain_bytes"] = plainBytes;
   ledger["bias_bytes"] = biasBytes;
   input.report["tensors"] = std::move(tensors);
@@ -589,7 +606,7 @@ Expected<artifact::WriteResult> exportArtifact(ExportInput &input,
   for (const StagedQuantized &q : staged.quantized)
     QTENSOR_TRY(writer.addQuantizedTensor(q.shard, q.name, q.stored, q.codes,
                                           q.scales, q.zeros, q.superScales,
-                                          q.superZeros));
+                                          q.superZeros, q.use));
   for (const auto &[shard, tensor] : staged.plain)
     QTENSOR_TRY(writer.addPlainTensor(shard, tensor));
   for (ExportFile &f : input.files)

@@ -47,6 +47,12 @@ struct WeightPlacement {
 
 struct ExportLinear {
   const SourceLinear *source = nullptr;
+  /// A linear's weight, or the embedding table kept as its checkpoint's
+  /// codes (stored like a weight, bound to no op: Manifest.h TensorUse).
+  artifact::TensorUse use = artifact::TensorUse::Linear;
+  /// Holds `source` when it is not one of the checkpoint's linears (the
+  /// embedding table), shared by copies of the input.
+  std::shared_ptr<const SourceLinear> ownedSource;
   /// What describeLinear planned; the quantized weight must match it.
   QuantizedTensorDescriptor logical;
   WeightPlacement placement;

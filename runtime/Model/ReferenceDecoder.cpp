@@ -2,7 +2,6 @@
 
 #include "qtensor/Runtime/ReferenceDecoder.h"
 
-#include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Runtime/Reference.h"
 
 #include <algorithm>
@@ -89,55 +88,21 @@ private:
     return 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
   }
 
-  /// Row `id` of the embedding: a plain table's values, or a tied head's
-  /// reconstruction s * q (s * table[q] with a codebook) read through its layout's position function
-  /// (not the kernel's code path).
-  Expected<Matrix> embeddingRow(int64_t id) const {
+  /// Row `id` of the embedding: a plain table's values, or a quantized
+  /// table's (or tied head's) reconstruction from its stored codes, as the
+  /// parity ladder reconstructs weights (not the kernel's code path).
+  Expected<Matrix> embeddingRow(int64_t id) {
     const int64_t d = c.hidden;
     const artifact::TensorEntry *e = m.manifest().findTensor(p.embed);
     if (e && e->quantized()) {
-      const QuantizedTensorDescriptor &t = e->quantized()->logical;
-      const AffineDescriptor &desc = t.descriptor;
-      KernelLayoutKind kind;
-      if (!parseKernelLayoutFamily(t.layout.family, kind) ||
-          desc.zeroPoint != ZeroPointKind::None || desc.permutation ||
-          desc.granularity != Granularity::Group || d % desc.groupSize != 0)
-        return makeError("reference decoder: the embedding ", p.embed,
-                         " is not a symmetric grouped table in a kernel "
-                         "layout");
-      KernelLayoutSpec spec{kind, desc.code.bits, desc.code.isSigned};
-      QTENSOR_ASSIGN_OR_RETURN(KernelLayoutGeometry g,
-                               kernelLayoutGeometry(spec, c.vocab, d));
-      const safetensors::TensorView *codes = m.quantizedPart(p.embed, "codes");
-      const safetensors::TensorView *scales =
-          m.quantizedPart(p.embed, "scales");
-      const int64_t groups = d / desc.groupSize;
-      if (!codes || !scales || codes->byteSize() != g.bytes ||
-          scales->elementCount() != uint64_t(c.vocab * groups))
-        return makeError("reference decoder: the codes or scales of ", p.embed,
-                         " are not loaded as its layout implies");
-      safetensors::TensorView row = *scales;
-      const size_t ssize = scales->byteSize() / size_t(c.vocab * groups);
-      row.shape = {groups};
-      row.data = scales->data + size_t(id) * size_t(groups) * ssize;
-      row.begin = 0;
-      row.end = uint64_t(groups) * ssize;
-      QTENSOR_ASSIGN_OR_RETURN(Matrix s, safetensors::toFloat64(row));
-      const int64_t offset =
-          desc.code.isSigned ? int64_t(1) << (desc.code.bits - 1) : 0;
-      const uint32_t mask = (1u << spec.fieldBits()) - 1;
-      // A codebook's codes are unsigned indices (offset 0) into its table.
-      const std::vector<float> &table = codebookValues(desc.codebook);
-      Matrix out(static_cast<size_t>(d));
-      for (int64_t j = 0; j < d; ++j) {
-        KernelLayoutPosition at = kernelLayoutPosition(spec, g, id, j);
-        const uint8_t *w = codes->data + at.word * 4;
-        const uint32_t word = uint32_t(w[0]) | uint32_t(w[1]) << 8 |
-                              uint32_t(w[2]) << 16 | uint32_t(w[3]) << 24;
-        const int64_t q = int64_t((word >> at.shift) & mask) - offset;
-        out[size_t(j)] = s[size_t(j / desc.groupSize)] *
-                         (table.empty() ? double(q) : double(table[size_t(q)]));
+      if (!embedRows) {
+        QTENSOR_ASSIGN_OR_RETURN(embedRows, m.referenceRows(p.embed));
       }
+      if (embedRows->rows() != c.vocab || embedRows->cols() != d)
+        return makeError("reference decoder: the embedding ", p.embed,
+                         " is not [", c.vocab, ", ", d, "]");
+      Matrix out(static_cast<size_t>(d));
+      QTENSOR_TRY(embedRows->fill(id, 1, out.data()));
       return out;
     }
     const safetensors::TensorView *table = m.plainTensor(p.embed);
@@ -259,6 +224,7 @@ private:
   const artifact::DecoderProgram &p;
   const artifact::DecoderConfig &c;
   const ReferenceWeights &weights;
+  std::unique_ptr<ReferenceRows> embedRows; ///< a quantized embedding
 };
 
 } // namespace

@@ -154,6 +154,10 @@ public:
   /// The same W_hat by rows, for references that never need it whole.
   Expected<std::unique_ptr<ReferenceRows>>
   referenceRows(const OpPlan &op) const;
+  /// The same for any quantized tensor of the manifest (the embedding
+  /// table, which is no op).
+  Expected<std::unique_ptr<ReferenceRows>>
+  referenceRows(const std::string &tensor) const;
 
   // The decoder program (LoadOptions::decoder).
   const std::optional<artifact::DecoderProgram> &program() const {
