@@ -9,6 +9,7 @@ one at a time, so the generator's memory stays at one tensor.
 
   make_llama_gguf.py OUT.gguf --blocks 2            # the issue's 438 M model
   make_llama_gguf.py OUT.gguf --blocks 4 --dtype f16
+  make_llama_gguf.py OUT.gguf --blocks 1 --vocab 32000 --untied  # Llama-2's
 
 Needs the `gguf` and `numpy` packages from PyPI (pip install gguf numpy).
 """
@@ -22,7 +23,7 @@ except ImportError as e:  # the benchmark harness reports this and skips
     sys.exit(f"make_llama_gguf.py: {e}; pip install gguf numpy")
 
 
-def tensors(blocks, hidden, ffn, kv, vocab):
+def tensors(blocks, hidden, ffn, kv, vocab, untied):
     yield "token_embd.weight", (vocab, hidden)
     for b in range(blocks):
         p = f"blk.{b}."
@@ -36,6 +37,8 @@ def tensors(blocks, hidden, ffn, kv, vocab):
         yield p + "ffn_up.weight", (ffn, hidden)
         yield p + "ffn_down.weight", (hidden, ffn)
     yield "output_norm.weight", (hidden,)
+    if untied:  # a head of its own, as Llama-2 and most llama.cpp files have
+        yield "output.weight", (vocab, hidden)
 
 
 def add_tokenizer(w, vocab):
@@ -67,6 +70,8 @@ def main() -> int:
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--dtype", choices=("f32", "f16"), default="f32")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--untied", action="store_true",
+                    help="store output.weight apart from token_embd.weight")
     a = ap.parse_args()
     if min(a.blocks, a.hidden, a.ffn, a.heads, a.kv_heads, a.vocab) < 1:
         ap.error("every size must be positive")
@@ -87,7 +92,7 @@ def main() -> int:
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(a.vocab)
     add_tokenizer(w, a.vocab)
-    items = list(tensors(a.blocks, a.hidden, a.ffn, kv, a.vocab))
+    items = list(tensors(a.blocks, a.hidden, a.ffn, kv, a.vocab, a.untied))
     for name, shape in items:
         n = int(np.prod(shape))
         w.add_tensor_info(name, shape, np.dtype(dtype), n * np.dtype(dtype).itemsize)
