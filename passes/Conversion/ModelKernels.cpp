@@ -128,8 +128,9 @@ void buildEmbed(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
 void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: ids, codes [V, S] i8 (offset binary fields: a byte each, or two a
   // byte with the low nibble first), scales [V, D / G], [zeros [V, D / G]],
-  // out [T, D]. q = u - offset is exact in f32; then x = s * q, s * (q - z)
-  // or s * q + m, as the descriptor's reconstruction orders it.
+  // out [T, D]. q = u - offset is exact in f32; then x = s * q (s *
+  // table[q] for a codebook), s * (q - z) or s * q + m, as the descriptor's
+  // reconstruction orders it.
   using qtensor::ZeroPointKind;
   Type i32 = e.b.getI32Type();
   auto i32c = [&](int64_t v) {
@@ -137,6 +138,14 @@ void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   };
   Value offset = i32c(s.codeOffset);
   const bool zeros = s.zeroPoint != ZeroPointKind::None;
+  // A codebook's values as one constant vector, read by the code.
+  Value table;
+  if (s.codebook != qtensor::Codebook::None) {
+    const std::vector<float> &values = qtensor::codebookValues(s.codebook);
+    auto type = VectorType::get({int64_t(values.size())}, e.f32);
+    table = arith::ConstantOp::create(
+        e.b, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  }
   Value out = a[zeros ? 4 : 3];
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value id = e.clampedIndex(a[0], {t}, s.width);
@@ -164,6 +173,12 @@ void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value x;
       switch (s.zeroPoint) {
       case ZeroPointKind::None:
+        if (table) { // an unsigned index below the table's size
+          Value at = arith::IndexCastUIOp::create(e.b, e.b.getIndexType(), q);
+          x = e.fmul(scale, vector::ExtractOp::create(
+                                e.b, table, ArrayRef<OpFoldResult>{at}));
+          break;
+        }
         x = e.fmul(scale, arith::SIToFPOp::create(e.b, e.f32, q));
         break;
       case ZeroPointKind::Integer: { // (q - z) is an exact integer

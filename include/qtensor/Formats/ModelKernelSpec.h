@@ -37,8 +37,9 @@ enum class ModelOp : uint8_t {
   EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, [zeros VxG],
                ///< out ?xD f32): rows of a quantized table as stored (its
                ///< decode_gemv codes, offset binary, one per byte or two
-               ///< per byte): q = u - offset, x = s * q, s * (q - z) or
-               ///< s * q + m by the zero-point kind, times the row scale
+               ///< per byte): q = u - offset, x = s * q (s * table[q] for
+               ///< a codebook), s * (q - z) or s * q + m by the
+               ///< zero-point kind, times the row scale
 };
 
 /// One model kernel: the op and the dimensions and dtypes it is built for.
@@ -67,6 +68,9 @@ struct ModelKernelSpec {
   /// byte, the low nibble first) and the zero-point kind.
   int64_t fieldBits = 8;
   ZeroPointKind zeroPoint = ZeroPointKind::None;
+  /// EmbedCodes: a code's value is its entry in this table (IQ4_NL, NF4,
+  /// E2M1, E4M3), baked into the code; then x = s * table[q].
+  Codebook codebook = Codebook::None;
 
   /// The function's name, unique per distinct spec ("qt_model_...").
   std::string name() const;
@@ -103,8 +107,8 @@ LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
 /// ([vocab, hidden]) from its stored codes: codes of 2 to 8 bits (not 7) in
 /// the decode_gemv layout, scales per group along the row (a nested or
 /// scale-format first level as the loader decodes it, f32), any zero-point
-/// kind, no codebook and no permutation. Otherwise an error saying what
-/// does not fit.
+/// kind or a codebook, no permutation. Otherwise an error saying what does
+/// not fit.
 Expected<ModelKernelSpec>
 embedCodesKernel(const artifact::DecoderConfig &config,
                  const QuantizedTensorDescriptor &table);

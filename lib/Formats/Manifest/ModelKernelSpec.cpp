@@ -85,7 +85,8 @@ nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
           {"code_offset", k.codeOffset},
           {"row_stride", k.rowStride},
           {"field_bits", k.fieldBits},
-          {"zero_point", toString(k.zeroPoint)}};
+          {"zero_point", toString(k.zeroPoint)},
+          {"codebook", toString(k.codebook)}};
 }
 
 Expected<ModelKernelSpec>
@@ -112,6 +113,7 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
     return makeError(r.at("field_bits"), ": expected 4 or 8, got ",
                      k.fieldBits);
   QTENSOR_TRY(r.readEnum("zero_point", parseZeroPointKind, k.zeroPoint));
+  QTENSOR_TRY(r.readEnum("codebook", parseCodebook, k.codebook));
   QTENSOR_TRY(r.readEnum("input", parseFloatType, k.input));
   QTENSOR_TRY(r.readEnum("weight", parseFloatType, k.weight));
   QTENSOR_TRY(r.readEnum("output", parseFloatType, k.output));
@@ -176,6 +178,8 @@ std::string ModelKernelSpec::name() const {
       os << "_fb" << fieldBits;
     if (zeroPoint != ZeroPointKind::None)
       os << "_z" << toString(zeroPoint);
+    if (codebook != Codebook::None)
+      os << "_cb" << toString(codebook);
   }
   if ((op == ModelOp::Embed || op == ModelOp::EmbedCodes ||
        op == ModelOp::Attention) &&
@@ -297,9 +301,15 @@ qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
     return makeError("the table has signed codes under integer "
                      "zero-points; the embedding kernel reads those only "
                      "with unsigned codes");
-  if (d.codebook != Codebook::None)
+  // Every stored field then indexes the table: a field is 4 or 8 bits.
+  if (d.codebook != Codebook::None &&
+      (d.code.isSigned || d.zeroPoint != ZeroPointKind::None ||
+       (d.code.bits != 4 && d.code.bits != 8) ||
+       codebookValues(d.codebook).size() != size_t(1) << d.code.bits))
     return makeError("the table's codes index codebook ", toString(d.codebook),
-                     "; the embedding kernel reads codes as values");
+                     " but are not unsigned indices of its ",
+                     codebookValues(d.codebook).size(),
+                     " entries without a zero-point");
   if (d.permutation)
     return makeError("the table's columns are permuted (act-order)");
   if (d.granularity != Granularity::Group || d.groupSize <= 0 ||
@@ -324,6 +334,7 @@ qtensor::embedCodesKernel(const artifact::DecoderConfig &c,
   s.codeOffset = d.code.isSigned ? int64_t(1) << (d.code.bits - 1) : 0;
   s.fieldBits = layout.fieldBits();
   s.zeroPoint = d.zeroPoint;
+  s.codebook = d.codebook;
   s.rowStride = g.paddedCols * s.fieldBits / 8;
   return s;
 }

@@ -303,40 +303,48 @@ readQParams(safetensors::DType dtype, const uint8_t *bytes, size_t numBytes) {
                      "of ",
                      safetensors::dtypeName(dtype), " values");
   std::vector<double> out(numBytes / size);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const uint8_t *p = bytes + i * size;
-    uint64_t raw = 0;
-    std::memcpy(&raw, p, size); // safetensors and the host: little-endian
-    switch (dtype) {
-    case safetensors::DType::F16:
-      out[i] = halfBitsToFloat(static_cast<uint16_t>(raw));
-      break;
-    case safetensors::DType::BF16:
-      out[i] = bfloat16BitsToFloat(static_cast<uint16_t>(raw));
-      break;
-    case safetensors::DType::F32: {
-      float f;
-      std::memcpy(&f, p, 4);
-      out[i] = f;
-      break;
+  // One loop per dtype: the element width and its conversion are fixed
+  // inside it (safetensors and the host: little-endian).
+  auto convert = [&](auto element, auto toDouble) {
+    using T = decltype(element);
+    for (size_t i = 0; i < out.size(); ++i) {
+      T raw;
+      std::memcpy(&raw, bytes + i * sizeof(T), sizeof(T));
+      out[i] = toDouble(raw);
     }
-    case safetensors::DType::U8:
-    case safetensors::DType::U16:
-    case safetensors::DType::U32:
-      out[i] = static_cast<double>(raw);
-      break;
-    case safetensors::DType::I8:
-      out[i] = static_cast<int8_t>(raw);
-      break;
-    case safetensors::DType::I16:
-      out[i] = static_cast<int16_t>(raw);
-      break;
-    case safetensors::DType::I32:
-      out[i] = static_cast<int32_t>(raw);
-      break;
-    default:
-      break; // refused above
-    }
+  };
+  auto same = [](auto v) { return static_cast<double>(v); };
+  switch (dtype) {
+  case safetensors::DType::F16:
+    convert(uint16_t(), [](uint16_t h) { return double(halfBitsToFloat(h)); });
+    break;
+  case safetensors::DType::BF16:
+    convert(uint16_t(),
+            [](uint16_t h) { return double(bfloat16BitsToFloat(h)); });
+    break;
+  case safetensors::DType::F32:
+    convert(float(), same);
+    break;
+  case safetensors::DType::U8:
+    convert(uint8_t(), same);
+    break;
+  case safetensors::DType::U16:
+    convert(uint16_t(), same);
+    break;
+  case safetensors::DType::U32:
+    convert(uint32_t(), same);
+    break;
+  case safetensors::DType::I8:
+    convert(int8_t(), same);
+    break;
+  case safetensors::DType::I16:
+    convert(int16_t(), same);
+    break;
+  case safetensors::DType::I32:
+    convert(int32_t(), same);
+    break;
+  default:
+    break; // refused above
   }
   return out;
 }

@@ -8,9 +8,11 @@ types whose codes index kvalues_iq4nl (IQ4_NL, IQ4_XS; the head IQ4_NL);
 with --family fp4 the two FP4 types whose codes index E2M1 (MXFP4 with
 an e8m0 scale per 32, NVFP4 with an unsigned e4m3 scale per 16; the head
 NVFP4); with --family q4_0, iq4_nl, mxfp4 or nvfp4 every linear in that one type
-(the benchmarks' pairs: bench/codebook-gemv.sh).
+(the benchmarks' pairs: bench/codebook-gemv.sh). With --embedding,
+token_embd.weight gets the head's type too (as llama-quantize stores an
+untied model's embedding in a quantized type).
 
-    make_ggml_types_llama.py IN.gguf OUT.gguf [--family FAMILY]
+    make_ggml_types_llama.py IN.gguf OUT.gguf [--family FAMILY] [--embedding]
 
 The metadata (architecture, tokenizer) is copied byte for byte; every
 `blk.*` linear and `output.weight` gets blocks of random codes and small
@@ -144,12 +146,14 @@ class Reader:
 
 def main():
     args = sys.argv[1:]
+    embedding = "--embedding" in args
+    args = [a for a in args if a != "--embedding"]
     family = "kquant"
     if len(args) == 4 and args[2] == "--family" and args[3] in FAMILIES:
         family = args[3]
     elif len(args) != 2:
         sys.exit("usage: make_ggml_types_llama.py IN.gguf OUT.gguf "
-                 "[--family " + "|".join(FAMILIES) + "]")
+                 "[--family " + "|".join(FAMILIES) + "] [--embedding]")
     src, dst = args[0], args[1]
     types, head = FAMILIES[family]
     data = open(src, "rb").read()
@@ -180,7 +184,9 @@ def main():
         for d in dims:
             count *= d
         parts = name.split(".")
-        target = head if name == "output.weight" else (
+        quantized_table = name == "output.weight" or (
+            embedding and name == "token_embd.weight")
+        target = head if quantized_table else (
             types.get(parts[2]) if parts[0] == "blk" else None)
         if kind != F32:
             sys.exit(f"{src}: tensor {name} is type {kind}, expected F32")

@@ -243,12 +243,14 @@ struct EmbedCase {
   int64_t group;
   FloatType scaleType;
   ZeroPointKind zero = ZeroPointKind::None;
+  Codebook codebook = Codebook::None;
 };
 
 void checkEmbedCodes(const EmbedCase &e) {
   SCOPED_TRACE(std::to_string(e.bits) + "-bit " +
                (e.isSigned ? "signed" : "unsigned") + " codes, groups of " +
-               std::to_string(e.group) + ", zero-point " + toString(e.zero));
+               std::to_string(e.group) + ", zero-point " + toString(e.zero) +
+               ", codebook " + toString(e.codebook));
   const int64_t v = 5, d = 64, groups = d / e.group;
   artifact::DecoderConfig c;
   c.vocab = v;
@@ -262,6 +264,7 @@ void checkEmbedCodes(const EmbedCase &e) {
   t.descriptor.groupSize = e.group;
   t.descriptor.scaleType = e.scaleType;
   t.descriptor.zeroPoint = e.zero;
+  t.descriptor.codebook = e.codebook;
   t.layout.family = "decode_gemv";
   Expected<ModelKernelSpec> s = embedCodesKernel(c, t);
   ASSERT_TRUE(s) << s.message();
@@ -274,8 +277,13 @@ void checkEmbedCodes(const EmbedCase &e) {
   const int32_t hi = e.isSigned ? (1 << (e.bits - 1)) - 1 : (1 << e.bits) - 1;
   std::uniform_int_distribution<int32_t> code(lo, hi);
   std::vector<int32_t> q(v * d);
-  for (int32_t &x : q)
+  for (int32_t &x : q) {
     x = code(rng);
+    // E4M3's NaN codes are no weight (the reconstruction refuses them).
+    if (e.codebook != Codebook::None &&
+        std::isnan(codebookValues(e.codebook)[size_t(x)]))
+      x = 0;
+  }
   KernelLayoutSpec layout{KernelLayoutKind::DecodeGemv, e.bits, e.isSigned};
   Expected<std::vector<uint8_t>> packed =
       packKernelLayout(layout, q.data(), v, d);
@@ -328,7 +336,9 @@ void checkEmbedCodes(const EmbedCase &e) {
       float x = 0;
       switch (e.zero) {
       case ZeroPointKind::None:
-        x = sc * float(code);
+        x = sc * (e.codebook == Codebook::None
+                      ? float(code)
+                      : codebookValues(e.codebook)[size_t(code)]);
         break;
       case ZeroPointKind::Integer:
         x = sc * float(code - int32_t(uint8_t(zeroBytes[g])));
@@ -361,6 +371,9 @@ TEST(ModelKernelsHost, EmbedCodesGathersStoredRows) {
   checkEmbedCodes({2, false, 16, FloatType::F32, Z::Min});     // Q2_K, decoded
   checkEmbedCodes({8, false, 32, FloatType::F16, Z::Integer}); // u8 asym
   checkEmbedCodes({4, false, 64, FloatType::F16, Z::Float});
+  checkEmbedCodes({4, false, 32, FloatType::F16, Z::None, Codebook::IQ4NL});
+  checkEmbedCodes({4, false, 32, FloatType::F32, Z::None, Codebook::E2M1});
+  checkEmbedCodes({8, false, 32, FloatType::F32, Z::None, Codebook::E4M3});
 }
 
 TEST(ModelKernelsHost, EmbedCodesRefusesWhatItCannotRead) {
@@ -386,10 +399,10 @@ TEST(ModelKernelsHost, EmbedCodesRefusesWhatItCannotRead) {
   QuantizedTensorDescriptor signedZero = t;
   signedZero.descriptor.zeroPoint = ZeroPointKind::Integer;
   refused(signedZero, "signed codes under integer zero-points");
-  QuantizedTensorDescriptor book = t;
-  book.descriptor.code = {4, false};
+  QuantizedTensorDescriptor book = t; // 8-bit indices, 16 entries
+  book.descriptor.code = {8, false};
   book.descriptor.codebook = Codebook::IQ4NL;
-  refused(book, "codebook");
+  refused(book, "not unsigned indices of its 16 entries");
   QuantizedTensorDescriptor permuted = t;
   permuted.descriptor.permutation = std::vector<int64_t>(64);
   refused(permuted, "permuted");
