@@ -133,6 +133,8 @@ void printResult(const compiler::CompileRequest &request,
     j["artifact"] = result.artifactDir;
     j["linears"] = result.linears;
     j["ledger"] = result.report["ledger"];
+    if (result.report.contains("embedding"))
+      j["embedding"] = result.report["embedding"];
     j["fallbacks"] = result.fallbacks;
     j["parity"] = result.ladder.toJson();
     nlohmann::ordered_json stages = nlohmann::ordered_json::object();
@@ -149,6 +151,22 @@ void printResult(const compiler::CompileRequest &request,
             << result.report["ledger"]["bits_per_weight"].get<double>()
             << " bits per weight (codes + qparams), " << result.fallbacks
             << " fallbacks\n";
+  // How the decoder program's embedding is stored, and why when in plain.
+  const nlohmann::ordered_json &embedding =
+      result.report.value("embedding", nlohmann::ordered_json::object());
+  if (embedding.is_object() && embedding.contains("stored")) {
+    const std::string stored = embedding.value("stored", "");
+    std::cout << "  embedding " << embedding.value("tensor", "") << ": ";
+    if (stored == "codes")
+      std::cout << "its own codes, "
+                << result.report["ledger"]["embedding_table"].value(
+                       "bits_per_weight", 0.0)
+                << " bits per weight\n";
+    else if (stored == "head codes")
+      std::cout << "the tied head's codes\n";
+    else
+      std::cout << "plain (" << embedding.value("reason", "") << ")\n";
+  }
   for (const verify::LevelResult &l : result.ladder.levels)
     std::cout << "  " << l.toText() << "\n";
 }
