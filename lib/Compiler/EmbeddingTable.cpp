@@ -76,6 +76,9 @@ keepEmbeddingCodes(mlir::ModuleOp module, const Checkpoint &checkpoint,
                    [&](const ModelKernelSpec &k) {
                      return k.symbol() == planned.program.kernels.embed;
                    });
+  if (gather == planned.kernels.end())
+    return makeError("the planned embedding kernel ",
+                     planned.program.kernels.embed, " has no spec (a qtc bug)");
   auto type = mlir::qt::toType(module.getContext(), stored);
   if (!type)
     return makeError("the embedding ", name, ": ", type.message());
