@@ -46,8 +46,9 @@ keepEmbeddingCodes(mlir::ModuleOp module, const Checkpoint &checkpoint,
     return std::optional<ExportLinear>();
   }
   if (tp != 1) {
-    why = "with tensor parallelism every rank reads the whole table; it "
-          "is stored once, in plain";
+    // Today a tensor-parallel compile writes no program; when one does,
+    // which ranks map the table's shard is its question.
+    why = "a tensor-parallel embedding stays plain";
     return std::optional<ExportLinear>();
   }
   Expected<QuantizedTensorDescriptor> logical =
