@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <random>
 
 using namespace qtensor;
@@ -55,8 +56,14 @@ Expected<KVCache> KVCache::create(int64_t layers, int64_t capacity,
   c.layerCount = layers;
   c.cap = capacity;
   c.rowWidth = width;
-  c.k.assign(size_t(floats), 0.0f);
-  c.v.assign(size_t(floats), 0.0f);
+  // new float[n], not a zero-filled vector: a page is faulted in when a
+  // position first writes it (Gemma 3's 32 K context: 1.2 GB zeroed for a
+  // prompt of a few tokens, before).
+  c.k.reset(new (std::nothrow) float[size_t(floats)]);
+  c.v.reset(new (std::nothrow) float[size_t(floats)]);
+  if (!c.k || !c.v)
+    return makeError("KV cache: no memory for ", layers, " layers x ", capacity,
+                     " positions x ", width, " floats");
   return c;
 }
 

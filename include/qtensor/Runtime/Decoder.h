@@ -40,7 +40,10 @@ namespace qtensor::runtime {
 
 class KVCache {
 public:
-  /// Zeroed storage for `capacity` positions; sizes are overflow-checked.
+  /// Storage for `capacity` positions; sizes are overflow-checked. Rows
+  /// at size() and beyond hold no value until written (nothing reads
+  /// them), so the memory is not touched up front: a cache sized for a
+  /// model's whole context costs only the positions a sequence uses.
   static Expected<KVCache> create(int64_t layers, int64_t capacity,
                                   int64_t width);
   int64_t size() const { return tokens; } ///< positions held: 0..size()-1
@@ -73,7 +76,9 @@ public:
 private:
   size_t layerFloats() const { return size_t(cap) * size_t(rowWidth); }
   int64_t layerCount = 0, cap = 0, rowWidth = 0, tokens = 0;
-  std::vector<float> k, v;
+  /// Default-initialized (never zero-filled): fork copies and reorder
+  /// moves only what a cache holds.
+  std::unique_ptr<float[]> k, v;
 };
 
 /// Kernel launches per step kind, for the run's report (L5 observes them).

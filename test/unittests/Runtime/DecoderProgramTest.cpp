@@ -179,10 +179,12 @@ TEST(KVCache, AppendTruncateFork) {
   EXPECT_EQ(fork->capacity(), 8);
   EXPECT_EQ(fork->keys(1)[7], 107.0f);
   EXPECT_EQ(fork->values(1)[7], -107.0f);
-  EXPECT_EQ(fork->keys(1)[8], 0.0f); // position 2 was not copied
   ASSERT_TRUE(cache->truncate(1));
   EXPECT_EQ(cache->size(), 1);
   EXPECT_EQ(fork->size(), 2); // independent
+  ASSERT_TRUE(fork->append(1));
+  fork->keys(1)[8] = -1.0f; // its own position 2
+  EXPECT_EQ(cache->keys(1)[8], 108.0f);
   // Page boundary of the contiguous cache: exactly full, then refused.
   ASSERT_TRUE(cache->append(7));
   EXPECT_EQ(cache->size(), 8);
@@ -231,7 +233,7 @@ TEST(KVCache, ReorderBeams) {
   EXPECT_FALSE(KVCache::reorder(beams, {0, 1}));
   EXPECT_EQ(beams[0].size(), 3);
   EXPECT_EQ(beams[1].keys(0)[0], 7.0f);
-  beams.push_back(*KVCache::create(2, 4, 4));
+  beams.push_back(KVCache::create(2, 4, 4).take());
   EXPECT_EQ(KVCache::reorder(beams, {3, 0, 1, 2}).message(),
             "KV cache reorder: the beams' caches differ in shape");
 }
