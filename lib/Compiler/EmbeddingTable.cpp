@@ -36,12 +36,11 @@ keepEmbeddingCodes(mlir::ModuleOp module, const Checkpoint &checkpoint,
     return std::optional<ExportLinear>();
   }
   const artifact::DecoderProgram &p = plan.program;
-  bool readAsWeight = p.head.tensor == name;
-  for (const artifact::ProgramLayer &l : p.layers)
-    for (const artifact::ProgramLinear *pl :
-         {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down})
-      readAsWeight |= pl->tensor == name;
-  if (readAsWeight) {
+  const std::vector<const artifact::ProgramLinear *> linears = p.linears();
+  if (std::any_of(linears.begin(), linears.end(),
+                  [&](const artifact::ProgramLinear *l) {
+                    return l->tensor == name;
+                  })) {
     why = "a linear of the program reads the same table as its weight";
     return std::optional<ExportLinear>();
   }
