@@ -389,8 +389,12 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
     return Status::ok();
   };
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-  uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0,
-           biasBytes = 0, tableValues = 0, tableBits = 0, tableBytes = 0;
+  // What the ledger counts, for the linears and apart for the embedding
+  // table.
+  struct Counts {
+    uint64_t values = 0, codeBits = 0, qparamBits = 0, storedBytes = 0;
+  } linears, table;
+  uint64_t biasBytes = 0;
   size_t done = 0;
   for (const ExportLinear &l : input.linears) {
     QTENSOR_ASSIGN_OR_RETURN(QuantizedWeight w,
@@ -404,26 +408,22 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
                             l.placement.kind == WeightPlacement::Kind::Row
                         ? l.placement.ranks()
                         : 1;
-    // The ledger's rate is the linears'; the embedding table has its own
-    // entry.
     const bool linear = l.use == artifact::TensorUse::Linear;
-    uint64_t &tensorValues = linear ? values : tableValues;
-    uint64_t &tensorCodeBits = linear ? codeBits : tableBits;
-    uint64_t &tensorBits = linear ? qparamBits : tableBits;
-    tensorValues += static_cast<uint64_t>(w.codes.size());
-    tensorCodeBits += w.codes.size() * w.logical.descriptor.code.bits;
+    Counts &counts = linear ? linears : table;
+    counts.values += static_cast<uint64_t>(w.codes.size());
+    counts.codeBits += w.codes.size() * w.logical.descriptor.code.bits;
     // Integer zero-points are stored one per byte (U8), as are a nested
     // descriptor's scale and min codes, under its second-level floats.
     if (const auto &n = w.logical.descriptor.nested)
-      tensorBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
-                    (w.superScales.size() + w.superMins.size()) *
-                        qparamWidthBits(n->superType);
+      counts.qparamBits += (w.scaleCodes.size() + w.minCodes.size()) * 8 +
+                           (w.superScales.size() + w.superMins.size()) *
+                               qparamWidthBits(n->superType);
     else if (w.logical.descriptor.scaleFormat != ScaleFormat::Plain)
-      tensorBits += w.scales.size() * 8; // one code per scale
+      counts.qparamBits += w.scales.size() * 8; // one code per scale
     else
-      tensorBits += (w.scales.size() + w.zeroFloats.size()) *
-                        qparamWidthBits(w.logical.descriptor.scaleType) +
-                    w.zeros.size() * 8;
+      counts.qparamBits += (w.scales.size() + w.zeroFloats.size()) *
+                               qparamWidthBits(w.logical.descriptor.scaleType) +
+                           w.zeros.size() * 8;
     for (int64_t rank = 0; rank < ranks; ++rank) {
       QTENSOR_ASSIGN_OR_RETURN(Slice s,
                                sliceLinear(l, w, rank, rank + 1 == ranks));
@@ -470,7 +470,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
           QTENSOR_TRY(digestOf(**t));
           stored += (*t)->size;
         }
-      (linear ? storedBytes : tableBytes) += stored;
+      counts.storedBytes += stored;
       if (!s.bias.empty()) {
         std::string biasName = rankTensorName(
             l.source->bias->name,
@@ -557,19 +557,22 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       "duplication; "
       "stored_quantized_bytes counts what is stored for the quantized "
       "linears (codes with padding, scales, zero-points, every rank)";
-  ledger["quantized_weights"] = values;
-  ledger["code_bits"] = codeBits;
-  ledger["qparam_bits"] = qparamBits;
+  ledger["quantized_weights"] = linears.values;
+  ledger["code_bits"] = linears.codeBits;
+  ledger["qparam_bits"] = linears.qparamBits;
   ledger["bits_per_weight"] =
-      values ? double(codeBits + qparamBits) / double(values) : 0.0;
-  ledger["stored_quantized_bytes"] = storedBytes;
-  if (tableValues)
+      linears.values ? double(linears.codeBits + linears.qparamBits) /
+                           double(linears.values)
+                     : 0.0;
+  ledger["stored_quantized_bytes"] = linears.storedBytes;
+  if (table.values)
     ledger["embedding_table"] = {
         {"statement", "the token-embedding table kept as its checkpoint's "
                       "codes, counted apart from the linears"},
-        {"weights", tableValues},
-        {"bits_per_weight", double(tableBits) / double(tableValues)},
-        {"stored_bytes", tableBytes}};
+        {"weights", table.values},
+        {"bits_per_weight",
+         double(table.codeBits + table.qparamBits) / double(table.values)},
+        {"stored_bytes", table.storedBytes}};
   ledger["plain_bytes"] = plainBytes;
   ledger["bias_bytes"] = biasBytes;
   input.report["tensors"] = std::move(tensors);
