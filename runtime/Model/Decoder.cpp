@@ -4,6 +4,7 @@
 
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
+#include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Runtime/ArtifactTokenizer.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
@@ -292,13 +293,12 @@ Status Decoder::init(int64_t chunk) {
     if (spec.zeroPoint != ZeroPointKind::None) {
       const safetensors::TensorView *zeros =
           model.quantizedPart(program.embed, "zeros");
-      if (!zeros ||
-          zeros->elementCount() != uint64_t(c.vocab) * uint64_t(embedGroups) ||
-          zeros->byteSize() !=
-              zeros->elementCount() *
-                  (spec.zeroPoint == ZeroPointKind::Integer
-                       ? 1
-                       : (spec.weight == FloatType::F32 ? 4 : 2)))
+      // U8 integer zero-points, or floats in the scales' dtype.
+      const safetensors::DType dtype = spec.zeroPoint == ZeroPointKind::Integer
+                                           ? safetensors::DType::U8
+                                           : artifact::floatDType(spec.weight);
+      if (!zeros || zeros->dtype != dtype ||
+          zeros->elementCount() != uint64_t(c.vocab) * uint64_t(embedGroups))
         return makeError("decoder: the zero-points of ", program.embed,
                          " are not the [", c.vocab, ", ", embedGroups,
                          "] values its embedding kernel reads");
@@ -411,24 +411,17 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
   }
   const int64_t cap = cache.capacity();
   std::vector<int64_t> rowsT = {t};
-  if (embedZeros)
-    QTENSOR_TRY(call(
-        fn.embed, {{ids.data(), rowsT},
-                   {const_cast<uint8_t *>(embedTable), {c.vocab, embedStride}},
-                   {const_cast<uint8_t *>(embedScales), {c.vocab, embedGroups}},
-                   {const_cast<uint8_t *>(embedZeros), {c.vocab, embedGroups}},
-                   {hidden.data(), {t, c.hidden}}}));
-  else if (embedScales)
-    QTENSOR_TRY(call(
-        fn.embed, {{ids.data(), rowsT},
-                   {const_cast<uint8_t *>(embedTable), {c.vocab, embedStride}},
-                   {const_cast<uint8_t *>(embedScales), {c.vocab, embedGroups}},
-                   {hidden.data(), {t, c.hidden}}}));
-  else
-    QTENSOR_TRY(call(fn.embed,
-                     {{ids.data(), rowsT},
-                      {const_cast<uint8_t *>(embedTable), {c.vocab, c.hidden}},
-                      {hidden.data(), {t, c.hidden}}}));
+  // The table's rows: plain [V, D], or codes [V, S] with their scales
+  // (and zero-points) for EmbedCodes.
+  std::vector<HostOperand> embed = {
+      {ids.data(), rowsT},
+      {const_cast<uint8_t *>(embedTable),
+       {c.vocab, embedScales ? embedStride : c.hidden}}};
+  for (const uint8_t *qparams : {embedScales, embedZeros})
+    if (qparams)
+      embed.push_back({const_cast<uint8_t *>(qparams), {c.vocab, embedGroups}});
+  embed.push_back({hidden.data(), {t, c.hidden}});
+  QTENSOR_TRY(call(fn.embed, std::move(embed)));
   scores.resize(size_t(cap)); // once per capacity; no-op after
   for (size_t li = 0; li < layers.size(); ++li) {
     Layer &l = layers[li];
