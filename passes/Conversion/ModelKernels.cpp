@@ -12,6 +12,7 @@
 
 #include "qtensor/Conversion/ModelKernels.h"
 
+#include "CodebookLookup.h"
 #include "RowDots.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -138,14 +139,6 @@ void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   };
   Value offset = i32c(s.codeOffset);
   const bool zeros = s.zeroPoint != ZeroPointKind::None;
-  // A codebook's values as one constant vector, read by the code.
-  Value table;
-  if (s.codebook != qtensor::Codebook::None) {
-    const std::vector<float> &values = qtensor::codebookValues(s.codebook);
-    auto type = VectorType::get({int64_t(values.size())}, e.f32);
-    table = arith::ConstantOp::create(
-        e.b, DenseElementsAttr::get(type, ArrayRef<float>(values)));
-  }
   Value out = a[zeros ? 4 : 3];
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     Value id = e.clampedIndex(a[0], {t}, s.width);
@@ -173,10 +166,15 @@ void buildEmbedCodes(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value x;
       switch (s.zeroPoint) {
       case ZeroPointKind::None:
-        if (table) { // an unsigned index below the table's size
-          Value at = arith::IndexCastUIOp::create(e.b, e.b.getIndexType(), q);
-          x = e.fmul(scale, vector::ExtractOp::create(
-                                e.b, table, ArrayRef<OpFoldResult>{at}));
+        if (s.codebook != qtensor::Codebook::None) {
+          // The linears' lookup (an unsigned index below the table's
+          // size), on one lane.
+          Value lane =
+              vector::BroadcastOp::create(e.b, VectorType::get({1}, i32), q);
+          Value value =
+              qtensor::conversion::emitCodebookLookup(e.b, lane, s.codebook);
+          x = e.fmul(scale, vector::ExtractOp::create(e.b, value,
+                                                      ArrayRef<int64_t>{0}));
           break;
         }
         x = e.fmul(scale, arith::SIToFPOp::create(e.b, e.f32, q));
