@@ -4,6 +4,7 @@
 
 #include "qtensor/Support/ExitCleanup.h"
 #include "qtensor/Support/FileIO.h"
+#include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +20,7 @@
 #include <system_error>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace qtensor;
 
@@ -231,6 +233,64 @@ Expected<MappedFile> MappedFile::readCopy(
   file.length = size;
   uint8_t *out = static_cast<uint8_t *>(p);
   QTENSOR_TRY(readChunks(fd, name, out, size, onChunk));
+  if (::mprotect(p, size, PROT_READ) != 0)
+    return makeError(
+        name, ": cannot make the copy read-only: ", std::strerror(errno));
+  return file;
+}
+
+Expected<MappedFile> MappedFile::readCopyInPieces(
+    int fd, const std::string &name, uint64_t size, uint64_t pieceBytes,
+    const std::function<Status(size_t, const uint8_t *, size_t)> &onChunk) {
+  if (pieceBytes == 0 || size <= pieceBytes) // one piece: one thread
+    return readCopy(fd, name, size, [&](const uint8_t *data, size_t n) {
+      return onChunk(0, data, n);
+    });
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (size > uint64_t(SIZE_MAX))
+    return makeError(name, ": ", size, " bytes do not fit in memory here");
+  // As readCopy: anonymous pages, faulted in by the threads that fill them.
+  void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return makeError(
+        name, ": cannot allocate ", size,
+        " bytes of memory to read it into: ", std::strerror(errno));
+  MappedFile file;
+  file.name = name;
+  file.bytes = static_cast<const uint8_t *>(p);
+  file.length = size;
+  uint8_t *out = static_cast<uint8_t *>(p);
+  size_t pieces = size_t(size / pieceBytes + (size % pieceBytes != 0));
+  std::vector<Status> status(pieces);
+  std::atomic<bool> failed{false}; // stop reading once a piece has failed
+  defaultThreadPool().parallelFor(pieces, [&](size_t piece) {
+    uint64_t begin = uint64_t(piece) * pieceBytes;
+    uint64_t end = std::min(size, begin + pieceBytes);
+    try {
+      for (uint64_t at = begin; at < end && !failed.load(); at += kReadChunk) {
+        uint64_t n = std::min(kReadChunk, end - at);
+        Status s =
+            readAll(fd, out + at, n, at, name); // pread: no shared offset
+        if (s)
+          s = onChunk(piece, out + at, size_t(n));
+        if (!s) {
+          status[piece] = std::move(s);
+          failed.store(true);
+          return;
+        }
+      }
+    } catch (const std::exception &e) { // the pool's bodies must not throw
+      status[piece] = makeError(name, ": ", e.what());
+      failed.store(true);
+    }
+  });
+  for (Status &s : status)
+    if (!s)
+      return s.error();
   if (::mprotect(p, size, PROT_READ) != 0)
     return makeError(
         name, ": cannot make the copy read-only: ", std::strerror(errno));

@@ -3,9 +3,12 @@
 #include "qtensor/Support/Sha256.h"
 
 #include "qtensor/Support/MappedFile.h"
+#include "qtensor/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <memory>
 #include <openssl/evp.h>
+#include <optional>
 
 using namespace qtensor;
 
@@ -82,4 +85,40 @@ Expected<std::string> qtensor::sha256Hex(const uint8_t *data, size_t size) {
 Expected<std::string> qtensor::sha256HexOfMapped(const uint8_t *data,
                                                  size_t size) {
   return digest(data, size, /*releaseChunks=*/true);
+}
+
+Expected<PieceDigests> qtensor::sha256Pieces(const uint8_t *data, size_t size,
+                                             uint64_t chunkBytes, bool whole) {
+  if (chunkBytes == 0)
+    return makeError("sha256: a piece size of 0 bytes");
+  size_t pieces = size_t(size / chunkBytes + (size % chunkBytes != 0));
+  // Task 0 is the whole digest when asked for: the longest task starts
+  // first. Each task writes its own slot; the pool's bodies must not throw.
+  size_t first = whole ? 1 : 0;
+  std::vector<std::optional<Expected<std::string>>> digests(first + pieces);
+  defaultThreadPool().parallelFor(digests.size(), [&](size_t task) {
+    try {
+      if (task < first) {
+        digests[task].emplace(sha256HexOfMapped(data, size));
+        return;
+      }
+      uint64_t begin = uint64_t(task - first) * chunkBytes;
+      uint64_t n = std::min<uint64_t>(chunkBytes, size - begin);
+      digests[task].emplace(sha256HexOfMapped(data + begin, size_t(n)));
+    } catch (const std::exception &e) {
+      digests[task].emplace(makeError("sha256: ", e.what()));
+    }
+  });
+  PieceDigests out;
+  out.pieces.reserve(pieces);
+  for (size_t task = 0; task < digests.size(); ++task) {
+    Expected<std::string> &d = *digests[task];
+    if (!d)
+      return d.error();
+    if (task < first)
+      out.whole = d.take();
+    else
+      out.pieces.push_back(d.take());
+  }
+  return out;
 }

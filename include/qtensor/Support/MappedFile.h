@@ -46,6 +46,16 @@ public:
   readCopy(int fd, const std::string &name, uint64_t size,
            const std::function<Status(const uint8_t *, size_t)> &onChunk = {});
 
+  /// readCopy split into `pieceBytes`-long pieces (the last may be
+  /// shorter) read on every thread of the default pool at once: the thread
+  /// that reads a piece calls `onChunk(piece, data, n)` on each of its
+  /// chunks in order, as soon as it is read (to hash the piece where it is
+  /// still in cache). The first failing piece's error is returned. From
+  /// inside a loop of the pool the pieces run one after another.
+  static Expected<MappedFile> readCopyInPieces(
+      int fd, const std::string &name, uint64_t size, uint64_t pieceBytes,
+      const std::function<Status(size_t, const uint8_t *, size_t)> &onChunk);
+
   MappedFile(MappedFile &&other) noexcept;
   MappedFile &operator=(MappedFile &&other) noexcept;
   MappedFile(const MappedFile &) = delete;

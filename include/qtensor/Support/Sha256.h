@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace qtensor {
 
@@ -34,6 +35,18 @@ Expected<std::string> sha256Hex(const uint8_t *data, size_t size);
 /// hashed chunk's pages back (releaseMappedPages): hashing a file of any
 /// size keeps at most one chunk of it resident.
 Expected<std::string> sha256HexOfMapped(const uint8_t *data, size_t size);
+
+/// SHA-256 of each `chunkBytes`-long piece of a file's bytes (the last may
+/// be shorter) and, when `whole`, of all of them: the pieces are hashed on
+/// every thread of the default pool at once, the whole digest (one serial
+/// chain) on one of them beside the pieces. Pages of a file mapping are
+/// given back as they are hashed (sha256HexOfMapped).
+struct PieceDigests {
+  std::string whole; ///< empty unless asked for
+  std::vector<std::string> pieces;
+};
+Expected<PieceDigests> sha256Pieces(const uint8_t *data, size_t size,
+                                    uint64_t chunkBytes, bool whole);
 
 } // namespace qtensor
 

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <unistd.h>
 #include <vector>
 
@@ -224,6 +225,72 @@ TEST(ReadCopy, ReadingAheadKeepsOrderAndErrors) {
   ASSERT_FALSE(bool(refused));
   EXPECT_EQ(refused.message(), "hash refused chunk 2");
   EXPECT_EQ(calls, 2u);
+}
+
+// readCopyInPieces: each piece read and handed over, chunk by chunk in
+// order, by one thread; the copy holds the file; an I/O error in one piece,
+// a refused chunk, or a file that ends early is the error returned.
+TEST(ReadCopyInPieces, PiecesArriveInOrderAndErrorsEndTheRead) {
+  Scratch dir;
+  const uint64_t piece = 20 << 20; // 2.5 read chunks a piece
+  std::vector<uint8_t> bytes = pattern(3 * piece + 12345);
+  writeFile(dir / "w.bin", bytes);
+  std::mutex mutex;
+  std::vector<std::vector<std::pair<uint64_t, size_t>>> seen(4);
+  auto copy = MappedFile::readCopyInPieces(
+      openRead(dir / "w.bin"), "w.bin", bytes.size(), piece,
+      [&](size_t i, const uint8_t *p, size_t n) -> Status {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (i >= seen.size())
+          return makeError("piece ", i, " out of range");
+        seen[i].push_back({reinterpret_cast<uint64_t>(p), n});
+        return Status::ok();
+      });
+  ASSERT_TRUE(bool(copy)) << copy.message();
+  EXPECT_FALSE(copy->mapsFile());
+  ASSERT_EQ(copy->size(), bytes.size());
+  EXPECT_EQ(std::memcmp(copy->data(), bytes.data(), bytes.size()), 0);
+  uint64_t base = reinterpret_cast<uint64_t>(copy->data());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    uint64_t at = i * piece; // each piece's chunks cover it, in order
+    for (const auto &[address, n] : seen[i]) {
+      EXPECT_EQ(address - base, at) << "piece " << i;
+      at += n;
+    }
+    EXPECT_EQ(at, std::min<uint64_t>((i + 1) * piece, bytes.size()))
+        << "piece " << i;
+  }
+
+  {
+    InjectedFileFaults faults;
+    faults.readErrorAt = 2 * piece + 4096;
+    ScopedFileLayer scoped(faults);
+    auto failed = MappedFile::readCopyInPieces(
+        openRead(dir / "w.bin"), "w.bin", bytes.size(), piece,
+        [](size_t, const uint8_t *, size_t) { return Status::ok(); });
+    ASSERT_FALSE(bool(failed));
+    EXPECT_TRUE(contains(failed.message(), "w.bin")) << failed.message();
+    EXPECT_TRUE(contains(failed.message(), std::to_string(2 * piece + 4096)))
+        << failed.message();
+  }
+
+  auto refused = MappedFile::readCopyInPieces(
+      openRead(dir / "w.bin"), "w.bin", bytes.size(), piece,
+      [](size_t i, const uint8_t *, size_t) -> Status {
+        if (i == 1)
+          return makeError("hash refused piece 1");
+        return Status::ok();
+      });
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(refused.message(), "hash refused piece 1");
+
+  auto shorter = MappedFile::readCopyInPieces(
+      openRead(dir / "w.bin"), "w.bin", bytes.size() + 4096, piece,
+      [](size_t, const uint8_t *, size_t) { return Status::ok(); });
+  ASSERT_FALSE(bool(shorter));
+  EXPECT_TRUE(contains(shorter.message(), "w.bin: the file ends at byte " +
+                                              std::to_string(bytes.size())))
+      << shorter.message();
 }
 
 TEST(ReadCopy, AFileShorterThanDeclaredIsAnError) {
