@@ -11,7 +11,6 @@
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Runtime/Reference.h"
 #include "qtensor/Support/CheckedMath.h"
-#include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
@@ -59,9 +58,16 @@ Expected<MappedFile>
 qtensor::runtime::holdVerifiedFile(const artifact::ArtifactRoot &root,
                                    const artifact::FileEntry &f,
                                    const LoadOptions &options) {
-  return options.access == FileAccess::Read
-             ? root.readVerified(f.path, f.bytes, f.sha256, options.files)
-             : root.openVerified(f.path, f.bytes, f.sha256, options.files);
+  return artifact::holdVerifiedFile(root, f, holdOptions(options));
+}
+
+artifact::HoldOptions
+qtensor::runtime::holdOptions(const LoadOptions &options) {
+  artifact::HoldOptions hold;
+  hold.as = options.access == FileAccess::Read ? artifact::HoldAs::Copy
+                                               : artifact::HoldAs::Mapping;
+  hold.policy = options.files;
+  return hold;
 }
 
 LoadedModel::~LoadedModel() {
@@ -316,21 +322,14 @@ private:
         return makeError("the plan reads unlisted file ", path);
       entries.push_back(f);
     }
-    // The files are read (or mapped) and hashed concurrently, each with its
-    // own descriptor and hash: SHA-256 is the load's cost, one core's worth
-    // per file. Results are taken in plan order, so the error reported is
-    // the same whichever thread finished first.
-    std::vector<std::optional<Expected<MappedFile>>> held(entries.size());
-    defaultThreadPool().parallelFor(entries.size(), [&](size_t i) {
-      try {
-        held[i].emplace(holdVerified(*entries[i]));
-      } catch (const std::exception &e) { // the pool's bodies must not throw
-        held[i].emplace(makeError(entries[i]->path, ": ", e.what()));
-      }
-    });
+    // Read (or mapped) concurrently and hashed on every core
+    // (VerifiedFiles.h); results in plan order, so the error reported is the
+    // same whichever thread finished first.
+    std::vector<Expected<MappedFile>> held =
+        artifact::holdVerifiedFiles(*root, entries, holdOptions(options));
     for (size_t i = 0; i < entries.size(); ++i) {
       const artifact::FileEntry *f = entries[i];
-      Expected<MappedFile> &file = *held[i];
+      Expected<MappedFile> &file = held[i];
       if (!file)
         return file.error();
       QTENSOR_TRY(m.memory.add(MemoryCategory::Mapped, f->path, f->bytes));

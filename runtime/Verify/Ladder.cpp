@@ -146,20 +146,26 @@ std::string locateChangedTensors(const std::string &dir) {
 LevelResult levelBytes(const std::string &dir,
                        std::optional<artifact::Artifact> &opened) {
   LevelResult r{"L0", "bytes and inventory", false, ""};
-  auto a = artifact::openArtifact(dir);
+  artifact::OpenOptions options;
+  options.digests = artifact::DigestCheck::All;
+  auto a = artifact::openArtifact(dir, options);
   if (!a) {
     r.detail = a.message();
     if (std::string changed = locateChangedTensors(dir); !changed.empty())
       r.detail += "; changed bytes in tensor(s) " + changed;
     return r;
   }
-  size_t shards = 0;
-  for (const auto &f : a->manifest().files)
+  size_t shards = 0, chunks = 0;
+  for (const auto &f : a->manifest().files) {
     shards += f.role == artifact::FileRole::Shard;
+    chunks += f.chunks ? f.chunks->sha256.size() : 0;
+  }
   r.ok = true;
   r.detail = std::to_string(a->manifest().files.size()) + " files (" +
-             std::to_string(shards) + " shards) hashed, " +
-             std::to_string(a->manifest().tensors.size()) +
+             std::to_string(shards) + " shards) hashed" +
+             (chunks ? " whole and in " + std::to_string(chunks) + " chunks"
+                     : std::string()) +
+             ", " + std::to_string(a->manifest().tensors.size()) +
              " tensors present as declared";
   opened.emplace(a.take());
   return r;

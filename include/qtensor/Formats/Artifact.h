@@ -25,6 +25,7 @@
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Formats/Safetensors.h"
+#include "qtensor/Formats/VerifiedFiles.h"
 
 #include <functional>
 #include <map>
@@ -36,6 +37,8 @@ namespace qtensor::artifact {
 
 struct OpenOptions {
   OpenPolicy files;
+  /// Which digests are checked (VerifiedFiles.h); L0 asks for all.
+  DigestCheck digests = DigestCheck::Once;
   /// Accept shard tensors that no manifest entry declares (strict: no).
   bool allowUndeclaredTensors = false;
   safetensors::Limits limits;

@@ -90,6 +90,9 @@ struct WriteOptions {
   uint64_t bufferAlignment = safetensors::SafetensorsWriter::kPageSize;
   /// Insert the SHA-256 prefix into final names (see above).
   bool contentAddressedNames = true;
+  /// Files longer than this get chunk digests of this size in the manifest
+  /// (FileEntry::chunks), for loaders that hash on every core; 0: none.
+  uint64_t digestChunkBytes = kDigestChunkBytes;
   /// Called before every step; an error is treated as that step's failure.
   /// For failure-injection tests.
   std::function<Status(const WriteEvent &)> hook;

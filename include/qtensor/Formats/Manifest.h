@@ -108,11 +108,27 @@ enum class FileRole : uint8_t {
 const char *toString(FileRole role);
 std::optional<FileRole> parseFileRole(std::string_view s);
 
+/// SHA-256 of each `bytes`-long piece of a file, in order (the last piece
+/// may be shorter): a loader hashes the pieces on every core at once, where
+/// the file's one SHA-256 is a serial chain.
+struct ChunkDigests {
+  uint64_t bytes = 0;
+  std::vector<std::string> sha256; ///< ceil(file bytes / bytes) digests
+  bool operator==(const ChunkDigests &o) const;
+};
+/// The piece size the writer uses, and the bounds a reader accepts.
+inline constexpr uint64_t kDigestChunkBytes = uint64_t(32) << 20;
+inline constexpr uint64_t kMinDigestChunkBytes = uint64_t(1) << 20;
+inline constexpr uint64_t kMaxDigestChunkBytes = uint64_t(1) << 32;
+
 struct FileEntry {
   std::string path;   ///< relative to the artifact root (ArtifactPath.h rules)
   uint64_t bytes = 0; ///< exact file size
   std::string sha256; ///< 64 lowercase hex digits
   FileRole role = FileRole::Shard;
+  /// Optional (manifest key "chunks"); the writer lists them for files of
+  /// more than one chunk.
+  std::optional<ChunkDigests> chunks = std::nullopt;
   bool operator==(const FileEntry &o) const;
 };
 

@@ -35,6 +35,7 @@
 
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Formats/VerifiedFiles.h"
 #include "qtensor/Runtime/ArtifactCode.h"
 #include "qtensor/Runtime/ArtifactMetadata.h"
 #include "qtensor/Runtime/ExecutionTrace.h"
@@ -85,10 +86,12 @@ std::optional<FileAccess> parseFileAccess(const std::string &s);
 
 struct LoadOptions;
 /// The bytes of the manifest's file `f` under `root`, checked against its
-/// size and SHA-256 and held as `options.access` says.
+/// size and digests and held as `options.access` says (VerifiedFiles.h).
 Expected<MappedFile> holdVerifiedFile(const artifact::ArtifactRoot &root,
                                       const artifact::FileEntry &f,
                                       const LoadOptions &options);
+/// How a load holds its files: `options.access`, under `options.files`.
+artifact::HoldOptions holdOptions(const LoadOptions &options);
 
 struct LoadOptions {
   int64_t rank = 0;

@@ -194,8 +194,18 @@ Expected<Artifact> artifact::openArtifact(const std::string &dir,
     a.tensorIndex.emplace(a.man.tensors[i].name, i);
     entriesByFile[a.man.tensors[i].file].push_back(i);
   }
-  for (const FileEntry &f : a.man.files) {
-    auto mapped = root->openVerified(f.path, f.bytes, f.sha256, options.files);
+  std::vector<const FileEntry *> listed;
+  for (const FileEntry &f : a.man.files)
+    listed.push_back(&f);
+  HoldOptions hold;
+  hold.as = HoldAs::Mapping;
+  hold.check = options.digests;
+  hold.policy = options.files;
+  std::vector<Expected<MappedFile>> held =
+      holdVerifiedFiles(*root, listed, hold);
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const FileEntry &f = *listed[i];
+    Expected<MappedFile> &mapped = held[i];
     if (!mapped)
       return mapped.error();
     if (f.role != FileRole::Shard) {

@@ -413,6 +413,7 @@ struct Output {
   std::string tempPath, finalPath;
   uint64_t bytes = 0, device = 0, inode = 0;
   std::string sha256;
+  std::optional<ChunkDigests> chunks; ///< for files of more than one chunk
   bool tempExists = false;
   bool renamed = false;
   bool ownsFinal = false; ///< the final name is ours to remove on failure
@@ -514,12 +515,24 @@ public:
     auto mapped = MappedFile::fromDescriptor(opened->fd.release(), display);
     if (!mapped)
       return mapped.error();
-    auto digest = sha256HexOfMapped(mapped->data(), mapped->size());
-    if (!digest)
-      return makeError(display, ": ", digest.message());
-    if (*digest != o.sha256 || mapped->size() != o.bytes)
-      return makeError(display, ": the reopened mapping hashes to ", *digest,
-                       " but ", o.sha256, " was written");
+    // The mapping hashed whole again, and in chunks beside it on the other
+    // threads when the file is long enough to list them.
+    uint64_t chunkBytes = options.digestChunkBytes;
+    bool chunked = chunkBytes != 0 && mapped->size() > chunkBytes;
+    PieceDigests digests;
+    if (chunked) {
+      QTENSOR_ASSIGN_OR_RETURN(digests,
+                               sha256Pieces(mapped->data(), mapped->size(),
+                                            chunkBytes, /*whole=*/true));
+    } else {
+      QTENSOR_ASSIGN_OR_RETURN(
+          digests.whole, sha256HexOfMapped(mapped->data(), mapped->size()));
+    }
+    if (digests.whole != o.sha256 || mapped->size() != o.bytes)
+      return makeError(display, ": the reopened mapping hashes to ",
+                       digests.whole, " but ", o.sha256, " was written");
+    if (chunked)
+      o.chunks = ChunkDigests{chunkBytes, std::move(digests.pieces)};
     if (o.blob) {
       if (mapped->size() != o.blob->size() ||
           (mapped->size() > 0 &&
@@ -882,7 +895,8 @@ Expected<WriteResult> ArtifactWriter::write(const std::string &dir,
   Manifest &m = result.manifest;
   m = base;
   for (const Output &o : tx.outputs)
-    m.files.push_back(FileEntry{o.finalPath, o.bytes, o.sha256, o.role});
+    m.files.push_back(
+        FileEntry{o.finalPath, o.bytes, o.sha256, o.role, o.chunks});
   m.tensors = tensors;
   for (TensorEntry &t : m.tensors)
     t.file = byName.at(t.file)->finalPath;

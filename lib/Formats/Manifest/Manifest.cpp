@@ -115,9 +115,12 @@ bool QuantizationSpec::operator==(const QuantizationSpec &o) const {
 bool Topology::operator==(const Topology &o) const {
   return tp == o.tp && pp == o.pp && ep == o.ep;
 }
+bool ChunkDigests::operator==(const ChunkDigests &o) const {
+  return bytes == o.bytes && sha256 == o.sha256;
+}
 bool FileEntry::operator==(const FileEntry &o) const {
   return path == o.path && bytes == o.bytes && sha256 == o.sha256 &&
-         role == o.role;
+         role == o.role && chunks == o.chunks;
 }
 bool StoredTensor::operator==(const StoredTensor &o) const {
   return tensor == o.tensor && dtype == o.dtype && shape == o.shape;
@@ -264,6 +267,24 @@ static Status checkDigest(const std::string &path, const std::string &value) {
     return makeError(
         path, ": expected 64 lowercase hex digits (SHA-256), got ",
         inQuotes(value.size() > 80 ? value.substr(0, 80) + "..." : value));
+  return Status::ok();
+}
+
+/// A file's chunk digests: a piece size within the bounds, and one digest
+/// per piece of its `fileBytes`.
+static Status checkChunkDigests(const std::string &path, uint64_t fileBytes,
+                                const ChunkDigests &c) {
+  if (c.bytes < kMinDigestChunkBytes || c.bytes > kMaxDigestChunkBytes)
+    return makeError(path, ".bytes: ", c.bytes, " is outside [",
+                     kMinDigestChunkBytes, ", ", kMaxDigestChunkBytes, "]");
+  uint64_t pieces = fileBytes / c.bytes + (fileBytes % c.bytes != 0);
+  if (c.sha256.size() != pieces)
+    return makeError(path, ".sha256: ", c.sha256.size(),
+                     " digests, but a file of ", fileBytes, " bytes has ",
+                     pieces, " pieces of ", c.bytes, " bytes");
+  for (size_t i = 0; i < c.sha256.size(); ++i)
+    QTENSOR_TRY(
+        checkDigest(path + ".sha256[" + std::to_string(i) + "]", c.sha256[i]));
   return Status::ok();
 }
 
@@ -575,6 +596,8 @@ Status checkManifest(const Manifest &m, RecordRules records) {
       return makeError(p, ".path: duplicate path ", inQuotes(f.path),
                        " (also manifest.files[", it->second, "])");
     QTENSOR_TRY(checkDigest(p + ".sha256", f.sha256));
+    if (f.chunks)
+      QTENSOR_TRY(checkChunkDigests(p + ".chunks", f.bytes, *f.chunks));
   }
 
   std::map<std::string, size_t, std::less<>> tensorIndex;
@@ -729,11 +752,15 @@ json artifact::toJson(const Manifest &m) {
       {"tp", m.topology.tp}, {"pp", m.topology.pp}, {"ep", m.topology.ep}};
 
   json files = json::array();
-  for (const FileEntry &f : m.files)
-    files.push_back({{"path", f.path},
-                     {"bytes", f.bytes},
-                     {"sha256", f.sha256},
-                     {"role", toString(f.role)}});
+  for (const FileEntry &f : m.files) {
+    json e = {{"path", f.path},
+              {"bytes", f.bytes},
+              {"sha256", f.sha256},
+              {"role", toString(f.role)}};
+    if (f.chunks)
+      e["chunks"] = {{"bytes", f.chunks->bytes}, {"sha256", f.chunks->sha256}};
+    files.push_back(std::move(e));
+  }
   j["files"] = std::move(files);
 
   json tensors = json::array();
@@ -873,6 +900,22 @@ Status parseStored(const json &j, const std::string &path, StoredTensor &s) {
   QTENSOR_TRY(readDType(r, "dtype", s.dtype));
   QTENSOR_TRY(readShape(r, "shape", s.shape));
   return r.noUnknownKeys();
+}
+
+/// A file's "chunks" object; validateManifest checks the values.
+Status parseChunkDigests(const json &j, const std::string &path, FileEntry &f) {
+  ObjectReader r(j, path);
+  ChunkDigests c;
+  QTENSOR_TRY(r.readUInt("bytes", 0, UINT64_MAX, c.bytes));
+  const json *digests;
+  QTENSOR_TRY(r.readArray("sha256", digests));
+  c.sha256.resize(digests->size());
+  for (size_t i = 0; i < digests->size(); ++i)
+    QTENSOR_TRY(ObjectReader::toString(
+        (*digests)[i], ObjectReader::indexed(r.at("sha256"), i), c.sha256[i]));
+  QTENSOR_TRY(r.noUnknownKeys());
+  f.chunks = std::move(c);
+  return Status::ok();
 }
 
 /// Re-roots DescriptorJson's "tensor..." paths under `path`.
@@ -1016,6 +1059,11 @@ Expected<Manifest> artifact::manifestFromJson(const json &j) {
                          " (expected \"shard\", \"graph\", \"kernel\", "
                          "\"trace\" or \"report\")");
       f.role = *parsed;
+      if (r.find("chunks")) {
+        const json *c;
+        QTENSOR_TRY(r.readObject("chunks", c));
+        QTENSOR_TRY(parseChunkDigests(*c, r.at("chunks"), f));
+      }
       QTENSOR_TRY(r.noUnknownKeys());
       m.files.push_back(std::move(f));
     }
