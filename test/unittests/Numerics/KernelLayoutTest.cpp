@@ -134,6 +134,35 @@ TEST(KernelLayoutTest, PositionsAreABijectionOntoTheBuffer) {
   }
 }
 
+// packKernelLayout writes decode_gemv a word at a time, not through the
+// position function: the bytes must be the ones the position function
+// places, for every width, sign and tail.
+TEST(KernelLayoutTest, PackedBytesSitWhereThePositionFunctionSays) {
+  uint32_t seed = 100;
+  for (const Variant &v : allVariants()) {
+    for (auto [rows, cols] : kShapes) {
+      SCOPED_TRACE(name(v) + " [" + std::to_string(rows) + ", " +
+                   std::to_string(cols) + "]");
+      KernelLayoutSpec spec{v.kind, v.bits, v.isSigned};
+      Codes codes = randomCodes(rows, cols, v.bits, v.isSigned, seed++);
+      Expected<Bytes> packed = packKernelLayout(spec, codes.data(), rows, cols);
+      ASSERT_TRUE(bool(packed)) << packed.message();
+      Expected<KernelLayoutGeometry> g = kernelLayoutGeometry(spec, rows, cols);
+      ASSERT_TRUE(bool(g));
+      Bytes expected(g->bytes, 0);
+      const int64_t offset = v.isSigned ? int64_t(1) << (v.bits - 1) : 0;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          KernelLayoutPosition at = kernelLayoutPosition(spec, *g, r, c);
+          uint32_t field = uint32_t(codes[r * cols + c] + offset) << at.shift;
+          for (int i = 0; i < 4; ++i)
+            expected[at.word * 4 + i] |= uint8_t(field >> (8 * i));
+        }
+      EXPECT_EQ(*packed, expected);
+    }
+  }
+}
+
 TEST(KernelLayoutTest, GeometryPadsToTheKernelTiles) {
   Expected<KernelLayoutGeometry> d4 =
       kernelLayoutGeometry({kDecode, 4, false}, 3, 33);
