@@ -24,6 +24,11 @@
 // drawn from a recorded seed and the op's name; the kernel still computes
 // every row, each checked for non-finite values): every entry point still
 // runs on every op, and the detail counts the sampled ops and says how.
+// On the host, a kernel runs its spread of T once, on the first unsampled
+// op it serves: it is one compiled code for all of them (N and K
+// included), so what T exercises in it is the same for each; the ops after
+// that run each entry point at its smallest T, every row checked (counted
+// in the detail too). A GPU runs every op's spread.
 //
 // Host artifacts run every host kernel entry of the manifest, for every op
 // it lists (every rank), through the runtime's host backend (the verified
@@ -159,20 +164,32 @@ std::string quantizationSummary(const artifact::Artifact &a) {
          format("%.3g", worst) + " (" + worstOp + ")";
 }
 
+/// How L3 chose its calls, for the detail line: `sampled` ops of many
+/// weights, and `shared` ops whose kernels had run their spread of T on an
+/// earlier op.
+struct Coverage {
+  size_t sampled = 0, shared = 0;
+};
+
 std::string kernelSummary(size_t calls, size_t ops, size_t entries,
-                          const Worst &w, size_t sampled,
+                          const Worst &w, const Coverage &coverage,
                           const LadderOptions &options) {
   std::string s = std::to_string(calls) + " calls of " +
                   std::to_string(entries) + " kernel entries over " +
                   std::to_string(ops) + " ops";
-  if (sampled)
-    s += " (" + std::to_string(sampled) + " ops of at least " +
+  if (coverage.sampled)
+    s += " (" + std::to_string(coverage.sampled) + " ops of at least " +
          std::to_string(options.sampleAboveWeights) +
          " weights sampled: each entry point at its smallest T, " +
          std::to_string(kRowSample) +
          " output rows checked per call, drawn with seed " +
          kRowSampleSeedText +
          " and the op's name; --exhaustive runs every T on every row)";
+  if (coverage.shared)
+    s += " (" + std::to_string(coverage.shared) +
+         " ops at each entry point's smallest T on every row, their kernels' "
+         "spread of T having run on an earlier op; --exhaustive runs every "
+         "T on every op)";
   return s + ": kernel error (vs float64 X W_hat^T) at most " +
          format("%.3g", w.ratio) + " of its bound (worst: " + w.where +
          "), max |y - y_ref| " + format("%.3g", w.maxAbs);
@@ -261,7 +278,10 @@ LevelResult hostLevel(const artifact::Artifact &a,
   HostCodeSet libraries;
   std::string codeNote;
   Worst worst;
-  size_t calls = 0, entries = 0, sampledOps = 0;
+  size_t calls = 0, entries = 0;
+  Coverage coverage;
+  // The kernels that have run their spread of T (tokensFor) on an op.
+  std::set<size_t> spreadRun;
   // Each host kernel with its resolved entry points, and the kernels that
   // serve each op (in the order the manifest lists them).
   struct Resolved {
@@ -330,7 +350,8 @@ LevelResult hostLevel(const artifact::Artifact &a,
     }
     const std::vector<int64_t> &shape = q->logical.shape;
     bool sampled = sampledOp(shape[0], shape[1], options);
-    sampledOps += sampled;
+    coverage.sampled += sampled;
+    bool shared = false;
     const std::vector<int64_t> rows =
         sampled ? sampledRows(shape[0], op) : std::vector<int64_t>();
     auto rec =
@@ -379,7 +400,17 @@ LevelResult hostLevel(const artifact::Artifact &a,
       if (const auto &perm =
               t->entry->quantized()->logical.descriptor.permutation)
         kernel = makePermutedInputKernel(*perm, std::move(kernel));
-      for (int64_t tokens : tokensFor(k, sampled)) {
+      // A kernel is one compiled code for every op it serves (its N and K
+      // included): what T exercises in it (tails, tiles, entry points) is
+      // the same for each, so its spread of T runs on the first unsampled
+      // op it serves, and the ops after it run each entry point at its
+      // smallest T, every row checked.
+      bool smallestOnly = sampled;
+      if (!sampled && !options.exhaustive && !spreadRun.insert(index).second) {
+        smallestOnly = true;
+        shared = true;
+      }
+      for (int64_t tokens : tokensFor(k, smallestOnly)) {
         if (k.n != shape[0]) {
           r.detail = op + " via " + k.id +
                      ": the kernel computes N = " + std::to_string(k.n) +
@@ -402,6 +433,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
         }
       }
     }
+    coverage.shared += shared;
     for (const safetensors::TensorView *v : {t->codes, t->scales, t->zeros})
       if (v)
         releaseMappedPages(v->data, v->byteSize());
@@ -411,10 +443,10 @@ LevelResult hostLevel(const artifact::Artifact &a,
   if (a.manifest().topology.tp > 1) {
     auto c = composedRanks(a, options.code);
     if (!c) {
-      r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
-                               options) +
-                 "; composed over " + std::to_string(a.manifest().topology.tp) +
-                 " ranks: " + c.message();
+      r.detail =
+          kernelSummary(calls, ops.size(), entries, worst, coverage, options) +
+          "; composed over " + std::to_string(a.manifest().topology.tp) +
+          " ranks: " + c.message();
       return r;
     }
     composed = c.take() + "; ";
@@ -428,15 +460,15 @@ LevelResult hostLevel(const artifact::Artifact &a,
     o.warmup = false;
     auto model = loadModel(a.directory(), o);
     if (!model) {
-      r.detail = kernelSummary(calls, ops.size(), entries, worst, sampledOps,
-                               options) +
-                 "; the runtime does not load it: " + model.message();
+      r.detail =
+          kernelSummary(calls, ops.size(), entries, worst, coverage, options) +
+          "; the runtime does not load it: " + model.message();
       return r;
     }
   }
   r.ok = true;
   r.detail =
-      kernelSummary(calls, ops.size(), entries, worst, sampledOps, options) +
+      kernelSummary(calls, ops.size(), entries, worst, coverage, options) +
       "; " + composed + quantizationSummary(a) +
       (codeNote.empty() ? std::string() : "; host code: " + codeNote);
   return r;
@@ -457,7 +489,8 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   device->reset(); // the loader opens its own
   r.name = "operator parity (" + gpu + ")";
   Worst worst;
-  size_t calls = 0, ops = 0, sampledOps = 0;
+  size_t calls = 0, ops = 0;
+  Coverage coverage; // every op's spread of T runs here: a GPU is fast
   for (int64_t rank = 0; rank < a.manifest().topology.tp; ++rank) {
     LoadOptions o;
     o.code = options.code;
@@ -472,7 +505,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
     for (const OpPlan &op : (*model)->plan().ops) {
       ++ops;
       bool sampled = sampledOp(op.n(), op.k(), options);
-      sampledOps += sampled;
+      coverage.sampled += sampled;
       auto w = (*model)->referenceWeight(op);
       auto b = (*model)->referenceBias(op);
       if (!w || !b) {
@@ -508,7 +541,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
   if (a.manifest().topology.tp > 1) {
     auto c = composedRanks(a, options.code);
     if (!c) {
-      r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) +
+      r.detail = kernelSummary(calls, ops, 0, worst, coverage, options) +
                  "; composed over " + std::to_string(a.manifest().topology.tp) +
                  " ranks: " + c.message();
       return r;
@@ -516,7 +549,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
     composed = c.take() + "; ";
   }
   r.ok = true;
-  r.detail = kernelSummary(calls, ops, 0, worst, sampledOps, options) + "; " +
+  r.detail = kernelSummary(calls, ops, 0, worst, coverage, options) + "; " +
              composed + quantizationSummary(a);
   return r;
 }
