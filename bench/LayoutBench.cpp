@@ -62,8 +62,8 @@ void BM_UnpackDecodeGemv(benchmark::State &state) {
     return;
   }
   for (auto _ : state) {
-    auto unpacked = unpackKernelLayout(spec, packed->data(), packed->size(),
-                                       kRows, kCols);
+    auto unpacked =
+        unpackKernelLayout(spec, packed->data(), packed->size(), kRows, kCols);
     if (!unpacked)
       state.SkipWithError(unpacked.message().c_str());
     benchmark::DoNotOptimize(unpacked);
