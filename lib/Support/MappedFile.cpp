@@ -212,6 +212,17 @@ Expected<MappedFile> MappedFile::readCopy(
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile file, allocateCopy(name, size));
+  if (size == 0)
+    return file;
+  QTENSOR_TRY(
+      readChunks(fd, name, const_cast<uint8_t *>(file.bytes), size, onChunk));
+  QTENSOR_TRY(file.sealCopy());
+  return file;
+}
+
+Expected<MappedFile> MappedFile::allocateCopy(const std::string &name,
+                                              uint64_t size) {
   MappedFile file;
   file.name = name;
   if (size == 0)
@@ -231,12 +242,14 @@ Expected<MappedFile> MappedFile::readCopy(
         " bytes of memory to read it into: ", std::strerror(errno));
   file.bytes = static_cast<const uint8_t *>(p);
   file.length = size;
-  uint8_t *out = static_cast<uint8_t *>(p);
-  QTENSOR_TRY(readChunks(fd, name, out, size, onChunk));
-  if (::mprotect(p, size, PROT_READ) != 0)
+  return file;
+}
+
+Status MappedFile::sealCopy() {
+  if (length && ::mprotect(const_cast<uint8_t *>(bytes), length, PROT_READ))
     return makeError(
         name, ": cannot make the copy read-only: ", std::strerror(errno));
-  return file;
+  return Status::ok();
 }
 
 Expected<MappedFile> MappedFile::readCopyInPieces(
@@ -250,20 +263,9 @@ Expected<MappedFile> MappedFile::readCopyInPieces(
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  if (size > uint64_t(SIZE_MAX))
-    return makeError(name, ": ", size, " bytes do not fit in memory here");
   // As readCopy: anonymous pages, faulted in by the threads that fill them.
-  void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return makeError(
-        name, ": cannot allocate ", size,
-        " bytes of memory to read it into: ", std::strerror(errno));
-  MappedFile file;
-  file.name = name;
-  file.bytes = static_cast<const uint8_t *>(p);
-  file.length = size;
-  uint8_t *out = static_cast<uint8_t *>(p);
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile file, allocateCopy(name, size));
+  uint8_t *out = const_cast<uint8_t *>(file.bytes);
   size_t pieces = size_t(size / pieceBytes + (size % pieceBytes != 0));
   std::vector<Status> status(pieces);
   std::atomic<bool> failed{false}; // stop reading once a piece has failed
@@ -291,9 +293,7 @@ Expected<MappedFile> MappedFile::readCopyInPieces(
   for (Status &s : status)
     if (!s)
       return s.error();
-  if (::mprotect(p, size, PROT_READ) != 0)
-    return makeError(
-        name, ": cannot make the copy read-only: ", std::strerror(errno));
+  QTENSOR_TRY(file.sealCopy());
   return file;
 }
 

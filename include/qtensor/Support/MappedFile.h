@@ -70,6 +70,11 @@ public:
 
 private:
   MappedFile() = default;
+  /// Writable anonymous memory of `size` bytes for readCopy to fill.
+  static Expected<MappedFile> allocateCopy(const std::string &name,
+                                           uint64_t size);
+  /// Makes a filled copy read-only.
+  Status sealCopy();
   void release();
   const uint8_t *bytes = nullptr;
   uint64_t length = 0;

@@ -52,15 +52,22 @@ Expected<MappedFile> holdChunked(const FileEntry &f, OpenedFile opened,
                                  const std::string &name,
                                  const HoldOptions &options) {
   const ChunkDigests &chunks = *f.chunks;
+  // validateManifest's rules, again: this is a library entry point, and a
+  // piece size of 0 or a wrong count must not reach the division below.
+  if (chunks.bytes < kMinDigestChunkBytes ||
+      chunks.bytes > kMaxDigestChunkBytes ||
+      chunks.sha256.size() !=
+          f.bytes / chunks.bytes + (f.bytes % chunks.bytes != 0))
+    return makeError(name, ": the manifest's chunk digests (", chunks.bytes,
+                     "-byte pieces, ", chunks.sha256.size(),
+                     " digests) do not describe a file of ", f.bytes, " bytes");
   bool all = options.check == DigestCheck::All;
   PieceDigests digests;
   std::optional<MappedFile> held;
   if (options.as == HoldAs::Copy) {
     // Each piece hashed by the thread that reads it, chunk by chunk while
     // the chunk is still in cache.
-    size_t pieces =
-        size_t(f.bytes / chunks.bytes + (f.bytes % chunks.bytes != 0));
-    std::vector<std::optional<Sha256Stream>> streams(pieces);
+    std::vector<std::optional<Sha256Stream>> streams(chunks.sha256.size());
     for (auto &stream : streams) {
       QTENSOR_ASSIGN_OR_RETURN(Sha256Stream created, Sha256Stream::create());
       stream.emplace(std::move(created));
@@ -99,7 +106,7 @@ Expected<MappedFile> holdChunked(const FileEntry &f, OpenedFile opened,
   if (all && digests.whole != f.sha256)
     return makeError(name, ": SHA-256 mismatch: the manifest expects ",
                      f.sha256, ", the file has ", digests.whole);
-  if (digests.pieces.size() != chunks.sha256.size()) // validateManifest's
+  if (digests.pieces.size() != chunks.sha256.size()) // checked above
     return makeError(name, ": ", digests.pieces.size(),
                      " pieces, but the manifest lists ", chunks.sha256.size(),
                      " chunk digests");

@@ -152,6 +152,25 @@ TEST_F(ChunkedArtifactTest, TruncatedFileIsRefusedBeforeHashing) {
                                      std::to_string(shard->bytes));
 }
 
+TEST_F(ChunkedArtifactTest, AnUnvalidatedChunkRecordIsRefusedNotDivided) {
+  // holdVerifiedFiles is a library entry point: a caller may hand it a
+  // record validateManifest never saw.
+  auto root = ArtifactRoot::open(dir.str());
+  ASSERT_TRUE(root);
+  for (uint64_t bytes : {uint64_t(0), uint64_t(4096), kChunk * 2}) {
+    FileEntry bad = *shard;
+    bad.chunks->bytes = bytes;
+    for (HoldAs as : {HoldAs::Copy, HoldAs::Mapping}) {
+      HoldOptions options;
+      options.as = as;
+      EXPECT_ERROR_CONTAINS(holdVerifiedFile(*root, bad, options),
+                            "-byte pieces, 4 digests) do not describe a file "
+                            "of " +
+                                std::to_string(shard->bytes) + " bytes");
+    }
+  }
+}
+
 TEST(ChunkDigestsManifest, BadChunkRecordsNameTheField) {
   auto withChunks = [](uint64_t fileBytes, uint64_t chunkBytes,
                        size_t digests) {
