@@ -294,7 +294,12 @@ private:
                                mlir::Type out) {
     if (l.kernel) {
       QTENSOR_ASSIGN_OR_RETURN(mlir::Value w, plainWeight(l.tensor));
-      return call(*l.kernel, part, layer, {x, w}, rowsOf(n, out));
+      llvm::SmallVector<mlir::Value, 3> args = {x, w};
+      if (l.bias) {
+        QTENSOR_ASSIGN_OR_RETURN(mlir::Value bias, plainWeight(*l.bias));
+        args.push_back(bias);
+      }
+      return call(*l.kernel, part, layer, args, rowsOf(n, out));
     }
     auto it = quantized.find(l.tensor);
     if (it == quantized.end())
@@ -423,6 +428,10 @@ private:
     if (ProgramLinear *slot = linearSlot(name, layer)) {
       QTENSOR_ASSIGN_OR_RETURN(std::string w, weightOf(1));
       QTENSOR_TRY(set(slot->tensor, w, what + " linear"));
+      if (call.getNumOperands() > 2) { // x, w, bias
+        QTENSOR_ASSIGN_OR_RETURN(std::string bias, weightOf(2));
+        QTENSOR_TRY(set(slot->bias, bias, what + " linear's bias"));
+      }
       return set(slot->kernel, symbol, what + " linear's kernel");
     }
     struct Norm {

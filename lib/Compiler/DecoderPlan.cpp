@@ -157,19 +157,21 @@ private:
                                       FloatType output) {
     for (const SourceLinear &l : cp.linears())
       if (l.layer == layer && l.role == role) // a bias is the op's epilogue
-        return ProgramLinear{l.name, std::nullopt};
+        return ProgramLinear{l.name, std::nullopt, std::nullopt};
     for (const SourceLinear &l : cp.floatLinears())
       if (l.layer == layer && l.role == role) {
         std::optional<FloatType> w = plainType(l.weight.name);
         if (!w)
           return std::nullopt;
-        if (l.bias)
-          return refuse(l.name + " has a bias; the float linear kernel of "
-                                 "the decoder program does not add one yet");
+        std::optional<FloatType> bias;
+        if (l.bias && !(bias = plainType(l.bias->name)))
+          return std::nullopt;
         ModelKernelSpec s =
-            floatLinearKernel(l.n(), l.k(), activation, *w, output);
+            floatLinearKernel(l.n(), l.k(), activation, *w, output, bias);
         floatLinears.push_back(s);
-        return ProgramLinear{l.weight.name, s.symbol()};
+        return ProgramLinear{l.weight.name, s.symbol(),
+                             l.bias ? std::optional(l.bias->name)
+                                    : std::nullopt};
       }
     return refuse("no linear " + role + " in layer " + std::to_string(layer));
   }

@@ -469,19 +469,24 @@ void buildResidualAdd(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
-/// y[t0 + r, n] = x[t0 + r] . w[n] for `rows` activation rows.
+/// y[t0 + r, n] = x[t0 + r] . w[n] (+ b[n]) for `rows` activation rows.
 void floatLinearRows(Emitter &e, const ModelKernelSpec &s, ValueRange a,
                      Value n, Value t0, int64_t rows) {
   SmallVector<Value> sums =
       qtensor::conversion::emitRowDots(e.b, a[0], t0, rows, a[1], {n}, s.width);
+  // The bias is added in f32 to the f32 sum, then rounded once, as a
+  // quantized op's bias epilogue does.
+  Value bias = s.bias ? e.load(a[2], {n}) : Value();
   for (int64_t r = 0; r < rows; ++r)
-    e.store(sums[size_t(r)], a[2], {e.add(t0, e.index(r)), n});
+    e.store(bias ? e.fadd(sums[size_t(r)], bias) : sums[size_t(r)], a.back(),
+            {e.add(t0, e.index(r)), n});
 }
 
 void buildFloatLinear(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
-  // a: x [T, K], w [n, K] (any range of the N rows), y [T, n] with the whole
-  // output's row stride. Row by row, so a weight row is read from memory
-  // once and reused from cache for four activation rows at a time.
+  // a: x [T, K], w [n, K] (any range of the N rows), [b [n], the same
+  // range], y [T, n] with the whole output's row stride. Row by row, so a
+  // weight row is read from memory once and reused from cache for four
+  // activation rows at a time.
   constexpr int64_t kRowBlock = 4;
   Value tokens = e.dim(a[0], 0);
   Value blocked = arith::SubIOp::create(
@@ -550,9 +555,15 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
   case ModelOp::FloatLinear:
     // Callable on any range of the N weight rows (the runtime splits them
     // across threads): the rows and y's columns are dynamic, y strided.
-    return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, w),
-            MemRefType::get({kDyn, kDyn}, out,
-                            StridedLayoutAttr::get(ctx, 0, {kDyn, 1}))};
+    {
+      SmallVector<Type> args = {memref2(ctx, kDyn, s.width, in),
+                                memref2(ctx, kDyn, s.width, w)};
+      if (s.bias)
+        args.push_back(MemRefType::get({kDyn}, mlirType(ctx, *s.bias)));
+      args.push_back(MemRefType::get(
+          {kDyn, kDyn}, out, StridedLayoutAttr::get(ctx, 0, {kDyn, 1})));
+      return args;
+    }
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
   case ModelOp::EmbedCodes: {

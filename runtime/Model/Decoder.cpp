@@ -144,6 +144,8 @@ struct Decoder::Linear {
   void *fn = nullptr;         ///< plain: the float linear kernel
   const uint8_t *w = nullptr; ///< plain: the weight [n, k]
   size_t wBytes = 0;          ///< plain: bytes of one weight element
+  const uint8_t *b = nullptr; ///< plain: the bias [n], or none
+  size_t bBytes = 0;          ///< plain: bytes of one bias element
   int64_t n = 0, k = 0;
 };
 
@@ -266,6 +268,10 @@ Status Decoder::init(int64_t chunk) {
       return makeError("decoder: kernel ", *pl.kernel, " was not resolved");
     QTENSOR_ASSIGN_OR_RETURN(l.w, plainData(pl.tensor));
     l.wBytes = safetensors::dtypeSize(model.plainTensor(pl.tensor)->dtype);
+    if (pl.bias) {
+      QTENSOR_ASSIGN_OR_RETURN(l.b, plainData(*pl.bias));
+      l.bBytes = safetensors::dtypeSize(model.plainTensor(*pl.bias)->dtype);
+    }
     return l;
   };
 
@@ -391,14 +397,18 @@ Status Decoder::runLinear(const Linear &l, const HostTensor &x, HostTensor &y) {
 Status Decoder::floatLinear(const Linear &l, const uint8_t *x, int64_t t,
                             uint8_t *y, size_t yBytes) {
   ++count.floatLinearCalls;
-  // The kernel takes any range of the weight's rows (ModelKernelSpec.h).
+  // The kernel takes any range of the weight's rows, and the same range of
+  // the bias (ModelKernelSpec.h).
   return forRowRanges(l.n, l.k, [&](int64_t n0, int64_t n1) {
-    return callMlirCInterface(
-        l.fn,
-        {{const_cast<uint8_t *>(x), {t, l.k}},
-         {const_cast<uint8_t *>(l.w) + size_t(n0) * size_t(l.k) * l.wBytes,
-          {n1 - n0, l.k}},
-         {y + size_t(n0) * yBytes, {t, n1 - n0}, {l.n, 1}}});
+    std::vector<HostOperand> operands = {
+        {const_cast<uint8_t *>(x), {t, l.k}},
+        {const_cast<uint8_t *>(l.w) + size_t(n0) * size_t(l.k) * l.wBytes,
+         {n1 - n0, l.k}}};
+    if (l.b)
+      operands.push_back(
+          {const_cast<uint8_t *>(l.b) + size_t(n0) * l.bBytes, {n1 - n0}});
+    operands.push_back({y + size_t(n0) * yBytes, {t, n1 - n0}, {l.n, 1}});
+    return callMlirCInterface(l.fn, operands);
   });
 }
 

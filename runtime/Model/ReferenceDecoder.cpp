@@ -134,7 +134,8 @@ private:
   }
 
   /// y = x W^T (+ b) with W [n, k]: the reference reconstruction (and the
-  /// op's bias) for a quantized op, the stored values for a plain weight.
+  /// op's bias) for a quantized op, the stored values (and bias) for a
+  /// plain weight.
   Expected<Matrix> linear(const Matrix &x, int64_t t,
                           const artifact::ProgramLinear &l) {
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
@@ -161,8 +162,12 @@ private:
       return referenceLinear(x, *rows, t, bias);
     }
     QTENSOR_ASSIGN_OR_RETURN(Matrix w, plain(l.tensor));
+    Matrix bias;
+    if (l.bias) {
+      QTENSOR_ASSIGN_OR_RETURN(bias, plain(*l.bias));
+    }
     const int64_t k = int64_t(x.size()) / t;
-    return referenceLinear(x, w, t, int64_t(w.size()) / k, k);
+    return referenceLinear(x, w, t, int64_t(w.size()) / k, k, bias);
   }
 
   /// Rotates each head of each row (position = row index).

@@ -94,6 +94,9 @@ struct ProgramLinear {
   /// Plain weights: the float linear kernel's symbol. Quantized: none (the
   /// op's admitted kernels run it).
   std::optional<std::string> kernel;
+  /// Plain weights only: a plain [N] bias the float linear kernel adds
+  /// (a quantized op carries its bias as its epilogue).
+  std::optional<std::string> bias;
   bool operator==(const ProgramLinear &o) const;
 };
 

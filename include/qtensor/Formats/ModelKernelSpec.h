@@ -15,6 +15,7 @@
 #include "qtensor/Formats/DecoderProgram.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace qtensor {
@@ -31,8 +32,9 @@ enum class ModelOp : uint8_t {
   SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
   GeluMul,     ///< (gate ?xF, up ?xF, y ?xF): tanh GELU
   ResidualAdd, ///< (x ?xD f32, y ?xD): x += y
-  FloatLinear, ///< (x ?xK, w ?xK, y ?x? strided): y = x w^T on any
-               ///< range of w's N rows (y from that column, row stride N)
+  FloatLinear, ///< (x ?xK, w ?xK, [b ?], y ?x? strided): y = x w^T (+ b)
+               ///< on any range of w's N rows (b's and y's matching
+               ///< range: y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
   EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, [zeros VxG],
                ///< out ?xD f32): rows of a quantized table as stored (its
@@ -71,6 +73,9 @@ struct ModelKernelSpec {
   /// EmbedCodes: a code's value is its entry in this table (IQ4_NL, NF4,
   /// E2M1, E4M3), baked into the code; then x = s * table[q].
   Codebook codebook = Codebook::None;
+  /// FloatLinear: the bias's stored dtype (y = x w^T + b, b [N], qwen2's
+  /// q, k and v kept float); none: no bias argument.
+  std::optional<FloatType> bias;
 
   /// The function's name, unique per distinct spec ("qt_model_...").
   std::string name() const;
@@ -117,9 +122,11 @@ embedCodesKernel(const artifact::DecoderConfig &config,
 Expected<ModelKernelSpec> programEmbedKernel(const artifact::DecoderProgram &p,
                                              const artifact::Manifest &m);
 
-/// y[T, N] = x[T, K] w[N, K]^T, x in `activation`, y in `output`.
+/// y[T, N] = x[T, K] w[N, K]^T (+ b[N] stored as `bias`), x in
+/// `activation`, y in `output`.
 ModelKernelSpec floatLinearKernel(int64_t n, int64_t k, FloatType activation,
-                                  FloatType weight, FloatType output);
+                                  FloatType weight, FloatType output,
+                                  std::optional<FloatType> bias = std::nullopt);
 
 /// The program names exactly the kernels its config, activation dtype and
 /// tensors' stored dtypes imply (a validated program against its

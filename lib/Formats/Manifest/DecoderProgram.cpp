@@ -74,7 +74,7 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          rope == o.rope && ropeFreqFactors == o.ropeFreqFactors;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
-  return tensor == o.tensor && kernel == o.kernel;
+  return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
 }
 bool ProgramLayer::operator==(const ProgramLayer &o) const {
   return attnNorm == o.attnNorm && ffnNorm == o.ffnNorm && q == o.q &&
@@ -106,8 +106,11 @@ std::vector<const ProgramLinear *> DecoderProgram::linears() const {
 
 std::vector<std::string> DecoderProgram::tensors() const {
   std::vector<std::string> out = {embed, finalNorm};
-  for (const ProgramLinear *l : linears())
+  for (const ProgramLinear *l : linears()) {
     out.push_back(l->tensor);
+    if (l->bias)
+      out.push_back(*l->bias);
+  }
   for (const ProgramLayer &l : layers) {
     out.insert(out.end(), {l.attnNorm, l.ffnNorm});
     for (const std::optional<std::string> *t :
@@ -195,6 +198,8 @@ json linearJson(const ProgramLinear &l) {
   json j = {{"tensor", l.tensor}};
   if (l.kernel)
     j["kernel"] = *l.kernel;
+  if (l.bias)
+    j["bias"] = *l.bias;
   return j;
 }
 
@@ -203,6 +208,7 @@ Status readLinear(const json &j, const std::string &where, ProgramLinear &l) {
   QTENSOR_TRY(r.expectObject());
   QTENSOR_TRY(r.readString("tensor", l.tensor));
   QTENSOR_TRY(r.readOptionalString("kernel", l.kernel));
+  QTENSOR_TRY(r.readOptionalString("bias", l.bias));
   return r.noUnknownKeys();
 }
 
@@ -474,9 +480,10 @@ Status checkLinear(const Manifest &m, const ProgramLinear &l, int64_t n,
     if (q->use != TensorUse::Linear)
       return makeError(where, ": tensor \"", l.tensor, "\" is the ",
                        toString(q->use), " table, not a linear weight");
-    if (l.kernel)
+    if (l.kernel || l.bias)
       return makeError(where, ": a quantized linear (\"", l.tensor,
-                       "\") runs its admitted kernels; no kernel may be named");
+                       "\") runs its admitted kernels with its own bias; no ",
+                       l.kernel ? "kernel" : "bias", " may be named");
     if (q->logical.shape != std::vector<int64_t>{n, k})
       return makeError(where, ": tensor \"", l.tensor, "\" is not [", n, ", ",
                        k, "] as the config implies");
@@ -485,6 +492,8 @@ Status checkLinear(const Manifest &m, const ProgramLinear &l, int64_t n,
   if (!l.kernel || !isKernelSymbol(*l.kernel))
     return makeError(where, ": the plain linear \"", l.tensor,
                      "\" needs a float linear kernel (_mlir_ciface_ symbol)");
+  if (l.bias)
+    QTENSOR_TRY(checkPlain(m, *l.bias, {n}, where + ".bias"));
   return checkPlain(m, l.tensor, {n, k}, where);
 }
 

@@ -86,7 +86,8 @@ nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
           {"row_stride", k.rowStride},
           {"field_bits", k.fieldBits},
           {"zero_point", toString(k.zeroPoint)},
-          {"codebook", toString(k.codebook)}};
+          {"codebook", toString(k.codebook)},
+          {"bias", k.bias ? toString(*k.bias) : "none"}};
 }
 
 Expected<ModelKernelSpec>
@@ -118,6 +119,16 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
   QTENSOR_TRY(r.readEnum("weight", parseFloatType, k.weight));
   QTENSOR_TRY(r.readEnum("output", parseFloatType, k.output));
   QTENSOR_TRY(r.readEnum("rope", parseRope, k.rope));
+  std::string bias;
+  QTENSOR_TRY(r.readString("bias", bias));
+  if (bias != "none") {
+    k.bias = parseFloatType(bias);
+    if (!k.bias)
+      return makeError(r.at("bias"),
+                       ": expected none, f32, f16 or bf16, got \"", bias, "\"");
+    if (k.op != ModelOp::FloatLinear)
+      return makeError(r.at("bias"), ": only a float linear takes a bias");
+  }
   for (auto [key, out] : {std::pair<const char *, double *>{"eps", &k.eps},
                           {"rope_base", &k.ropeBase},
                           {"scale", &k.scale}}) {
@@ -187,6 +198,8 @@ std::string ModelKernelSpec::name() const {
     os << "_s" << bits(scale);
   if (op == ModelOp::Attention && window)
     os << "_win" << window;
+  if (op == ModelOp::FloatLinear && bias)
+    os << "_bias" << qtensor::toString(*bias);
   os << "_" << qtensor::toString(input) << "_" << qtensor::toString(weight)
      << "_" << qtensor::toString(output);
   return os.str();
@@ -273,9 +286,11 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
 
 ModelKernelSpec qtensor::floatLinearKernel(int64_t n, int64_t k,
                                            FloatType activation,
-                                           FloatType weight, FloatType output) {
+                                           FloatType weight, FloatType output,
+                                           std::optional<FloatType> bias) {
   ModelKernelSpec s;
   s.op = ModelOp::FloatLinear;
+  s.bias = bias;
   s.width = k;
   s.rows = n;
   s.input = activation;
@@ -347,6 +362,19 @@ FloatType storedFloat(const artifact::Manifest &m, const std::string &tensor) {
       .value_or(FloatType::F32);
 }
 
+/// The float linear kernel of a plain program linear (validateProgram
+/// checked its weight and bias are plain floats).
+ModelKernelSpec programLinearKernel(const artifact::Manifest &m,
+                                    const artifact::ProgramLinear &l, int64_t n,
+                                    int64_t k, FloatType activation,
+                                    FloatType output) {
+  std::optional<FloatType> bias;
+  if (l.bias)
+    bias = storedFloat(m, *l.bias);
+  return floatLinearKernel(n, k, activation, storedFloat(m, l.tensor), output,
+                           bias);
+}
+
 } // namespace
 
 Expected<ModelKernelSpec>
@@ -414,9 +442,7 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
                     FloatType output, const std::string &where) -> Status {
     if (!l.kernel)
       return Status::ok(); // quantized: admitted like every op
-    std::string want =
-        floatLinearKernel(n, kk, act, storedFloat(m, l.tensor), output)
-            .symbol();
+    std::string want = programLinearKernel(m, l, n, kk, act, output).symbol();
     if (*l.kernel != want)
       return makeError(name, ": ", where, ".kernel is \"", *l.kernel,
                        "\"; the shape and dtypes of ", l.tensor, " imply \"",
@@ -471,7 +497,7 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
   auto linear = [&](const artifact::ProgramLinear &l, int64_t n, int64_t kk,
                     FloatType output) {
     if (l.kernel)
-      add(floatLinearKernel(n, kk, act, storedFloat(m, l.tensor), output));
+      add(programLinearKernel(m, l, n, kk, act, output));
   };
   linear(p.head, c.vocab, c.hidden, FloatType::F32);
   for (const artifact::ProgramLayer &l : p.layers) {

@@ -6,7 +6,8 @@ usage: tamper_program.py ARTIFACT_DIR [FIELD=VALUE ...]
 Without fields, layer 0's attention kernel symbol is made to name an f32
 output (a kernel that would write 4-byte values into the 2-byte buffer the
 runtime passes). A FIELD is a dotted path into the program ("embed",
-"kernels.embed"); VALUE replaces the string there.
+"kernels.embed", "layers.0.q.bias": a list by its index); VALUE replaces
+the string there.
 """
 import hashlib
 import json
@@ -28,7 +29,7 @@ for change in sys.argv[2:]:
     *parents, last = field.split(".")
     node = program
     for key in parents:
-        node = node[key]
+        node = node[int(key)] if isinstance(node, list) else node[key]
     assert isinstance(node[last], str), field
     node[last] = value
 data = (json.dumps(program, indent=1, sort_keys=True) + "\n").encode()

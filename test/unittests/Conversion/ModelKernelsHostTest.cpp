@@ -466,6 +466,35 @@ TEST(ModelKernelsHost, FloatLinearWholeAndRowSplit) {
     split.run(s, {&xb.desc, &wr, &yr});
   }
   EXPECT_EQ(0, std::memcmp(ys.data(), yb.data.data(), ys.size() * 4));
+
+  // With a bias (qwen2's q, k, v kept float): added to the f32 sum before
+  // the one rounding, so with f32 outputs exactly fl(y + b[n]); the bias's
+  // range follows the weight's when the rows are split.
+  ModelKernelSpec sb = s;
+  sb.bias = FloatType::F32;
+  EXPECT_NE(sb.name(), s.name());
+  EXPECT_NE(sb.name().find("_biasf32"), std::string::npos) << sb.name();
+  std::vector<float> b = randoms(n, 13);
+  HostBuffer<float, 1> bb({n}, b);
+  HostBuffer<float, 2> ybb({t, n}, std::vector<float>(size_t(t * n), NAN));
+  ModelKernelJit withBias, splitBias;
+  withBias.run(sb, {&xb.desc, &wb.desc, &bb.desc, &ybb.desc});
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t r = 0; r < n; ++r)
+      EXPECT_EQ(ybb.data[size_t(i * n + r)],
+                yb.data[size_t(i * n + r)] + b[size_t(r)])
+          << i << ", " << r;
+  std::fill(ys.begin(), ys.end(), NAN);
+  for (auto [n0, n1] : {std::pair<int64_t, int64_t>{0, 5}, {5, n}}) {
+    StridedMemRefType<float, 2> wr{
+        w.data() + n0 * k, w.data() + n0 * k, 0, {n1 - n0, k}, {k, 1}};
+    StridedMemRefType<float, 1> br{
+        b.data() + n0, b.data() + n0, 0, {n1 - n0}, {1}};
+    StridedMemRefType<float, 2> yr{
+        ys.data() + n0, ys.data() + n0, 0, {t, n1 - n0}, {n, 1}};
+    splitBias.run(sb, {&xb.desc, &wr, &br, &yr});
+  }
+  EXPECT_EQ(0, std::memcmp(ys.data(), ybb.data.data(), ys.size() * 4));
 }
 
 } // namespace

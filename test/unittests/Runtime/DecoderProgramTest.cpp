@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Formats/DecoderProgram.h"
+#include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/Runtime/Decoder.h"
 
 #include <gtest/gtest.h>
@@ -42,17 +43,17 @@ artifact::DecoderProgram sampleProgram() {
   p.kernels.argmax = "_mlir_ciface_m";
   p.embed = "token_embd.weight";
   p.finalNorm = "output_norm.weight";
-  p.head = {"output.weight", std::string("_mlir_ciface_h")};
+  p.head = {"output.weight", std::string("_mlir_ciface_h"), std::nullopt};
   artifact::ProgramLayer l;
   l.attnNorm = "blk.0.attn_norm.weight";
   l.ffnNorm = "blk.0.ffn_norm.weight";
-  l.q = {"blk.0.attn_q.weight", std::nullopt};
-  l.k = {"blk.0.attn_k.weight", std::nullopt};
-  l.v = {"blk.0.attn_v.weight", std::nullopt};
-  l.o = {"blk.0.attn_output.weight", std::nullopt};
-  l.gate = {"blk.0.ffn_gate.weight", std::nullopt};
-  l.up = {"blk.0.ffn_up.weight", std::nullopt};
-  l.down = {"blk.0.ffn_down.weight", std::nullopt};
+  l.q = {"blk.0.attn_q.weight", std::nullopt, std::nullopt};
+  l.k = {"blk.0.attn_k.weight", std::nullopt, std::nullopt};
+  l.v = {"blk.0.attn_v.weight", std::nullopt, std::nullopt};
+  l.o = {"blk.0.attn_output.weight", std::nullopt, std::nullopt};
+  l.gate = {"blk.0.ffn_gate.weight", std::nullopt, std::nullopt};
+  l.up = {"blk.0.ffn_up.weight", std::nullopt, std::nullopt};
+  l.down = {"blk.0.ffn_down.weight", std::nullopt, std::nullopt};
   l.ropeQ = "_mlir_ciface_q";
   l.ropeK = "_mlir_ciface_k";
   l.attention = "_mlir_ciface_a";
@@ -80,6 +81,15 @@ TEST(DecoderProgram, RoundTripsThroughJson) {
   back = artifact::parseProgram(artifact::toJson(p).dump(), "program.json");
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, p);
+  // A float linear's bias (qwen2 kept float), absent when none.
+  EXPECT_FALSE(artifact::toJson(p)["layers"][0]["q"].contains("bias"));
+  p.layers[0].q = {"blk.0.attn_q.weight", std::string("_mlir_ciface_lb"),
+                   std::string("blk.0.attn_q.bias")};
+  EXPECT_EQ(artifact::toJson(p)["layers"][0]["q"]["bias"], "blk.0.attn_q.bias");
+  back = artifact::parseProgram(artifact::toJson(p).dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+  EXPECT_EQ(back->tensors().size(), sampleProgram().tensors().size() + 3);
   // RoPE frequency divisors (rope_dim / 2 of them), absent when none.
   EXPECT_FALSE(artifact::toJson(p)["config"].contains("rope_freq_factors"));
   p.config.ropeFreqFactors.assign(size_t(p.config.ropeDim / 2), 8.0);
@@ -150,6 +160,36 @@ TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
               j["config"]["hidden"] = 1 << 24;
             }).find("exceeds"),
             std::string::npos);
+}
+
+/// A float linear's bias is part of its spec and its name, so a program
+/// naming a kernel built without it is refused; the spelling is strict.
+TEST(ModelKernelSpec, AFloatLinearsBiasIsInItsSpecAndName) {
+  ModelKernelSpec plain = floatLinearKernel(256, 128, FloatType::F16,
+                                            FloatType::BF16, FloatType::F16);
+  ModelKernelSpec biased =
+      floatLinearKernel(256, 128, FloatType::F16, FloatType::BF16,
+                        FloatType::F16, FloatType::F32);
+  EXPECT_EQ(plain.name(), "qt_model_linear_rs_w128_r256_f16_bf16_f16");
+  EXPECT_EQ(biased.name(), "qt_model_linear_rs_w128_r256_biasf32_f16_bf16_f16");
+  for (const ModelKernelSpec &s : {plain, biased}) {
+    auto back = modelKernelSpecFromJson(toJson(s), "spec");
+    ASSERT_TRUE(back) << back.message();
+    EXPECT_EQ(back->name(), s.name());
+    EXPECT_EQ(back->bias, s.bias);
+  }
+  EXPECT_EQ(toJson(plain)["bias"], "none");
+  nlohmann::json j = toJson(biased);
+  j["bias"] = "f64";
+  EXPECT_EQ(modelKernelSpecFromJson(j, "spec").message(),
+            "spec.bias: expected none, f32, f16 or bf16, got \"f64\"");
+  j = toJson(biased);
+  j["op"] = "rmsnorm";
+  EXPECT_EQ(modelKernelSpecFromJson(j, "spec").message(),
+            "spec.bias: only a float linear takes a bias");
+  j = toJson(biased);
+  j.erase("bias");
+  EXPECT_FALSE(modelKernelSpecFromJson(j, "spec"));
 }
 
 TEST(Decoder, TopLogitsBreakTiesByTheLowerId) {
