@@ -189,6 +189,42 @@ ropeScalingFactors(const nlohmann::json &s, const std::string &file,
   return std::optional<std::vector<double>>(std::move(factors));
 }
 
+/// A Hugging Face config's sliding-window attention. mistral: every layer
+/// attends to the last `sliding_window` positions (Mistral 7B v0.1: 4096
+/// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 applies
+/// one only with `use_sliding_window` true, to the layers from
+/// `max_window_layers` on, which the program cannot say yet: a gap. llama
+/// has none.
+Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
+                       artifact::DecoderConfig &d, std::string &gap) {
+  if (d.architecture == "qwen2") {
+    auto use = cfg.find("use_sliding_window");
+    if (use != cfg.end() && !use->is_null() && !use->is_boolean())
+      return makeError(file,
+                       ": field \"use_sliding_window\" must be a "
+                       "boolean, got ",
+                       use->dump());
+    if (use != cfg.end() && use->is_boolean() && use->get<bool>())
+      gap = file + " declares use_sliding_window (qwen2's sliding window "
+                   "from max_window_layers on), which the decoder program "
+                   "does not implement yet";
+    return Status::ok();
+  }
+  if (d.architecture != "mistral")
+    return Status::ok();
+  auto it = cfg.find("sliding_window");
+  if (it == cfg.end() || it->is_null())
+    return Status::ok();
+  int64_t window = 0;
+  QTENSOR_TRY(readDim(cfg, file, "sliding_window", window));
+  if (window >= d.context) // every position is within it
+    return Status::ok();
+  d.slidingWindow = window;
+  d.slidingPattern = 0;         // every layer
+  d.ropeBaseLocal = d.ropeBase; // one RoPE base for all layers
+  return Status::ok();
+}
+
 /// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
@@ -215,6 +251,9 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
     }
     d.ropeFreqFactors = std::move(*factors);
   }
+  QTENSOR_TRY(hfSlidingWindow(cfg, file, d, gap));
+  if (!gap.empty())
+    return Status::ok();
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
   out = d;
   return Status::ok();

@@ -68,7 +68,8 @@ struct DecoderConfig {
   GateActivation gate = GateActivation::Silu;
   /// Sliding-window attention: every layer l with (l + 1) % slidingPattern
   /// != 0 attends to the last slidingWindow positions only, with RoPE base
-  /// ropeBaseLocal; the others are global. 0: every layer global.
+  /// ropeBaseLocal; the others are global (gemma3). slidingPattern 0: every
+  /// layer is windowed (mistral). slidingWindow 0: every layer global.
   int64_t slidingWindow = 0, slidingPattern = 0;
   double ropeBaseLocal = 10000.0;
   /// RoPE scaling as llama.cpp's rope_freqs spells it: empty, or ropeDim / 2

@@ -54,7 +54,7 @@ double DecoderConfig::qkScale() const {
 
 int64_t DecoderConfig::windowOf(int64_t layer) const {
   if (!slidingWindow || !slidingPattern)
-    return 0;
+    return slidingWindow; // none, or every layer's
   return (layer + 1) % slidingPattern != 0 ? slidingWindow : 0;
 }
 

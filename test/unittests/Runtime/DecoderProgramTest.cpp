@@ -112,6 +112,16 @@ TEST(DecoderProgram, SlidingWindowLayers) {
     EXPECT_EQ(c.ropeBaseOf(l), global ? 1e6 : 1e4) << l;
   }
   EXPECT_DOUBLE_EQ(c.qkScale(), 1.0 / 8.0); // head dim 64
+  // Pattern 0: every layer windowed, with the local base (mistral's
+  // config sets it to the global one).
+  c.slidingPattern = 0;
+  for (int64_t l = 0; l < 12; ++l) {
+    EXPECT_EQ(c.windowOf(l), 512) << l;
+    EXPECT_EQ(c.ropeBaseOf(l), 1e4) << l;
+  }
+  c.slidingWindow = 0; // none
+  EXPECT_EQ(c.windowOf(3), 0);
+  EXPECT_EQ(c.ropeBaseOf(3), 1e6);
 }
 
 TEST(DecoderProgram, RejectsWhatTheRuntimeMustNotSizeFrom) {
