@@ -189,6 +189,29 @@ ropeScalingFactors(const nlohmann::json &s, const std::string &file,
   return std::optional<std::vector<double>>(std::move(factors));
 }
 
+/// The MLP gate's activation, `hidden_act` (transformers' ACT2FN names;
+/// absent: silu, the default of these families): silu or swish, or
+/// gelu_pytorch_tanh (the tanh GELU gemma3 uses). Another is a gap naming
+/// it: running SiLU in its place would give another model's logits.
+Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
+                        artifact::DecoderConfig &d, std::string &gap) {
+  auto it = cfg.find("hidden_act");
+  if (it == cfg.end() || it->is_null())
+    return Status::ok();
+  if (!it->is_string())
+    return makeError(file, ": field \"hidden_act\" must be a string, got ",
+                     it->dump());
+  const std::string act = it->get<std::string>();
+  if (act == "silu" || act == "swish")
+    d.gate = artifact::GateActivation::Silu;
+  else if (act == "gelu_pytorch_tanh")
+    d.gate = artifact::GateActivation::GeluTanh;
+  else
+    gap = file + " declares hidden_act \"" + act +
+          "\"; the decoder program's gates are silu and gelu_pytorch_tanh";
+  return Status::ok();
+}
+
 /// A Hugging Face config's sliding-window attention. mistral: every layer
 /// attends to the last `sliding_window` positions (Mistral 7B v0.1: 4096
 /// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 applies
@@ -251,7 +274,9 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
     }
     d.ropeFreqFactors = std::move(*factors);
   }
-  QTENSOR_TRY(hfSlidingWindow(cfg, file, d, gap));
+  QTENSOR_TRY(hfGateActivation(cfg, file, d, gap));
+  if (gap.empty())
+    QTENSOR_TRY(hfSlidingWindow(cfg, file, d, gap));
   if (!gap.empty())
     return Status::ok();
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
