@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <set>
 
 namespace qtensor {
 
@@ -47,6 +48,10 @@ size_t Tokenizer::MergeKeyHash::operator()(
 int32_t Tokenizer::tokenId(std::string_view text) const {
   auto it = ids.find(std::string(text));
   return it == ids.end() ? -1 : it->second;
+}
+
+bool Tokenizer::endsGeneration(int32_t id) const {
+  return std::binary_search(eog.begin(), eog.end(), id);
 }
 
 namespace {
@@ -139,6 +144,7 @@ const std::string_view kEndOfGeneration[] = {"<|eot_id|>",
 struct FimKind {
   std::vector<std::string_view> keys;
   std::vector<std::string_view> texts;
+  bool endsGeneration = false; ///< pad, repo and file separator do
 };
 const std::vector<FimKind> kFillInTheMiddle = {
     {{"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
@@ -151,10 +157,12 @@ const std::vector<FimKind> kFillInTheMiddle = {
      {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>",
       "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}},
     {{"tokenizer.ggml.fim_pad_token_id"},
-     {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}},
+     {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
+     true},
     {{"tokenizer.ggml.fim_rep_token_id"},
-     {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}},
-    {{"tokenizer.ggml.fim_sep_token_id"}, {"<|file_sep|>"}},
+     {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
+     true},
+    {{"tokenizer.ggml.fim_sep_token_id"}, {"<|file_sep|>"}, true},
 };
 
 void putU32(std::string &out, uint32_t v) {
@@ -188,6 +196,8 @@ private:
   Status readMerges();
   Status readSpecial();
   void markControlTokens();
+  Status findEndOfGeneration();
+  void indexSpecialTokens();
   void computeDigest();
 
   const GGUFFile &file;
@@ -531,6 +541,66 @@ void TokenizerLoader::markControlTokens() {
     if (found >= 0)
       t.attrs[found] |= AttrControl;
   }
+}
+
+Status TokenizerLoader::findEndOfGeneration() {
+  std::set<int32_t> eog;
+  // The FIM pad, repo and file separator tokens: the metadata's id, else
+  // the first token with one of the kind's texts (as markControlTokens).
+  for (const FimKind &kind : kFillInTheMiddle) {
+    if (!kind.endsGeneration)
+      continue;
+    std::optional<int32_t> id;
+    bool given = false;
+    for (std::string_view key : kind.keys) {
+      QTENSOR_ASSIGN_OR_RETURN(std::optional<int32_t> named, tokenId(key));
+      given = given || named.has_value();
+      if (named && !id)
+        id = named;
+    }
+    for (std::string_view text : kind.texts)
+      if (int32_t found = t.tokenId(text); !given && found >= 0)
+        id = id ? std::min(*id, found) : found;
+    if (id)
+      eog.insert(*id);
+  }
+  for (std::string_view text : kEndOfGeneration)
+    if (int32_t id = t.tokenId(text); id >= 0)
+      eog.insert(id);
+  if (t.eos >= 0)
+    eog.insert(t.eos);
+  for (std::string_view key :
+       {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<int32_t> id, tokenId(key));
+    if (id)
+      eog.insert(*id);
+  }
+  // llama.cpp's exceptions: gpt-oss and solar-open end a message, not the
+  // generation, with <|end|>; gemma4 and paddleocr's </s> is text. Their
+  // attributes change with them, as do gpt-oss's rendered markers.
+  auto in = [&](std::string_view text) {
+    int32_t id = t.tokenId(text);
+    return id >= 0 && eog.count(id) ? id : -1;
+  };
+  const bool calls = in("<|call|>") >= 0 || in("<|calls|>") >= 0;
+  if (int32_t end = in("<|end|>");
+      end >= 0 && calls && (in("<|return|>") >= 0 || in("<|flush|>") >= 0)) {
+    eog.erase(end);
+    t.attrs[end] = AttrUserDefined;
+  }
+  if (int32_t s = in("</s>"); s >= 0 && in("<|tool_response>") >= 0) {
+    eog.erase(s);
+    t.attrs[s] = AttrNormal;
+  }
+  for (std::string_view text :
+       {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+    if (int32_t id = t.tokenId(text); id >= 0)
+      t.attrs[id] = AttrUserDefined;
+  t.eog.assign(eog.begin(), eog.end());
+  return Status::ok();
+}
+
+void TokenizerLoader::indexSpecialTokens() {
   // User-defined tokens are split out of the text before the model runs,
   // longest first (llama.cpp's tokenizer_st_partition, parse_special off).
   for (size_t i = 0; i < t.tokens.size(); ++i)
@@ -592,6 +662,8 @@ Expected<Tokenizer> TokenizerLoader::load() {
   QTENSOR_TRY(readMerges());
   QTENSOR_TRY(readSpecial());
   markControlTokens();
+  QTENSOR_TRY(findEndOfGeneration());
+  indexSpecialTokens();
   computeDigest();
   if (t.digest.empty())
     return fail("could not hash the tokenizer (SHA-256 unavailable)");

@@ -558,10 +558,11 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
     std::discrete_distribution<int32_t> dist(weights.begin(), weights.end());
     return dist(rng);
   };
-  std::optional<int32_t> eos;
-  if (options.stopAtEos) {
-    if (Expected<const Tokenizer *> t = tokenizer(); t && (*t)->eosId() >= 0)
-      eos = (*t)->eosId();
+  // The end-of-generation ids llama.cpp stops at (EOS, end of turn, ...);
+  // none without a tokenizer (a program run on token ids).
+  const Tokenizer *stops = nullptr;
+  if (options.stopAtEos && model.tokenizerFile()) {
+    QTENSOR_ASSIGN_OR_RETURN(stops, tokenizer());
   }
 
   auto start = std::chrono::steady_clock::now();
@@ -576,7 +577,7 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
     r.tokens.push_back(next);
     if (options.onToken)
       options.onToken(next);
-    if (eos && next == *eos) {
+    if (stops && stops->endsGeneration(next)) {
       r.stoppedAtEos = true;
       break;
     }

@@ -38,7 +38,8 @@ const char *kTokenizeUsage =
     "                  tokenizer.ggml.add_bos_token/add_eos_token, [CLS] and\n"
     "                  [SEP] for bert)\n"
     "  --json          print one JSON object: tokens, count, model, pre,\n"
-    "                  vocab_size, bos_id, eos_id, tokenizer_sha256\n"
+    "                  vocab_size, bos_id, eos_id, end_of_generation (the\n"
+    "                  ids generation stops at), tokenizer_sha256\n"
     "exit status: 0 tokenized, 1 unreadable file or unsupported tokenizer,\n"
     "2 usage error\n";
 
@@ -103,6 +104,7 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
         {"vocab_size", tokenizer->vocabSize()},
         {"bos_id", tokenizer->bosId()},
         {"eos_id", tokenizer->eosId()},
+        {"end_of_generation", tokenizer->endOfGeneration()},
         {"tokenizer_sha256", tokenizer->sha256()},
     };
     std::cout << out.dump(2, ' ', false,

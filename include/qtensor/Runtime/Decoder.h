@@ -93,13 +93,16 @@ struct GenerateOptions {
   int64_t maxTokens = 16;
   double temperature = 0; ///< 0: greedy (the argmax kernel)
   uint64_t seed = 0;
+  /// Stop after a token of the tokenizer's end-of-generation set
+  /// (Tokenizer::endOfGeneration: EOS, end of turn, ...); an artifact
+  /// without a tokenizer never stops early.
   bool stopAtEos = true;
   /// Called with each generated token as soon as it is chosen.
   std::function<void(int32_t)> onToken;
 };
 
 struct GenerateResult {
-  std::vector<int32_t> tokens;     ///< generated, EOS included
+  std::vector<int32_t> tokens;     ///< generated, the stopping token included
   std::vector<float> promptLogits; ///< after the last prompt token
   double prefillSeconds = 0, decodeSeconds = 0;
   int64_t prefillTokens = 0, decodeTokens = 0; ///< tokens run in each phase

@@ -103,6 +103,13 @@ public:
   int32_t unknownId() const { return unk; }
   int32_t separatorId() const { return sep; }
   int32_t paddingId() const { return pad; }
+  /// The ids that end generation, ascending: llama.cpp's end-of-generation
+  /// set (its special_eog_ids): EOS, the EOT and EOM ids the metadata
+  /// names, the tokens whose text marks an end of turn (`<|eot_id|>`,
+  /// `<|im_end|>`, `<end_of_turn>`, ...) and the FIM pad, repo and file
+  /// separator tokens, with llama.cpp's two exceptions (docs/tokenizer.md).
+  const std::vector<int32_t> &endOfGeneration() const { return eog; }
+  bool endsGeneration(int32_t id) const;
   bool addsBos() const { return addBos; }
   bool addsEos() const { return addEos; }
   bool addsSpacePrefix() const { return addSpacePrefix; }
@@ -147,6 +154,7 @@ private:
   /// User-defined tokens, longest first: split out of the text before the
   /// model runs.
   std::vector<int32_t> userDefined;
+  std::vector<int32_t> eog; ///< endOfGeneration(), ascending
   /// Byte fallback: token of each byte value, -1 when none.
   std::vector<int32_t> byteTokens;
   size_t maxTokenBytes = 0;

@@ -161,6 +161,17 @@ TEST(Tokenizer, VocabFilesDescribeThemselves) {
   EXPECT_EQ(bert->bosId(), 101);
   EXPECT_EQ(bert->separatorId(), 102);
 
+  // The ids generation stops at, as llama.cpp's special_eog_ids: EOS;
+  // deepseek-coder's is <｜end▁of▁sentence｜>; BERT has no EOS, but its
+  // [PAD] is what llama.cpp takes for the FIM pad token.
+  EXPECT_EQ(spm->endOfGeneration(), (std::vector<int32_t>{2}));
+  EXPECT_EQ(gpt2->endOfGeneration(), (std::vector<int32_t>{50256}));
+  EXPECT_EQ(ds->endOfGeneration(), (std::vector<int32_t>{32014}));
+  EXPECT_EQ(bert->eosId(), -1);
+  EXPECT_EQ(bert->endOfGeneration(), (std::vector<int32_t>{0}));
+  EXPECT_TRUE(spm->endsGeneration(2));
+  EXPECT_FALSE(spm->endsGeneration(1));
+
   // [CLS] ... [SEP] with special tokens, the BOS of deepseek-coder.
   EXPECT_EQ(bert->encode("Hello world", true),
             (std::vector<int32_t>{101, 7592, 2088, 102}));
@@ -443,6 +454,61 @@ TEST(TokenizerMetadata, CraftedVocabulariesWork) {
   ASSERT_TRUE(dflt) << dflt.message();
   EXPECT_EQ(dflt->preTokenizer(), PreTokenizer::Default);
   EXPECT_EQ(dflt->encode("ab", false), (std::vector<int32_t>{2}));
+}
+
+/// llama.cpp's end-of-generation set: EOS, the EOT and EOM ids the
+/// metadata names, end-of-turn texts, the FIM pad/repo/separator tokens,
+/// and its two exceptions.
+TEST(TokenizerMetadata, EndOfGenerationIsLlamaCppsSet) {
+  auto vocab = [](std::vector<std::string> extra) {
+    std::vector<std::string> tokens = {"a", "b", "ab", "<|endoftext|>"};
+    tokens.insert(tokens.end(), extra.begin(), extra.end());
+    MetadataWriter w;
+    w.str("tokenizer.ggml.model", "gpt2")
+        .str("tokenizer.ggml.pre", "gpt-2")
+        .strings("tokenizer.ggml.tokens", tokens)
+        .strings("tokenizer.ggml.merges", {"a b"})
+        .u32("tokenizer.ggml.eos_token_id", 3);
+    return w;
+  };
+  // Llama 3 Instruct: <|end_of_text|>, <|eom_id|> and <|eot_id|> all stop,
+  // whichever one EOS names; plain tokens do not.
+  {
+    auto t = vocab({"<|end_of_text|>", "<|eom_id|>", "<|eot_id|>", "<x>"})
+                 .tokenizer();
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_EQ(t->endOfGeneration(), (std::vector<int32_t>{3, 4, 5, 6}));
+    EXPECT_FALSE(t->endsGeneration(7));
+  }
+  // EOT and EOM named by the metadata; the FIM pad and file separator by
+  // their texts, a FIM repo id by the metadata (not its text).
+  {
+    auto w = vocab({"<|fim_pad|>", "<|file_sep|>", "<|fim_repo|>", "<t>"});
+    w.u32("tokenizer.ggml.eot_token_id", 1)
+        .u32("tokenizer.ggml.eom_token_id", 2)
+        .u32("tokenizer.ggml.fim_rep_token_id", 7);
+    auto t = w.tokenizer();
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_EQ(t->endOfGeneration(), (std::vector<int32_t>{1, 2, 3, 4, 5, 7}));
+  }
+  // gpt-oss: <|end|> ends a message, not the generation, with <|return|>
+  // and <|call|> in the vocabulary; it is then user-defined text, parsed
+  // out of plain text as a token.
+  {
+    auto t = vocab({"<|end|>", "<|return|>", "<|call|>"}).tokenizer();
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_EQ(t->endOfGeneration(), (std::vector<int32_t>{3, 5, 6}));
+    EXPECT_EQ(t->encode("a<|end|>b", false), (std::vector<int32_t>{0, 4, 1}));
+    auto alone = vocab({"<|end|>"}).tokenizer();
+    ASSERT_TRUE(alone) << alone.message();
+    EXPECT_EQ(alone->endOfGeneration(), (std::vector<int32_t>{3, 4}));
+  }
+  // gemma4: with <|tool_response>, </s> is text.
+  {
+    auto t = vocab({"</s>", "<|tool_response>"}).tokenizer();
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_EQ(t->endOfGeneration(), (std::vector<int32_t>{3, 5}));
+  }
 }
 
 TEST(TokenizerMetadata, UnknownModelOrPreTokenizer) {
