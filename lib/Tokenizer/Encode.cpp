@@ -301,14 +301,15 @@ void Tokenizer::encodeBert(std::string_view text,
 // encode
 //===----------------------------------------------------------------------===//
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text,
-                                       bool addSpecial) const {
-  // User-defined tokens first, longest first, each splitting every raw
-  // fragment at its occurrences.
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addSpecial,
+                                       bool parseSpecial) const {
+  // User-defined tokens (and control and unknown ones with parseSpecial)
+  // first, longest first, each splitting every raw fragment at its
+  // occurrences.
   std::vector<Fragment> fragments;
   if (!text.empty())
     fragments.push_back({-1, 0, text.size()});
-  for (int32_t id : userDefined) {
+  for (int32_t id : parseSpecial ? specialTokens : userDefined) {
     const std::string &needle = tokens[id];
     std::vector<Fragment> next;
     next.reserve(fragments.size());

@@ -607,11 +607,15 @@ void TokenizerLoader::indexSpecialTokens() {
     if ((t.attrs[i] & AttrUserDefined) &&
         !(t.attrs[i] & (AttrControl | AttrUnknown)))
       t.userDefined.push_back(static_cast<int32_t>(i));
-  std::sort(t.userDefined.begin(), t.userDefined.end(),
-            [&](int32_t a, int32_t b) {
-              size_t la = t.tokens[a].size(), lb = t.tokens[b].size();
-              return la != lb ? la > lb : a < b;
-            });
+  // With parse_special, control and unknown tokens too.
+  for (size_t i = 0; i < t.tokens.size(); ++i)
+    if (t.attrs[i] & (AttrControl | AttrUserDefined | AttrUnknown))
+      t.specialTokens.push_back(static_cast<int32_t>(i));
+  for (std::vector<int32_t> *list : {&t.userDefined, &t.specialTokens})
+    std::sort(list->begin(), list->end(), [&](int32_t a, int32_t b) {
+      size_t la = t.tokens[a].size(), lb = t.tokens[b].size();
+      return la != lb ? la > lb : a < b;
+    });
 
   // Byte fallback: <0xHH>, else the byte itself as a token (SentencePiece
   // vocabularies); the byte's GPT-2 code point (byte-level BPE).

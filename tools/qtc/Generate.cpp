@@ -63,7 +63,9 @@ int runGenerate(const GenerateArgs &a) {
     if (!t)
       return fail(a, "tokenize", t.message());
     tok = *t;
-    prompt = tok->encode(*a.prompt, /*addSpecial=*/true);
+    // As llama.cpp's tools tokenize a prompt: control tokens written in it
+    // (a chat template's <start_of_turn>) are tokens.
+    prompt = tok->encode(*a.prompt, /*addSpecial=*/true, /*parseSpecial=*/true);
   } else {
     prompt = *a.ids;
     if (auto t = d.tokenizer())

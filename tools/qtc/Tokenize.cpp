@@ -24,7 +24,7 @@ using namespace qtensor;
 namespace {
 const char *kTokenizeUsage =
     "usage: qtc tokenize FILE.gguf|tokenizer.json|HF_DIR|ART --text TEXT\n"
-    "                    [--add-special] [--json]\n"
+    "                    [--add-special] [--parse-special] [--json]\n"
     "  print the token ids of TEXT under the tokenizer of FILE's\n"
     "  tokenizer.ggml.* metadata (llama, gpt2 or bert, as llama.cpp\n"
     "  tokenizes), or of a Hugging Face tokenizer.json (a file, or a\n"
@@ -37,6 +37,9 @@ const char *kTokenizeUsage =
     "  --add-special   add what the model adds around a prompt (BOS/EOS per\n"
     "                  tokenizer.ggml.add_bos_token/add_eos_token, [CLS] and\n"
     "                  [SEP] for bert)\n"
+    "  --parse-special the text's control tokens (<|eot_id|>,\n"
+    "                  <start_of_turn>, ...) are tokens, as qtc run reads a\n"
+    "                  prompt (llama.cpp's parse_special); else text\n"
     "  --json          print one JSON object: tokens, count, model, pre,\n"
     "                  vocab_size, bos_id, eos_id, end_of_generation (the\n"
     "                  ids generation stops at), tokenizer_sha256\n"
@@ -50,7 +53,8 @@ int fail(const std::string &message, bool asJson) {
 
 int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
   std::string path, text, textsFile;
-  bool haveText = false, addSpecial = false, asJson = false;
+  bool haveText = false, addSpecial = false, parseSpecial = false,
+       asJson = false;
   CommandLine cl("qtc tokenize", kTokenizeUsage);
   cl.option({"--text"}, "a text",
             [&](const std::string &value) -> std::optional<std::string> {
@@ -60,6 +64,7 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
             })
       .option({"--texts"}, "a file", textsFile)
       .flag({"--add-special"}, addSpecial)
+      .flag({"--parse-special"}, parseSpecial)
       .flag({"--json"}, asJson)
       .positional(path, "missing FILE.gguf");
   if (std::optional<int> status = cl.parse(args))
@@ -89,7 +94,7 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
     return fail(tokenizer.message(), asJson);
   std::vector<std::vector<int32_t>> all;
   for (const std::string &t : texts)
-    all.push_back(tokenizer->encode(t, addSpecial));
+    all.push_back(tokenizer->encode(t, addSpecial, parseSpecial));
 
   if (asJson) {
     nlohmann::json out = {
@@ -99,6 +104,7 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
          haveText ? nlohmann::json(all.front()) : nlohmann::json(all)},
         {"count", haveText ? all.front().size() : all.size()},
         {"add_special", addSpecial},
+        {"parse_special", parseSpecial},
         {"model", std::string(tokenizerModelName(tokenizer->model()))},
         {"pre", tokenizer->preName()},
         {"vocab_size", tokenizer->vocabSize()},

@@ -71,9 +71,12 @@ public:
   /// Token ids of `text` (UTF-8; invalid bytes are read as U+FFFD as
   /// llama.cpp does). `addSpecial` adds what the model adds: BOS/EOS per
   /// tokenizer.ggml.add_bos_token / add_eos_token, [CLS]/[SEP] for bert.
-  /// User-defined tokens found in the text are kept whole (llama.cpp's
-  /// parse_special = false); control tokens are not parsed.
-  std::vector<int32_t> encode(std::string_view text, bool addSpecial) const;
+  /// User-defined tokens found in the text are kept whole; with
+  /// `parseSpecial` (llama.cpp's parse_special, which its tools use for a
+  /// prompt) so are control and unknown tokens (`<start_of_turn>`,
+  /// `<|eot_id|>`), else their text is encoded as text.
+  std::vector<int32_t> encode(std::string_view text, bool addSpecial,
+                              bool parseSpecial = false) const;
 
   /// The text of `ids` as llama.cpp's llama_detokenize(remove_special =
   /// false, unparse_special = renderSpecial) writes it. An id outside the
@@ -154,6 +157,9 @@ private:
   /// User-defined tokens, longest first: split out of the text before the
   /// model runs.
   std::vector<int32_t> userDefined;
+  /// Control, user-defined and unknown tokens, longest first: what
+  /// parse_special splits out (llama.cpp's cache_special_tokens).
+  std::vector<int32_t> specialTokens;
   std::vector<int32_t> eog; ///< endOfGeneration(), ascending
   /// Byte fallback: token of each byte value, -1 when none.
   std::vector<int32_t> byteTokens;

@@ -18,8 +18,10 @@ Tokenizers built (each OUT_DIR/KIND/tokenizer.json):
           [CLS] $A [SEP]) from ggml-vocab-bert-bge.gguf, its "phantom
           space" tokens spelled back as BERT's ("▁x" -> "x", "x" -> "##x")
 For each, every .inp case of the vocabulary is tokenized by the library
-(the oracle) and by qtc; prints one line per tokenizer and exits 1 on the
-first difference. For gpt2, spm and bert it also counts the cases equal to
+(the oracle) and by qtc; so is a text with special tokens written in it
+(qtc --parse-special, as the library parses them; without it they must
+stay text); prints one line per tokenizer and exits 1 on the first
+difference. For gpt2, spm and bert it also counts the cases equal to
 llama.cpp's own ids (.out).
 """
 import json
@@ -127,6 +129,16 @@ def bert(vocab_dir):
     return tok, cases(os.path.join(vocab_dir, "ggml-vocab-bert-bge.gguf"))
 
 
+# A text with the tokenizer's special tokens written in it.
+SPECIAL_TEXT = {
+    "gpt2": "Hello<|endoftext|>world <|endoftext|><|endoftext|>!",
+    "llama3": "Hello<|endoftext|>world <|endoftext|><|endoftext|>!",
+    "qwen2": "Hello<|endoftext|>world <|endoftext|><|endoftext|>!",
+    "spm": "Hello</s>world <s>!",
+    "bert": "hello [SEP] world[MASK]!",
+}
+
+
 def qtc_ids(qtc, path, texts, out_dir):
     """qtc's ids of every text, in one run (--texts)."""
     batch = os.path.join(out_dir, "texts.json")
@@ -165,6 +177,20 @@ def main():
         if json.loads(p.stdout)["tokens"] != with_bos:
             sys.exit("%s: with special tokens qtc %s, tokenizers %s" %
                      (kind, p.stdout, with_bos))
+        # Special tokens written in the text are tokens with
+        # --parse-special (the library's default), text without it.
+        special = SPECIAL_TEXT[kind]
+        want = tok.encode(special, add_special_tokens=False).ids
+        p = subprocess.run([qtc, "tokenize", path, "--text", special,
+                            "--parse-special", "--json"],
+                           capture_output=True, text=True)
+        if json.loads(p.stdout)["tokens"] != want:
+            sys.exit("%s: %r with --parse-special: qtc %s, tokenizers %s" %
+                     (kind, special, json.loads(p.stdout)["tokens"], want))
+        plain = qtc_ids(qtc, path, [special], out_dir)[0]
+        if plain == want:
+            sys.exit("%s: %r without --parse-special gave the special "
+                     "tokens %s" % (kind, special, want))
         line = "%s: %d/%d cases equal to tokenizers" % (kind, len(tests),
                                                          len(tests))
         if kind in ("gpt2", "spm", "bert"):
