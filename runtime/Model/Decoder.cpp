@@ -1,6 +1,7 @@
 //===- Decoder.cpp - The decoder program's schedule -----------------------===//
 
 #include "qtensor/Runtime/Decoder.h"
+#include "qtensor/Runtime/Sampler.h"
 
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
@@ -548,15 +549,17 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
     return makeError("generate: the temperature must be finite and >= 0");
   GenerateResult r;
   std::mt19937_64 rng(options.seed);
+  const SamplerOptions sampler{options.temperature, options.topK, options.topP,
+                               options.minP};
+  if (options.temperature > 0)
+    QTENSOR_TRY(validateSamplerOptions(sampler));
+  else if (options.topK || options.topP != 1.0 || options.minP != 0.0)
+    return makeError("generate: top-k, top-p and min-p cut what sampling "
+                     "draws from; greedy decoding (temperature 0) takes none");
   auto pick = [&]() -> Expected<int32_t> {
     if (options.temperature == 0)
       return argmax();
-    double top = *std::max_element(logits.begin(), logits.end());
-    std::vector<double> weights(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i)
-      weights[i] = std::exp((double(logits[i]) - top) / options.temperature);
-    std::discrete_distribution<int32_t> dist(weights.begin(), weights.end());
-    return dist(rng);
+    return sampleToken(logits, sampler, rng);
   };
   // The end-of-generation ids llama.cpp stops at (EOS, end of turn, ...);
   // none without a tokenizer (a program run on token ids).

@@ -80,6 +80,9 @@ int runGenerate(const GenerateArgs &a) {
   GenerateOptions go;
   go.maxTokens = a.maxTokens;
   go.temperature = a.temperature;
+  go.topK = a.topK;
+  go.topP = a.topP;
+  go.minP = a.minP;
   go.seed = a.seed;
   std::string text;
   go.onToken = [&](int32_t id) {

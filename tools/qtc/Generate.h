@@ -17,6 +17,8 @@ struct GenerateArgs {
   std::optional<std::vector<int32_t>> ids; ///< or token ids as they are
   int64_t maxTokens = 16;
   double temperature = 0;
+  int64_t topK = 0;              ///< with temperature > 0 (Sampler.h)
+  double topP = 1.0, minP = 0.0; ///< likewise; 1 and 0: off
   uint64_t seed = 0;
   int64_t context = 0; ///< KV cache positions; 0: the trained context
   std::string logitsOut;

@@ -33,7 +33,8 @@ using namespace qtensor::runtime;
 
 const char *kRunUsage =
     "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
-    "               [--temperature X] [--seed S] [--context C]\n"
+    "               [--temperature X [--top-k K] [--top-p P] [--min-p P]]\n"
+    "               [--seed S] [--context C]\n"
     "               [--logits-out FILE] [--threads N] [--json]\n"
     "       qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
     "               [--rank R|all] [--backend host|cuda|auto]\n"
@@ -47,6 +48,10 @@ const char *kRunUsage =
     "  sampled with --seed; stopping early at an end-of-generation token),\n"
     "  stream the text and print prefill and decode tokens/s\n"
     "  --prompt-ids  the prompt as token ids (no tokenizer needed)\n"
+    "  --top-k K, --top-p P, --min-p P  with --temperature: sample only\n"
+    "                from the K likeliest tokens, the smallest set holding\n"
+    "                mass P, and those at least P times the likeliest's\n"
+    "                probability (llama.cpp's order, before the temperature)\n"
     "  --context C   KV cache positions (default: the trained context)\n"
     "  --logits-out FILE  the logits after the last prompt token, raw\n"
     "                little-endian float32 (n_vocab values)\n"
@@ -117,6 +122,8 @@ struct Options {
   std::optional<std::vector<int32_t>> promptIds;
   int64_t maxTokens = 16, context = 0;
   double temperature = 0;
+  int64_t topK = 0;
+  double topP = 1.0, minP = 0.0;
   bool seedGiven = false;
   std::string logitsOut;
 };
@@ -138,6 +145,14 @@ std::optional<double> parseTemperature(const std::string &v) {
   char *end = nullptr;
   double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0 || x > 100)
+    return std::nullopt;
+  return x;
+}
+
+std::optional<double> parseProbability(const std::string &v) {
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(x > 0 && x <= 1))
     return std::nullopt;
   return x;
 }
@@ -179,6 +194,19 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--temperature"}, "a value",
               parsedInto(o.temperature, parseTemperature,
                          "expected a number in [0, 100]"))
+      .option({"--top-k"}, "a value",
+              parsedInto(
+                  o.topK,
+                  [](const std::string &v) {
+                    return parseInteger(v, 1, 1 << 24, 0);
+                  },
+                  "expected an integer in [1, 2^24]"))
+      .option(
+          {"--top-p"}, "a value",
+          parsedInto(o.topP, parseProbability, "expected a number in (0, 1]"))
+      .option(
+          {"--min-p"}, "a value",
+          parsedInto(o.minP, parseProbability, "expected a number in (0, 1]"))
       .option({"--logits-out"}, "a value", o.logitsOut)
       .option({"--input"}, "a value", o.input)
       .option({"--tokens"}, "a value",
@@ -236,9 +264,13 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       (!o.op.empty() || !o.input.empty() || o.tokens || o.allRanks || o.check))
     return cl.usageError("--prompt runs the whole model; --op, --input, "
                          "--tokens, --rank all and --check are per-op");
-  if (!generate && (!o.logitsOut.empty() || o.context || o.temperature))
-    return cl.usageError(
-        "--logits-out, --context and --temperature need --prompt");
+  const bool cuts = o.topK || o.topP != 1.0 || o.minP != 0.0;
+  if (!generate && (!o.logitsOut.empty() || o.context || o.temperature || cuts))
+    return cl.usageError("--logits-out, --context, --temperature, --top-k, "
+                         "--top-p and --min-p need --prompt");
+  if (cuts && o.temperature == 0)
+    return cl.usageError("--top-k, --top-p and --min-p cut what sampling "
+                         "draws from: they need --temperature above 0");
   return std::nullopt;
 }
 
@@ -351,6 +383,9 @@ int runRun(const std::vector<std::string> &args) {
     g.ids = o.promptIds;
     g.maxTokens = o.maxTokens;
     g.temperature = o.temperature;
+    g.topK = o.topK;
+    g.topP = o.topP;
+    g.minP = o.minP;
     g.seed = o.seedGiven ? o.seed : 0; // the activation seed is per-op mode's
     g.context = o.context;
     g.logitsOut = o.logitsOut;

@@ -92,6 +92,10 @@ struct DecoderCounters {
 struct GenerateOptions {
   int64_t maxTokens = 16;
   double temperature = 0; ///< 0: greedy (the argmax kernel)
+  /// With temperature > 0: llama.cpp's cuts before the draw (Sampler.h);
+  /// 0, 1 and 0 turn them off.
+  int64_t topK = 0;
+  double topP = 1.0, minP = 0.0;
   uint64_t seed = 0;
   /// Stop after a token of the tokenizer's end-of-generation set
   /// (Tokenizer::endOfGeneration: EOS, end of turn, ...); an artifact

@@ -1,0 +1,87 @@
+//===- Sampler.cpp - Choosing the next token from logits ------------------===//
+
+#include "qtensor/Runtime/Sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+Status runtime::validateSamplerOptions(const SamplerOptions &o) {
+  if (!(o.temperature > 0 && o.temperature <= 100))
+    return makeError("sampling: the temperature must be in (0, 100], got ",
+                     o.temperature);
+  if (o.topK < 0)
+    return makeError("sampling: top-k must be >= 0, got ", o.topK);
+  if (!(o.topP > 0 && o.topP <= 1))
+    return makeError("sampling: top-p must be in (0, 1], got ", o.topP);
+  if (!(o.minP >= 0 && o.minP <= 1))
+    return makeError("sampling: min-p must be in [0, 1], got ", o.minP);
+  return Status::ok();
+}
+
+SamplingCandidates runtime::samplingCandidates(const std::vector<float> &logits,
+                                               const SamplerOptions &o) {
+  // Candidates by descending logit, the lower id first on a tie.
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](int32_t a, int32_t b) {
+    return logits[size_t(a)] != logits[size_t(b)]
+               ? logits[size_t(a)] > logits[size_t(b)]
+               : a < b;
+  };
+  size_t keep = order.size();
+  if (o.topK > 0 && size_t(o.topK) < keep) {
+    keep = size_t(o.topK);
+    std::partial_sort(order.begin(), order.begin() + long(keep), order.end(),
+                      before);
+  } else {
+    std::sort(order.begin(), order.end(), before);
+  }
+  order.resize(keep);
+  if (order.empty())
+    return {};
+  // top-p and min-p on the probabilities of the raw logits that are left.
+  const double top = logits[size_t(order.front())];
+  std::vector<double> p(order.size());
+  double sum = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    sum += p[i] = std::exp(double(logits[size_t(order[i])]) - top);
+  if (o.topP < 1) {
+    double mass = 0;
+    size_t n = 0;
+    while (n < order.size() && (n == 0 || mass < o.topP * sum))
+      mass += p[n++];
+    order.resize(n);
+    p.resize(n);
+  }
+  if (o.minP > 0) {
+    size_t n = 1; // p[0] is the largest: exp(0) = 1
+    while (n < order.size() && p[n] >= o.minP * p[0])
+      ++n;
+    order.resize(n);
+  }
+  std::sort(order.begin(), order.end());
+  SamplingCandidates c;
+  c.ids = order;
+  for (int32_t id : order)
+    c.weights.push_back(
+        std::exp((double(logits[size_t(id)]) - top) / o.temperature));
+  return c;
+}
+
+Expected<int32_t> runtime::sampleToken(const std::vector<float> &logits,
+                                       const SamplerOptions &o,
+                                       std::mt19937_64 &rng) {
+  if (logits.empty())
+    return makeError("sampling: no logits");
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (!std::isfinite(logits[i]))
+      return makeError("sampling: the logit of token ", i, " is ", logits[i],
+                       "; a finite value is needed to sample");
+  SamplingCandidates c = samplingCandidates(logits, o);
+  std::discrete_distribution<size_t> dist(c.weights.begin(), c.weights.end());
+  return c.ids[dist(rng)];
+}
