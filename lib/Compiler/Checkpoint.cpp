@@ -128,7 +128,8 @@ artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
 /// divides the low frequencies (wavelength above original / low_freq_factor)
 /// by `factor`, keeps the high ones (below original / high_freq_factor)
 /// and blends in between, as transformers' _compute_llama3_parameters
-/// does. None for any other type (the caller reports the gap).
+/// does; `default` scales nothing. None for any other type (the caller
+/// reports the gap).
 Expected<std::optional<std::vector<double>>>
 ropeScalingFactors(const nlohmann::json &s, const std::string &file,
                    const artifact::DecoderConfig &d) {
@@ -156,6 +157,8 @@ ropeScalingFactors(const nlohmann::json &s, const std::string &file,
   };
   const int64_t half = d.ropeDim / 2;
   double factor = 0;
+  if (type == "default") // transformers' plain RoPE: nothing scaled
+    return std::optional<std::vector<double>>(std::vector<double>());
   if (type == "linear") {
     QTENSOR_TRY(number("factor", std::nullopt, factor));
     return std::optional<std::vector<double>>(
