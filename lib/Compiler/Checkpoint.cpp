@@ -123,16 +123,89 @@ artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
   return d;
 }
 
+/// YaRN as transformers' _compute_yarn_parameters computes it: frequency
+/// i keeps extrapolation weight e_i = 1 - clamp((i - low) / (high - low))
+/// between the dimensions where beta_fast (32) and beta_slow (1) rotations
+/// fit in original_max_position_embeddings (rounded outward unless
+/// `truncate` is false), so its divisor is 1 / ((1 - e_i) / factor + e_i);
+/// and cos and sin are scaled by attention_factor (given, or from mscale
+/// and mscale_all_dim, else 0.1 ln(factor) + 1).
+template <typename Number>
+Expected<std::optional<std::vector<double>>>
+yarnFactors(const nlohmann::json &s, const std::string &where,
+            const artifact::DecoderConfig &d, double &attentionFactor,
+            Number &number) {
+  double factor = 0, original = 0, betaFast = 0, betaSlow = 0;
+  QTENSOR_TRY(number("factor", std::nullopt, factor));
+  QTENSOR_TRY(
+      number("original_max_position_embeddings", double(d.context), original));
+  QTENSOR_TRY(number("beta_fast", 32.0, betaFast));
+  QTENSOR_TRY(number("beta_slow", 1.0, betaSlow));
+  bool truncate = true;
+  if (auto t = s.find("truncate"); t != s.end() && !t->is_null()) {
+    if (!t->is_boolean())
+      return makeError(where, ".truncate: expected a boolean");
+    truncate = t->get<bool>();
+  }
+  // mscale and mscale_all_dim may be 0 (then unused, as in transformers).
+  auto scaleKey = [&](const char *key, double &out) -> Status {
+    out = 0;
+    auto v = s.find(key);
+    if (v == s.end() || v->is_null())
+      return Status::ok();
+    if (!v->is_number() || !std::isfinite(v->get<double>()) ||
+        v->get<double>() < 0 || v->get<double>() > 1e6)
+      return makeError(where, ".", key, ": expected a number in [0, 1e6]");
+    out = v->get<double>();
+    return Status::ok();
+  };
+  double mscale = 0, mscaleAllDim = 0;
+  QTENSOR_TRY(scaleKey("mscale", mscale));
+  QTENSOR_TRY(scaleKey("mscale_all_dim", mscaleAllDim));
+  auto getMscale = [&](double m) {
+    return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+  };
+  if (s.contains("attention_factor") && !s["attention_factor"].is_null())
+    QTENSOR_TRY(number("attention_factor", std::nullopt, attentionFactor));
+  else if (mscale > 0 && mscaleAllDim > 0)
+    attentionFactor = getMscale(mscale) / getMscale(mscaleAllDim);
+  else
+    attentionFactor = getMscale(1.0);
+
+  const double dim = double(d.ropeDim), base = d.ropeBase;
+  auto correctionDim = [&](double rotations) {
+    return dim * std::log(original / (rotations * 2 * M_PI)) /
+           (2 * std::log(base));
+  };
+  double low = correctionDim(betaFast), high = correctionDim(betaSlow);
+  if (truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, dim - 1);
+  if (low == high)
+    high += 0.001; // as transformers, against a division by zero
+  std::vector<double> factors;
+  for (int64_t i = 0; i < d.ropeDim / 2; ++i) {
+    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation = 1 - ramp;
+    factors.push_back(1.0 / ((1 - extrapolation) / factor + extrapolation));
+  }
+  return std::optional<std::vector<double>>(std::move(factors));
+}
+
 /// A config.json rope_scaling as llama.cpp's per-frequency divisors (its
 /// rope_freqs): "linear" divides every frequency by `factor`; "llama3"
 /// divides the low frequencies (wavelength above original / low_freq_factor)
 /// by `factor`, keeps the high ones (below original / high_freq_factor)
 /// and blends in between, as transformers' _compute_llama3_parameters
-/// does; `default` scales nothing. None for any other type (the caller
-/// reports the gap).
+/// does; "yarn" as yarnFactors, with `attentionFactor` set; `default`
+/// scales nothing. None for any other type (the caller reports the gap).
 Expected<std::optional<std::vector<double>>>
 ropeScalingFactors(const nlohmann::json &s, const std::string &file,
-                   const artifact::DecoderConfig &d) {
+                   const artifact::DecoderConfig &d, double &attentionFactor) {
+  attentionFactor = 1.0;
   const std::string where = file + ": rope_scaling";
   if (!s.is_object())
     return makeError(where, ": expected an object");
@@ -164,6 +237,8 @@ ropeScalingFactors(const nlohmann::json &s, const std::string &file,
     return std::optional<std::vector<double>>(
         std::vector<double>(size_t(half), factor));
   }
+  if (type == "yarn")
+    return yarnFactors(s, where, d, attentionFactor, number);
   if (type != "llama3")
     return std::optional<std::vector<double>>();
   double low = 0, high = 0, original = 0;
@@ -267,15 +342,20 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   d.ropeDim = d.headDim;
   d.rope = artifact::RopeStyle::Half;
   if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
+    double attentionFactor = 1.0;
     QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<double>> factors,
-                             ropeScalingFactors(*it, file, d));
+                             ropeScalingFactors(*it, file, d, attentionFactor));
     if (!factors) {
       gap = file + " declares rope_scaling " + it->dump() +
-            ", which the decoder program does not implement yet (linear "
-            "and llama3 are)";
+            ", which the decoder program does not implement yet (linear, "
+            "llama3 and yarn are)";
       return Status::ok();
     }
     d.ropeFreqFactors = std::move(*factors);
+    // YaRN scales cos and sin, so q and k: their product by its square.
+    if (attentionFactor != 1.0)
+      d.attentionScale =
+          attentionFactor * attentionFactor / std::sqrt(double(d.headDim));
   }
   QTENSOR_TRY(hfGateActivation(cfg, file, d, gap));
   if (gap.empty())
