@@ -1,7 +1,6 @@
 //===- Decoder.cpp - The decoder program's schedule -----------------------===//
 
 #include "qtensor/Runtime/Decoder.h"
-#include "qtensor/Runtime/Sampler.h"
 
 #include "qtensor/Formats/GGUF.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
@@ -556,10 +555,27 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
   else if (options.topK || options.topP != 1.0 || options.minP != 0.0)
     return makeError("generate: top-k, top-p and min-p cut what sampling "
                      "draws from; greedy decoding (temperature 0) takes none");
+  QTENSOR_TRY(validatePenaltyOptions(options.penalties));
+  // Penalized logits go to a copy (allocated once), so promptLogits and
+  // the argmax kernel's buffer stay the model's own.
+  std::vector<int32_t> history;
+  std::vector<float> penalized;
+  if (options.penalties.active()) {
+    history = prompt;
+    history.reserve(prompt.size() + size_t(options.maxTokens));
+    penalized.reserve(logits.size());
+  }
   auto pick = [&]() -> Expected<int32_t> {
+    if (!options.penalties.active()) {
+      if (options.temperature == 0)
+        return argmax();
+      return sampleToken(logits, sampler, rng);
+    }
+    penalized.assign(logits.begin(), logits.end());
+    QTENSOR_TRY(applyPenalties(penalized, history, options.penalties));
     if (options.temperature == 0)
-      return argmax();
-    return sampleToken(logits, sampler, rng);
+      return firstArgmax(penalized);
+    return sampleToken(penalized, sampler, rng);
   };
   // The end-of-generation ids llama.cpp stops at (EOS, end of turn, ...);
   // none without a tokenizer (a program run on token ids).
@@ -578,6 +594,8 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
   for (int64_t i = 0; i < options.maxTokens; ++i) {
     QTENSOR_ASSIGN_OR_RETURN(int32_t next, pick());
     r.tokens.push_back(next);
+    if (options.penalties.active())
+      history.push_back(next);
     if (options.onToken)
       options.onToken(next);
     if (stops && stops->endsGeneration(next)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -84,4 +85,50 @@ Expected<int32_t> runtime::sampleToken(const std::vector<float> &logits,
   SamplingCandidates c = samplingCandidates(logits, o);
   std::discrete_distribution<size_t> dist(c.weights.begin(), c.weights.end());
   return c.ids[dist(rng)];
+}
+
+Status runtime::validatePenaltyOptions(const PenaltyOptions &o) {
+  if (!(o.repeat > 0 && o.repeat <= 100))
+    return makeError("sampling: the repeat penalty must be in (0, 100], got ",
+                     o.repeat);
+  for (auto [name, v] :
+       {std::pair<const char *, double>{"frequency", o.frequency},
+        {"presence", o.presence}})
+    if (!(v >= -100 && v <= 100))
+      return makeError("sampling: the ", name,
+                       " penalty must be in [-100, 100], got ", v);
+  if (o.lastN < 0)
+    return makeError("sampling: the penalty window must be >= 0, got ",
+                     o.lastN);
+  return Status::ok();
+}
+
+Status runtime::applyPenalties(std::vector<float> &logits,
+                               const std::vector<int32_t> &history,
+                               const PenaltyOptions &o) {
+  if (!o.active())
+    return Status::ok();
+  const size_t from =
+      history.size() > size_t(o.lastN) ? history.size() - size_t(o.lastN) : 0;
+  std::unordered_map<int32_t, int> counts;
+  for (size_t i = from; i < history.size(); ++i) {
+    const int32_t id = history[i];
+    if (id < 0 || size_t(id) >= logits.size())
+      return makeError("sampling: history token ", id, " is outside the ",
+                       logits.size(), "-token vocabulary");
+    ++counts[id];
+  }
+  const float repeat = float(o.repeat), frequency = float(o.frequency),
+              presence = float(o.presence);
+  for (const auto &[id, count] : counts) {
+    float &logit = logits[size_t(id)];
+    logit = logit <= 0 ? logit * repeat : logit / repeat;
+    logit -= float(count) * frequency + presence;
+  }
+  return Status::ok();
+}
+
+int32_t runtime::firstArgmax(const std::vector<float> &logits) {
+  return int32_t(std::max_element(logits.begin(), logits.end()) -
+                 logits.begin());
 }

@@ -83,6 +83,7 @@ int runGenerate(const GenerateArgs &a) {
   go.topK = a.topK;
   go.topP = a.topP;
   go.minP = a.minP;
+  go.penalties = a.penalties;
   go.seed = a.seed;
   std::string text;
   go.onToken = [&](int32_t id) {

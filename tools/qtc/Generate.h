@@ -3,6 +3,7 @@
 #define QTENSOR_TOOLS_QTC_GENERATE_H
 
 #include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/Sampler.h"
 
 #include <cstdint>
 #include <optional>
@@ -17,8 +18,9 @@ struct GenerateArgs {
   std::optional<std::vector<int32_t>> ids; ///< or token ids as they are
   int64_t maxTokens = 16;
   double temperature = 0;
-  int64_t topK = 0;              ///< with temperature > 0 (Sampler.h)
-  double topP = 1.0, minP = 0.0; ///< likewise; 1 and 0: off
+  int64_t topK = 0;                  ///< with temperature > 0 (Sampler.h)
+  double topP = 1.0, minP = 0.0;     ///< likewise; 1 and 0: off
+  runtime::PenaltyOptions penalties; ///< repetition penalties (Sampler.h)
   uint64_t seed = 0;
   int64_t context = 0; ///< KV cache positions; 0: the trained context
   std::string logitsOut;

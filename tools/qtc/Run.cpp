@@ -34,6 +34,8 @@ using namespace qtensor::runtime;
 const char *kRunUsage =
     "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
     "               [--temperature X [--top-k K] [--top-p P] [--min-p P]]\n"
+    "               [--repeat-penalty X] [--frequency-penalty X]\n"
+    "               [--presence-penalty X] [--repeat-last-n N]\n"
     "               [--seed S] [--context C]\n"
     "               [--logits-out FILE] [--threads N] [--json]\n"
     "       qtc run DIR [--op NAME] [--input FILE.safetensors] [--tokens T]\n"
@@ -52,6 +54,12 @@ const char *kRunUsage =
     "                from the K likeliest tokens, the smallest set holding\n"
     "                mass P, and those at least P times the likeliest's\n"
     "                probability (llama.cpp's order, before the temperature)\n"
+    "  --repeat-penalty X, --frequency-penalty X, --presence-penalty X\n"
+    "                llama.cpp's penalties of the tokens among the last N\n"
+    "                (--repeat-last-n, default 64; the prompt's included),\n"
+    "                greedy or sampled: a seen logit divided by X when\n"
+    "                positive, multiplied when not, then lowered by count x\n"
+    "                frequency + presence (off: 1, 0, 0)\n"
     "  --context C   KV cache positions (default: the trained context)\n"
     "  --logits-out FILE  the logits after the last prompt token, raw\n"
     "                little-endian float32 (n_vocab values)\n"
@@ -124,6 +132,7 @@ struct Options {
   double temperature = 0;
   int64_t topK = 0;
   double topP = 1.0, minP = 0.0;
+  runtime::PenaltyOptions penalties;
   bool seedGiven = false;
   std::string logitsOut;
 };
@@ -147,6 +156,19 @@ std::optional<double> parseTemperature(const std::string &v) {
   if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0 || x > 100)
     return std::nullopt;
   return x;
+}
+
+/// A finite number in [low, high] (or (low, high] when the low end is
+/// excluded).
+auto parsePenalty(double low, double high, bool lowIncluded) {
+  return [=](const std::string &v) -> std::optional<double> {
+    char *end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x) || x > high ||
+        (lowIncluded ? x < low : x <= low))
+      return std::nullopt;
+    return x;
+  };
 }
 
 std::optional<double> parseProbability(const std::string &v) {
@@ -207,6 +229,22 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option(
           {"--min-p"}, "a value",
           parsedInto(o.minP, parseProbability, "expected a number in (0, 1]"))
+      .option({"--repeat-penalty"}, "a value",
+              parsedInto(o.penalties.repeat, parsePenalty(0, 100, false),
+                         "expected a number in (0, 100]"))
+      .option({"--frequency-penalty"}, "a value",
+              parsedInto(o.penalties.frequency, parsePenalty(-100, 100, true),
+                         "expected a number in [-100, 100]"))
+      .option({"--presence-penalty"}, "a value",
+              parsedInto(o.penalties.presence, parsePenalty(-100, 100, true),
+                         "expected a number in [-100, 100]"))
+      .option({"--repeat-last-n"}, "a value",
+              parsedInto(
+                  o.penalties.lastN,
+                  [](const std::string &v) {
+                    return parseInteger(v, 0, 1 << 24, 0);
+                  },
+                  "expected an integer in [0, 2^24]"))
       .option({"--logits-out"}, "a value", o.logitsOut)
       .option({"--input"}, "a value", o.input)
       .option({"--tokens"}, "a value",
@@ -265,9 +303,15 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
     return cl.usageError("--prompt runs the whole model; --op, --input, "
                          "--tokens, --rank all and --check are per-op");
   const bool cuts = o.topK || o.topP != 1.0 || o.minP != 0.0;
-  if (!generate && (!o.logitsOut.empty() || o.context || o.temperature || cuts))
+  const runtime::PenaltyOptions off;
+  const bool penalties = o.penalties.repeat != off.repeat ||
+                         o.penalties.frequency != off.frequency ||
+                         o.penalties.presence != off.presence ||
+                         o.penalties.lastN != off.lastN;
+  if (!generate &&
+      (!o.logitsOut.empty() || o.context || o.temperature || cuts || penalties))
     return cl.usageError("--logits-out, --context, --temperature, --top-k, "
-                         "--top-p and --min-p need --prompt");
+                         "--top-p, --min-p and the penalties need --prompt");
   if (cuts && o.temperature == 0)
     return cl.usageError("--top-k, --top-p and --min-p cut what sampling "
                          "draws from: they need --temperature above 0");
@@ -386,6 +430,7 @@ int runRun(const std::vector<std::string> &args) {
     g.topK = o.topK;
     g.topP = o.topP;
     g.minP = o.minP;
+    g.penalties = o.penalties;
     g.seed = o.seedGiven ? o.seed : 0; // the activation seed is per-op mode's
     g.context = o.context;
     g.logitsOut = o.logitsOut;

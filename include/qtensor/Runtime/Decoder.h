@@ -21,6 +21,7 @@
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Runtime/Loader.h"
+#include "qtensor/Runtime/Sampler.h"
 #include "qtensor/Support/Expected.h"
 
 #include <array>
@@ -96,6 +97,9 @@ struct GenerateOptions {
   /// 0, 1 and 0 turn them off.
   int64_t topK = 0;
   double topP = 1.0, minP = 0.0;
+  /// llama.cpp's repetition penalties over the last tokens (the prompt's
+  /// included), before any cut and for greedy decoding too (Sampler.h).
+  PenaltyOptions penalties;
   uint64_t seed = 0;
   /// Stop after a token of the tokenizer's end-of-generation set
   /// (Tokenizer::endOfGeneration: EOS, end of turn, ...); an artifact

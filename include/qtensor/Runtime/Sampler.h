@@ -38,6 +38,32 @@ struct SamplingCandidates {
 SamplingCandidates samplingCandidates(const std::vector<float> &logits,
                                       const SamplerOptions &o);
 
+/// llama.cpp's repetition penalties, applied before every cut: a token
+/// seen c > 0 times among the last `lastN` of the history (the prompt's
+/// included) has its logit divided by `repeat` when positive, multiplied
+/// by it when not, then lowered by c * frequency + presence (in f32, as
+/// llama.cpp). Off: repeat 1, frequency and presence 0, or lastN 0.
+struct PenaltyOptions {
+  double repeat = 1.0, frequency = 0.0, presence = 0.0;
+  int64_t lastN = 64;
+  bool active() const {
+    return lastN > 0 && (repeat != 1.0 || frequency != 0.0 || presence != 0.0);
+  }
+};
+
+/// repeat in (0, 100], frequency and presence in [-100, 100], lastN >= 0.
+Status validatePenaltyOptions(const PenaltyOptions &o);
+
+/// Applies `o` to `logits` in place; a history id outside the vocabulary
+/// is an error naming it.
+Status applyPenalties(std::vector<float> &logits,
+                      const std::vector<int32_t> &history,
+                      const PenaltyOptions &o);
+
+/// The first largest logit: the argmax kernel's rule, on the host (for
+/// greedy decoding of penalized logits).
+int32_t firstArgmax(const std::vector<float> &logits);
+
 /// One token drawn from samplingCandidates(logits, o) with `rng`. Errors:
 /// no logits, or a non-finite one (named by its id).
 Expected<int32_t> sampleToken(const std::vector<float> &logits,

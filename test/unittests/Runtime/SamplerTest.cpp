@@ -121,4 +121,41 @@ TEST(Sampler, RefusesBadOptionsAndLogits) {
   EXPECT_FALSE(sampleToken({}, {}, rng));
 }
 
+/// llama.cpp's penalties: divide a positive logit, multiply a negative
+/// one, then subtract count x frequency + presence, over the last N of the
+/// history only.
+TEST(Sampler, PenaltiesAreLlamaCppsOverTheLastTokens) {
+  std::vector<float> logits = {2.0f, -1.0f, 0.5f, 3.0f};
+  PenaltyOptions o;
+  o.repeat = 2.0;
+  o.frequency = 0.25;
+  o.presence = 0.5;
+  o.lastN = 3;
+  // Token 3 is outside the window of 3; 0 is seen twice, 1 once.
+  ASSERT_TRUE(applyPenalties(logits, {3, 0, 1, 0}, o));
+  EXPECT_EQ(logits[0], 2.0f / 2 - 2 * 0.25f - 0.5f);
+  EXPECT_EQ(logits[1], -1.0f * 2 - 0.25f - 0.5f);
+  EXPECT_EQ(logits[2], 0.5f);
+  EXPECT_EQ(logits[3], 3.0f);
+  EXPECT_EQ(firstArgmax(logits), 3);
+  // Off: nothing changes; a window of 0 is off.
+  std::vector<float> same = {2.0f, -1.0f};
+  ASSERT_TRUE(applyPenalties(same, {0, 1}, PenaltyOptions{}));
+  o.lastN = 0;
+  ASSERT_TRUE(applyPenalties(same, {0, 1}, o));
+  EXPECT_EQ(same, (std::vector<float>{2.0f, -1.0f}));
+  // The first maximum, as the argmax kernel.
+  EXPECT_EQ(firstArgmax({1.0f, 5.0f, 5.0f}), 1);
+  // A history token outside the vocabulary is refused by id.
+  o.lastN = 8;
+  auto bad = applyPenalties(same, {7}, o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("history token 7"), std::string::npos);
+  o.repeat = 0;
+  EXPECT_FALSE(validatePenaltyOptions(o));
+  o.repeat = 1.1;
+  o.presence = 101;
+  EXPECT_FALSE(validatePenaltyOptions(o));
+}
+
 } // namespace
