@@ -562,7 +562,9 @@ Expected<GenerateResult> Decoder::generate(const std::vector<int32_t> &prompt,
   std::vector<float> penalized;
   if (options.penalties.active()) {
     history = prompt;
-    history.reserve(prompt.size() + size_t(options.maxTokens));
+    // At most the cache's positions can follow (maxTokens is the caller's).
+    history.reserve(prompt.size() + size_t(std::min<int64_t>(
+                                        options.maxTokens, cache.capacity())));
     penalized.reserve(logits.size());
   }
   auto pick = [&]() -> Expected<int32_t> {
