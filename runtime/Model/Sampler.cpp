@@ -25,49 +25,54 @@ Status runtime::validateSamplerOptions(const SamplerOptions &o) {
 
 SamplingCandidates runtime::samplingCandidates(const std::vector<float> &logits,
                                                const SamplerOptions &o) {
-  // Candidates by descending logit, the lower id first on a tie.
-  std::vector<int32_t> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
+  if (logits.empty())
+    return {};
+  // Every token, ascending. A sampled decode step runs this over the whole
+  // vocabulary (262144 tokens for Gemma 3), so only the cuts that need an
+  // order pay for one: top-k selects, top-p sorts what top-k left.
+  std::vector<int32_t> kept(logits.size());
+  std::iota(kept.begin(), kept.end(), 0);
+  // Descending logit, the lower id first on a tie.
   auto before = [&](int32_t a, int32_t b) {
     return logits[size_t(a)] != logits[size_t(b)]
                ? logits[size_t(a)] > logits[size_t(b)]
                : a < b;
   };
-  size_t keep = order.size();
-  if (o.topK > 0 && size_t(o.topK) < keep) {
-    keep = size_t(o.topK);
-    std::partial_sort(order.begin(), order.begin() + long(keep), order.end(),
-                      before);
-  } else {
-    std::sort(order.begin(), order.end(), before);
+  bool reordered = false;
+  if (o.topK > 0 && size_t(o.topK) < kept.size()) {
+    std::nth_element(kept.begin(), kept.begin() + long(o.topK), kept.end(),
+                     before);
+    kept.resize(size_t(o.topK));
+    reordered = true;
   }
-  order.resize(keep);
-  if (order.empty())
-    return {};
+  const double top =
+      logits[size_t(*std::min_element(kept.begin(), kept.end(), before))];
   // top-p and min-p on the probabilities of the raw logits that are left.
-  const double top = logits[size_t(order.front())];
-  std::vector<double> p(order.size());
-  double sum = 0;
-  for (size_t i = 0; i < order.size(); ++i)
-    sum += p[i] = std::exp(double(logits[size_t(order[i])]) - top);
+  auto p = [&](int32_t id) {
+    return std::exp(double(logits[size_t(id)]) - top);
+  };
   if (o.topP < 1) {
+    std::sort(kept.begin(), kept.end(), before);
+    reordered = true;
+    double sum = 0;
+    for (int32_t id : kept)
+      sum += p(id);
     double mass = 0;
     size_t n = 0;
-    while (n < order.size() && (n == 0 || mass < o.topP * sum))
-      mass += p[n++];
-    order.resize(n);
-    p.resize(n);
+    while (n < kept.size() && (n == 0 || mass < o.topP * sum))
+      mass += p(kept[n++]);
+    kept.resize(n);
   }
-  if (o.minP > 0) {
-    size_t n = 1; // p[0] is the largest: exp(0) = 1
-    while (n < order.size() && p[n] >= o.minP * p[0])
-      ++n;
-    order.resize(n);
-  }
-  std::sort(order.begin(), order.end());
+  if (o.minP > 0) // the likeliest has p = 1 and always stays
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [&](int32_t id) { return p(id) < o.minP; }),
+               kept.end());
+  if (reordered)
+    std::sort(kept.begin(), kept.end());
   SamplingCandidates c;
-  c.ids = order;
-  for (int32_t id : order)
+  c.ids = std::move(kept);
+  c.weights.reserve(c.ids.size());
+  for (int32_t id : c.ids)
     c.weights.push_back(
         std::exp((double(logits[size_t(id)]) - top) / o.temperature));
   return c;
