@@ -150,17 +150,9 @@ std::optional<std::vector<int32_t>> parseIds(const std::string &v) {
   return ids;
 }
 
-std::optional<double> parseTemperature(const std::string &v) {
-  char *end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !std::isfinite(x) || x < 0 || x > 100)
-    return std::nullopt;
-  return x;
-}
-
-/// A finite number in [low, high] (or (low, high] when the low end is
-/// excluded).
-auto parsePenalty(double low, double high, bool lowIncluded) {
+/// A parser of a finite number in [low, high], or (low, high] when the low
+/// end is excluded.
+auto parseNumberIn(double low, double high, bool lowIncluded) {
   return [=](const std::string &v) -> std::optional<double> {
     char *end = nullptr;
     double x = std::strtod(v.c_str(), &end);
@@ -169,14 +161,6 @@ auto parsePenalty(double low, double high, bool lowIncluded) {
       return std::nullopt;
     return x;
   };
-}
-
-std::optional<double> parseProbability(const std::string &v) {
-  char *end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(x > 0 && x <= 1))
-    return std::nullopt;
-  return x;
 }
 
 /// Parses argv into `o`; none when the run should go ahead, else the exit
@@ -214,7 +198,7 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
                   },
                   "expected an integer in [1, 2^24]"))
       .option({"--temperature"}, "a value",
-              parsedInto(o.temperature, parseTemperature,
+              parsedInto(o.temperature, parseNumberIn(0, 100, true),
                          "expected a number in [0, 100]"))
       .option({"--top-k"}, "a value",
               parsedInto(
@@ -223,20 +207,20 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
                     return parseInteger(v, 1, 1 << 24, 0);
                   },
                   "expected an integer in [1, 2^24]"))
-      .option(
-          {"--top-p"}, "a value",
-          parsedInto(o.topP, parseProbability, "expected a number in (0, 1]"))
-      .option(
-          {"--min-p"}, "a value",
-          parsedInto(o.minP, parseProbability, "expected a number in (0, 1]"))
+      .option({"--top-p"}, "a value",
+              parsedInto(o.topP, parseNumberIn(0, 1, false),
+                         "expected a number in (0, 1]"))
+      .option({"--min-p"}, "a value",
+              parsedInto(o.minP, parseNumberIn(0, 1, false),
+                         "expected a number in (0, 1]"))
       .option({"--repeat-penalty"}, "a value",
-              parsedInto(o.penalties.repeat, parsePenalty(0, 100, false),
+              parsedInto(o.penalties.repeat, parseNumberIn(0, 100, false),
                          "expected a number in (0, 100]"))
       .option({"--frequency-penalty"}, "a value",
-              parsedInto(o.penalties.frequency, parsePenalty(-100, 100, true),
+              parsedInto(o.penalties.frequency, parseNumberIn(-100, 100, true),
                          "expected a number in [-100, 100]"))
       .option({"--presence-penalty"}, "a value",
-              parsedInto(o.penalties.presence, parsePenalty(-100, 100, true),
+              parsedInto(o.penalties.presence, parseNumberIn(-100, 100, true),
                          "expected a number in [-100, 100]"))
       .option({"--repeat-last-n"}, "a value",
               parsedInto(
