@@ -196,6 +196,9 @@ private:
   Status readMerges();
   Status readSpecial();
   void markControlTokens();
+  /// A fill-in-the-middle kind's token found by its texts (llama.cpp's
+  /// detection), or -1: none, or the metadata names the kind's id.
+  int32_t fimTokenByText(const FimKind &kind) const;
   Status findEndOfGeneration();
   void indexSpecialTokens();
   void computeDigest();
@@ -525,44 +528,38 @@ void TokenizerLoader::markControlTokens() {
     if (it != t.ids.end())
       t.attrs[it->second] |= AttrControl;
   }
-  for (const FimKind &kind : kFillInTheMiddle) {
-    bool given = false;
-    for (std::string_view key : kind.keys)
-      given = given || file.findMetadata(key);
-    if (given)
-      continue;
-    // The first token (lowest id) with one of the kind's texts.
-    int32_t found = -1;
-    for (std::string_view text : kind.texts) {
-      auto it = t.ids.find(std::string(text));
-      if (it != t.ids.end() && (found < 0 || it->second < found))
-        found = it->second;
-    }
-    if (found >= 0)
+  for (const FimKind &kind : kFillInTheMiddle)
+    if (int32_t found = fimTokenByText(kind); found >= 0)
       t.attrs[found] |= AttrControl;
-  }
+}
+
+int32_t TokenizerLoader::fimTokenByText(const FimKind &kind) const {
+  for (std::string_view key : kind.keys)
+    if (file.findMetadata(key))
+      return -1; // named by the metadata: no detection by text
+  // The first token (lowest id) with one of the kind's texts.
+  int32_t found = -1;
+  for (std::string_view text : kind.texts)
+    if (int32_t id = t.tokenId(text); id >= 0 && (found < 0 || id < found))
+      found = id;
+  return found;
 }
 
 Status TokenizerLoader::findEndOfGeneration() {
   std::set<int32_t> eog;
   // The FIM pad, repo and file separator tokens: the metadata's id, else
-  // the first token with one of the kind's texts (as markControlTokens).
+  // the one found by text (as markControlTokens finds it).
   for (const FimKind &kind : kFillInTheMiddle) {
     if (!kind.endsGeneration)
       continue;
-    std::optional<int32_t> id;
-    bool given = false;
+    int32_t id = fimTokenByText(kind);
     for (std::string_view key : kind.keys) {
       QTENSOR_ASSIGN_OR_RETURN(std::optional<int32_t> named, tokenId(key));
-      given = given || named.has_value();
-      if (named && !id)
-        id = named;
+      if (named && id < 0)
+        id = *named;
     }
-    for (std::string_view text : kind.texts)
-      if (int32_t found = t.tokenId(text); !given && found >= 0)
-        id = id ? std::min(*id, found) : found;
-    if (id)
-      eog.insert(*id);
+    if (id >= 0)
+      eog.insert(id);
   }
   for (std::string_view text : kEndOfGeneration)
     if (int32_t id = t.tokenId(text); id >= 0)
