@@ -263,36 +263,49 @@ private:
         QTENSOR_TRY(
             requirePlain(*models::normWeightName(naming, l, norm), {h}));
     if (a.sandwichNorms)
-      QTENSOR_TRY(checkSandwichNorms());
+      for (int64_t l = 0; l < count; ++l)
+        for (BlockNorm norm : {BlockNorm::PostAttention, BlockNorm::PostMlp}) {
+          QTENSOR_ASSIGN_OR_RETURN(std::string name, blockNormName(l, norm));
+          QTENSOR_TRY(requirePlain(name, {h}));
+        }
+    // After the output norms: their names say first when a naming has
+    // none of this family's (gemma3 from Hugging Face).
+    if (a.qkNorm)
+      QTENSOR_TRY(checkHeadNorms());
     return Status::ok();
   }
 
-  /// gemma's post-attention and post-MLP norms [H], and its per-head q and
-  /// k norms: one head width D for both, dividing the q and kv widths.
-  Status checkSandwichNorms() {
-    using models::BlockNorm;
-    const std::optional<std::string> q0Name =
-        models::normWeightName(naming, 0, BlockNorm::QHead);
-    if (!q0Name)
+  /// A norm the family has but this naming does not spell (gemma3's
+  /// checkpoints are read from GGUF only).
+  Expected<std::string> blockNormName(int64_t layer, models::BlockNorm norm) {
+    std::optional<std::string> name =
+        models::normWeightName(naming, layer, norm);
+    if (!name)
       return fail(models::toString(naming), " names of ", arch,
                   "'s block norms are not known here (its checkpoints are "
                   "read from GGUF)");
-    const artifact::TensorEntry *q0 = m.findTensor(*q0Name);
+    return *name;
+  }
+
+  /// qwen3's and gemma's per-head q and k norms: one head width D for
+  /// both, dividing the q and kv widths.
+  Status checkHeadNorms() {
+    using models::BlockNorm;
+    QTENSOR_ASSIGN_OR_RETURN(std::string q0Name,
+                             blockNormName(0, BlockNorm::QHead));
+    const artifact::TensorEntry *q0 = m.findTensor(q0Name);
     if (!q0 || !q0->plain() || q0->plain()->shape.size() != 1)
-      return fail("the per-head q norm ", *q0Name,
+      return fail("the per-head q norm ", q0Name,
                   " is missing or not a plain 1-D tensor");
     const int64_t d = q0->plain()->shape[0];
     if (d < 1 || qn % d || kv % d)
-      return fail(*q0Name, " is [", d, "], which is no head width of q (", qn,
+      return fail(q0Name, " is [", d, "], which is no head width of q (", qn,
                   ") and kv (", kv, ")");
-    for (int64_t l = 0; l < count; ++l) {
-      for (BlockNorm norm : {BlockNorm::PostAttention, BlockNorm::PostMlp})
-        QTENSOR_TRY(
-            requirePlain(*models::normWeightName(naming, l, norm), {h}));
-      for (BlockNorm norm : {BlockNorm::QHead, BlockNorm::KHead})
-        QTENSOR_TRY(
-            requirePlain(*models::normWeightName(naming, l, norm), {d}));
-    }
+    for (int64_t l = 0; l < count; ++l)
+      for (BlockNorm norm : {BlockNorm::QHead, BlockNorm::KHead}) {
+        QTENSOR_ASSIGN_OR_RETURN(std::string name, blockNormName(l, norm));
+        QTENSOR_TRY(requirePlain(name, {d}));
+      }
     return Status::ok();
   }
 

@@ -292,13 +292,13 @@ Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
 
 /// A Hugging Face config's sliding-window attention. mistral: every layer
 /// attends to the last `sliding_window` positions (Mistral 7B v0.1: 4096
-/// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 applies
-/// one only with `use_sliding_window` true, to the layers from
+/// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 and
+/// qwen3 apply one only with `use_sliding_window` true, to the layers from
 /// `max_window_layers` on, which the program cannot say yet: a gap. llama
 /// has none.
 Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
                        artifact::DecoderConfig &d, std::string &gap) {
-  if (d.architecture == "qwen2") {
+  if (d.architecture == "qwen2" || d.architecture == "qwen3") {
     auto use = cfg.find("use_sliding_window");
     if (use != cfg.end() && !use->is_null() && !use->is_boolean())
       return makeError(file,
@@ -306,9 +306,10 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
                        "boolean, got ",
                        use->dump());
     if (use != cfg.end() && use->is_boolean() && use->get<bool>())
-      gap = file + " declares use_sliding_window (qwen2's sliding window "
-                   "from max_window_layers on), which the decoder program "
-                   "does not implement yet";
+      gap = file + " declares use_sliding_window (" + d.architecture +
+            "'s sliding window "
+            "from max_window_layers on), which the decoder program "
+            "does not implement yet";
     return Status::ok();
   }
   if (d.architecture != "mistral")
@@ -326,7 +327,7 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// The decoder of a Hugging Face config.json (llama, mistral, qwen2: the
+/// The decoder of a Hugging Face config.json (llama, mistral, qwen2, qwen3: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
 /// still compile.
@@ -367,9 +368,10 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// The decoder of a GGUF llama, qwen2 or gemma3 file: `<arch>.*` hyperparameters
-/// with llama.cpp's defaults where a key may be absent; llama: ggml's
-/// normal RoPE pairing (the converter permuted q and k for it); qwen2: NeoX.
+/// The decoder of a GGUF llama, qwen2, qwen3 or gemma3 file: `<arch>.*`
+/// hyperparameters with llama.cpp's defaults where a key may be absent;
+/// llama: ggml's normal RoPE pairing (the converter permuted q and k for
+/// it); qwen2, qwen3, gemma3: NeoX.
 Status ggufDecoder(const GGUFFile &g, const std::string &file,
                    const ModelConfig &c,
                    std::optional<artifact::DecoderConfig> &out,

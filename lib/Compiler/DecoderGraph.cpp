@@ -546,13 +546,16 @@ private:
                                  {&l.ropeK, "rope_k"},
                                  {&l.attention, "attention"}})
         QTENSOR_TRY(need(*value, what + of));
-      // The sandwich norms come as a set (gemma3) or not at all.
-      const int present = int(l.qNorm.has_value()) + int(l.kNorm.has_value()) +
-                          int(l.postAttnNorm.has_value()) +
-                          int(l.postFfnNorm.has_value());
-      if (present != 0 && present != 4)
-        return makeError("the decoder graph has ", present,
-                         " of the four q/k and output norms", of);
+      // The per-head norms come as a pair (qwen3, gemma3), the output
+      // norms too (gemma3), or not at all.
+      if (l.qNorm.has_value() != l.kNorm.has_value())
+        return makeError("the decoder graph has one of the q and k head "
+                         "norms",
+                         of);
+      if (l.postAttnNorm.has_value() != l.postFfnNorm.has_value())
+        return makeError("the decoder graph has one of the two output "
+                         "norms",
+                         of);
     }
     return std::move(p);
   }

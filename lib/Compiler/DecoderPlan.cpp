@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace qtensor::compiler {
 
@@ -66,27 +67,31 @@ public:
           return std::nullopt;
         *linears[size_t(role)] = *lin;
       }
-      // gemma3: per-head q/k norms and the output norms.
-      if (family->sandwichNorms) {
+      // qwen3, gemma3: per-head q/k norms; gemma3: the output norms.
+      std::vector<std::optional<std::string> *> extraNorms;
+      if (family->qkNorm) {
         layer.qNorm = models::normWeightName(naming, l, BlockNorm::QHead);
         layer.kNorm = models::normWeightName(naming, l, BlockNorm::KHead);
+        extraNorms.insert(extraNorms.end(), {&layer.qNorm, &layer.kNorm});
+      }
+      if (family->sandwichNorms) {
         layer.postAttnNorm =
             models::normWeightName(naming, l, BlockNorm::PostAttention);
         layer.postFfnNorm =
             models::normWeightName(naming, l, BlockNorm::PostMlp);
-        if (!layer.qNorm)
+        extraNorms.insert(extraNorms.end(),
+                          {&layer.postAttnNorm, &layer.postFfnNorm});
+      }
+      for (const std::optional<std::string> *norm : extraNorms) {
+        if (!*norm)
           return refuse(std::string(models::toString(naming)) + " names of " +
                         c.architecture + "'s block norms are not known here");
-        for (const std::optional<std::string> *norm :
-             {&layer.qNorm, &layer.kNorm, &layer.postAttnNorm,
-              &layer.postFfnNorm}) {
-          std::optional<FloatType> t = plainType(**norm);
-          if (!t)
-            return std::nullopt;
-          if (*t != *normType)
-            return refuse(**norm + " is stored as " + toString(*t) +
-                          ", the other norms as " + toString(*normType));
-        }
+        std::optional<FloatType> t = plainType(**norm);
+        if (!t)
+          return std::nullopt;
+        if (*t != *normType)
+          return refuse(**norm + " is stored as " + toString(*t) +
+                        ", the other norms as " + toString(*normType));
       }
       LayerKernelSet lk = layerKernels(p.config, l, activation);
       for (const ModelKernelSpec *spec : {&lk.ropeQ, &lk.ropeK, &lk.attention})
@@ -106,10 +111,12 @@ public:
         decoderKernels(p.config, activation, *embedType, *normType);
     std::vector<const ModelKernelSpec *> global = {
         &k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax};
-    if (family->sandwichNorms) {
+    if (family->qkNorm) {
       global.push_back(&k.headNorm);
-      global.push_back(&k.outputNorm);
       p.kernels.headNorm = k.headNorm.symbol();
+    }
+    if (family->sandwichNorms) {
+      global.push_back(&k.outputNorm);
       p.kernels.outputNorm = k.outputNorm.symbol();
     }
     for (const ModelKernelSpec *spec : global)

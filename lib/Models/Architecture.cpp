@@ -12,15 +12,18 @@ const std::vector<Architecture> &qtensor::models::architectures() {
   // Keep docs/model.md ("Families") in step.
   static const std::vector<Architecture> kAll = {
       {Family::Llama, "llama", /*fromHuggingFace=*/true, /*fromGGUF=*/true,
-       "llama", /*ggufRotatesHalves=*/false, /*sandwichNorms=*/false,
-       /*hasSchema=*/true},
+       "llama", /*ggufRotatesHalves=*/false, /*qkNorm=*/false,
+       /*sandwichNorms=*/false, /*hasSchema=*/true},
       // llama.cpp has no mistral graph of its own: it runs mistral as llama,
       // so a GGUF mistral declares itself llama.
-      {Family::Mistral, "mistral", true, false, "llama", false, false, true},
-      {Family::Qwen2, "qwen2", true, true, "qwen2", true, false, true},
+      {Family::Mistral, "mistral", true, false, "llama", false, false, false,
+       true},
+      {Family::Qwen2, "qwen2", true, true, "qwen2", true, false, false, true},
+      // qwen2's block without its q, k, v biases, with per-head q/k norms.
+      {Family::Qwen3, "qwen3", true, true, "qwen3", true, true, false, true},
       // Read from GGUF only: Hugging Face's gemma3 names its norms
       // differently (its post_attention_layernorm is not llama's).
-      {Family::Gemma3, "gemma3", false, true, "gemma3", true, true, true},
+      {Family::Gemma3, "gemma3", false, true, "gemma3", true, true, true, true},
   };
   return kAll;
 }

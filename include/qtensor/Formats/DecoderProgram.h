@@ -56,7 +56,7 @@ const char *toString(GateActivation a);
 std::optional<GateActivation> parseGateActivation(const std::string &s);
 
 struct DecoderConfig {
-  std::string architecture; ///< llama | mistral | qwen2 | gemma3
+  std::string architecture; ///< llama | mistral | qwen2 | qwen3 | gemma3
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           headDim = 0, vocab = 0;
   int64_t context = 0; ///< the trained context length
@@ -104,8 +104,8 @@ struct ProgramLinear {
 struct ProgramLayer {
   std::string attnNorm, ffnNorm; ///< plain [hidden]
   ProgramLinear q, k, v, o, gate, up, down;
-  /// gemma3: RMSNorm of each q and k head ([headDim]), and of the
-  /// attention and MLP outputs before their residual adds ([hidden]).
+  /// qwen3, gemma3: RMSNorm of each q and k head ([headDim]); gemma3: of
+  /// the attention and MLP outputs before their residual adds ([hidden]).
   std::optional<std::string> qNorm, kNorm, postAttnNorm, postFfnNorm;
   /// This layer's kernels: RoPE and attention depend on its window and
   /// base (config.windowOf, ropeBaseOf).

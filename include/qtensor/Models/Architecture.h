@@ -2,8 +2,9 @@
 //
 // The one table of decoder families (docs/model.md): which checkpoint
 // format names each one, the GGUF architecture it is written as, how
-// llama.cpp's graph for that name applies RoPE, and whether its blocks carry
-// gemma's extra norms. The checkpoint readers, the decoder program's
+// llama.cpp's graph for that name applies RoPE, and which extra norms its
+// blocks carry (qwen3's and gemma's per-head q/k norms, gemma's output
+// norms). The checkpoint readers, the decoder program's
 // validation, the GGUF exporter and the runtime's model schema all ask it;
 // none keeps a list of its own. Tensor names are in Models/TensorNames.h.
 // MLIR-free.
@@ -19,7 +20,7 @@
 
 namespace qtensor::models {
 
-enum class Family : uint8_t { Llama, Mistral, Qwen2, Gemma3 };
+enum class Family : uint8_t { Llama, Mistral, Qwen2, Qwen3, Gemma3 };
 
 /// The two checkpoint namings qtensor reads (and keeps in its artifacts).
 enum class Naming : uint8_t { HuggingFace, GGUF };
@@ -40,8 +41,11 @@ struct Architecture {
   /// gemma3); llama's pairs dimensions (2j, 2j+1), so a Hugging Face llama's
   /// q and k rows are permuted on the way to GGUF.
   bool ggufRotatesHalves;
-  /// Per-head q/k norms and post-attention/post-MLP norms in every block
-  /// (gemma3; GGUF names them, Models/TensorNames.h).
+  /// An RMSNorm of every q and k head, after the projections and before
+  /// RoPE, in every block (qwen3, gemma3).
+  bool qkNorm;
+  /// RMSNorms of the attention and MLP outputs before their residual adds
+  /// in every block (gemma3; only GGUF names them, Models/TensorNames.h).
   bool sandwichNorms;
   /// The runtime checks an artifact of this family against the decoder
   /// schema (Runtime/ModelSchema.h).

@@ -40,8 +40,9 @@ constexpr std::array<BlockLinear, kBlockLinearCount> kBlockLinears = {
 std::string_view roleName(BlockLinear l);
 std::optional<BlockLinear> blockLinearOfRole(std::string_view role);
 
-/// The norms of a block: every family has the first two; the rest are
-/// gemma's (Architecture::sandwichNorms) and only GGUF names them here.
+/// The norms of a block: every family has the first two; the per-head q/k
+/// norms are qwen3's and gemma's (Architecture::qkNorm), the output norms
+/// gemma's (Architecture::sandwichNorms), which only GGUF names here.
 enum class BlockNorm : uint8_t {
   Attention,     ///< before attention
   Mlp,           ///< before the MLP

@@ -26,9 +26,10 @@ TEST(ArchitectureTest, NamesAreUniqueAndFound) {
 
 TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
-            "llama, mistral, qwen2");
-  EXPECT_EQ(checkpointArchitectureList(Naming::GGUF), "llama, qwen2, gemma3");
-  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, gemma3");
+            "llama, mistral, qwen2, qwen3");
+  EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
+            "llama, qwen2, qwen3, gemma3");
+  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, qwen3, gemma3");
   // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
   EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
   EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3"), nullptr);
@@ -40,11 +41,18 @@ TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
 }
 
 TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
-  // llama pairs (2j, 2j+1); qwen2 and gemma3 rotate the NeoX halves.
+  // llama pairs (2j, 2j+1); qwen2, qwen3 and gemma3 rotate the NeoX halves.
   EXPECT_FALSE(findArchitecture("llama")->ggufRotatesHalves);
-  EXPECT_TRUE(findArchitecture("qwen2")->ggufRotatesHalves);
-  EXPECT_TRUE(findArchitecture("gemma3")->ggufRotatesHalves);
+  for (const char *name : {"qwen2", "qwen3", "gemma3"})
+    EXPECT_TRUE(findArchitecture(name)->ggufRotatesHalves) << name;
+  // llama.cpp's qwen3 and gemma3 graphs norm each q and k head; only
+  // gemma3's norms the attention and MLP outputs too.
+  for (const char *name : {"llama", "mistral", "qwen2"})
+    EXPECT_FALSE(findArchitecture(name)->qkNorm) << name;
+  EXPECT_TRUE(findArchitecture("qwen3")->qkNorm);
+  EXPECT_TRUE(findArchitecture("gemma3")->qkNorm);
   EXPECT_TRUE(findArchitecture("gemma3")->sandwichNorms);
+  EXPECT_FALSE(findArchitecture("qwen3")->sandwichNorms);
   EXPECT_FALSE(findArchitecture("qwen2")->sandwichNorms);
 }
 

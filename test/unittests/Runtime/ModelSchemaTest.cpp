@@ -544,6 +544,44 @@ TEST(ModelSchema, Gemma3NormsHaveNoHuggingFaceNamesHere) {
                        "known here"));
 }
 
+// --- qwen3 ------------------------------------------------------------------
+
+/// A Hugging Face qwen3: llama's tensors and each layer's per-head q and k
+/// norms of width 16 (no output norms).
+Built qwen3() {
+  Llama c;
+  c.architecture = "qwen3";
+  Built b = build(c);
+  for (int64_t l = 0; l < c.layers; ++l)
+    for (const char *norm : {"q_norm", "k_norm"})
+      b.manifest.tensors.push_back(
+          plainTensor("model.layers." + std::to_string(l) + ".self_attn." +
+                          norm + ".weight",
+                      {16}));
+  return b;
+}
+
+TEST(ModelSchema, Qwen3AddsHeadNormsOnly) {
+  auto r = qwen3().check();
+  ASSERT_TRUE(bool(r)) << r.message();
+  EXPECT_TRUE(r->known);
+
+  Built missing = qwen3();
+  missing.erase("model.layers.1.self_attn.k_norm.weight");
+  EXPECT_EQ(failure(missing),
+            "model schema (qwen3): required tensor "
+            "\"model.layers.1.self_attn.k_norm.weight\" is missing");
+
+  Built none = build([] {
+    Llama c;
+    c.architecture = "qwen3";
+    return c;
+  }());
+  EXPECT_TRUE(contains(failure(none),
+                       "the per-head q norm "
+                       "model.layers.0.self_attn.q_norm.weight is missing"));
+}
+
 // --- other architectures ----------------------------------------------------
 
 TEST(ModelSchema, ArchitecturesWithoutASchemaAreGeneric) {
