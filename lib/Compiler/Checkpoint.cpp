@@ -123,13 +123,50 @@ artifact::DecoderConfig decoderShapes(const ModelConfig &c) {
   return d;
 }
 
-/// YaRN as transformers' _compute_yarn_parameters computes it: frequency
-/// i keeps extrapolation weight e_i = 1 - clamp((i - low) / (high - low))
-/// between the dimensions where beta_fast (32) and beta_slow (1) rotations
-/// fit in original_max_position_embeddings (rounded outward unless
-/// `truncate` is false), so its divisor is 1 / ((1 - e_i) / factor + e_i);
-/// and cos and sin are scaled by attention_factor (given, or from mscale
-/// and mscale_all_dim, else 0.1 ln(factor) + 1).
+/// YaRN's frequency divisors, as transformers' _compute_yarn_parameters
+/// and ggml's rope_yarn compute them alike: frequency i keeps extrapolation
+/// weight e_i = 1 - clamp((i - low) / (high - low)) between the dimensions
+/// where `betaFast` and `betaSlow` rotations fit in `original` positions
+/// (rounded outward unless `truncate` is false), so its divisor is
+/// 1 / ((1 - e_i) / factor + e_i).
+std::vector<double> yarnDivisors(const artifact::DecoderConfig &d,
+                                 double factor, double original,
+                                 double betaFast, double betaSlow,
+                                 bool truncate) {
+  const double dim = double(d.ropeDim), base = d.ropeBase;
+  auto correctionDim = [&](double rotations) {
+    return dim * std::log(original / (rotations * 2 * M_PI)) /
+           (2 * std::log(base));
+  };
+  double low = correctionDim(betaFast), high = correctionDim(betaSlow);
+  if (truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, dim - 1);
+  if (low == high)
+    high += 0.001; // as transformers and ggml, against a division by zero
+  std::vector<double> factors;
+  for (int64_t i = 0; i < d.ropeDim / 2; ++i) {
+    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation = 1 - ramp;
+    factors.push_back(1.0 / ((1 - extrapolation) / factor + extrapolation));
+  }
+  return factors;
+}
+
+/// YaRN's magnitude scale of cos and sin at `factor`: 0.1 m ln(factor) + 1
+/// (transformers' get_mscale, llama.cpp's the same).
+double yarnMscale(double factor, double m) {
+  return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+}
+
+/// YaRN from a config.json rope_scaling: yarnDivisors with its
+/// `original_max_position_embeddings` (else the context), `beta_fast` (32),
+/// `beta_slow` (1) and `truncate`; and cos and sin scaled by
+/// attention_factor (given, or from mscale and mscale_all_dim, else
+/// 0.1 ln(factor) + 1).
 template <typename Number>
 Expected<std::optional<std::vector<double>>>
 yarnFactors(const nlohmann::json &s, const std::string &where,
@@ -162,37 +199,15 @@ yarnFactors(const nlohmann::json &s, const std::string &where,
   double mscale = 0, mscaleAllDim = 0;
   QTENSOR_TRY(scaleKey("mscale", mscale));
   QTENSOR_TRY(scaleKey("mscale_all_dim", mscaleAllDim));
-  auto getMscale = [&](double m) {
-    return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
-  };
   if (s.contains("attention_factor") && !s["attention_factor"].is_null())
     QTENSOR_TRY(number("attention_factor", std::nullopt, attentionFactor));
   else if (mscale > 0 && mscaleAllDim > 0)
-    attentionFactor = getMscale(mscale) / getMscale(mscaleAllDim);
+    attentionFactor =
+        yarnMscale(factor, mscale) / yarnMscale(factor, mscaleAllDim);
   else
-    attentionFactor = getMscale(1.0);
-
-  const double dim = double(d.ropeDim), base = d.ropeBase;
-  auto correctionDim = [&](double rotations) {
-    return dim * std::log(original / (rotations * 2 * M_PI)) /
-           (2 * std::log(base));
-  };
-  double low = correctionDim(betaFast), high = correctionDim(betaSlow);
-  if (truncate) {
-    low = std::floor(low);
-    high = std::ceil(high);
-  }
-  low = std::max(low, 0.0);
-  high = std::min(high, dim - 1);
-  if (low == high)
-    high += 0.001; // as transformers, against a division by zero
-  std::vector<double> factors;
-  for (int64_t i = 0; i < d.ropeDim / 2; ++i) {
-    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
-    const double extrapolation = 1 - ramp;
-    factors.push_back(1.0 / ((1 - extrapolation) / factor + extrapolation));
-  }
-  return std::optional<std::vector<double>>(std::move(factors));
+    attentionFactor = yarnMscale(factor, 1.0);
+  return std::optional<std::vector<double>>(
+      yarnDivisors(d, factor, original, betaFast, betaSlow, truncate));
 }
 
 /// A config.json rope_scaling as llama.cpp's per-frequency divisors (its
@@ -368,6 +383,65 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
+/// A GGUF `rope.scaling.type yarn` as current llama.cpp runs it
+/// (llama_context's yarn_attn_factor with ggml's rope_yarn): the YaRN
+/// divisors of `rope.scaling.factor` over `original_context_length` (else
+/// the context) between `yarn_beta_fast` (32) and `yarn_beta_slow` (1),
+/// truncated, times any rope_freqs divisors already in `factors`; cos and
+/// sin scaled by 0.1 ln(factor) + 1, or by its ratio to the same with
+/// `yarn_log_multiplier` as mscale_all_dim where that is not 0, on top of
+/// `attentionFactor`. A `yarn_ext_factor` other than 1 (a partial blend) is
+/// a gap.
+Status ggufYarn(const GGUFFile &g, const std::string &file,
+                const std::string &arch, const artifact::DecoderConfig &d,
+                std::vector<double> &factors, double &attentionFactor,
+                std::string &gap) {
+  // A beta or the factor must be positive; the others may be 0.
+  auto number = [&](const std::string &key, double fallback, bool positive,
+                    double &v) -> Status {
+    v = fallback;
+    const GGUFValue *value = g.findMetadata(arch + key);
+    if (!value)
+      return Status::ok();
+    std::optional<double> x = value->asDouble();
+    if (!x || !std::isfinite(*x) || *x < 0 || (positive && *x == 0) || *x > 1e6)
+      return makeError(file, ": metadata ", arch, key, " must be a ",
+                       positive ? "positive " : "non-negative ",
+                       "FLOAT32 or FLOAT64 up to 1e6");
+    v = *x;
+    return Status::ok();
+  };
+  double factor = 0, betaFast = 0, betaSlow = 0, ext = 0, logMul = 0;
+  QTENSOR_TRY(number("rope.scaling.factor", 0.0, true, factor));
+  if (!g.findMetadata(arch + "rope.scaling.factor"))
+    return makeError(file, ": metadata ", arch,
+                     "rope.scaling.factor is missing; yarn needs it");
+  int64_t original = 0;
+  QTENSOR_TRY(readGGUFDim(g, file,
+                          arch + "rope.scaling.original_context_length",
+                          original, d.context));
+  QTENSOR_TRY(number("rope.scaling.yarn_beta_fast", 32.0, true, betaFast));
+  QTENSOR_TRY(number("rope.scaling.yarn_beta_slow", 1.0, true, betaSlow));
+  QTENSOR_TRY(number("rope.scaling.yarn_ext_factor", 1.0, false, ext));
+  QTENSOR_TRY(number("rope.scaling.yarn_log_multiplier", 0.0, false, logMul));
+  if (ext != 1.0) {
+    gap = file + " declares " + arch + "rope.scaling.yarn_ext_factor " +
+          std::to_string(ext) +
+          "; the decoder program implements YaRN's full blend (1) only";
+    return Status::ok();
+  }
+  std::vector<double> yarn =
+      yarnDivisors(d, factor, double(original), betaFast, betaSlow, true);
+  if (factors.empty())
+    factors.assign(yarn.size(), 1.0);
+  for (size_t i = 0; i < yarn.size(); ++i)
+    factors[i] *= yarn[i];
+  attentionFactor *= logMul != 0
+                         ? yarnMscale(factor, 1.0) / yarnMscale(factor, logMul)
+                         : yarnMscale(factor, 1.0);
+  return Status::ok();
+}
+
 /// The decoder of a GGUF llama, qwen2, qwen3 or gemma3 file: `<arch>.*`
 /// hyperparameters with llama.cpp's defaults where a key may be absent;
 /// llama: ggml's normal RoPE pairing (the converter permuted q and k for
@@ -431,8 +505,12 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     }
   }
   // RoPE scaling as llama.cpp applies it: rope_freqs.weight divides each
-  // frequency (llama3), rope.scaling.type linear divides them all.
+  // frequency (llama3), rope.scaling.type linear divides them all, yarn
+  // blends (ggufYarn); rope.scaling.attn_factor scales cos and sin
+  // whatever the type.
   std::vector<double> factors;
+  double attentionFactor = 1.0;
+  QTENSOR_TRY(real("rope.scaling.attn_factor", 1.0, attentionFactor));
   if (const GGUFTensorInfo *t = g.findTensor("rope_freqs.weight")) {
     if (t->ne.size() != 1 || t->ne[0] != d.ropeDim / 2)
       return makeError(file, ": rope_freqs.weight must hold rope_dim / 2 = ",
@@ -452,14 +530,21 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
         factors.assign(size_t(d.ropeDim / 2), 1.0);
       for (double &f : factors)
         f *= factor;
+    } else if (type && *type == "yarn") {
+      QTENSOR_TRY(ggufYarn(g, file, arch, d, factors, attentionFactor, gap));
+      if (!gap.empty())
+        return Status::ok();
     } else if (!type || *type != "none") {
       gap = file + " declares " + arch +
             "rope.scaling.type, which the decoder program does not "
-            "implement yet (linear is)";
+            "implement yet (linear and yarn are)";
       return Status::ok();
     }
   }
   d.ropeFreqFactors = std::move(factors);
+  // The factor scales q and k, so their product by its square.
+  if (attentionFactor != 1.0)
+    d.attentionScale = attentionFactor * attentionFactor * d.qkScale();
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
   out = d;
   return Status::ok();

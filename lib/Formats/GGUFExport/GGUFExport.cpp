@@ -17,6 +17,7 @@
 #include "qtensor/Numerics/FloatFormats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace qtensor;
@@ -603,11 +604,17 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
                      "program pairs dimensions");
   if (family->family != models::Family::Gemma3 &&
       (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
-       c.slidingWindow || c.attentionScale != 0))
+       c.slidingWindow))
     return makeError(dir,
-                     ": the program's embedding scale, gate, window or "
-                     "attention scale is not what GGUF ",
+                     ": the program's embedding scale, gate or window is not "
+                     "what GGUF ",
                      arch, " implies");
+  // Every family's graph scales q.k by 1/sqrt(head dim); a program's other
+  // scale is a factor on cos and sin (YaRN's), squared, which llama.cpp
+  // applies as rope.scaling.attn_factor whatever the scaling type.
+  const double attentionFactorSquared =
+      c.qkScale() * std::sqrt(double(c.headDim));
+  const bool scalesAttention = std::abs(attentionFactorSquared - 1.0) > 1e-12;
 
   Export e{artifact, options, {}, {}};
   e.result.architecture = arch;
@@ -627,6 +634,9 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   w.setUInt32(p + "vocab_size", uint32_t(c.vocab));
   w.setFloat32(p + "rope.freq_base", float(c.ropeBase));
   w.setFloat32(p + "attention.layer_norm_rms_epsilon", float(c.rmsEps));
+  if (scalesAttention)
+    w.setFloat32(p + "rope.scaling.attn_factor",
+                 float(std::sqrt(attentionFactorSquared)));
   if (family->family == models::Family::Gemma3 && c.slidingWindow)
     w.setUInt32(p + "attention.sliding_window", uint32_t(c.slidingWindow));
   if (program.tokenizerFile) {
