@@ -410,6 +410,8 @@ Expected<std::vector<uint8_t>> Converter::writeWordPiece() {
   w.setBool("tokenizer.ggml.normalizer.strip_accents", stripAccents);
   w.setBool("tokenizer.ggml.add_bos_token", true);
   w.setBool("tokenizer.ggml.add_eos_token", false);
+  if (in.chatTemplate)
+    w.setString("tokenizer.chat_template", *in.chatTemplate);
   return w.metadataOnlyBytes();
 }
 
@@ -521,6 +523,8 @@ Expected<std::vector<uint8_t>> Converter::convert() {
     w.setUInt32("tokenizer.ggml.unknown_token_id", uint32_t(unk));
   w.setBool("tokenizer.ggml.add_bos_token", addBos);
   w.setBool("tokenizer.ggml.add_eos_token", addEos);
+  if (in.chatTemplate)
+    w.setString("tokenizer.chat_template", *in.chatTemplate);
   return w.metadataOnlyBytes();
 }
 
@@ -530,6 +534,54 @@ Expected<std::vector<uint8_t>>
 ggufFromHuggingFace(const HuggingFaceTokenizer &in) {
   return Converter(in).convert();
 }
+
+namespace {
+
+/// The largest chat template read (real ones are a few KiB to ~20 KiB).
+constexpr uint64_t kMaxChatTemplateBytes = uint64_t(1) << 20;
+
+/// A checkpoint directory's chat template: tokenizer_config.json's
+/// `chat_template` (a string, or a list of {name, template} whose
+/// "default" entry is taken), else chat_template.jinja; none when neither
+/// says.
+Expected<std::optional<std::string>> readChatTemplate(const std::string &dir) {
+  struct stat st;
+  const std::string configPath = dir + "/tokenizer_config.json";
+  if (::stat(configPath.c_str(), &st) == 0) {
+    QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(configPath));
+    QTENSOR_ASSIGN_OR_RETURN(
+        json c, parseStrictJson({reinterpret_cast<const char *>(file.data()),
+                                 size_t(file.size())},
+                                configPath, uint64_t(16) << 20, 32));
+    if (c.is_object() && c.contains("chat_template") &&
+        !c["chat_template"].is_null()) {
+      const json &t = c["chat_template"];
+      if (t.is_string())
+        return std::optional<std::string>(t.get<std::string>());
+      if (t.is_array())
+        for (const json &entry : t)
+          if (entry.is_object() && entry.value("name", json()) == "default" &&
+              entry.contains("template") && entry["template"].is_string())
+            return std::optional<std::string>(
+                entry["template"].get<std::string>());
+      return makeError(configPath,
+                       ": chat_template: expected a string, or a list "
+                       "holding an entry named \"default\" with a string "
+                       "template");
+    }
+  }
+  const std::string jinjaPath = dir + "/chat_template.jinja";
+  if (::stat(jinjaPath.c_str(), &st) != 0)
+    return std::optional<std::string>();
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(jinjaPath));
+  if (file.size() > kMaxChatTemplateBytes)
+    return makeError(jinjaPath, ": ", file.size(), " bytes, above the ",
+                     kMaxChatTemplateBytes, " a chat template may have");
+  return std::optional<std::string>(std::string(
+      reinterpret_cast<const char *>(file.data()), size_t(file.size())));
+}
+
+} // namespace
 
 Expected<std::vector<uint8_t>>
 ggufFromHuggingFaceFiles(const std::string &path) {
@@ -562,6 +614,9 @@ ggufFromHuggingFaceFiles(const std::string &path) {
     };
     QTENSOR_ASSIGN_OR_RETURN(in.bosId, id("bos_token_id"));
     QTENSOR_ASSIGN_OR_RETURN(in.eosId, id("eos_token_id"));
+  }
+  if (directory) {
+    QTENSOR_ASSIGN_OR_RETURN(in.chatTemplate, readChatTemplate(path));
   }
   return ggufFromHuggingFace(in);
 }

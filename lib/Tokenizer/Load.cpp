@@ -664,6 +664,9 @@ Expected<Tokenizer> TokenizerLoader::load() {
   QTENSOR_TRY(readSpecial());
   markControlTokens();
   QTENSOR_TRY(findEndOfGeneration());
+  QTENSOR_ASSIGN_OR_RETURN(std::optional<std::string_view> chat,
+                           string("tokenizer.chat_template"));
+  t.chat = chat ? std::string(*chat) : std::string();
   indexSpecialTokens();
   computeDigest();
   if (t.digest.empty())

@@ -11,6 +11,7 @@
 
 #include "qtensor/Runtime/Decoder.h"
 #include "qtensor/Support/FileIO.h"
+#include "qtensor/Tokenizer/ChatTemplate.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,31 @@ Status writeLogits(const std::string &path, const std::vector<float> &logits) {
                              logits.size() * sizeof(float)));
 }
 
+/// The --chat conversation as the prompt text, in the format named or
+/// recognized from the tokenizer's chat_template; `format` gets its name.
+Expected<std::string> chatPrompt(const GenerateArgs &a, const Tokenizer &tok,
+                                 std::string &format) {
+  if (a.chatTemplate) {
+    format = *a.chatTemplate;
+  } else if (tok.chatTemplate().empty()) {
+    return makeError("the artifact's tokenizer has no tokenizer.chat_template;"
+                     " name its format with --chat-template (implemented: ",
+                     implementedChatFormats(), ")");
+  } else {
+    format = detectChatFormat(tok.chatTemplate());
+    if (format.empty())
+      return makeError("the tokenizer's chat_template is none of llama.cpp's "
+                       "built-in formats; name one with --chat-template "
+                       "(implemented: ",
+                       implementedChatFormats(), ")");
+  }
+  std::vector<ChatMessage> turns;
+  if (a.system)
+    turns.push_back({"system", *a.system});
+  turns.push_back({"user", *a.chat});
+  return applyChatFormat(format, turns, /*addAssistant=*/true);
+}
+
 double rate(int64_t tokens, double seconds) {
   return seconds > 0 ? double(tokens) / seconds : 0.0;
 }
@@ -58,14 +84,23 @@ int runGenerate(const GenerateArgs &a) {
 
   const Tokenizer *tok = nullptr;
   std::vector<int32_t> prompt;
-  if (a.prompt) {
+  std::optional<std::string> promptText = a.prompt;
+  std::string chatFormat;
+  if (a.prompt || a.chat) {
     auto t = d.tokenizer();
     if (!t)
       return fail(a, "tokenize", t.message());
     tok = *t;
+    if (a.chat) {
+      auto text = chatPrompt(a, *tok, chatFormat);
+      if (!text)
+        return fail(a, "chat", text.message());
+      promptText = *text;
+    }
     // As llama.cpp's tools tokenize a prompt: control tokens written in it
     // (a chat template's <start_of_turn>) are tokens.
-    prompt = tok->encode(*a.prompt, /*addSpecial=*/true, /*parseSpecial=*/true);
+    prompt =
+        tok->encode(*promptText, /*addSpecial=*/true, /*parseSpecial=*/true);
   } else {
     prompt = *a.ids;
     if (auto t = d.tokenizer())
@@ -96,7 +131,7 @@ int runGenerate(const GenerateArgs &a) {
     if (!a.json)
       std::cout << *piece << std::flush;
   };
-  if (!a.json && a.prompt)
+  if (!a.json && a.prompt) // a chat prints the reply only
     std::cout << *a.prompt << std::flush;
   auto r = d.generate(prompt, *cache, go);
   if (!r)
@@ -120,6 +155,7 @@ int runGenerate(const GenerateArgs &a) {
                 {"backend", model.backend()},
                 {"activation", toString(model.program()->activation)},
                 {"prompt_tokens", prompt},
+                {"chat_format", a.chat ? json(chatFormat) : json(nullptr)},
                 {"tokens", r->tokens},
                 {"text", text},
                 {"stopped_at_eos", r->stoppedAtEos},

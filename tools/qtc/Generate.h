@@ -16,6 +16,10 @@ struct GenerateArgs {
   std::string dir;
   std::optional<std::string> prompt;       ///< text, tokenized with BOS rule
   std::optional<std::vector<int32_t>> ids; ///< or token ids as they are
+  /// Or a user turn (with an optional system turn) in the chat format
+  /// named (llama.cpp's names), else the one the tokenizer's
+  /// chat_template is recognized as (Tokenizer/ChatTemplate.h).
+  std::optional<std::string> chat, system, chatTemplate;
   int64_t maxTokens = 16;
   double temperature = 0;
   int64_t topK = 0;                  ///< with temperature > 0 (Sampler.h)

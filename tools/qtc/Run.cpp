@@ -17,6 +17,7 @@
 
 #include "qtensor/Runtime/OpRun.h"
 #include "qtensor/Support/ThreadPool.h"
+#include "qtensor/Tokenizer/ChatTemplate.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,7 @@ using namespace qtensor::runtime;
 
 const char *kRunUsage =
     "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
+    "               | --chat TEXT [--system TEXT] [--chat-template NAME]\n"
     "               [--temperature X [--top-k K] [--top-p P] [--min-p P]]\n"
     "               [--repeat-penalty X] [--frequency-penalty X]\n"
     "               [--presence-penalty X] [--repeat-last-n N]\n"
@@ -50,6 +52,12 @@ const char *kRunUsage =
     "  sampled with --seed; stopping early at an end-of-generation token),\n"
     "  stream the text and print prefill and decode tokens/s\n"
     "  --prompt-ids  the prompt as token ids (no tokenizer needed)\n"
+    "  --chat TEXT   a user turn: the prompt is the conversation ([--system\n"
+    "                TEXT], TEXT, the assistant's opening) in the model's\n"
+    "                chat format, as llama.cpp's built-in formats write it:\n"
+    "                recognized from the tokenizer's chat_template, or\n"
+    "                --chat-template NAME (llama.cpp's names: chatml,\n"
+    "                llama3, gemma, mistral-v7, ...); only the reply prints\n"
     "  --top-k K, --top-p P, --min-p P  with --temperature: sample only\n"
     "                from the K likeliest tokens, the smallest set holding\n"
     "                mass P, and those at least P times the likeliest's\n"
@@ -128,6 +136,7 @@ struct Options {
   // --prompt mode (Generate.h).
   std::optional<std::string> prompt;
   std::optional<std::vector<int32_t>> promptIds;
+  std::optional<std::string> chat, system, chatTemplate; ///< --chat mode
   int64_t maxTokens = 16, context = 0;
   double temperature = 0;
   int64_t topK = 0;
@@ -178,6 +187,26 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--prompt"}, "a value",
               [&o](const std::string &v) -> Error {
                 o.prompt = v;
+                return std::nullopt;
+              })
+      .option({"--chat"}, "a value",
+              [&o](const std::string &v) -> Error {
+                o.chat = v;
+                return std::nullopt;
+              })
+      .option({"--system"}, "a value",
+              [&o](const std::string &v) -> Error {
+                o.system = v;
+                return std::nullopt;
+              })
+      .option({"--chat-template"}, "a value",
+              [&o](const std::string &v) -> Error {
+                if (qtensor::chatFormatByName(v).empty())
+                  return "\"" + v +
+                         "\" is not a chat format llama.cpp names "
+                         "(implemented here: " +
+                         qtensor::implementedChatFormats() + ")";
+                o.chatTemplate = v;
                 return std::nullopt;
               })
       .option({"--prompt-ids"}, "a value",
@@ -279,9 +308,11 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   if (!o.input.empty() && o.tokens)
     return cl.usageError(
         "--tokens applies to generated activations, not --input");
-  const bool generate = o.prompt || o.promptIds;
-  if (o.prompt && o.promptIds)
-    return cl.usageError("give --prompt or --prompt-ids, not both");
+  const bool generate = o.prompt || o.promptIds || o.chat;
+  if (int(bool(o.prompt)) + int(bool(o.promptIds)) + int(bool(o.chat)) > 1)
+    return cl.usageError("give one of --prompt, --prompt-ids and --chat");
+  if ((o.system || o.chatTemplate) && !o.chat)
+    return cl.usageError("--system and --chat-template shape a --chat turn");
   if (generate &&
       (!o.op.empty() || !o.input.empty() || o.tokens || o.allRanks || o.check))
     return cl.usageError("--prompt runs the whole model; --op, --input, "
@@ -404,11 +435,14 @@ int runRun(const std::vector<std::string> &args) {
     return *status;
   if (o.allRanks)
     return runAllRanks(o);
-  if (o.prompt || o.promptIds) {
+  if (o.prompt || o.promptIds || o.chat) {
     GenerateArgs g;
     g.dir = o.dir;
     g.prompt = o.prompt;
     g.ids = o.promptIds;
+    g.chat = o.chat;
+    g.system = o.system;
+    g.chatTemplate = o.chatTemplate;
     g.maxTokens = o.maxTokens;
     g.temperature = o.temperature;
     g.topK = o.topK;

@@ -54,6 +54,9 @@ struct HuggingFaceTokenizer {
   std::string name;      ///< its path, for errors
   /// From the model's config.json (`bos_token_id`, `eos_token_id`).
   std::optional<int64_t> bosId, eosId;
+  /// tokenizer_config.json's `chat_template` (or chat_template.jinja),
+  /// written as tokenizer.chat_template.
+  std::optional<std::string> chatTemplate;
 };
 
 /// The largest tokenizer.json read (Llama 3's is 9 MB).
@@ -64,7 +67,10 @@ Expected<std::vector<uint8_t>>
 ggufFromHuggingFace(const HuggingFaceTokenizer &in);
 
 /// The same for `path`: a tokenizer.json file, or a checkpoint directory
-/// holding one (its config.json, when present, gives BOS and EOS).
+/// holding one (its config.json, when present, gives BOS and EOS; its
+/// tokenizer_config.json's `chat_template`, a string or the entry named
+/// "default" of a list, else a chat_template.jinja file, the chat
+/// template).
 Expected<std::vector<uint8_t>>
 ggufFromHuggingFaceFiles(const std::string &path);
 

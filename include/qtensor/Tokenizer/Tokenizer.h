@@ -113,6 +113,9 @@ public:
   /// separator tokens, with llama.cpp's two exceptions (docs/tokenizer.md).
   const std::vector<int32_t> &endOfGeneration() const { return eog; }
   bool endsGeneration(int32_t id) const;
+  /// tokenizer.chat_template, the Jinja text ("" when absent); not part
+  /// of sha256() (Tokenizer/ChatTemplate.h formats by it).
+  const std::string &chatTemplate() const { return chat; }
   bool addsBos() const { return addBos; }
   bool addsEos() const { return addEos; }
   bool addsSpacePrefix() const { return addSpacePrefix; }
@@ -173,6 +176,7 @@ private:
   /// merge (llama.cpp's ignore_merges: the Llama 3 pre-tokenizer).
   bool ignoreMerges = false;
   std::string digest;
+  std::string chat; ///< chatTemplate()
 };
 
 } // namespace qtensor

@@ -1,5 +1,6 @@
 """Copies a GGUF file through llama.cpp's gguf package, for the scripts
-that write a variant of one (tie_gguf_head.py, set_gguf_uint.py).
+that write a variant of one (tie_gguf_head.py, set_gguf_uint.py,
+set_gguf_string.py, gguf_yarn.py).
 
 copy_gguf(src, dst, skip_keys, skip_tensors, add): every metadata key but
 skip_keys and every tensor but skip_tensors as stored; add(writer) adds
