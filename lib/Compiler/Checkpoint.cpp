@@ -487,6 +487,24 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
       *models::findArchitecture(c.architecture);
   d.rope = family.ggufRotatesHalves ? artifact::RopeStyle::Half
                                     : artifact::RopeStyle::Interleaved;
+  if (family.family == models::Family::Gemma2) {
+    // llama.cpp's gemma2 graph: embeddings x sqrt(hidden), GeGLU, NeoX
+    // RoPE with one base, every other layer windowed (from layer 0), the
+    // attention scores and the logits soft-capped (defaults 50 and 30 when
+    // the keys are absent), q.k scaled by 1/sqrt(head dim), but by
+    // 1/sqrt(hidden / heads) for the 27B model (46 layers), as llama.cpp
+    // decides by its model type; the norms' +1 is in the file.
+    d.embedScale = std::sqrt(double(d.hidden));
+    d.attentionScale =
+        1.0 / std::sqrt(d.layers == 46 ? double(d.hidden) / double(d.heads)
+                                       : double(d.headDim));
+    d.gate = artifact::GateActivation::GeluTanh;
+    QTENSOR_TRY(integer("attention.sliding_window", 4096, d.slidingWindow));
+    d.slidingPattern = 2;
+    d.ropeBaseLocal = d.ropeBase;
+    QTENSOR_TRY(real("attn_logit_softcapping", 50.0, d.attnSoftcap));
+    QTENSOR_TRY(real("final_logit_softcapping", 30.0, d.finalSoftcap));
+  }
   if (family.family == models::Family::Gemma3) {
     // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
     // 1/sqrt(head dim), GeGLU, NeoX RoPE, five sliding-window layers (RoPE

@@ -197,6 +197,11 @@ public:
     QTENSOR_ASSIGN_OR_RETURN(
         mlir::Value logits,
         linear(program.head, "head", -1, x, c.vocab, b.getF32Type()));
+    if (program.kernels.finalSoftcap) {
+      QTENSOR_ASSIGN_OR_RETURN(logits, call(*program.kernels.finalSoftcap,
+                                            "final_softcap", -1, {logits},
+                                            logits.getType()));
+    }
     QTENSOR_ASSIGN_OR_RETURN(
         mlir::Value next,
         call(program.kernels.argmax, "argmax", -1, {logits}, results[0]));
@@ -481,6 +486,11 @@ private:
                               {"gate_mul", &k.gateMul, true},
                               {"residual_add", &k.residualAdd, true},
                               {"argmax", &k.argmax, false}};
+    if (name == "final_softcap") {
+      if (l)
+        return makeError("the decoder graph's ", what, " is inside a layer");
+      return set(k.finalSoftcap, symbol, what + "'s kernel");
+    }
     for (const Kernel &kernel : kernels) {
       if (name != kernel.part)
         continue;

@@ -119,6 +119,10 @@ public:
       global.push_back(&k.outputNorm);
       p.kernels.outputNorm = k.outputNorm.symbol();
     }
+    if (c.finalSoftcap > 0) {
+      global.push_back(&k.finalSoftcap);
+      p.kernels.finalSoftcap = k.finalSoftcap.symbol();
+    }
     for (const ModelKernelSpec *spec : global)
       plan.kernels.push_back(*spec);
     p.kernels.embed = k.embed.symbol();

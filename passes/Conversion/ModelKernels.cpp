@@ -302,6 +302,15 @@ std::pair<Value, Value> attendedRows(Emitter &e, const ModelKernelSpec &s,
 }
 
 /// Scalar loops: any head dim.
+/// c tanh(x / c) with c = s.softcap (gemma2's logit soft-capping, as
+/// llama.cpp computes it: scale, tanh, scale), or x when there is none.
+Value softcapped(Emitter &e, const ModelKernelSpec &s, Value x) {
+  if (!s.softcap)
+    return x;
+  Value t = math::TanhOp::create(e.b, e.fmul(x, e.f32c(1.0 / s.softcap)));
+  return e.fmul(t, e.f32c(s.softcap));
+}
+
 void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
   //    out [T, H*hd]
@@ -325,7 +334,7 @@ void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
                            Value kv = e.load(kc, {j, e.add(kvBase, d)});
                            return {e.fadd(acc[0], e.fmul(qv, kv))};
                          })[0];
-            Value sc = e.fmul(dot, e.f32c(scale));
+            Value sc = softcapped(e, s, e.fmul(dot, e.f32c(scale)));
             memref::StoreOp::create(e.b, sc, scores, ValueRange{j});
             return {arith::MaximumFOp::create(e.b, m[0], sc)};
           })[0];
@@ -396,7 +405,7 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
             Value dot = vector::ReductionOp::create(
                 b, vector::CombiningKind::ADD, f.getResult(0),
                 arith::FastMathFlags::reassoc);
-            Value sc = e.fmul(dot, e.f32c(s.scale));
+            Value sc = softcapped(e, s, e.fmul(dot, e.f32c(s.scale)));
             memref::StoreOp::create(b, sc, scores, ValueRange{j});
             return {arith::MaximumFOp::create(b, m[0], sc)};
           })[0];
@@ -456,6 +465,15 @@ void buildGeluMul(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
       Value gelu = e.fmul(e.fmul(e.f32c(0.5), g),
                           e.fadd(e.f32c(1), math::TanhOp::create(e.b, inner)));
       e.store(e.fmul(gelu, e.load(a[1], {t, f})), a[2], {t, f});
+    });
+  });
+}
+
+void buildSoftcap(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, V] f32, capped in place.
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.width, [&](Value v) {
+      e.store(softcapped(e, s, e.load(a[0], {t, v})), a[0], {t, v});
     });
   });
 }
@@ -566,6 +584,8 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
     }
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
+  case ModelOp::Softcap:
+    return {memref2(ctx, kDyn, s.width, f32)};
   case ModelOp::EmbedCodes: {
     const int64_t groups = s.rows / s.group;
     SmallVector<Type> args = {
@@ -634,6 +654,9 @@ LogicalResult qtensor::buildModelKernel(ModuleOp module,
     break;
   case ModelOp::EmbedCodes:
     buildEmbedCodes(e, spec, a);
+    break;
+  case ModelOp::Softcap:
+    buildSoftcap(e, spec, a);
     break;
   }
   func::ReturnOp::create(b);

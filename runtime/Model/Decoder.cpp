@@ -242,6 +242,8 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_TRY(resolve(*s.headNorm, fn.headNorm));
   if (s.outputNorm)
     QTENSOR_TRY(resolve(*s.outputNorm, fn.outputNorm));
+  if (s.finalSoftcap)
+    QTENSOR_TRY(resolve(*s.finalSoftcap, fn.finalSoftcap));
 
   // Every linear reads and writes the program's activation dtype, but the
   // head, which writes f32 logits.
@@ -500,6 +502,8 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
                             reinterpret_cast<uint8_t *>(logits.data()),
                             sizeof(float)));
   }
+  if (fn.finalSoftcap) // gemma2: in place
+    QTENSOR_TRY(call(fn.finalSoftcap, {{logits.data(), {1, c.vocab}}}));
   return Status::ok();
 }
 

@@ -70,7 +70,10 @@ public:
     positions = std::clamp<int64_t>(positions, 1, t);
     Matrix last(h.end() - positions * d, h.end());
     QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, d, p.finalNorm));
-    return linear(x, positions, p.head);
+    QTENSOR_ASSIGN_OR_RETURN(Matrix logits, linear(x, positions, p.head));
+    for (double &z : logits)
+      z = softcap(z, c.finalSoftcap);
+    return logits;
   }
 
 private:
@@ -192,6 +195,11 @@ private:
         }
   }
 
+  /// gemma2's soft cap: cap tanh(x / cap); none when cap is 0.
+  static double softcap(double x, double cap) {
+    return cap > 0 ? cap * std::tanh(x / cap) : x;
+  }
+
   Matrix attention(const Matrix &q, const Matrix &k, const Matrix &v, int64_t t,
                    int64_t window) const {
     const int64_t hd = c.headDim, qw = c.qWidth(), kw = c.kvWidth();
@@ -209,7 +217,7 @@ private:
           for (int64_t e = 0; e < hd; ++e)
             dot += q[size_t(i * qw + h * hd + e)] *
                    k[size_t(j * kw + kv * hd + e)];
-          s[size_t(j)] = dot * c.qkScale();
+          s[size_t(j)] = softcap(dot * c.qkScale(), c.attnSoftcap);
           top = std::max(top, s[size_t(j)]);
         }
         double sum = 0;

@@ -76,6 +76,10 @@ struct DecoderConfig {
   /// divisors of each frequency (theta_i = p * base^(-2i/d) / f_i). Linear
   /// scaling is every f_i = factor; llama3 scales the low frequencies only.
   std::vector<double> ropeFreqFactors;
+  /// Logit soft-capping (gemma2): each attention score s becomes
+  /// c tanh(s / c) with c = attnSoftcap, and each output logit likewise
+  /// with finalSoftcap; 0: none.
+  double attnSoftcap = 0, finalSoftcap = 0;
   int64_t qWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
   double qkScale() const;
@@ -118,6 +122,8 @@ struct ModelKernelSymbols {
   std::string embed, norm, finalNorm, storeV, gateMul, residualAdd, argmax;
   /// gemma3: the per-head norm (in place) and the output norm.
   std::optional<std::string> headNorm, outputNorm;
+  /// gemma2: the logits' soft cap (in place), when config.finalSoftcap.
+  std::optional<std::string> finalSoftcap;
   bool operator==(const ModelKernelSymbols &o) const;
 };
 

@@ -36,6 +36,7 @@ enum class ModelOp : uint8_t {
                ///< on any range of w's N rows (b's and y's matching
                ///< range: y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
+  Softcap,     ///< (x ?xV f32): x = c tanh(x / c) in place, c = softcap
   EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, [zeros VxG],
                ///< out ?xD f32): rows of a quantized table as stored (its
                ///< decode_gemv codes, offset binary, one per byte or two
@@ -60,6 +61,9 @@ struct ModelKernelSpec {
   /// code.
   std::vector<double> ropeFreqFactors;
   double scale = 1.0; ///< Embed: row scale; Attention: q.k scale
+  /// Attention: each score s (after the scale) becomes c tanh(s / c);
+  /// Softcap: its c. 0: none.
+  double softcap = 0;
   int64_t window = 0; ///< Attention: sliding window (0: global)
   /// EmbedCodes: codes per scale, the stored offset (2^(bits-1) for signed
   /// codes) and the bytes of one stored row (S); `weight` is the scales'
@@ -98,6 +102,8 @@ struct DecoderKernelSet {
   /// gemma3: per-head q/k norm and the attention/MLP output norm, both on
   /// activations in place.
   ModelKernelSpec headNorm, outputNorm;
+  /// gemma2: the logits' soft cap (config.finalSoftcap > 0).
+  ModelKernelSpec finalSoftcap;
 };
 DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
                                 FloatType activation, FloatType embed,

@@ -20,7 +20,7 @@
 
 namespace qtensor::models {
 
-enum class Family : uint8_t { Llama, Mistral, Qwen2, Qwen3, Gemma3 };
+enum class Family : uint8_t { Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3 };
 
 /// The two checkpoint namings qtensor reads (and keeps in its artifacts).
 enum class Naming : uint8_t { HuggingFace, GGUF };
@@ -45,7 +45,8 @@ struct Architecture {
   /// RoPE, in every block (qwen3, gemma3).
   bool qkNorm;
   /// RMSNorms of the attention and MLP outputs before their residual adds
-  /// in every block (gemma3; only GGUF names them, Models/TensorNames.h).
+  /// in every block (gemma2, gemma3; only GGUF names them,
+  /// Models/TensorNames.h).
   bool sandwichNorms;
   /// The runtime checks an artifact of this family against the decoder
   /// schema (Runtime/ModelSchema.h).

@@ -184,6 +184,7 @@ private:
   struct Kernels {
     void *embed, *norm, *finalNorm, *storeV, *gateMul, *residualAdd, *argmax;
     void *headNorm, *outputNorm; ///< null when the program has none
+    void *finalSoftcap;          ///< likewise
   } fn{};
   const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
   /// A quantized embedding (EmbedCodes: a table of its own or a tied

@@ -602,13 +602,18 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     return makeError(dir, ": ", arch,
                      " in GGUF rotates halves (NeoX), the "
                      "program pairs dimensions");
-  if (family->family != models::Family::Gemma3 &&
-      (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
-       c.slidingWindow))
+  const bool gemma = family->family == models::Family::Gemma2 ||
+                     family->family == models::Family::Gemma3;
+  if (!gemma && (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
+                 c.slidingWindow))
     return makeError(dir,
                      ": the program's embedding scale, gate or window is not "
                      "what GGUF ",
                      arch, " implies");
+  if (family->family != models::Family::Gemma2 &&
+      (c.attnSoftcap || c.finalSoftcap))
+    return makeError(dir, ": llama.cpp's ", arch,
+                     " graph applies no logit soft-capping");
   // Every family's graph scales q.k by 1/sqrt(head dim); a program's other
   // scale is a factor on cos and sin (YaRN's), squared, which llama.cpp
   // applies as rope.scaling.attn_factor whatever the scaling type.
@@ -637,8 +642,12 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   if (scalesAttention)
     w.setFloat32(p + "rope.scaling.attn_factor",
                  float(std::sqrt(attentionFactorSquared)));
-  if (family->family == models::Family::Gemma3 && c.slidingWindow)
+  if (gemma && c.slidingWindow)
     w.setUInt32(p + "attention.sliding_window", uint32_t(c.slidingWindow));
+  if (family->family == models::Family::Gemma2) {
+    w.setFloat32(p + "attn_logit_softcapping", float(c.attnSoftcap));
+    w.setFloat32(p + "final_logit_softcapping", float(c.finalSoftcap));
+  }
   if (program.tokenizerFile) {
     const MappedFile *tok = artifact.file(*program.tokenizerFile);
     if (!tok)

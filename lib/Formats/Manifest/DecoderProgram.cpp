@@ -71,7 +71,8 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          layers == o.layers && heads == o.heads && kvHeads == o.kvHeads &&
          headDim == o.headDim && vocab == o.vocab && context == o.context &&
          ropeDim == o.ropeDim && rmsEps == o.rmsEps && ropeBase == o.ropeBase &&
-         rope == o.rope && ropeFreqFactors == o.ropeFreqFactors;
+         rope == o.rope && ropeFreqFactors == o.ropeFreqFactors &&
+         attnSoftcap == o.attnSoftcap && finalSoftcap == o.finalSoftcap;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
@@ -87,7 +88,8 @@ bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
   return embed == o.embed && norm == o.norm && finalNorm == o.finalNorm &&
          storeV == o.storeV && gateMul == o.gateMul &&
          residualAdd == o.residualAdd && argmax == o.argmax &&
-         headNorm == o.headNorm && outputNorm == o.outputNorm;
+         headNorm == o.headNorm && outputNorm == o.outputNorm &&
+         finalSoftcap == o.finalSoftcap;
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
@@ -126,7 +128,8 @@ std::vector<std::string> DecoderProgram::modelKernelSymbols() const {
   std::vector<std::string> out = {k.embed,  k.norm,    k.finalNorm,
                                   k.storeV, k.gateMul, k.residualAdd,
                                   k.argmax};
-  for (const std::optional<std::string> *o : {&k.headNorm, &k.outputNorm})
+  for (const std::optional<std::string> *o :
+       {&k.headNorm, &k.outputNorm, &k.finalSoftcap})
     if (*o)
       out.push_back(**o);
   for (const ProgramLayer &l : layers)
@@ -179,6 +182,10 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
   if (c.slidingWindow < 0 || c.slidingWindow > kMaxDim ||
       c.slidingPattern < 0 || c.slidingPattern > 1024)
     return makeError(where, ".sliding_window, sliding_pattern: out of range");
+  for (auto [key, cap] : {std::pair{".attn_logit_softcapping", c.attnSoftcap},
+                          {".final_logit_softcapping", c.finalSoftcap}})
+    if (!std::isfinite(cap) || cap < 0 || cap > 1e6)
+      return makeError(where, key, ": must be in [0, 1e6] (0: none)");
   if (!c.ropeFreqFactors.empty()) {
     if (int64_t(c.ropeFreqFactors.size()) != c.ropeDim / 2)
       return makeError(where, ".rope_freq_factors: ", c.ropeFreqFactors.size(),
@@ -245,6 +252,11 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
             {"rope_base_local", c.ropeBaseLocal}};
   if (!c.ropeFreqFactors.empty())
     j["rope_freq_factors"] = c.ropeFreqFactors;
+  // Absent: none, as in programs written before soft-capping.
+  if (c.attnSoftcap)
+    j["attn_logit_softcapping"] = c.attnSoftcap;
+  if (c.finalSoftcap)
+    j["final_logit_softcapping"] = c.finalSoftcap;
   return j;
 }
 
@@ -285,6 +297,14 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
       c.ropeFreqFactors.push_back(v.get<double>());
     }
   }
+  for (auto [key, out] : {std::pair<const char *, double *>{
+                              "attn_logit_softcapping", &c.attnSoftcap},
+                          {"final_logit_softcapping", &c.finalSoftcap}})
+    if (cr.find(key)) {
+      QTENSOR_TRY(readDouble(cr, key, *out));
+      if (*out == 0)
+        return makeError(cr.at(key), ": 0 is spelled by leaving it out");
+    }
   QTENSOR_TRY(cr.noUnknownKeys());
   QTENSOR_TRY(validateDecoderConfig(c, where));
   return c;
@@ -336,6 +356,8 @@ json artifact::toJson(const DecoderProgram &p) {
     j["kernels"]["head_norm"] = *k.headNorm;
   if (k.outputNorm)
     j["kernels"]["output_norm"] = *k.outputNorm;
+  if (k.finalSoftcap)
+    j["kernels"]["final_softcap"] = *k.finalSoftcap;
   if (p.tokenizerFile)
     j["tokenizer_file"] = *p.tokenizerFile;
   return j;
@@ -376,6 +398,7 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
     QTENSOR_TRY(kr.readString(s.key, *s.out));
   QTENSOR_TRY(kr.readOptionalString("head_norm", k.headNorm));
   QTENSOR_TRY(kr.readOptionalString("output_norm", k.outputNorm));
+  QTENSOR_TRY(kr.readOptionalString("final_softcap", k.finalSoftcap));
   QTENSOR_TRY(kr.noUnknownKeys());
 
   QTENSOR_TRY(r.readString("embed", p.embed));
@@ -512,6 +535,9 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
     QTENSOR_TRY(checkFile(m, *p.tokenizerFile, FileRole::Tokenizer,
                           name + ".tokenizer_file"));
   const ModelKernelSymbols &k = p.kernels;
+  if (bool(k.finalSoftcap) != (c.finalSoftcap > 0))
+    return makeError(name, ".kernels.final_softcap: present exactly when "
+                           "config.final_logit_softcapping is");
   for (const std::string &s : p.modelKernelSymbols())
     if (!isKernelSymbol(s))
       return makeError(name, ".kernels: \"", s,

@@ -41,6 +41,8 @@ const char *opName(ModelOp op) {
     return "argmax";
   case ModelOp::EmbedCodes:
     return "embed_codes";
+  case ModelOp::Softcap:
+    return "softcap";
   }
   return "?";
 }
@@ -49,7 +51,8 @@ constexpr ModelOp kModelOps[] = {
     ModelOp::Embed,       ModelOp::RmsNorm, ModelOp::RopeQ,
     ModelOp::RopeK,       ModelOp::StoreV,  ModelOp::Attention,
     ModelOp::SiluMul,     ModelOp::GeluMul, ModelOp::ResidualAdd,
-    ModelOp::FloatLinear, ModelOp::Argmax,  ModelOp::EmbedCodes};
+    ModelOp::FloatLinear, ModelOp::Argmax,  ModelOp::EmbedCodes,
+    ModelOp::Softcap};
 
 std::optional<ModelOp> parseModelOp(const std::string &s) {
   for (ModelOp op : kModelOps)
@@ -80,6 +83,7 @@ nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
           {"rope", artifact::toString(k.rope)},
           {"rope_freq_factors", k.ropeFreqFactors},
           {"scale", k.scale},
+          {"softcap", k.softcap},
           {"window", k.window},
           {"group", k.group},
           {"code_offset", k.codeOffset},
@@ -131,7 +135,8 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
   }
   for (auto [key, out] : {std::pair<const char *, double *>{"eps", &k.eps},
                           {"rope_base", &k.ropeBase},
-                          {"scale", &k.scale}}) {
+                          {"scale", &k.scale},
+                          {"softcap", &k.softcap}}) {
     const nlohmann::json *v = nullptr;
     QTENSOR_TRY(r.require(key, v));
     if (!v->is_number() || !std::isfinite(v->get<double>()))
@@ -198,6 +203,8 @@ std::string ModelKernelSpec::name() const {
     os << "_s" << bits(scale);
   if (op == ModelOp::Attention && window)
     os << "_win" << window;
+  if ((op == ModelOp::Attention || op == ModelOp::Softcap) && softcap)
+    os << "_sc" << bits(softcap);
   if (op == ModelOp::FloatLinear && bias)
     os << "_bias" << qtensor::toString(*bias);
   os << "_" << qtensor::toString(input) << "_" << qtensor::toString(weight)
@@ -248,6 +255,12 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.argmax.width = c.vocab;
   k.argmax.input = FloatType::F32;
   k.argmax.output = FloatType::F32;
+
+  k.finalSoftcap.op = ModelOp::Softcap;
+  k.finalSoftcap.width = c.vocab;
+  k.finalSoftcap.input = FloatType::F32;
+  k.finalSoftcap.output = FloatType::F32;
+  k.finalSoftcap.softcap = c.finalSoftcap;
   return k;
 }
 
@@ -281,6 +294,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   k.attention.output = activation;
   k.attention.scale = c.qkScale();
   k.attention.window = c.windowOf(layer);
+  k.attention.softcap = c.attnSoftcap;
   return k;
 }
 
@@ -420,6 +434,9 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
     QTENSOR_TRY(check("kernels.head_norm", *s.headNorm, k.headNorm));
   if (s.outputNorm)
     QTENSOR_TRY(check("kernels.output_norm", *s.outputNorm, k.outputNorm));
+  if (s.finalSoftcap)
+    QTENSOR_TRY(
+        check("kernels.final_softcap", *s.finalSoftcap, k.finalSoftcap));
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const artifact::ProgramLayer &l = p.layers[i];
     LayerKernelSet lk = layerKernels(c, int64_t(i), act);
@@ -488,6 +505,8 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
     add(k.headNorm);
   if (p.kernels.outputNorm)
     add(k.outputNorm);
+  if (p.kernels.finalSoftcap)
+    add(k.finalSoftcap);
   for (size_t i = 0; i < p.layers.size(); ++i) {
     LayerKernelSet lk = layerKernels(c, int64_t(i), act);
     add(lk.ropeQ);

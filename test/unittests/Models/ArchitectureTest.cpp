@@ -28,8 +28,8 @@ TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
             "llama, mistral, qwen2, qwen3");
   EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
-            "llama, qwen2, qwen3, gemma3");
-  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, qwen3, gemma3");
+            "llama, qwen2, qwen3, gemma2, gemma3");
+  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, qwen3, gemma2, gemma3");
   // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
   EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
   EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3"), nullptr);
@@ -52,6 +52,8 @@ TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
   EXPECT_TRUE(findArchitecture("qwen3")->qkNorm);
   EXPECT_TRUE(findArchitecture("gemma3")->qkNorm);
   EXPECT_TRUE(findArchitecture("gemma3")->sandwichNorms);
+  EXPECT_TRUE(findArchitecture("gemma2")->sandwichNorms);
+  EXPECT_FALSE(findArchitecture("gemma2")->qkNorm);
   EXPECT_FALSE(findArchitecture("qwen3")->sandwichNorms);
   EXPECT_FALSE(findArchitecture("qwen2")->sandwichNorms);
 }

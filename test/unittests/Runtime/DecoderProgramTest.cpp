@@ -99,6 +99,54 @@ TEST(DecoderProgram, RoundTripsThroughJson) {
   EXPECT_EQ(*back, p);
 }
 
+/// gemma2's soft caps: in the config (absent when none, 0 never written),
+/// with the logits' kernel exactly when the config caps them, and in the
+/// attention kernel's spec and name.
+TEST(DecoderProgram, SoftCapsRoundTripAndGoWithTheirKernel) {
+  artifact::DecoderProgram p = sampleProgram();
+  EXPECT_FALSE(
+      artifact::toJson(p)["config"].contains("attn_logit_softcapping"));
+  p.config.attnSoftcap = 50.0;
+  p.config.finalSoftcap = 30.0;
+  p.kernels.finalSoftcap = "_mlir_ciface_sc";
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["config"]["attn_logit_softcapping"], 50.0);
+  EXPECT_EQ(j["kernels"]["final_softcap"], "_mlir_ciface_sc");
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+  j["config"]["final_logit_softcapping"] = 0;
+  EXPECT_NE(
+      artifact::parseProgram(j.dump(), "program.json")
+          .message()
+          .find("final_logit_softcapping: 0 is spelled by leaving it out"),
+      std::string::npos);
+  j["config"]["final_logit_softcapping"] = -1;
+  EXPECT_NE(artifact::parseProgram(j.dump(), "program.json")
+                .message()
+                .find("final_logit_softcapping: must be in [0, 1e6]"),
+            std::string::npos);
+
+  LayerKernelSet capped = layerKernels(p.config, 0, FloatType::F16);
+  EXPECT_EQ(capped.attention.softcap, 50.0);
+  EXPECT_NE(capped.attention.name().find("_sc4049000000000000_"),
+            std::string::npos)
+      << capped.attention.name();
+  auto spec = modelKernelSpecFromJson(toJson(capped.attention), "spec");
+  ASSERT_TRUE(spec) << spec.message();
+  EXPECT_EQ(spec->name(), capped.attention.name());
+  artifact::DecoderConfig none = p.config;
+  none.attnSoftcap = 0;
+  EXPECT_EQ(layerKernels(none, 0, FloatType::F16).attention.name().find("_sc"),
+            std::string::npos);
+  DecoderKernelSet k =
+      decoderKernels(p.config, FloatType::F16, FloatType::F32, FloatType::F32);
+  EXPECT_EQ(k.finalSoftcap.op, ModelOp::Softcap);
+  EXPECT_EQ(k.finalSoftcap.name(), "qt_model_softcap_w" +
+                                       std::to_string(p.config.vocab) +
+                                       "_sc403e000000000000_f32_f32_f32");
+}
+
 TEST(DecoderProgram, SlidingWindowLayers) {
   artifact::DecoderConfig c = sampleProgram().config;
   c.slidingWindow = 512;
