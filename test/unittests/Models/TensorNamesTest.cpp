@@ -21,7 +21,11 @@ TEST(TensorNamesTest, BuildsEachNamingsNames) {
             "blk.1.ffn_norm.weight");
   EXPECT_EQ(normWeightName(Naming::GGUF, 2, BlockNorm::PostMlp),
             "blk.2.post_ffw_norm.weight");
+  // qwen3's per-head norms; gemma's output norms have no Hugging Face
+  // names here (gemma is read from GGUF).
   EXPECT_EQ(normWeightName(Naming::HuggingFace, 2, BlockNorm::QHead),
+            "model.layers.2.self_attn.q_norm.weight");
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, 2, BlockNorm::PostMlp),
             std::nullopt)
       << "Hugging Face gemma names are not in the table";
   EXPECT_EQ(tensorNames(Naming::GGUF).embed, "token_embd.weight");
