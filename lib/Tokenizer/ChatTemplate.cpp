@@ -9,6 +9,9 @@
 
 #include "qtensor/Tokenizer/ChatTemplate.h"
 
+#include "qtensor/Support/JsonObjectReader.h"
+#include "qtensor/Support/MappedFile.h"
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -330,5 +333,37 @@ qtensor::applyChatFormat(std::string_view f,
     if (addAssistant)
       out += "ASSISTANT:";
   }
+  return out;
+}
+
+Expected<std::vector<ChatMessage>>
+qtensor::readChatMessages(const std::string &path) {
+  constexpr uint64_t kMaxBytes = uint64_t(16) << 20;
+  constexpr size_t kMaxMessages = size_t(1) << 16;
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+  QTENSOR_ASSIGN_OR_RETURN(
+      nlohmann::json list,
+      parseStrictJson(
+          {reinterpret_cast<const char *>(file.data()), size_t(file.size())},
+          path, kMaxBytes, 4));
+  if (!list.is_array() || list.empty() || list.size() > kMaxMessages)
+    return makeError(path, ": expected a JSON array of 1 to ", kMaxMessages,
+                     " messages ({\"role\": ..., \"content\": ...})");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    JsonObjectReader r(list[i], path + "[" + std::to_string(i) + "]");
+    ChatMessage m;
+    QTENSOR_TRY(r.expectObject());
+    QTENSOR_TRY(r.readString("role", m.role));
+    QTENSOR_TRY(r.readString("content", m.content));
+    QTENSOR_TRY(r.noUnknownKeys());
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      return makeError(r.at("role"), ": \"", m.role,
+                       "\" is not system, user or assistant");
+    out.push_back(std::move(m));
+  }
+  if (out.back().role != "user")
+    return makeError(path, ": the last message's role is ", out.back().role,
+                     "; the reply follows a user turn");
   return out;
 }

@@ -58,9 +58,13 @@ Expected<std::string> chatPrompt(const GenerateArgs &a, const Tokenizer &tok,
                        implementedChatFormats(), ")");
   }
   std::vector<ChatMessage> turns;
-  if (a.system)
-    turns.push_back({"system", *a.system});
-  turns.push_back({"user", *a.chat});
+  if (a.messages) {
+    QTENSOR_ASSIGN_OR_RETURN(turns, readChatMessages(*a.messages));
+  } else {
+    if (a.system)
+      turns.push_back({"system", *a.system});
+    turns.push_back({"user", *a.chat});
+  }
   return applyChatFormat(format, turns, /*addAssistant=*/true);
 }
 
@@ -86,12 +90,13 @@ int runGenerate(const GenerateArgs &a) {
   std::vector<int32_t> prompt;
   std::optional<std::string> promptText = a.prompt;
   std::string chatFormat;
-  if (a.prompt || a.chat) {
+  const bool chat = a.chat || a.messages;
+  if (a.prompt || chat) {
     auto t = d.tokenizer();
     if (!t)
       return fail(a, "tokenize", t.message());
     tok = *t;
-    if (a.chat) {
+    if (chat) {
       auto text = chatPrompt(a, *tok, chatFormat);
       if (!text)
         return fail(a, "chat", text.message());
@@ -155,7 +160,7 @@ int runGenerate(const GenerateArgs &a) {
                 {"backend", model.backend()},
                 {"activation", toString(model.program()->activation)},
                 {"prompt_tokens", prompt},
-                {"chat_format", a.chat ? json(chatFormat) : json(nullptr)},
+                {"chat_format", chat ? json(chatFormat) : json(nullptr)},
                 {"tokens", r->tokens},
                 {"text", text},
                 {"stopped_at_eos", r->stoppedAtEos},

@@ -20,6 +20,9 @@ struct GenerateArgs {
   /// named (llama.cpp's names), else the one the tokenizer's
   /// chat_template is recognized as (Tokenizer/ChatTemplate.h).
   std::optional<std::string> chat, system, chatTemplate;
+  /// Or a conversation file (Tokenizer/ChatTemplate.h readChatMessages),
+  /// formatted the same way.
+  std::optional<std::string> messages;
   int64_t maxTokens = 16;
   double temperature = 0;
   int64_t topK = 0;                  ///< with temperature > 0 (Sampler.h)

@@ -34,7 +34,8 @@ using namespace qtensor::runtime;
 
 const char *kRunUsage =
     "usage: qtc run DIR --prompt TEXT | --prompt-ids ID,ID,... [-n N]\n"
-    "               | --chat TEXT [--system TEXT] [--chat-template NAME]\n"
+    "               | --chat TEXT [--system TEXT] | --messages FILE.json\n"
+    "               [--chat-template NAME]\n"
     "               [--temperature X [--top-k K] [--top-p P] [--min-p P]]\n"
     "               [--repeat-penalty X] [--frequency-penalty X]\n"
     "               [--presence-penalty X] [--repeat-last-n N]\n"
@@ -58,6 +59,9 @@ const char *kRunUsage =
     "                recognized from the tokenizer's chat_template, or\n"
     "                --chat-template NAME (llama.cpp's names: chatml,\n"
     "                llama3, gemma, mistral-v7, ...); only the reply prints\n"
+    "  --messages FILE.json  the same for a whole conversation: a JSON\n"
+    "                array of {\"role\": system|user|assistant, \"content\"}\n"
+    "                ending with a user turn\n"
     "  --top-k K, --top-p P, --min-p P  with --temperature: sample only\n"
     "                from the K likeliest tokens, the smallest set holding\n"
     "                mass P, and those at least P times the likeliest's\n"
@@ -137,6 +141,7 @@ struct Options {
   std::optional<std::string> prompt;
   std::optional<std::vector<int32_t>> promptIds;
   std::optional<std::string> chat, system, chatTemplate; ///< --chat mode
+  std::optional<std::string> messages;                   ///< --messages
   int64_t maxTokens = 16, context = 0;
   double temperature = 0;
   int64_t topK = 0;
@@ -192,6 +197,11 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .option({"--chat"}, "a value",
               [&o](const std::string &v) -> Error {
                 o.chat = v;
+                return std::nullopt;
+              })
+      .option({"--messages"}, "a value",
+              [&o](const std::string &v) -> Error {
+                o.messages = v;
                 return std::nullopt;
               })
       .option({"--system"}, "a value",
@@ -308,11 +318,17 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
   if (!o.input.empty() && o.tokens)
     return cl.usageError(
         "--tokens applies to generated activations, not --input");
-  const bool generate = o.prompt || o.promptIds || o.chat;
-  if (int(bool(o.prompt)) + int(bool(o.promptIds)) + int(bool(o.chat)) > 1)
-    return cl.usageError("give one of --prompt, --prompt-ids and --chat");
-  if ((o.system || o.chatTemplate) && !o.chat)
-    return cl.usageError("--system and --chat-template shape a --chat turn");
+  const bool generate = o.prompt || o.promptIds || o.chat || o.messages;
+  if (int(bool(o.prompt)) + int(bool(o.promptIds)) + int(bool(o.chat)) +
+          int(bool(o.messages)) >
+      1)
+    return cl.usageError(
+        "give one of --prompt, --prompt-ids, --chat and --messages");
+  if (o.system && !o.chat)
+    return cl.usageError("--system is a turn before --chat's (--messages "
+                         "holds its own)");
+  if (o.chatTemplate && !o.chat && !o.messages)
+    return cl.usageError("--chat-template formats --chat or --messages");
   if (generate &&
       (!o.op.empty() || !o.input.empty() || o.tokens || o.allRanks || o.check))
     return cl.usageError("--prompt runs the whole model; --op, --input, "
@@ -435,12 +451,13 @@ int runRun(const std::vector<std::string> &args) {
     return *status;
   if (o.allRanks)
     return runAllRanks(o);
-  if (o.prompt || o.promptIds || o.chat) {
+  if (o.prompt || o.promptIds || o.chat || o.messages) {
     GenerateArgs g;
     g.dir = o.dir;
     g.prompt = o.prompt;
     g.ids = o.promptIds;
     g.chat = o.chat;
+    g.messages = o.messages;
     g.system = o.system;
     g.chatTemplate = o.chatTemplate;
     g.maxTokens = o.maxTokens;

@@ -38,6 +38,13 @@ bool isImplementedChatFormat(std::string_view format);
 /// "chatml, llama3, ...": the formats implemented, for messages.
 std::string implementedChatFormats();
 
+/// A conversation file: a JSON array of {"role", "content"} objects (the
+/// OpenAI messages spelling), at most 16 MiB and 65536 messages, each with
+/// exactly those two string keys and a role of system, user or assistant,
+/// ending with a user turn (the reply follows it). Errors name the file
+/// and the message's index.
+Expected<std::vector<ChatMessage>> readChatMessages(const std::string &path);
+
 /// The messages in `format`, then the assistant's opening when
 /// `addAssistant` (llama.cpp's add_ass). Control tokens stay text: the
 /// caller tokenizes the result with parse_special. An unknown or
