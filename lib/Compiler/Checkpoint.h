@@ -35,7 +35,7 @@ namespace qtensor::compiler {
 
 /// The decoder-block shapes of a llama-family model.
 struct ModelConfig {
-  std::string architecture; ///< llama | mistral | qwen2 | gemma3 (GGUF)
+  std::string architecture; ///< a family of Models/Architecture.h
   std::string name;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           vocab = 0;
@@ -205,6 +205,12 @@ private:
   Status listSafetensors(const std::string &file, bool isIndex,
                          std::vector<SourceTensor> &all);
   Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
+  /// For a family whose GGUF fuses projections (Architecture::
+  /// ggufFusedProjections): each fused tensor of `all` is replaced by its
+  /// row ranges under the unfused names, views of the same stored rows.
+  /// (FusedSplit.cpp)
+  Status splitFusedGGUF(const std::string &path,
+                        std::vector<SourceTensor> &all);
   /// A weight an MLIR module quantizes (ref.codes): a linear whose codes
   /// are `stored` (the weights file's 8-bit tensor) and whose descriptor
   /// and qparams are the module's. (ModuleCheckpoint.cpp)
@@ -234,6 +240,12 @@ private:
   std::shared_ptr<safetensors::SafetensorsFile> single;
   std::shared_ptr<safetensors::SafetensorsIndex> index;
   std::shared_ptr<GGUFFile> ggufFile;
+  /// Tensor records of splitFusedGGUF's row ranges (their names with them).
+  struct SplitGGUFTensor {
+    std::string name;
+    GGUFTensorInfo info;
+  };
+  std::vector<std::unique_ptr<SplitGGUFTensor>> splitTensors;
   std::vector<std::shared_ptr<PackedSource>> packedSources;
   std::shared_ptr<onnxmodel::Model> onnx;
 };

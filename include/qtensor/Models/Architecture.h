@@ -20,7 +20,15 @@
 
 namespace qtensor::models {
 
-enum class Family : uint8_t { Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3 };
+enum class Family : uint8_t {
+  Llama,
+  Mistral,
+  Qwen2,
+  Qwen3,
+  Phi3,
+  Gemma2,
+  Gemma3
+};
 
 /// The two checkpoint namings qtensor reads (and keeps in its artifacts).
 enum class Naming : uint8_t { HuggingFace, GGUF };
@@ -51,6 +59,11 @@ struct Architecture {
   /// The runtime checks an artifact of this family against the decoder
   /// schema (Runtime/ModelSchema.h).
   bool hasSchema;
+  /// GGUF stores q, k and v as one `attn_qkv` ([q + 2 kv, hidden] rows in
+  /// that order) and the gate and up projections as one `ffn_up` (gate
+  /// rows first), as llama.cpp's phi3 graph reads them; the reader splits
+  /// them by rows (lib/Compiler/FusedSplit.cpp).
+  bool ggufFusedProjections = false;
 };
 
 /// Every family, in a fixed order.

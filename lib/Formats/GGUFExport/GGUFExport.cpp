@@ -602,6 +602,12 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     return makeError(dir, ": ", arch,
                      " in GGUF rotates halves (NeoX), the "
                      "program pairs dimensions");
+  if (family->ggufFusedProjections)
+    return makeError(dir, ": llama.cpp's ", arch,
+                     " graph reads its projections fused (attn_qkv, ffn_up); "
+                     "the exporter writes them split, so it cannot write a "
+                     "GGUF ",
+                     arch, " yet");
   const bool gemma = family->family == models::Family::Gemma2 ||
                      family->family == models::Family::Gemma3;
   if (!gemma && (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||

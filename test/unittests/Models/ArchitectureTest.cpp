@@ -28,8 +28,9 @@ TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
             "llama, mistral, qwen2, qwen3");
   EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
-            "llama, qwen2, qwen3, gemma2, gemma3");
-  EXPECT_EQ(architectureList(), "llama, mistral, qwen2, qwen3, gemma2, gemma3");
+            "llama, qwen2, qwen3, phi3, gemma2, gemma3");
+  EXPECT_EQ(architectureList(),
+            "llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3");
   // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
   EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
   EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3"), nullptr);
@@ -56,6 +57,9 @@ TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
   EXPECT_FALSE(findArchitecture("gemma2")->qkNorm);
   EXPECT_FALSE(findArchitecture("qwen3")->sandwichNorms);
   EXPECT_FALSE(findArchitecture("qwen2")->sandwichNorms);
+  // Only phi3's GGUF fuses q/k/v and gate/up.
+  for (const Architecture &a : architectures())
+    EXPECT_EQ(a.ggufFusedProjections, a.family == Family::Phi3) << a.name;
 }
 
 } // namespace
