@@ -327,7 +327,8 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
             "does not implement yet";
     return Status::ok();
   }
-  if (d.architecture != "mistral")
+  // phi3 (transformers' Phi3 masks by its sliding_window, as mistral does).
+  if (d.architecture != "mistral" && d.architecture != "phi3")
     return Status::ok();
   auto it = cfg.find("sliding_window");
   if (it == cfg.end() || it->is_null())
@@ -878,6 +879,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     else
       return makeError(path, ": neither model.safetensors nor "
                              "model.safetensors.index.json exists");
+    QTENSOR_TRY(cp.splitFusedProjections(path, all));
     if (auto q = cfg.find("quantization_config");
         q != cfg.end() && !q->is_null()) {
       QTENSOR_ASSIGN_OR_RETURN(
@@ -918,7 +920,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     QTENSOR_TRY(dim(arch + "vocab_size", cp.cfg.vocab, int64_t(1)));
     QTENSOR_TRY(dim(arch + "attention.key_length", cp.cfg.headDim, int64_t(0)));
     QTENSOR_TRY(checkConfig(cp.cfg, path));
-    QTENSOR_TRY(cp.splitFusedGGUF(path, all));
+    QTENSOR_TRY(cp.splitFusedProjections(path, all));
     cp.noDecoder.clear();
     QTENSOR_TRY(ggufDecoder(g, path, cp.cfg, cp.dec, cp.noDecoder));
   }

@@ -205,12 +205,12 @@ private:
   Status listSafetensors(const std::string &file, bool isIndex,
                          std::vector<SourceTensor> &all);
   Status listGGUF(const std::string &file, std::vector<SourceTensor> &all);
-  /// For a family whose GGUF fuses projections (Architecture::
-  /// ggufFusedProjections): each fused tensor of `all` is replaced by its
+  /// For a family that fuses projections (Architecture::fusedProjections):
+  /// each fused tensor of `all` (GGUF or safetensors) is replaced by its
   /// row ranges under the unfused names, views of the same stored rows.
   /// (FusedSplit.cpp)
-  Status splitFusedGGUF(const std::string &path,
-                        std::vector<SourceTensor> &all);
+  Status splitFusedProjections(const std::string &path,
+                               std::vector<SourceTensor> &all);
   /// A weight an MLIR module quantizes (ref.codes): a linear whose codes
   /// are `stored` (the weights file's 8-bit tensor) and whose descriptor
   /// and qparams are the module's. (ModuleCheckpoint.cpp)
@@ -240,12 +240,13 @@ private:
   std::shared_ptr<safetensors::SafetensorsFile> single;
   std::shared_ptr<safetensors::SafetensorsIndex> index;
   std::shared_ptr<GGUFFile> ggufFile;
-  /// Tensor records of splitFusedGGUF's row ranges (their names with them).
-  struct SplitGGUFTensor {
+  /// Tensor records of splitFusedProjections' row ranges.
+  struct SplitTensor {
     std::string name;
-    GGUFTensorInfo info;
+    GGUFTensorInfo gguf;
+    safetensors::TensorView view;
   };
-  std::vector<std::unique_ptr<SplitGGUFTensor>> splitTensors;
+  std::vector<std::unique_ptr<SplitTensor>> splitTensors;
   std::vector<std::shared_ptr<PackedSource>> packedSources;
   std::shared_ptr<onnxmodel::Model> onnx;
 };

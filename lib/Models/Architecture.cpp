@@ -21,9 +21,9 @@ const std::vector<Architecture> &qtensor::models::architectures() {
       {Family::Qwen2, "qwen2", true, true, "qwen2", true, false, false, true},
       // qwen2's block without its q, k, v biases, with per-head q/k norms.
       {Family::Qwen3, "qwen3", true, true, "qwen3", true, true, false, true},
-      // Read from GGUF only: fused q/k/v and gate/up projections.
-      {Family::Phi3, "phi3", false, true, "phi3", true, false, false, true,
-       /*ggufFusedProjections=*/true},
+      // Fused q/k/v and gate/up projections.
+      {Family::Phi3, "phi3", true, true, "phi3", true, false, false, true,
+       /*fusedProjections=*/true},
       // Read from GGUF only, as gemma3: the output norms, no q/k norms,
       // logit soft-capping.
       {Family::Gemma2, "gemma2", false, true, "gemma2", true, false, true,

@@ -59,11 +59,12 @@ struct Architecture {
   /// The runtime checks an artifact of this family against the decoder
   /// schema (Runtime/ModelSchema.h).
   bool hasSchema;
-  /// GGUF stores q, k and v as one `attn_qkv` ([q + 2 kv, hidden] rows in
-  /// that order) and the gate and up projections as one `ffn_up` (gate
-  /// rows first), as llama.cpp's phi3 graph reads them; the reader splits
-  /// them by rows (lib/Compiler/FusedSplit.cpp).
-  bool ggufFusedProjections = false;
+  /// The checkpoint stores q, k and v as one tensor ([q + 2 kv, hidden]
+  /// rows in that order: GGUF `attn_qkv`, Hugging Face
+  /// `self_attn.qkv_proj`) and the gate and up projections as one (gate
+  /// rows first: `ffn_up`, `mlp.gate_up_proj`), as phi3's do; the reader
+  /// splits them by rows (lib/Compiler/FusedSplit.cpp).
+  bool fusedProjections = false;
 };
 
 /// Every family, in a fixed order.

@@ -602,7 +602,7 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     return makeError(dir, ": ", arch,
                      " in GGUF rotates halves (NeoX), the "
                      "program pairs dimensions");
-  if (family->ggufFusedProjections)
+  if (family->fusedProjections)
     return makeError(dir, ": llama.cpp's ", arch,
                      " graph reads its projections fused (attn_qkv, ffn_up); "
                      "the exporter writes them split, so it cannot write a "

@@ -2,7 +2,8 @@
 """A tiny Phi-3 GGUF file, and its logits from an independent forward.
 
 usage: phi3_reference.py make OUT.gguf [F32|Q8_0]
-       phi3_reference.py logits FILE.gguf IDS OUT
+       phi3_reference.py make-hf DIR
+       phi3_reference.py logits FILE.gguf|DIR IDS OUT
 
 `make` writes a phi3 GGUF as llama.cpp's converter lays it out: q, k and v
 fused in blk.L.attn_qkv ([q + 2 kv, hidden], in that row order), the gate
@@ -14,9 +15,16 @@ Q8_0 dequantizer) and runs llama.cpp's phi3 graph in float64 numpy:
 RMSNorm, the fused q/k/v split by rows, NeoX RoPE, grouped-query
 attention, SwiGLU over the fused gate/up halves, residuals, the output
 norm and head; it writes the last token's logits as little-endian float32,
-as `qtc run --logits-out` does. Written from the graph's definition, not
-from qtensor.
+as `qtc run --logits-out` does. `make-hf` writes the same weights as a
+Hugging Face Phi-3 checkpoint (config.json, F32 model.safetensors with
+self_attn.qkv_proj and mlp.gate_up_proj fused the same way, a
+sliding_window of 4); its forward is transformers' Phi3, the same graph
+with that window on every layer. Written from the models' definitions, not
+from qtensor. numpy and gguf-py only.
 """
+import json
+import os
+import struct
 import sys
 
 import gguf
@@ -28,8 +36,88 @@ EPS, BASE = 1e-5, 10000.0
 Q, KV = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
 
 
-def make(path, kind):
+WINDOW = 4
+
+
+def weights(kind="F32"):
+    """The checkpoint's tensors in GGUF names, [rows, cols] float32 (the
+    quantized ones as gguf-py's Q8_0 bytes when kind is Q8_0)."""
     rng = np.random.default_rng(20261204)
+
+    def mat(n, k):
+        return (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+
+    def norm(n):
+        return rng.uniform(0.5, 1.5, n).astype(np.float32)
+
+    t = {"token_embd.weight": mat(VOCAB, HIDDEN),
+         "output_norm.weight": norm(HIDDEN),
+         "output.weight": mat(VOCAB, HIDDEN)}
+    for l in range(LAYERS):
+        p = "blk.%d." % l
+        t[p + "attn_norm.weight"] = norm(HIDDEN)
+        t[p + "attn_qkv.weight"] = mat(Q + 2 * KV, HIDDEN)
+        t[p + "attn_output.weight"] = mat(HIDDEN, Q)
+        t[p + "ffn_norm.weight"] = norm(HIDDEN)
+        t[p + "ffn_up.weight"] = mat(2 * FFN, HIDDEN)
+        t[p + "ffn_down.weight"] = mat(HIDDEN, FFN)
+    return t
+
+
+HF_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm",
+            "output": "lm_head", "attn_norm": "input_layernorm",
+            "attn_qkv": "self_attn.qkv_proj", "attn_output": "self_attn.o_proj",
+            "ffn_norm": "post_attention_layernorm", "ffn_up": "mlp.gate_up_proj",
+            "ffn_down": "mlp.down_proj"}
+
+
+def hf_name(name):
+    parts = name[:-len(".weight")].split(".")
+    if parts[0] == "blk":
+        return "model.layers.%s.%s.weight" % (parts[1], HF_NAMES[parts[2]])
+    return HF_NAMES[parts[0]] + ".weight"
+
+
+def make_hf(path):
+    os.makedirs(path, exist_ok=True)
+    config = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+              "hidden_size": HIDDEN, "intermediate_size": FFN,
+              "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
+              "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB,
+              "max_position_embeddings": 256, "rms_norm_eps": EPS,
+              "rope_theta": BASE, "rope_scaling": None, "hidden_act": "silu",
+              "sliding_window": WINDOW, "tie_word_embeddings": False,
+              "torch_dtype": "float32"}
+    json.dump(config, open(os.path.join(path, "config.json"), "w"), indent=1)
+    tensors = {hf_name(k): v for k, v in weights().items()}
+    header, offset = {}, 0
+    for name, t in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(t.shape),
+                        "data_offsets": [offset, offset + t.nbytes]}
+        offset += t.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(os.path.join(path, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for t in tensors.values():
+            f.write(t.astype("<f4").tobytes())
+    print("wrote a Hugging Face phi3 with %d layers" % LAYERS)
+
+
+def load_hf(path):
+    raw = open(os.path.join(path, "model.safetensors"), "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    back = {hf_name(k): k for k in weights()}
+    out = {}
+    for name, info in header.items():
+        lo, hi = info["data_offsets"]
+        out[back[name]] = np.frombuffer(data[lo:hi], "<f4").reshape(
+            info["shape"]).astype(np.float64)
+    return out
+
+
+def make(path, kind):
     w = gguf.GGUFWriter(path, ARCH)
     w.add_context_length(256)
     w.add_embedding_length(HIDDEN)
@@ -43,33 +131,14 @@ def make(path, kind):
     # llama.cpp's phi3 ignores it (its SWA is disabled); so must qtensor.
     w.add_uint32(ARCH + ".attention.sliding_window", 3)
     w.add_string("tokenizer.ggml.model", "none")
-
-    def mat(n, k):
-        return (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
-
-    def linear(name, n, k):
-        t = mat(n, k)
-        if kind == "Q8_0":
+    for name, t in weights().items():
+        linear = t.ndim == 2 and name != "token_embd.weight"
+        if kind == "Q8_0" and linear:
             q = gguf.quants.quantize(t, gguf.GGMLQuantizationType.Q8_0)
             w.add_tensor(name, q, raw_shape=q.shape,
                          raw_dtype=gguf.GGMLQuantizationType.Q8_0)
         else:
             w.add_tensor(name, t)
-
-    def norm(n):
-        return rng.uniform(0.5, 1.5, n).astype(np.float32)
-
-    w.add_tensor("token_embd.weight", mat(VOCAB, HIDDEN))
-    w.add_tensor("output_norm.weight", norm(HIDDEN))
-    linear("output.weight", VOCAB, HIDDEN)
-    for l in range(LAYERS):
-        p = "blk.%d." % l
-        w.add_tensor(p + "attn_norm.weight", norm(HIDDEN))
-        linear(p + "attn_qkv.weight", Q + 2 * KV, HIDDEN)
-        linear(p + "attn_output.weight", HIDDEN, Q)
-        w.add_tensor(p + "ffn_norm.weight", norm(HIDDEN))
-        linear(p + "ffn_up.weight", 2 * FFN, HIDDEN)
-        linear(p + "ffn_down.weight", HIDDEN, FFN)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -90,16 +159,23 @@ def rope_neox(x, pos):
 
 
 def logits(path, ids):
-    r = gguf.GGUFReader(path)
-    t = {}
-    for x in r.tensors:
-        v = gguf.quants.dequantize(np.asarray(x.data), x.tensor_type)
-        t[x.name] = np.asarray(v, dtype=np.float64).reshape(
-            [int(d) for d in reversed(x.shape)])
+    window = 0
+    if os.path.isdir(path):
+        t = load_hf(path)
+        window = json.load(open(os.path.join(path, "config.json")))["sliding_window"]
+    else:
+        r = gguf.GGUFReader(path)
+        t = {}
+        for x in r.tensors:
+            v = gguf.quants.dequantize(np.asarray(x.data), x.tensor_type)
+            t[x.name] = np.asarray(v, dtype=np.float64).reshape(
+                [int(d) for d in reversed(x.shape)])
     n = len(ids)
     pos = np.arange(n)
     x = t["token_embd.weight"][ids]
-    mask = np.triu(np.ones((n, n), dtype=bool), 1)
+    i, j = np.meshgrid(pos, pos, indexing="ij")
+    # Causal; transformers' Phi3 also masks keys WINDOW or more behind.
+    mask = (j > i) | ((window > 0) & (i - j >= window))
     for l in range(LAYERS):
         p = "blk.%d." % l
         a = rms_norm(x, t[p + "attn_norm.weight"])
@@ -126,6 +202,8 @@ def logits(path, ids):
 def main():
     if len(sys.argv) in (3, 4) and sys.argv[1] == "make":
         make(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "F32")
+    elif len(sys.argv) == 3 and sys.argv[1] == "make-hf":
+        make_hf(sys.argv[2])
     elif len(sys.argv) == 5 and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
         out = logits(sys.argv[2], ids)

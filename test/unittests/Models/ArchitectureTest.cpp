@@ -26,7 +26,7 @@ TEST(ArchitectureTest, NamesAreUniqueAndFound) {
 
 TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
-            "llama, mistral, qwen2, qwen3");
+            "llama, mistral, qwen2, qwen3, phi3");
   EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
             "llama, qwen2, qwen3, phi3, gemma2, gemma3");
   EXPECT_EQ(architectureList(),
@@ -57,9 +57,9 @@ TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
   EXPECT_FALSE(findArchitecture("gemma2")->qkNorm);
   EXPECT_FALSE(findArchitecture("qwen3")->sandwichNorms);
   EXPECT_FALSE(findArchitecture("qwen2")->sandwichNorms);
-  // Only phi3's GGUF fuses q/k/v and gate/up.
+  // Only phi3 fuses q/k/v and gate/up.
   for (const Architecture &a : architectures())
-    EXPECT_EQ(a.ggufFusedProjections, a.family == Family::Phi3) << a.name;
+    EXPECT_EQ(a.fusedProjections, a.family == Family::Phi3) << a.name;
 }
 
 } // namespace
