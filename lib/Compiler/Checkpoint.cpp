@@ -521,18 +521,27 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   }
   if (family.family == models::Family::Gemma3) {
     // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
-    // 1/sqrt(head dim), GeGLU, NeoX RoPE, five sliding-window layers (RoPE
-    // base 10000) for each global one; the norms' +1 is in the file.
+    // 1/sqrt(head dim) (1/sqrt(hidden / heads) for the 62-layer 27B, as
+    // llama.cpp decides by model type), GeGLU, NeoX RoPE, five
+    // sliding-window layers (RoPE base 10000, never scaled: its
+    // rope_freq_scale_train_swa is 1) for each global one, the logits
+    // soft-capped when final_logit_softcapping says; the norms' +1 is in
+    // the file.
     d.embedScale = std::sqrt(double(d.hidden));
-    d.attentionScale = 1.0 / std::sqrt(double(d.headDim));
+    d.attentionScale =
+        1.0 / std::sqrt(d.layers == 62 ? double(d.hidden) / double(d.heads)
+                                       : double(d.headDim));
     d.gate = artifact::GateActivation::GeluTanh;
     QTENSOR_TRY(integer("attention.sliding_window", 0, d.slidingWindow));
     d.slidingPattern = d.slidingWindow ? 6 : 0;
     d.ropeBaseLocal = 10000.0;
-    if (g.findMetadata(arch + "final_logit_softcapping") ||
-        g.findMetadata(arch + "attn_logit_softcapping")) {
-      gap = file + " declares logit soft-capping, which the decoder "
-                   "program does not implement yet";
+    d.ropeScalesLocal = false;
+    if (g.findMetadata(arch + "final_logit_softcapping"))
+      QTENSOR_TRY(real("final_logit_softcapping", 0.0, d.finalSoftcap));
+    if (g.findMetadata(arch + "attn_logit_softcapping")) {
+      gap = file + " declares attn_logit_softcapping, which llama.cpp's "
+                   "gemma3 graph does not apply; the decoder program will "
+                   "not guess";
       return Status::ok();
     }
   }

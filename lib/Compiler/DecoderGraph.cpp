@@ -39,6 +39,8 @@ mlir::Attribute toAttr(mlir::Builder &b, const json &j) {
   }
   if (j.is_string())
     return b.getStringAttr(j.get<std::string>());
+  if (j.is_boolean())
+    return b.getBoolAttr(j.get<bool>());
   if (j.is_number_integer())
     return b.getI64IntegerAttr(j.get<int64_t>());
   return b.getF64FloatAttr(j.get<double>());
@@ -64,12 +66,14 @@ Expected<json> toJson(mlir::Attribute a, const std::string &where) {
   }
   if (auto s = llvm::dyn_cast<mlir::StringAttr>(a))
     return json(s.str());
+  if (auto flag = llvm::dyn_cast<mlir::BoolAttr>(a))
+    return json(flag.getValue());
   if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(a))
     return json(i.getInt());
   if (auto f = llvm::dyn_cast<mlir::FloatAttr>(a))
     return json(f.getValueAsDouble());
-  return makeError(where, ": expected a dictionary, array, string, integer "
-                          "or float attribute");
+  return makeError(where, ": expected a dictionary, array, string, bool, "
+                          "integer or float attribute");
 }
 
 /// The private declaration of a model kernel, with its spec.

@@ -46,8 +46,9 @@ public:
         QTENSOR_ASSIGN_OR_RETURN(k, norm(k, c.headDim, *l.kNorm));
       }
       const double base = c.ropeBaseOf(int64_t(li));
-      rope(q, t, c.heads, base);
-      rope(k, t, c.kvHeads, base);
+      const std::vector<double> &factors = c.ropeFreqFactorsOf(int64_t(li));
+      rope(q, t, c.heads, base, factors);
+      rope(k, t, c.kvHeads, base, factors);
       Matrix a = attention(q, k, v, t, c.windowOf(int64_t(li)));
       QTENSOR_ASSIGN_OR_RETURN(Matrix o, linear(a, t, l.o));
       if (l.postAttnNorm) {
@@ -174,7 +175,8 @@ private:
   }
 
   /// Rotates each head of each row (position = row index).
-  void rope(Matrix &x, int64_t t, int64_t heads, double base) const {
+  void rope(Matrix &x, int64_t t, int64_t heads, double base,
+            const std::vector<double> &factors) const {
     const int64_t hd = c.headDim, half = c.ropeDim / 2;
     const int64_t width = heads * hd;
     for (int64_t pos = 0; pos < t; ++pos)
@@ -182,8 +184,8 @@ private:
         for (int64_t i = 0; i < half; ++i) {
           double theta = double(pos) *
                          std::pow(base, -2.0 * double(i) / double(c.ropeDim));
-          if (!c.ropeFreqFactors.empty())
-            theta /= c.ropeFreqFactors[size_t(i)];
+          if (!factors.empty())
+            theta /= factors[size_t(i)];
           int64_t base = pos * width + h * hd;
           int64_t i0 = c.rope == artifact::RopeStyle::Interleaved ? base + 2 * i
                                                                   : base + i;

@@ -76,6 +76,10 @@ struct DecoderConfig {
   /// divisors of each frequency (theta_i = p * base^(-2i/d) / f_i). Linear
   /// scaling is every f_i = factor; llama3 scales the low frequencies only.
   std::vector<double> ropeFreqFactors;
+  /// Whether the windowed layers' RoPE is scaled too (false: gemma3, whose
+  /// local layers keep their own base unscaled, as llama.cpp's
+  /// rope_freq_scale_train_swa = 1 and transformers' local RoPE do).
+  bool ropeScalesLocal = true;
   /// Logit soft-capping (gemma2): each attention score s becomes
   /// c tanh(s / c) with c = attnSoftcap, and each output logit likewise
   /// with finalSoftcap; 0: none.
@@ -86,6 +90,9 @@ struct DecoderConfig {
   /// Layer l's attention window (0: global) and RoPE base.
   int64_t windowOf(int64_t layer) const;
   double ropeBaseOf(int64_t layer) const;
+  /// Layer l's RoPE divisors: ropeFreqFactors, or none for a windowed layer
+  /// when !ropeScalesLocal.
+  const std::vector<double> &ropeFreqFactorsOf(int64_t layer) const;
   bool operator==(const DecoderConfig &o) const;
 };
 

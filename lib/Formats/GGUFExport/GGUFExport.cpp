@@ -616,10 +616,18 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
                      ": the program's embedding scale, gate or window is not "
                      "what GGUF ",
                      arch, " implies");
-  if (family->family != models::Family::Gemma2 &&
-      (c.attnSoftcap || c.finalSoftcap))
+  if ((family->family != models::Family::Gemma2 && c.attnSoftcap) ||
+      (!gemma && c.finalSoftcap))
     return makeError(dir, ": llama.cpp's ", arch,
-                     " graph applies no logit soft-capping");
+                     " graph applies no such logit soft-capping");
+  // llama.cpp's gemma3 never scales its local layers' RoPE, the others
+  // scale every layer's.
+  if (!c.ropeFreqFactors.empty() &&
+      c.ropeScalesLocal != (family->family != models::Family::Gemma3))
+    return makeError(dir,
+                     ": the program's RoPE scaling of the windowed "
+                     "layers is not what GGUF ",
+                     arch, " implies");
   // Every family's graph scales q.k by 1/sqrt(head dim); a program's other
   // scale is a factor on cos and sin (YaRN's), squared, which llama.cpp
   // applies as rope.scaling.attn_factor whatever the scaling type.
@@ -650,10 +658,10 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
                  float(std::sqrt(attentionFactorSquared)));
   if (gemma && c.slidingWindow)
     w.setUInt32(p + "attention.sliding_window", uint32_t(c.slidingWindow));
-  if (family->family == models::Family::Gemma2) {
+  if (family->family == models::Family::Gemma2)
     w.setFloat32(p + "attn_logit_softcapping", float(c.attnSoftcap));
+  if (c.finalSoftcap)
     w.setFloat32(p + "final_logit_softcapping", float(c.finalSoftcap));
-  }
   if (program.tokenizerFile) {
     const MappedFile *tok = artifact.file(*program.tokenizerFile);
     if (!tok)

@@ -62,6 +62,12 @@ double DecoderConfig::ropeBaseOf(int64_t layer) const {
   return windowOf(layer) ? ropeBaseLocal : ropeBase;
 }
 
+const std::vector<double> &
+DecoderConfig::ropeFreqFactorsOf(int64_t layer) const {
+  static const std::vector<double> kNone;
+  return !ropeScalesLocal && windowOf(layer) ? kNone : ropeFreqFactors;
+}
+
 bool DecoderConfig::operator==(const DecoderConfig &o) const {
   return embedScale == o.embedScale && attentionScale == o.attentionScale &&
          gate == o.gate && slidingWindow == o.slidingWindow &&
@@ -72,7 +78,8 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          headDim == o.headDim && vocab == o.vocab && context == o.context &&
          ropeDim == o.ropeDim && rmsEps == o.rmsEps && ropeBase == o.ropeBase &&
          rope == o.rope && ropeFreqFactors == o.ropeFreqFactors &&
-         attnSoftcap == o.attnSoftcap && finalSoftcap == o.finalSoftcap;
+         attnSoftcap == o.attnSoftcap && finalSoftcap == o.finalSoftcap &&
+         ropeScalesLocal == o.ropeScalesLocal;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
@@ -252,7 +259,9 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
             {"rope_base_local", c.ropeBaseLocal}};
   if (!c.ropeFreqFactors.empty())
     j["rope_freq_factors"] = c.ropeFreqFactors;
-  // Absent: none, as in programs written before soft-capping.
+  // Absent: the default, as in programs written before these keys.
+  if (!c.ropeScalesLocal)
+    j["rope_scales_local"] = false;
   if (c.attnSoftcap)
     j["attn_logit_softcapping"] = c.attnSoftcap;
   if (c.finalSoftcap)
@@ -296,6 +305,12 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
                          ": expected an array of numbers");
       c.ropeFreqFactors.push_back(v.get<double>());
     }
+  }
+  if (const json *v = cr.find("rope_scales_local")) {
+    if (!v->is_boolean() || v->get<bool>())
+      return makeError(cr.at("rope_scales_local"),
+                       ": false, or absent (the default, true)");
+    c.ropeScalesLocal = false;
   }
   for (auto [key, out] : {std::pair<const char *, double *>{
                               "attn_logit_softcapping", &c.attnSoftcap},

@@ -274,7 +274,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   rope.ropeDim = c.ropeDim;
   rope.ropeBase = c.ropeBaseOf(layer);
   rope.rope = c.rope;
-  rope.ropeFreqFactors = c.ropeFreqFactors;
+  rope.ropeFreqFactors = c.ropeFreqFactorsOf(layer);
   rope.input = activation;
   rope.output = FloatType::F32;
   k.ropeQ = rope;

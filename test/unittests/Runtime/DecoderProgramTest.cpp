@@ -147,6 +147,36 @@ TEST(DecoderProgram, SoftCapsRoundTripAndGoWithTheirKernel) {
                                        "_sc403e000000000000_f32_f32_f32");
 }
 
+/// gemma3 scales only its global layers' RoPE: the windowed ones keep no
+/// divisors, their kernels say so, and the flag round-trips (absent when
+/// true).
+TEST(DecoderProgram, RopeScalingOfTheWindowedLayers) {
+  artifact::DecoderProgram p = sampleProgram();
+  artifact::DecoderConfig &c = p.config;
+  c.slidingWindow = 512;
+  c.slidingPattern = 6;
+  c.ropeFreqFactors.assign(size_t(c.ropeDim / 2), 8.0);
+  EXPECT_FALSE(artifact::toJson(p)["config"].contains("rope_scales_local"));
+  EXPECT_EQ(c.ropeFreqFactorsOf(0).size(), c.ropeFreqFactors.size());
+  c.ropeScalesLocal = false;
+  EXPECT_TRUE(c.ropeFreqFactorsOf(0).empty()); // windowed
+  EXPECT_EQ(c.ropeFreqFactorsOf(5).size(), c.ropeFreqFactors.size());
+  EXPECT_EQ(layerKernels(c, 0, FloatType::F16).ropeQ.name().find("_ff"),
+            std::string::npos);
+  EXPECT_NE(layerKernels(c, 5, FloatType::F16).ropeQ.name().find("_ff"),
+            std::string::npos);
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["config"]["rope_scales_local"], false);
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+  j["config"]["rope_scales_local"] = true;
+  EXPECT_NE(artifact::parseProgram(j.dump(), "program.json")
+                .message()
+                .find("rope_scales_local: false, or absent"),
+            std::string::npos);
+}
+
 TEST(DecoderProgram, SlidingWindowLayers) {
   artifact::DecoderConfig c = sampleProgram().config;
   c.slidingWindow = 512;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""A tiny Gemma 2 GGUF file, and its logits from an independent forward.
+"""A tiny Gemma 2 or Gemma 3 GGUF file, and its logits from an independent
+forward.
 
-usage: gemma2_reference.py make OUT.gguf
-       gemma2_reference.py logits FILE.gguf IDS OUT [--without-softcap]
+usage: gemma_reference.py make OUT.gguf [gemma2|gemma3]
+       gemma_reference.py logits FILE.gguf IDS OUT [--without-softcap]
 
 `make` writes a gemma2 GGUF (llama.cpp's names and keys, F32, seeded
 random weights, tied head, no vocabulary): 3 layers of hidden 64, 4 query
@@ -16,20 +17,43 @@ scores capped c tanh(s / c), causal and sliding-window masks, the
 post-attention and post-MLP norms, GeGLU with the tanh GELU, the tied head
 and the capped logits; it writes the last token's logits as little-endian
 float32, as `qtc run --logits-out` does. `--without-softcap` leaves both
-caps out (the control). Written from the graph's definition, not from
-qtensor.
+caps out (the control). With gemma3, the file is llama.cpp's gemma3
+instead: 6 layers (five windowed, then a global one), per-head q and k
+RMSNorms before RoPE, RoPE base 1e6 on the global layer scaled linearly by
+8 (rope.scaling.type linear) and base 10000 unscaled on the windowed ones
+(llama.cpp's rope_freq_scale_train_swa = 1), no attention cap, the logits
+capped at 3. Written from the graphs' definitions, not from qtensor.
 """
 import sys
 
 import gguf
 import numpy as np
 
-ARCH = "gemma2"
-HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 64, 96, 3, 4, 2, 32, 256
-WINDOW, ATTN_CAP, FINAL_CAP, EPS, BASE = 4, 2.0, 3.0, 1e-6, 10000.0
+HIDDEN, FFN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 64, 96, 4, 2, 32, 256
+WINDOW, FINAL_CAP, EPS = 4, 3.0, 1e-6
 
 
-def make(path):
+class Arch:
+    def __init__(self, name):
+        self.name = name
+        gemma3 = name == "gemma3"
+        self.layers = 6 if gemma3 else 3
+        self.attn_cap = 0.0 if gemma3 else 2.0
+        self.base = 1e6 if gemma3 else 10000.0
+        self.local_base = 10000.0
+        self.global_scale = 8.0 if gemma3 else 1.0  # linear RoPE divisor
+        self.qk_norm = gemma3
+
+    def windowed(self, l):
+        # llama.cpp's set_swa_pattern(n): layer l is windowed when
+        # l % n < n - 1 (gemma2: n = 2, gemma3: n = 6).
+        n = 6 if self.name == "gemma3" else 2
+        return l % n < n - 1
+
+
+def make(path, arch_name):
+    a = Arch(arch_name)
+    ARCH, LAYERS = a.name, a.layers
     rng = np.random.default_rng(20261204)
     w = gguf.GGUFWriter(path, ARCH)
     w.add_context_length(512)
@@ -41,10 +65,14 @@ def make(path):
     w.add_key_length(HEAD_DIM)
     w.add_value_length(HEAD_DIM)
     w.add_layer_norm_rms_eps(EPS)
-    w.add_rope_freq_base(BASE)
+    w.add_rope_freq_base(a.base)
     w.add_uint32(ARCH + ".attention.sliding_window", WINDOW)
-    w.add_float32(ARCH + ".attn_logit_softcapping", ATTN_CAP)
+    if a.attn_cap:
+        w.add_float32(ARCH + ".attn_logit_softcapping", a.attn_cap)
     w.add_float32(ARCH + ".final_logit_softcapping", FINAL_CAP)
+    if a.global_scale != 1.0:
+        w.add_string(ARCH + ".rope.scaling.type", "linear")
+        w.add_float32(ARCH + ".rope.scaling.factor", a.global_scale)
     w.add_string("tokenizer.ggml.model", "none")
 
     def mat(n, k):
@@ -66,20 +94,23 @@ def make(path):
                         ("ffn_up", mat(FFN, HIDDEN)), ("ffn_down", mat(HIDDEN, FFN)),
                         ("post_ffw_norm", norm(HIDDEN))):
             w.add_tensor(p + name + ".weight", t)
+        if a.qk_norm:
+            w.add_tensor(p + "attn_q_norm.weight", norm(HEAD_DIM))
+            w.add_tensor(p + "attn_k_norm.weight", norm(HEAD_DIM))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    print("wrote gemma2 with %d layers" % LAYERS)
+    print("wrote %s with %d layers" % (ARCH, LAYERS))
 
 
 def rms_norm(x, w):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
 
 
-def rope_neox(x, pos):
+def rope_neox(x, pos, base, scale):
     d = x.shape[-1]
-    theta = np.outer(pos, BASE ** (-np.arange(0, d, 2, dtype=np.float64) / d))
+    theta = np.outer(pos, base ** (-np.arange(0, d, 2, dtype=np.float64) / d)) / scale
     cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
     a, b = x[..., :d // 2], x[..., d // 2:]
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], -1)
@@ -91,6 +122,8 @@ def gelu_tanh(x):
 
 def logits(path, ids, softcap=True):
     r = gguf.GGUFReader(path)
+    arch = Arch(r.fields["general.architecture"].contents())
+    LAYERS, ATTN_CAP = arch.layers, arch.attn_cap
     t = {x.name: np.array(x.data, dtype=np.float64) for x in r.tensors}
     cap = (lambda s, c: c * np.tanh(s / c)) if softcap else (lambda s, c: s)
     n = len(ids)
@@ -102,16 +135,23 @@ def logits(path, ids, softcap=True):
         q = (a @ t[p + "attn_q.weight"].T).reshape(n, HEADS, HEAD_DIM)
         k = (a @ t[p + "attn_k.weight"].T).reshape(n, KV_HEADS, HEAD_DIM)
         v = (a @ t[p + "attn_v.weight"].T).reshape(n, KV_HEADS, HEAD_DIM)
-        q = rope_neox(q, pos) / np.sqrt(HEAD_DIM)
-        k = rope_neox(k, pos)
-        # llama.cpp's set_swa_pattern(2): layer l is windowed when l % 2 == 0;
-        # key j is masked for query i when i - j >= WINDOW.
+        if arch.qk_norm:
+            q = rms_norm(q, t[p + "attn_q_norm.weight"])
+            k = rms_norm(k, t[p + "attn_k_norm.weight"])
+        local = arch.windowed(l)
+        base = arch.local_base if local else arch.base
+        scale = 1.0 if local else arch.global_scale
+        q = rope_neox(q, pos, base, scale) / np.sqrt(HEAD_DIM)
+        k = rope_neox(k, pos, base, scale)
+        # Key j is masked for query i when i - j >= WINDOW on a windowed
+        # layer.
         i, j = np.meshgrid(pos, pos, indexing="ij")
-        masked = (j > i) | ((l % 2 == 0) & (i - j >= WINDOW))
+        masked = (j > i) | (local & (i - j >= WINDOW))
         out = np.empty((n, HEADS, HEAD_DIM))
         for h in range(HEADS):
             kvh = h // (HEADS // KV_HEADS)
-            s = cap(q[:, h] @ k[:, kvh].T, ATTN_CAP)
+            s = q[:, h] @ k[:, kvh].T
+            s = cap(s, ATTN_CAP) if ATTN_CAP else s
             s = np.where(masked, -np.inf, s)
             s = np.exp(s - s.max(-1, keepdims=True))
             out[:, h] = (s / s.sum(-1, keepdims=True)) @ v[:, kvh]
@@ -126,8 +166,8 @@ def logits(path, ids, softcap=True):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "make":
-        make(sys.argv[2])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "make":
+        make(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "gemma2")
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
         out = logits(sys.argv[2], ids, "--without-softcap" not in sys.argv[5:])
