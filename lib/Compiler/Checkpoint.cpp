@@ -501,18 +501,23 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
       return Status::ok();
     }
   }
-  if (family.family == models::Family::Gemma2) {
-    // llama.cpp's gemma2 graph: embeddings x sqrt(hidden), GeGLU, NeoX
-    // RoPE with one base, every other layer windowed (from layer 0), the
-    // attention scores and the logits soft-capped (defaults 50 and 30 when
-    // the keys are absent), q.k scaled by 1/sqrt(head dim), but by
-    // 1/sqrt(hidden / heads) for the 27B model (46 layers), as llama.cpp
-    // decides by its model type; the norms' +1 is in the file.
+  if (family.family == models::Family::Gemma2 ||
+      family.family == models::Family::Gemma3) {
+    // Both of llama.cpp's gemma graphs: embeddings x sqrt(hidden), GeGLU,
+    // q.k scaled by 1/sqrt(head dim), but by 1/sqrt(hidden / heads) for
+    // the 27B models (gemma2: 46 layers, gemma3: 62), as llama.cpp decides
+    // by model type; the norms' +1 is in the file.
+    const int64_t layers27B = family.family == models::Family::Gemma2 ? 46 : 62;
     d.embedScale = std::sqrt(double(d.hidden));
-    d.attentionScale =
-        1.0 / std::sqrt(d.layers == 46 ? double(d.hidden) / double(d.heads)
-                                       : double(d.headDim));
+    d.attentionScale = 1.0 / std::sqrt(d.layers == layers27B
+                                           ? double(d.hidden) / double(d.heads)
+                                           : double(d.headDim));
     d.gate = artifact::GateActivation::GeluTanh;
+  }
+  if (family.family == models::Family::Gemma2) {
+    // gemma2: one RoPE base, every other layer windowed (from layer 0),
+    // the attention scores and the logits soft-capped (defaults 50 and 30
+    // when the keys are absent).
     QTENSOR_TRY(integer("attention.sliding_window", 4096, d.slidingWindow));
     d.slidingPattern = 2;
     d.ropeBaseLocal = d.ropeBase;
@@ -520,18 +525,9 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     QTENSOR_TRY(real("final_logit_softcapping", 30.0, d.finalSoftcap));
   }
   if (family.family == models::Family::Gemma3) {
-    // llama.cpp's gemma3 graph: embeddings x sqrt(hidden), q.k scaled by
-    // 1/sqrt(head dim) (1/sqrt(hidden / heads) for the 62-layer 27B, as
-    // llama.cpp decides by model type), GeGLU, NeoX RoPE, five
-    // sliding-window layers (RoPE base 10000, never scaled: its
-    // rope_freq_scale_train_swa is 1) for each global one, the logits
-    // soft-capped when final_logit_softcapping says; the norms' +1 is in
-    // the file.
-    d.embedScale = std::sqrt(double(d.hidden));
-    d.attentionScale =
-        1.0 / std::sqrt(d.layers == 62 ? double(d.hidden) / double(d.heads)
-                                       : double(d.headDim));
-    d.gate = artifact::GateActivation::GeluTanh;
+    // gemma3: five sliding-window layers (RoPE base 10000, never scaled:
+    // llama.cpp's rope_freq_scale_train_swa is 1) for each global one, the
+    // logits soft-capped when final_logit_softcapping says.
     QTENSOR_TRY(integer("attention.sliding_window", 0, d.slidingWindow));
     d.slidingPattern = d.slidingWindow ? 6 : 0;
     d.ropeBaseLocal = 10000.0;

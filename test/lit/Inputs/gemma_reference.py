@@ -28,6 +28,7 @@ import sys
 
 import gguf
 import numpy as np
+from reference_common import finish_gguf, rms_norm, rope_neox, write_logits
 
 HIDDEN, FFN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 64, 96, 4, 2, 32, 256
 WINDOW, FINAL_CAP, EPS = 4, 3.0, 1e-6
@@ -97,23 +98,8 @@ def make(path, arch_name):
         if a.qk_norm:
             w.add_tensor(p + "attn_q_norm.weight", norm(HEAD_DIM))
             w.add_tensor(p + "attn_k_norm.weight", norm(HEAD_DIM))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish_gguf(w)
     print("wrote %s with %d layers" % (ARCH, LAYERS))
-
-
-def rms_norm(x, w):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
-
-
-def rope_neox(x, pos, base, scale):
-    d = x.shape[-1]
-    theta = np.outer(pos, base ** (-np.arange(0, d, 2, dtype=np.float64) / d)) / scale
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
-    a, b = x[..., :d // 2], x[..., d // 2:]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], -1)
 
 
 def gelu_tanh(x):
@@ -131,13 +117,13 @@ def logits(path, ids, softcap=True):
     x = t["token_embd.weight"][ids] * np.sqrt(HIDDEN)
     for l in range(LAYERS):
         p = "blk.%d." % l
-        a = rms_norm(x, t[p + "attn_norm.weight"])
+        a = rms_norm(x, t[p + "attn_norm.weight"], EPS)
         q = (a @ t[p + "attn_q.weight"].T).reshape(n, HEADS, HEAD_DIM)
         k = (a @ t[p + "attn_k.weight"].T).reshape(n, KV_HEADS, HEAD_DIM)
         v = (a @ t[p + "attn_v.weight"].T).reshape(n, KV_HEADS, HEAD_DIM)
         if arch.qk_norm:
-            q = rms_norm(q, t[p + "attn_q_norm.weight"])
-            k = rms_norm(k, t[p + "attn_k_norm.weight"])
+            q = rms_norm(q, t[p + "attn_q_norm.weight"], EPS)
+            k = rms_norm(k, t[p + "attn_k_norm.weight"], EPS)
         local = arch.windowed(l)
         base = arch.local_base if local else arch.base
         scale = 1.0 if local else arch.global_scale
@@ -156,12 +142,12 @@ def logits(path, ids, softcap=True):
             s = np.exp(s - s.max(-1, keepdims=True))
             out[:, h] = (s / s.sum(-1, keepdims=True)) @ v[:, kvh]
         o = out.reshape(n, HEADS * HEAD_DIM) @ t[p + "attn_output.weight"].T
-        x = x + rms_norm(o, t[p + "post_attention_norm.weight"])
-        m = rms_norm(x, t[p + "ffn_norm.weight"])
+        x = x + rms_norm(o, t[p + "post_attention_norm.weight"], EPS)
+        m = rms_norm(x, t[p + "ffn_norm.weight"], EPS)
         h = gelu_tanh(m @ t[p + "ffn_gate.weight"].T) * (m @ t[p + "ffn_up.weight"].T)
         d = h @ t[p + "ffn_down.weight"].T
-        x = x + rms_norm(d, t[p + "post_ffw_norm.weight"])
-    last = rms_norm(x[-1], t["output_norm.weight"])
+        x = x + rms_norm(d, t[p + "post_ffw_norm.weight"], EPS)
+    last = rms_norm(x[-1], t["output_norm.weight"], EPS)
     return cap(t["token_embd.weight"] @ last, FINAL_CAP)
 
 
@@ -170,9 +156,9 @@ def main():
         make(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "gemma2")
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
-        out = logits(sys.argv[2], ids, "--without-softcap" not in sys.argv[5:])
-        out.astype("<f4").tofile(sys.argv[4])
-        print("reference top-1", int(np.argmax(out)))
+        write_logits(logits(sys.argv[2], ids,
+                            "--without-softcap" not in sys.argv[5:]),
+                     sys.argv[4])
     else:
         sys.exit(__doc__)
 

@@ -24,11 +24,12 @@ from qtensor. numpy and gguf-py only.
 """
 import json
 import os
-import struct
 import sys
 
 import gguf
 import numpy as np
+from reference_common import (finish_gguf, load_f32_safetensors, rms_norm,
+                              rope_neox, save_f32_safetensors, write_logits)
 
 ARCH = "phi3"
 HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 96, 128, 2, 4, 2, 24, 256
@@ -89,32 +90,15 @@ def make_hf(path):
               "sliding_window": WINDOW, "tie_word_embeddings": False,
               "torch_dtype": "float32"}
     json.dump(config, open(os.path.join(path, "config.json"), "w"), indent=1)
-    tensors = {hf_name(k): v for k, v in weights().items()}
-    header, offset = {}, 0
-    for name, t in tensors.items():
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
-                        "data_offsets": [offset, offset + t.nbytes]}
-        offset += t.nbytes
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(path, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        for t in tensors.values():
-            f.write(t.astype("<f4").tobytes())
+    save_f32_safetensors({hf_name(k): v for k, v in weights().items()},
+                         os.path.join(path, "model.safetensors"))
     print("wrote a Hugging Face phi3 with %d layers" % LAYERS)
 
 
 def load_hf(path):
-    raw = open(os.path.join(path, "model.safetensors"), "rb").read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
     back = {hf_name(k): k for k in weights()}
-    out = {}
-    for name, info in header.items():
-        lo, hi = info["data_offsets"]
-        out[back[name]] = np.frombuffer(data[lo:hi], "<f4").reshape(
-            info["shape"]).astype(np.float64)
-    return out
+    stored = load_f32_safetensors(os.path.join(path, "model.safetensors"))
+    return {back[name]: t for name, t in stored.items()}
 
 
 def make(path, kind):
@@ -139,23 +123,8 @@ def make(path, kind):
                          raw_dtype=gguf.GGMLQuantizationType.Q8_0)
         else:
             w.add_tensor(name, t)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish_gguf(w)
     print("wrote phi3 (%s) with %d layers" % (kind, LAYERS))
-
-
-def rms_norm(x, w):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
-
-
-def rope_neox(x, pos):
-    d = x.shape[-1]
-    theta = np.outer(pos, BASE ** (-np.arange(0, d, 2, dtype=np.float64) / d))
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
-    a, b = x[..., :d // 2], x[..., d // 2:]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], -1)
 
 
 def logits(path, ids):
@@ -178,12 +147,12 @@ def logits(path, ids):
     mask = (j > i) | ((window > 0) & (i - j >= window))
     for l in range(LAYERS):
         p = "blk.%d." % l
-        a = rms_norm(x, t[p + "attn_norm.weight"])
+        a = rms_norm(x, t[p + "attn_norm.weight"], EPS)
         qkv = a @ t[p + "attn_qkv.weight"].T
         q = qkv[:, :Q].reshape(n, HEADS, HEAD_DIM)
         k = qkv[:, Q:Q + KV].reshape(n, KV_HEADS, HEAD_DIM)
         v = qkv[:, Q + KV:].reshape(n, KV_HEADS, HEAD_DIM)
-        q, k = rope_neox(q, pos), rope_neox(k, pos)
+        q, k = rope_neox(q, pos, BASE), rope_neox(k, pos, BASE)
         out = np.empty((n, HEADS, HEAD_DIM))
         for h in range(HEADS):
             kvh = h // (HEADS // KV_HEADS)
@@ -191,11 +160,11 @@ def logits(path, ids):
             s = np.exp(s - s.max(-1, keepdims=True))
             out[:, h] = (s / s.sum(-1, keepdims=True)) @ v[:, kvh]
         x = x + out.reshape(n, Q) @ t[p + "attn_output.weight"].T
-        m = rms_norm(x, t[p + "ffn_norm.weight"])
+        m = rms_norm(x, t[p + "ffn_norm.weight"], EPS)
         up = m @ t[p + "ffn_up.weight"].T
         g, u = up[:, :FFN], up[:, FFN:]
         x = x + (g / (1 + np.exp(-g)) * u) @ t[p + "ffn_down.weight"].T
-    last = rms_norm(x[-1], t["output_norm.weight"])
+    last = rms_norm(x[-1], t["output_norm.weight"], EPS)
     return t["output.weight"] @ last
 
 
@@ -206,9 +175,7 @@ def main():
         make_hf(sys.argv[2])
     elif len(sys.argv) == 5 and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
-        out = logits(sys.argv[2], ids)
-        out.astype("<f4").tofile(sys.argv[4])
-        print("reference top-1", int(np.argmax(out)))
+        write_logits(logits(sys.argv[2], ids), sys.argv[4])
     else:
         sys.exit(__doc__)
 

@@ -19,10 +19,11 @@ from qtensor: it checks qtensor without sharing its code. numpy only.
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
+from reference_common import (load_f32_safetensors, rms_norm, rope_neox,
+                              save_f32_safetensors, write_logits)
 
 CONFIG = {
     "architectures": ["Qwen3ForCausalLM"],
@@ -44,36 +45,6 @@ CONFIG = {
     "max_window_layers": 2,
     "torch_dtype": "float32",
 }
-
-
-def save_file(tensors, path):
-    """safetensors as its format note spells it: an 8-byte header length,
-    the JSON header, then the F32 data in order."""
-    header, offset = {}, 0
-    for name, t in tensors.items():
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
-                        "data_offsets": [offset, offset + t.nbytes]}
-        offset += t.nbytes
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        for t in tensors.values():
-            f.write(t.astype("<f4").tobytes())
-
-
-def load_file(path):
-    raw = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        assert info["dtype"] == "F32", (name, info["dtype"])
-        lo, hi = info["data_offsets"]
-        out[name] = np.frombuffer(data[lo:hi], "<f4").reshape(info["shape"])
-    return out
 
 
 def make(path, tied):
@@ -106,29 +77,13 @@ def make(path, tied):
         t["lm_head.weight"] = w(c["vocab_size"], h)
     os.makedirs(path, exist_ok=True)
     json.dump(c, open(os.path.join(path, "config.json"), "w"), indent=1)
-    save_file(t, os.path.join(path, "model.safetensors"))
+    save_f32_safetensors(t, os.path.join(path, "model.safetensors"))
     print("wrote qwen3 with %d tensors" % len(t))
-
-
-def rms_norm(x, w, eps):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
-
-
-def rope(x, positions, base):
-    # transformers' rotate_half: dimension i pairs with i + d/2.
-    d = x.shape[-1]
-    inv_freq = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
-    angles = np.outer(positions, inv_freq)           # [T, d/2]
-    cos = np.concatenate([np.cos(angles)] * 2, -1)[:, None, :]
-    sin = np.concatenate([np.sin(angles)] * 2, -1)[:, None, :]
-    rotated = np.concatenate([-x[..., d // 2:], x[..., :d // 2]], -1)
-    return x * cos + rotated * sin
 
 
 def logits(path, ids, qk_norm=True):
     c = json.load(open(os.path.join(path, "config.json")))
-    t = {k: v.astype(np.float64)
-         for k, v in load_file(os.path.join(path, "model.safetensors")).items()}
+    t = load_f32_safetensors(os.path.join(path, "model.safetensors"))
     eps, d = c["rms_norm_eps"], c["head_dim"]
     nh, nkv = c["num_attention_heads"], c["num_key_value_heads"]
     n = len(ids)
@@ -144,7 +99,8 @@ def logits(path, ids, qk_norm=True):
         if qk_norm:
             q = rms_norm(q, t[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, t[p + "self_attn.k_norm.weight"], eps)
-        q, k = rope(q, pos, c["rope_theta"]), rope(k, pos, c["rope_theta"])
+        q = rope_neox(q, pos, c["rope_theta"])
+        k = rope_neox(k, pos, c["rope_theta"])
         out = np.empty((n, nh, d))
         for head in range(nh):
             kvh = head // (nh // nkv)
@@ -166,9 +122,9 @@ def main():
         make(sys.argv[2], "--tied" in sys.argv[3:])
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
-        out = logits(sys.argv[2], ids, "--without-qk-norm" not in sys.argv[5:])
-        out.astype("<f4").tofile(sys.argv[4])
-        print("reference top-1", int(np.argmax(out)))
+        write_logits(logits(sys.argv[2], ids,
+                            "--without-qk-norm" not in sys.argv[5:]),
+                     sys.argv[4])
     else:
         sys.exit(__doc__)
 
