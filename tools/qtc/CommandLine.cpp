@@ -37,6 +37,15 @@ CommandLine &CommandLine::option(std::vector<std::string> names,
   });
 }
 
+CommandLine &CommandLine::option(std::vector<std::string> names,
+                                 const char *what,
+                                 std::optional<std::string> &out) {
+  return option(std::move(names), what, [&out](const std::string &v) {
+    out = v;
+    return std::optional<std::string>();
+  });
+}
+
 CommandLine &CommandLine::positional(std::string &out, std::string missing) {
   positionals.push_back({&out, std::move(missing)});
   return *this;

@@ -36,6 +36,10 @@ public:
   /// `--name VALUE` stored as is.
   CommandLine &option(std::vector<std::string> names, const char *what,
                       std::string &out);
+  /// `--name VALUE` stored as is; `out` is set only when the option is
+  /// given (an empty VALUE included).
+  CommandLine &option(std::vector<std::string> names, const char *what,
+                      std::optional<std::string> &out);
   /// The next positional argument; `missing` is the error without it.
   CommandLine &positional(std::string &out, std::string missing);
 

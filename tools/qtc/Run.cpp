@@ -189,26 +189,10 @@ std::optional<int> parse(const std::vector<std::string> &args, Options &o) {
       .flag({"--mmap"}, o.mapFiles)
       .option({"--op"}, "a value", o.op)
       .option({"--outputs"}, "a value", o.outputs)
-      .option({"--prompt"}, "a value",
-              [&o](const std::string &v) -> Error {
-                o.prompt = v;
-                return std::nullopt;
-              })
-      .option({"--chat"}, "a value",
-              [&o](const std::string &v) -> Error {
-                o.chat = v;
-                return std::nullopt;
-              })
-      .option({"--messages"}, "a value",
-              [&o](const std::string &v) -> Error {
-                o.messages = v;
-                return std::nullopt;
-              })
-      .option({"--system"}, "a value",
-              [&o](const std::string &v) -> Error {
-                o.system = v;
-                return std::nullopt;
-              })
+      .option({"--prompt"}, "a value", o.prompt)
+      .option({"--chat"}, "a value", o.chat)
+      .option({"--messages"}, "a value", o.messages)
+      .option({"--system"}, "a value", o.system)
       .option({"--chat-template"}, "a value",
               [&o](const std::string &v) -> Error {
                 if (qtensor::chatFormatByName(v).empty())

@@ -52,16 +52,11 @@ int fail(const std::string &message, bool asJson) {
 } // namespace
 
 int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
-  std::string path, text, textsFile;
-  bool haveText = false, addSpecial = false, parseSpecial = false,
-       asJson = false;
+  std::string path, textsFile;
+  std::optional<std::string> text;
+  bool addSpecial = false, parseSpecial = false, asJson = false;
   CommandLine cl("qtc tokenize", kTokenizeUsage);
-  cl.option({"--text"}, "a text",
-            [&](const std::string &value) -> std::optional<std::string> {
-              text = value;
-              haveText = true;
-              return std::nullopt;
-            })
+  cl.option({"--text"}, "a text", text)
       .option({"--texts"}, "a file", textsFile)
       .flag({"--add-special"}, addSpecial)
       .flag({"--parse-special"}, parseSpecial)
@@ -69,13 +64,13 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
       .positional(path, "missing FILE.gguf");
   if (std::optional<int> status = cl.parse(args))
     return *status;
-  if (!haveText && textsFile.empty())
+  if (!text && textsFile.empty())
     return cl.usageError("missing --text TEXT");
-  if (haveText && !textsFile.empty())
+  if (text && !textsFile.empty())
     return cl.usageError("--text and --texts are exclusive");
   std::vector<std::string> texts;
-  if (haveText) {
-    texts.push_back(text);
+  if (text) {
+    texts.push_back(*text);
   } else {
     auto list = readJsonStringList(textsFile, uint64_t(64) << 20);
     if (!list)
@@ -100,9 +95,8 @@ int qtensor::qtc::runTokenize(const std::vector<std::string> &args) {
     nlohmann::json out = {
         {"ok", true},
         // --text is one text (its ids); --texts may be an empty list.
-        {"tokens",
-         haveText ? nlohmann::json(all.front()) : nlohmann::json(all)},
-        {"count", haveText ? all.front().size() : all.size()},
+        {"tokens", text ? nlohmann::json(all.front()) : nlohmann::json(all)},
+        {"count", text ? all.front().size() : all.size()},
         {"add_special", addSpecial},
         {"parse_special", parseSpecial},
         {"model", std::string(tokenizerModelName(tokenizer->model()))},
