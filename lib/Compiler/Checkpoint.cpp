@@ -828,13 +828,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   if (isDirectory(path)) {
     cp.kind = "safetensors";
     std::string configPath = path + "/config.json";
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile configFile,
-                             MappedFile::open(configPath));
     QTENSOR_ASSIGN_OR_RETURN(
         nlohmann::json cfg,
-        parseStrictJson({reinterpret_cast<const char *>(configFile.data()),
-                         configFile.size()},
-                        configPath, kMaxConfigBytes, kMaxConfigDepth));
+        readStrictJsonFile(configPath, kMaxConfigBytes, kMaxConfigDepth));
     if (!cfg.is_object())
       return makeError(configPath, ": not a JSON object");
     auto type = cfg.find("model_type");

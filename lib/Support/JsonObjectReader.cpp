@@ -218,14 +218,19 @@ Expected<nlohmann::json> qtensor::parseStrictJson(std::string_view text,
   return j;
 }
 
+Expected<nlohmann::json> qtensor::readStrictJsonFile(const std::string &path,
+                                                     uint64_t maxBytes,
+                                                     unsigned maxDepth) {
+  QTENSOR_ASSIGN_OR_RETURN(MappedFile bytes, MappedFile::open(path));
+  return parseStrictJson(
+      {reinterpret_cast<const char *>(bytes.data()), size_t(bytes.size())},
+      path, maxBytes, maxDepth);
+}
+
 Expected<std::vector<std::string>>
 qtensor::readJsonStringList(const std::string &path, uint64_t maxBytes) {
-  QTENSOR_ASSIGN_OR_RETURN(MappedFile bytes, MappedFile::open(path));
-  QTENSOR_ASSIGN_OR_RETURN(
-      nlohmann::json list,
-      parseStrictJson(
-          {reinterpret_cast<const char *>(bytes.data()), size_t(bytes.size())},
-          path, maxBytes, 4));
+  QTENSOR_ASSIGN_OR_RETURN(nlohmann::json list,
+                           readStrictJsonFile(path, maxBytes, 4));
   if (!list.is_array())
     return makeError(path, ": expected a JSON array of strings");
   std::vector<std::string> out;

@@ -10,7 +10,6 @@
 #include "qtensor/Tokenizer/ChatTemplate.h"
 
 #include "qtensor/Support/JsonObjectReader.h"
-#include "qtensor/Support/MappedFile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -340,12 +339,8 @@ Expected<std::vector<ChatMessage>>
 qtensor::readChatMessages(const std::string &path) {
   constexpr uint64_t kMaxBytes = uint64_t(16) << 20;
   constexpr size_t kMaxMessages = size_t(1) << 16;
-  QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
-  QTENSOR_ASSIGN_OR_RETURN(
-      nlohmann::json list,
-      parseStrictJson(
-          {reinterpret_cast<const char *>(file.data()), size_t(file.size())},
-          path, kMaxBytes, 4));
+  QTENSOR_ASSIGN_OR_RETURN(nlohmann::json list,
+                           readStrictJsonFile(path, kMaxBytes, 4));
   if (!list.is_array() || list.empty() || list.size() > kMaxMessages)
     return makeError(path, ": expected a JSON array of 1 to ", kMaxMessages,
                      " messages ({\"role\": ..., \"content\": ...})");

@@ -548,11 +548,8 @@ Expected<std::optional<std::string>> readChatTemplate(const std::string &dir) {
   struct stat st;
   const std::string configPath = dir + "/tokenizer_config.json";
   if (::stat(configPath.c_str(), &st) == 0) {
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(configPath));
     QTENSOR_ASSIGN_OR_RETURN(
-        json c, parseStrictJson({reinterpret_cast<const char *>(file.data()),
-                                 size_t(file.size())},
-                                configPath, uint64_t(16) << 20, 32));
+        json c, readStrictJsonFile(configPath, uint64_t(16) << 20, 32));
     if (c.is_object() && c.contains("chat_template") &&
         !c["chat_template"].is_null()) {
       const json &t = c["chat_template"];
@@ -596,11 +593,8 @@ ggufFromHuggingFaceFiles(const std::string &path) {
   in.json = {reinterpret_cast<const char *>(file.data()), size_t(file.size())};
   const std::string configPath = directory ? path + "/config.json" : "";
   if (directory && ::stat(configPath.c_str(), &st) == 0) {
-    QTENSOR_ASSIGN_OR_RETURN(MappedFile config, MappedFile::open(configPath));
     QTENSOR_ASSIGN_OR_RETURN(
-        json c, parseStrictJson({reinterpret_cast<const char *>(config.data()),
-                                 size_t(config.size())},
-                                configPath, uint64_t(1) << 20, 32));
+        json c, readStrictJsonFile(configPath, uint64_t(1) << 20, 32));
     // An id, or a list whose first entry is the one a prompt starts or
     // generation stops with.
     auto id = [&](const char *key) -> Expected<std::optional<int64_t>> {

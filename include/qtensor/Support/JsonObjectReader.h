@@ -34,6 +34,12 @@ Expected<nlohmann::json> parseStrictJson(std::string_view text,
                                          uint64_t maxBytes, unsigned maxDepth,
                                          std::string_view nulHint = "");
 
+/// The file at `path`, mapped and parsed by parseStrictJson (errors name
+/// the path).
+Expected<nlohmann::json> readStrictJsonFile(const std::string &path,
+                                            uint64_t maxBytes,
+                                            unsigned maxDepth);
+
 /// A file holding a JSON array of strings (parseStrictJson with
 /// `maxBytes`, depth 4), its strings in order; errors name the file.
 Expected<std::vector<std::string>> readJsonStringList(const std::string &path,
