@@ -67,7 +67,7 @@ public:
           return std::nullopt;
         *linears[size_t(role)] = *lin;
       }
-      // qwen3, gemma3: per-head q/k norms; gemma3: the output norms.
+      // qwen3, gemma3: per-head q/k norms; gemma2, gemma3: the output norms.
       std::vector<std::optional<std::string> *> extraNorms;
       if (family->qkNorm) {
         layer.qNorm = models::normWeightName(naming, l, BlockNorm::QHead);

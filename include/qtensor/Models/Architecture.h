@@ -2,9 +2,10 @@
 //
 // The one table of decoder families (docs/model.md): which checkpoint
 // format names each one, the GGUF architecture it is written as, how
-// llama.cpp's graph for that name applies RoPE, and which extra norms its
-// blocks carry (qwen3's and gemma's per-head q/k norms, gemma's output
-// norms). The checkpoint readers, the decoder program's
+// llama.cpp's graph for that name applies RoPE, which extra norms its
+// blocks carry (qwen3's and gemma3's per-head q/k norms, gemma's output
+// norms) and whether it fuses its projections (phi3). The checkpoint
+// readers, the decoder program's
 // validation, the GGUF exporter and the runtime's model schema all ask it;
 // none keeps a list of its own. Tensor names are in Models/TensorNames.h.
 // MLIR-free.
