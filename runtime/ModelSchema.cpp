@@ -151,8 +151,8 @@ private:
           models::parseBlockTensor(naming, t.name);
       if (!b)
         continue;
-      auto isNorm = std::find(n.norms.begin(), n.norms.end(), b->inLayer);
-      if (isNorm != n.norms.end())
+      const auto &norms = n.normsOf(a);
+      if (std::find(norms.begin(), norms.end(), b->inLayer) != norms.end())
         maxLayer = std::max(maxLayer, b->layer);
       std::optional<models::BlockLinearName> r =
           models::parseLinearWeight(naming, t.name);
@@ -261,29 +261,26 @@ private:
     for (int64_t l = 0; l < count; ++l)
       for (BlockNorm norm : {BlockNorm::Attention, BlockNorm::Mlp})
         QTENSOR_TRY(
-            requirePlain(*models::normWeightName(naming, l, norm), {h}));
+            requirePlain(*models::normWeightName(naming, a, l, norm), {h}));
     if (a.sandwichNorms)
       for (int64_t l = 0; l < count; ++l)
         for (BlockNorm norm : {BlockNorm::PostAttention, BlockNorm::PostMlp}) {
           QTENSOR_ASSIGN_OR_RETURN(std::string name, blockNormName(l, norm));
           QTENSOR_TRY(requirePlain(name, {h}));
         }
-    // After the output norms: their names say first when a naming has
-    // none of this family's (gemma3 from Hugging Face).
     if (a.qkNorm)
       QTENSOR_TRY(checkHeadNorms());
     return Status::ok();
   }
 
-  /// A norm the family has but this naming does not spell (gemma3's
-  /// checkpoints are read from GGUF only).
+  /// A norm of the family (the table names each family's norms in both
+  /// namings; a norm it does not have is an error, not a name).
   Expected<std::string> blockNormName(int64_t layer, models::BlockNorm norm) {
     std::optional<std::string> name =
-        models::normWeightName(naming, layer, norm);
+        models::normWeightName(naming, a, layer, norm);
     if (!name)
-      return fail(models::toString(naming), " names of ", arch,
-                  "'s block norms are not known here (its checkpoints are "
-                  "read from GGUF)");
+      return fail(arch, " has no such block norm in ", models::toString(naming),
+                  " names");
     return *name;
   }
 

@@ -287,12 +287,13 @@ ropeScalingFactors(const nlohmann::json &s, const std::string &file,
 /// gelu_pytorch_tanh (the tanh GELU gemma3 uses). Another is a gap naming
 /// it: running SiLU in its place would give another model's logits.
 Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
-                        artifact::DecoderConfig &d, std::string &gap) {
-  auto it = cfg.find("hidden_act");
+                        artifact::DecoderConfig &d, std::string &gap,
+                        const char *key = "hidden_act") {
+  auto it = cfg.find(key);
   if (it == cfg.end() || it->is_null())
     return Status::ok();
   if (!it->is_string())
-    return makeError(file, ": field \"hidden_act\" must be a string, got ",
+    return makeError(file, ": field \"", key, "\" must be a string, got ",
                      it->dump());
   const std::string act = it->get<std::string>();
   if (act == "silu" || act == "swish")
@@ -300,7 +301,7 @@ Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
   else if (act == "gelu_pytorch_tanh")
     d.gate = artifact::GateActivation::GeluTanh;
   else
-    gap = file + " declares hidden_act \"" + act +
+    gap = file + " declares " + key + " \"" + act +
           "\"; the decoder program's gates are silu and gelu_pytorch_tanh";
   return Status::ok();
 }
@@ -343,6 +344,99 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
+/// A soft cap of a Hugging Face gemma config: `fallback` when the key is
+/// absent (transformers' default), none when it is null.
+Status hfSoftcap(const nlohmann::json &cfg, const std::string &file,
+                 const char *key, double fallback, double &out) {
+  auto it = cfg.find(key);
+  if (it != cfg.end() && it->is_null()) {
+    out = 0;
+    return Status::ok();
+  }
+  return readPositive(cfg, file, key, fallback, out);
+}
+
+/// Which layers of a Hugging Face gemma are windowed: `layer_types` where
+/// the config lists them (transformers 4.53 on), else the family's
+/// pattern (gemma2: every other layer from layer 0; gemma3: five of six,
+/// `sliding_window_pattern`). The program spells a pattern n (layer l
+/// windowed when (l + 1) % n != 0), so other lists are a gap.
+Status hfGemmaPattern(const nlohmann::json &cfg, const std::string &file,
+                      artifact::DecoderConfig &d, std::string &gap) {
+  d.slidingPattern = 2;
+  if (d.architecture == "gemma3")
+    QTENSOR_TRY(readDim(cfg, file, "sliding_window_pattern", d.slidingPattern,
+                        int64_t(6)));
+  auto types = cfg.find("layer_types");
+  if (types == cfg.end() || types->is_null())
+    return Status::ok();
+  if (!types->is_array() || int64_t(types->size()) != d.layers)
+    return makeError(file, ": field \"layer_types\" must list ", d.layers,
+                     " layers");
+  std::vector<bool> windowed;
+  for (const nlohmann::json &t : *types) {
+    if (t != "sliding_attention" && t != "full_attention")
+      return makeError(file, ": layer_types holds ", t.dump(),
+                       "; expected \"sliding_attention\" or "
+                       "\"full_attention\"");
+    windowed.push_back(t == "sliding_attention");
+  }
+  auto fits = [&](int64_t n) {
+    for (int64_t l = 0; l < d.layers; ++l)
+      if (windowed[size_t(l)] != (n == 0 || (l + 1) % n != 0))
+        return false;
+    return true;
+  };
+  if (std::find(windowed.begin(), windowed.end(), true) == windowed.end()) {
+    d.slidingWindow = 0; // every layer global
+    return Status::ok();
+  }
+  for (int64_t n : {d.slidingPattern, int64_t(0)})
+    if (fits(n)) {
+      d.slidingPattern = n;
+      return Status::ok();
+    }
+  for (int64_t n = 2; n <= d.layers + 1; ++n)
+    if (fits(n)) {
+      d.slidingPattern = n;
+      return Status::ok();
+    }
+  gap = file + ": layer_types windows layers in an order the decoder "
+               "program cannot spell (every n-th layer global)";
+  return Status::ok();
+}
+
+/// transformers' Gemma2 and Gemma3 (text) forward: embeddings x
+/// sqrt(hidden), RMSNorm by 1 + w (the checkpoint stores w - 1), q.k
+/// scaled by query_pre_attn_scalar^-1/2, GeGLU with hidden_activation,
+/// the output norms, windowed layers (gemma3's with their own RoPE base,
+/// rope_local_base_freq, never scaled) and the soft caps.
+Status hfGemma(const nlohmann::json &cfg, const std::string &file,
+               artifact::DecoderConfig &d, std::string &gap) {
+  const bool gemma3 = d.architecture == "gemma3";
+  d.embedScale = std::sqrt(double(d.hidden));
+  d.normWeightOffset = 1.0;
+  double scalar = 0;
+  QTENSOR_TRY(readPositive(cfg, file, "query_pre_attn_scalar", 256.0, scalar));
+  d.attentionScale = 1.0 / std::sqrt(scalar);
+  d.gate = artifact::GateActivation::GeluTanh;
+  QTENSOR_TRY(hfGateActivation(cfg, file, d, gap, "hidden_activation"));
+  QTENSOR_TRY(hfSoftcap(cfg, file, "attn_logit_softcapping",
+                        gemma3 ? 0.0 : 50.0, d.attnSoftcap));
+  QTENSOR_TRY(hfSoftcap(cfg, file, "final_logit_softcapping",
+                        gemma3 ? 0.0 : 30.0, d.finalSoftcap));
+  d.slidingWindow = 4096;
+  if (auto it = cfg.find("sliding_window"); it != cfg.end() && !it->is_null())
+    QTENSOR_TRY(readDim(cfg, file, "sliding_window", d.slidingWindow));
+  d.ropeBaseLocal = d.ropeBase;
+  if (gemma3) {
+    QTENSOR_TRY(readPositive(cfg, file, "rope_local_base_freq", 10000.0,
+                             d.ropeBaseLocal));
+    d.ropeScalesLocal = false;
+  }
+  return hfGemmaPattern(cfg, file, d, gap);
+}
+
 /// The decoder of a Hugging Face config.json (llama, mistral, qwen2, qwen3: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
@@ -374,9 +468,15 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
       d.attentionScale =
           attentionFactor * attentionFactor / std::sqrt(double(d.headDim));
   }
-  QTENSOR_TRY(hfGateActivation(cfg, file, d, gap));
-  if (gap.empty())
-    QTENSOR_TRY(hfSlidingWindow(cfg, file, d, gap));
+  const models::Family family =
+      models::findArchitecture(d.architecture)->family;
+  if (family == models::Family::Gemma2 || family == models::Family::Gemma3) {
+    QTENSOR_TRY(hfGemma(cfg, file, d, gap));
+  } else {
+    QTENSOR_TRY(hfGateActivation(cfg, file, d, gap));
+    if (gap.empty())
+      QTENSOR_TRY(hfSlidingWindow(cfg, file, d, gap));
+  }
   if (!gap.empty())
     return Status::ok();
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
@@ -504,14 +604,11 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   if (family.family == models::Family::Gemma2 ||
       family.family == models::Family::Gemma3) {
     // Both of llama.cpp's gemma graphs: embeddings x sqrt(hidden), GeGLU,
-    // q.k scaled by 1/sqrt(head dim), but by 1/sqrt(hidden / heads) for
-    // the 27B models (gemma2: 46 layers, gemma3: 62), as llama.cpp decides
-    // by model type; the norms' +1 is in the file.
-    const int64_t layers27B = family.family == models::Family::Gemma2 ? 46 : 62;
+    // q.k scaled by shape (ggufGemmaQueryScale); the norms' +1 is in the
+    // file.
     d.embedScale = std::sqrt(double(d.hidden));
-    d.attentionScale = 1.0 / std::sqrt(d.layers == layers27B
-                                           ? double(d.hidden) / double(d.heads)
-                                           : double(d.headDim));
+    d.attentionScale = models::ggufGemmaQueryScale(
+        family.family, d.layers, d.hidden, d.heads, d.headDim);
     d.gate = artifact::GateActivation::GeluTanh;
   }
   if (family.family == models::Family::Gemma2) {
@@ -837,6 +934,17 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     if (type == cfg.end() || !type->is_string())
       return makeError(configPath, ": missing string field \"model_type\"");
     cp.cfg.architecture = type->get<std::string>();
+    // Gemma3ForCausalLM's config (the 270M and 1B models) says
+    // gemma3_text; a "gemma3" config nests it in text_config beside a
+    // vision tower, under other tensor names.
+    if (cp.cfg.architecture == "gemma3_text")
+      cp.cfg.architecture = "gemma3";
+    else if (cp.cfg.architecture == "gemma3" && cfg.contains("text_config"))
+      return makeError(configPath,
+                       ": a gemma3 config with text_config is Gemma 3's "
+                       "vision-language model (language_model.* tensors); "
+                       "qtensor reads the text-only Gemma3ForCausalLM "
+                       "(model_type gemma3_text)");
     if (!models::architectureFromCheckpoint(models::Naming::HuggingFace,
                                             cp.cfg.architecture))
       return makeError(
@@ -854,7 +962,9 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     QTENSOR_TRY(
         readDim(cfg, configPath, "head_dim", cp.cfg.headDim, int64_t(0)));
     QTENSOR_TRY(checkConfig(cp.cfg, configPath));
-    // Transformers' default for these architectures is an untied head.
+    // Transformers' default is an untied head, but a tied one for gemma.
+    cp.cfg.tiedHead =
+        cp.cfg.architecture == "gemma2" || cp.cfg.architecture == "gemma3";
     if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
       if (!t->is_boolean())
         return makeError(configPath,

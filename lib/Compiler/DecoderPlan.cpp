@@ -47,8 +47,10 @@ public:
     p.config.vocab = plain.at(p.embed)->shape[0];
     for (int64_t l = 0; l < c.layers; ++l) {
       artifact::ProgramLayer layer;
-      layer.attnNorm = *models::normWeightName(naming, l, BlockNorm::Attention);
-      layer.ffnNorm = *models::normWeightName(naming, l, BlockNorm::Mlp);
+      layer.attnNorm =
+          *models::normWeightName(naming, *family, l, BlockNorm::Attention);
+      layer.ffnNorm =
+          *models::normWeightName(naming, *family, l, BlockNorm::Mlp);
       for (const std::string *norm : {&layer.attnNorm, &layer.ffnNorm}) {
         std::optional<FloatType> t = plainType(*norm);
         if (!t)
@@ -70,15 +72,17 @@ public:
       // qwen3, gemma3: per-head q/k norms; gemma2, gemma3: the output norms.
       std::vector<std::optional<std::string> *> extraNorms;
       if (family->qkNorm) {
-        layer.qNorm = models::normWeightName(naming, l, BlockNorm::QHead);
-        layer.kNorm = models::normWeightName(naming, l, BlockNorm::KHead);
+        layer.qNorm =
+            models::normWeightName(naming, *family, l, BlockNorm::QHead);
+        layer.kNorm =
+            models::normWeightName(naming, *family, l, BlockNorm::KHead);
         extraNorms.insert(extraNorms.end(), {&layer.qNorm, &layer.kNorm});
       }
       if (family->sandwichNorms) {
-        layer.postAttnNorm =
-            models::normWeightName(naming, l, BlockNorm::PostAttention);
+        layer.postAttnNorm = models::normWeightName(naming, *family, l,
+                                                    BlockNorm::PostAttention);
         layer.postFfnNorm =
-            models::normWeightName(naming, l, BlockNorm::PostMlp);
+            models::normWeightName(naming, *family, l, BlockNorm::PostMlp);
         extraNorms.insert(extraNorms.end(),
                           {&layer.postAttnNorm, &layer.postFfnNorm});
       }

@@ -2,6 +2,8 @@
 
 #include "qtensor/Models/Architecture.h"
 
+#include <cmath>
+
 using namespace qtensor::models;
 
 const char *qtensor::models::toString(Naming n) {
@@ -24,13 +26,9 @@ const std::vector<Architecture> &qtensor::models::architectures() {
       // Fused q/k/v and gate/up projections.
       {Family::Phi3, "phi3", true, true, "phi3", true, false, false, true,
        /*fusedProjections=*/true},
-      // Read from GGUF only, as gemma3: the output norms, no q/k norms,
-      // logit soft-capping.
-      {Family::Gemma2, "gemma2", false, true, "gemma2", true, false, true,
-       true},
-      // Read from GGUF only: Hugging Face's gemma3 names its norms
-      // differently (its post_attention_layernorm is not llama's).
-      {Family::Gemma3, "gemma3", false, true, "gemma3", true, true, true, true},
+      // As gemma3: the output norms, no q/k norms, logit soft-capping.
+      {Family::Gemma2, "gemma2", true, true, "gemma2", true, false, true, true},
+      {Family::Gemma3, "gemma3", true, true, "gemma3", true, true, true, true},
   };
   return kAll;
 }
@@ -69,4 +67,12 @@ std::string qtensor::models::checkpointArchitectureList(Naming naming) {
 
 std::string qtensor::models::architectureList() {
   return listOf([](const Architecture &) { return true; });
+}
+
+double qtensor::models::ggufGemmaQueryScale(Family family, int64_t layers,
+                                            int64_t hidden, int64_t heads,
+                                            int64_t headDim) {
+  const int64_t layers27B = family == Family::Gemma2 ? 46 : 62;
+  return 1.0 / std::sqrt(layers == layers27B ? double(hidden) / double(heads)
+                                             : double(headDim));
 }

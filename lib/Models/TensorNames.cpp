@@ -19,6 +19,9 @@ const TensorNames kHuggingFace = {
      "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"},
     {"input_layernorm", "post_attention_layernorm", "self_attn.q_norm",
      "self_attn.k_norm", "", ""},
+    {"input_layernorm", "pre_feedforward_layernorm", "self_attn.q_norm",
+     "self_attn.k_norm", "post_attention_layernorm",
+     "post_feedforward_layernorm"},
     "model.embed_tokens.weight",
     "model.norm.weight",
     "lm_head.weight",
@@ -28,6 +31,8 @@ const TensorNames kGGUF = {
     "blk.",
     {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
      "ffn_down"},
+    {"attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm",
+     "post_attention_norm", "post_ffw_norm"},
     {"attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm",
      "post_attention_norm", "post_ffw_norm"},
     "token_embd.weight",
@@ -82,9 +87,14 @@ std::string qtensor::models::linearWeightName(Naming naming, int64_t layer,
 }
 
 std::optional<std::string>
-qtensor::models::normWeightName(Naming naming, int64_t layer, BlockNorm norm) {
-  std::string_view inLayer = tensorNames(naming).norms[size_t(norm)];
-  if (inLayer.empty())
+qtensor::models::normWeightName(Naming naming, const Architecture &family,
+                                int64_t layer, BlockNorm norm) {
+  const bool has = norm == BlockNorm::Attention || norm == BlockNorm::Mlp ||
+                   ((norm == BlockNorm::QHead || norm == BlockNorm::KHead)
+                        ? family.qkNorm
+                        : family.sandwichNorms);
+  std::string_view inLayer = tensorNames(naming).normsOf(family)[size_t(norm)];
+  if (!has || inLayer.empty())
     return std::nullopt;
   return blockTensorName(naming, layer, inLayer);
 }

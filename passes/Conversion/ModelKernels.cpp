@@ -212,7 +212,10 @@ void buildRmsNorm(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
     Value scale = math::RsqrtOp::create(e.b, e.fadd(mean, e.f32c(s.eps)));
     e.loop(s.width, [&](Value d) {
       Value x = e.fmul(e.load(a[0], {t, d}), scale);
-      e.store(e.fmul(x, e.load(a[1], {d})), a[2], {t, d});
+      Value w = e.load(a[1], {d});
+      if (s.weightOffset) // gemma's 1 + w, in f32 as transformers does
+        w = e.fadd(w, e.f32c(s.weightOffset));
+      e.store(e.fmul(x, w), a[2], {t, d});
     });
   });
 }

@@ -132,7 +132,8 @@ private:
         sum += x[size_t(i * d + j)] * x[size_t(i * d + j)];
       double scale = 1.0 / std::sqrt(sum / double(d) + c.rmsEps);
       for (int64_t j = 0; j < d; ++j)
-        y[size_t(i * d + j)] = x[size_t(i * d + j)] * scale * weight[size_t(j)];
+        y[size_t(i * d + j)] = x[size_t(i * d + j)] * scale *
+                               (weight[size_t(j)] + c.normWeightOffset);
     }
     return y;
   }

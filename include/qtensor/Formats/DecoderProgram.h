@@ -84,6 +84,10 @@ struct DecoderConfig {
   /// c tanh(s / c) with c = attnSoftcap, and each output logit likewise
   /// with finalSoftcap; 0: none.
   double attnSoftcap = 0, finalSoftcap = 0;
+  /// Every RMSNorm multiplies by (w + normWeightOffset): 1 for a Hugging
+  /// Face gemma, whose norm weights store w - 1 (llama.cpp's converter
+  /// adds the 1 into a GGUF file's norms); 0 otherwise.
+  double normWeightOffset = 0;
   int64_t qWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
   double qkScale() const;

@@ -22,7 +22,8 @@ namespace qtensor {
 
 enum class ModelOp : uint8_t {
   Embed,       ///< (ids ?xi32, table VxD, out ?xD f32), rows x scale
-  RmsNorm,     ///< (x ?xD, w D, y ?xD); in place allowed
+  RmsNorm,     ///< (x ?xD, w D, y ?xD); in place allowed; y = x / rms(x)
+               ///< x (w + weightOffset)
   RopeQ,       ///< (x ?xW, pos ?xi32, y ?xW f32)
   RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
   StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
@@ -56,6 +57,8 @@ struct ModelKernelSpec {
   FloatType weight = FloatType::F32; ///< table, norm or linear weight
   FloatType output = FloatType::F16; ///< activations written
   double eps = 1e-5, ropeBase = 10000.0;
+  /// RmsNorm: added to each weight (gemma's 1 + w from Hugging Face).
+  double weightOffset = 0;
   artifact::RopeStyle rope = artifact::RopeStyle::Interleaved;
   /// RoPE: the config's frequency divisors (empty: none), baked into the
   /// code.

@@ -54,8 +54,8 @@ struct Architecture {
   /// RoPE, in every block (qwen3, gemma3).
   bool qkNorm;
   /// RMSNorms of the attention and MLP outputs before their residual adds
-  /// in every block (gemma2, gemma3; only GGUF names them,
-  /// Models/TensorNames.h).
+  /// in every block (gemma2, gemma3; Models/TensorNames.h names them in
+  /// both namings).
   bool sandwichNorms;
   /// The runtime checks an artifact of this family against the decoder
   /// schema (Runtime/ModelSchema.h).
@@ -84,6 +84,12 @@ const Architecture *architectureFromCheckpoint(Naming naming,
 /// "llama, mistral, qwen2": the names a checkpoint in `naming` may declare,
 /// for errors.
 std::string checkpointArchitectureList(Naming naming);
+
+/// The q.k scale of llama.cpp's gemma2 and gemma3 graphs: 1/sqrt(head
+/// dim), but 1/sqrt(hidden / heads) for the 27B models (gemma2: 46 layers,
+/// gemma3: 62), as llama.cpp decides by model type.
+double ggufGemmaQueryScale(Family family, int64_t layers, int64_t hidden,
+                           int64_t heads, int64_t headDim);
 
 /// "llama, mistral, qwen2, gemma3": every family's name, for errors.
 std::string architectureList();

@@ -42,7 +42,7 @@ std::optional<BlockLinear> blockLinearOfRole(std::string_view role);
 
 /// The norms of a block: every family has the first two; the per-head q/k
 /// norms are qwen3's and gemma's (Architecture::qkNorm), the output norms
-/// gemma's (Architecture::sandwichNorms), which only GGUF names here.
+/// gemma's (Architecture::sandwichNorms).
 enum class BlockNorm : uint8_t {
   Attention,     ///< before attention
   Mlp,           ///< before the MLP
@@ -60,7 +60,16 @@ struct TensorNames {
   std::array<std::string_view, kBlockLinearCount> linears;
   /// Each block norm inside a layer, in BlockNorm's order; empty where the
   /// naming has no name here.
-  std::array<std::string_view, kBlockNormCount> norms;
+  using NormNames = std::array<std::string_view, kBlockNormCount>;
+  NormNames norms;
+  /// The same for the families with output norms (Architecture::
+  /// sandwichNorms): Hugging Face's gemma calls the norm before the MLP
+  /// pre_feedforward_layernorm, and its post_attention_layernorm is the
+  /// output norm of attention, not llama's norm before the MLP.
+  NormNames sandwichNorms;
+  const NormNames &normsOf(const Architecture &a) const {
+    return a.sandwichNorms ? sandwichNorms : norms;
+  }
   std::string_view embed, finalNorm, head; ///< whole names
   std::string_view linearPattern;          ///< the names of linears, for errors
 };
@@ -71,9 +80,11 @@ const TensorNames &tensorNames(Naming naming);
 std::string blockTensorName(Naming naming, int64_t layer,
                             std::string_view inLayer);
 std::string linearWeightName(Naming naming, int64_t layer, BlockLinear l);
-/// None when `naming` has no name for `norm` (Hugging Face's gemma norms).
-std::optional<std::string> normWeightName(Naming naming, int64_t layer,
-                                          BlockNorm norm);
+/// `family`'s name of a block norm; none when the family has no such norm
+/// (the output norms of a llama).
+std::optional<std::string> normWeightName(Naming naming,
+                                          const Architecture &family,
+                                          int64_t layer, BlockNorm norm);
 
 /// A name "<prefix><L>.<in layer>.weight" split; none for any other name
 /// (a layer number with a leading zero, or of more than 7 digits, names no

@@ -364,8 +364,11 @@ struct Export {
   GGUFExportResult result;
 
   /// Adds tensor `name` as `ggufName`; `rowOrder` permutes its rows.
+  /// `addend` is added to each value of a plain tensor, written as F32 (a
+  /// Hugging Face gemma's norm weights w - 1, which llama.cpp stores as the
+  /// 1 + w it multiplies by).
   Status add(const std::string &name, const std::string &ggufName,
-             const std::vector<int64_t> *rowOrder) {
+             const std::vector<int64_t> *rowOrder, float addend = 0) {
     QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, artifact.tensor(name));
     GGUFExportedTensor report{name, ggufName, "", ""};
     GGUFTensorToWrite t;
@@ -475,24 +478,30 @@ struct Export {
       // ggml adds and multiplies a norm's or bias's f32 activations by an
       // f32 operand only, so 1-D tensors are F32, as llama.cpp's converter
       // writes them (f16 and bf16 widen exactly).
-      const bool widen = v.shape.size() == 1 && t.type != GGMLType::F32;
+      const bool widen =
+          (v.shape.size() == 1 && t.type != GGMLType::F32) || addend != 0;
       if (widen) {
+        report.how =
+            t.type == GGMLType::F32 ? "plain" : "plain, widened to F32";
         t.type = GGMLType::F32;
-        report.how = "plain, widened to F32";
       }
+      if (addend != 0)
+        report.how += ", + 1 (gemma's 1 + w, as llama.cpp stores it)";
       const size_t row =
           v.shape.empty() ? 0
                           : size_t(v.byteSize() /
                                    uint64_t(std::max<int64_t>(1, v.shape[0])));
       std::vector<int64_t> order =
           rowOrder ? *rowOrder : std::vector<int64_t>();
-      t.bytes = [a, name, row, order,
-                 widen]() -> Expected<std::vector<uint8_t>> {
+      t.bytes = [a, name, row, order, widen,
+                 addend]() -> Expected<std::vector<uint8_t>> {
         QTENSOR_ASSIGN_OR_RETURN(ResolvedTensor r, a->tensor(name));
         std::vector<uint8_t> bytes;
         if (widen) {
           QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f,
                                    safetensors::toFloat32(*r.data));
+          for (float &x : f) // in f32, as the runtime's norm kernel adds it
+            x += addend;
           bytes.resize(f.size() * 4);
           std::memcpy(bytes.data(), f.data(), bytes.size());
         } else {
@@ -631,9 +640,20 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   // Every family's graph scales q.k by 1/sqrt(head dim); a program's other
   // scale is a factor on cos and sin (YaRN's), squared, which llama.cpp
   // applies as rope.scaling.attn_factor whatever the scaling type.
+  // The gemma graphs pick their own scale by shape, and no factor on it.
   const double attentionFactorSquared =
       c.qkScale() * std::sqrt(double(c.headDim));
-  const bool scalesAttention = std::abs(attentionFactorSquared - 1.0) > 1e-12;
+  const bool scalesAttention =
+      !gemma && std::abs(attentionFactorSquared - 1.0) > 1e-12;
+  if (gemma) {
+    const double expected = models::ggufGemmaQueryScale(
+        family->family, c.layers, c.hidden, c.heads, c.headDim);
+    if (std::abs(c.qkScale() / expected - 1.0) > 1e-12)
+      return makeError(dir, ": the program scales q.k by ", c.qkScale(),
+                       "; llama.cpp's ", arch, " graph scales it by ", expected,
+                       " at this shape (query_pre_attn_scalar "
+                       "cannot be spelled in GGUF)");
+  }
 
   Export e{artifact, options, {}, {}};
   e.result.architecture = arch;
@@ -688,33 +708,38 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     auto linear = [&](BlockLinear role) {
       return models::linearWeightName(models::Naming::GGUF, int64_t(l), role);
     };
+    const float offset = float(c.normWeightOffset);
     auto norm = [&](BlockNorm role) {
-      return *models::normWeightName(models::Naming::GGUF, int64_t(l), role);
+      return *models::normWeightName(models::Naming::GGUF, *family, int64_t(l),
+                                     role);
     };
-    QTENSOR_TRY(e.add(pl.attnNorm, norm(BlockNorm::Attention), nullptr));
+    QTENSOR_TRY(
+        e.add(pl.attnNorm, norm(BlockNorm::Attention), nullptr, offset));
     QTENSOR_TRY(e.addLinear(pl.q.tensor, linear(BlockLinear::Q),
                             permuteQK ? &qOrder : nullptr));
     QTENSOR_TRY(e.addLinear(pl.k.tensor, linear(BlockLinear::K),
                             permuteQK ? &kOrder : nullptr));
     QTENSOR_TRY(e.addLinear(pl.v.tensor, linear(BlockLinear::V), nullptr));
     QTENSOR_TRY(e.addLinear(pl.o.tensor, linear(BlockLinear::O), nullptr));
-    QTENSOR_TRY(e.add(pl.ffnNorm, norm(BlockNorm::Mlp), nullptr));
+    QTENSOR_TRY(e.add(pl.ffnNorm, norm(BlockNorm::Mlp), nullptr, offset));
     QTENSOR_TRY(
         e.addLinear(pl.gate.tensor, linear(BlockLinear::Gate), nullptr));
     QTENSOR_TRY(e.addLinear(pl.up.tensor, linear(BlockLinear::Up), nullptr));
     QTENSOR_TRY(
         e.addLinear(pl.down.tensor, linear(BlockLinear::Down), nullptr));
     if (pl.qNorm) {
-      QTENSOR_TRY(e.add(*pl.qNorm, norm(BlockNorm::QHead), nullptr));
-      QTENSOR_TRY(e.add(*pl.kNorm, norm(BlockNorm::KHead), nullptr));
+      QTENSOR_TRY(e.add(*pl.qNorm, norm(BlockNorm::QHead), nullptr, offset));
+      QTENSOR_TRY(e.add(*pl.kNorm, norm(BlockNorm::KHead), nullptr, offset));
     }
     if (pl.postAttnNorm) {
+      QTENSOR_TRY(e.add(*pl.postAttnNorm, norm(BlockNorm::PostAttention),
+                        nullptr, offset));
       QTENSOR_TRY(
-          e.add(*pl.postAttnNorm, norm(BlockNorm::PostAttention), nullptr));
-      QTENSOR_TRY(e.add(*pl.postFfnNorm, norm(BlockNorm::PostMlp), nullptr));
+          e.add(*pl.postFfnNorm, norm(BlockNorm::PostMlp), nullptr, offset));
     }
   }
-  QTENSOR_TRY(e.add(program.finalNorm, std::string(gguf.finalNorm), nullptr));
+  QTENSOR_TRY(e.add(program.finalNorm, std::string(gguf.finalNorm), nullptr,
+                    float(c.normWeightOffset)));
   QTENSOR_TRY(e.addRopeScaling(c));
   if (program.head.tensor != program.embed) // else tied, as GGUF spells it
     QTENSOR_TRY(

@@ -79,7 +79,8 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          ropeDim == o.ropeDim && rmsEps == o.rmsEps && ropeBase == o.ropeBase &&
          rope == o.rope && ropeFreqFactors == o.ropeFreqFactors &&
          attnSoftcap == o.attnSoftcap && finalSoftcap == o.finalSoftcap &&
-         ropeScalesLocal == o.ropeScalesLocal;
+         ropeScalesLocal == o.ropeScalesLocal &&
+         normWeightOffset == o.normWeightOffset;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
@@ -193,6 +194,9 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
                           {".final_logit_softcapping", c.finalSoftcap}})
     if (!std::isfinite(cap) || cap < 0 || cap > 1e6)
       return makeError(where, key, ": must be in [0, 1e6] (0: none)");
+  if (c.normWeightOffset != 0 && c.normWeightOffset != 1)
+    return makeError(where, ".norm_weight_offset: must be 0 or 1 (gemma's "
+                            "1 + w)");
   if (!c.ropeFreqFactors.empty()) {
     if (int64_t(c.ropeFreqFactors.size()) != c.ropeDim / 2)
       return makeError(where, ".rope_freq_factors: ", c.ropeFreqFactors.size(),
@@ -266,6 +270,8 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
     j["attn_logit_softcapping"] = c.attnSoftcap;
   if (c.finalSoftcap)
     j["final_logit_softcapping"] = c.finalSoftcap;
+  if (c.normWeightOffset)
+    j["norm_weight_offset"] = c.normWeightOffset;
   return j;
 }
 
@@ -314,7 +320,8 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
   }
   for (auto [key, out] : {std::pair<const char *, double *>{
                               "attn_logit_softcapping", &c.attnSoftcap},
-                          {"final_logit_softcapping", &c.finalSoftcap}})
+                          {"final_logit_softcapping", &c.finalSoftcap},
+                          {"norm_weight_offset", &c.normWeightOffset}})
     if (cr.find(key)) {
       QTENSOR_TRY(readDouble(cr, key, *out));
       if (*out == 0)

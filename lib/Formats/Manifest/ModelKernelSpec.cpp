@@ -79,6 +79,7 @@ nlohmann::json qtensor::toJson(const ModelKernelSpec &k) {
           {"weight", toString(k.weight)},
           {"output", toString(k.output)},
           {"eps", k.eps},
+          {"weight_offset", k.weightOffset},
           {"rope_base", k.ropeBase},
           {"rope", artifact::toString(k.rope)},
           {"rope_freq_factors", k.ropeFreqFactors},
@@ -134,6 +135,7 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
       return makeError(r.at("bias"), ": only a float linear takes a bias");
   }
   for (auto [key, out] : {std::pair<const char *, double *>{"eps", &k.eps},
+                          {"weight_offset", &k.weightOffset},
                           {"rope_base", &k.ropeBase},
                           {"scale", &k.scale},
                           {"softcap", &k.softcap}}) {
@@ -188,6 +190,8 @@ std::string ModelKernelSpec::name() const {
   }
   if (op == ModelOp::RmsNorm)
     os << "_e" << bits(eps);
+  if (op == ModelOp::RmsNorm && weightOffset)
+    os << "_wo" << bits(weightOffset);
   if (op == ModelOp::EmbedCodes) {
     os << "_g" << group << "_o" << codeOffset << "_st" << rowStride;
     if (fieldBits != 8)
@@ -229,6 +233,7 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.norm.weight = norm;
   k.norm.output = activation;
   k.norm.eps = c.rmsEps;
+  k.norm.weightOffset = c.normWeightOffset;
   k.headNorm = k.norm;
   k.headNorm.width = c.headDim;
   k.headNorm.input = activation;

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A tiny Gemma 2 or Gemma 3 GGUF file, and its logits from an independent
-forward.
+"""A tiny Gemma 2 or Gemma 3, as a GGUF file or a Hugging Face checkpoint,
+and its logits from an independent forward.
 
 usage: gemma_reference.py make OUT.gguf [gemma2|gemma3]
-       gemma_reference.py logits FILE.gguf IDS OUT [--without-softcap]
+       gemma_reference.py make-hf DIR [gemma2|gemma3]
+       gemma_reference.py logits FILE.gguf|DIR IDS OUT [--without-softcap]
 
 `make` writes a gemma2 GGUF (llama.cpp's names and keys, F32, seeded
 random weights, tied head, no vocabulary): 3 layers of hidden 64, 4 query
@@ -22,13 +23,25 @@ instead: 6 layers (five windowed, then a global one), per-head q and k
 RMSNorms before RoPE, RoPE base 1e6 on the global layer scaled linearly by
 8 (rope.scaling.type linear) and base 10000 unscaled on the windowed ones
 (llama.cpp's rope_freq_scale_train_swa = 1), no attention cap, the logits
-capped at 3. Written from the graphs' definitions, not from qtensor.
+capped at 3. `make-hf` writes the same weights as transformers stores
+them (config.json and an F32 model.safetensors; gemma2 spells its windows
+by the family's pattern, gemma3 by layer_types): Hugging Face names, its
+post_attention_layernorm the output norm of attention and
+pre_feedforward_layernorm the norm before the MLP, every norm weight
+stored as w - 1 (transformers' Gemma RMSNorm multiplies by 1 + w, where
+llama.cpp's converter stores 1 + w), q scaled by
+query_pre_attn_scalar^-1/2 (head_dim here, as the GGUF graph does; `logits`
+reads it from config.json). Written from the graphs' definitions, not from
+qtensor.
 """
+import json
+import os
 import sys
 
 import gguf
 import numpy as np
-from reference_common import finish_gguf, rms_norm, rope_neox, write_logits
+from reference_common import (finish_gguf, load_f32_safetensors, rms_norm,
+                              rope_neox, save_f32_safetensors, write_logits)
 
 HIDDEN, FFN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 64, 96, 4, 2, 32, 256
 WINDOW, FINAL_CAP, EPS = 4, 3.0, 1e-6
@@ -52,10 +65,38 @@ class Arch:
         return l % n < n - 1
 
 
+def weights(a):
+    """The model's tensors under llama.cpp's names, norms as 1 + w."""
+    rng = np.random.default_rng(20261204)
+
+    def mat(n, k):
+        return (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+
+    def norm(n):
+        return rng.uniform(0.5, 1.5, n).astype(np.float32)
+
+    q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
+    t = {"token_embd.weight": mat(VOCAB, HIDDEN),
+         "output_norm.weight": norm(HIDDEN)}
+    for l in range(a.layers):
+        p = "blk.%d." % l
+        for name, x in (("attn_norm", norm(HIDDEN)), ("attn_q", mat(q, HIDDEN)),
+                        ("attn_k", mat(kv, HIDDEN)), ("attn_v", mat(kv, HIDDEN)),
+                        ("attn_output", mat(HIDDEN, q)),
+                        ("post_attention_norm", norm(HIDDEN)),
+                        ("ffn_norm", norm(HIDDEN)), ("ffn_gate", mat(FFN, HIDDEN)),
+                        ("ffn_up", mat(FFN, HIDDEN)), ("ffn_down", mat(HIDDEN, FFN)),
+                        ("post_ffw_norm", norm(HIDDEN))):
+            t[p + name + ".weight"] = x
+        if a.qk_norm:
+            t[p + "attn_q_norm.weight"] = norm(HEAD_DIM)
+            t[p + "attn_k_norm.weight"] = norm(HEAD_DIM)
+    return t
+
+
 def make(path, arch_name):
     a = Arch(arch_name)
     ARCH, LAYERS = a.name, a.layers
-    rng = np.random.default_rng(20261204)
     w = gguf.GGUFWriter(path, ARCH)
     w.add_context_length(512)
     w.add_embedding_length(HIDDEN)
@@ -75,31 +116,84 @@ def make(path, arch_name):
         w.add_string(ARCH + ".rope.scaling.type", "linear")
         w.add_float32(ARCH + ".rope.scaling.factor", a.global_scale)
     w.add_string("tokenizer.ggml.model", "none")
-
-    def mat(n, k):
-        return (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
-
-    def norm(n):
-        return rng.uniform(0.5, 1.5, n).astype(np.float32)
-
-    q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
-    w.add_tensor("token_embd.weight", mat(VOCAB, HIDDEN))
-    w.add_tensor("output_norm.weight", norm(HIDDEN))
-    for l in range(LAYERS):
-        p = "blk.%d." % l
-        for name, t in (("attn_norm", norm(HIDDEN)), ("attn_q", mat(q, HIDDEN)),
-                        ("attn_k", mat(kv, HIDDEN)), ("attn_v", mat(kv, HIDDEN)),
-                        ("attn_output", mat(HIDDEN, q)),
-                        ("post_attention_norm", norm(HIDDEN)),
-                        ("ffn_norm", norm(HIDDEN)), ("ffn_gate", mat(FFN, HIDDEN)),
-                        ("ffn_up", mat(FFN, HIDDEN)), ("ffn_down", mat(HIDDEN, FFN)),
-                        ("post_ffw_norm", norm(HIDDEN))):
-            w.add_tensor(p + name + ".weight", t)
-        if a.qk_norm:
-            w.add_tensor(p + "attn_q_norm.weight", norm(HEAD_DIM))
-            w.add_tensor(p + "attn_k_norm.weight", norm(HEAD_DIM))
+    for name, x in weights(a).items():
+        w.add_tensor(name, x)
     finish_gguf(w)
     print("wrote %s with %d layers" % (ARCH, LAYERS))
+
+
+# llama.cpp's name inside a block -> transformers' Gemma name.
+HF_NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj",
+            "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+            "attn_output": "self_attn.o_proj",
+            "post_attention_norm": "post_attention_layernorm",
+            "ffn_norm": "pre_feedforward_layernorm",
+            "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+            "ffn_down": "mlp.down_proj",
+            "post_ffw_norm": "post_feedforward_layernorm",
+            "attn_q_norm": "self_attn.q_norm",
+            "attn_k_norm": "self_attn.k_norm"}
+
+
+def hf_name(name):
+    if name == "token_embd.weight":
+        return "model.embed_tokens.weight"
+    if name == "output_norm.weight":
+        return "model.norm.weight"
+    _, layer, inner, _ = name.split(".")
+    return "model.layers.%s.%s.weight" % (layer, HF_NAMES[inner])
+
+
+def make_hf(path, arch_name):
+    a = Arch(arch_name)
+    c = {"architectures": ["Gemma2ForCausalLM" if a.name == "gemma2"
+                           else "Gemma3ForCausalLM"],
+         "model_type": "gemma2" if a.name == "gemma2" else "gemma3_text",
+         "hidden_size": HIDDEN, "intermediate_size": FFN,
+         "num_hidden_layers": a.layers, "num_attention_heads": HEADS,
+         "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
+         "vocab_size": VOCAB, "max_position_embeddings": 512,
+         "rms_norm_eps": EPS, "rope_theta": a.base,
+         "hidden_activation": "gelu_pytorch_tanh",
+         "query_pre_attn_scalar": HEAD_DIM, "sliding_window": WINDOW,
+         "attn_logit_softcapping": a.attn_cap or None,
+         "final_logit_softcapping": FINAL_CAP,
+         "tie_word_embeddings": True, "torch_dtype": "float32"}
+    if a.name == "gemma3":
+        c["rope_local_base_freq"] = a.local_base
+        c["rope_scaling"] = {"rope_type": "linear", "factor": a.global_scale}
+        c["layer_types"] = ["sliding_attention" if a.windowed(l)
+                            else "full_attention" for l in range(a.layers)]
+    t = {}
+    for name, x in weights(a).items():
+        # Exact: every stored 1 + w is in [0.5, 1.5], so w - 1 in float32
+        # loses no bit, and 1 + (w - 1) is the GGUF file's value again.
+        t[hf_name(name)] = x - np.float32(1) if "norm" in name else x
+    os.makedirs(path, exist_ok=True)
+    json.dump(c, open(os.path.join(path, "config.json"), "w"), indent=1)
+    save_f32_safetensors(t, os.path.join(path, "model.safetensors"))
+    print("wrote Hugging Face %s with %d tensors" % (a.name, len(t)))
+
+
+def read_hf(path):
+    """A make-hf checkpoint as the GGUF graph reads it: llama.cpp's names,
+    each norm as the 1 + w transformers multiplies by; the arch and q's
+    scale from config.json."""
+    c = json.load(open(os.path.join(path, "config.json")))
+    stored = load_f32_safetensors(os.path.join(path, "model.safetensors"))
+    back = {v: k for k, v in HF_NAMES.items()}
+    t = {}
+    for name, x in stored.items():
+        if name == "model.embed_tokens.weight":
+            key = "token_embd.weight"
+        elif name == "model.norm.weight":
+            key = "output_norm.weight"
+        else:
+            parts = name.split(".")
+            key = "blk.%s.%s.weight" % (parts[2], back[".".join(parts[3:-1])])
+        t[key] = 1 + x if "norm" in name else x
+    arch = "gemma2" if c["model_type"] == "gemma2" else "gemma3"
+    return arch, t, c["query_pre_attn_scalar"] ** -0.5
 
 
 def gelu_tanh(x):
@@ -107,10 +201,15 @@ def gelu_tanh(x):
 
 
 def logits(path, ids, softcap=True):
-    r = gguf.GGUFReader(path)
-    arch = Arch(r.fields["general.architecture"].contents())
+    if os.path.isdir(path):
+        name, t, q_scale = read_hf(path)
+    else:
+        r = gguf.GGUFReader(path)
+        name = r.fields["general.architecture"].contents()
+        t = {x.name: np.array(x.data, dtype=np.float64) for x in r.tensors}
+        q_scale = 1 / np.sqrt(HEAD_DIM)
+    arch = Arch(name)
     LAYERS, ATTN_CAP = arch.layers, arch.attn_cap
-    t = {x.name: np.array(x.data, dtype=np.float64) for x in r.tensors}
     cap = (lambda s, c: c * np.tanh(s / c)) if softcap else (lambda s, c: s)
     n = len(ids)
     pos = np.arange(n)
@@ -127,7 +226,7 @@ def logits(path, ids, softcap=True):
         local = arch.windowed(l)
         base = arch.local_base if local else arch.base
         scale = 1.0 if local else arch.global_scale
-        q = rope_neox(q, pos, base, scale) / np.sqrt(HEAD_DIM)
+        q = rope_neox(q, pos, base, scale) * q_scale
         k = rope_neox(k, pos, base, scale)
         # Key j is masked for query i when i - j >= WINDOW on a windowed
         # layer.
@@ -152,8 +251,9 @@ def logits(path, ids, softcap=True):
 
 
 def main():
-    if len(sys.argv) in (3, 4) and sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "gemma2")
+    if len(sys.argv) in (3, 4) and sys.argv[1] in ("make", "make-hf"):
+        (make if sys.argv[1] == "make" else make_hf)(
+            sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "gemma2")
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
         write_logits(logits(sys.argv[2], ids,

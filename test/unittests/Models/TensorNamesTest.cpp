@@ -15,19 +15,36 @@ TEST(TensorNamesTest, BuildsEachNamingsNames) {
             "model.layers.0.mlp.down_proj.weight");
   EXPECT_EQ(linearWeightName(Naming::GGUF, 12, BlockLinear::O),
             "blk.12.attn_output.weight");
-  EXPECT_EQ(normWeightName(Naming::HuggingFace, 1, BlockNorm::Mlp),
+  const Architecture &llama = *findArchitecture("llama");
+  const Architecture &qwen3 = *findArchitecture("qwen3");
+  const Architecture &gemma2 = *findArchitecture("gemma2");
+  const Architecture &gemma3 = *findArchitecture("gemma3");
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, llama, 1, BlockNorm::Mlp),
             "model.layers.1.post_attention_layernorm.weight");
-  EXPECT_EQ(normWeightName(Naming::GGUF, 1, BlockNorm::Mlp),
+  EXPECT_EQ(normWeightName(Naming::GGUF, llama, 1, BlockNorm::Mlp),
             "blk.1.ffn_norm.weight");
-  EXPECT_EQ(normWeightName(Naming::GGUF, 2, BlockNorm::PostMlp),
+  EXPECT_EQ(normWeightName(Naming::GGUF, gemma2, 2, BlockNorm::PostMlp),
             "blk.2.post_ffw_norm.weight");
-  // qwen3's per-head norms; gemma's output norms have no Hugging Face
-  // names here (gemma is read from GGUF).
-  EXPECT_EQ(normWeightName(Naming::HuggingFace, 2, BlockNorm::QHead),
+  // qwen3's per-head norms; a llama has neither those nor output norms.
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, qwen3, 2, BlockNorm::QHead),
             "model.layers.2.self_attn.q_norm.weight");
-  EXPECT_EQ(normWeightName(Naming::HuggingFace, 2, BlockNorm::PostMlp),
-            std::nullopt)
-      << "Hugging Face gemma names are not in the table";
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, llama, 2, BlockNorm::QHead),
+            std::nullopt);
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, qwen3, 2, BlockNorm::PostMlp),
+            std::nullopt);
+  // Hugging Face's gemma: post_attention_layernorm is attention's output
+  // norm, and the norm before the MLP is pre_feedforward_layernorm.
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, gemma2, 4, BlockNorm::Mlp),
+            "model.layers.4.pre_feedforward_layernorm.weight");
+  EXPECT_EQ(
+      normWeightName(Naming::HuggingFace, gemma2, 4, BlockNorm::PostAttention),
+      "model.layers.4.post_attention_layernorm.weight");
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, gemma3, 0, BlockNorm::PostMlp),
+            "model.layers.0.post_feedforward_layernorm.weight");
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, gemma3, 0, BlockNorm::KHead),
+            "model.layers.0.self_attn.k_norm.weight");
+  EXPECT_EQ(normWeightName(Naming::HuggingFace, gemma2, 0, BlockNorm::KHead),
+            std::nullopt);
   EXPECT_EQ(tensorNames(Naming::GGUF).embed, "token_embd.weight");
   EXPECT_EQ(tensorNames(Naming::HuggingFace).head, "lm_head.weight");
 }

@@ -177,6 +177,38 @@ TEST(DecoderProgram, RopeScalingOfTheWindowedLayers) {
             std::string::npos);
 }
 
+/// A Hugging Face gemma's norms multiply by 1 + w: the offset round-trips
+/// (absent when 0), is 0 or 1 only, and goes into every norm kernel's spec
+/// and name.
+TEST(DecoderProgram, NormWeightOffsetGoesIntoTheNormKernels) {
+  artifact::DecoderProgram p = sampleProgram();
+  EXPECT_FALSE(artifact::toJson(p)["config"].contains("norm_weight_offset"));
+  DecoderKernelSet plain =
+      decoderKernels(p.config, FloatType::F16, FloatType::F32, FloatType::F32);
+  EXPECT_EQ(plain.norm.name().find("_wo"), std::string::npos);
+  p.config.normWeightOffset = 1.0;
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["config"]["norm_weight_offset"], 1.0);
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+  j["config"]["norm_weight_offset"] = 0.5;
+  EXPECT_NE(artifact::parseProgram(j.dump(), "program.json")
+                .message()
+                .find("norm_weight_offset: must be 0 or 1"),
+            std::string::npos);
+  DecoderKernelSet k =
+      decoderKernels(p.config, FloatType::F16, FloatType::F32, FloatType::F32);
+  for (const ModelKernelSpec *norm : {&k.norm, &k.headNorm, &k.outputNorm}) {
+    EXPECT_EQ(norm->weightOffset, 1.0);
+    EXPECT_NE(norm->name().find("_wo3ff0000000000000_"), std::string::npos)
+        << norm->name();
+    auto spec = modelKernelSpecFromJson(toJson(*norm), "spec");
+    ASSERT_TRUE(spec) << spec.message();
+    EXPECT_EQ(spec->name(), norm->name());
+  }
+}
+
 TEST(DecoderProgram, SlidingWindowLayers) {
   artifact::DecoderConfig c = sampleProgram().config;
   c.slidingWindow = 512;

@@ -33,6 +33,8 @@ struct Names {
   std::string layer; ///< "model.layers." or "blk."
   std::vector<std::string> linears, norms;
   std::string embed, norm, head;
+  /// gemma's per-head q and k norms and its attention and MLP output norms.
+  std::vector<std::string> sandwich;
 };
 const Names kHF = {"model.layers.",
                    {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
@@ -42,13 +44,26 @@ const Names kHF = {"model.layers.",
                    "model.embed_tokens.weight",
                    "model.norm.weight",
                    "lm_head.weight"};
-const Names kGGUF = {"blk.",
-                     {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate",
-                      "ffn_up", "ffn_down"},
-                     {"attn_norm", "ffn_norm"},
-                     "token_embd.weight",
-                     "output_norm.weight",
-                     "output.weight"};
+const Names kGGUF = {
+    "blk.",
+    {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
+     "ffn_down"},
+    {"attn_norm", "ffn_norm"},
+    "token_embd.weight",
+    "output_norm.weight",
+    "output.weight",
+    {"attn_q_norm", "attn_k_norm", "post_attention_norm", "post_ffw_norm"}};
+/// Hugging Face's gemma: its post_attention_layernorm is attention's output
+/// norm, not the norm before the MLP.
+const Names kHFGemma = {"model.layers.",
+                        kHF.linears,
+                        {"input_layernorm", "pre_feedforward_layernorm"},
+                        kHF.embed,
+                        kHF.norm,
+                        kHF.head,
+                        {"self_attn.q_norm", "self_attn.k_norm",
+                         "post_attention_layernorm",
+                         "post_feedforward_layernorm"}};
 
 enum class Head { Tied, Plain, Quantized };
 
@@ -63,8 +78,8 @@ struct Llama {
   /// The manifest names quantized weights with this suffix ("@rank0"): a
   /// tensor-parallel artifact's slices; the binding keeps the whole name.
   std::string quantizedSuffix;
-  /// gemma3's four extra norms per layer, with per-head q/k norms of this
-  /// width (GGUF names only); 0: none.
+  /// gemma3's four extra norms per layer (names->sandwich), with per-head
+  /// q/k norms of this width; 0: none.
   int64_t sandwichHeadDim = 0;
 
   std::string linear(int64_t l, size_t role) const {
@@ -145,14 +160,12 @@ Built build(const Llama &c) {
     for (const std::string &norm : c.names->norms)
       b.manifest.tensors.push_back(plainTensor(
           c.names->layer + std::to_string(l) + "." + norm + ".weight", {c.h}));
-    const std::string block = "blk." + std::to_string(l) + ".";
-    if (c.sandwichHeadDim)
-      for (auto [norm, width] : {std::pair{"attn_q_norm", c.sandwichHeadDim},
-                                 {"attn_k_norm", c.sandwichHeadDim},
-                                 {"post_attention_norm", c.h},
-                                 {"post_ffw_norm", c.h}})
+    const std::string block = c.names->layer + std::to_string(l) + ".";
+    if (c.sandwichHeadDim && !c.names->sandwich.empty())
+      for (size_t i = 0; i < 4; ++i)
         b.manifest.tensors.push_back(
-            plainTensor(block + norm + ".weight", {width}));
+            plainTensor(block + c.names->sandwich[i] + ".weight",
+                        {i < 2 ? c.sandwichHeadDim : c.h}));
   }
   if (c.head == Head::Plain)
     b.manifest.tensors.push_back(plainTensor(c.names->head, {c.vocab, c.h}));
@@ -535,13 +548,18 @@ TEST(ModelSchema, Gemma3AddsFourNormsPerLayer) {
                        "width of q (64) and kv (32)"));
 }
 
-TEST(ModelSchema, Gemma3NormsHaveNoHuggingFaceNamesHere) {
+TEST(ModelSchema, Gemma3FromHuggingFaceHasItsOwnNormNames) {
   Llama c = gemma3();
+  c.names = &kHFGemma;
+  auto r = build(c).check();
+  ASSERT_TRUE(bool(r)) << r.message();
+  EXPECT_EQ(r->summary, "gemma3: 2 layers, H 64, KV 32, I 128, vocab 96, "
+                        "tied head");
+  // llama's names for the norm before the MLP are not gemma's.
   c.names = &kHF;
-  c.sandwichHeadDim = 0;
-  EXPECT_TRUE(contains(failure(build(c)),
-                       "Hugging Face names of gemma3's block norms are not "
-                       "known here"));
+  EXPECT_EQ(failure(build(c)),
+            "model schema (gemma3): required tensor "
+            "\"model.layers.0.pre_feedforward_layernorm.weight\" is missing");
 }
 
 // --- qwen3 ------------------------------------------------------------------
