@@ -926,59 +926,67 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     cp.kind = "safetensors";
     std::string configPath = path + "/config.json";
     QTENSOR_ASSIGN_OR_RETURN(
-        nlohmann::json cfg,
+        nlohmann::json top,
         readStrictJsonFile(configPath, kMaxConfigBytes, kMaxConfigDepth));
-    if (!cfg.is_object())
+    if (!top.is_object())
       return makeError(configPath, ": not a JSON object");
-    auto type = cfg.find("model_type");
-    if (type == cfg.end() || !type->is_string())
+    auto type = top.find("model_type");
+    if (type == top.end() || !type->is_string())
       return makeError(configPath, ": missing string field \"model_type\"");
     cp.cfg.architecture = type->get<std::string>();
     // Gemma3ForCausalLM's config (the 270M and 1B models) says
-    // gemma3_text; a "gemma3" config nests it in text_config beside a
-    // vision tower, under other tensor names.
+    // gemma3_text; a "gemma3" config is the vision-language model, whose
+    // language model's config is its text_config (VisionLanguage.cpp).
+    // Both rely on transformers' defaults for the keys they leave out.
+    const bool visionLanguage = cp.cfg.architecture == "gemma3";
+    if (visionLanguage) {
+      auto text = top.find("text_config");
+      if (text == top.end() || !text->is_object())
+        return makeError(configPath,
+                         ": a gemma3 config (Gemma3ForConditionalGeneration) "
+                         "needs a text_config object");
+    }
     if (cp.cfg.architecture == "gemma3_text")
       cp.cfg.architecture = "gemma3";
-    else if (cp.cfg.architecture == "gemma3" && cfg.contains("text_config"))
-      return makeError(configPath,
-                       ": a gemma3 config with text_config is Gemma 3's "
-                       "vision-language model (language_model.* tensors); "
-                       "qtensor reads the text-only Gemma3ForCausalLM "
-                       "(model_type gemma3_text)");
+    const nlohmann::json cfg =
+        visionLanguage ? detail::gemma3TextDefaults(top["text_config"])
+        : cp.cfg.architecture == "gemma3" ? detail::gemma3TextDefaults(top)
+                                          : top;
     if (!models::architectureFromCheckpoint(models::Naming::HuggingFace,
                                             cp.cfg.architecture))
       return makeError(
           configPath, ": model_type \"", cp.cfg.architecture,
           "\" is not supported (",
           models::checkpointArchitectureList(models::Naming::HuggingFace), ")");
-    QTENSOR_TRY(readDim(cfg, configPath, "hidden_size", cp.cfg.hidden));
-    QTENSOR_TRY(
-        readDim(cfg, configPath, "intermediate_size", cp.cfg.intermediate));
-    QTENSOR_TRY(readDim(cfg, configPath, "num_hidden_layers", cp.cfg.layers));
-    QTENSOR_TRY(readDim(cfg, configPath, "num_attention_heads", cp.cfg.heads));
-    QTENSOR_TRY(readDim(cfg, configPath, "num_key_value_heads", cp.cfg.kvHeads,
+    // Errors about the language model's config name where it is.
+    const std::string where =
+        visionLanguage ? configPath + " text_config" : configPath;
+    QTENSOR_TRY(readDim(cfg, where, "hidden_size", cp.cfg.hidden));
+    QTENSOR_TRY(readDim(cfg, where, "intermediate_size", cp.cfg.intermediate));
+    QTENSOR_TRY(readDim(cfg, where, "num_hidden_layers", cp.cfg.layers));
+    QTENSOR_TRY(readDim(cfg, where, "num_attention_heads", cp.cfg.heads));
+    QTENSOR_TRY(readDim(cfg, where, "num_key_value_heads", cp.cfg.kvHeads,
                         cp.cfg.heads));
-    QTENSOR_TRY(readDim(cfg, configPath, "vocab_size", cp.cfg.vocab));
-    QTENSOR_TRY(
-        readDim(cfg, configPath, "head_dim", cp.cfg.headDim, int64_t(0)));
-    QTENSOR_TRY(checkConfig(cp.cfg, configPath));
+    QTENSOR_TRY(readDim(cfg, where, "vocab_size", cp.cfg.vocab));
+    QTENSOR_TRY(readDim(cfg, where, "head_dim", cp.cfg.headDim, int64_t(0)));
+    QTENSOR_TRY(checkConfig(cp.cfg, where));
     // Transformers' default is an untied head, but a tied one for gemma.
     cp.cfg.tiedHead =
         cp.cfg.architecture == "gemma2" || cp.cfg.architecture == "gemma3";
     if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
       if (!t->is_boolean())
-        return makeError(configPath,
+        return makeError(where,
                          ": field \"tie_word_embeddings\" must "
                          "be true or false, got ",
                          t->dump());
       cp.cfg.tiedHead = t->get<bool>();
     }
-    if (auto n = cfg.find("_name_or_path"); n != cfg.end() && n->is_string())
+    if (auto n = top.find("_name_or_path"); n != top.end() && n->is_string())
       cp.cfg.name = n->get<std::string>();
     if (cp.cfg.name.empty())
       cp.cfg.name = path.substr(path.find_last_of('/') + 1);
     cp.noDecoder.clear();
-    QTENSOR_TRY(hfDecoder(cfg, configPath, cp.cfg, cp.dec, cp.noDecoder));
+    QTENSOR_TRY(hfDecoder(cfg, where, cp.cfg, cp.dec, cp.noDecoder));
 
     cp.inputs.push_back(configPath);
     std::string indexPath = path + "/model.safetensors.index.json";
@@ -990,9 +998,11 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     else
       return makeError(path, ": neither model.safetensors nor "
                              "model.safetensors.index.json exists");
+    if (visionLanguage)
+      QTENSOR_TRY(cp.takeLanguageModel(path, all));
     QTENSOR_TRY(cp.splitFusedProjections(path, all));
-    if (auto q = cfg.find("quantization_config");
-        q != cfg.end() && !q->is_null()) {
+    if (auto q = top.find("quantization_config");
+        q != top.end() && !q->is_null()) {
       QTENSOR_ASSIGN_OR_RETURN(
           hfquant::QuantizationConfig quant,
           hfquant::parseQuantizationConfig(*q, configPath));

@@ -182,6 +182,9 @@ public:
   /// or with decoderGap() saying why (e.g. a RoPE scaling it lacks).
   const std::optional<artifact::DecoderConfig> &decoder() const { return dec; }
   const std::string &decoderGap() const { return noDecoder; }
+  /// Tensors of a vision-language checkpoint that are not its language
+  /// model (Gemma 3's vision tower and projector), left out.
+  const std::vector<std::string> &leftOut() const { return leftOutTensors; }
 
   /// The dtype a kept (plain) tensor is stored with in the artifact: a float
   /// safetensors tensor as it is, anything else decoded to F32 (GGUF blocks
@@ -222,6 +225,11 @@ private:
   /// For a checkpoint with a quantization_config: every linear the config
   /// quantizes becomes one packed SourceTensor MODULE.weight appended to
   /// `all`; its stored tensors are marked in `components` (never plain).
+  /// A Gemma 3 vision-language checkpoint's language model: its tensors
+  /// under Gemma3ForCausalLM's names, the vision tensors moved to
+  /// leftOutTensors (VisionLanguage.cpp).
+  Status takeLanguageModel(const std::string &path,
+                           std::vector<SourceTensor> &all);
   Status listPacked(const hfquant::QuantizationConfig &config,
                     const std::string &configPath,
                     std::vector<SourceTensor> &all,
@@ -234,7 +242,7 @@ private:
   std::vector<SourceLinear> lin, floatLin;
   std::vector<SourceTensor> rest;
   std::vector<KeptTensor> keptList;
-  std::vector<std::string> unused;
+  std::vector<std::string> unused, leftOutTensors;
   std::string digest, quantText;
   std::vector<std::string> inputs;
   std::shared_ptr<safetensors::SafetensorsFile> single;

@@ -4,6 +4,8 @@
 
 #include "qtensor/Support/Expected.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +18,10 @@ std::string shapeText(const std::vector<int64_t> &shape);
 /// Digest of several files: SHA-256 of "<basename> <sha256>\n" lines, in
 /// the given order (the checkpoint's provenance).
 Expected<std::string> digestFiles(const std::vector<std::string> &paths);
+
+/// A Gemma 3 text_config with transformers' Gemma3TextConfig defaults for
+/// the keys it leaves out (VisionLanguage.cpp).
+nlohmann::json gemma3TextDefaults(const nlohmann::json &text);
 
 } // namespace qtensor::compiler::detail
 

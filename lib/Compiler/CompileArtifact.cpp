@@ -295,7 +295,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                  std::to_string(checkpoint->linears().size()) +
                  " linears to quantize, " +
                  std::to_string(checkpoint->floatLinears().size()) +
-                 " kept in float");
+                 " kept in float" +
+                 (checkpoint->leftOut().empty()
+                      ? std::string()
+                      : ", the language model: " +
+                            std::to_string(checkpoint->leftOut().size()) +
+                            " vision tensors left out"));
 
   // Activations (and reconstruction) in bf16 for a bf16 checkpoint, else
   // f16; a module declares its own.

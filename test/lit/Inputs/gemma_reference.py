@@ -3,7 +3,7 @@
 and its logits from an independent forward.
 
 usage: gemma_reference.py make OUT.gguf [gemma2|gemma3]
-       gemma_reference.py make-hf DIR [gemma2|gemma3]
+       gemma_reference.py make-hf DIR [gemma2|gemma3|gemma3-vl]
        gemma_reference.py logits FILE.gguf|DIR IDS OUT [--without-softcap]
 
 `make` writes a gemma2 GGUF (llama.cpp's names and keys, F32, seeded
@@ -31,8 +31,12 @@ pre_feedforward_layernorm the norm before the MLP, every norm weight
 stored as w - 1 (transformers' Gemma RMSNorm multiplies by 1 + w, where
 llama.cpp's converter stores 1 + w), q scaled by
 query_pre_attn_scalar^-1/2 (head_dim here, as the GGUF graph does; `logits`
-reads it from config.json). Written from the graphs' definitions, not from
-qtensor.
+reads it from config.json). gemma3-vl writes the same language model as
+Gemma3ForConditionalGeneration stores it: the config in text_config,
+leaving out the keys whose transformers defaults this model has (RoPE
+bases, eps, the window pattern), the tensors under language_model.model.,
+and two vision tensors beside them. Written from the graphs' definitions,
+not from qtensor.
 """
 import json
 import os
@@ -145,7 +149,8 @@ def hf_name(name):
 
 
 def make_hf(path, arch_name):
-    a = Arch(arch_name)
+    vl = arch_name == "gemma3-vl"
+    a = Arch("gemma3" if vl else arch_name)
     c = {"architectures": ["Gemma2ForCausalLM" if a.name == "gemma2"
                            else "Gemma3ForCausalLM"],
          "model_type": "gemma2" if a.name == "gemma2" else "gemma3_text",
@@ -169,6 +174,19 @@ def make_hf(path, arch_name):
         # Exact: every stored 1 + w is in [0.5, 1.5], so w - 1 in float32
         # loses no bit, and 1 + (w - 1) is the GGUF file's value again.
         t[hf_name(name)] = x - np.float32(1) if "norm" in name else x
+    if vl:
+        for key in ("rope_theta", "rope_local_base_freq", "rms_norm_eps",
+                    "layer_types", "tie_word_embeddings", "torch_dtype",
+                    "architectures"):
+            del c[key]
+        c = {"architectures": ["Gemma3ForConditionalGeneration"],
+             "model_type": "gemma3", "text_config": c,
+             "vision_config": {"model_type": "siglip_vision_model"}}
+        t = {"language_model." + k: v for k, v in t.items()}
+        t["vision_tower.vision_model.post_layernorm.weight"] = np.ones(
+            8, np.float32)
+        t["multi_modal_projector.mm_input_projection_weight"] = np.ones(
+            (8, HIDDEN), np.float32)
     os.makedirs(path, exist_ok=True)
     json.dump(c, open(os.path.join(path, "config.json"), "w"), indent=1)
     save_f32_safetensors(t, os.path.join(path, "model.safetensors"))
@@ -180,10 +198,16 @@ def read_hf(path):
     each norm as the 1 + w transformers multiplies by; the arch and q's
     scale from config.json."""
     c = json.load(open(os.path.join(path, "config.json")))
+    if "text_config" in c:  # Gemma3ForConditionalGeneration
+        c = dict(c["text_config"], model_type="gemma3_text")
     stored = load_f32_safetensors(os.path.join(path, "model.safetensors"))
     back = {v: k for k, v in HF_NAMES.items()}
     t = {}
     for name, x in stored.items():
+        if name.startswith(("vision_tower.", "multi_modal_projector.")):
+            continue
+        name = name[len("language_model."):] if name.startswith(
+            "language_model.") else name
         if name == "model.embed_tokens.weight":
             key = "token_embd.weight"
         elif name == "model.norm.weight":
