@@ -437,6 +437,74 @@ Status hfGemma(const nlohmann::json &cfg, const std::string &file,
   return hfGemmaPattern(cfg, file, d, gap);
 }
 
+/// The dimensions of a head RoPE rotates: all, or the first
+/// partial_rotary_factor of them (phi3's Phi-4-mini: 0.75), as
+/// transformers' rotary_ndims = int(head_dim * factor).
+Status hfRotaryDims(const nlohmann::json &cfg, const std::string &file,
+                    artifact::DecoderConfig &d) {
+  double factor = 1.0;
+  QTENSOR_TRY(readPositive(cfg, file, "partial_rotary_factor", 1.0, factor));
+  if (factor > 1.0)
+    return makeError(file, ": partial_rotary_factor must be in (0, 1], got ",
+                     factor);
+  d.ropeDim = int64_t(double(d.headDim) * factor);
+  if (d.ropeDim < 2 || d.ropeDim % 2)
+    return makeError(file, ": partial_rotary_factor ", factor, " of head_dim ",
+                     d.headDim, " rotates ", d.ropeDim,
+                     " dimensions; RoPE needs an even number");
+  return Status::ok();
+}
+
+bool isLongRope(const nlohmann::json &s) {
+  if (!s.is_object())
+    return false;
+  for (const char *key : {"rope_type", "type"})
+    if (auto t = s.find(key); t != s.end() && *t == "longrope")
+      return true;
+  return false;
+}
+
+/// transformers' longrope (_compute_longrope_parameters, phi3's 128k
+/// models): short_factor and long_factor divide the frequencies, the long
+/// ones for a sequence beyond original_max_position_embeddings; cos and
+/// sin scale by attention_factor, else by sqrt(1 + ln(f) / ln(original))
+/// with f = max_position_embeddings / original (1 when f <= 1).
+Status hfLongRope(const nlohmann::json &cfg, const nlohmann::json &s,
+                  const std::string &file, artifact::DecoderConfig &d) {
+  const std::string where = file + ": rope_scaling";
+  auto factors = [&](const char *key, std::vector<double> &out) -> Status {
+    auto v = s.find(key);
+    if (v == s.end() || !v->is_array() || v->size() != size_t(d.ropeDim / 2))
+      return makeError(where, ".", key, ": expected ", d.ropeDim / 2,
+                       " numbers (rotated dimensions / 2)");
+    for (const nlohmann::json &x : *v) {
+      if (!x.is_number() || !(x.get<double>() > 0))
+        return makeError(where, ".", key, ": expected positive numbers");
+      out.push_back(x.get<double>());
+    }
+    return Status::ok();
+  };
+  QTENSOR_TRY(factors("short_factor", d.ropeFreqFactors));
+  QTENSOR_TRY(factors("long_factor", d.ropeFreqFactorsLong));
+  const bool topLevel = cfg.contains("original_max_position_embeddings");
+  const nlohmann::json &from = topLevel ? cfg : s;
+  if (!from.contains("original_max_position_embeddings"))
+    return makeError(where, ": longrope needs "
+                            "original_max_position_embeddings");
+  QTENSOR_TRY(
+      readDim(from, file, "original_max_position_embeddings", d.ropeLongFrom));
+  double factor = double(d.context) / double(d.ropeLongFrom);
+  if (!topLevel && s.contains("factor"))
+    QTENSOR_TRY(readPositive(s, where, "factor", factor, factor));
+  double attention =
+      factor <= 1.0 ? 1.0
+                    : std::sqrt(1.0 + std::log(factor) /
+                                          std::log(double(d.ropeLongFrom)));
+  QTENSOR_TRY(readPositive(s, where, "attention_factor", attention, attention));
+  d.ropeMscale = attention; // on cos and sin: the rotated dimensions only
+  return Status::ok();
+}
+
 /// The decoder of a Hugging Face config.json (llama, mistral, qwen2, qwen3: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
@@ -450,9 +518,11 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
       readDim(cfg, file, "max_position_embeddings", d.context, int64_t(2048)));
   QTENSOR_TRY(readPositive(cfg, file, "rms_norm_eps", 1e-6, d.rmsEps));
   QTENSOR_TRY(readPositive(cfg, file, "rope_theta", 10000.0, d.ropeBase));
-  d.ropeDim = d.headDim;
+  QTENSOR_TRY(hfRotaryDims(cfg, file, d));
   d.rope = artifact::RopeStyle::Half;
-  if (auto it = cfg.find("rope_scaling"); it != cfg.end() && !it->is_null()) {
+  if (auto it = cfg.find("rope_scaling"); it != cfg.end() && isLongRope(*it)) {
+    QTENSOR_TRY(hfLongRope(cfg, *it, file, d));
+  } else if (it != cfg.end() && !it->is_null()) {
     double attentionFactor = 1.0;
     QTENSOR_ASSIGN_OR_RETURN(std::optional<std::vector<double>> factors,
                              ropeScalingFactors(*it, file, d, attentionFactor));
@@ -463,10 +533,13 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
       return Status::ok();
     }
     d.ropeFreqFactors = std::move(*factors);
-    // YaRN scales cos and sin, so q and k: their product by its square.
-    if (attentionFactor != 1.0)
+    // YaRN scales cos and sin, so q and k: their product by its square
+    // when RoPE rotates whole heads, else the rotated dimensions only.
+    if (attentionFactor != 1.0 && d.ropeDim == d.headDim)
       d.attentionScale =
           attentionFactor * attentionFactor / std::sqrt(double(d.headDim));
+    else if (attentionFactor != 1.0)
+      d.ropeMscale = attentionFactor;
   }
   const models::Family family =
       models::findArchitecture(d.architecture)->family;
@@ -592,14 +665,7 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     // llama.cpp's phi3 graph: llama's block (its projections fused in the
     // file, split by the reader) with NeoX RoPE. It ignores
     // attention.sliding_window (its phi3 SWA is disabled), and so does the
-    // program. LongRoPE (the 128k models' rope_factors_long/short) picks
-    // its factors by the run's context: a gap.
-    if (g.findTensor("rope_factors_long.weight") ||
-        g.findTensor("rope_factors_short.weight")) {
-      gap = file + " carries LongRoPE factors (rope_factors_long/short), "
-                   "which the decoder program does not implement yet";
-      return Status::ok();
-    }
+    // program. LongRoPE (below) comes as rope_factors_long/short.
   }
   if (family.family == models::Family::Gemma2 ||
       family.family == models::Family::Gemma3) {
@@ -645,12 +711,37 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
   std::vector<double> factors;
   double attentionFactor = 1.0;
   QTENSOR_TRY(real("rope.scaling.attn_factor", 1.0, attentionFactor));
-  if (const GGUFTensorInfo *t = g.findTensor("rope_freqs.weight")) {
+  auto divisors = [&](const char *name,
+                      std::vector<double> &out) -> Expected<bool> {
+    const GGUFTensorInfo *t = g.findTensor(name);
+    if (!t)
+      return false;
     if (t->ne.size() != 1 || t->ne[0] != d.ropeDim / 2)
-      return makeError(file, ": rope_freqs.weight must hold rope_dim / 2 = ",
-                       d.ropeDim / 2, " values");
+      return makeError(file, ": ", name,
+                       " must hold rope_dim / 2 = ", d.ropeDim / 2, " values");
     QTENSOR_ASSIGN_OR_RETURN(std::vector<float> f, g.decode(*t));
-    factors.assign(f.begin(), f.end());
+    out.assign(f.begin(), f.end());
+    return true;
+  };
+  QTENSOR_ASSIGN_OR_RETURN(bool hasFreqs,
+                           divisors("rope_freqs.weight", factors));
+  // LongRoPE (phi3's 128k models): llama.cpp rotates with the long
+  // divisors when its context exceeds original_context_length, the
+  // program when a forward's positions do (transformers' rule; the same
+  // for every run of at most that many positions).
+  std::vector<double> shortFactors;
+  QTENSOR_ASSIGN_OR_RETURN(bool hasLong, divisors("rope_factors_long.weight",
+                                                  d.ropeFreqFactorsLong));
+  QTENSOR_ASSIGN_OR_RETURN(bool hasShort,
+                           divisors("rope_factors_short.weight", shortFactors));
+  if (hasLong != hasShort || (hasLong && hasFreqs))
+    return makeError(file, ": LongRoPE needs both rope_factors_long and "
+                           "rope_factors_short, and no rope_freqs");
+  if (hasLong) {
+    factors = shortFactors;
+    QTENSOR_TRY(readGGUFDim(g, file,
+                            arch + "rope.scaling.original_context_length",
+                            d.ropeLongFrom, d.context));
   }
   if (const GGUFValue *s = g.findMetadata(arch + "rope.scaling.type")) {
     auto type = s->get<std::string_view>();
@@ -676,9 +767,13 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     }
   }
   d.ropeFreqFactors = std::move(factors);
-  // The factor scales q and k, so their product by its square.
-  if (attentionFactor != 1.0)
+  // The factor scales cos and sin: q and k's rotated dimensions, so their
+  // product by its square when RoPE rotates whole heads (as the program
+  // has always said it), else on cos and sin themselves.
+  if (attentionFactor != 1.0 && d.ropeDim == d.headDim)
     d.attentionScale = attentionFactor * attentionFactor * d.qkScale();
+  else if (attentionFactor != 1.0)
+    d.ropeMscale = attentionFactor;
   QTENSOR_TRY(artifact::validateDecoderConfig(d, file));
   out = d;
   return Status::ok();

@@ -4,6 +4,7 @@
 
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -117,6 +118,11 @@ public:
         mlir::RankedTensorType::get({1}, b.getI32Type())); // next token
     results.push_back(rowsOf(c.vocab, b.getF32Type()));    // logits
     results.append(inputs.begin() + 2, inputs.end());
+    // LongRoPE: whether this forward rotates with the long divisors (the
+    // runtime decides by its positions, DecoderConfig::usesLongRope).
+    const bool longRope = !c.ropeFreqFactorsLong.empty();
+    if (longRope)
+      inputs.push_back(b.getI1Type());
     b.setInsertionPointToEnd(module->getBody());
     auto fn = mlir::func::FuncOp::create(b, loc, "forward",
                                          b.getFunctionType(inputs, results));
@@ -157,8 +163,25 @@ public:
       QTENSOR_ASSIGN_OR_RETURN(mlir::Value qr,
                                call(layer.ropeQ, "rope_q", l, {q, pos},
                                     rowsOf(c.qWidth(), b.getF32Type())));
+      const mlir::Value kIn = kCache;
       QTENSOR_ASSIGN_OR_RETURN(
-          kCache, call(layer.ropeK, "rope_k", l, {k, pos, kCache}, cacheType));
+          kCache, call(layer.ropeK, "rope_k", l, {k, pos, kIn}, cacheType));
+      if (longRope) {
+        if (!layer.ropeQLong || !layer.ropeKLong)
+          return makeError("layer ", l,
+                           " has no long RoPE kernels (a qtc "
+                           "bug)");
+        mlir::Value isLong = fn.getArgument(unsigned(2 + 2 * c.layers));
+        QTENSOR_ASSIGN_OR_RETURN(mlir::Value qLong,
+                                 call(*layer.ropeQLong, "rope_q_long", l,
+                                      {q, pos},
+                                      rowsOf(c.qWidth(), b.getF32Type())));
+        QTENSOR_ASSIGN_OR_RETURN(
+            mlir::Value kLong,
+            call(*layer.ropeKLong, "rope_k_long", l, {k, pos, kIn}, cacheType));
+        qr = mlir::arith::SelectOp::create(b, loc, isLong, qLong, qr);
+        kCache = mlir::arith::SelectOp::create(b, loc, isLong, kLong, kCache);
+      }
       QTENSOR_ASSIGN_OR_RETURN(vCache, call(program.kernels.storeV, "store_v",
                                             l, {v, pos, vCache}, cacheType));
       caches.append({kCache, vCache});
@@ -490,6 +513,12 @@ private:
                               {"gate_mul", &k.gateMul, true},
                               {"residual_add", &k.residualAdd, true},
                               {"argmax", &k.argmax, false}};
+    if (name == "rope_q_long" || name == "rope_k_long") {
+      if (!l)
+        return makeError("the decoder graph's ", what, " has no layer");
+      return set(name == "rope_q_long" ? l->ropeQLong : l->ropeKLong, symbol,
+                 what + "'s kernel");
+    }
     if (name == "final_softcap") {
       if (l)
         return makeError("the decoder graph's ", what, " is inside a layer");
@@ -569,6 +598,11 @@ private:
       if (l.postAttnNorm.has_value() != l.postFfnNorm.has_value())
         return makeError("the decoder graph has one of the two output "
                          "norms",
+                         of);
+      if (l.ropeQLong.has_value() != l.ropeKLong.has_value() ||
+          l.ropeQLong.has_value() != !p.config.ropeFreqFactorsLong.empty())
+        return makeError("the decoder graph's long RoPE kernels do not "
+                         "match its config",
                          of);
     }
     return std::move(p);

@@ -103,6 +103,12 @@ public:
       layer.ropeQ = lk.ropeQ.symbol();
       layer.ropeK = lk.ropeK.symbol();
       layer.attention = lk.attention.symbol();
+      if (lk.ropeQLong) {
+        addOnce(plan, *lk.ropeQLong);
+        addOnce(plan, *lk.ropeKLong);
+        layer.ropeQLong = lk.ropeQLong->symbol();
+        layer.ropeKLong = lk.ropeKLong->symbol();
+      }
       p.layers.push_back(std::move(layer));
     }
     // Logits in f32: the head writes them for the argmax and the sampler.

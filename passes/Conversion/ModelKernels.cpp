@@ -249,6 +249,10 @@ void emitRope(Emitter &e, const ModelKernelSpec &s, Value x, Value t,
       Value theta = e.fmul(p, freq);
       Value c = math::CosOp::create(e.b, theta);
       Value sn = math::SinOp::create(e.b, theta);
+      if (s.scale != 1.0) { // YaRN's or LongRoPE's factor on cos and sin
+        c = e.fmul(c, e.f32c(s.scale));
+        sn = e.fmul(sn, e.f32c(s.scale));
+      }
       Value i0, i1;
       if (s.rope == qtensor::artifact::RopeStyle::Interleaved) {
         i0 = e.add(base, e.mul(i, e.index(2)));

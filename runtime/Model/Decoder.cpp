@@ -156,6 +156,8 @@ struct Decoder::Layer {
                 *postFfnNorm = nullptr;
   Linear q, k, v, o, gate, up, down;
   void *ropeQ = nullptr, *ropeK = nullptr, *attention = nullptr;
+  /// LongRoPE (null otherwise): RoPE over the long divisors.
+  void *ropeQLong = nullptr, *ropeKLong = nullptr;
 };
 
 std::vector<std::pair<int32_t, float>>
@@ -331,6 +333,10 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_TRY(resolve(pl.ropeQ, l.ropeQ));
     QTENSOR_TRY(resolve(pl.ropeK, l.ropeK));
     QTENSOR_TRY(resolve(pl.attention, l.attention));
+    if (pl.ropeQLong) { // checkProgramKernels: both, exactly for LongRoPE
+      QTENSOR_TRY(resolve(*pl.ropeQLong, l.ropeQLong));
+      QTENSOR_TRY(resolve(*pl.ropeKLong, l.ropeKLong));
+    }
     QTENSOR_ASSIGN_OR_RETURN(l.q, linear(pl.q, c.qWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.k, linear(pl.k, c.kvWidth(), c.hidden, act));
     QTENSOR_ASSIGN_OR_RETURN(l.v, linear(pl.v, c.kvWidth(), c.hidden, act));
@@ -414,7 +420,8 @@ Status Decoder::floatLinear(const Linear &l, const uint8_t *x, int64_t t,
   });
 }
 
-Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
+Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
+                         bool longRope) {
   const artifact::DecoderConfig &c = program.config;
   const int64_t p0 = cache.size();
   for (int64_t i = 0; i < t; ++i) {
@@ -449,12 +456,14 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache) {
       QTENSOR_TRY(
           normInPlace(fn.headNorm, k, t * c.kvHeads, c.headDim, l.kNorm));
     }
-    QTENSOR_TRY(call(l.ropeQ, {{q.bytes.data(), {t, c.qWidth()}},
-                               {positions.data(), rowsT},
-                               {qf.data(), {t, c.qWidth()}}}));
-    QTENSOR_TRY(call(l.ropeK, {{k.bytes.data(), {t, c.kvWidth()}},
-                               {positions.data(), rowsT},
-                               {kc, {cap, c.kvWidth()}}}));
+    QTENSOR_TRY(call(longRope ? l.ropeQLong : l.ropeQ,
+                     {{q.bytes.data(), {t, c.qWidth()}},
+                      {positions.data(), rowsT},
+                      {qf.data(), {t, c.qWidth()}}}));
+    QTENSOR_TRY(call(longRope ? l.ropeKLong : l.ropeK,
+                     {{k.bytes.data(), {t, c.kvWidth()}},
+                      {positions.data(), rowsT},
+                      {kc, {cap, c.kvWidth()}}}));
     QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
                                  {positions.data(), rowsT},
                                  {vc, {cap, c.kvWidth()}}}));
@@ -526,9 +535,12 @@ Decoder::forward(const std::vector<int32_t> &tokenIds, KVCache &cache) {
                        ", outside the vocabulary [0, ", c.vocab, ")");
   ++count.forwards;
   const int64_t start = cache.size();
+  // LongRoPE's choice is the whole forward's, as transformers makes it by
+  // the sequence's length, whatever the chunks.
+  const bool longRope = c.usesLongRope(start + int64_t(tokenIds.size()));
   for (size_t at = 0; at < tokenIds.size(); at += size_t(maxT)) {
     int64_t t = std::min<int64_t>(maxT, int64_t(tokenIds.size() - at));
-    if (Status s = runChunk(&tokenIds[at], t, cache); !s) {
+    if (Status s = runChunk(&tokenIds[at], t, cache, longRope); !s) {
       (void)cache.truncate(start); // a failed call leaves nothing half-added
       return s.error();
     }

@@ -46,7 +46,10 @@ public:
         QTENSOR_ASSIGN_OR_RETURN(k, norm(k, c.headDim, *l.kNorm));
       }
       const double base = c.ropeBaseOf(int64_t(li));
-      const std::vector<double> &factors = c.ropeFreqFactorsOf(int64_t(li));
+      // One forward from position 0: LongRoPE's choice by its length.
+      const std::vector<double> &factors =
+          c.usesLongRope(t) ? c.ropeFreqFactorsLong
+                            : c.ropeFreqFactorsOf(int64_t(li));
       rope(q, t, c.heads, base, factors);
       rope(k, t, c.kvHeads, base, factors);
       Matrix a = attention(q, k, v, t, c.windowOf(int64_t(li)));
@@ -193,8 +196,10 @@ private:
           int64_t i1 =
               c.rope == artifact::RopeStyle::Interleaved ? i0 + 1 : i0 + half;
           double x0 = x[size_t(i0)], x1 = x[size_t(i1)];
-          x[size_t(i0)] = x0 * std::cos(theta) - x1 * std::sin(theta);
-          x[size_t(i1)] = x0 * std::sin(theta) + x1 * std::cos(theta);
+          const double cs = std::cos(theta) * c.ropeMscale,
+                       sn = std::sin(theta) * c.ropeMscale;
+          x[size_t(i0)] = x0 * cs - x1 * sn;
+          x[size_t(i1)] = x0 * sn + x1 * cs;
         }
   }
 

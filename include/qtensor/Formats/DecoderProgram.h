@@ -80,6 +80,17 @@ struct DecoderConfig {
   /// local layers keep their own base unscaled, as llama.cpp's
   /// rope_freq_scale_train_swa = 1 and transformers' local RoPE do).
   bool ropeScalesLocal = true;
+  /// LongRoPE (phi3's 128k models): a forward whose positions reach
+  /// ropeLongFrom (the original context) or beyond rotates with these
+  /// divisors instead of ropeFreqFactors (the short ones), as transformers'
+  /// longrope frequency update does; empty: one set. rope_freq_factors_long,
+  /// rope_long_from.
+  std::vector<double> ropeFreqFactorsLong;
+  int64_t ropeLongFrom = 0;
+  /// The factor on cos and sin (rope_mscale; 1: none): LongRoPE's
+  /// attention factor, which scales the rotated dimensions only, so it is
+  /// not attentionScale's when RoPE rotates part of a head.
+  double ropeMscale = 1.0;
   /// Logit soft-capping (gemma2): each attention score s becomes
   /// c tanh(s / c) with c = attnSoftcap, and each output logit likewise
   /// with finalSoftcap; 0: none.
@@ -97,6 +108,10 @@ struct DecoderConfig {
   /// Layer l's RoPE divisors: ropeFreqFactors, or none for a windowed layer
   /// when !ropeScalesLocal.
   const std::vector<double> &ropeFreqFactorsOf(int64_t layer) const;
+  /// Whether a forward over positions [.., end) uses the long divisors.
+  bool usesLongRope(int64_t positionsEnd) const {
+    return !ropeFreqFactorsLong.empty() && positionsEnd > ropeLongFrom;
+  }
   bool operator==(const DecoderConfig &o) const;
 };
 
@@ -125,6 +140,8 @@ struct ProgramLayer {
   /// This layer's kernels: RoPE and attention depend on its window and
   /// base (config.windowOf, ropeBaseOf).
   std::string ropeQ, ropeK, attention;
+  /// LongRoPE: the same kernels over the long divisors.
+  std::optional<std::string> ropeQLong, ropeKLong;
   bool operator==(const ProgramLayer &o) const;
 };
 

@@ -63,7 +63,8 @@ struct ModelKernelSpec {
   /// RoPE: the config's frequency divisors (empty: none), baked into the
   /// code.
   std::vector<double> ropeFreqFactors;
-  double scale = 1.0; ///< Embed: row scale; Attention: q.k scale
+  double scale = 1.0; ///< Embed: row scale; Attention: q.k scale;
+                      ///< RopeQ/RopeK: cos and sin's factor
   /// Attention: each score s (after the scale) becomes c tanh(s / c);
   /// Softcap: its c. 0: none.
   double softcap = 0;
@@ -114,6 +115,8 @@ DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
 /// Layer `layer`'s RoPE and attention kernels (its window and base).
 struct LayerKernelSet {
   ModelKernelSpec ropeQ, ropeK, attention;
+  /// LongRoPE (config.ropeFreqFactorsLong): RoPE over the long divisors.
+  std::optional<ModelKernelSpec> ropeQLong, ropeKLong;
 };
 LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
                             int64_t layer, FloatType activation);

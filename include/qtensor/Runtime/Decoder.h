@@ -161,7 +161,9 @@ private:
   struct Linear;
   struct Layer;
   Status init(int64_t chunk);
-  Status runChunk(const int32_t *ids, int64_t t, KVCache &cache);
+  /// `longRope`: rotate with the long RoPE divisors (the whole forward's
+  /// choice, DecoderConfig::usesLongRope).
+  Status runChunk(const int32_t *ids, int64_t t, KVCache &cache, bool longRope);
   Status runLinear(const Linear &l, const HostTensor &x, HostTensor &y);
   /// A plain linear on t rows of x into y (yBytes per element), its rows
   /// split across the thread pool.

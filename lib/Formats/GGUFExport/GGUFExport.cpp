@@ -617,6 +617,10 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
                      "the exporter writes them split, so it cannot write a "
                      "GGUF ",
                      arch, " yet");
+  if (!c.ropeFreqFactorsLong.empty() || c.ropeMscale != 1.0)
+    return makeError(dir, ": the program has LongRoPE divisors or a factor "
+                          "on part of each head's RoPE, which llama.cpp "
+                          "reads for phi3 only");
   const bool gemma = family->family == models::Family::Gemma2 ||
                      family->family == models::Family::Gemma3;
   if (!gemma && (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||

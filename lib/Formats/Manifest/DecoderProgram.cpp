@@ -80,7 +80,9 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          rope == o.rope && ropeFreqFactors == o.ropeFreqFactors &&
          attnSoftcap == o.attnSoftcap && finalSoftcap == o.finalSoftcap &&
          ropeScalesLocal == o.ropeScalesLocal &&
-         normWeightOffset == o.normWeightOffset;
+         normWeightOffset == o.normWeightOffset &&
+         ropeFreqFactorsLong == o.ropeFreqFactorsLong &&
+         ropeLongFrom == o.ropeLongFrom && ropeMscale == o.ropeMscale;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
@@ -90,7 +92,8 @@ bool ProgramLayer::operator==(const ProgramLayer &o) const {
          k == o.k && v == o.v && this->o == o.o && gate == o.gate &&
          up == o.up && down == o.down && qNorm == o.qNorm && kNorm == o.kNorm &&
          postAttnNorm == o.postAttnNorm && postFfnNorm == o.postFfnNorm &&
-         ropeQ == o.ropeQ && ropeK == o.ropeK && attention == o.attention;
+         ropeQ == o.ropeQ && ropeK == o.ropeK && attention == o.attention &&
+         ropeQLong == o.ropeQLong && ropeKLong == o.ropeKLong;
 }
 bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
   return embed == o.embed && norm == o.norm && finalNorm == o.finalNorm &&
@@ -140,8 +143,12 @@ std::vector<std::string> DecoderProgram::modelKernelSymbols() const {
        {&k.headNorm, &k.outputNorm, &k.finalSoftcap})
     if (*o)
       out.push_back(**o);
-  for (const ProgramLayer &l : layers)
+  for (const ProgramLayer &l : layers) {
     out.insert(out.end(), {l.ropeQ, l.ropeK, l.attention});
+    for (const std::optional<std::string> *o : {&l.ropeQLong, &l.ropeKLong})
+      if (*o)
+        out.push_back(**o);
+  }
   return out;
 }
 
@@ -194,19 +201,30 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
                           {".final_logit_softcapping", c.finalSoftcap}})
     if (!std::isfinite(cap) || cap < 0 || cap > 1e6)
       return makeError(where, key, ": must be in [0, 1e6] (0: none)");
+  if (!std::isfinite(c.ropeMscale) || !(c.ropeMscale > 0) || c.ropeMscale > 100)
+    return makeError(where, ".rope_mscale: must be in (0, 100]");
   if (c.normWeightOffset != 0 && c.normWeightOffset != 1)
     return makeError(where, ".norm_weight_offset: must be 0 or 1 (gemma's "
                             "1 + w)");
-  if (!c.ropeFreqFactors.empty()) {
-    if (int64_t(c.ropeFreqFactors.size()) != c.ropeDim / 2)
-      return makeError(where, ".rope_freq_factors: ", c.ropeFreqFactors.size(),
+  for (auto [key, factors] :
+       {std::pair{".rope_freq_factors", &c.ropeFreqFactors},
+        {".rope_freq_factors_long", &c.ropeFreqFactorsLong}}) {
+    if (factors->empty())
+      continue;
+    if (int64_t(factors->size()) != c.ropeDim / 2)
+      return makeError(where, key, ": ", factors->size(),
                        " factors, rope_dim / 2 is ", c.ropeDim / 2);
-    for (size_t i = 0; i < c.ropeFreqFactors.size(); ++i)
-      if (!std::isfinite(c.ropeFreqFactors[i]) ||
-          !(c.ropeFreqFactors[i] >= 1e-3 && c.ropeFreqFactors[i] <= 1e6))
-        return makeError(where, ".rope_freq_factors[", i,
-                         "]: must be in [1e-3, 1e6]");
+    for (size_t i = 0; i < factors->size(); ++i)
+      if (!std::isfinite((*factors)[i]) ||
+          !((*factors)[i] >= 1e-3 && (*factors)[i] <= 1e6))
+        return makeError(where, key, "[", i, "]: must be in [1e-3, 1e6]");
   }
+  if (c.ropeFreqFactorsLong.empty() != (c.ropeLongFrom == 0) ||
+      (!c.ropeFreqFactorsLong.empty() &&
+       (c.ropeFreqFactors.empty() || !c.ropeScalesLocal)))
+    return makeError(where, ".rope_freq_factors_long: comes with "
+                            "rope_long_from (the original context) and the "
+                            "short rope_freq_factors, on every layer");
   return Status::ok();
 }
 
@@ -272,6 +290,12 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
     j["final_logit_softcapping"] = c.finalSoftcap;
   if (c.normWeightOffset)
     j["norm_weight_offset"] = c.normWeightOffset;
+  if (c.ropeMscale != 1.0)
+    j["rope_mscale"] = c.ropeMscale;
+  if (!c.ropeFreqFactorsLong.empty()) {
+    j["rope_freq_factors_long"] = c.ropeFreqFactorsLong;
+    j["rope_long_from"] = c.ropeLongFrom;
+  }
   return j;
 }
 
@@ -301,17 +325,23 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
   QTENSOR_TRY(cr.readInt("sliding_window", 0, kMaxDim, c.slidingWindow));
   QTENSOR_TRY(cr.readInt("sliding_pattern", 0, 1024, c.slidingPattern));
   QTENSOR_TRY(readDouble(cr, "rope_base_local", c.ropeBaseLocal));
-  if (const json *f = cr.find("rope_freq_factors")) { // absent: no scaling
+  for (auto [key, out] : {std::pair{"rope_freq_factors", &c.ropeFreqFactors},
+                          {"rope_freq_factors_long", &c.ropeFreqFactorsLong}}) {
+    const json *f = cr.find(key);
+    if (!f) // absent: no scaling
+      continue;
     if (!f->is_array() || f->size() > size_t(kMaxDim))
-      return makeError(cr.at("rope_freq_factors"),
-                       ": expected an array of numbers");
+      return makeError(cr.at(key), ": expected an array of numbers");
     for (const json &v : *f) {
       if (!v.is_number())
-        return makeError(cr.at("rope_freq_factors"),
-                         ": expected an array of numbers");
-      c.ropeFreqFactors.push_back(v.get<double>());
+        return makeError(cr.at(key), ": expected an array of numbers");
+      out->push_back(v.get<double>());
     }
   }
+  if (cr.find("rope_mscale"))
+    QTENSOR_TRY(readDouble(cr, "rope_mscale", c.ropeMscale));
+  if (cr.find("rope_long_from"))
+    QTENSOR_TRY(cr.readInt("rope_long_from", 1, kMaxDim, c.ropeLongFrom));
   if (const json *v = cr.find("rope_scales_local")) {
     if (!v->is_boolean() || v->get<bool>())
       return makeError(cr.at("rope_scales_local"),
@@ -352,7 +382,9 @@ json artifact::toJson(const DecoderProgram &p) {
     for (auto [key, value] : {std::pair{"q_norm", &l.qNorm},
                               {"k_norm", &l.kNorm},
                               {"post_attention_norm", &l.postAttnNorm},
-                              {"post_ffn_norm", &l.postFfnNorm}})
+                              {"post_ffn_norm", &l.postFfnNorm},
+                              {"rope_q_long", &l.ropeQLong},
+                              {"rope_k_long", &l.ropeKLong}})
       if (*value)
         layers[i][key] = **value;
   }
@@ -458,6 +490,8 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
     QTENSOR_TRY(lr.readOptionalString("k_norm", l.kNorm));
     QTENSOR_TRY(lr.readOptionalString("post_attention_norm", l.postAttnNorm));
     QTENSOR_TRY(lr.readOptionalString("post_ffn_norm", l.postFfnNorm));
+    QTENSOR_TRY(lr.readOptionalString("rope_q_long", l.ropeQLong));
+    QTENSOR_TRY(lr.readOptionalString("rope_k_long", l.ropeKLong));
     QTENSOR_TRY(lr.noUnknownKeys());
     p.layers.push_back(std::move(l));
   }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <tuple>
 
 using namespace qtensor;
 
@@ -202,7 +203,8 @@ std::string ModelKernelSpec::name() const {
       os << "_cb" << toString(codebook);
   }
   if ((op == ModelOp::Embed || op == ModelOp::EmbedCodes ||
-       op == ModelOp::Attention) &&
+       op == ModelOp::Attention || op == ModelOp::RopeQ ||
+       op == ModelOp::RopeK) &&
       scale != 1.0)
     os << "_s" << bits(scale);
   if (op == ModelOp::Attention && window)
@@ -280,6 +282,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   rope.ropeBase = c.ropeBaseOf(layer);
   rope.rope = c.rope;
   rope.ropeFreqFactors = c.ropeFreqFactorsOf(layer);
+  rope.scale = c.ropeMscale;
   rope.input = activation;
   rope.output = FloatType::F32;
   k.ropeQ = rope;
@@ -289,6 +292,12 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   k.ropeK.op = ModelOp::RopeK;
   k.ropeK.heads = c.kvHeads; // RoPE for k walks the kv heads
   k.ropeK.width = c.kvWidth();
+  if (!c.ropeFreqFactorsLong.empty()) {
+    k.ropeQLong = k.ropeQ;
+    k.ropeQLong->ropeFreqFactors = c.ropeFreqFactorsLong;
+    k.ropeKLong = k.ropeK;
+    k.ropeKLong->ropeFreqFactors = c.ropeFreqFactorsLong;
+  }
 
   k.attention.op = ModelOp::Attention;
   k.attention.heads = c.heads;
@@ -449,6 +458,19 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
     QTENSOR_TRY(check(at + "rope_q", l.ropeQ, lk.ropeQ));
     QTENSOR_TRY(check(at + "rope_k", l.ropeK, lk.ropeK));
     QTENSOR_TRY(check(at + "attention", l.attention, lk.attention));
+    for (auto [key, named, spec] :
+         {std::tuple{"rope_q_long", &l.ropeQLong, &lk.ropeQLong},
+          {"rope_k_long", &l.ropeKLong, &lk.ropeKLong}}) {
+      if (named->has_value() != spec->has_value())
+        return makeError(name, ": ", at, key,
+                         named->has_value()
+                             ? " is given, but the config has no long RoPE "
+                               "divisors"
+                             : " is missing; the config has long RoPE "
+                               "divisors");
+      if (*named)
+        QTENSOR_TRY(check(at + key, **named, **spec));
+    }
     std::vector<const std::string *> norms = {&l.attnNorm, &l.ffnNorm};
     for (const std::optional<std::string> *o :
          {&l.qNorm, &l.kNorm, &l.postAttnNorm, &l.postFfnNorm})
@@ -517,6 +539,10 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
     add(lk.ropeQ);
     add(lk.ropeK);
     add(lk.attention);
+    if (lk.ropeQLong) {
+      add(*lk.ropeQLong);
+      add(*lk.ropeKLong);
+    }
   }
   auto linear = [&](const artifact::ProgramLinear &l, int64_t n, int64_t kk,
                     FloatType output) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A tiny Phi-3 GGUF file, and its logits from an independent forward.
 
-usage: phi3_reference.py make OUT.gguf [F32|Q8_0]
-       phi3_reference.py make-hf DIR
-       phi3_reference.py logits FILE.gguf|DIR IDS OUT
+usage: phi3_reference.py make OUT.gguf [F32|Q8_0] [--longrope]
+       phi3_reference.py make-hf DIR [--longrope]
+       phi3_reference.py logits FILE.gguf|DIR IDS OUT [--rope short|long]
 
 `make` writes a phi3 GGUF as llama.cpp's converter lays it out: q, k and v
 fused in blk.L.attn_qkv ([q + 2 kv, hidden], in that row order), the gate
@@ -19,8 +19,16 @@ as `qtc run --logits-out` does. `make-hf` writes the same weights as a
 Hugging Face Phi-3 checkpoint (config.json, F32 model.safetensors with
 self_attn.qkv_proj and mlp.gate_up_proj fused the same way, a
 sliding_window of 4); its forward is transformers' Phi3, the same graph
-with that window on every layer. Written from the models' definitions, not
-from qtensor. numpy and gguf-py only.
+with that window on every layer. `--longrope` makes it a 128k-style phi3
+(Phi-3.5-mini, Phi-4-mini): LongRoPE over the first half of each head
+(partial_rotary_factor 0.5, GGUF rope.dimension_count 12), short and long
+divisors (GGUF rope_factors_short/long, config.json rope_scaling
+short_factor/long_factor) and an original context of 8 (of 256), so cos
+and sin scale by sqrt(1 + ln 32 / ln 8) (GGUF rope.scaling.attn_factor),
+and no window. Its forward rotates with the long divisors when the
+sequence is longer than 8 (transformers' rule; llama.cpp's with a context
+of that length), or as `--rope` says. Written from the models'
+definitions, not from qtensor. numpy and gguf-py only.
 """
 import json
 import os
@@ -29,7 +37,7 @@ import sys
 import gguf
 import numpy as np
 from reference_common import (finish_gguf, load_f32_safetensors, rms_norm,
-                              rope_neox, save_f32_safetensors, write_logits)
+                              save_f32_safetensors, write_logits)
 
 ARCH = "phi3"
 HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 96, 128, 2, 4, 2, 24, 256
@@ -38,6 +46,16 @@ Q, KV = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
 
 
 WINDOW = 4
+# --longrope: rotated dimensions, original context, its attention factor.
+ROT, ORIGINAL, CONTEXT = 12, 8, 256
+LONG_ATTN = float(np.sqrt(1 + np.log(CONTEXT / ORIGINAL) / np.log(ORIGINAL)))
+
+
+def long_rope_factors():
+    rng = np.random.default_rng(8)
+    short = rng.uniform(1.0, 1.5, ROT // 2).astype(np.float32)
+    long = rng.uniform(2.0, 40.0, ROT // 2).astype(np.float32)
+    return short, long
 
 
 def weights(kind="F32"):
@@ -79,16 +97,23 @@ def hf_name(name):
     return HF_NAMES[parts[0]] + ".weight"
 
 
-def make_hf(path):
+def make_hf(path, longrope=False):
     os.makedirs(path, exist_ok=True)
     config = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
               "hidden_size": HIDDEN, "intermediate_size": FFN,
               "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
               "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB,
-              "max_position_embeddings": 256, "rms_norm_eps": EPS,
+              "max_position_embeddings": CONTEXT, "rms_norm_eps": EPS,
               "rope_theta": BASE, "rope_scaling": None, "hidden_act": "silu",
               "sliding_window": WINDOW, "tie_word_embeddings": False,
               "torch_dtype": "float32"}
+    if longrope:
+        short, long = long_rope_factors()
+        config.update(sliding_window=None, partial_rotary_factor=ROT / HEAD_DIM,
+                      original_max_position_embeddings=ORIGINAL,
+                      rope_scaling={"type": "longrope",
+                                    "short_factor": short.tolist(),
+                                    "long_factor": long.tolist()})
     json.dump(config, open(os.path.join(path, "config.json"), "w"), indent=1)
     save_f32_safetensors({hf_name(k): v for k, v in weights().items()},
                          os.path.join(path, "model.safetensors"))
@@ -101,15 +126,21 @@ def load_hf(path):
     return {back[name]: t for name, t in stored.items()}
 
 
-def make(path, kind):
+def make(path, kind, longrope=False):
     w = gguf.GGUFWriter(path, ARCH)
-    w.add_context_length(256)
+    w.add_context_length(CONTEXT)
     w.add_embedding_length(HIDDEN)
     w.add_block_count(LAYERS)
     w.add_feed_forward_length(FFN)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
-    w.add_rope_dimension_count(HEAD_DIM)
+    w.add_rope_dimension_count(ROT if longrope else HEAD_DIM)
+    if longrope:
+        short, long = long_rope_factors()
+        w.add_uint32(ARCH + ".rope.scaling.original_context_length", ORIGINAL)
+        w.add_float32(ARCH + ".rope.scaling.attn_factor", LONG_ATTN)
+        w.add_tensor("rope_factors_short.weight", short)
+        w.add_tensor("rope_factors_long.weight", long)
     w.add_layer_norm_rms_eps(EPS)
     w.add_rope_freq_base(BASE)
     # llama.cpp's phi3 ignores it (its SWA is disabled); so must qtensor.
@@ -127,11 +158,31 @@ def make(path, kind):
     print("wrote phi3 (%s) with %d layers" % (kind, LAYERS))
 
 
-def logits(path, ids):
+def rope(x, pos, rot, factors, attn):
+    """NeoX RoPE over the first `rot` dimensions of each head, frequencies
+    divided by `factors`, cos and sin times `attn`; the rest passes."""
+    inv = BASE ** (-np.arange(0, rot, 2, dtype=np.float64) / rot) / factors
+    theta = np.outer(pos, inv)
+    cos, sin = np.cos(theta)[:, None, :] * attn, np.sin(theta)[:, None, :] * attn
+    a, b = x[..., :rot // 2], x[..., rot // 2:rot]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos, x[..., rot:]], -1)
+
+
+def logits(path, ids, force=None):
     window = 0
+    rot, factors, attn = HEAD_DIM, np.ones(HEAD_DIM // 2), 1.0
     if os.path.isdir(path):
         t = load_hf(path)
-        window = json.load(open(os.path.join(path, "config.json")))["sliding_window"]
+        c = json.load(open(os.path.join(path, "config.json")))
+        window = c["sliding_window"] or 0
+        if c["rope_scaling"]:
+            s = c["rope_scaling"]
+            rot = int(HEAD_DIM * c["partial_rotary_factor"])
+            original = c["original_max_position_embeddings"]
+            longer = force == "long" or (force is None and len(ids) > original)
+            factors = np.array(s["long_factor" if longer else "short_factor"])
+            f = c["max_position_embeddings"] / original
+            attn = np.sqrt(1 + np.log(f) / np.log(original))
     else:
         r = gguf.GGUFReader(path)
         t = {}
@@ -139,6 +190,12 @@ def logits(path, ids):
             v = gguf.quants.dequantize(np.asarray(x.data), x.tensor_type)
             t[x.name] = np.asarray(v, dtype=np.float64).reshape(
                 [int(d) for d in reversed(x.shape)])
+        if "rope_factors_long.weight" in t:
+            rot = int(r.fields[ARCH + ".rope.dimension_count"].contents())
+            original = int(r.fields[ARCH + ".rope.scaling.original_context_length"].contents())
+            longer = force == "long" or (force is None and len(ids) > original)
+            factors = t["rope_factors_long.weight" if longer else "rope_factors_short.weight"]
+            attn = float(r.fields[ARCH + ".rope.scaling.attn_factor"].contents())
     n = len(ids)
     pos = np.arange(n)
     x = t["token_embd.weight"][ids]
@@ -152,7 +209,7 @@ def logits(path, ids):
         q = qkv[:, :Q].reshape(n, HEADS, HEAD_DIM)
         k = qkv[:, Q:Q + KV].reshape(n, KV_HEADS, HEAD_DIM)
         v = qkv[:, Q + KV:].reshape(n, KV_HEADS, HEAD_DIM)
-        q, k = rope_neox(q, pos, BASE), rope_neox(k, pos, BASE)
+        q, k = rope(q, pos, rot, factors, attn), rope(k, pos, rot, factors, attn)
         out = np.empty((n, HEADS, HEAD_DIM))
         for h in range(HEADS):
             kvh = h // (HEADS // KV_HEADS)
@@ -169,13 +226,16 @@ def logits(path, ids):
 
 
 def main():
-    if len(sys.argv) in (3, 4) and sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "F32")
-    elif len(sys.argv) == 3 and sys.argv[1] == "make-hf":
-        make_hf(sys.argv[2])
-    elif len(sys.argv) == 5 and sys.argv[1] == "logits":
-        ids = [int(i) for i in sys.argv[3].split(",")]
-        write_logits(logits(sys.argv[2], ids), sys.argv[4])
+    args = [a for a in sys.argv[1:] if a != "--longrope"]
+    longrope = "--longrope" in sys.argv
+    if len(args) in (2, 3) and args[0] == "make":
+        make(args[1], args[2] if len(args) == 3 else "F32", longrope)
+    elif len(args) == 2 and args[0] == "make-hf":
+        make_hf(args[1], longrope)
+    elif len(args) in (4, 6) and args[0] == "logits":
+        ids = [int(i) for i in args[2].split(",")]
+        force = args[5] if len(args) == 6 and args[4] == "--rope" else None
+        write_logits(logits(args[1], ids, force), args[3])
     else:
         sys.exit(__doc__)
 

@@ -209,6 +209,43 @@ TEST(DecoderProgram, NormWeightOffsetGoesIntoTheNormKernels) {
   }
 }
 
+/// LongRoPE: the long divisors and where they start round-trip (absent
+/// when none), come with the short ones, and give each layer a second pair
+/// of RoPE kernels; the factor on cos and sin goes into every RoPE kernel.
+TEST(DecoderProgram, LongRopeHasItsOwnKernelsAndSwitchPoint) {
+  artifact::DecoderProgram p = sampleProgram();
+  artifact::DecoderConfig &c = p.config;
+  EXPECT_FALSE(layerKernels(c, 0, FloatType::F16).ropeQLong);
+  c.ropeFreqFactors.assign(size_t(c.ropeDim / 2), 1.5);
+  c.ropeFreqFactorsLong.assign(size_t(c.ropeDim / 2), 20.0);
+  c.ropeLongFrom = 4096;
+  c.ropeMscale = 1.19;
+  EXPECT_FALSE(c.usesLongRope(4096));
+  EXPECT_TRUE(c.usesLongRope(4097));
+  LayerKernelSet k = layerKernels(c, 0, FloatType::F16);
+  ASSERT_TRUE(k.ropeQLong && k.ropeKLong);
+  EXPECT_EQ(k.ropeQLong->ropeFreqFactors, c.ropeFreqFactorsLong);
+  EXPECT_NE(k.ropeQLong->name(), k.ropeQ.name());
+  EXPECT_EQ(k.ropeQ.scale, 1.19);
+  EXPECT_NE(k.ropeQ.name().find("_s"), std::string::npos) << k.ropeQ.name();
+  for (artifact::ProgramLayer &l : p.layers) {
+    l.ropeQLong = "_mlir_ciface_ql";
+    l.ropeKLong = "_mlir_ciface_kl";
+  }
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["config"]["rope_long_from"], 4096);
+  EXPECT_EQ(j["config"]["rope_mscale"], 1.19);
+  EXPECT_EQ(j["layers"][0]["rope_q_long"], "_mlir_ciface_ql");
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+  j["config"].erase("rope_long_from");
+  EXPECT_NE(artifact::parseProgram(j.dump(), "program.json")
+                .message()
+                .find("rope_freq_factors_long: comes with rope_long_from"),
+            std::string::npos);
+}
+
 TEST(DecoderProgram, SlidingWindowLayers) {
   artifact::DecoderConfig c = sampleProgram().config;
   c.slidingWindow = 512;
