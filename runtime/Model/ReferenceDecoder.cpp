@@ -14,6 +14,33 @@ namespace {
 
 using Matrix = std::vector<double>; // row-major
 
+/// A plain [N, K] float tensor widened a block of rows at a time, from its
+/// mapped bytes: a weight kept in float (a 262144-row head included) is
+/// never whole in float64.
+class PlainWeightRows : public WeightRows {
+public:
+  PlainWeightRows(const safetensors::TensorView &v, int64_t n, int64_t k)
+      : v(v), n(n), k(k), esize(v.byteSize() / uint64_t(n * k)) {}
+  int64_t rows() const override { return n; }
+  int64_t cols() const override { return k; }
+  Status fill(int64_t first, int64_t count, double *out) const override {
+    safetensors::TensorView rows = v;
+    rows.shape = {count, k};
+    rows.data = v.data + uint64_t(first) * uint64_t(k) * esize;
+    rows.begin = 0;
+    rows.end = uint64_t(count) * uint64_t(k) * esize;
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> values,
+                             safetensors::toFloat64(rows));
+    std::copy(values.begin(), values.end(), out);
+    return Status::ok();
+  }
+
+private:
+  const safetensors::TensorView &v;
+  int64_t n, k;
+  uint64_t esize;
+};
+
 class Reference {
 public:
   Reference(const LoadedModel &m, const ReferenceWeights &weights)
@@ -169,13 +196,16 @@ private:
                                m.referenceRows(m.plan().ops[i]));
       return referenceLinear(x, *rows, t, bias);
     }
-    QTENSOR_ASSIGN_OR_RETURN(Matrix w, plain(l.tensor));
+    const safetensors::TensorView *w = m.plainTensor(l.tensor);
+    if (!w || w->shape.size() != 2)
+      return makeError("reference decoder: ", l.tensor,
+                       " is not a loaded plain [N, K] tensor");
     Matrix bias;
     if (l.bias) {
       QTENSOR_ASSIGN_OR_RETURN(bias, plain(*l.bias));
     }
-    const int64_t k = int64_t(x.size()) / t;
-    return referenceLinear(x, w, t, int64_t(w.size()) / k, k, bias);
+    return referenceLinear(x, PlainWeightRows(*w, w->shape[0], w->shape[1]),
+                           t, bias);
   }
 
   /// Rotates each head of each row (position = row index).
