@@ -1043,10 +1043,11 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     }
     if (cp.cfg.architecture == "gemma3_text")
       cp.cfg.architecture = "gemma3";
-    const nlohmann::json cfg =
-        visionLanguage ? detail::gemma3TextDefaults(top["text_config"])
-        : cp.cfg.architecture == "gemma3" ? detail::gemma3TextDefaults(top)
-                                          : top;
+    nlohmann::json cfg = visionLanguage ? top["text_config"] : top;
+    QTENSOR_TRY(detail::spellRopeParameters(
+        cfg, visionLanguage ? configPath + " text_config" : configPath));
+    if (cp.cfg.architecture == "gemma3")
+      cfg = detail::gemma3TextDefaults(cfg);
     if (!models::architectureFromCheckpoint(models::Naming::HuggingFace,
                                             cp.cfg.architecture))
       return makeError(

@@ -23,6 +23,12 @@ Expected<std::string> digestFiles(const std::vector<std::string> &paths);
 /// the keys it leaves out (VisionLanguage.cpp).
 nlohmann::json gemma3TextDefaults(const nlohmann::json &text);
 
+/// transformers 5's `rope_parameters` (one object, or gemma3's one per
+/// layer type) spelled back as rope_theta, rope_scaling,
+/// partial_rotary_factor and rope_local_base_freq, in place; a value given
+/// both ways must agree (RopeParameters.cpp).
+Status spellRopeParameters(nlohmann::json &cfg, const std::string &file);
+
 } // namespace qtensor::compiler::detail
 
 #endif // QTENSOR_LIB_COMPILER_CHECKPOINTDETAIL_H

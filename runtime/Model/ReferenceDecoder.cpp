@@ -204,8 +204,8 @@ private:
     if (l.bias) {
       QTENSOR_ASSIGN_OR_RETURN(bias, plain(*l.bias));
     }
-    return referenceLinear(x, PlainWeightRows(*w, w->shape[0], w->shape[1]),
-                           t, bias);
+    return referenceLinear(x, PlainWeightRows(*w, w->shape[0], w->shape[1]), t,
+                           bias);
   }
 
   /// Rotates each head of each row (position = row index).
