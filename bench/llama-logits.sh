@@ -5,7 +5,10 @@
 # numpy graphs the tests use. The llama.cpp build is not part of the
 # project; this harness builds bench/ggml/llama_logits.cpp against it.
 #
-#   LLAMA_CPP_DIR=.../llama.cpp bench/llama-logits.sh MODEL.gguf ID,ID,... [OUT_DIR]
+#   LLAMA_CPP_DIR=.../llama.cpp [N_CTX=C] bench/llama-logits.sh MODEL.gguf ID,ID,... [OUT_DIR]
+#
+# N_CTX: llama.cpp's context (default 256), by which it picks LongRoPE's
+# long factors (past the original context) where qtc picks by the prompt.
 #
 # A file without a vocabulary (tokenizer.ggml.model none, as the test
 # generators write) gets a byte-level one of its embedding's row count
@@ -48,7 +51,8 @@ def add(w):
 copy_gguf(src, dst, skip_keys={"tokenizer.ggml.model"}, add=add)
 PY
 
-"$out/llama_logits" "$out/model.gguf" "$ids" "$out/llama.f32" 2>/dev/null
+"$out/llama_logits" "$out/model.gguf" "$ids" "$out/llama.f32" "${N_CTX:-256}" \
+  2>/dev/null
 rm -rf "$out/artifact"
 "$root/build/bin/qtc" compile "$model" --target host --quant keep \
   --fallback forbid -o "$out/artifact" --quiet >/dev/null

@@ -1,11 +1,12 @@
 // llama.cpp's own logits after a prompt of token ids, the cross-check
 // bench/llama-logits.sh runs beside `qtc run --logits-out`:
 //
-//   llama_logits MODEL.gguf ID,ID,... OUT.f32
+//   llama_logits MODEL.gguf ID,ID,... OUT.f32 [N_CTX]
 //
 // Writes the last position's logits as raw little-endian float32 (n_vocab
 // values, the format of --logits-out) and prints llama.cpp's top-1. One
-// thread, a 256-position context, llama.cpp's defaults otherwise (its KV
+// thread, a context of N_CTX positions (default 256; llama.cpp picks
+// LongRoPE's long factors by it), llama.cpp's defaults otherwise (its KV
 // cache is f16; its quantized matmuls quantize activations to 8 bits).
 // Built by the script against a llama.cpp build (LLAMA_CPP_DIR); not part
 // of the project's build.
@@ -16,8 +17,9 @@
 #include <vector>
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: llama_logits MODEL.gguf ID,ID,... OUT\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr,
+                 "usage: llama_logits MODEL.gguf ID,ID,... OUT [N_CTX]\n");
     return 2;
   }
   std::vector<llama_token> ids;
@@ -37,7 +39,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = cp.n_batch = 256;
+  cp.n_ctx = cp.n_batch = argc == 5 ? uint32_t(std::stoul(argv[4])) : 256;
   cp.n_threads = 1;
   llama_context *ctx = llama_init_from_model(model, cp);
   if (!ctx ||
