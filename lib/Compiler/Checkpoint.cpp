@@ -406,16 +406,24 @@ Status hfGemmaPattern(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
-/// transformers' Gemma2 and Gemma3 (text) forward: embeddings x
-/// sqrt(hidden), RMSNorm by 1 + w (the checkpoint stores w - 1), q.k
-/// scaled by query_pre_attn_scalar^-1/2, GeGLU with hidden_activation,
-/// the output norms, windowed layers (gemma3's with their own RoPE base,
-/// rope_local_base_freq, never scaled) and the soft caps.
+/// transformers' Gemma, Gemma2 and Gemma3 (text) forward: embeddings x
+/// sqrt(hidden), RMSNorm by 1 + w (the checkpoint stores w - 1), GeGLU
+/// with hidden_activation; gemma2 and gemma3 then q.k scaled by
+/// query_pre_attn_scalar^-1/2, the output norms, windowed layers (gemma3's
+/// with their own RoPE base, rope_local_base_freq, never scaled) and the
+/// soft caps.
 Status hfGemma(const nlohmann::json &cfg, const std::string &file,
                artifact::DecoderConfig &d, std::string &gap) {
   const bool gemma3 = d.architecture == "gemma3";
   d.embedScale = std::sqrt(double(d.hidden));
   d.normWeightOffset = 1.0;
+  if (d.architecture == "gemma") {
+    // Gemma 1: q.k by 1/sqrt(head_dim); the tanh GELU unless
+    // hidden_activation says otherwise (transformers ignores its configs'
+    // hidden_act "gelu"); no windows, no caps.
+    d.gate = artifact::GateActivation::GeluTanh;
+    return hfGateActivation(cfg, file, d, gap, "hidden_activation");
+  }
   double scalar = 0;
   QTENSOR_TRY(readPositive(cfg, file, "query_pre_attn_scalar", 256.0, scalar));
   d.attentionScale = 1.0 / std::sqrt(scalar);
@@ -543,7 +551,7 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   }
   const models::Family family =
       models::findArchitecture(d.architecture)->family;
-  if (family == models::Family::Gemma2 || family == models::Family::Gemma3) {
+  if (models::isGemma(family)) {
     QTENSOR_TRY(hfGemma(cfg, file, d, gap));
   } else {
     QTENSOR_TRY(hfGateActivation(cfg, file, d, gap));
@@ -667,8 +675,7 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
     // attention.sliding_window (its phi3 SWA is disabled), and so does the
     // program. LongRoPE (below) comes as rope_factors_long/short.
   }
-  if (family.family == models::Family::Gemma2 ||
-      family.family == models::Family::Gemma3) {
+  if (models::isGemma(family.family)) {
     // Both of llama.cpp's gemma graphs: embeddings x sqrt(hidden), GeGLU,
     // q.k scaled by shape (ggufGemmaQueryScale); the norms' +1 is in the
     // file.
@@ -1068,7 +1075,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
     QTENSOR_TRY(checkConfig(cp.cfg, where));
     // Transformers' default is an untied head, but a tied one for gemma.
     cp.cfg.tiedHead =
-        cp.cfg.architecture == "gemma2" || cp.cfg.architecture == "gemma3";
+        models::isGemma(models::findArchitecture(cp.cfg.architecture)->family);
     if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
       if (!t->is_boolean())
         return makeError(where,

@@ -26,6 +26,8 @@ const std::vector<Architecture> &qtensor::models::architectures() {
       // Fused q/k/v and gate/up projections.
       {Family::Phi3, "phi3", true, true, "phi3", true, false, false, true,
        /*fusedProjections=*/true},
+      // Gemma 1 (and CodeGemma): llama's block in gemma's way (isGemma).
+      {Family::Gemma, "gemma", true, true, "gemma", true, false, false, true},
       // As gemma3: the output norms, no q/k norms, logit soft-capping.
       {Family::Gemma2, "gemma2", true, true, "gemma2", true, false, true, true},
       {Family::Gemma3, "gemma3", true, true, "gemma3", true, true, true, true},
@@ -72,7 +74,9 @@ std::string qtensor::models::architectureList() {
 double qtensor::models::ggufGemmaQueryScale(Family family, int64_t layers,
                                             int64_t hidden, int64_t heads,
                                             int64_t headDim) {
-  const int64_t layers27B = family == Family::Gemma2 ? 46 : 62;
+  const int64_t layers27B = family == Family::Gemma2   ? 46
+                            : family == Family::Gemma3 ? 62
+                                                       : -1;
   return 1.0 / std::sqrt(layers == layers27B ? double(hidden) / double(heads)
                                              : double(headDim));
 }

@@ -27,9 +27,16 @@ enum class Family : uint8_t {
   Qwen2,
   Qwen3,
   Phi3,
+  Gemma,
   Gemma2,
   Gemma3
 };
+
+/// gemma, gemma2 and gemma3 share a block: embeddings x sqrt(hidden),
+/// RMSNorm by 1 + w, GeGLU with the tanh GELU.
+inline bool isGemma(Family f) {
+  return f == Family::Gemma || f == Family::Gemma2 || f == Family::Gemma3;
+}
 
 /// The two checkpoint namings qtensor reads (and keeps in its artifacts).
 enum class Naming : uint8_t { HuggingFace, GGUF };
@@ -85,9 +92,9 @@ const Architecture *architectureFromCheckpoint(Naming naming,
 /// for errors.
 std::string checkpointArchitectureList(Naming naming);
 
-/// The q.k scale of llama.cpp's gemma2 and gemma3 graphs: 1/sqrt(head
-/// dim), but 1/sqrt(hidden / heads) for the 27B models (gemma2: 46 layers,
-/// gemma3: 62), as llama.cpp decides by model type.
+/// The q.k scale of llama.cpp's gemma graphs: 1/sqrt(head dim), but
+/// 1/sqrt(hidden / heads) for the 27B models (gemma2: 46 layers, gemma3:
+/// 62), as llama.cpp decides by model type.
 double ggufGemmaQueryScale(Family family, int64_t layers, int64_t hidden,
                            int64_t heads, int64_t headDim);
 

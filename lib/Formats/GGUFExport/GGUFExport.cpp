@@ -621,8 +621,7 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     return makeError(dir, ": the program has LongRoPE divisors or a factor "
                           "on part of each head's RoPE, which llama.cpp "
                           "reads for phi3 only");
-  const bool gemma = family->family == models::Family::Gemma2 ||
-                     family->family == models::Family::Gemma3;
+  const bool gemma = models::isGemma(family->family);
   if (!gemma && (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
                  c.slidingWindow))
     return makeError(dir,

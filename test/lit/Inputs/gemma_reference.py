@@ -3,7 +3,7 @@
 and its logits from an independent forward.
 
 usage: gemma_reference.py make OUT.gguf [gemma2|gemma3]
-       gemma_reference.py make-hf DIR [gemma2|gemma3|gemma3-vl]
+       gemma_reference.py make-hf DIR [gemma2|gemma3|gemma3-vl|gemma]
        gemma_reference.py logits FILE.gguf|DIR IDS OUT [--without-softcap]
 
 `make` writes a gemma2 GGUF (llama.cpp's names and keys, F32, seeded
@@ -35,8 +35,12 @@ reads it from config.json). gemma3-vl writes the same language model as
 Gemma3ForConditionalGeneration stores it: the config in text_config,
 leaving out the keys whose transformers defaults this model has (RoPE
 bases, eps, the window pattern), the tensors under language_model.model.,
-and two vision tensors beside them. Written from the graphs' definitions,
-not from qtensor.
+and two vision tensors beside them. With gemma (both commands), the model
+is Gemma 1's: 2 layers of the same shape, no output norms, no caps, no
+window, its norm before the MLP post_attention_layernorm as llama's, and
+a config.json whose hidden_act says "gelu" (transformers runs the tanh
+GELU unless hidden_activation says otherwise). Written from the graphs'
+definitions, not from qtensor.
 """
 import json
 import os
@@ -55,8 +59,11 @@ class Arch:
     def __init__(self, name):
         self.name = name
         gemma3 = name == "gemma3"
-        self.layers = 6 if gemma3 else 3
-        self.attn_cap = 0.0 if gemma3 else 2.0
+        self.v1 = name == "gemma"
+        self.layers = 2 if self.v1 else 6 if gemma3 else 3
+        self.attn_cap = 0.0 if gemma3 or self.v1 else 2.0
+        self.final_cap = 0.0 if self.v1 else FINAL_CAP
+        self.sandwich = not self.v1
         self.base = 1e6 if gemma3 else 10000.0
         self.local_base = 10000.0
         self.global_scale = 8.0 if gemma3 else 1.0  # linear RoPE divisor
@@ -65,6 +72,8 @@ class Arch:
     def windowed(self, l):
         # llama.cpp's set_swa_pattern(n): layer l is windowed when
         # l % n < n - 1 (gemma2: n = 2, gemma3: n = 6).
+        if self.v1:
+            return False
         n = 6 if self.name == "gemma3" else 2
         return l % n < n - 1
 
@@ -91,7 +100,8 @@ def weights(a):
                         ("ffn_norm", norm(HIDDEN)), ("ffn_gate", mat(FFN, HIDDEN)),
                         ("ffn_up", mat(FFN, HIDDEN)), ("ffn_down", mat(HIDDEN, FFN)),
                         ("post_ffw_norm", norm(HIDDEN))):
-            t[p + name + ".weight"] = x
+            if a.sandwich or not name.startswith("post_"):
+                t[p + name + ".weight"] = x
         if a.qk_norm:
             t[p + "attn_q_norm.weight"] = norm(HEAD_DIM)
             t[p + "attn_k_norm.weight"] = norm(HEAD_DIM)
@@ -112,10 +122,12 @@ def make(path, arch_name):
     w.add_value_length(HEAD_DIM)
     w.add_layer_norm_rms_eps(EPS)
     w.add_rope_freq_base(a.base)
-    w.add_uint32(ARCH + ".attention.sliding_window", WINDOW)
+    if not a.v1:
+        w.add_uint32(ARCH + ".attention.sliding_window", WINDOW)
     if a.attn_cap:
         w.add_float32(ARCH + ".attn_logit_softcapping", a.attn_cap)
-    w.add_float32(ARCH + ".final_logit_softcapping", FINAL_CAP)
+    if a.final_cap:
+        w.add_float32(ARCH + ".final_logit_softcapping", a.final_cap)
     if a.global_scale != 1.0:
         w.add_string(ARCH + ".rope.scaling.type", "linear")
         w.add_float32(ARCH + ".rope.scaling.factor", a.global_scale)
@@ -139,13 +151,19 @@ HF_NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj",
             "attn_k_norm": "self_attn.k_norm"}
 
 
-def hf_name(name):
+# Gemma 1 names its norms as llama does.
+HF_NAMES_V1 = dict(HF_NAMES, ffn_norm="post_attention_layernorm")
+del HF_NAMES_V1["post_attention_norm"], HF_NAMES_V1["post_ffw_norm"]
+
+
+def hf_name(name, v1=False):
     if name == "token_embd.weight":
         return "model.embed_tokens.weight"
     if name == "output_norm.weight":
         return "model.norm.weight"
     _, layer, inner, _ = name.split(".")
-    return "model.layers.%s.%s.weight" % (layer, HF_NAMES[inner])
+    return "model.layers.%s.%s.weight" % (
+        layer, (HF_NAMES_V1 if v1 else HF_NAMES)[inner])
 
 
 def make_hf(path, arch_name):
@@ -164,6 +182,12 @@ def make_hf(path, arch_name):
          "attn_logit_softcapping": a.attn_cap or None,
          "final_logit_softcapping": FINAL_CAP,
          "tie_word_embeddings": True, "torch_dtype": "float32"}
+    if a.v1:
+        c = {k: v for k, v in c.items() if k not in (
+            "hidden_activation", "query_pre_attn_scalar", "sliding_window",
+            "attn_logit_softcapping", "final_logit_softcapping")}
+        c.update(architectures=["GemmaForCausalLM"], model_type="gemma",
+                 hidden_act="gelu")
     if a.name == "gemma3":
         c["rope_local_base_freq"] = a.local_base
         c["rope_scaling"] = {"rope_type": "linear", "factor": a.global_scale}
@@ -173,7 +197,7 @@ def make_hf(path, arch_name):
     for name, x in weights(a).items():
         # Exact: every stored 1 + w is in [0.5, 1.5], so w - 1 in float32
         # loses no bit, and 1 + (w - 1) is the GGUF file's value again.
-        t[hf_name(name)] = x - np.float32(1) if "norm" in name else x
+        t[hf_name(name, a.v1)] = x - np.float32(1) if "norm" in name else x
     if vl:
         for key in ("rope_theta", "rope_local_base_freq", "rms_norm_eps",
                     "layer_types", "tie_word_embeddings", "torch_dtype",
@@ -201,7 +225,8 @@ def read_hf(path):
     if "text_config" in c:  # Gemma3ForConditionalGeneration
         c = dict(c["text_config"], model_type="gemma3_text")
     stored = load_f32_safetensors(os.path.join(path, "model.safetensors"))
-    back = {v: k for k, v in HF_NAMES.items()}
+    v1 = c["model_type"] == "gemma"
+    back = {v: k for k, v in (HF_NAMES_V1 if v1 else HF_NAMES).items()}
     t = {}
     for name, x in stored.items():
         if name.startswith(("vision_tower.", "multi_modal_projector.")):
@@ -216,6 +241,8 @@ def read_hf(path):
             parts = name.split(".")
             key = "blk.%s.%s.weight" % (parts[2], back[".".join(parts[3:-1])])
         t[key] = 1 + x if "norm" in name else x
+    if v1:  # transformers' Gemma: q by head_dim^-1/2
+        return "gemma", t, c["head_dim"] ** -0.5
     arch = "gemma2" if c["model_type"] == "gemma2" else "gemma3"
     return arch, t, c["query_pre_attn_scalar"] ** -0.5
 
@@ -265,13 +292,16 @@ def logits(path, ids, softcap=True):
             s = np.exp(s - s.max(-1, keepdims=True))
             out[:, h] = (s / s.sum(-1, keepdims=True)) @ v[:, kvh]
         o = out.reshape(n, HEADS * HEAD_DIM) @ t[p + "attn_output.weight"].T
-        x = x + rms_norm(o, t[p + "post_attention_norm.weight"], EPS)
+        x = x + (rms_norm(o, t[p + "post_attention_norm.weight"], EPS)
+                 if arch.sandwich else o)
         m = rms_norm(x, t[p + "ffn_norm.weight"], EPS)
         h = gelu_tanh(m @ t[p + "ffn_gate.weight"].T) * (m @ t[p + "ffn_up.weight"].T)
         d = h @ t[p + "ffn_down.weight"].T
-        x = x + rms_norm(d, t[p + "post_ffw_norm.weight"], EPS)
+        x = x + (rms_norm(d, t[p + "post_ffw_norm.weight"], EPS)
+                 if arch.sandwich else d)
     last = rms_norm(x[-1], t["output_norm.weight"], EPS)
-    return cap(t["token_embd.weight"] @ last, FINAL_CAP)
+    y = t["token_embd.weight"] @ last
+    return cap(y, arch.final_cap) if arch.final_cap else y
 
 
 def main():

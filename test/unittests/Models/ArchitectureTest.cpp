@@ -26,11 +26,11 @@ TEST(ArchitectureTest, NamesAreUniqueAndFound) {
 
 TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
-            "llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3");
+            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
   EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
-            "llama, qwen2, qwen3, phi3, gemma2, gemma3");
+            "llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
   EXPECT_EQ(architectureList(),
-            "llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3");
+            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
   // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
   EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
   EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3_text"),
