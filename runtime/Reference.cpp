@@ -186,18 +186,33 @@ Status ReferenceRows::fill(int64_t first, int64_t count, double *out) const {
 }
 
 namespace {
-/// The dot products of `rows` consecutive rows of x (row stride k) with one
-/// row of W, and with `Magnitudes` the sums of |x w| too: each sum is added
-/// in index order, exactly as a single dot adds it, but R rows at a time so
-/// that R independent chains of adds overlap (one chain waits on the add
-/// latency at every step).
+/// x [t, k] transposed to [k, t]: the R rows a dot block reads at index i
+/// are then R adjacent values, so the block's R chains of adds run as
+/// vector adds (one 16-byte load of x per two rows, not R scattered ones).
+std::vector<double> transposeRows(const std::vector<double> &x, int64_t t,
+                                  int64_t k) {
+  std::vector<double> xt(x.size());
+  for (int64_t r = 0; r < t; ++r)
+    for (int64_t i = 0; i < k; ++i)
+      xt[size_t(i) * size_t(t) + size_t(r)] =
+          x[size_t(r) * size_t(k) + size_t(i)];
+  return xt;
+}
+
+/// The dot products of R consecutive rows of x (from xt, x transposed,
+/// starting at row r) with one row of W, and with `Magnitudes` the sums of
+/// |x w| too: each sum is added in index order, exactly as a single dot
+/// adds it, but R rows at a time so that R independent chains of adds
+/// overlap (one chain waits on the add latency at every step).
 template <bool Magnitudes, int R, typename Emit>
-void dotRowBlock(const double *x, int64_t k, const double *wr, Emit &emit) {
+void dotRowBlock(const double *xt, int64_t t, int64_t r, int64_t k,
+                 const double *wr, Emit &emit) {
   double acc[R] = {}, mag[R] = {};
   for (int64_t i = 0; i < k; ++i) {
     const double wi = wr[i];
+    const double *xi = xt + size_t(i) * size_t(t) + size_t(r);
     for (int j = 0; j < R; ++j) {
-      const double p = x[size_t(j) * size_t(k) + size_t(i)] * wi;
+      const double p = xi[j] * wi;
       acc[j] += p;
       if (Magnitudes)
         mag[j] += std::fabs(p);
@@ -210,21 +225,21 @@ void dotRowBlock(const double *x, int64_t k, const double *wr, Emit &emit) {
 /// Calls output(at, o, dot, magnitude) for the T outputs of weight row o
 /// (at = r n + o for row r of x; magnitude is 0 unless `Magnitudes`): x's
 /// rows eight at a time, each value summed in index order whatever the
-/// blocking.
+/// blocking. `xt` is x transposed (transposeRows).
 template <bool Magnitudes, typename Output>
-void outputsOfRow(const std::vector<double> &x, int64_t t, int64_t n, int64_t k,
-                  int64_t o, const double *wr, Output &output) {
+void outputsOfRow(const std::vector<double> &xt, int64_t t, int64_t n,
+                  int64_t k, int64_t o, const double *wr, Output &output) {
   int64_t r = 0;
   auto emit = [&](int j, double dot, double mag) {
     output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot, mag);
   };
-  const double *xr = x.data();
+  const double *x = xt.data();
   for (; r + 8 <= t; r += 8)
-    dotRowBlock<Magnitudes, 8>(xr + size_t(r) * size_t(k), k, wr, emit);
+    dotRowBlock<Magnitudes, 8>(x, t, r, k, wr, emit);
   for (; r + 2 <= t; r += 2)
-    dotRowBlock<Magnitudes, 2>(xr + size_t(r) * size_t(k), k, wr, emit);
+    dotRowBlock<Magnitudes, 2>(x, t, r, k, wr, emit);
   for (; r < t; ++r)
-    dotRowBlock<Magnitudes, 1>(xr + size_t(r) * size_t(k), k, wr, emit);
+    dotRowBlock<Magnitudes, 1>(x, t, r, k, wr, emit);
 }
 
 /// outputsOfRow for every row of W, output rows split over the pool: each
@@ -232,10 +247,11 @@ void outputsOfRow(const std::vector<double> &x, int64_t t, int64_t n, int64_t k,
 template <bool Magnitudes, typename Output>
 void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
                    int64_t t, int64_t n, int64_t k, Output output) {
+  const std::vector<double> xt = transposeRows(x, t, k);
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o)
-          outputsOfRow<Magnitudes>(x, t, n, k, o, &w[size_t(o) * size_t(k)],
+          outputsOfRow<Magnitudes>(xt, t, n, k, o, &w[size_t(o) * size_t(k)],
                                    output);
       });
 }
@@ -274,6 +290,7 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
   const int64_t block = (rowsPerMiB + unit - 1) / unit * unit;
   std::mutex failureMutex;
   std::optional<Error> failure;
+  const std::vector<double> xt = transposeRows(x, t, k);
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         std::vector<double> rows(size_t(std::min(block, end - begin)) *
@@ -287,7 +304,7 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
             return;
           }
           for (int64_t i = 0; i < count; ++i)
-            outputsOfRow<false>(x, t, n, k, first + i,
+            outputsOfRow<false>(xt, t, n, k, first + i,
                                 &rows[size_t(i) * size_t(k)], output);
         }
       });
