@@ -310,8 +310,8 @@ Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
 /// attends to the last `sliding_window` positions (Mistral 7B v0.1: 4096
 /// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 and
 /// qwen3 apply one only with `use_sliding_window` true, to the layers from
-/// `max_window_layers` on, which the program cannot say yet: a gap. llama
-/// has none.
+/// `max_window_layers` on (transformers' layer_types, which a config may
+/// list itself: then those, when they are such a run). llama has none.
 Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
                        artifact::DecoderConfig &d, std::string &gap) {
   if (d.architecture == "qwen2" || d.architecture == "qwen3") {
@@ -321,11 +321,42 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
                        ": field \"use_sliding_window\" must be a "
                        "boolean, got ",
                        use->dump());
-    if (use != cfg.end() && use->is_boolean() && use->get<bool>())
-      gap = file + " declares use_sliding_window (" + d.architecture +
-            "'s sliding window "
-            "from max_window_layers on), which the decoder program "
-            "does not implement yet";
+    if (use == cfg.end() || !use->is_boolean() || !use->get<bool>())
+      return Status::ok();
+    auto window = cfg.find("sliding_window");
+    if (window == cfg.end() || window->is_null())
+      return Status::ok(); // transformers: no window
+    QTENSOR_TRY(readDim(cfg, file, "sliding_window", d.slidingWindow));
+    QTENSOR_TRY(
+        readDim(cfg, file, "max_window_layers", d.slidingFrom, int64_t(0)));
+    if (auto types = cfg.find("layer_types");
+        types != cfg.end() && !types->is_null()) {
+      if (!types->is_array() || int64_t(types->size()) != d.layers)
+        return makeError(file, ": field \"layer_types\" must list ", d.layers,
+                         " layers");
+      int64_t first = d.layers;
+      for (int64_t l = d.layers; l-- > 0;)
+        if ((*types)[size_t(l)] == "sliding_attention")
+          first = l;
+        else if ((*types)[size_t(l)] != "full_attention")
+          return makeError(file, ": layer_types holds ",
+                           (*types)[size_t(l)].dump(),
+                           "; expected \"sliding_attention\" or "
+                           "\"full_attention\"");
+      for (int64_t l = first; l < d.layers; ++l)
+        if ((*types)[size_t(l)] != "sliding_attention") {
+          gap = file + ": layer_types windows layers other than a run to "
+                       "the last, which the decoder program cannot spell";
+          return Status::ok();
+        }
+      d.slidingFrom = first;
+    }
+    if (d.slidingFrom >= d.layers || d.slidingWindow >= d.context) {
+      d.slidingWindow = d.slidingFrom = 0; // no layer windowed
+      return Status::ok();
+    }
+    d.slidingPattern = 0; // every layer from slidingFrom on
+    d.ropeBaseLocal = d.ropeBase;
     return Status::ok();
   }
   // phi3 (transformers' Phi3 masks by its sliding_window, as mistral does).

@@ -71,6 +71,9 @@ struct DecoderConfig {
   /// ropeBaseLocal; the others are global (gemma3). slidingPattern 0: every
   /// layer is windowed (mistral). slidingWindow 0: every layer global.
   int64_t slidingWindow = 0, slidingPattern = 0;
+  /// Only layers from slidingFrom on are windowed (qwen2's and qwen3's
+  /// max_window_layers); 0: the pattern alone decides. sliding_from.
+  int64_t slidingFrom = 0;
   double ropeBaseLocal = 10000.0;
   /// RoPE scaling as llama.cpp's rope_freqs spells it: empty, or ropeDim / 2
   /// divisors of each frequency (theta_i = p * base^(-2i/d) / f_i). Linear

@@ -53,6 +53,8 @@ double DecoderConfig::qkScale() const {
 }
 
 int64_t DecoderConfig::windowOf(int64_t layer) const {
+  if (layer < slidingFrom)
+    return 0;
   if (!slidingWindow || !slidingPattern)
     return slidingWindow; // none, or every layer's
   return (layer + 1) % slidingPattern != 0 ? slidingWindow : 0;
@@ -71,7 +73,7 @@ DecoderConfig::ropeFreqFactorsOf(int64_t layer) const {
 bool DecoderConfig::operator==(const DecoderConfig &o) const {
   return embedScale == o.embedScale && attentionScale == o.attentionScale &&
          gate == o.gate && slidingWindow == o.slidingWindow &&
-         slidingPattern == o.slidingPattern &&
+         slidingPattern == o.slidingPattern && slidingFrom == o.slidingFrom &&
          ropeBaseLocal == o.ropeBaseLocal && architecture == o.architecture &&
          hidden == o.hidden && intermediate == o.intermediate &&
          layers == o.layers && heads == o.heads && kvHeads == o.kvHeads &&
@@ -195,8 +197,10 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
       c.attentionScale > 1e3)
     return makeError(where, ".attention_scale: must be in [0, 1e3]");
   if (c.slidingWindow < 0 || c.slidingWindow > kMaxDim ||
-      c.slidingPattern < 0 || c.slidingPattern > 1024)
-    return makeError(where, ".sliding_window, sliding_pattern: out of range");
+      c.slidingPattern < 0 || c.slidingPattern > 1024 || c.slidingFrom < 0 ||
+      c.slidingFrom > c.layers)
+    return makeError(where, ".sliding_window, sliding_pattern, sliding_from: "
+                            "out of range");
   for (auto [key, cap] : {std::pair{".attn_logit_softcapping", c.attnSoftcap},
                           {".final_logit_softcapping", c.finalSoftcap}})
     if (!std::isfinite(cap) || cap < 0 || cap > 1e6)
@@ -290,6 +294,8 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
     j["final_logit_softcapping"] = c.finalSoftcap;
   if (c.normWeightOffset)
     j["norm_weight_offset"] = c.normWeightOffset;
+  if (c.slidingFrom)
+    j["sliding_from"] = c.slidingFrom;
   if (c.ropeMscale != 1.0)
     j["rope_mscale"] = c.ropeMscale;
   if (!c.ropeFreqFactorsLong.empty()) {
@@ -338,6 +344,8 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
       out->push_back(v.get<double>());
     }
   }
+  if (cr.find("sliding_from"))
+    QTENSOR_TRY(cr.readInt("sliding_from", 1, kMaxDim, c.slidingFrom));
   if (cr.find("rope_mscale"))
     QTENSOR_TRY(readDouble(cr, "rope_mscale", c.ropeMscale));
   if (cr.find("rope_long_from"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny Qwen3 checkpoint, and its logits from an independent forward.
 
-usage: qwen3_reference.py make DIR [--tied]
+usage: qwen3_reference.py make DIR [--tied] [--window W FROM]
        qwen3_reference.py logits DIR IDS OUT [--without-qk-norm]
 
 `make` writes a Hugging Face Qwen3 checkpoint (config.json and an F32
@@ -14,8 +14,11 @@ before the NeoX RoPE, grouped-query attention, SiLU MLP) in float64 numpy
 over the comma-separated token ids and writes the last token's logits as
 little-endian float32, as `qtc run --logits-out` does
 (`--without-qk-norm`: the same forward with the q and k norms left out, the
-control that shows they matter). Written from the model's definition, not
-from qtensor: it checks qtensor without sharing its code. numpy only.
+control that shows they matter). `--window W FROM` writes
+use_sliding_window true, sliding_window W and max_window_layers FROM:
+transformers then masks keys W or more positions behind on the layers
+from FROM on, and so does `logits`. Written from the model's definition,
+not from qtensor: it checks qtensor without sharing its code. numpy only.
 """
 import json
 import os
@@ -47,8 +50,11 @@ CONFIG = {
 }
 
 
-def make(path, tied):
+def make(path, tied, window=None):
     c = dict(CONFIG, tie_word_embeddings=tied)
+    if window:
+        c.update(use_sliding_window=True, sliding_window=window[0],
+                 max_window_layers=window[1])
     rng = np.random.default_rng(20261204)
     h, f, d = c["hidden_size"], c["intermediate_size"], c["head_dim"]
     q, kv = c["num_attention_heads"] * d, c["num_key_value_heads"] * d
@@ -89,8 +95,12 @@ def logits(path, ids, qk_norm=True):
     n = len(ids)
     pos = np.arange(n)
     x = t["model.embed_tokens.weight"][ids]
-    mask = np.triu(np.full((n, n), -np.inf), 1)
+    causal = np.triu(np.full((n, n), -np.inf), 1)
+    i_, j_ = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    windowed = np.where(i_ - j_ >= (c["sliding_window"] or n), -np.inf, causal)
     for i in range(c["num_hidden_layers"]):
+        mask = windowed if (c["use_sliding_window"] and
+                            i >= c["max_window_layers"]) else causal
         p = "model.layers.%d." % i
         a = rms_norm(x, t[p + "input_layernorm.weight"], eps)
         q = (a @ t[p + "self_attn.q_proj.weight"].T).reshape(n, nh, d)
@@ -119,7 +129,11 @@ def logits(path, ids, qk_norm=True):
 
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "make":
-        make(sys.argv[2], "--tied" in sys.argv[3:])
+        window = None
+        if "--window" in sys.argv:
+            at = sys.argv.index("--window")
+            window = (int(sys.argv[at + 1]), int(sys.argv[at + 2]))
+        make(sys.argv[2], "--tied" in sys.argv[3:], window)
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "logits":
         ids = [int(i) for i in sys.argv[3].split(",")]
         write_logits(logits(sys.argv[2], ids,

@@ -266,6 +266,11 @@ TEST(DecoderProgram, SlidingWindowLayers) {
     EXPECT_EQ(c.windowOf(l), 512) << l;
     EXPECT_EQ(c.ropeBaseOf(l), 1e4) << l;
   }
+  // qwen2/qwen3's max_window_layers: only the layers from slidingFrom on.
+  c.slidingFrom = 4;
+  EXPECT_EQ(c.windowOf(3), 0);
+  EXPECT_EQ(c.windowOf(4), 512);
+  c.slidingFrom = 0;
   c.slidingWindow = 0; // none
   EXPECT_EQ(c.windowOf(3), 0);
   EXPECT_EQ(c.ropeBaseOf(3), 1e6);
