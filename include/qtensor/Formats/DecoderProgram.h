@@ -56,7 +56,7 @@ const char *toString(GateActivation a);
 std::optional<GateActivation> parseGateActivation(const std::string &s);
 
 struct DecoderConfig {
-  std::string architecture; ///< llama | mistral | qwen2 | qwen3 | gemma3
+  std::string architecture; ///< a family of Models/Architecture.h
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0,
           headDim = 0, vocab = 0;
   int64_t context = 0; ///< the trained context length
