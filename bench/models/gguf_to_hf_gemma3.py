@@ -14,29 +14,16 @@ reader at full size and compared with the same model read from GGUF
 """
 import json
 import os
-import struct
 import sys
 
 import gguf
 import numpy as np
 
-NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj",
-         "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
-         "attn_output": "self_attn.o_proj",
-         "post_attention_norm": "post_attention_layernorm",
-         "ffn_norm": "pre_feedforward_layernorm", "ffn_gate": "mlp.gate_proj",
-         "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
-         "post_ffw_norm": "post_feedforward_layernorm",
-         "attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"}
-
-
-def hf_name(name):
-    if name == "token_embd.weight":
-        return "model.embed_tokens.weight"
-    if name == "output_norm.weight":
-        return "model.norm.weight"
-    _, layer, inner, _ = name.split(".")
-    return "model.layers.%s.%s.weight" % (layer, NAMES[inner])
+# The names and the safetensors writer of the tests' gemma reference.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "lit", "Inputs"))
+from gemma_reference import hf_name  # noqa: E402
+from reference_common import save_f32_safetensors  # noqa: E402
 
 
 def main():
@@ -68,7 +55,7 @@ def main():
         "final_logit_softcapping": None, "attn_logit_softcapping": None,
         "hidden_activation": "gelu_pytorch_tanh",
         "tie_word_embeddings": True, "torch_dtype": "float32"}
-    header, blobs, offset = {}, [], 0
+    tensors = {}
     for t in r.tensors:
         shape = [int(d) for d in reversed(t.shape)]
         v = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type)
@@ -77,20 +64,12 @@ def main():
             v = v - np.float32(1)
         if t.name == "token_embd.weight":
             config["vocab_size"] = shape[0]
-        data = np.ascontiguousarray(v, dtype="<f4").tobytes()
-        header[hf_name(t.name)] = {"dtype": "F32", "shape": shape,
-                                   "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
+        tensors[hf_name(t.name)] = v
     os.makedirs(out, exist_ok=True)
     json.dump(config, open(os.path.join(out, "config.json"), "w"), indent=1)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(out, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        for b in blobs:
-            f.write(b)
-    print("wrote %s: %d tensors, %.0f MB (F32)" % (out, len(header), offset / 1e6))
+    save_f32_safetensors(tensors, os.path.join(out, "model.safetensors"))
+    size = sum(v.nbytes for v in tensors.values())
+    print("wrote %s: %d tensors, %.0f MB (F32)" % (out, len(tensors), size / 1e6))
 
 
 if __name__ == "__main__":
