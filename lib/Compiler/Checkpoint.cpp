@@ -306,6 +306,28 @@ Status hfGateActivation(const nlohmann::json &cfg, const std::string &file,
   return Status::ok();
 }
 
+/// A config's `layer_types` (transformers 4.53 on), one flag per layer:
+/// windowed ("sliding_attention") or global ("full_attention"); none when
+/// the config lists none.
+Status hfLayerTypes(const nlohmann::json &cfg, const std::string &file,
+                    int64_t layers, std::optional<std::vector<bool>> &out) {
+  auto types = cfg.find("layer_types");
+  if (types == cfg.end() || types->is_null())
+    return Status::ok();
+  if (!types->is_array() || int64_t(types->size()) != layers)
+    return makeError(file, ": field \"layer_types\" must list ", layers,
+                     " layers");
+  out.emplace();
+  for (const nlohmann::json &t : *types) {
+    if (t != "sliding_attention" && t != "full_attention")
+      return makeError(file, ": layer_types holds ", t.dump(),
+                       "; expected \"sliding_attention\" or "
+                       "\"full_attention\"");
+    out->push_back(t == "sliding_attention");
+  }
+  return Status::ok();
+}
+
 /// A Hugging Face config's sliding-window attention. mistral: every layer
 /// attends to the last `sliding_window` positions (Mistral 7B v0.1: 4096
 /// of a 32768 context; null or absent: none, as in v0.2 on). qwen2 and
@@ -329,22 +351,14 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
     QTENSOR_TRY(readDim(cfg, file, "sliding_window", d.slidingWindow));
     QTENSOR_TRY(
         readDim(cfg, file, "max_window_layers", d.slidingFrom, int64_t(0)));
-    if (auto types = cfg.find("layer_types");
-        types != cfg.end() && !types->is_null()) {
-      if (!types->is_array() || int64_t(types->size()) != d.layers)
-        return makeError(file, ": field \"layer_types\" must list ", d.layers,
-                         " layers");
-      int64_t first = d.layers;
-      for (int64_t l = d.layers; l-- > 0;)
-        if ((*types)[size_t(l)] == "sliding_attention")
-          first = l;
-        else if ((*types)[size_t(l)] != "full_attention")
-          return makeError(file, ": layer_types holds ",
-                           (*types)[size_t(l)].dump(),
-                           "; expected \"sliding_attention\" or "
-                           "\"full_attention\"");
+    std::optional<std::vector<bool>> windowed;
+    QTENSOR_TRY(hfLayerTypes(cfg, file, d.layers, windowed));
+    if (windowed) {
+      const int64_t first =
+          std::find(windowed->begin(), windowed->end(), true) -
+          windowed->begin();
       for (int64_t l = first; l < d.layers; ++l)
-        if ((*types)[size_t(l)] != "sliding_attention") {
+        if (!(*windowed)[size_t(l)]) {
           gap = file + ": layer_types windows layers other than a run to "
                        "the last, which the decoder program cannot spell";
           return Status::ok();
@@ -398,20 +412,11 @@ Status hfGemmaPattern(const nlohmann::json &cfg, const std::string &file,
   if (d.architecture == "gemma3")
     QTENSOR_TRY(readDim(cfg, file, "sliding_window_pattern", d.slidingPattern,
                         int64_t(6)));
-  auto types = cfg.find("layer_types");
-  if (types == cfg.end() || types->is_null())
+  std::optional<std::vector<bool>> listed;
+  QTENSOR_TRY(hfLayerTypes(cfg, file, d.layers, listed));
+  if (!listed)
     return Status::ok();
-  if (!types->is_array() || int64_t(types->size()) != d.layers)
-    return makeError(file, ": field \"layer_types\" must list ", d.layers,
-                     " layers");
-  std::vector<bool> windowed;
-  for (const nlohmann::json &t : *types) {
-    if (t != "sliding_attention" && t != "full_attention")
-      return makeError(file, ": layer_types holds ", t.dump(),
-                       "; expected \"sliding_attention\" or "
-                       "\"full_attention\"");
-    windowed.push_back(t == "sliding_attention");
-  }
+  const std::vector<bool> &windowed = *listed;
   auto fits = [&](int64_t n) {
     for (int64_t l = 0; l < d.layers; ++l)
       if (windowed[size_t(l)] != (n == 0 || (l + 1) % n != 0))
