@@ -349,8 +349,9 @@ Status hfSlidingWindow(const nlohmann::json &cfg, const std::string &file,
     if (window == cfg.end() || window->is_null())
       return Status::ok(); // transformers: no window
     QTENSOR_TRY(readDim(cfg, file, "sliding_window", d.slidingWindow));
+    // transformers' Qwen2Config and Qwen3Config default: 28.
     QTENSOR_TRY(
-        readDim(cfg, file, "max_window_layers", d.slidingFrom, int64_t(0)));
+        readDim(cfg, file, "max_window_layers", d.slidingFrom, int64_t(28)));
     std::optional<std::vector<bool>> windowed;
     QTENSOR_TRY(hfLayerTypes(cfg, file, d.layers, windowed));
     if (windowed) {
