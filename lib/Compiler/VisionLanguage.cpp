@@ -27,8 +27,9 @@ bool startsWith(const std::string &s, std::string_view p) {
 } // namespace
 
 nlohmann::json detail::gemma3TextDefaults(const nlohmann::json &text) {
-  // transformers' Gemma3TextConfig defaults (the 4B model's shape), which
-  // a text_config relies on for every key it does not spell.
+  // transformers' Gemma3TextConfig defaults, which a text_config relies
+  // on for every key it does not spell. The shape defaults are no Gemma 3
+  // model's (Gemma 2 2B's); the real configs spell those that differ.
   nlohmann::json out = {{"vocab_size", 262208},
                         {"hidden_size", 2304},
                         {"intermediate_size", 9216},

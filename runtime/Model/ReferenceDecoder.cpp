@@ -20,7 +20,8 @@ using Matrix = std::vector<double>; // row-major
 class PlainWeightRows : public WeightRows {
 public:
   PlainWeightRows(const safetensors::TensorView &v, int64_t n, int64_t k)
-      : v(v), n(n), k(k), esize(v.byteSize() / uint64_t(n * k)) {}
+      : v(v), n(n), k(k),
+        esize(n > 0 && k > 0 ? v.byteSize() / uint64_t(n * k) : 0) {}
   int64_t rows() const override { return n; }
   int64_t cols() const override { return k; }
   Status fill(int64_t first, int64_t count, double *out) const override {
