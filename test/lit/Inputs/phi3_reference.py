@@ -37,7 +37,7 @@ import sys
 import gguf
 import numpy as np
 from reference_common import (finish_gguf, load_f32_safetensors, rms_norm,
-                              save_f32_safetensors, write_logits)
+                              rope_neox, save_f32_safetensors, write_logits)
 
 ARCH = "phi3"
 HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 96, 128, 2, 4, 2, 24, 256
@@ -158,19 +158,11 @@ def make(path, kind, longrope=False):
     print("wrote phi3 (%s) with %d layers" % (kind, LAYERS))
 
 
-def rope(x, pos, rot, factors, attn):
-    """NeoX RoPE over the first `rot` dimensions of each head, frequencies
-    divided by `factors`, cos and sin times `attn`; the rest passes."""
-    inv = BASE ** (-np.arange(0, rot, 2, dtype=np.float64) / rot) / factors
-    theta = np.outer(pos, inv)
-    cos, sin = np.cos(theta)[:, None, :] * attn, np.sin(theta)[:, None, :] * attn
-    a, b = x[..., :rot // 2], x[..., rot // 2:rot]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos, x[..., rot:]], -1)
-
-
 def logits(path, ids, force=None):
     window = 0
-    rot, factors, attn = HEAD_DIM, np.ones(HEAD_DIM // 2), 1.0
+    # LongRoPE: rotated dimensions, original context, divisors (short,
+    # long) and the factor on cos and sin; none otherwise.
+    rot, original, pair, attn = HEAD_DIM, None, None, 1.0
     if os.path.isdir(path):
         t = load_hf(path)
         c = json.load(open(os.path.join(path, "config.json")))
@@ -179,8 +171,7 @@ def logits(path, ids, force=None):
             s = c["rope_scaling"]
             rot = int(HEAD_DIM * c["partial_rotary_factor"])
             original = c["original_max_position_embeddings"]
-            longer = force == "long" or (force is None and len(ids) > original)
-            factors = np.array(s["long_factor" if longer else "short_factor"])
+            pair = np.array(s["short_factor"]), np.array(s["long_factor"])
             f = c["max_position_embeddings"] / original
             attn = np.sqrt(1 + np.log(f) / np.log(original))
     else:
@@ -193,9 +184,12 @@ def logits(path, ids, force=None):
         if "rope_factors_long.weight" in t:
             rot = int(r.fields[ARCH + ".rope.dimension_count"].contents())
             original = int(r.fields[ARCH + ".rope.scaling.original_context_length"].contents())
-            longer = force == "long" or (force is None and len(ids) > original)
-            factors = t["rope_factors_long.weight" if longer else "rope_factors_short.weight"]
+            pair = t["rope_factors_short.weight"], t["rope_factors_long.weight"]
             attn = float(r.fields[ARCH + ".rope.scaling.attn_factor"].contents())
+    factors = 1.0
+    if pair is not None:
+        longer = force == "long" or (force is None and len(ids) > original)
+        factors = pair[1] if longer else pair[0]
     n = len(ids)
     pos = np.arange(n)
     x = t["token_embd.weight"][ids]
@@ -209,7 +203,8 @@ def logits(path, ids, force=None):
         q = qkv[:, :Q].reshape(n, HEADS, HEAD_DIM)
         k = qkv[:, Q:Q + KV].reshape(n, KV_HEADS, HEAD_DIM)
         v = qkv[:, Q + KV:].reshape(n, KV_HEADS, HEAD_DIM)
-        q, k = rope(q, pos, rot, factors, attn), rope(k, pos, rot, factors, attn)
+        q = rope_neox(q, pos, BASE, factors, rot, attn)
+        k = rope_neox(k, pos, BASE, factors, rot, attn)
         out = np.empty((n, HEADS, HEAD_DIM))
         for h in range(HEADS):
             kvh = h // (HEADS // KV_HEADS)

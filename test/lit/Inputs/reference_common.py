@@ -13,15 +13,17 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope_neox(x, pos, base, scale=1.0):
-    """RoPE over [T, heads, d], dimension i paired with i + d/2 (NeoX;
-    transformers' rotate_half), angles pos base^(-2i/d) / scale."""
-    d = x.shape[-1]
+def rope_neox(x, pos, base, scale=1.0, rot=None, attn=1.0):
+    """RoPE over [T, heads, d], dimension i paired with i + rot/2 (NeoX;
+    transformers' rotate_half) for the first `rot` dimensions (all when
+    None; the rest pass), angles pos base^(-2i/rot) / scale (a number, or
+    one divisor per frequency), cos and sin times `attn`."""
+    d = x.shape[-1] if rot is None else rot
     theta = np.outer(pos, base ** (-np.arange(0, d, 2, dtype=np.float64) / d))
     theta = theta / scale
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
-    a, b = x[..., :d // 2], x[..., d // 2:]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], -1)
+    cos, sin = np.cos(theta)[:, None, :] * attn, np.sin(theta)[:, None, :] * attn
+    a, b = x[..., :d // 2], x[..., d // 2:d]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos, x[..., d:]], -1)
 
 
 def write_logits(logits, path):
