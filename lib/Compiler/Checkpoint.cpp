@@ -454,18 +454,15 @@ Status hfGemma(const nlohmann::json &cfg, const std::string &file,
   const bool gemma3 = d.architecture == "gemma3";
   d.embedScale = std::sqrt(double(d.hidden));
   d.normWeightOffset = 1.0;
-  if (d.architecture == "gemma") {
-    // Gemma 1: q.k by 1/sqrt(head_dim); the tanh GELU unless
-    // hidden_activation says otherwise (transformers ignores its configs'
-    // hidden_act "gelu"); no windows, no caps.
-    d.gate = artifact::GateActivation::GeluTanh;
-    return hfGateActivation(cfg, file, d, gap, "hidden_activation");
-  }
+  // The tanh GELU unless hidden_activation says otherwise (transformers
+  // ignores Gemma 1 configs' hidden_act "gelu").
+  d.gate = artifact::GateActivation::GeluTanh;
+  QTENSOR_TRY(hfGateActivation(cfg, file, d, gap, "hidden_activation"));
+  if (d.architecture == "gemma") // q.k by 1/sqrt(head_dim); no windows, caps
+    return Status::ok();
   double scalar = 0;
   QTENSOR_TRY(readPositive(cfg, file, "query_pre_attn_scalar", 256.0, scalar));
   d.attentionScale = 1.0 / std::sqrt(scalar);
-  d.gate = artifact::GateActivation::GeluTanh;
-  QTENSOR_TRY(hfGateActivation(cfg, file, d, gap, "hidden_activation"));
   QTENSOR_TRY(hfSoftcap(cfg, file, "attn_logit_softcapping",
                         gemma3 ? 0.0 : 50.0, d.attnSoftcap));
   QTENSOR_TRY(hfSoftcap(cfg, file, "final_logit_softcapping",

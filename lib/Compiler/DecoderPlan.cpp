@@ -45,20 +45,24 @@ public:
       return std::nullopt;
     // The embedding's rows are the vocabulary (GGUF may omit vocab_size).
     p.config.vocab = plain.at(p.embed)->shape[0];
+    // Every norm is a plain tensor of the final norm's dtype (the norm
+    // kernels read one dtype).
+    auto normIsPlain = [&](const std::string &norm) {
+      std::optional<FloatType> t = plainType(norm);
+      if (t && *t != *normType)
+        refuse(norm + " is stored as " + toString(*t) +
+               ", the other norms as " + toString(*normType));
+      return t && *t == *normType;
+    };
     for (int64_t l = 0; l < c.layers; ++l) {
       artifact::ProgramLayer layer;
       layer.attnNorm =
           *models::normWeightName(naming, *family, l, BlockNorm::Attention);
       layer.ffnNorm =
           *models::normWeightName(naming, *family, l, BlockNorm::Mlp);
-      for (const std::string *norm : {&layer.attnNorm, &layer.ffnNorm}) {
-        std::optional<FloatType> t = plainType(*norm);
-        if (!t)
+      for (const std::string *norm : {&layer.attnNorm, &layer.ffnNorm})
+        if (!normIsPlain(*norm))
           return std::nullopt;
-        if (*t != *normType)
-          return refuse(*norm + " is stored as " + toString(*t) +
-                        ", the other norms as " + toString(*normType));
-      }
       ProgramLinear *const linears[] = {&layer.q,   &layer.k,    &layer.v,
                                         &layer.o,   &layer.gate, &layer.up,
                                         &layer.down};
@@ -69,33 +73,17 @@ public:
           return std::nullopt;
         *linears[size_t(role)] = *lin;
       }
-      // qwen3, gemma3: per-head q/k norms; gemma2, gemma3: the output norms.
-      std::vector<std::optional<std::string> *> extraNorms;
-      if (family->qkNorm) {
-        layer.qNorm =
-            models::normWeightName(naming, *family, l, BlockNorm::QHead);
-        layer.kNorm =
-            models::normWeightName(naming, *family, l, BlockNorm::KHead);
-        extraNorms.insert(extraNorms.end(), {&layer.qNorm, &layer.kNorm});
-      }
-      if (family->sandwichNorms) {
-        layer.postAttnNorm = models::normWeightName(naming, *family, l,
-                                                    BlockNorm::PostAttention);
-        layer.postFfnNorm =
-            models::normWeightName(naming, *family, l, BlockNorm::PostMlp);
-        extraNorms.insert(extraNorms.end(),
-                          {&layer.postAttnNorm, &layer.postFfnNorm});
-      }
-      for (const std::optional<std::string> *norm : extraNorms) {
-        if (!*norm)
-          return refuse(std::string(models::toString(naming)) + " names of " +
-                        c.architecture + "'s block norms are not known here");
-        std::optional<FloatType> t = plainType(**norm);
-        if (!t)
+      // qwen3, gemma3: per-head q/k norms; gemma2, gemma3: the output
+      // norms (none where the family has no such norm).
+      const std::pair<std::optional<std::string> *, BlockNorm> extraNorms[] = {
+          {&layer.qNorm, BlockNorm::QHead},
+          {&layer.kNorm, BlockNorm::KHead},
+          {&layer.postAttnNorm, BlockNorm::PostAttention},
+          {&layer.postFfnNorm, BlockNorm::PostMlp}};
+      for (auto [norm, role] : extraNorms) {
+        *norm = models::normWeightName(naming, *family, l, role);
+        if (*norm && !normIsPlain(**norm))
           return std::nullopt;
-        if (*t != *normType)
-          return refuse(**norm + " is stored as " + toString(*t) +
-                        ", the other norms as " + toString(*normType));
       }
       LayerKernelSet lk = layerKernels(p.config, l, activation);
       for (const ModelKernelSpec *spec : {&lk.ropeQ, &lk.ropeK, &lk.attention})
