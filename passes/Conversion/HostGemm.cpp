@@ -10,16 +10,19 @@
 //
 //  - one output row n at a time; a row is whole 16-byte chunks (32 W4 or
 //    16 byte codes: W5, W6, W8), each one `vector.load` of vector<4xi32>
-//    viewed as 16 bytes, W4 nibbles split and interleaved back into code
-//    order, widened to i32, OR-ed into the exponent of 2^23 and bit-cast
-//    (the GEMV's magic-number conversion: q - z exactly); a codebook's
-//    codes become its table's values through a tree of selects;
+//    viewed as 16 bytes, W4 nibbles split with byte ops; signed codes
+//    (no zero-point) take q = field - 2^(b-1) in bytes and one signed
+//    conversion per lane, codes with a min their field unsigned, codes
+//    with zero-points are widened to i32, OR-ed into the exponent of 2^23
+//    and bit-cast (the GEMV's magic-number conversion: q - z exactly); a
+//    codebook's codes become its table's values through a tree of selects;
 //  - scales f16, bf16 or f32 (the exact products of ggml K-quants' two
 //    scale levels); with a min zero-point m every chunk is decoded to
 //    s * q + m with one fma before it meets X;
-//  - T = 1 (decode): X is widened to f32 once into a stack row, and each
-//    chunk is multiplied into it with `vector.fma`, the group's sum scaled
-//    once per group;
+//  - T = 1 (decode): X is widened to f32 once into a stack row, W4 chunks
+//    stored in nibble order (the even codes' X, then the odd ones'), so
+//    the codes need no interleaving; each chunk is multiplied into it with
+//    `vector.fma`, the group's sum scaled once per group;
 //  - T > 1: two weight rows at a time are decoded into stack buffers as
 //    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
 //    time, 8 lanes per step: eight independent accumulators, each X chunk
@@ -132,8 +135,9 @@ private:
   /// Every lane's scale for emitGroups' group g of row n: its scale
   /// broadcast, or with groups shorter than a chunk (g is then a chunk)
   /// each lane its own group's; lanes past the tail chunk's last group 0.
+  /// `split`: the lanes are in nibble order (codeOfLane).
   Value emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                       Value g, bool withTail) const;
+                       Value g, bool withTail, bool split) const;
   /// The min of row n, group g, in f32 (minZero only).
   Value emitMin(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                 Value g) const;
@@ -141,9 +145,18 @@ private:
   Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
                    Value g) const;
   /// q - z of chunk c of row n as vector<chunk x f32> (exact); with a
-  /// codebook, table[q] (`offset` unused).
+  /// codebook, table[q] (`offset` unused). `split` (W4 only): the lanes in
+  /// nibble order, the low nibbles' codes then the high ones' (codeOfLane),
+  /// which saves interleaving them back when X is stored in that order.
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
-                  Value offset) const;
+                  Value offset, bool split = false) const;
+  /// The code of a chunk that lane j holds in nibble order: the even codes
+  /// (low nibbles) in lanes 0..15, the odd ones (high nibbles) in 16..31.
+  int64_t codeOfLane(int64_t j, bool split) const {
+    return !split ? j : j < chunk / 2 ? 2 * j : 2 * (j - chunk / 2) + 1;
+  }
+  /// T = 1 with X's row in f32 on the stack: W4 lanes in nibble order.
+  bool splitsNibbles() const { return spec.fieldBits() == 4; }
   /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
   Value emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t, Value c,
                    bool isTail) const;
@@ -168,7 +181,7 @@ private:
   /// read from there instead of being widened again for every row n.
   void emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value t,
                     Value biasValue, Value xrow = Value()) const;
-  /// X row 0 into `xrow` in f32, zero past K.
+  /// X row 0 into `xrow` in f32, zero past K; W4 chunks in nibble order.
   void emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args, Value xrow) const;
   /// Row n decoded once into `wrow` as s * (q - z) in f32 (0 past K).
   void emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args, Value n,
@@ -219,7 +232,8 @@ Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 Value HostGemmEmitter::emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args,
-                                      Value n, Value g, bool withTail) const {
+                                      Value n, Value g, bool withTail,
+                                      bool split) const {
   auto valuesTy = VectorType::get({chunk}, f32);
   if (groupsPerChunk == 1)
     return vector::BroadcastOp::create(b, valuesTy, emitScale(b, args, n, g));
@@ -233,8 +247,8 @@ Value HostGemmEmitter::emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args,
     Value s = emitScale(b, args, n,
                         arith::AddIOp::create(b, first, indexConst(b, i)));
     SmallVector<bool> mine(chunk, false);
-    for (int64_t j = i * size; j < (i + 1) * size; ++j)
-      mine[j] = true;
+    for (int64_t j = 0; j < chunk; ++j)
+      mine[j] = codeOfLane(j, split) / size == i;
     lanes = arith::SelectOp::create(
         b,
         arith::ConstantOp::create(
@@ -251,7 +265,8 @@ Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
-                                 Value n, Value c, Value offset) const {
+                                 Value n, Value c, Value offset,
+                                 bool split) const {
   MLIRContext *ctx = b.getContext();
   Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
   auto valuesTy = VectorType::get({chunk}, f32);
@@ -274,15 +289,29 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
         b, bytes,
         arith::ConstantOp::create(
             b, SplatElementsAttr::get(bytesTy, b.getIntegerAttr(i8, 4))));
-    SmallVector<int64_t> interleave;
-    for (int64_t j = 0; j < 16; ++j) {
-      interleave.push_back(j);
-      interleave.push_back(16 + j);
-    }
-    fields8 = vector::ShuffleOp::create(b, lo, hi, interleave);
+    SmallVector<int64_t> order;
+    for (int64_t j = 0; j < 32; ++j) // lane j takes code codeOfLane(j)
+      order.push_back(split ? j : (j % 2) * 16 + j / 2);
+    fields8 = vector::ShuffleOp::create(b, lo, hi, order);
   }
   if (spec.codebook != Codebook::None)
     return conversion::emitCodebookLookup(b, fields8, spec.codebook);
+  auto byteCodesTy = VectorType::get({chunk}, i8);
+  if (spec.symmetric) {
+    // q = field - 2^(b-1) fits a signed byte (for b = 8 the subtraction
+    // wraps to exactly q), so one byte subtraction per chunk and a signed
+    // conversion per lane (sign-extend, cvtdq2ps) give the same exact
+    // values as the magic-number path's three lane ops.
+    const int64_t bias = spec.bits == 8 ? -128 : int64_t(1) << (spec.bits - 1);
+    Value q = arith::SubIOp::create(
+        b, fields8,
+        arith::ConstantOp::create(
+            b,
+            SplatElementsAttr::get(byteCodesTy, b.getIntegerAttr(i8, bias))));
+    return arith::SIToFPOp::create(b, valuesTy, q);
+  }
+  if (spec.minZero) // x = s q + m: the field is q, converted exactly
+    return arith::UIToFPOp::create(b, valuesTy, fields8);
   Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
   // 0x4B000000 | f is the f32 2^23 + f exactly (f < 2^23).
   Value biased = vector::BitCastOp::create(
@@ -374,6 +403,8 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
   auto valuesTy = VectorType::get({chunk}, f32);
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(valuesTy, b.getF32FloatAttr(0.0)));
+  // X's stacked row holds W4 chunks in nibble order (emitWidenRow).
+  const bool split = xrow && splitsNibbles();
   SmallVector<Value> acc = emitGroups(
       b, ValueRange{zero},
       [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
@@ -395,7 +426,7 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
             gb, first, last, withTail, ValueRange{m ? carried[0] : zero},
             [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
                 ValueRange partial) -> SmallVector<Value> {
-              Value codes = emitCodes(cb, args, n, c, offset);
+              Value codes = emitCodes(cb, args, n, c, offset, split);
               if (m)
                 codes = vector::FMAOp::create(cb, codes, s, m);
               Value xs = xrow ? Value(vector::LoadOp::create(
@@ -407,7 +438,7 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
             });
         if (m)
           return {dot[0]};
-        s = emitLaneScales(gb, args, n, g, withTail);
+        s = emitLaneScales(gb, args, n, g, withTail, split);
         return {vector::FMAOp::create(gb, s, dot[0], carried[0])};
       });
   Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[0],
@@ -422,8 +453,15 @@ void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
       b, indexConst(b, 0), indexConst(b, fullChunks), tail != 0, ValueRange{},
       [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
           ValueRange) -> SmallVector<Value> {
+        Value xs = emitXChunk(cb, args[0], row, c, isTail);
+        if (splitsNibbles()) {
+          SmallVector<int64_t> order;
+          for (int64_t j = 0; j < chunk; ++j)
+            order.push_back(codeOfLane(j, /*split=*/true));
+          xs = vector::ShuffleOp::create(cb, xs, xs, order);
+        }
         vector::StoreOp::create(
-            cb, emitXChunk(cb, args[0], row, c, isTail), xrow,
+            cb, xs, xrow,
             ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk))});
         return {};
       });
@@ -437,7 +475,7 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
       [&](ImplicitLocOpBuilder &gb, Value g, Value first, Value last,
           bool withTail, ValueRange) -> SmallVector<Value> {
         Value offset = emitOffset(gb, args, n, g);
-        Value s = emitLaneScales(gb, args, n, g, withTail);
+        Value s = emitLaneScales(gb, args, n, g, withTail, /*split=*/false);
         Value m = spec.minZero ? Value(vector::BroadcastOp::create(
                                      gb, valuesTy, emitMin(gb, args, n, g)))
                                : Value();
