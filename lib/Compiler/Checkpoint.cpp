@@ -547,6 +547,26 @@ Status hfLongRope(const nlohmann::json &cfg, const nlohmann::json &s,
   return Status::ok();
 }
 
+/// granite's four multipliers (transformers' GraniteConfig, whose defaults
+/// are 1): the embeddings, each residual branch, q.k (it replaces
+/// 1/sqrt(head dim); a YaRN factor already folded in stays) and the logits'
+/// divisor.
+Status hfGranite(const nlohmann::json &cfg, const std::string &file,
+                 artifact::DecoderConfig &d) {
+  double attention = 1.0;
+  QTENSOR_TRY(
+      readPositive(cfg, file, "embedding_multiplier", 1.0, d.embedScale));
+  QTENSOR_TRY(
+      readPositive(cfg, file, "residual_multiplier", 1.0, d.residualScale));
+  QTENSOR_TRY(readPositive(cfg, file, "attention_multiplier", 1.0, attention));
+  QTENSOR_TRY(readPositive(cfg, file, "logits_scaling", 1.0, d.logitScale));
+  d.attentionScale =
+      attention * (d.attentionScale > 0
+                       ? d.attentionScale * std::sqrt(double(d.headDim))
+                       : 1.0);
+  return Status::ok();
+}
+
 /// The decoder of a Hugging Face config.json (llama, mistral, qwen2, qwen3: the
 /// NeoX RoPE pairing, the head dim hidden/heads unless head_dim says
 /// otherwise). A declared RoPE scaling is a gap, not an error: the linears
@@ -585,6 +605,8 @@ Status hfDecoder(const nlohmann::json &cfg, const std::string &file,
   }
   const models::Family family =
       models::findArchitecture(d.architecture)->family;
+  if (family == models::Family::Granite)
+    QTENSOR_TRY(hfGranite(cfg, file, d));
   if (models::isGemma(family)) {
     QTENSOR_TRY(hfGemma(cfg, file, d, gap));
   } else {
@@ -744,6 +766,25 @@ Status ggufDecoder(const GGUFFile &g, const std::string &file,
                    "not guess";
       return Status::ok();
     }
+  }
+  if (family.family == models::Family::Granite) {
+    // llama.cpp's granite graph: embeddings, each residual branch and the
+    // logits (by 1 / logit_scale) scaled, q.k by attention.scale; a key
+    // absent leaves its step out (1/sqrt(head dim) for q.k), but
+    // logit_scale, which llama.cpp requires.
+    double embedding = 0, residual = 0, attention = 0;
+    QTENSOR_TRY(real("embedding_scale", 0.0, embedding));
+    QTENSOR_TRY(real("residual_scale", 0.0, residual));
+    QTENSOR_TRY(real("attention.scale", 0.0, attention));
+    if (!g.findMetadata(arch + "logit_scale"))
+      return makeError(file, ": granite without ", arch,
+                       "logit_scale (llama.cpp requires it)");
+    QTENSOR_TRY(real("logit_scale", 1.0, d.logitScale));
+    if (embedding != 0)
+      d.embedScale = embedding;
+    if (residual != 0)
+      d.residualScale = residual;
+    d.attentionScale = attention;
   }
   // RoPE scaling as llama.cpp applies it: rope_freqs.weight divides each
   // frequency (llama3), rope.scaling.type linear divides them all, yarn

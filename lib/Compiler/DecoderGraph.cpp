@@ -229,6 +229,11 @@ public:
                                             "final_softcap", -1, {logits},
                                             logits.getType()));
     }
+    if (program.kernels.logitScale) {
+      QTENSOR_ASSIGN_OR_RETURN(logits,
+                               call(*program.kernels.logitScale, "logit_scale",
+                                    -1, {logits}, logits.getType()));
+    }
     QTENSOR_ASSIGN_OR_RETURN(
         mlir::Value next,
         call(program.kernels.argmax, "argmax", -1, {logits}, results[0]));
@@ -523,6 +528,11 @@ private:
       if (l)
         return makeError("the decoder graph's ", what, " is inside a layer");
       return set(k.finalSoftcap, symbol, what + "'s kernel");
+    }
+    if (name == "logit_scale") {
+      if (l)
+        return makeError("the decoder graph's ", what, " is inside a layer");
+      return set(k.logitScale, symbol, what + "'s kernel");
     }
     for (const Kernel &kernel : kernels) {
       if (name != kernel.part)

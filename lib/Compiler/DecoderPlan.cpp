@@ -121,6 +121,10 @@ public:
       global.push_back(&k.finalSoftcap);
       p.kernels.finalSoftcap = k.finalSoftcap.symbol();
     }
+    if (c.logitScale != 1.0) {
+      global.push_back(&k.logitScale);
+      p.kernels.logitScale = k.logitScale.symbol();
+    }
     for (const ModelKernelSpec *spec : global)
       plan.kernels.push_back(*spec);
     p.kernels.embed = k.embed.symbol();

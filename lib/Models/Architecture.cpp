@@ -31,6 +31,11 @@ const std::vector<Architecture> &qtensor::models::architectures() {
       // As gemma3: the output norms, no q/k norms, logit soft-capping.
       {Family::Gemma2, "gemma2", true, true, "gemma2", true, false, true, true},
       {Family::Gemma3, "gemma3", true, true, "gemma3", true, true, true, true},
+      // llama's block with four multipliers (embeddings, residual branches,
+      // q.k, logits: DecoderConfig's embedScale, residualScale,
+      // attentionScale, logitScale).
+      {Family::Granite, "granite", true, true, "granite", false, false, false,
+       true},
   };
   return kAll;
 }

@@ -485,11 +485,26 @@ void buildSoftcap(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   });
 }
 
+void buildScale(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
+  // a: x [T, V] f32, scaled in place.
+  Value c = e.f32c(s.scale);
+  e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
+    e.loop(s.width, [&](Value v) {
+      e.store(e.fmul(e.load(a[0], {t, v}), c), a[0], {t, v});
+    });
+  });
+}
+
 void buildResidualAdd(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
-  // a: x [T, D] f32 (updated), y [T, D]
+  // a: x [T, D] f32 (updated), y [T, D]; granite scales y first, rounded
+  // to f32 once as llama.cpp's ggml_scale does.
+  Value c = s.scale != 1.0 ? e.f32c(s.scale) : Value();
   e.loop(e.index(0), e.dim(a[0], 0), [&](Value t) {
     e.loop(s.width, [&](Value d) {
-      e.store(e.fadd(e.load(a[0], {t, d}), e.load(a[1], {t, d})), a[0], {t, d});
+      Value y = e.load(a[1], {t, d});
+      if (c)
+        y = e.fmul(y, c);
+      e.store(e.fadd(e.load(a[0], {t, d}), y), a[0], {t, d});
     });
   });
 }
@@ -592,6 +607,7 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
   case ModelOp::Argmax:
     return {memref2(ctx, kDyn, s.width, f32), MemRefType::get({1}, i32)};
   case ModelOp::Softcap:
+  case ModelOp::Scale:
     return {memref2(ctx, kDyn, s.width, f32)};
   case ModelOp::EmbedCodes: {
     const int64_t groups = s.rows / s.group;
@@ -664,6 +680,9 @@ LogicalResult qtensor::buildModelKernel(ModuleOp module,
     break;
   case ModelOp::Softcap:
     buildSoftcap(e, spec, a);
+    break;
+  case ModelOp::Scale:
+    buildScale(e, spec, a);
     break;
   }
   func::ReturnOp::create(b);

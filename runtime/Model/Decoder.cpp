@@ -246,6 +246,8 @@ Status Decoder::init(int64_t chunk) {
     QTENSOR_TRY(resolve(*s.outputNorm, fn.outputNorm));
   if (s.finalSoftcap)
     QTENSOR_TRY(resolve(*s.finalSoftcap, fn.finalSoftcap));
+  if (s.logitScale)
+    QTENSOR_TRY(resolve(*s.logitScale, fn.logitScale));
 
   // Every linear reads and writes the program's activation dtype, but the
   // head, which writes f32 logits.
@@ -513,6 +515,8 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
   }
   if (fn.finalSoftcap) // gemma2: in place
     QTENSOR_TRY(call(fn.finalSoftcap, {{logits.data(), {1, c.vocab}}}));
+  if (fn.logitScale) // granite: in place
+    QTENSOR_TRY(call(fn.logitScale, {{logits.data(), {1, c.vocab}}}));
   return Status::ok();
 }
 

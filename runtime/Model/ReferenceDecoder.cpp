@@ -86,7 +86,7 @@ public:
         QTENSOR_ASSIGN_OR_RETURN(o, norm(o, d, *l.postAttnNorm));
       }
       for (size_t i = 0; i < h.size(); ++i)
-        h[i] += o[i];
+        h[i] += c.residualScale * o[i];
       QTENSOR_ASSIGN_OR_RETURN(x, norm(h, d, l.ffnNorm));
       QTENSOR_ASSIGN_OR_RETURN(Matrix g, linear(x, t, l.gate));
       QTENSOR_ASSIGN_OR_RETURN(Matrix u, linear(x, t, l.up));
@@ -97,14 +97,14 @@ public:
         QTENSOR_ASSIGN_OR_RETURN(down, norm(down, d, *l.postFfnNorm));
       }
       for (size_t i = 0; i < h.size(); ++i)
-        h[i] += down[i];
+        h[i] += c.residualScale * down[i];
     }
     positions = std::clamp<int64_t>(positions, 1, t);
     Matrix last(h.end() - positions * d, h.end());
     QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, d, p.finalNorm));
     QTENSOR_ASSIGN_OR_RETURN(Matrix logits, linear(x, positions, p.head));
     for (double &z : logits)
-      z = softcap(z, c.finalSoftcap);
+      z = softcap(z, c.finalSoftcap) / c.logitScale;
     return logits;
   }
 

@@ -102,6 +102,10 @@ struct DecoderConfig {
   /// Face gemma, whose norm weights store w - 1 (llama.cpp's converter
   /// adds the 1 into a GGUF file's norms); 0 otherwise.
   double normWeightOffset = 0;
+  /// granite: each attention and MLP output is multiplied by residualScale
+  /// before its residual add, and the logits are divided by logitScale
+  /// (llama.cpp's f_residual_scale, f_logit_scale); 1: none.
+  double residualScale = 1.0, logitScale = 1.0;
   int64_t qWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
   double qkScale() const;
@@ -155,6 +159,9 @@ struct ModelKernelSymbols {
   std::optional<std::string> headNorm, outputNorm;
   /// gemma2: the logits' soft cap (in place), when config.finalSoftcap.
   std::optional<std::string> finalSoftcap;
+  /// granite: the logits times 1 / config.logitScale (in place), when it
+  /// is not 1.
+  std::optional<std::string> logitScale;
   bool operator==(const ModelKernelSymbols &o) const;
 };
 

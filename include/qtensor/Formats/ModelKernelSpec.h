@@ -32,12 +32,13 @@ enum class ModelOp : uint8_t {
                ///<  the last `window` positions when window > 0
   SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
   GeluMul,     ///< (gate ?xF, up ?xF, y ?xF): tanh GELU
-  ResidualAdd, ///< (x ?xD f32, y ?xD): x += y
+  ResidualAdd, ///< (x ?xD f32, y ?xD): x += y (x += scale * y)
   FloatLinear, ///< (x ?xK, w ?xK, [b ?], y ?x? strided): y = x w^T (+ b)
                ///< on any range of w's N rows (b's and y's matching
                ///< range: y from that column, row stride N)
   Argmax,      ///< (logits ?xV f32, id 1xi32): of the last row
   Softcap,     ///< (x ?xV f32): x = c tanh(x / c) in place, c = softcap
+  Scale,       ///< (x ?xV f32): x *= scale in place
   EmbedCodes,  ///< (ids ?xi32, codes VxS i8, scales VxG, [zeros VxG],
                ///< out ?xD f32): rows of a quantized table as stored (its
                ///< decode_gemv codes, offset binary, one per byte or two
@@ -64,7 +65,8 @@ struct ModelKernelSpec {
   /// code.
   std::vector<double> ropeFreqFactors;
   double scale = 1.0; ///< Embed: row scale; Attention: q.k scale;
-                      ///< RopeQ/RopeK: cos and sin's factor
+                      ///< RopeQ/RopeK: cos and sin's factor; ResidualAdd:
+                      ///< y's factor; Scale: the factor
   /// Attention: each score s (after the scale) becomes c tanh(s / c);
   /// Softcap: its c. 0: none.
   double softcap = 0;
@@ -108,6 +110,8 @@ struct DecoderKernelSet {
   ModelKernelSpec headNorm, outputNorm;
   /// gemma2: the logits' soft cap (config.finalSoftcap > 0).
   ModelKernelSpec finalSoftcap;
+  /// granite: the logits times 1 / config.logitScale (not 1).
+  ModelKernelSpec logitScale;
 };
 DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
                                 FloatType activation, FloatType embed,

@@ -29,7 +29,8 @@ enum class Family : uint8_t {
   Phi3,
   Gemma,
   Gemma2,
-  Gemma3
+  Gemma3,
+  Granite
 };
 
 /// gemma, gemma2 and gemma3 share a block: embeddings x sqrt(hidden),

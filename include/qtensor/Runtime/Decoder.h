@@ -187,6 +187,7 @@ private:
     void *embed, *norm, *finalNorm, *storeV, *gateMul, *residualAdd, *argmax;
     void *headNorm, *outputNorm; ///< null when the program has none
     void *finalSoftcap;          ///< likewise
+    void *logitScale;            ///< likewise (granite)
   } fn{};
   const uint8_t *embedTable = nullptr, *finalNormW = nullptr;
   /// A quantized embedding (EmbedCodes: a table of its own or a tied

@@ -622,8 +622,12 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
                           "on part of each head's RoPE, which llama.cpp "
                           "reads for phi3 only");
   const bool gemma = models::isGemma(family->family);
-  if (!gemma && (c.embedScale != 1.0 || c.gate != GateActivation::Silu ||
-                 c.slidingWindow))
+  const bool granite = family->family == models::Family::Granite;
+  if (!granite && (c.residualScale != 1.0 || c.logitScale != 1.0))
+    return makeError(dir, ": llama.cpp's ", arch,
+                     " graph scales neither residual branches nor logits");
+  if (!gemma && ((c.embedScale != 1.0 && !granite) ||
+                 c.gate != GateActivation::Silu || c.slidingWindow))
     return makeError(dir,
                      ": the program's embedding scale, gate or window is not "
                      "what GGUF ",
@@ -646,8 +650,9 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
   // The gemma graphs pick their own scale by shape, and no factor on it.
   const double attentionFactorSquared =
       c.qkScale() * std::sqrt(double(c.headDim));
+  // granite's graph takes q.k's scale itself (attention.scale).
   const bool scalesAttention =
-      !gemma && std::abs(attentionFactorSquared - 1.0) > 1e-12;
+      !gemma && !granite && std::abs(attentionFactorSquared - 1.0) > 1e-12;
   if (gemma) {
     const double expected = models::ggufGemmaQueryScale(
         family->family, c.layers, c.hidden, c.heads, c.headDim);
@@ -685,6 +690,12 @@ qtensor::exportGGUF(const std::string &dir, const std::string &outPath,
     w.setFloat32(p + "attn_logit_softcapping", float(c.attnSoftcap));
   if (c.finalSoftcap)
     w.setFloat32(p + "final_logit_softcapping", float(c.finalSoftcap));
+  if (granite) {
+    w.setFloat32(p + "embedding_scale", float(c.embedScale));
+    w.setFloat32(p + "residual_scale", float(c.residualScale));
+    w.setFloat32(p + "attention.scale", float(c.qkScale()));
+    w.setFloat32(p + "logit_scale", float(c.logitScale));
+  }
   if (program.tokenizerFile) {
     const MappedFile *tok = artifact.file(*program.tokenizerFile);
     if (!tok)

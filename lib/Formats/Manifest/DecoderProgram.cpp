@@ -84,7 +84,8 @@ bool DecoderConfig::operator==(const DecoderConfig &o) const {
          ropeScalesLocal == o.ropeScalesLocal &&
          normWeightOffset == o.normWeightOffset &&
          ropeFreqFactorsLong == o.ropeFreqFactorsLong &&
-         ropeLongFrom == o.ropeLongFrom && ropeMscale == o.ropeMscale;
+         ropeLongFrom == o.ropeLongFrom && ropeMscale == o.ropeMscale &&
+         residualScale == o.residualScale && logitScale == o.logitScale;
 }
 bool ProgramLinear::operator==(const ProgramLinear &o) const {
   return tensor == o.tensor && kernel == o.kernel && bias == o.bias;
@@ -102,7 +103,7 @@ bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
          storeV == o.storeV && gateMul == o.gateMul &&
          residualAdd == o.residualAdd && argmax == o.argmax &&
          headNorm == o.headNorm && outputNorm == o.outputNorm &&
-         finalSoftcap == o.finalSoftcap;
+         finalSoftcap == o.finalSoftcap && logitScale == o.logitScale;
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
@@ -142,7 +143,7 @@ std::vector<std::string> DecoderProgram::modelKernelSymbols() const {
                                   k.storeV, k.gateMul, k.residualAdd,
                                   k.argmax};
   for (const std::optional<std::string> *o :
-       {&k.headNorm, &k.outputNorm, &k.finalSoftcap})
+       {&k.headNorm, &k.outputNorm, &k.finalSoftcap, &k.logitScale})
     if (*o)
       out.push_back(**o);
   for (const ProgramLayer &l : layers) {
@@ -205,6 +206,10 @@ Status artifact::validateDecoderConfig(const DecoderConfig &c,
                           {".final_logit_softcapping", c.finalSoftcap}})
     if (!std::isfinite(cap) || cap < 0 || cap > 1e6)
       return makeError(where, key, ": must be in [0, 1e6] (0: none)");
+  for (auto [key, scale] : {std::pair{".residual_scale", c.residualScale},
+                            {".logit_scale", c.logitScale}})
+    if (!std::isfinite(scale) || !(scale > 0) || scale > 1e6)
+      return makeError(where, key, ": must be in (0, 1e6]");
   if (!std::isfinite(c.ropeMscale) || !(c.ropeMscale > 0) || c.ropeMscale > 100)
     return makeError(where, ".rope_mscale: must be in (0, 100]");
   if (c.normWeightOffset != 0 && c.normWeightOffset != 1)
@@ -298,6 +303,10 @@ json artifact::decoderConfigToJson(const DecoderConfig &c) {
     j["sliding_from"] = c.slidingFrom;
   if (c.ropeMscale != 1.0)
     j["rope_mscale"] = c.ropeMscale;
+  if (c.residualScale != 1.0)
+    j["residual_scale"] = c.residualScale;
+  if (c.logitScale != 1.0)
+    j["logit_scale"] = c.logitScale;
   if (!c.ropeFreqFactorsLong.empty()) {
     j["rope_freq_factors_long"] = c.ropeFreqFactorsLong;
     j["rope_long_from"] = c.ropeLongFrom;
@@ -348,6 +357,14 @@ artifact::decoderConfigFromJson(const json &j, const std::string &where) {
     QTENSOR_TRY(cr.readInt("sliding_from", 1, kMaxDim, c.slidingFrom));
   if (cr.find("rope_mscale"))
     QTENSOR_TRY(readDouble(cr, "rope_mscale", c.ropeMscale));
+  for (auto [key, out] :
+       {std::pair<const char *, double *>{"residual_scale", &c.residualScale},
+        {"logit_scale", &c.logitScale}})
+    if (cr.find(key)) {
+      QTENSOR_TRY(readDouble(cr, key, *out));
+      if (*out == 1)
+        return makeError(cr.at(key), ": 1 is spelled by leaving it out");
+    }
   if (cr.find("rope_long_from"))
     QTENSOR_TRY(cr.readInt("rope_long_from", 1, kMaxDim, c.ropeLongFrom));
   if (const json *v = cr.find("rope_scales_local")) {
@@ -420,6 +437,8 @@ json artifact::toJson(const DecoderProgram &p) {
     j["kernels"]["output_norm"] = *k.outputNorm;
   if (k.finalSoftcap)
     j["kernels"]["final_softcap"] = *k.finalSoftcap;
+  if (k.logitScale)
+    j["kernels"]["logit_scale"] = *k.logitScale;
   if (p.tokenizerFile)
     j["tokenizer_file"] = *p.tokenizerFile;
   return j;
@@ -461,6 +480,7 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
   QTENSOR_TRY(kr.readOptionalString("head_norm", k.headNorm));
   QTENSOR_TRY(kr.readOptionalString("output_norm", k.outputNorm));
   QTENSOR_TRY(kr.readOptionalString("final_softcap", k.finalSoftcap));
+  QTENSOR_TRY(kr.readOptionalString("logit_scale", k.logitScale));
   QTENSOR_TRY(kr.noUnknownKeys());
 
   QTENSOR_TRY(r.readString("embed", p.embed));
@@ -602,6 +622,9 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
   if (bool(k.finalSoftcap) != (c.finalSoftcap > 0))
     return makeError(name, ".kernels.final_softcap: present exactly when "
                            "config.final_logit_softcapping is");
+  if (bool(k.logitScale) != (c.logitScale != 1.0))
+    return makeError(name, ".kernels.logit_scale: present exactly when "
+                           "config.logit_scale is");
   for (const std::string &s : p.modelKernelSymbols())
     if (!isKernelSymbol(s))
       return makeError(name, ".kernels: \"", s,

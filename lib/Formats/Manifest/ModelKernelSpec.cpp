@@ -44,6 +44,8 @@ const char *opName(ModelOp op) {
     return "embed_codes";
   case ModelOp::Softcap:
     return "softcap";
+  case ModelOp::Scale:
+    return "scale";
   }
   return "?";
 }
@@ -53,7 +55,7 @@ constexpr ModelOp kModelOps[] = {
     ModelOp::RopeK,       ModelOp::StoreV,  ModelOp::Attention,
     ModelOp::SiluMul,     ModelOp::GeluMul, ModelOp::ResidualAdd,
     ModelOp::FloatLinear, ModelOp::Argmax,  ModelOp::EmbedCodes,
-    ModelOp::Softcap};
+    ModelOp::Softcap,     ModelOp::Scale};
 
 std::optional<ModelOp> parseModelOp(const std::string &s) {
   for (ModelOp op : kModelOps)
@@ -204,7 +206,8 @@ std::string ModelKernelSpec::name() const {
   }
   if ((op == ModelOp::Embed || op == ModelOp::EmbedCodes ||
        op == ModelOp::Attention || op == ModelOp::RopeQ ||
-       op == ModelOp::RopeK) &&
+       op == ModelOp::RopeK || op == ModelOp::ResidualAdd ||
+       op == ModelOp::Scale) &&
       scale != 1.0)
     os << "_s" << bits(scale);
   if (op == ModelOp::Attention && window)
@@ -257,6 +260,7 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.residualAdd.width = c.hidden;
   k.residualAdd.input = activation;
   k.residualAdd.output = FloatType::F32;
+  k.residualAdd.scale = c.residualScale;
 
   k.argmax.op = ModelOp::Argmax;
   k.argmax.width = c.vocab;
@@ -268,6 +272,13 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.finalSoftcap.input = FloatType::F32;
   k.finalSoftcap.output = FloatType::F32;
   k.finalSoftcap.softcap = c.finalSoftcap;
+
+  // llama.cpp scales by the f32 reciprocal (ggml_scale by 1 / s).
+  k.logitScale.op = ModelOp::Scale;
+  k.logitScale.width = c.vocab;
+  k.logitScale.input = FloatType::F32;
+  k.logitScale.output = FloatType::F32;
+  k.logitScale.scale = double(1.0f / float(c.logitScale));
   return k;
 }
 
@@ -451,6 +462,8 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
   if (s.finalSoftcap)
     QTENSOR_TRY(
         check("kernels.final_softcap", *s.finalSoftcap, k.finalSoftcap));
+  if (s.logitScale)
+    QTENSOR_TRY(check("kernels.logit_scale", *s.logitScale, k.logitScale));
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const artifact::ProgramLayer &l = p.layers[i];
     LayerKernelSet lk = layerKernels(c, int64_t(i), act);
@@ -534,6 +547,8 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
     add(k.outputNorm);
   if (p.kernels.finalSoftcap)
     add(k.finalSoftcap);
+  if (p.kernels.logitScale)
+    add(k.logitScale);
   for (size_t i = 0; i < p.layers.size(); ++i) {
     LayerKernelSet lk = layerKernels(c, int64_t(i), act);
     add(lk.ropeQ);

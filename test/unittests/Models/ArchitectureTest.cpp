@@ -26,11 +26,13 @@ TEST(ArchitectureTest, NamesAreUniqueAndFound) {
 
 TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
   EXPECT_EQ(checkpointArchitectureList(Naming::HuggingFace),
-            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
+            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3, "
+            "granite");
   EXPECT_EQ(checkpointArchitectureList(Naming::GGUF),
-            "llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
+            "llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3, granite");
   EXPECT_EQ(architectureList(),
-            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3");
+            "llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3, "
+            "granite");
   // llama.cpp writes mistral as llama: a GGUF "mistral" is not one it made.
   EXPECT_EQ(architectureFromCheckpoint(Naming::GGUF, "mistral"), nullptr);
   EXPECT_EQ(architectureFromCheckpoint(Naming::HuggingFace, "gemma3_text"),
@@ -44,7 +46,8 @@ TEST(ArchitectureTest, EachFormatReadsItsFamilies) {
 
 TEST(ArchitectureTest, RopeAndNormsFollowLlamaCpp) {
   // llama pairs (2j, 2j+1); qwen2, qwen3 and gemma3 rotate the NeoX halves.
-  EXPECT_FALSE(findArchitecture("llama")->ggufRotatesHalves);
+  for (const char *name : {"llama", "granite"})
+    EXPECT_FALSE(findArchitecture(name)->ggufRotatesHalves) << name;
   for (const char *name : {"qwen2", "qwen3", "gemma3"})
     EXPECT_TRUE(findArchitecture(name)->ggufRotatesHalves) << name;
   // llama.cpp's qwen3 and gemma3 graphs norm each q and k head; only

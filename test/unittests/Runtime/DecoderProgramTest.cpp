@@ -147,6 +147,59 @@ TEST(DecoderProgram, SoftCapsRoundTripAndGoWithTheirKernel) {
                                        "_sc403e000000000000_f32_f32_f32");
 }
 
+/// granite: the residual and logit scales round-trip (absent when 1), go
+/// into the residual_add kernel and a scale kernel after the head, and the
+/// logit kernel is present exactly when its scale is.
+TEST(DecoderProgram, GraniteScalesRoundTripAndGoIntoTheirKernels) {
+  artifact::DecoderProgram p = sampleProgram();
+  nlohmann::json plain = artifact::toJson(p);
+  EXPECT_FALSE(plain["config"].contains("residual_scale"));
+  EXPECT_FALSE(plain["config"].contains("logit_scale"));
+  DecoderKernelSet unscaled =
+      decoderKernels(p.config, FloatType::F16, FloatType::F32, FloatType::F32);
+  EXPECT_EQ(unscaled.residualAdd.name().find("_s"), std::string::npos)
+      << unscaled.residualAdd.name();
+
+  p.config.residualScale = 0.22;
+  p.config.logitScale = 8.0;
+  p.kernels.logitScale = "_mlir_ciface_ls";
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["config"]["residual_scale"], 0.22);
+  EXPECT_EQ(j["config"]["logit_scale"], 8.0);
+  EXPECT_EQ(j["kernels"]["logit_scale"], "_mlir_ciface_ls");
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, p);
+
+  auto bad = [&](auto edit) {
+    nlohmann::json copy = j;
+    edit(copy);
+    auto r = artifact::parseProgram(copy.dump(), "program.json");
+    return r ? std::string("accepted") : r.message();
+  };
+  EXPECT_NE(bad([](nlohmann::json &c) {
+              c["config"]["logit_scale"] = 1;
+            }).find("logit_scale: 1 is spelled by leaving it out"),
+            std::string::npos);
+  EXPECT_NE(bad([](nlohmann::json &c) {
+              c["config"]["residual_scale"] = -2;
+            }).find("residual_scale: must be in (0, 1e6]"),
+            std::string::npos);
+
+  DecoderKernelSet k =
+      decoderKernels(p.config, FloatType::F16, FloatType::F32, FloatType::F32);
+  EXPECT_EQ(k.residualAdd.scale, 0.22);
+  EXPECT_NE(k.residualAdd.name().find("_s3fcc28f5c28f5c29_"), std::string::npos)
+      << k.residualAdd.name();
+  EXPECT_EQ(k.logitScale.op, ModelOp::Scale);
+  EXPECT_EQ(k.logitScale.scale, double(1.0f / 8.0f));
+  for (const ModelKernelSpec *spec : {&k.residualAdd, &k.logitScale}) {
+    auto parsed = modelKernelSpecFromJson(toJson(*spec), "spec");
+    ASSERT_TRUE(parsed) << parsed.message();
+    EXPECT_EQ(parsed->name(), spec->name());
+  }
+}
+
 /// gemma3 scales only its global layers' RoPE: the windowed ones keep no
 /// divisors, their kernels say so, and the flag round-trips (absent when
 /// true).
