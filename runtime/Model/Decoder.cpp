@@ -6,6 +6,7 @@
 #include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Runtime/ArtifactTokenizer.h"
+#include "qtensor/Support/ThreadPool.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
 
 #include <algorithm>
@@ -386,6 +387,22 @@ Status Decoder::call(void *f, std::vector<HostOperand> operands) {
   return callMlirCInterface(f, operands);
 }
 
+Status Decoder::forTokenRows(
+    int64_t t, const std::function<Status(size_t, int64_t, int64_t)> &rows) {
+  const int64_t parts =
+      std::min<int64_t>(t, int64_t(defaultThreadPool().threads()));
+  if (parts <= 1)
+    return rows(0, 0, t);
+  std::vector<Status> results(size_t(parts), Status::ok());
+  defaultThreadPool().parallelFor(size_t(parts), [&](size_t i) {
+    results[i] = rows(i, t * int64_t(i) / parts, t * int64_t(i + 1) / parts);
+  });
+  for (Status &s : results)
+    if (!s)
+      return std::move(s);
+  return Status::ok();
+}
+
 Status Decoder::normInPlace(void *f, HostTensor &x, int64_t rows, int64_t width,
                             const uint8_t *weight) {
   // x's bytes viewed as [rows, width]: rows of a buffer, or heads of rows.
@@ -443,7 +460,9 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
       embed.push_back({const_cast<uint8_t *>(qparams), {c.vocab, embedGroups}});
   embed.push_back({hidden.data(), {t, c.hidden}});
   QTENSOR_TRY(call(fn.embed, std::move(embed)));
-  scores.resize(size_t(cap)); // once per capacity; no-op after
+  // One row of scores per thread that may run attention (forTokenRows):
+  // sized once per capacity, a no-op after.
+  scores.resize(size_t(cap) * defaultThreadPool().threads());
   for (size_t li = 0; li < layers.size(); ++li) {
     Layer &l = layers[li];
     float *kc = cache.keys(int64_t(li)), *vc = cache.values(int64_t(li));
@@ -469,13 +488,23 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
     QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
                                  {positions.data(), rowsT},
                                  {vc, {cap, c.kvWidth()}}}));
-    QTENSOR_TRY(
-        call(l.attention, {{qf.data(), {t, c.qWidth()}},
-                           {kc, {cap, c.kvWidth()}},
-                           {vc, {cap, c.kvWidth()}},
-                           {positions.data(), rowsT},
-                           {scores.data(), {cap}},
-                           {rowsOf(attn, t).bytes.data(), {t, c.qWidth()}}}));
+    // Each query row attends on its own (its position bounds its keys, all
+    // of them in the cache by now): rows split across the threads, each
+    // range with its own scores row.
+    rowsOf(attn, t);
+    const size_t attnBytes = HostTensor::elementBytes(attn.dtype);
+    ++count.modelKernelCalls; // one call, whatever the split
+    QTENSOR_TRY(forTokenRows(t, [&](size_t part, int64_t t0, int64_t t1) {
+      const size_t q0 = size_t(t0) * size_t(c.qWidth());
+      return callMlirCInterface(
+          l.attention,
+          {{qf.data() + q0, {t1 - t0, c.qWidth()}},
+           {kc, {cap, c.kvWidth()}},
+           {vc, {cap, c.kvWidth()}},
+           {positions.data() + t0, {t1 - t0}},
+           {scores.data() + part * size_t(cap), {cap}},
+           {attn.bytes.data() + q0 * attnBytes, {t1 - t0, c.qWidth()}}});
+    }));
     QTENSOR_TRY(runLinear(l.o, attn, o));
     if (l.postAttnNorm)
       QTENSOR_TRY(normInPlace(fn.outputNorm, o, t, c.hidden, l.postAttnNorm));
@@ -486,10 +515,18 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
                                {rowsOf(xa, t).bytes.data(), {t, c.hidden}}}));
     QTENSOR_TRY(runLinear(l.gate, xa, gate));
     QTENSOR_TRY(runLinear(l.up, xa, up));
-    QTENSOR_TRY(
-        call(fn.gateMul, {{gate.bytes.data(), {t, c.intermediate}},
-                          {up.bytes.data(), {t, c.intermediate}},
-                          {rowsOf(h, t).bytes.data(), {t, c.intermediate}}}));
+    rowsOf(h, t);
+    ++count.modelKernelCalls;
+    QTENSOR_TRY(forTokenRows(t, [&](size_t, int64_t t0, int64_t t1) {
+      const size_t f0 = size_t(t0) * size_t(c.intermediate);
+      auto at = [&](HostTensor &x) {
+        return x.bytes.data() + f0 * HostTensor::elementBytes(x.dtype);
+      };
+      return callMlirCInterface(fn.gateMul,
+                                {{at(gate), {t1 - t0, c.intermediate}},
+                                 {at(up), {t1 - t0, c.intermediate}},
+                                 {at(h), {t1 - t0, c.intermediate}}});
+    }));
     QTENSOR_TRY(runLinear(l.down, h, down));
     if (l.postFfnNorm)
       QTENSOR_TRY(normInPlace(fn.outputNorm, down, t, c.hidden, l.postFfnNorm));

@@ -170,6 +170,13 @@ private:
   Status floatLinear(const Linear &l, const uint8_t *x, int64_t t, uint8_t *y,
                      size_t yBytes);
   Status call(void *fn, std::vector<HostOperand> operands);
+  /// Runs rows(part, t0, t1) over [0, t) split into at most one contiguous
+  /// range of token rows per pool thread (part indexes the range: its
+  /// scratch), for the model kernels whose rows are independent (attention,
+  /// the gate); one range on the calling thread when t is 1.
+  Status
+  forTokenRows(int64_t t,
+               const std::function<Status(size_t, int64_t, int64_t)> &rows);
   /// The RMSNorm kernel `fn` over x in place (gemma3's head and output norms).
   Status normInPlace(void *fn, HostTensor &x, int64_t rows, int64_t width,
                      const uint8_t *weight);
