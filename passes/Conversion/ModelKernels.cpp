@@ -318,16 +318,25 @@ Value softcapped(Emitter &e, const ModelKernelSpec &s, Value x) {
   return e.fmul(t, e.f32c(s.softcap));
 }
 
+/// The heads [first, end) a call computes (a[5], clamped to [0, H]): the
+/// runtime splits one token's heads across threads.
+void headLoop(Emitter &e, const ModelKernelSpec &s, ValueRange a,
+              function_ref<void(Value)> body) {
+  Value first = e.clampedIndex(a[5], {e.index(0)}, s.heads + 1);
+  Value end = e.clampedIndex(a[5], {e.index(1)}, s.heads + 1);
+  e.loop(first, end, body);
+}
+
 void buildAttentionScalar(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
-  //    out [T, H*hd]
+  //    heads [2] i32, out [T, H*hd]
   const int64_t group = s.heads / s.kvHeads;
   const double scale = s.scale;
-  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
+  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[6];
   e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
     std::pair<Value, Value> rows = attendedRows(e, s, a, t);
     Value first = rows.first, n = rows.second;
-    e.loop(s.heads, [&](Value h) {
+    headLoop(e, s, a, [&](Value h) {
       Value qBase = e.mul(h, e.index(s.headDim));
       Value kvBase = e.mul(arith::DivUIOp::create(e.b, h, e.index(group)),
                            e.index(s.headDim));
@@ -375,7 +384,7 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   ImplicitLocOpBuilder &b = e.b;
   auto lanes = VectorType::get({kLanes}, e.f32);
   const int64_t group = s.heads / s.kvHeads, hd = s.headDim;
-  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[5];
+  Value q = a[0], kc = a[1], vc = a[2], scores = a[4], out = a[6];
   Value acc = memref::AllocaOp::create(b, MemRefType::get({hd}, e.f32));
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(lanes, b.getF32FloatAttr(0.0)));
@@ -391,7 +400,7 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   e.loop(e.index(0), e.dim(q, 0), [&](Value t) {
     std::pair<Value, Value> rows = attendedRows(e, s, a, t);
     Value first = rows.first, n = rows.second;
-    e.loop(s.heads, [&](Value h) {
+    headLoop(e, s, a, [&](Value h) {
       Value qBase = e.mul(h, e.index(hd));
       Value kvBase =
           e.mul(arith::DivUIOp::create(b, h, e.index(group)), e.index(hd));
@@ -439,7 +448,7 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
 
 void buildAttention(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   // a: q [T, H*hd] f32, kc [C, KV*hd], vc [C, KV*hd], pos [T], scores [C],
-  //    out [T, H*hd]
+  //    heads [2] i32, out [T, H*hd]
   if (s.headDim % 8 == 0)
     buildAttentionVector(e, s, a);
   else
@@ -585,7 +594,8 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
     // scores row must hold at least C values.
     return {memref2(ctx, kDyn, q, f32),   memref2(ctx, kDyn, kv, f32),
             memref2(ctx, kDyn, kv, f32),  ids,
-            MemRefType::get({kDyn}, f32), memref2(ctx, kDyn, q, out)};
+            MemRefType::get({kDyn}, f32), MemRefType::get({2}, i32),
+            memref2(ctx, kDyn, q, out)};
   case ModelOp::SiluMul:
   case ModelOp::GeluMul:
     return {memref2(ctx, kDyn, s.width, in), memref2(ctx, kDyn, s.width, in),

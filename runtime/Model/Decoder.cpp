@@ -387,16 +387,14 @@ Status Decoder::call(void *f, std::vector<HostOperand> operands) {
   return callMlirCInterface(f, operands);
 }
 
-Status Decoder::forTokenRows(
-    int64_t t, const std::function<Status(size_t, int64_t, int64_t)> &rows) {
-  const int64_t parts =
-      std::min<int64_t>(t, int64_t(defaultThreadPool().threads()));
-  if (parts <= 1)
-    return rows(0, 0, t);
-  std::vector<Status> results(size_t(parts), Status::ok());
-  defaultThreadPool().parallelFor(size_t(parts), [&](size_t i) {
-    results[i] = rows(i, t * int64_t(i) / parts, t * int64_t(i + 1) / parts);
-  });
+Status Decoder::forParts(
+    int64_t items, int64_t work, int64_t minWork,
+    const std::function<Status(size_t, int64_t, int64_t)> &range) {
+  std::vector<Status> results(defaultThreadPool().threads(), Status::ok());
+  defaultThreadPool().parallelParts(items, work, minWork,
+                                    [&](size_t part, int64_t i0, int64_t i1) {
+                                      results[part] = range(part, i0, i1);
+                                    });
   for (Status &s : results)
     if (!s)
       return std::move(s);
@@ -460,8 +458,8 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
       embed.push_back({const_cast<uint8_t *>(qparams), {c.vocab, embedGroups}});
   embed.push_back({hidden.data(), {t, c.hidden}});
   QTENSOR_TRY(call(fn.embed, std::move(embed)));
-  // One row of scores per thread that may run attention (forTokenRows):
-  // sized once per capacity, a no-op after.
+  // One row of scores per thread that may run attention (forParts): sized
+  // once per capacity, a no-op after.
   scores.resize(size_t(cap) * defaultThreadPool().threads());
   for (size_t li = 0; li < layers.size(); ++li) {
     Layer &l = layers[li];
@@ -488,14 +486,16 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
     QTENSOR_TRY(call(fn.storeV, {{v.bytes.data(), {t, c.kvWidth()}},
                                  {positions.data(), rowsT},
                                  {vc, {cap, c.kvWidth()}}}));
-    // Each query row attends on its own (its position bounds its keys, all
-    // of them in the cache by now): rows split across the threads, each
-    // range with its own scores row.
+    // Each query row and each head attends on its own (a row's position
+    // bounds its keys, all of them in the cache by now): prefill splits
+    // the rows across the threads, decode (fewer rows than threads) the
+    // heads; each range has its own scores row.
     rowsOf(attn, t);
     const size_t attnBytes = HostTensor::elementBytes(attn.dtype);
-    ++count.modelKernelCalls; // one call, whatever the split
-    QTENSOR_TRY(forTokenRows(t, [&](size_t part, int64_t t0, int64_t t1) {
+    auto attend = [&](size_t part, int64_t t0, int64_t t1, int64_t h0,
+                      int64_t h1) {
       const size_t q0 = size_t(t0) * size_t(c.qWidth());
+      int32_t heads[2] = {int32_t(h0), int32_t(h1)};
       return callMlirCInterface(
           l.attention,
           {{qf.data() + q0, {t1 - t0, c.qWidth()}},
@@ -503,8 +503,20 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
            {vc, {cap, c.kvWidth()}},
            {positions.data() + t0, {t1 - t0}},
            {scores.data() + part * size_t(cap), {cap}},
+           {heads, {2}},
            {attn.bytes.data() + q0 * attnBytes, {t1 - t0, c.qWidth()}}});
-    }));
+    };
+    ++count.modelKernelCalls; // one call, whatever the split
+    if (t >= int64_t(defaultThreadPool().threads()))
+      QTENSOR_TRY(forParts(t, t, 1, [&](size_t part, int64_t t0, int64_t t1) {
+        return attend(part, t0, t1, 0, c.heads);
+      }));
+    else // q.k and p.v over the keys so far: about 2 (p0 + t) hd per head
+      QTENSOR_TRY(forParts(c.heads, c.heads * 2 * (p0 + t) * c.headDim,
+                           kMinSplitWeights,
+                           [&](size_t part, int64_t h0, int64_t h1) {
+                             return attend(part, 0, t, h0, h1);
+                           }));
     QTENSOR_TRY(runLinear(l.o, attn, o));
     if (l.postAttnNorm)
       QTENSOR_TRY(normInPlace(fn.outputNorm, o, t, c.hidden, l.postAttnNorm));
@@ -517,7 +529,7 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
     QTENSOR_TRY(runLinear(l.up, xa, up));
     rowsOf(h, t);
     ++count.modelKernelCalls;
-    QTENSOR_TRY(forTokenRows(t, [&](size_t, int64_t t0, int64_t t1) {
+    QTENSOR_TRY(forParts(t, t, 1, [&](size_t, int64_t t0, int64_t t1) {
       const size_t f0 = size_t(t0) * size_t(c.intermediate);
       auto at = [&](HostTensor &x) {
         return x.bytes.data() + f0 * HostTensor::elementBytes(x.dtype);

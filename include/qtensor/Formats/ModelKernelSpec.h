@@ -28,8 +28,10 @@ enum class ModelOp : uint8_t {
   RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
   StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
   Attention,   ///< (q ?xQ f32, kc CxKV f32, vc CxKV f32, pos ?xi32,
-               ///<  scores C f32, out ?xQ); C dynamic; q.k x scale,
-               ///<  the last `window` positions when window > 0
+               ///<  scores C f32, heads 2xi32, out ?xQ); C dynamic;
+               ///<  q.k x scale, the last `window` positions when
+               ///<  window > 0; only heads [heads[0], heads[1]) (clamped
+               ///<  to [0, H]) are computed and written
   SiluMul,     ///< (gate ?xF, up ?xF, y ?xF)
   GeluMul,     ///< (gate ?xF, up ?xF, y ?xF): tanh GELU
   ResidualAdd, ///< (x ?xD f32, y ?xD): x += y (x += scale * y)

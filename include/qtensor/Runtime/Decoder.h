@@ -170,13 +170,14 @@ private:
   Status floatLinear(const Linear &l, const uint8_t *x, int64_t t, uint8_t *y,
                      size_t yBytes);
   Status call(void *fn, std::vector<HostOperand> operands);
-  /// Runs rows(part, t0, t1) over [0, t) split into at most one contiguous
-  /// range of token rows per pool thread (part indexes the range: its
-  /// scratch), for the model kernels whose rows are independent (attention,
-  /// the gate); one range on the calling thread when t is 1.
-  Status
-  forTokenRows(int64_t t,
-               const std::function<Status(size_t, int64_t, int64_t)> &rows);
+  /// Runs range(part, i0, i1) over [0, items) split into at most one
+  /// contiguous range per pool thread, each of at least minWork of the
+  /// `work` units (part indexes the range: its scratch), for the model
+  /// kernels whose rows or heads are independent (attention, the gate);
+  /// one range on the calling thread when the work is small. Returns the
+  /// first failure.
+  Status forParts(int64_t items, int64_t work, int64_t minWork,
+                  const std::function<Status(size_t, int64_t, int64_t)> &range);
   /// The RMSNorm kernel `fn` over x in place (gemma3's head and output norms).
   Status normInPlace(void *fn, HostTensor &x, int64_t rows, int64_t width,
                      const uint8_t *weight);

@@ -11,6 +11,7 @@
 #ifndef QTENSOR_SUPPORT_THREADPOOL_H
 #define QTENSOR_SUPPORT_THREADPOOL_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,10 @@ public:
   /// body(begin, end) for each as parallelFor does.
   void parallelRanges(int64_t items, int64_t work, int64_t minWork,
                       const std::function<void(int64_t, int64_t)> &body);
+  /// parallelRanges, with each range's index in [0, threads()) passed
+  /// first: body(part, begin, end), for callers that keep scratch per part.
+  void parallelParts(int64_t items, int64_t work, int64_t minWork,
+                     const std::function<void(size_t, int64_t, int64_t)> &body);
 
 private:
   void work();
@@ -55,9 +60,13 @@ private:
   std::mutex stateMutex;
   std::condition_variable wake, done;
   const std::function<void(size_t)> *body = nullptr;
-  size_t count = 0, next = 0, finished = 0;
-  unsigned generation = 0;
-  bool stopping = false;
+  size_t count = 0, next = 0;
+  // Written under stateMutex; also read without it by threads that spin
+  // a while before they sleep on `wake` or `done` (a decode step's loops
+  // follow each other within microseconds; a futex wake-up costs more).
+  std::atomic<size_t> finished{0};
+  std::atomic<unsigned> generation{0};
+  std::atomic<bool> stopping{false};
 };
 
 /// The process's pool: `QTENSOR_THREADS` threads when set to an integer in

@@ -162,7 +162,11 @@ qtensor::modelKernelSpecFromJson(const nlohmann::json &j,
 
 std::string ModelKernelSpec::name() const {
   std::ostringstream os;
-  os << "qt_model_" << opName(op) << "_w" << width;
+  os << "qt_model_" << opName(op);
+  // "hr": takes the range of heads it computes (the ABI changed with it).
+  if (op == ModelOp::Attention)
+    os << "_hr";
+  os << "_w" << width;
   if (rows)
     os << "_r" << rows;
   if (op == ModelOp::RopeQ || op == ModelOp::RopeK || op == ModelOp::Attention)

@@ -128,8 +128,12 @@ TEST(ModelKernelsHost, RopeHalf) { checkRope(artifact::RopeStyle::Half); }
 
 /// Causal GQA over a cache of `cap` rows (rows past the last position hold
 /// garbage the kernel must not read), with an optional window. A head dim
-/// of 4 takes the scalar loops, 16 the 8-lane vector ones.
-void checkAttention(int64_t window, int64_t hd) {
+/// of 4 takes the scalar loops, 16 the 8-lane vector ones. The kernel is
+/// called once per range of heads (as the runtime splits a token's heads
+/// across threads); heads outside every range must keep their sentinel.
+void checkAttention(int64_t window, int64_t hd,
+                    std::vector<std::pair<int32_t, int32_t>> ranges = {
+                        {0, 4}}) {
   const int64_t t = 2, heads = 4, kvHeads = 2, cap = 8;
   const double scale = 0.3;
   ModelKernelSpec s = f32Spec(ModelOp::Attention);
@@ -176,17 +180,39 @@ void checkAttention(int64_t window, int64_t hd) {
   HostBuffer<int32_t, 1> pb({t}, pos);
   // The scores row starts dirty: a window must not sum rows before it.
   HostBuffer<float, 1> sb({cap}, std::vector<float>(cap, 1e3f));
-  HostBuffer<float, 2> ob({t, heads * hd}, std::vector<float>(q.size()));
+  const float sentinel = -7.0f;
+  HostBuffer<float, 2> ob({t, heads * hd},
+                          std::vector<float>(q.size(), sentinel));
+  std::vector<bool> computed(size_t(heads), false);
   ModelKernelJit k;
-  k.run(s, {&qb.desc, &kb.desc, &vb.desc, &pb.desc, &sb.desc, &ob.desc});
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(ob.data[i], want[i], 1e-5) << i;
+  for (auto [first, end] : ranges) {
+    HostBuffer<int32_t, 1> hb({2}, {first, end});
+    k.run(s, {&qb.desc, &kb.desc, &vb.desc, &pb.desc, &sb.desc, &hb.desc,
+              &ob.desc});
+    for (int64_t h = std::max(0, first); h < std::min<int64_t>(end, heads); ++h)
+      computed[size_t(h)] = true;
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (computed[(i / size_t(hd)) % size_t(heads)])
+      EXPECT_NEAR(ob.data[i], want[i], 1e-5) << i;
+    else
+      EXPECT_EQ(ob.data[i], sentinel) << "head outside the range, " << i;
+  }
 }
 
 TEST(ModelKernelsHost, AttentionCausal) { checkAttention(0, 4); }
 TEST(ModelKernelsHost, AttentionSlidingWindow) { checkAttention(3, 4); }
 TEST(ModelKernelsHost, AttentionVectorCausal) { checkAttention(0, 16); }
 TEST(ModelKernelsHost, AttentionVectorSlidingWindow) { checkAttention(3, 16); }
+TEST(ModelKernelsHost, AttentionHeadRangesCoverAllHeads) {
+  checkAttention(0, 4, {{0, 1}, {1, 4}});
+  checkAttention(3, 16, {{2, 4}, {0, 2}});
+}
+TEST(ModelKernelsHost, AttentionHeadRangeLeavesOtherHeads) {
+  checkAttention(0, 16, {{1, 3}});
+  // Past H clamps to H; an empty or inverted range computes nothing.
+  checkAttention(0, 4, {{3, 99}, {2, 2}, {2, 1}});
+}
 
 TEST(ModelKernelsHost, GatesSiluAndGelu) {
   const int64_t t = 2, f = 16;

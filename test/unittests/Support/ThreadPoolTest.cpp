@@ -17,9 +17,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -58,6 +60,37 @@ TEST(ThreadPool, RangesCoverTheItemsContiguously) {
   });
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0], (std::pair<int64_t, int64_t>{0, 10}));
+}
+
+TEST(ThreadPool, PartsAreDistinctAndMatchTheirRanges) {
+  ThreadPool pool(4);
+  std::mutex m;
+  std::vector<std::tuple<size_t, int64_t, int64_t>> parts;
+  pool.parallelParts(7, 7000, 1000, [&](size_t part, int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    parts.emplace_back(part, b, e);
+  });
+  std::sort(parts.begin(), parts.end());
+  ASSERT_EQ(parts.size(), 4u);
+  // Part i is the i-th range in order: scratch indexed by it is private.
+  for (size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_EQ(std::get<0>(parts[i]), i);
+    EXPECT_EQ(std::get<1>(parts[i]), i == 0 ? 0 : std::get<2>(parts[i - 1]));
+  }
+  EXPECT_EQ(std::get<2>(parts.back()), 7);
+}
+
+TEST(ThreadPool, BackToBackLoopsSeeEveryIndex) {
+  // Loops that follow each other at once, as in a decode step, catch the
+  // workers while they spin; loops after a pause catch them asleep.
+  ThreadPool pool(3);
+  std::atomic<int64_t> sum{0};
+  for (int round = 0; round < 2000; ++round) {
+    if (round % 500 == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pool.parallelFor(3, [&](size_t i) { sum += int64_t(i) + 1; });
+  }
+  EXPECT_EQ(sum.load(), 2000 * 6);
 }
 
 TEST(ThreadPool, ANestedLoopRunsInline) {
