@@ -198,6 +198,8 @@ Status validateCompileRequest(const CompileRequest &request) {
                     "expected sm_80, sm_90 or host"));
   if (request.tp < 1 || request.tp > 64)
     return makeError("--tp ", request.tp, ": expected an integer in [1, 64]");
+  QTENSOR_TRY(oneOf("--kv-cache", request.kvCache, {"auto", "f16", "f32"},
+                    "expected auto, f16 or f32"));
   if (isModulePath(request.input) && request.weights.empty())
     return makeError("an MLIR module INPUT needs --weights FILE");
   if (!isModulePath(request.input) && !request.weights.empty())
@@ -351,7 +353,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                  ": the decoder program runs one whole model per process; "
                  "running it over tensor-parallel ranks is not built yet";
   } else if (!userModule) {
-    auto plannedDecoder = planDecoder(*checkpoint, element, programGap);
+    const FloatType kvCache = request.kvCache == "f16"    ? FloatType::F16
+                              : request.kvCache == "f32"  ? FloatType::F32
+                              : element == FloatType::F16 ? FloatType::F16
+                                                          : FloatType::F32;
+    auto plannedDecoder =
+        planDecoder(*checkpoint, element, kvCache, programGap);
     if (!plannedDecoder)
       return makeError(plannedDecoder.message());
     decoder = plannedDecoder.take();

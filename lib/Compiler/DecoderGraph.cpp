@@ -110,7 +110,7 @@ public:
     act = activationType(b, program.activation);
     auto ids = mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
                                            b.getI32Type());
-    cacheType = rowsOf(c.kvWidth(), b.getF32Type());
+    cacheType = rowsOf(c.kvWidth(), activationType(b, program.kvCache));
     llvm::SmallVector<mlir::Type> inputs = {ids, ids}, results;
     for (int64_t l = 0; l < c.layers; ++l)
       inputs.append({cacheType, cacheType});
@@ -132,7 +132,9 @@ public:
             {b.getNamedAttr("config",
                             toAttr(b, artifact::decoderConfigToJson(c))),
              b.getNamedAttr("activation",
-                            b.getStringAttr(toString(program.activation)))}));
+                            b.getStringAttr(toString(program.activation))),
+             b.getNamedAttr("kv_cache",
+                            b.getStringAttr(toString(program.kvCache)))}));
     body = fn;
     b.setInsertionPointToStart(fn.addEntryBlock());
     mlir::Value pos = fn.getArgument(1);
@@ -384,8 +386,10 @@ public:
                        "' dictionary");
     QTENSOR_ASSIGN_OR_RETURN(json j, toJson(decoder, kDecoderAttr));
     if (!j.contains("config") || !j.contains("activation") ||
-        !j["activation"].is_string())
-      return makeError(kDecoderAttr, ": expected 'config' and 'activation'");
+        !j["activation"].is_string() || !j.contains("kv_cache") ||
+        !j["kv_cache"].is_string())
+      return makeError(kDecoderAttr,
+                       ": expected 'config', 'activation' and 'kv_cache'");
     QTENSOR_ASSIGN_OR_RETURN(
         p.config, artifact::decoderConfigFromJson(
                       j["config"], std::string(kDecoderAttr) + ".config"));
@@ -395,6 +399,12 @@ public:
       return makeError(kDecoderAttr, ".activation: unknown type ",
                        j["activation"].dump());
     p.activation = *activation;
+    std::optional<FloatType> kvCache =
+        parseFloatType(j["kv_cache"].get<std::string>());
+    if (!kvCache)
+      return makeError(kDecoderAttr, ".kv_cache: unknown type ",
+                       j["kv_cache"].dump());
+    p.kvCache = *kvCache;
     p.layers.resize(size_t(p.config.layers));
     for (mlir::Operation &op : fn.getBody().front())
       if (op.hasAttr(kPartAttr))

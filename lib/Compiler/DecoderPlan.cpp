@@ -17,8 +17,9 @@ using artifact::ProgramLinear;
 
 class Planner {
 public:
-  Planner(const Checkpoint &cp, FloatType activation, std::string &gap)
-      : cp(cp), activation(activation), gap(gap) {
+  Planner(const Checkpoint &cp, FloatType activation, FloatType kvCache,
+          std::string &gap)
+      : cp(cp), activation(activation), kvCache(kvCache), gap(gap) {
     for (const SourceTensor &t : cp.others())
       plain[t.name] = &t;
   }
@@ -37,6 +38,7 @@ public:
     artifact::DecoderProgram &p = plan.program;
     p.config = c;
     p.activation = activation;
+    p.kvCache = kvCache;
     p.embed = names.embed;
     p.finalNorm = names.finalNorm;
     std::optional<FloatType> embedType = plainType(p.embed);
@@ -85,7 +87,7 @@ public:
         if (*norm && !normIsPlain(**norm))
           return std::nullopt;
       }
-      LayerKernelSet lk = layerKernels(p.config, l, activation);
+      LayerKernelSet lk = layerKernels(p.config, l, activation, kvCache);
       for (const ModelKernelSpec *spec : {&lk.ropeQ, &lk.ropeK, &lk.attention})
         addOnce(plan, *spec);
       layer.ropeQ = lk.ropeQ.symbol();
@@ -106,7 +108,7 @@ public:
     p.head = *head;
 
     DecoderKernelSet k =
-        decoderKernels(p.config, activation, *embedType, *normType);
+        decoderKernels(p.config, activation, *embedType, *normType, kvCache);
     std::vector<const ModelKernelSpec *> global = {
         &k.embed, &k.norm, &k.storeV, &k.gateMul, &k.residualAdd, &k.argmax};
     if (family->qkNorm) {
@@ -190,7 +192,7 @@ private:
   }
 
   const Checkpoint &cp;
-  FloatType activation;
+  FloatType activation, kvCache;
   std::string &gap;
   std::map<std::string, const SourceTensor *> plain;
   std::vector<ModelKernelSpec> floatLinears;
@@ -248,12 +250,13 @@ bool embedFromTableCodes(DecoderPlan &plan,
 
 Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
                                                  FloatType activation,
+                                                 FloatType kvCache,
                                                  std::string &gap) {
   if (!checkpoint.decoder()) {
     gap = checkpoint.decoderGap();
     return std::optional<DecoderPlan>();
   }
-  return Planner(checkpoint, activation, gap).plan();
+  return Planner(checkpoint, activation, kvCache, gap).plan();
 }
 
 } // namespace qtensor::compiler

@@ -32,9 +32,10 @@ struct DecoderPlan {
 /// The plan, or none with `gap` saying why the artifact will not be a
 /// runnable model (a checkpoint without a decoder config, a plain tensor
 /// of another dtype). `activation` is the quantized linears' activation
-/// and output dtype.
+/// and output dtype, `kvCache` the KV cache's (f32 or f16).
 Expected<std::optional<DecoderPlan>> planDecoder(const Checkpoint &checkpoint,
                                                  FloatType activation,
+                                                 FloatType kvCache,
                                                  std::string &gap);
 
 /// A tied head kept as codes the embedding kernel reads (EmbedCodes): the

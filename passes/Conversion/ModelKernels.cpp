@@ -388,8 +388,14 @@ void buildAttentionVector(Emitter &e, const ModelKernelSpec &s, ValueRange a) {
   Value acc = memref::AllocaOp::create(b, MemRefType::get({hd}, e.f32));
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(lanes, b.getF32FloatAttr(0.0)));
+  // 8 lanes of f32 from any memref: an f16 cache is widened as it is read.
   auto vload = [&](Value m, ValueRange at) -> Value {
-    return vector::LoadOp::create(b, lanes, m, at);
+    Type element = cast<MemRefType>(m.getType()).getElementType();
+    if (element == e.f32)
+      return vector::LoadOp::create(b, lanes, m, at);
+    Value narrow =
+        vector::LoadOp::create(b, VectorType::get({kLanes}, element), m, at);
+    return arith::ExtFOp::create(b, lanes, narrow);
   };
   auto vloop = [&](function_ref<void(Value)> body) {
     auto f = scf::ForOp::create(b, e.index(0), e.index(hd), e.index(kLanes));
@@ -585,15 +591,16 @@ SmallVector<Type> argumentTypes(MLIRContext *ctx, const ModelKernelSpec &s) {
   case ModelOp::RopeQ:
     return {memref2(ctx, kDyn, q, in), ids, memref2(ctx, kDyn, q, f32)};
   case ModelOp::RopeK:
-    return {memref2(ctx, kDyn, kv, in), ids, memref2(ctx, kDyn, kv, f32)};
+    // Into the cache, in its dtype (`output`).
+    return {memref2(ctx, kDyn, kv, in), ids, memref2(ctx, kDyn, kv, out)};
   case ModelOp::StoreV:
     return {memref2(ctx, kDyn, s.width, in), ids,
-            memref2(ctx, kDyn, s.width, f32)};
+            memref2(ctx, kDyn, s.width, out)};
   case ModelOp::Attention:
-    // The cache and the scores row have the session's capacity C; the
-    // scores row must hold at least C values.
-    return {memref2(ctx, kDyn, q, f32),   memref2(ctx, kDyn, kv, f32),
-            memref2(ctx, kDyn, kv, f32),  ids,
+    // The cache (in its dtype, `weight`) and the scores row have the
+    // session's capacity C; the scores row must hold at least C values.
+    return {memref2(ctx, kDyn, q, f32),   memref2(ctx, kDyn, kv, w),
+            memref2(ctx, kDyn, kv, w),    ids,
             MemRefType::get({kDyn}, f32), MemRefType::get({2}, i32),
             memref2(ctx, kDyn, q, out)};
   case ModelOp::SiluMul:

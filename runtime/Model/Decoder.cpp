@@ -46,26 +46,32 @@ HostTensor &rowsOf(HostTensor &b, int64_t t) {
 //===----------------------------------------------------------------------===//
 
 Expected<KVCache> KVCache::create(int64_t layers, int64_t capacity,
-                                  int64_t width) {
+                                  int64_t width, FloatType dtype) {
   if (layers < 1 || capacity < 1 || width < 1)
     return makeError("KV cache: layers, capacity and width must be positive");
-  uint64_t floats = uint64_t(layers) * uint64_t(capacity) * uint64_t(width);
-  if (uint64_t(capacity) > (uint64_t(1) << 24) ||
-      floats > (uint64_t(1) << 36) / sizeof(float))
-    return makeError("KV cache: ", layers, " layers x ", capacity,
-                     " positions x ", width, " floats is too large");
+  if (dtype != FloatType::F32 && dtype != FloatType::F16)
+    return makeError("KV cache: values are f32 or f16, not ",
+                     qtensor::toString(dtype));
   KVCache c;
+  c.elementType = dtype;
+  uint64_t values = uint64_t(layers) * uint64_t(capacity) * uint64_t(width);
+  if (uint64_t(capacity) > (uint64_t(1) << 24) ||
+      values > (uint64_t(1) << 36) / c.elementBytes())
+    return makeError("KV cache: ", layers, " layers x ", capacity,
+                     " positions x ", width, " values is too large");
   c.layerCount = layers;
   c.cap = capacity;
   c.rowWidth = width;
-  // new float[n], not a zero-filled vector: a page is faulted in when a
+  // new uint8_t[n], not a zero-filled vector: a page is faulted in when a
   // position first writes it (Gemma 3's 32 K context: 1.2 GB zeroed for a
   // prompt of a few tokens, before).
-  c.k.reset(new (std::nothrow) float[size_t(floats)]);
-  c.v.reset(new (std::nothrow) float[size_t(floats)]);
+  const size_t bytes = size_t(values) * c.elementBytes();
+  c.k.reset(new (std::nothrow) uint8_t[bytes]);
+  c.v.reset(new (std::nothrow) uint8_t[bytes]);
   if (!c.k || !c.v)
     return makeError("KV cache: no memory for ", layers, " layers x ", capacity,
-                     " positions x ", width, " floats");
+                     " positions x ", width, " ", qtensor::toString(dtype),
+                     " values");
   return c;
 }
 
@@ -89,8 +95,9 @@ Expected<KVCache> KVCache::fork(int64_t n) const {
   if (n < 0 || n > tokens)
     return makeError("KV cache: cannot fork ", n, " positions; it holds ",
                      tokens);
-  QTENSOR_ASSIGN_OR_RETURN(KVCache c, create(layerCount, cap, rowWidth));
-  const size_t rows = size_t(n) * size_t(rowWidth);
+  QTENSOR_ASSIGN_OR_RETURN(KVCache c,
+                           create(layerCount, cap, rowWidth, elementType));
+  const size_t rows = size_t(n) * size_t(rowWidth) * elementBytes();
   for (int64_t l = 0; l < layerCount; ++l) {
     std::copy_n(keys(l), rows, c.keys(l));
     std::copy_n(values(l), rows, c.values(l));
@@ -112,7 +119,7 @@ Status KVCache::reorder(std::vector<KVCache> &beams,
                        ", but there are ", uint64_t(beams.size()));
     const KVCache &p = beams[parents[i]], &b = beams.front();
     if (p.layerCount != b.layerCount || p.cap != b.cap ||
-        p.rowWidth != b.rowWidth)
+        p.rowWidth != b.rowWidth || p.elementType != b.elementType)
       return makeError("KV cache reorder: the beams' caches differ in shape");
     ++uses[parents[i]];
   }
@@ -378,8 +385,8 @@ Status Decoder::init(int64_t chunk) {
 
 Expected<KVCache> Decoder::newCache(int64_t capacity) const {
   const artifact::DecoderConfig &c = program.config;
-  return KVCache::create(c.layers, capacity ? capacity : c.context,
-                         c.kvWidth());
+  return KVCache::create(c.layers, capacity ? capacity : c.context, c.kvWidth(),
+                         program.kvCache);
 }
 
 Status Decoder::call(void *f, std::vector<HostOperand> operands) {
@@ -463,7 +470,7 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
   scores.resize(size_t(cap) * defaultThreadPool().threads());
   for (size_t li = 0; li < layers.size(); ++li) {
     Layer &l = layers[li];
-    float *kc = cache.keys(int64_t(li)), *vc = cache.values(int64_t(li));
+    uint8_t *kc = cache.keys(int64_t(li)), *vc = cache.values(int64_t(li));
     QTENSOR_TRY(call(fn.norm, {{hidden.data(), {t, c.hidden}},
                                {const_cast<uint8_t *>(l.attnNorm), {c.hidden}},
                                {rowsOf(xa, t).bytes.data(), {t, c.hidden}}}));
@@ -574,10 +581,13 @@ Decoder::forward(const std::vector<int32_t> &tokenIds, KVCache &cache) {
   const artifact::DecoderConfig &c = program.config;
   if (tokenIds.empty())
     return makeError("decoder: no tokens to run");
-  if (cache.layers() != c.layers || cache.width() != c.kvWidth())
+  if (cache.layers() != c.layers || cache.width() != c.kvWidth() ||
+      cache.dtype() != program.kvCache)
     return makeError("decoder: the KV cache has ", cache.layers(),
-                     " layers of width ", cache.width(), "; this model needs ",
-                     c.layers, " of width ", c.kvWidth());
+                     " layers of width ", cache.width(), " in ",
+                     qtensor::toString(cache.dtype()), "; this model needs ",
+                     c.layers, " of width ", c.kvWidth(), " in ",
+                     qtensor::toString(program.kvCache));
   if (int64_t(tokenIds.size()) > cache.capacity() - cache.size())
     return makeError("decoder: ", tokenIds.size(), " tokens after ",
                      cache.size(), " do not fit the KV cache's ",

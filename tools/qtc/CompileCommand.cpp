@@ -26,8 +26,8 @@ const char *kUsage =
     "           [--tp N] [--phase decode|prefill|both]\n"
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
-    "           [--weights FILE] [--host-cpu LEVEL] [--exhaustive] [--quiet]\n"
-    "           [--json]\n"
+    "           [--weights FILE] [--host-cpu LEVEL] [--kv-cache auto|f16|f32]\n"
+    "           [--exhaustive] [--quiet] [--json]\n"
     "  INPUT  a Hugging Face style directory (config.json + safetensors;\n"
     "         GPTQ, AWQ and compressed-tensors codes kept with --quant keep),\n"
     "         a GGUF file (ggml codes kept with --quant keep), an ONNX model\n"
@@ -53,6 +53,8 @@ const char *kUsage =
     "  --host-cpu    CPU level of the host kernels: generic, x86-64-v2,\n"
     "                x86-64-v3 (default on x86-64: AVX2, FMA) or x86-64-v4\n"
     "                (AVX-512); a CPU below it refuses the artifact\n"
+    "  --kv-cache    the decoder's KV cache values (default auto: f16 when\n"
+    "                the activations are f16, as llama.cpp's cache; else f32)\n"
     "  --exhaustive  verification runs every T on every op (L3 samples ops\n"
     "                of 2^22 weights or more by default; see qtc verify)\n"
     "  --json        print the result as one JSON object; progress as JSON\n"
@@ -113,6 +115,9 @@ std::optional<int> parse(const std::vector<std::string> &args,
           {"--host-cpu"}, "a value",
           parsedInto(request.hostCpu, &parseHostCpuLevel,
                      std::string("expected one of ") + knownHostCpuLevels()))
+      .option({"--kv-cache"}, "a value",
+              oneOf(request.kvCache, {"auto", "f16", "f32"},
+                    "expected auto, f16 or f32"))
       .option({"--exclude"}, "a pattern", list(request.excludes))
       .option({"--include"}, "a pattern", list(request.includes))
       .positional(request.input, "missing INPUT");

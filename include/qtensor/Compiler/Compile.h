@@ -63,6 +63,10 @@ struct CompileRequest {
   /// host target's kernels, and the twins and model kernels a GPU
   /// artifact carries.
   HostCpuLevel hostCpu = defaultHostCpuLevel();
+  /// The decoder's KV cache dtype: "f16", "f32", or "auto" (f16 when the
+  /// activations are f16, as llama.cpp's default cache; f32 for f32 and
+  /// bf16 activations, whose values an f16 cache might not hold).
+  std::string kvCache = "auto";
   /// How much the last stage's parity ladder runs (L3 samples large ops
   /// unless exhaustive).
   verify::LadderOptions verification;

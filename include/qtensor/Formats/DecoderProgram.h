@@ -171,6 +171,10 @@ struct DecoderProgram {
   /// linears' activation and output dtype); the residual stream, the KV
   /// cache and the logits are f32.
   FloatType activation = FloatType::F16;
+  /// The KV cache's values: f32, or f16 (half the memory and the bytes
+  /// attention reads; V is stored exactly from f16 activations, K rounds
+  /// once after RoPE). kv_cache.
+  FloatType kvCache = FloatType::F32;
   std::string kernelFile; ///< the host kernel library (role "kernel")
   /// The CPU level kernelFile was built for (checked before it is loaded).
   HostCpuLevel hostCpu = HostCpuLevel::Generic;

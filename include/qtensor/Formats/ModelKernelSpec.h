@@ -25,9 +25,9 @@ enum class ModelOp : uint8_t {
   RmsNorm,     ///< (x ?xD, w D, y ?xD); in place allowed; y = x / rms(x)
                ///< x (w + weightOffset)
   RopeQ,       ///< (x ?xW, pos ?xi32, y ?xW f32)
-  RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
-  StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW f32): row pos[t]
-  Attention,   ///< (q ?xQ f32, kc CxKV f32, vc CxKV f32, pos ?xi32,
+  RopeK,       ///< (x ?xW, pos ?xi32, cache ?xW out): row pos[t]
+  StoreV,      ///< (x ?xW, pos ?xi32, cache ?xW out): row pos[t]
+  Attention,   ///< (q ?xQ f32, kc CxKV w, vc CxKV w, pos ?xi32,
                ///<  scores C f32, heads 2xi32, out ?xQ); C dynamic;
                ///<  q.k x scale, the last `window` positions when
                ///<  window > 0; only heads [heads[0], heads[1]) (clamped
@@ -115,17 +115,23 @@ struct DecoderKernelSet {
   /// granite: the logits times 1 / config.logitScale (not 1).
   ModelKernelSpec logitScale;
 };
+/// `kvCache`: the KV cache's dtype (DecoderProgram::kvCache), which
+/// store_v writes.
 DecoderKernelSet decoderKernels(const artifact::DecoderConfig &config,
                                 FloatType activation, FloatType embed,
-                                FloatType norm);
+                                FloatType norm,
+                                FloatType kvCache = FloatType::F32);
 /// Layer `layer`'s RoPE and attention kernels (its window and base).
 struct LayerKernelSet {
   ModelKernelSpec ropeQ, ropeK, attention;
   /// LongRoPE (config.ropeFreqFactorsLong): RoPE over the long divisors.
   std::optional<ModelKernelSpec> ropeQLong, ropeKLong;
 };
+/// RoPE for k writes the cache in `kvCache`; attention reads it (its
+/// `weight` dtype).
 LayerKernelSet layerKernels(const artifact::DecoderConfig &config,
-                            int64_t layer, FloatType activation);
+                            int64_t layer, FloatType activation,
+                            FloatType kvCache = FloatType::F32);
 /// The embedding kernel that gathers rows of the quantized tensor `table`
 /// ([vocab, hidden]) from its stored codes: codes of 2 to 8 bits (not 7) in
 /// the decode_gemv layout, scales per group along the row (a nested or

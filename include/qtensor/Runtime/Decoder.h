@@ -41,28 +41,36 @@ namespace qtensor::runtime {
 
 class KVCache {
 public:
-  /// Storage for `capacity` positions; sizes are overflow-checked. Rows
+  /// Storage for `capacity` positions of `width` values in `dtype` (f32
+  /// or f16: the program's kv_cache); sizes are overflow-checked. Rows
   /// at size() and beyond hold no value until written (nothing reads
   /// them), so the memory is not touched up front: a cache sized for a
   /// model's whole context costs only the positions a sequence uses.
   static Expected<KVCache> create(int64_t layers, int64_t capacity,
-                                  int64_t width);
+                                  int64_t width,
+                                  FloatType dtype = FloatType::F32);
   int64_t size() const { return tokens; } ///< positions held: 0..size()-1
   int64_t capacity() const { return cap; }
   int64_t layers() const { return layerCount; }
   int64_t width() const { return rowWidth; }
+  FloatType dtype() const { return elementType; }
+  /// Bytes the cache holds for every position of every layer, K and V.
+  uint64_t bytesPerPosition() const {
+    return 2 * uint64_t(layerCount) * uint64_t(rowWidth) * elementBytes();
+  }
   /// Forgets positions n.. (n <= size()); their rows are overwritten later.
   Status truncate(int64_t n);
   /// A cache of the same capacity holding this one's first n positions
   /// (prefix reuse, another continuation of the same prompt).
   Expected<KVCache> fork(int64_t n) const;
-  float *keys(int64_t layer) { return &k[size_t(layer) * layerFloats()]; }
-  float *values(int64_t layer) { return &v[size_t(layer) * layerFloats()]; }
-  const float *keys(int64_t layer) const {
-    return &k[size_t(layer) * layerFloats()];
+  /// Layer `layer`'s [capacity, width] rows of dtype() values.
+  uint8_t *keys(int64_t layer) { return &k[size_t(layer) * layerBytes()]; }
+  uint8_t *values(int64_t layer) { return &v[size_t(layer) * layerBytes()]; }
+  const uint8_t *keys(int64_t layer) const {
+    return &k[size_t(layer) * layerBytes()];
   }
-  const float *values(int64_t layer) const {
-    return &v[size_t(layer) * layerFloats()];
+  const uint8_t *values(int64_t layer) const {
+    return &v[size_t(layer) * layerBytes()];
   }
   /// Records that positions size()..size()+t-1 were written (Decoder).
   Status append(int64_t t);
@@ -75,11 +83,15 @@ public:
                         const std::vector<size_t> &parents);
 
 private:
-  size_t layerFloats() const { return size_t(cap) * size_t(rowWidth); }
+  size_t elementBytes() const { return elementType == FloatType::F16 ? 2 : 4; }
+  size_t layerBytes() const {
+    return size_t(cap) * size_t(rowWidth) * elementBytes();
+  }
   int64_t layerCount = 0, cap = 0, rowWidth = 0, tokens = 0;
+  FloatType elementType = FloatType::F32;
   /// Default-initialized (never zero-filled): fork copies and reorder
   /// moves only what a cache holds.
-  std::unique_ptr<float[]> k, v;
+  std::unique_ptr<uint8_t[]> k, v;
 };
 
 /// Kernel launches per step kind, for the run's report (L5 observes them).

@@ -107,9 +107,9 @@ bool ModelKernelSymbols::operator==(const ModelKernelSymbols &o) const {
 }
 bool DecoderProgram::operator==(const DecoderProgram &o) const {
   return config == o.config && activation == o.activation &&
-         kernelFile == o.kernelFile && hostCpu == o.hostCpu &&
-         kernels == o.kernels && embed == o.embed && finalNorm == o.finalNorm &&
-         head == o.head && layers == o.layers &&
+         kvCache == o.kvCache && kernelFile == o.kernelFile &&
+         hostCpu == o.hostCpu && kernels == o.kernels && embed == o.embed &&
+         finalNorm == o.finalNorm && head == o.head && layers == o.layers &&
          tokenizerFile == o.tokenizerFile;
 }
 
@@ -417,6 +417,7 @@ json artifact::toJson(const DecoderProgram &p) {
   json j = {{"schema", kProgramSchema},
             {"config", decoderConfigToJson(p.config)},
             {"activation", qtensor::toString(p.activation)},
+            {"kv_cache", qtensor::toString(p.kvCache)},
             {"kernel_file", p.kernelFile},
             {"host_cpu", qtensor::toString(p.hostCpu)},
             {"kernels",
@@ -461,6 +462,7 @@ Expected<DecoderProgram> artifact::programFromJson(const json &j,
                            decoderConfigFromJson(*cj, r.at("config")));
 
   QTENSOR_TRY(r.readEnum("activation", parseFloatType, p.activation));
+  QTENSOR_TRY(r.readEnum("kv_cache", parseFloatType, p.kvCache));
   QTENSOR_TRY(r.readString("kernel_file", p.kernelFile));
   QTENSOR_TRY(r.readEnum("host_cpu", parseHostCpuLevel, p.hostCpu));
   const json *kj = nullptr;
@@ -618,6 +620,9 @@ Status artifact::validateProgram(const DecoderProgram &p, const Manifest &m,
   if (p.tokenizerFile)
     QTENSOR_TRY(checkFile(m, *p.tokenizerFile, FileRole::Tokenizer,
                           name + ".tokenizer_file"));
+  if (p.kvCache != FloatType::F32 && p.kvCache != FloatType::F16)
+    return makeError(name, ".kv_cache: \"", qtensor::toString(p.kvCache),
+                     "\", expected \"f32\" or \"f16\"");
   const ModelKernelSymbols &k = p.kernels;
   if (bool(k.finalSoftcap) != (c.finalSoftcap > 0))
     return makeError(name, ".kernels.final_softcap: present exactly when "

@@ -227,7 +227,7 @@ std::string ModelKernelSpec::name() const {
 
 DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
                                          FloatType activation, FloatType embed,
-                                         FloatType norm) {
+                                         FloatType norm, FloatType kvCache) {
   DecoderKernelSet k;
   k.embed.op = ModelOp::Embed;
   k.embed.width = c.vocab;
@@ -252,7 +252,7 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
   k.storeV.op = ModelOp::StoreV;
   k.storeV.width = c.kvWidth();
   k.storeV.input = activation;
-  k.storeV.output = FloatType::F32;
+  k.storeV.output = kvCache;
 
   k.gateMul.op = c.gate == artifact::GateActivation::Silu ? ModelOp::SiluMul
                                                           : ModelOp::GeluMul;
@@ -287,7 +287,8 @@ DecoderKernelSet qtensor::decoderKernels(const artifact::DecoderConfig &c,
 }
 
 LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
-                                     int64_t layer, FloatType activation) {
+                                     int64_t layer, FloatType activation,
+                                     FloatType kvCache) {
   LayerKernelSet k;
   ModelKernelSpec rope;
   rope.heads = c.heads;
@@ -307,6 +308,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   k.ropeK.op = ModelOp::RopeK;
   k.ropeK.heads = c.kvHeads; // RoPE for k walks the kv heads
   k.ropeK.width = c.kvWidth();
+  k.ropeK.output = kvCache;
   if (!c.ropeFreqFactorsLong.empty()) {
     k.ropeQLong = k.ropeQ;
     k.ropeQLong->ropeFreqFactors = c.ropeFreqFactorsLong;
@@ -320,6 +322,7 @@ LayerKernelSet qtensor::layerKernels(const artifact::DecoderConfig &c,
   k.attention.headDim = c.headDim;
   k.attention.width = c.qWidth();
   k.attention.input = FloatType::F32;
+  k.attention.weight = kvCache;
   k.attention.output = activation;
   k.attention.scale = c.qkScale();
   k.attention.window = c.windowOf(layer);
@@ -441,7 +444,7 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
   const artifact::DecoderConfig &c = p.config;
   const FloatType act = p.activation;
   const FloatType norm = storedFloat(m, p.finalNorm);
-  DecoderKernelSet k = decoderKernels(c, act, FloatType::F32, norm);
+  DecoderKernelSet k = decoderKernels(c, act, FloatType::F32, norm, p.kvCache);
   const artifact::ModelKernelSymbols &s = p.kernels;
   auto check = [&](const std::string &where, const std::string &named,
                    const ModelKernelSpec &spec) -> Status {
@@ -470,7 +473,7 @@ Status qtensor::checkProgramKernels(const artifact::DecoderProgram &p,
     QTENSOR_TRY(check("kernels.logit_scale", *s.logitScale, k.logitScale));
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const artifact::ProgramLayer &l = p.layers[i];
-    LayerKernelSet lk = layerKernels(c, int64_t(i), act);
+    LayerKernelSet lk = layerKernels(c, int64_t(i), act, p.kvCache);
     std::string at = "layers[" + std::to_string(i) + "].";
     QTENSOR_TRY(check(at + "rope_q", l.ropeQ, lk.ropeQ));
     QTENSOR_TRY(check(at + "rope_k", l.ropeK, lk.ropeK));
@@ -537,8 +540,8 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
         return;
     specs.push_back(spec);
   };
-  DecoderKernelSet k =
-      decoderKernels(c, act, FloatType::F32, storedFloat(m, p.finalNorm));
+  DecoderKernelSet k = decoderKernels(c, act, FloatType::F32,
+                                      storedFloat(m, p.finalNorm), p.kvCache);
   // checkProgramKernels accepted the program: its embedding kernel exists.
   if (Expected<ModelKernelSpec> embed = programEmbedKernel(p, m))
     add(*embed);
@@ -554,7 +557,7 @@ qtensor::programKernelSpecs(const artifact::DecoderProgram &p,
   if (p.kernels.logitScale)
     add(k.logitScale);
   for (size_t i = 0; i < p.layers.size(); ++i) {
-    LayerKernelSet lk = layerKernels(c, int64_t(i), act);
+    LayerKernelSet lk = layerKernels(c, int64_t(i), act, p.kvCache);
     add(lk.ropeQ);
     add(lk.ropeK);
     add(lk.attention);

@@ -48,7 +48,8 @@ protected:
     for (size_t i = 0; i < logical.size(); ++i)
       linears.push_back({&checkpoint->linears()[i], logical[i], false});
     std::string gap;
-    auto planned = planDecoder(*checkpoint, FloatType::F16, gap);
+    auto planned =
+        planDecoder(*checkpoint, FloatType::F16, FloatType::F16, gap);
     ASSERT_TRUE(bool(planned)) << planned.message();
     ASSERT_TRUE(planned->has_value()) << gap;
     plan = std::move(**planned);

@@ -131,9 +131,11 @@ TEST(ModelKernelsHost, RopeHalf) { checkRope(artifact::RopeStyle::Half); }
 /// of 4 takes the scalar loops, 16 the 8-lane vector ones. The kernel is
 /// called once per range of heads (as the runtime splits a token's heads
 /// across threads); heads outside every range must keep their sentinel.
+/// With `halfCache` the cache is f16 (the kernel's `weight`), read widened
+/// to f32: the reference uses the same rounded values.
 void checkAttention(int64_t window, int64_t hd,
-                    std::vector<std::pair<int32_t, int32_t>> ranges = {
-                        {0, 4}}) {
+                    std::vector<std::pair<int32_t, int32_t>> ranges = {{0, 4}},
+                    bool halfCache = false) {
   const int64_t t = 2, heads = 4, kvHeads = 2, cap = 8;
   const double scale = 0.3;
   ModelKernelSpec s = f32Spec(ModelOp::Attention);
@@ -149,6 +151,15 @@ void checkAttention(int64_t window, int64_t hd,
   for (int64_t j = 6; j < cap; ++j) // stale rows: must be ignored
     for (int64_t e = 0; e < kvHeads * hd; ++e)
       kc[j * kvHeads * hd + e] = vc[j * kvHeads * hd + e] = 1e6f;
+  std::vector<uint16_t> kh, vh; // f16 bits (1e6 becomes inf: still unread)
+  if (halfCache) {
+    s.weight = FloatType::F16;
+    for (auto [from, bits] : {std::pair{&kc, &kh}, {&vc, &vh}})
+      for (float &x : *from) {
+        bits->push_back(floatToHalfBits(x));
+        x = halfBitsToFloat(bits->back());
+      }
+  }
   std::vector<int32_t> pos = {4, 5};
   std::vector<double> want(q.size());
   for (int64_t i = 0; i < t; ++i)
@@ -177,6 +188,10 @@ void checkAttention(int64_t window, int64_t hd,
     }
   HostBuffer<float, 2> qb({t, heads * hd}, q);
   HostBuffer<float, 2> kb({cap, kvHeads * hd}, kc), vb({cap, kvHeads * hd}, vc);
+  HostBuffer<uint16_t, 2> khb({cap, kvHeads * hd}, kh),
+      vhb({cap, kvHeads * hd}, vh);
+  void *kDesc = halfCache ? static_cast<void *>(&khb.desc) : &kb.desc;
+  void *vDesc = halfCache ? static_cast<void *>(&vhb.desc) : &vb.desc;
   HostBuffer<int32_t, 1> pb({t}, pos);
   // The scores row starts dirty: a window must not sum rows before it.
   HostBuffer<float, 1> sb({cap}, std::vector<float>(cap, 1e3f));
@@ -187,8 +202,7 @@ void checkAttention(int64_t window, int64_t hd,
   ModelKernelJit k;
   for (auto [first, end] : ranges) {
     HostBuffer<int32_t, 1> hb({2}, {first, end});
-    k.run(s, {&qb.desc, &kb.desc, &vb.desc, &pb.desc, &sb.desc, &hb.desc,
-              &ob.desc});
+    k.run(s, {&qb.desc, kDesc, vDesc, &pb.desc, &sb.desc, &hb.desc, &ob.desc});
     for (int64_t h = std::max(0, first); h < std::min<int64_t>(end, heads); ++h)
       computed[size_t(h)] = true;
   }
@@ -207,6 +221,10 @@ TEST(ModelKernelsHost, AttentionVectorSlidingWindow) { checkAttention(3, 16); }
 TEST(ModelKernelsHost, AttentionHeadRangesCoverAllHeads) {
   checkAttention(0, 4, {{0, 1}, {1, 4}});
   checkAttention(3, 16, {{2, 4}, {0, 2}});
+}
+TEST(ModelKernelsHost, AttentionReadsAHalfPrecisionCache) {
+  checkAttention(0, 4, {{0, 4}}, /*halfCache=*/true);
+  checkAttention(3, 16, {{0, 4}}, /*halfCache=*/true);
 }
 TEST(ModelKernelsHost, AttentionHeadRangeLeavesOtherHeads) {
   checkAttention(0, 16, {{1, 3}});

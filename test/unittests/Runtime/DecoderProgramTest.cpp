@@ -99,6 +99,34 @@ TEST(DecoderProgram, RoundTripsThroughJson) {
   EXPECT_EQ(*back, p);
 }
 
+/// The KV cache's dtype: in the program, and in the kernels that write
+/// and read the cache (their names differ, so an artifact's symbols pin
+/// it).
+TEST(DecoderProgram, KvCacheDtypeRoundTripsAndGoesIntoTheCacheKernels) {
+  artifact::DecoderProgram p = sampleProgram();
+  p.kvCache = FloatType::F16;
+  nlohmann::json j = artifact::toJson(p);
+  EXPECT_EQ(j["kv_cache"], "f16");
+  auto back = artifact::parseProgram(j.dump(), "program.json");
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->kvCache, FloatType::F16);
+  j.erase("kv_cache");
+  EXPECT_FALSE(artifact::parseProgram(j.dump(), "program.json"));
+
+  LayerKernelSet f32 = layerKernels(p.config, 0, FloatType::F16);
+  LayerKernelSet f16 =
+      layerKernels(p.config, 0, FloatType::F16, FloatType::F16);
+  EXPECT_EQ(f16.ropeK.output, FloatType::F16);
+  EXPECT_EQ(f16.attention.weight, FloatType::F16);
+  EXPECT_EQ(f16.ropeQ.name(), f32.ropeQ.name()); // q stays f32
+  EXPECT_NE(f16.ropeK.name(), f32.ropeK.name());
+  EXPECT_NE(f16.attention.name(), f32.attention.name());
+  EXPECT_EQ(decoderKernels(p.config, FloatType::F16, FloatType::F32,
+                           FloatType::F32, FloatType::F16)
+                .storeV.output,
+            FloatType::F16);
+}
+
 /// gemma2's soft caps: in the config (absent when none, 0 never written),
 /// with the logits' kernel exactly when the config caps them, and in the
 /// attention kernel's spec and name.
@@ -417,6 +445,14 @@ TEST(Decoder, TopLogitsBreakTiesByTheLowerId) {
   EXPECT_TRUE(topLogits(logits, 0).empty());
 }
 
+/// An f32 cache's rows as floats.
+float *keysOf(KVCache &c, int64_t layer) {
+  return reinterpret_cast<float *>(c.keys(layer));
+}
+float *valuesOf(KVCache &c, int64_t layer) {
+  return reinterpret_cast<float *>(c.values(layer));
+}
+
 TEST(KVCache, AppendTruncateFork) {
   auto cache = KVCache::create(2, 8, 4);
   ASSERT_TRUE(cache) << cache.message();
@@ -424,22 +460,22 @@ TEST(KVCache, AppendTruncateFork) {
   ASSERT_TRUE(cache->append(3));
   for (int64_t l = 0; l < 2; ++l)
     for (int i = 0; i < 3 * 4; ++i) {
-      cache->keys(l)[i] = float(100 * l + i);
-      cache->values(l)[i] = float(-100 * l - i);
+      keysOf(*cache, l)[i] = float(100 * l + i);
+      valuesOf(*cache, l)[i] = float(-100 * l - i);
     }
   // Prefix reuse: a fork of the first two positions, then both continue.
   auto fork = cache->fork(2);
   ASSERT_TRUE(fork) << fork.message();
   EXPECT_EQ(fork->size(), 2);
   EXPECT_EQ(fork->capacity(), 8);
-  EXPECT_EQ(fork->keys(1)[7], 107.0f);
-  EXPECT_EQ(fork->values(1)[7], -107.0f);
+  EXPECT_EQ(keysOf(*fork, 1)[7], 107.0f);
+  EXPECT_EQ(valuesOf(*fork, 1)[7], -107.0f);
   ASSERT_TRUE(cache->truncate(1));
   EXPECT_EQ(cache->size(), 1);
   EXPECT_EQ(fork->size(), 2); // independent
   ASSERT_TRUE(fork->append(1));
-  fork->keys(1)[8] = -1.0f; // its own position 2
-  EXPECT_EQ(cache->keys(1)[8], 108.0f);
+  keysOf(*fork, 1)[8] = -1.0f; // its own position 2
+  EXPECT_EQ(keysOf(*cache, 1)[8], 108.0f);
   // Page boundary of the contiguous cache: exactly full, then refused.
   ASSERT_TRUE(cache->append(7));
   EXPECT_EQ(cache->size(), 8);
@@ -463,23 +499,23 @@ TEST(KVCache, ReorderBeams) {
     ASSERT_TRUE(c->append(b + 1));
     for (int64_t l = 0; l < 2; ++l)
       for (int i = 0; i < (b + 1) * 4; ++i) {
-        c->keys(l)[i] = float(1000 * b + 100 * l + i);
-        c->values(l)[i] = -float(1000 * b + 100 * l + i);
+        keysOf(*c, l)[i] = float(1000 * b + 100 * l + i);
+        valuesOf(*c, l)[i] = -float(1000 * b + 100 * l + i);
       }
     beams.push_back(c.take());
   }
   Status s = KVCache::reorder(beams, {2, 0, 0});
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(beams[0].size(), 3);
-  EXPECT_EQ(beams[0].keys(1)[11], 2111.0f);
+  EXPECT_EQ(keysOf(beams[0], 1)[11], 2111.0f);
   for (int b : {1, 2}) {
     EXPECT_EQ(beams[size_t(b)].size(), 1);
-    EXPECT_EQ(beams[size_t(b)].keys(1)[3], 103.0f);
-    EXPECT_EQ(beams[size_t(b)].values(0)[2], -2.0f);
+    EXPECT_EQ(keysOf(beams[size_t(b)], 1)[3], 103.0f);
+    EXPECT_EQ(valuesOf(beams[size_t(b)], 0)[2], -2.0f);
   }
   // The copies are independent.
-  beams[1].keys(0)[0] = 7.0f;
-  EXPECT_EQ(beams[2].keys(0)[0], 0.0f);
+  keysOf(beams[1], 0)[0] = 7.0f;
+  EXPECT_EQ(keysOf(beams[2], 0)[0], 0.0f);
 
   // Refused, and nothing changes: a parent out of range, a count mismatch,
   // caches of another shape.
@@ -487,10 +523,38 @@ TEST(KVCache, ReorderBeams) {
             "KV cache reorder: beam 1 continues beam 3, but there are 3");
   EXPECT_FALSE(KVCache::reorder(beams, {0, 1}));
   EXPECT_EQ(beams[0].size(), 3);
-  EXPECT_EQ(beams[1].keys(0)[0], 7.0f);
+  EXPECT_EQ(keysOf(beams[1], 0)[0], 7.0f);
   beams.push_back(KVCache::create(2, 4, 4).take());
   EXPECT_EQ(KVCache::reorder(beams, {3, 0, 1, 2}).message(),
             "KV cache reorder: the beams' caches differ in shape");
+}
+
+// An f16 cache holds two bytes a value: half the memory, and fork and
+// reorder copy the halves whole.
+TEST(KVCache, HalfPrecisionRows) {
+  auto f32 = KVCache::create(2, 8, 4);
+  auto f16 = KVCache::create(2, 8, 4, FloatType::F16);
+  ASSERT_TRUE(f32 && f16);
+  EXPECT_EQ(f16->dtype(), FloatType::F16);
+  EXPECT_EQ(f32->bytesPerPosition(), 2u * 2 * 4 * 4);
+  EXPECT_EQ(f16->bytesPerPosition(), 2u * 2 * 4 * 2);
+  ASSERT_TRUE(f16->append(2));
+  auto *k = reinterpret_cast<uint16_t *>(f16->keys(1));
+  for (int i = 0; i < 2 * 4; ++i)
+    k[i] = uint16_t(0x3C00 + i); // 1.0, 1.0 + 2^-10, ...
+  auto fork = f16->fork(2);
+  ASSERT_TRUE(fork) << fork.message();
+  auto *forked = reinterpret_cast<uint16_t *>(fork->keys(1));
+  for (int i = 0; i < 2 * 4; ++i)
+    EXPECT_EQ(forked[i], uint16_t(0x3C00 + i)) << i;
+  // Caches of another dtype are another shape to reorder.
+  std::vector<KVCache> beams;
+  beams.push_back(f32.take());
+  beams.push_back(f16.take());
+  EXPECT_EQ(KVCache::reorder(beams, {1, 0}).message(),
+            "KV cache reorder: the beams' caches differ in shape");
+  EXPECT_EQ(KVCache::create(1, 8, 4, FloatType::BF16).message(),
+            "KV cache: values are f32 or f16, not bf16");
 }
 
 } // namespace
