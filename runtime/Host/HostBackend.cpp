@@ -130,18 +130,18 @@ Expected<void *> HostKernelLibrary::resolve(const std::string &symbol) const {
 #if defined(__clang__)
 __attribute__((no_sanitize("function")))
 #endif
-Status qtensor::runtime::callMlirCInterface(
-    void *function, const std::vector<HostOperand> &operands) {
+Status qtensor::runtime::callMlirCInterface(void *function,
+                                            const HostOperand *operands,
+                                            size_t count) {
   if (!function)
     return makeError("host kernel call: null function");
-  if (operands.empty() || operands.size() > kMaxKernelArgs)
-    return makeError("host kernel call: ", operands.size(),
-                     " arguments, expected 1 to ", kMaxKernelArgs);
+  if (count == 0 || count > kMaxKernelArgs)
+    return makeError("host kernel call: ", count, " arguments, expected 1 to ",
+                     kMaxKernelArgs);
   // One descriptor per operand as 64-bit words: allocated, aligned, offset,
-  // sizes[R], strides[R] (MLIR's StridedMemRefType layout).
-  std::vector<std::vector<int64_t>> descriptors;
-  descriptors.reserve(operands.size());
-  for (size_t i = 0; i < operands.size(); ++i) {
+  // sizes[R], strides[R] (MLIR's StridedMemRefType layout), on the stack.
+  int64_t descriptors[kMaxKernelArgs][3 + 2 * kMaxMemRefRank];
+  for (size_t i = 0; i < count; ++i) {
     const HostOperand &o = operands[i];
     size_t rank = o.shape.size();
     if (rank == 0 || rank > kMaxMemRefRank)
@@ -149,7 +149,7 @@ Status qtensor::runtime::callMlirCInterface(
                        ", expected 1 to ", kMaxMemRefRank);
     if (!o.data)
       return makeError("host kernel call: argument ", i, " has no data");
-    std::vector<int64_t> d(3 + 2 * rank);
+    int64_t *d = descriptors[i];
     int64_t ptr = static_cast<int64_t>(reinterpret_cast<intptr_t>(o.data));
     d[0] = ptr;
     d[1] = ptr;
@@ -166,15 +166,14 @@ Status qtensor::runtime::callMlirCInterface(
       d[3 + rank + j] = o.strides.empty() ? stride : o.strides[j];
       stride *= o.shape[j];
     }
-    descriptors.push_back(std::move(d));
   }
   void *a[kMaxKernelArgs] = {};
-  for (size_t i = 0; i < descriptors.size(); ++i)
-    a[i] = descriptors[i].data();
+  for (size_t i = 0; i < count; ++i)
+    a[i] = descriptors[i];
   // Every argument is a pointer, so the C calling convention for N pointer
   // arguments is the same whatever the memrefs' element types.
   using P = void *;
-  switch (operands.size()) {
+  switch (count) {
   case 1:
     reinterpret_cast<void (*)(P)>(function)(a[0]);
     break;

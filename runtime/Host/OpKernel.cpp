@@ -130,10 +130,15 @@ private:
   /// ABI; other kernels are only called on [0, N)).
   Status callRows(void *function, const HostTensor &x, HostTensor &y, int64_t t,
                   int64_t n0, int64_t n1) const {
-    std::vector<HostOperand> args;
-    args.reserve(instance.args.size());
+    // In place: the decode loop calls this hundreds of times a step.
+    if (instance.args.size() > kMaxKernelArgs)
+      return makeError(instance.id, ": ", instance.args.size(),
+                       " arguments, the host ABI takes at most ",
+                       kMaxKernelArgs);
+    HostOperand args[kMaxKernelArgs];
+    size_t count = 0;
     for (const KernelArg &a : instance.args) {
-      HostOperand o;
+      HostOperand &o = args[count++];
       o.shape = a.shape;
       // Bytes of one row (dimension 0) of this argument.
       size_t rowBytes = byteWidth(a.type);
@@ -170,9 +175,8 @@ private:
         o.data = from(operands->b);
         break;
       }
-      args.push_back(std::move(o));
     }
-    return callMlirCInterface(function, args);
+    return callMlirCInterface(function, args, count);
   }
 
   const KernelInstance &instance;

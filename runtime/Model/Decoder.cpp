@@ -389,7 +389,7 @@ Expected<KVCache> Decoder::newCache(int64_t capacity) const {
                          program.kvCache);
 }
 
-Status Decoder::call(void *f, std::vector<HostOperand> operands) {
+Status Decoder::call(void *f, std::initializer_list<HostOperand> operands) {
   ++count.modelKernelCalls;
   return callMlirCInterface(f, operands);
 }
@@ -432,15 +432,16 @@ Status Decoder::floatLinear(const Linear &l, const uint8_t *x, int64_t t,
   // The kernel takes any range of the weight's rows, and the same range of
   // the bias (ModelKernelSpec.h).
   return forRowRanges(l.n, l.k, [&](int64_t n0, int64_t n1) {
-    std::vector<HostOperand> operands = {
+    HostOperand operands[4] = {
         {const_cast<uint8_t *>(x), {t, l.k}},
         {const_cast<uint8_t *>(l.w) + size_t(n0) * size_t(l.k) * l.wBytes,
          {n1 - n0, l.k}}};
+    size_t count = 2;
     if (l.b)
-      operands.push_back(
-          {const_cast<uint8_t *>(l.b) + size_t(n0) * l.bBytes, {n1 - n0}});
-    operands.push_back({y + size_t(n0) * yBytes, {t, n1 - n0}, {l.n, 1}});
-    return callMlirCInterface(l.fn, operands);
+      operands[count++] = {const_cast<uint8_t *>(l.b) + size_t(n0) * l.bBytes,
+                           {n1 - n0}};
+    operands[count++] = {y + size_t(n0) * yBytes, {t, n1 - n0}, {l.n, 1}};
+    return callMlirCInterface(l.fn, operands, count);
   });
 }
 
@@ -453,18 +454,20 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
     positions[size_t(i)] = int32_t(p0 + i);
   }
   const int64_t cap = cache.capacity();
-  std::vector<int64_t> rowsT = {t};
+  const MemRefDims rowsT = {t};
   // The table's rows: plain [V, D], or codes [V, S] with their scales
   // (and zero-points) for EmbedCodes.
-  std::vector<HostOperand> embed = {
-      {ids.data(), rowsT},
-      {const_cast<uint8_t *>(embedTable),
-       {c.vocab, embedScales ? embedStride : c.hidden}}};
+  HostOperand embed[5] = {{ids.data(), rowsT},
+                          {const_cast<uint8_t *>(embedTable),
+                           {c.vocab, embedScales ? embedStride : c.hidden}}};
+  size_t embedArgs = 2;
   for (const uint8_t *qparams : {embedScales, embedZeros})
     if (qparams)
-      embed.push_back({const_cast<uint8_t *>(qparams), {c.vocab, embedGroups}});
-  embed.push_back({hidden.data(), {t, c.hidden}});
-  QTENSOR_TRY(call(fn.embed, std::move(embed)));
+      embed[embedArgs++] = {const_cast<uint8_t *>(qparams),
+                            {c.vocab, embedGroups}};
+  embed[embedArgs++] = {hidden.data(), {t, c.hidden}};
+  ++count.modelKernelCalls;
+  QTENSOR_TRY(callMlirCInterface(fn.embed, embed, embedArgs));
   // One row of scores per thread that may run attention (forParts): sized
   // once per capacity, a no-op after.
   scores.resize(size_t(cap) * defaultThreadPool().threads());

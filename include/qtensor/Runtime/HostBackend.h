@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,25 +59,65 @@ private:
   const char *loadedVia = "memfd";
 };
 
+/// The largest memref rank and argument count callMlirCInterface handles.
+constexpr size_t kMaxMemRefRank = 4;
+constexpr size_t kMaxKernelArgs = 8;
+
+/// A memref's sizes or strides, held in place: a decode step makes hundreds
+/// of kernel calls, and none of them allocates. It keeps up to
+/// kMaxMemRefRank values and counts any more (size() says how many were
+/// given; callMlirCInterface refuses a rank it cannot describe before it
+/// reads them).
+class MemRefDims {
+public:
+  MemRefDims() = default;
+  MemRefDims(std::initializer_list<int64_t> dims) {
+    for (int64_t d : dims)
+      push(d);
+  }
+  MemRefDims(const std::vector<int64_t> &dims) {
+    for (int64_t d : dims)
+      push(d);
+  }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  /// i < min(size(), kMaxMemRefRank).
+  int64_t &operator[](size_t i) { return values[i]; }
+  int64_t operator[](size_t i) const { return values[i]; }
+
+private:
+  void push(int64_t d) {
+    if (count < kMaxMemRefRank)
+      values[count] = d;
+    ++count;
+  }
+  int64_t values[kMaxMemRefRank] = {};
+  size_t count = 0;
+};
+
 /// One memref argument: data, its shape and, when not row-major
 /// contiguous, its strides in elements.
 struct HostOperand {
   void *data = nullptr;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides = {}; ///< empty: row-major contiguous
+  MemRefDims shape;
+  MemRefDims strides = {}; ///< empty: row-major contiguous
 };
-
-/// The largest memref rank and argument count callMlirCInterface handles.
-constexpr size_t kMaxMemRefRank = 4;
-constexpr size_t kMaxKernelArgs = 8;
 
 /// Calls `function` (an `_mlir_ciface_` symbol returning void) with one
 /// descriptor per operand, in order: allocated = aligned = data, offset 0,
 /// the operand's strides (row-major when it has none). Refuses more than
 /// kMaxKernelArgs operands, ranks above kMaxMemRefRank, negative sizes or
 /// strides, strides of another rank and null data.
-Status callMlirCInterface(void *function,
-                          const std::vector<HostOperand> &operands);
+Status callMlirCInterface(void *function, const HostOperand *operands,
+                          size_t count);
+inline Status callMlirCInterface(void *function,
+                                 std::initializer_list<HostOperand> operands) {
+  return callMlirCInterface(function, operands.begin(), operands.size());
+}
+inline Status callMlirCInterface(void *function,
+                                 const std::vector<HostOperand> &operands) {
+  return callMlirCInterface(function, operands.data(), operands.size());
+}
 
 /// The smallest share of a row-split call worth a thread of its own.
 constexpr int64_t kMinSplitWeights = int64_t(1) << 16;
