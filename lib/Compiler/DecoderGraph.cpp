@@ -385,26 +385,21 @@ public:
       return makeError("the graph has no @forward with a '", kDecoderAttr,
                        "' dictionary");
     QTENSOR_ASSIGN_OR_RETURN(json j, toJson(decoder, kDecoderAttr));
-    if (!j.contains("config") || !j.contains("activation") ||
-        !j["activation"].is_string() || !j.contains("kv_cache") ||
-        !j["kv_cache"].is_string())
-      return makeError(kDecoderAttr,
-                       ": expected 'config', 'activation' and 'kv_cache'");
+    if (!j.contains("config"))
+      return makeError(kDecoderAttr, ": expected 'config'");
     QTENSOR_ASSIGN_OR_RETURN(
         p.config, artifact::decoderConfigFromJson(
                       j["config"], std::string(kDecoderAttr) + ".config"));
-    std::optional<FloatType> activation =
-        parseFloatType(j["activation"].get<std::string>());
-    if (!activation)
-      return makeError(kDecoderAttr, ".activation: unknown type ",
-                       j["activation"].dump());
-    p.activation = *activation;
-    std::optional<FloatType> kvCache =
-        parseFloatType(j["kv_cache"].get<std::string>());
-    if (!kvCache)
-      return makeError(kDecoderAttr, ".kv_cache: unknown type ",
-                       j["kv_cache"].dump());
-    p.kvCache = *kvCache;
+    for (auto [key, out] : {std::pair{"activation", &p.activation},
+                            std::pair{"kv_cache", &p.kvCache}}) {
+      std::optional<FloatType> type;
+      if (j.contains(key) && j[key].is_string())
+        type = parseFloatType(j[key].get<std::string>());
+      if (!type)
+        return makeError(kDecoderAttr, ".", key, ": expected f32, f16 or bf16",
+                         j.contains(key) ? ", got " + j[key].dump() : "");
+      *out = *type;
+    }
     p.layers.resize(size_t(p.config.layers));
     for (mlir::Operation &op : fn.getBody().front())
       if (op.hasAttr(kPartAttr))
