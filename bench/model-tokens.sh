@@ -11,6 +11,8 @@
 # Knobs: QTC_COMPILE_FLAGS (default "--quant keep --fallback allow"),
 # PROMPT_TOKENS (default 32), DECODE_TOKENS (default 16), THREADS (default 1;
 # both runtimes get the same count: qtc run --threads, llama-bench -t).
+# qtc decodes after the prompt, so llama.cpp's decode runs at the same
+# depth (llama-bench -d PROMPT_TOKENS: tgN @ dP), its prefill at depth 0.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 qtc="${QTC:-$root/build/bin/qtc}"
@@ -37,14 +39,15 @@ read -r q_pp q_tg <"$out/qtc.txt"
 printf '%-12s %14s %14s\n' runtime "prefill tok/s" "decode tok/s"
 printf '%-12s %14s %14s\n' qtensor "$q_pp" "$q_tg"
 if [ -n "${LLAMA_CPP_BIN:-}" ]; then
-  "$LLAMA_CPP_BIN/llama-bench" -m "$model" -p "$prompt_tokens" -n "$decode_tokens" \
-    -t "$threads" -o json >"$out/llama.json"
-  python3 - "$out/llama.json" "$q_pp" "$q_tg" <<'PY'
+  "$LLAMA_CPP_BIN/llama-bench" -m "$model" -p "$prompt_tokens" -n 0 \
+    -t "$threads" -o json >"$out/llama-pp.json"
+  "$LLAMA_CPP_BIN/llama-bench" -m "$model" -p 0 -n "$decode_tokens" \
+    -d "$prompt_tokens" -t "$threads" -o json >"$out/llama-tg.json"
+  python3 - "$out/llama-pp.json" "$out/llama-tg.json" "$q_pp" "$q_tg" <<'PY'
 import json, sys
-rows = json.load(open(sys.argv[1]))
-pp = next(r["avg_ts"] for r in rows if r["n_prompt"] > 0)
-tg = next(r["avg_ts"] for r in rows if r["n_gen"] > 0)
-q_pp, q_tg = float(sys.argv[2]), float(sys.argv[3])
+pp = next(r["avg_ts"] for r in json.load(open(sys.argv[1])) if r["n_prompt"] > 0)
+tg = next(r["avg_ts"] for r in json.load(open(sys.argv[2])) if r["n_gen"] > 0)
+q_pp, q_tg = float(sys.argv[3]), float(sys.argv[4])
 print("%-12s %14.3f %14.3f" % ("llama.cpp", pp, tg))
 print("%-12s %14.4f %14.4f" % ("ratio", q_pp / pp, q_tg / tg))
 PY
