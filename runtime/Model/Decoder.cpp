@@ -397,12 +397,16 @@ Status Decoder::call(void *f, std::initializer_list<HostOperand> operands) {
 Status Decoder::forParts(
     int64_t items, int64_t work, int64_t minWork,
     const std::function<Status(size_t, int64_t, int64_t)> &range) {
-  std::vector<Status> results(defaultThreadPool().threads(), Status::ok());
+  // Each range writes its own slot; the slots are reused, not reallocated,
+  // from one call to the next.
+  partStatus.resize(defaultThreadPool().threads(), Status::ok());
+  for (Status &s : partStatus)
+    s = Status::ok();
   defaultThreadPool().parallelParts(items, work, minWork,
                                     [&](size_t part, int64_t i0, int64_t i1) {
-                                      results[part] = range(part, i0, i1);
+                                      partStatus[part] = range(part, i0, i1);
                                     });
-  for (Status &s : results)
+  for (Status &s : partStatus)
     if (!s)
       return std::move(s);
   return Status::ok();

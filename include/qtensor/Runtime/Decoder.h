@@ -220,6 +220,8 @@ private:
   // Persistent buffers (sized for maxT tokens).
   std::vector<float> hidden, qf, scores, logits;
   std::vector<int32_t> ids, positions;
+  /// forParts' result per range, sized once to the pool's threads.
+  std::vector<Status> partStatus;
   HostTensor xa, q, k, v, attn, o, gate, up, h, down, headIn, headOut;
   /// Plain tensors copied to their element alignment, by name.
   std::map<std::string, std::vector<uint8_t>> aligned;
