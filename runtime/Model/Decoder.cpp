@@ -389,9 +389,9 @@ Expected<KVCache> Decoder::newCache(int64_t capacity) const {
                          program.kvCache);
 }
 
-Status Decoder::call(void *f, std::initializer_list<HostOperand> operands) {
+Status Decoder::call(void *f, const HostOperand *operands, size_t n) {
   ++count.modelKernelCalls;
-  return callMlirCInterface(f, operands);
+  return callMlirCInterface(f, operands, n);
 }
 
 Status Decoder::forParts(
@@ -470,8 +470,7 @@ Status Decoder::runChunk(const int32_t *tokenIds, int64_t t, KVCache &cache,
       embed[embedArgs++] = {const_cast<uint8_t *>(qparams),
                             {c.vocab, embedGroups}};
   embed[embedArgs++] = {hidden.data(), {t, c.hidden}};
-  ++count.modelKernelCalls;
-  QTENSOR_TRY(callMlirCInterface(fn.embed, embed, embedArgs));
+  QTENSOR_TRY(call(fn.embed, embed, embedArgs));
   // One row of scores per thread that may run attention (forParts): sized
   // once per capacity, a no-op after.
   scores.resize(size_t(cap) * defaultThreadPool().threads());

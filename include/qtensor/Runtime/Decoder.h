@@ -181,7 +181,10 @@ private:
   /// split across the thread pool.
   Status floatLinear(const Linear &l, const uint8_t *x, int64_t t, uint8_t *y,
                      size_t yBytes);
-  Status call(void *fn, std::initializer_list<HostOperand> operands);
+  Status call(void *fn, const HostOperand *operands, size_t count);
+  Status call(void *fn, std::initializer_list<HostOperand> operands) {
+    return call(fn, operands.begin(), operands.size());
+  }
   /// Runs range(part, i0, i1) over [0, items) split into at most one
   /// contiguous range per pool thread, each of at least minWork of the
   /// `work` units (part indexes the range: its scratch), for the model
