@@ -54,4 +54,33 @@ Expected<QuantizedActivations> quantizeActivationsPerToken(const float *x,
   return q;
 }
 
+std::vector<double> blockQuantizedActivations(const std::vector<double> &x,
+                                              int64_t rows, int64_t cols) {
+  std::vector<double> out(x.size());
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t first = 0; first < cols; first += kActivationBlock) {
+      const int64_t last = std::min(cols, first + kActivationBlock);
+      const double *in = x.data() + m * cols;
+      double *q = out.data() + m * cols;
+      float amax = 0.0f;
+      bool finite = true;
+      for (int64_t k = first; k < last; ++k) {
+        finite = finite && std::isfinite(in[k]);
+        amax = std::max(amax, std::fabs(static_cast<float>(in[k])));
+      }
+      // The kernel's scale, and with it every output, is then not finite.
+      if (!finite) {
+        std::fill(q + first, q + last, std::nan(""));
+        continue;
+      }
+      const float s = amax == 0.0f ? 1.0f : amax / 127.0f;
+      for (int64_t k = first; k < last; ++k) {
+        const float v = std::clamp(
+            roundHalfEvenF32(static_cast<float>(in[k]) / s), -127.0f, 127.0f);
+        q[k] = static_cast<double>(s) * static_cast<double>(v);
+      }
+    }
+  return out;
+}
+
 } // namespace qtensor

@@ -23,6 +23,15 @@
 //    stored in nibble order (the even codes' X, then the odd ones'), so
 //    the codes need no interleaving; each chunk is multiplied into it with
 //    `vector.fma`, the group's sum scaled once per group;
+//  - T = 1 with int8 activations (spec.quantizedActivations, signed codes
+//    only): X quantized once per call per 32 (Numerics/ActivationQuant.h)
+//    into a stack row of bytes and scales; each chunk's codes and
+//    activations sign-extended and multiplied, adjacent products summed
+//    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
+//    product of the block's activation scale and the group's weight scale
+//    (groups are whole chunks), two chunks an iteration into two
+//    accumulators. Integer sums are exact, so its error bound is the f32
+//    one on the quantized X;
 //  - T > 1: two weight rows at a time are decoded into stack buffers as
 //    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
 //    time, 8 lanes per step: eight independent accumulators, each X chunk
@@ -69,6 +78,8 @@ constexpr int64_t kRowBlock = 4;
 /// rows of 128 KiB of f32 (two weight rows, X's row), well inside a
 /// thread's stack.
 constexpr int64_t kMaxRowBuffer = 32768;
+static_assert(kMaxQuantizedActivationRow <= kMaxRowBuffer,
+              "int8 activations rely on the T > 1 path's row buffers");
 
 using conversion::elementType;
 using conversion::indexConst;
@@ -150,6 +161,22 @@ private:
   /// which saves interleaving them back when X is stored in that order.
   Value emitCodes(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
                   Value offset, bool split = false) const;
+  /// The code fields of chunk c of row n as vector<chunk x i8> (`split`: in
+  /// nibble order), and signed codes' q = field - 2^(b-1) from them.
+  Value emitFields(ImplicitLocOpBuilder &b, ValueRange args, Value n, Value c,
+                   bool split) const;
+  Value emitSignedCodes(ImplicitLocOpBuilder &b, Value fields8) const;
+  /// Int8 activations (spec.quantizedActivations), T = 1: X row 0
+  /// quantized per kActivationBlock into `xq` (i8, W4 chunks in nibble
+  /// order) with the blocks' scales in `xs`, the arithmetic of
+  /// Numerics/ActivationQuant.h; then y[0, n] from integer chunk sums.
+  void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args, Value xq,
+                       Value xs) const;
+  void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                   Value biasValue, Value xq, Value xs) const;
+  int64_t activationBlocks() const {
+    return (spec.k + kActivationBlock - 1) / kActivationBlock;
+  }
   /// The code of a chunk that lane j holds in nibble order: the even codes
   /// (low nibbles) in lanes 0..15, the odd ones (high nibbles) in 16..31.
   int64_t codeOfLane(int64_t j, bool split) const {
@@ -264,13 +291,10 @@ Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
   return emitQParam(b, zeroPoints(args), n, g);
 }
 
-Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
-                                 Value n, Value c, Value offset,
-                                 bool split) const {
+Value HostGemmEmitter::emitFields(ImplicitLocOpBuilder &b, ValueRange args,
+                                  Value n, Value c, bool split) const {
   MLIRContext *ctx = b.getContext();
   Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
-  auto valuesTy = VectorType::get({chunk}, f32);
-  auto fieldsTy = VectorType::get({chunk}, i32);
   auto bytesTy = VectorType::get({16}, i8);
   Value words = vector::LoadOp::create(
       b, VectorType::get({4}, i32), args[1],
@@ -294,22 +318,36 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
       order.push_back(split ? j : (j % 2) * 16 + j / 2);
     fields8 = vector::ShuffleOp::create(b, lo, hi, order);
   }
+  return fields8;
+}
+
+Value HostGemmEmitter::emitSignedCodes(ImplicitLocOpBuilder &b,
+                                       Value fields8) const {
+  // q = field - 2^(b-1) fits a signed byte (for b = 8 the subtraction
+  // wraps to exactly q).
+  Type i8 = b.getI8Type();
+  const int64_t bias = spec.bits == 8 ? -128 : int64_t(1) << (spec.bits - 1);
+  return arith::SubIOp::create(
+      b, fields8,
+      arith::ConstantOp::create(
+          b, SplatElementsAttr::get(VectorType::get({chunk}, i8),
+                                    b.getIntegerAttr(i8, bias))));
+}
+
+Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
+                                 Value n, Value c, Value offset,
+                                 bool split) const {
+  Type i32 = b.getI32Type();
+  auto valuesTy = VectorType::get({chunk}, f32);
+  auto fieldsTy = VectorType::get({chunk}, i32);
+  Value fields8 = emitFields(b, args, n, c, split);
   if (spec.codebook != Codebook::None)
     return conversion::emitCodebookLookup(b, fields8, spec.codebook);
-  auto byteCodesTy = VectorType::get({chunk}, i8);
-  if (spec.symmetric) {
-    // q = field - 2^(b-1) fits a signed byte (for b = 8 the subtraction
-    // wraps to exactly q), so one byte subtraction per chunk and a signed
-    // conversion per lane (sign-extend, cvtdq2ps) give the same exact
-    // values as the magic-number path's three lane ops.
-    const int64_t bias = spec.bits == 8 ? -128 : int64_t(1) << (spec.bits - 1);
-    Value q = arith::SubIOp::create(
-        b, fields8,
-        arith::ConstantOp::create(
-            b,
-            SplatElementsAttr::get(byteCodesTy, b.getIntegerAttr(i8, bias))));
-    return arith::SIToFPOp::create(b, valuesTy, q);
-  }
+  if (spec.symmetric)
+    // One byte subtraction per chunk and a signed conversion per lane
+    // (sign-extend, cvtdq2ps) give the same exact values as the
+    // magic-number path's three lane ops.
+    return arith::SIToFPOp::create(b, valuesTy, emitSignedCodes(b, fields8));
   if (spec.minZero) // x = s q + m: the field is q, converted exactly
     return arith::UIToFPOp::create(b, valuesTy, fields8);
   Value fields = arith::ExtUIOp::create(b, fieldsTy, fields8);
@@ -446,6 +484,143 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
   emitStore(b, args, n, t, sum, biasValue);
 }
 
+void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
+                                      Value xq, Value xs) const {
+  const int64_t block = kActivationBlock;
+  const int64_t fullBlocks = spec.k / block, rest = spec.k % block;
+  auto valuesTy = VectorType::get({block}, f32);
+  auto bytesTy = VectorType::get({block}, b.getI8Type());
+  auto splat = [&](ImplicitLocOpBuilder &cb, double v) -> Value {
+    return arith::ConstantOp::create(
+        cb, SplatElementsAttr::get(valuesTy, cb.getF32FloatAttr(v)));
+  };
+  auto quantize = [&](ImplicitLocOpBuilder &cb, Value blk, bool isTail) {
+    Value col = arith::MulIOp::create(cb, blk, indexConst(cb, block));
+    Value x = vector::LoadOp::create(cb, VectorType::get({block}, act), args[0],
+                                     ValueRange{indexConst(cb, 0), col});
+    if (isTail) {
+      // Lanes past K quantize to 0, so padded codes meet 0.
+      SmallVector<bool> bits(block, false);
+      for (int64_t j = 0; j < rest; ++j)
+        bits[j] = true;
+      Value mask = arith::ConstantOp::create(
+          cb, DenseElementsAttr::get(VectorType::get({block}, cb.getI1Type()),
+                                     ArrayRef<bool>(bits)));
+      Value zeros = arith::ConstantOp::create(
+          cb, SplatElementsAttr::get(VectorType::get({block}, act),
+                                     cb.getFloatAttr(act, 0.0)));
+      x = vector::MaskedLoadOp::create(
+          cb, VectorType::get({block}, act), args[0],
+          ValueRange{indexConst(cb, 0), col}, mask, zeros);
+    }
+    Value v = arith::ExtFOp::create(cb, valuesTy, x);
+    // max |x| (NaN propagates into the scale, and so into every output).
+    Value magnitude =
+        arith::MaximumFOp::create(cb, v, arith::NegFOp::create(cb, v));
+    Value amax = vector::ReductionOp::create(
+        cb, vector::CombiningKind::MAXIMUMF, magnitude);
+    Value zero = arith::ConstantOp::create(cb, cb.getF32FloatAttr(0.0));
+    Value scale = arith::SelectOp::create(
+        cb, arith::CmpFOp::create(cb, arith::CmpFPredicate::OEQ, amax, zero),
+        arith::ConstantOp::create(cb, cb.getF32FloatAttr(1.0)),
+        arith::DivFOp::create(
+            cb, amax,
+            arith::ConstantOp::create(cb, cb.getF32FloatAttr(127.0))));
+    memref::StoreOp::create(cb, scale, xs, ValueRange{blk});
+    // rne(x / s) as roundHalfEvenF32 spells it, then clamped.
+    Value r = arith::DivFOp::create(
+        cb, v, vector::BroadcastOp::create(cb, valuesTy, scale));
+    r = arith::SubFOp::create(
+        cb, arith::AddFOp::create(cb, r, splat(cb, 12582912.0)),
+        splat(cb, 12582912.0));
+    r = arith::MinimumFOp::create(
+        cb, arith::MaximumFOp::create(cb, r, splat(cb, -127.0)),
+        splat(cb, 127.0));
+    Value q = arith::FPToSIOp::create(cb, bytesTy, r);
+    if (splitsNibbles()) { // a block is one W4 chunk
+      SmallVector<int64_t> order;
+      for (int64_t j = 0; j < block; ++j)
+        order.push_back(codeOfLane(j, /*split=*/true));
+      q = vector::ShuffleOp::create(cb, q, q, order);
+    }
+    vector::StoreOp::create(cb, q, xq, ValueRange{col});
+  };
+  scf::ForOp::create(
+      b, indexConst(b, 0), indexConst(b, fullBlocks), indexConst(b, 1),
+      ValueRange{},
+      [&](OpBuilder &nested, Location loc, Value blk, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        quantize(ib, blk, false);
+        scf::YieldOp::create(ib);
+      });
+  if (rest)
+    quantize(b, indexConst(b, fullBlocks), true);
+}
+
+void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
+                                  Value n, Value biasValue, Value xq,
+                                  Value xs) const {
+  const int64_t half = chunk / 2;
+  auto sumsTy = VectorType::get({half}, f32);
+  auto wideTy = VectorType::get({chunk}, b.getI32Type());
+  Value zero = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(sumsTy, b.getF32FloatAttr(0.0)));
+  SmallVector<int64_t> even, odd;
+  for (int64_t j = 0; j < half; ++j) {
+    even.push_back(2 * j);
+    odd.push_back(2 * j + 1);
+  }
+  const bool split = splitsNibbles();
+  // acc + (sum of chunk c's code-activation products) * s_x * s_w: groups
+  // are whole chunks (validated), so one chunk has one scale of each.
+  auto chunkTerm = [&](ImplicitLocOpBuilder &cb, Value c, Value acc) -> Value {
+    Value q = emitSignedCodes(cb, emitFields(cb, args, n, c, split));
+    Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
+    Value x = vector::LoadOp::create(
+        cb, VectorType::get({chunk}, cb.getI8Type()), xq, ValueRange{first});
+    // Adjacent lanes' products summed in i32: one pmaddwd on x86. Exact:
+    // |sum| <= 32 * 128 * 127 < 2^24, so the conversion is exact too.
+    Value products =
+        arith::MulIOp::create(cb, arith::ExtSIOp::create(cb, wideTy, q),
+                              arith::ExtSIOp::create(cb, wideTy, x));
+    Value pairs = arith::AddIOp::create(
+        cb, vector::ShuffleOp::create(cb, products, products, even),
+        vector::ShuffleOp::create(cb, products, products, odd));
+    Value sx = memref::LoadOp::create(
+        cb, xs,
+        ValueRange{arith::DivUIOp::create(cb, first,
+                                          indexConst(cb, kActivationBlock))});
+    Value g = spec.groupSize == 0
+                  ? indexConst(cb, 0)
+                  : Value(arith::DivUIOp::create(
+                        cb, first, indexConst(cb, spec.groupSize)));
+    Value scale = arith::MulFOp::create(cb, sx, emitScale(cb, args, n, g));
+    return vector::FMAOp::create(cb, arith::SIToFPOp::create(cb, sumsTy, pairs),
+                                 vector::BroadcastOp::create(cb, sumsTy, scale),
+                                 acc);
+  };
+  // Two chunks an iteration into two accumulators: the fma chains overlap.
+  const int64_t paired = fullChunks - fullChunks % 2;
+  auto loop = scf::ForOp::create(
+      b, indexConst(b, 0), indexConst(b, paired), indexConst(b, 2),
+      ValueRange{zero, zero},
+      [&](OpBuilder &nested, Location loc, Value c, ValueRange acc) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value next = arith::AddIOp::create(ib, c, indexConst(ib, 1));
+        scf::YieldOp::create(ib, ValueRange{chunkTerm(ib, c, acc[0]),
+                                            chunkTerm(ib, next, acc[1])});
+      });
+  Value acc0 = loop.getResult(0), acc1 = loop.getResult(1);
+  if (paired < fullChunks)
+    acc0 = chunkTerm(b, indexConst(b, paired), acc0);
+  if (tail) // xq is 0 past K: the padded codes add nothing
+    acc1 = chunkTerm(b, indexConst(b, fullChunks), acc1);
+  Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                          arith::AddFOp::create(b, acc0, acc1),
+                                          arith::FastMathFlags::reassoc);
+  emitStore(b, args, n, indexConst(b, 0), sum, biasValue);
+}
+
 void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
                                    Value xrow) const {
   Value row = indexConst(b, 0);
@@ -540,18 +715,33 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   // Several rows of X: decode each weight row once into a stack buffer and
   // take the rows' dot products with it. One row, or a row too long for the
   // stack: decode and multiply in one pass.
+  // Int8 activations take K up to kMaxQuantizedActivationRow (validated),
+  // within the row buffer.
   const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
-  Value wrow, xrow;
+  Value wrow, xrow, xq, xs;
   Value one = indexConst(b, 1);
   Value single =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
   if (rowBuffer) {
     wrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
-    // T = 1: X widened to f32 once per call, not once per output row.
-    xrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+    // T = 1: X widened to f32 (or quantized to int8) once per call, not
+    // once per output row.
+    if (spec.quantizedActivations) {
+      xq = memref::AllocaOp::create(
+          b, MemRefType::get({activationBlocks() * kActivationBlock},
+                             b.getI8Type()));
+      xs = memref::AllocaOp::create(b,
+                                    MemRefType::get({activationBlocks()}, f32));
+    } else {
+      xrow =
+          memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+    }
     scf::IfOp::create(b, single, [&](OpBuilder &nested, Location loc) {
       ImplicitLocOpBuilder ib(loc, nested);
-      emitWidenRow(ib, args, xrow);
+      if (xq)
+        emitQuantizeRow(ib, args, xq, xs);
+      else
+        emitWidenRow(ib, args, xrow);
       scf::YieldOp::create(ib);
     });
   }
@@ -606,7 +796,13 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
       b, single,
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        fusedRows(ib, xrow);
+        if (xq)
+          forLoop(ib, indexConst(ib, 0), outputs, 1,
+                  [&](ImplicitLocOpBuilder &nb, Value n) {
+                    emitInt8Row(nb, args, n, emitBias(nb, args, n), xq, xs);
+                  });
+        else
+          fusedRows(ib, xrow);
         scf::YieldOp::create(ib);
       },
       [&](OpBuilder &nested, Location loc) {

@@ -63,7 +63,8 @@ std::string QuantKernelSpec::name() const {
   // Defaults add nothing, so the names of existing kernels stay stable.
   if (std::string_view(toString(scaleType())) != toString(activation))
     out += std::string("_sc") + toString(scaleType());
-  return out + conversion::outputNameSuffix(output, bias);
+  return out + conversion::outputNameSuffix(output, bias) +
+         (quantizedActivations ? "_xq8" : "");
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
@@ -111,6 +112,8 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
                            " is not exact in ", toString(spec.activation),
                            ", which the tensor-core GEMM multiplies");
   }
+  if (spec.quantizedActivations && spec.family != KernelFamily::HostGemm)
+    return makeError("only the host GEMM quantizes its activations");
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");
@@ -137,6 +140,18 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     if (spec.splitK != 1)
       return makeError("host GEMM kernels do not split K, got split ",
                        spec.splitK);
+    if (spec.quantizedActivations) {
+      if (!spec.symmetric || spec.codebook != Codebook::None)
+        return makeError("int8 activations need signed codes without a "
+                         "zero-point or codebook");
+      if (spec.groupSize != 0 && spec.groupSize % spec.chunkCodes() != 0)
+        return makeError("int8 activations need groups of whole ",
+                         spec.chunkCodes(), "-code chunks, got ",
+                         spec.groupSize);
+      if (spec.k > kMaxQuantizedActivationRow)
+        return makeError("int8 activations take K up to ",
+                         kMaxQuantizedActivationRow, ", got ", spec.k);
+    }
   } else {
     if (!spec.dynamicRows() && (spec.rows < 1 || spec.rows > kMaxExtent))
       return makeError("prefill kernels take T in [1, ", kMaxExtent,
@@ -160,7 +175,7 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
         " (expected family:wB:gG|gch:sym|asym|min|iq4_nl|nf4|e2m1|e4m3:"
         "f16|bf16:"
         "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
-        "of32][:bias])");
+        "of32][:bias][:xq8])");
   };
   std::vector<std::string_view> f = conversion::specFields(text);
   // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.
@@ -213,6 +228,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     if (o == "bias") {
       repeated = spec.bias;
       spec.bias = true;
+    } else if (o == "xq8") {
+      repeated = spec.quantizedActivations;
+      spec.quantizedActivations = true;
     } else if (auto scale = conversion::parseFloatOption(o, "sc")) {
       repeated = std::exchange(seenScale, true);
       spec.scale = *scale;

@@ -14,6 +14,7 @@
 #define QTENSOR_CONVERSION_KERNELSPEC_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/Expected.h"
 
@@ -67,6 +68,12 @@ struct QuantKernelSpec {
   int64_t n = 0;     ///< output features (weight rows)
   int64_t k = 0;     ///< input features (weight columns)
   int64_t splitK = 1;
+  /// Host GEMM only: at T = 1 the kernel quantizes X to int8 per block of
+  /// kActivationBlock (ggml Q8_0's rule, Numerics/ActivationQuant.h) and
+  /// multiplies codes and activations as integers, scaling each chunk's
+  /// sum once; T > 1 keeps X in f32. Signed codes without a zero-point or
+  /// codebook, groups whole chunks, K at most kMaxQuantizedActivationRow.
+  bool quantizedActivations = false;
 
   FloatType scaleType() const { return scale.value_or(activation); }
   /// Whether the kernel takes a zero-point (or min) operand z: unsigned
@@ -88,7 +95,7 @@ struct QuantKernelSpec {
   /// a codebook's codes), with suffixes
   /// for what differs from the defaults: `_scbf16` (scale dtype other than
   /// the activation's), `_of16` / `_obf16` (output other than f32),
-  /// `_bias`; `tdyn` for dynamic T.
+  /// `_bias`, `_xq8` (quantizedActivations); `tdyn` for dynamic T.
   std::string name() const;
 };
 

@@ -25,8 +25,25 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace qtensor {
+
+/// The activations the host GEMM's int8 path scales together (ggml Q8_0's
+/// block): each gets s = max |x| / 127 and q = clamp(rne(x / s), -127,
+/// 127), the symmetric rule above applied per block instead of per row.
+constexpr int64_t kActivationBlock = 32;
+/// The longest row that kernel takes: its int8 copy of X lives on the
+/// stack, beside the f32 rows its T > 1 path decodes (128 KiB each).
+constexpr int64_t kMaxQuantizedActivationRow = 32768;
+
+/// X [rows, cols] with every row quantized per kActivationBlock columns
+/// (the last block may be short) and dequantized, s q in float64: the X a
+/// kernel with int8 activations multiplies, for the parity checks. `x`
+/// holds f16 or bf16 values (exact in f32); a non-finite value is kept
+/// as it is, as the kernel's output is then not finite either.
+std::vector<double> blockQuantizedActivations(const std::vector<double> &x,
+                                              int64_t rows, int64_t cols);
 
 /// Quantizes X: [rows, cols] row-major f32 values. Errors on a non-positive
 /// shape or a non-finite value (naming its row and column).

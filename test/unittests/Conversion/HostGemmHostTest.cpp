@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/Groupwise.h"
 #include "qtensor/Numerics/KernelLayout.h"
@@ -47,6 +48,7 @@ struct Case {
   int64_t n, k;
   bool minZero = false; ///< unsigned codes with a float min (ggml)
   Codebook codebook = Codebook::None; ///< unsigned indices (IQ4_NL, NF4)
+  bool int8Activations = false;       ///< T = 1 quantizes X per 32 (ggml Q8_0)
 };
 
 QuantKernelSpec specOf(const Case &c) {
@@ -64,6 +66,7 @@ QuantKernelSpec specOf(const Case &c) {
   spec.rows = kDynamicRows;
   spec.n = c.n;
   spec.k = c.k;
+  spec.quantizedActivations = c.int8Activations;
   return spec;
 }
 
@@ -283,14 +286,22 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   const double outU = spec.output == FloatType::F16    ? std::ldexp(1.0, -11)
                       : spec.output == FloatType::BF16 ? std::ldexp(1.0, -8)
                                                        : 0.0;
+  // The X the kernel multiplies: with int8 activations at T = 1, X
+  // quantized per 32 (its error is quantization error, counted below).
+  std::vector<double> xs;
+  for (uint16_t v : x)
+    xs.push_back(fromBits(v, spec.activation));
+  std::vector<double> xk = spec.quantizedActivations && t == 1
+                               ? blockQuantizedActivations(xs, t, spec.k)
+                               : xs;
   for (int64_t row = 0; row < t; ++row)
     for (int64_t n = 0; n < spec.n; ++n) {
       double ref = 0, refFloat = 0, absSum = 0;
       for (int64_t c = 0; c < spec.k; ++c) {
-        const double xv =
-            fromBits(x[size_t(row * spec.k + c)], spec.activation);
+        const double xv = xk[size_t(row * spec.k + c)];
         ref += xv * w.dequant[size_t(n * spec.k + c)];
-        refFloat += xv * w.weight[size_t(n * spec.k + c)];
+        refFloat +=
+            xs[size_t(row * spec.k + c)] * w.weight[size_t(n * spec.k + c)];
         absSum += std::fabs(xv * w.dequant[size_t(n * spec.k + c)]);
       }
       if (spec.bias) {
@@ -404,6 +415,31 @@ std::vector<Case> allCases() {
                    300, false, e4m3});
   cases.push_back({8, false, 32, bf16, FloatType::BF16, FloatType::BF16, true,
                    13, 1000, false, e4m3});
+  // Int8 activations at T = 1 (signed codes): Q4_0 and Q8_0 forms with K
+  // tails (300: a short last block; 77: a tail inside a byte chunk), W4 in
+  // groups of 128 with a short last group and per channel, Q6_K (f32
+  // scales per 16 byte codes), Q5_0, Q3_K, and the longest row it takes.
+  for (Case c : {
+           Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
+                300},
+           Case{8, true, 32, bf16, FloatType::BF16, FloatType::F16, true, 13,
+                77},
+           Case{4, true, 128, f16, FloatType::F16, FloatType::BF16, true, 64,
+                1000},
+           Case{4, true, 0, bf16, FloatType::F16, FloatType::F32, false, 7,
+                512},
+           Case{6, true, 16, f16, FloatType::F32, FloatType::F32, true, 37,
+                300},
+           Case{5, true, 32, f16, FloatType::F16, FloatType::F16, false, 13,
+                1000},
+           Case{3, true, 16, bf16, FloatType::F32, FloatType::F32, false, 7,
+                77},
+           Case{8, true, 0, f16, FloatType::F16, FloatType::F32, false, 2,
+                32768},
+       }) {
+    c.int8Activations = true;
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -468,6 +504,19 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
   EXPECT_TRUE(parsed->dynamicRows());
   EXPECT_FALSE(
       bool(parseQuantKernelSpec("host_gemm:w4:g32:sym:f16:n16:k64:s2")));
+  Expected<QuantKernelSpec> int8 =
+      parseQuantKernelSpec("host_gemm:w4:g32:sym:f16:n16:k64:xq8");
+  ASSERT_TRUE(bool(int8)) << int8.message();
+  EXPECT_TRUE(int8->quantizedActivations);
+  EXPECT_EQ(int8->name(), "qt_host_gemm_w4sym_g32_f16_tdyn_n16_k64_s1_xq8");
+  for (const char *bad : {
+           "host_gemm:w4:g32:asym:f16:n16:k64:xq8",
+           "host_gemm:w4:g32:iq4_nl:f16:n16:k64:xq8",
+           "host_gemm:w4:g16:sym:f16:n16:k64:xq8",
+           "host_gemm:w4:g32:sym:f16:n16:k32800:xq8",
+           "decode_gemv:w4:g32:sym:f16:t1:n16:k64:xq8",
+       })
+    EXPECT_FALSE(bool(parseQuantKernelSpec(bad))) << bad;
 }
 
 } // namespace

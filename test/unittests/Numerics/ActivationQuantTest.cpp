@@ -48,4 +48,36 @@ TEST(ActivationQuant, RefusesNonFiniteValuesByPosition) {
   EXPECT_FALSE(bool(quantizeActivationsPerToken(x.data(), 0, 2, true)));
 }
 
+TEST(ActivationQuant, BlocksOf32HaveTheirOwnScale) {
+  // One row of 70: block 0 has amax 127 (s = 1: values rounded half to
+  // even), block 1 is zero (s = 1, all 0), block 2 is the short tail of
+  // 6 with amax 254 (s = 2: 3 -> rne(1.5) = 2 -> 4, 5 -> rne(2.5) -> 4).
+  std::vector<double> x(70, 0.0);
+  x[0] = 127.0;
+  x[1] = 2.5;
+  x[2] = -3.5;
+  x[31] = 0.49;
+  x[64] = 254.0;
+  x[65] = 3.0;
+  x[66] = -5.0;
+  std::vector<double> q = blockQuantizedActivations(x, 1, 70);
+  ASSERT_EQ(q.size(), 70u);
+  EXPECT_EQ(q[0], 127.0);
+  EXPECT_EQ(q[1], 2.0);
+  EXPECT_EQ(q[2], -4.0);
+  EXPECT_EQ(q[31], 0.0);
+  for (int i = 32; i < 64; ++i)
+    EXPECT_EQ(q[size_t(i)], 0.0);
+  EXPECT_EQ(q[64], 254.0);
+  EXPECT_EQ(q[65], 4.0);
+  EXPECT_EQ(q[66], -4.0);
+  // Two rows start their blocks at their own column 0; a non-finite value
+  // makes its block (only) NaN, as the kernel's scale then is.
+  std::vector<double> two = {1.0, NAN, 0.5, 0.25};
+  std::vector<double> r = blockQuantizedActivations(two, 2, 2);
+  EXPECT_TRUE(std::isnan(r[0]) && std::isnan(r[1]));
+  EXPECT_EQ(r[2], double(0.5f / 127.0f) * 127.0);
+  EXPECT_EQ(r[3], double(0.5f / 127.0f) * 64.0);
+}
+
 } // namespace
