@@ -4,6 +4,7 @@
 
 #include "qtensor/Formats/QuantizedStorage.h"
 #include "qtensor/Kernels/Registry.h"
+#include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/CheckedMath.h"
 
@@ -29,6 +30,44 @@ const PhasePlan *OpPlan::phaseFor(int64_t tokens) const {
         return &p;
   }
   return nullptr;
+}
+
+const KernelInstance *OpPlan::instanceFor(int64_t tokens) const {
+  const PhasePlan *phase = phaseFor(tokens);
+  if (!phase || phase->fallback)
+    return nullptr;
+  for (const KernelInstance *k : phase->instances)
+    if (k->phase == phase->phase && k->entryFor(tokens))
+      return k;
+  return nullptr;
+}
+
+namespace {
+/// Whether `kernel`, called on T rows, quantizes its activations.
+bool quantizes(const KernelInstance &kernel, int64_t tokens) {
+  const kernels::KernelCapability *cap =
+      kernels::builtinRegistry().findKernel(kernel.registryId);
+  return cap && cap->activationBlock != 0 && tokens == 1;
+}
+} // namespace
+
+bool OpPlan::quantizesActivations(int64_t tokens) const {
+  const KernelInstance *k = instanceFor(tokens);
+  return k && quantizes(*k, tokens);
+}
+
+std::vector<double> OpPlan::kernelActivations(std::vector<double> x,
+                                              int64_t tokens) const {
+  const KernelInstance *k = instanceFor(tokens);
+  return k ? runtime::kernelActivations(std::move(x), tokens, *k) : x;
+}
+
+std::vector<double> runtime::kernelActivations(std::vector<double> x,
+                                               int64_t tokens,
+                                               const KernelInstance &kernel) {
+  if (!quantizes(kernel, tokens))
+    return x;
+  return blockQuantizedActivations(x, tokens, kernel.k);
 }
 
 size_t RunPlan::fallbacks() const {

@@ -765,9 +765,14 @@ Expected<KernelError> TensorParallelGroup::check(const GroupOp &op,
                                                  const HostTensor &y) const {
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w, referenceWeight(op));
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> b, referenceBias(op));
+  // Only a whole-K op may quantize its activations (the int8 kernel
+  // admits no row-parallel split), and every rank then quantizes all of X.
   if (op.collective != Collective::AllReduceSum)
-    return measureKernelError(x.toDoubles(), w, b, y.toDoubles(), x.rows, op.n,
-                              op.k, op.output);
+    return measureKernelError(
+        op.plans.empty()
+            ? x.toDoubles()
+            : op.plans[0]->kernelActivations(x.toDoubles(), x.rows),
+        w, b, y.toDoubles(), x.rows, op.n, op.k, op.output);
   return measureAllReduceError(x.toDoubles(), w, b, op.slices, y.toDoubles(),
                                x.rows, op.n, op.k, op.output);
 }

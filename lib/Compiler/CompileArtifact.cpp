@@ -200,6 +200,8 @@ Status validateCompileRequest(const CompileRequest &request) {
     return makeError("--tp ", request.tp, ": expected an integer in [1, 64]");
   QTENSOR_TRY(oneOf("--kv-cache", request.kvCache, {"auto", "f16", "f32"},
                     "expected auto, f16 or f32"));
+  QTENSOR_TRY(oneOf("--host-activations", request.hostActivations,
+                    {"int8", "float"}, "expected int8 or float"));
   if (isModulePath(request.input) && request.weights.empty())
     return makeError("an MLIR module INPUT needs --weights FILE");
   if (!isModulePath(request.input) && !request.weights.empty())
@@ -411,6 +413,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   pipeline.tp = request.tp;
   pipeline.phase = request.phase;
   pipeline.fallback = request.fallback;
+  pipeline.int8Activations = request.hostActivations == "int8";
   pipeline.groupPolicy = request.groupPolicy == GroupPolicyChoice::Align
                              ? mlir::qt::GroupPolicy::Align
                              : mlir::qt::GroupPolicy::Error;
@@ -577,6 +580,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       {"target", request.target},
       {"phase", kernels::toString(request.phase)},
       {"fallback", kernels::toString(request.fallback)},
+      {"host_activations", request.hostActivations},
       {"group_policy", toString(request.groupPolicy)},
       {"activation", element == FloatType::BF16 ? "bf16" : "f16"}};
   input.provenance.sourceCheckpointSha256 = checkpoint->sha256();

@@ -61,6 +61,7 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   spec.n = k.n;
   spec.k = k.k;
   spec.splitK = k.splitK;
+  spec.quantizedActivations = cap->activationBlock != 0;
   if (Status s = validateQuantKernelSpec(spec); !s)
     return makeError(where, ": ", s.message());
   const KernelAbi abi = kernelAbiOf(spec);

@@ -214,6 +214,36 @@ void checkTiles(const KernelCapability &k, const OpSignature &sig,
   check("K", &RankSlice::k, k.tileK);
 }
 
+/// A kernel's own limits: the longest K it takes, and for int8 activations
+/// groups of whole K tiles (it scales a tile's integer sum once).
+void checkKernelLimits(const KernelRegistry &registry,
+                       const KernelCapability &k, const OpSignature &sig,
+                       Reasons &out) {
+  if (k.maxK) {
+    std::vector<size_t> failing;
+    for (size_t r = 0; r < sig.ranks.size(); ++r)
+      if (sig.ranks[r].k > *k.maxK)
+        failing.push_back(r);
+    if (!failing.empty())
+      out.push_back(std::string(sig.ranks.size() > 1 ? "local " : "") + "K " +
+                    std::to_string(sig.ranks[failing.front()].k) +
+                    " above the kernel's " + std::to_string(*k.maxK) +
+                    whichRanks(failing, sig.ranks.size()));
+  }
+  const AffineDescriptor &d = sig.descriptor;
+  if (k.activationBlock == 0 || !k.layout ||
+      d.granularity != Granularity::Group)
+    return;
+  const KernelLayout *kl = registry.findLayout(*k.layout);
+  std::vector<int64_t> tile =
+      kl ? kl->tileFor(d.code.bits) : std::vector<int64_t>{};
+  if (tile.size() == 2 && d.groupSize < tile[1])
+    out.push_back("groups of " + std::to_string(d.groupSize) + " within a " +
+                  std::to_string(tile[1]) +
+                  "-code K tile: int8 activations scale a tile's integer "
+                  "sum once");
+}
+
 /// A K-sliced rank computes its groups from its own offset; unless the
 /// placement re-grouped, a slice starting inside a group would need the
 /// kernel to start mid-group, which none of ours does.
@@ -264,6 +294,7 @@ Verdict kernels::admit(const KernelRegistry &registry,
     v.reasons.push_back(std::string("topology ") + toString(sig.topology) +
                         " not in " + spellSet(kernel.topologies));
   checkTiles(kernel, sig, v.reasons);
+  checkKernelLimits(registry, kernel, sig, v.reasons);
   if (!kernel.fullDequant)
     checkGroupAlignment(sig, v.reasons);
   return v;
@@ -349,9 +380,14 @@ DispatchPlan kernels::planDispatch(const KernelRegistry &registry,
                                    const DispatchQuery &query) {
   std::vector<PhaseState> states(query.phases.size());
   for (size_t p = 0; p < query.phases.size(); ++p)
-    for (const KernelCapability &k : registry.kernels)
+    for (const KernelCapability &k : registry.kernels) {
       states[p].verdicts.push_back(
           admit(registry, k, sig, query.phases[p], query.target, query.policy));
+      if (k.activationBlock != 0 && !query.int8Activations)
+        states[p].verdicts.back().reasons.push_back(
+            "quantizes its activations to int8, and the compile keeps them "
+            "float (int8-activations=false)");
+    }
 
   DispatchPlan plan;
   if (query.layouts == LayoutMode::Shared) {

@@ -52,7 +52,7 @@ bool KernelCapability::operator==(const KernelCapability &o) const {
                     k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
                     k.activations, k.accumulators, k.outputs, k.topologies,
                     k.tileN, k.tileK, k.tokens, k.epilogues, k.priority,
-                    k.fullDequant, k.rowSplit);
+                    k.fullDequant, k.rowSplit, k.activationBlock, k.maxK);
   };
   return fields(*this) == fields(o);
 }
@@ -83,7 +83,7 @@ KernelRegistry::hostTwin(const KernelCapability &kernel) const {
                     k.scaleTypes, k.groupSizes, k.perChannel, k.perTensor,
                     k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
                     k.activations, k.accumulators, k.outputs, k.epilogues,
-                    k.tokens);
+                    k.tokens, k.activationBlock, k.maxK);
   };
   for (const KernelCapability &k : kernels)
     if (!k.fullDequant && onHost(k) && contract(k) == contract(kernel))

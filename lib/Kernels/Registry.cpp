@@ -10,6 +10,7 @@
 
 #include "qtensor/Kernels/Registry.h"
 
+#include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/KernelLayout.h"
 
 #include <algorithm>
@@ -178,6 +179,33 @@ KernelCapability hostGemm() {
   return k;
 }
 
+/// The host GEMM with int8 activations (ggml's way on a CPU): at T = 1 it
+/// quantizes X per 32 to int8 (Numerics/ActivationQuant.h) and multiplies
+/// codes and activations as integers, two pairs an instruction (pmaddwd),
+/// each chunk's sum scaled once. Signed codes only (no zero-point, min or
+/// codebook), groups of whole chunks, K within its stack row. Above the
+/// float-activation host GEMM unless the compile keeps activations float.
+KernelCapability hostGemmInt8Activations() {
+  KernelCapability k = hostGemm();
+  k.id = "affine_gemm_host_xq8";
+  k.summary = "W4/W8 CPU GEMV with int8 activations per 32 at T = 1 "
+              "(ggml Q8_0's rule), f32 GEMM at T > 1, row-split";
+  std::vector<CodeContract> signedCodes;
+  for (const CodeContract &c : k.codes)
+    if (c.isSigned)
+      signedCodes.push_back(c);
+  k.codes = signedCodes;
+  k.unsignedZeroPoints = {};
+  k.codebooks = {Codebook::None};
+  // A row-parallel rank holds a slice of K, whose blocks would start at
+  // its own offset: such a split keeps the float-activation kernel.
+  k.topologies = {Topology::Single, Topology::Replicated, Topology::Column};
+  k.priority = 120;
+  k.activationBlock = kActivationBlock;
+  k.maxK = kMaxQuantizedActivationRow;
+  return k;
+}
+
 /// Dequantize the whole weight with the reference decoder, then a dense
 /// matmul: any affine descriptor, any stored layout, any shape. Admitted
 /// only when the fallback policy allows it, and then counted.
@@ -254,6 +282,7 @@ KernelRegistry makeBuiltinRegistry() {
       mma("affine_gemm_prefill_host",
           "host build of the tensor-core GEMM's tiling (CI parity)",
           Backend::Host, 0),
+      hostGemmInt8Activations(),
       hostGemm(),
       fullDequant(),
   };
@@ -291,6 +320,13 @@ Status verifyKernel(const KernelRegistry &r, const KernelCapability &k) {
     return empty("representations");
   if (k.codes.empty())
     return empty("codes");
+  // The parity checks quantize X by the one rule they know (its block).
+  if (k.activationBlock != 0 &&
+      (k.activationBlock != kActivationBlock || !k.maxK ||
+       *k.maxK > kMaxQuantizedActivationRow))
+    return makeError(what, ": activation_block ", k.activationBlock,
+                     " must be 0 or ", kActivationBlock,
+                     ", with max_k at most ", kMaxQuantizedActivationRow);
   if (k.signedZeroPoints.empty() && k.unsignedZeroPoints.empty())
     return empty("zero_points");
   for (const CodeContract &c : k.codes)

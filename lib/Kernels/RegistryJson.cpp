@@ -77,6 +77,8 @@ json kernelToJson(const KernelCapability &k) {
   j["priority"] = k.priority;
   j["full_dequant"] = k.fullDequant;
   j["row_split"] = k.rowSplit;
+  j["activation_block"] = k.activationBlock;
+  j["max_k"] = k.maxK ? json(*k.maxK) : json(nullptr);
   return j;
 }
 
@@ -208,6 +210,14 @@ Expected<KernelCapability> kernelFromJson(const json &j,
   k.priority = static_cast<int>(priority);
   QTENSOR_TRY(r.readBool("full_dequant", k.fullDequant));
   QTENSOR_TRY(r.readBool("row_split", k.rowSplit));
+  QTENSOR_TRY(r.readInt("activation_block", 0, 1 << 20, k.activationBlock));
+  const json *maxK;
+  QTENSOR_TRY(r.require("max_k", maxK));
+  if (!maxK->is_null()) {
+    int64_t m;
+    QTENSOR_TRY(JsonObjectReader::toInt(*maxK, r.at("max_k"), 1, INT64_MAX, m));
+    k.maxK = m;
+  }
   QTENSOR_TRY(r.noUnknownKeys());
   return k;
 }
@@ -379,9 +389,10 @@ std::string kernels::registryToText(const KernelRegistry &registry) {
        << "\n";
     auto zeroPoint = [](ZeroPointKind z) { return qtensor::toString(z); };
     os << "  zero-points     signed codes: "
-       << joined(k.signedZeroPoints, zeroPoint)
-       << "; unsigned codes: " << joined(k.unsignedZeroPoints, zeroPoint)
-       << "\n";
+       << joined(k.signedZeroPoints, zeroPoint);
+    if (!k.unsignedZeroPoints.empty()) // none: it admits no unsigned codes
+      os << "; unsigned codes: " << joined(k.unsignedZeroPoints, zeroPoint);
+    os << "\n";
     os << "  codebooks       "
        << joined(k.codebooks, [](Codebook c) { return qtensor::toString(c); })
        << "\n";
@@ -399,13 +410,19 @@ std::string kernels::registryToText(const KernelRegistry &registry) {
     if (k.actOrder)
       os << "; act-order";
     os << "\n";
-    os << "  activations     " << joined(k.activations, floats) << "\n";
+    os << "  activations     " << joined(k.activations, floats);
+    if (k.activationBlock)
+      os << " (quantized to int8 per " << k.activationBlock << " at T = 1)";
+    os << "\n";
     os << "  accumulator     " << joined(k.accumulators, floats) << "\n";
     os << "  outputs         " << joined(k.outputs, floats) << "\n";
     os << "  topologies      "
        << joined(k.topologies, [](Topology t) { return toString(t); }) << "\n";
     os << "  tile multiples  N % " << k.tileN << ", K % " << k.tileK
-       << " (local, every rank)\n";
+       << " (local, every rank)";
+    if (k.maxK)
+      os << "; K at most " << *k.maxK;
+    os << "\n";
     os << "  epilogues       "
        << joined(k.epilogues, [](Epilogue e) { return toString(e); }) << "\n";
     os << "  priority        " << k.priority

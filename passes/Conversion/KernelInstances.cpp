@@ -66,6 +66,7 @@ generatorOf(const kernels::KernelCapability &kernel) {
       {"affine_mma_prefill_sm80", KernelFamily::PrefillMma},
       {"affine_gemm_prefill_host", KernelFamily::PrefillMma},
       {"affine_gemm_host", KernelFamily::HostGemm},
+      {"affine_gemm_host_xq8", KernelFamily::HostGemm},
   };
   for (const auto &[id, family] : kGenerators)
     if (kernel.id == id)
@@ -140,6 +141,7 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
               sig.topology != kernels::Topology::Row;
   spec.rows = kDynamicRows;
   spec.splitK = 1;
+  spec.quantizedActivations = kernel.activationBlock != 0;
   return spec;
 }
 

@@ -36,6 +36,7 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
   select.phase = options.phase;
   select.fallback = options.fallback;
   select.traceFile = options.traceFile;
+  select.int8Activations = options.int8Activations;
   pm.addPass(qt::createQTensorSelectLayoutsPass(select));
 
   if (options.lower || !options.ptxDir.empty() || options.hostTwins) {
@@ -76,6 +77,11 @@ struct CompilePipelineOptions
   Option<std::string> traceFile{
       *this, "trace-file",
       llvm::cl::desc("Write the dispatch trace as JSON to this file")};
+  Option<bool> int8Activations{
+      *this, "int8-activations",
+      llvm::cl::desc("Admit host kernels that quantize their T = 1 "
+                     "activations to int8 per 32"),
+      llvm::cl::init(true)};
   Option<qt::KernelLowering> lower{
       *this, "lower",
       llvm::cl::desc("Generate the kernel instances: none (in the IR) or "
@@ -99,6 +105,7 @@ struct CompilePipelineOptions
     options.groupPolicy = groupPolicy;
     options.strategies.assign(strategies.begin(), strategies.end());
     options.traceFile = traceFile;
+    options.int8Activations = int8Activations;
     if (lower.hasValue())
       options.lower = lower;
     options.ptxDir = ptxDir;

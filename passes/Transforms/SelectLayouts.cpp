@@ -127,7 +127,7 @@ LogicalResult SelectLayoutsPass::analyze(LinearDispatch &d,
   d.sig = std::move(*sig);
 
   kernels::DispatchQuery query{
-      policy.target, policy.fallback, policy.layouts, {}};
+      policy.target, policy.fallback, policy.layouts, {}, int8Activations};
   if (d.sig.tokens) {
     // A static T runs in one phase only.
     kernels::Phase only = kernels::phaseOfTokens(*d.sig.tokens);

@@ -44,8 +44,10 @@ private:
 
 class Reference {
 public:
-  Reference(const LoadedModel &m, const ReferenceWeights &weights)
-      : m(m), p(*m.program()), c(p.config), weights(weights) {}
+  Reference(const LoadedModel &m, const ReferenceWeights &weights,
+            std::optional<int64_t> singleTokenFrom)
+      : m(m), p(*m.program()), c(p.config), weights(weights),
+        singleTokenFrom(singleTokenFrom) {}
 
   Expected<std::vector<double>> run(const std::vector<int32_t> &ids,
                                     int64_t positions) {
@@ -102,7 +104,9 @@ public:
     positions = std::clamp<int64_t>(positions, 1, t);
     Matrix last(h.end() - positions * d, h.end());
     QTENSOR_ASSIGN_OR_RETURN(Matrix x, norm(last, d, p.finalNorm));
-    QTENSOR_ASSIGN_OR_RETURN(Matrix logits, linear(x, positions, p.head));
+    // The decoder's head is a T = 1 call for every row it computes.
+    QTENSOR_ASSIGN_OR_RETURN(Matrix logits,
+                             linear(x, positions, p.head, t - positions, true));
     for (double &z : logits)
       z = softcap(z, c.finalSoftcap) / c.logitScale;
     return logits;
@@ -172,11 +176,19 @@ private:
   /// y = x W^T (+ b) with W [n, k]: the reference reconstruction (and the
   /// op's bias) for a quantized op, the stored values (and bias) for a
   /// plain weight.
-  Expected<Matrix> linear(const Matrix &x, int64_t t,
-                          const artifact::ProgramLinear &l) {
+  /// `first`: the position of x's row 0; `head`: every row is a T = 1
+  /// call's (singleTokenFrom then applies to all of them).
+  Expected<Matrix> linear(const Matrix &xIn, int64_t t,
+                          const artifact::ProgramLinear &l, int64_t first = 0,
+                          bool head = false) {
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
     if (e && e->isQuantized()) {
       QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
+      const Matrix &x =
+          singleTokenFrom
+              ? singleTokenActivations(xIn, t, m.plan().ops[i],
+                                       head ? 0 : *singleTokenFrom - first)
+              : xIn;
       std::optional<std::vector<float>> other;
       if (weights) {
         QTENSOR_ASSIGN_OR_RETURN(other, weights(l.tensor));
@@ -197,6 +209,7 @@ private:
                                m.referenceRows(m.plan().ops[i]));
       return referenceLinear(x, *rows, t, bias);
     }
+    const Matrix &x = xIn;
     const safetensors::TensorView *w = m.plainTensor(l.tensor);
     if (!w || w->shape.size() != 2)
       return makeError("reference decoder: ", l.tensor,
@@ -207,6 +220,22 @@ private:
     }
     return referenceLinear(x, PlainWeightRows(*w, w->shape[0], w->shape[1]), t,
                            bias);
+  }
+
+  /// x with its rows from `from` on as `op`'s T = 1 kernel multiplies
+  /// them: quantized, where that kernel quantizes its activations.
+  const Matrix &singleTokenActivations(const Matrix &x, int64_t t,
+                                       const OpPlan &op, int64_t from) {
+    if (!op.quantizesActivations(1))
+      return x;
+    const int64_t k = t > 0 ? int64_t(x.size()) / t : 0;
+    scratch = x;
+    for (int64_t r = std::max<int64_t>(from, 0); r < t; ++r) {
+      auto row = scratch.begin() + r * k;
+      std::vector<double> q = op.kernelActivations({row, row + k}, 1);
+      std::copy(q.begin(), q.end(), row);
+    }
+    return scratch;
   }
 
   /// Rotates each head of each row (position = row index).
@@ -276,6 +305,8 @@ private:
   const artifact::DecoderProgram &p;
   const artifact::DecoderConfig &c;
   const ReferenceWeights &weights;
+  std::optional<int64_t> singleTokenFrom;
+  Matrix scratch;                           ///< singleTokenActivations' result
   std::unique_ptr<ReferenceRows> embedRows; ///< a quantized embedding
 };
 
@@ -283,9 +314,10 @@ private:
 
 Expected<std::vector<double>> qtensor::runtime::referenceLogits(
     const LoadedModel &model, const std::vector<int32_t> &ids,
-    int64_t positions, const ReferenceWeights &weights) {
+    int64_t positions, const ReferenceWeights &weights,
+    std::optional<int64_t> singleTokenFrom) {
   if (!model.program())
     return makeError("reference decoder: the model was loaded without its "
                      "decoder program");
-  return Reference(model, weights).run(ids, positions);
+  return Reference(model, weights, singleTokenFrom).run(ids, positions);
 }

@@ -46,7 +46,7 @@ kernels::PhaseQuery phaseQuery(const json &e, kernels::Phase phase) {
 /// Re-admits and re-plans one trace entry. Returns "" when it holds.
 std::string checkEntry(const artifact::Artifact &a, const json &e,
                        const std::string &where, const kernels::Target &target,
-                       kernels::FallbackPolicy policy,
+                       kernels::FallbackPolicy policy, bool int8Activations,
                        const std::vector<kernels::PhaseQuery> &opPhases) {
   const kernels::KernelRegistry &registry = kernels::builtinRegistry();
   auto op = field(e, "op", where);
@@ -176,6 +176,7 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
   dq.target = target;
   dq.policy = policy;
   dq.phases = opPhases;
+  dq.int8Activations = int8Activations;
   kernels::DispatchPlan plan = kernels::planDispatch(registry, sig, dq);
   const kernels::KernelCapability *again = nullptr;
   for (const kernels::PhaseSelection &p : plan.phases)
@@ -216,6 +217,15 @@ LevelResult levelDispatch(const artifact::Artifact &a,
     r.detail = "report.options: unknown target or fallback policy";
     return r;
   }
+  // Compiles before --host-activations kept every activation float.
+  const json activations = options.value("host_activations", json("float"));
+  if (activations != "int8" && activations != "float") {
+    r.detail = "report.options.host_activations: expected \"int8\" or "
+               "\"float\", got " +
+               activations.dump();
+    return r;
+  }
+  const bool int8Activations = activations == "int8";
 
   // The phases planned per op, as the compiler planned them together.
   std::map<std::string, std::vector<kernels::PhaseQuery>> phasesOf;
@@ -237,8 +247,8 @@ LevelResult levelDispatch(const artifact::Artifact &a,
     }
     fallbacks += e.value("fallback", false) ? 1 : 0;
     std::string op = e.value("op", "");
-    if (std::string why =
-            checkEntry(a, e, where, *target, *policy, phasesOf[op]);
+    if (std::string why = checkEntry(a, e, where, *target, *policy,
+                                     int8Activations, phasesOf[op]);
         !why.empty()) {
       r.detail = why;
       return r;

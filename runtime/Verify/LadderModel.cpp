@@ -4,7 +4,9 @@
 //  - the logits after a fixed prompt against the float64 reference forward
 //    of the same reconstructed weights (ReferenceDecoder.h): the kernels'
 //    error, with the activation dtype they used;
-//  - greedy decoding: the artifact's tokens equal the reference's;
+//  - greedy decoding, a step at a time: every step's logits within the
+//    bound, and its token the reference's argmax there (with int8
+//    activations, a near-tie the step's logits error allows);
 //  - the KV cache: decoding a token after the prefill gives the logits of a
 //    prefill of the longer prompt.
 // The quantization error at model level, separately (seed 0x09D): the
@@ -35,6 +37,17 @@ using namespace qtensor::runtime;
 /// L4's bound on the relative L2 distance of the logits from the float64
 /// forward (issue 12: activations in f16 or bf16 through a whole model).
 constexpr double kLogitsBound = 0.015;
+/// Where a T = 1 kernel (every linear of a decode step, the head after a
+/// prefill) quantizes its activations to int8 per 32, as ggml's CPU
+/// matmuls do, a step's bound grows by this many times Q, the relative L2
+/// between the float64 forward that quantizes those activations the same
+/// way and the one that does not (the quantization's own effect, measured
+/// per step). The artifact is not held to the quantizing forward itself:
+/// a value its f16 rounding moves across a boundary moves a whole step
+/// there, so the two quantizations differ by up to about their own error
+/// again (2 Q), and the quantizing forward is Q from the float one. An
+/// estimate with a margin, not a theorem.
+constexpr double kInt8EffectFactor = 3.0;
 constexpr int64_t kGreedySteps = 3;
 
 template <typename A, typename B>
@@ -202,29 +215,61 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     return r;
   }
 
-  // 1. Logits after the prompt.
-  GenerateOptions go;
-  go.maxTokens = kGreedySteps;
-  go.stopAtEos = false;
-  auto run = d.generate(prompt, *cache, go);
-  if (!run) {
-    r.detail = run.message();
-    return r;
+  // 1. Greedy decoding a step at a time, with the logits of each step
+  // (after the prompt, then after each decoded token) and the token the
+  // program's argmax kernel picks from them.
+  std::vector<std::vector<float>> stepLogits;
+  std::vector<int32_t> tokens, feed = prompt;
+  for (int64_t i = 0; i < kGreedySteps; ++i) {
+    auto logits = d.forward(feed, *cache);
+    auto next = logits ? d.argmax() : Expected<int32_t>(logits.error());
+    if (!next) {
+      r.detail = next.message();
+      return r;
+    }
+    stepLogits.push_back(**logits);
+    tokens.push_back(*next);
+    feed = {*next};
   }
   // One reference forward over the prompt and the artifact's greedy tokens
-  // gives the logits after the prompt and after each of its extensions.
+  // gives the logits after the prompt and after each of its extensions
+  // (teacher-forced on the artifact's tokens).
+  const int64_t steps = kGreedySteps;
   std::vector<int32_t> sequence = prompt;
-  const int64_t steps = int64_t(run->tokens.size());
-  sequence.insert(sequence.end(), run->tokens.begin(),
-                  run->tokens.end() - (steps > 0 ? 1 : 0));
-  auto ref = referenceLogits(model, sequence, std::max<int64_t>(steps, 1));
+  sequence.insert(sequence.end(), tokens.begin(), tokens.end() - 1);
+  auto ref = referenceLogits(model, sequence, steps);
   if (!ref) {
     r.detail = ref.message();
     return r;
   }
   const size_t vocab = size_t(c.vocab);
-  const std::vector<double> promptRef(ref->begin(), ref->begin() + vocab);
-  const double kernelError = relativeL2(run->promptLogits, promptRef);
+  auto refRow = [&](int64_t i) {
+    return std::vector<double>(ref->begin() + size_t(i) * vocab,
+                               ref->begin() + size_t(i + 1) * vocab);
+  };
+  const std::vector<double> promptRef = refRow(0);
+  const double kernelError = relativeL2(stepLogits[0], promptRef);
+  const bool int8 =
+      std::any_of(model.plan().ops.begin(), model.plan().ops.end(),
+                  [](const OpPlan &op) { return op.quantizesActivations(1); });
+  // Each step's bound; with int8 activations, from their own effect Q.
+  std::vector<double> bounds(size_t(steps), kLogitsBound), effects;
+  if (int8) {
+    const int64_t p = int64_t(prompt.size());
+    auto quantizing =
+        referenceLogits(model, sequence, steps, {}, p == 1 ? 0 : p);
+    if (!quantizing) {
+      r.detail = quantizing.message();
+      return r;
+    }
+    for (int64_t i = 0; i < steps; ++i) {
+      const std::vector<double> q(quantizing->begin() + size_t(i) * vocab,
+                                  quantizing->begin() + size_t(i + 1) * vocab);
+      effects.push_back(relativeL2(q, refRow(i)));
+      bounds[size_t(i)] += kInt8EffectFactor * effects.back();
+    }
+  }
+  const double bound = bounds[0];
   auto quantization =
       quantizationError(a, model, prompt, promptRef, options, r.metrics);
   if (!quantization) {
@@ -232,22 +277,47 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     return r;
   }
 
-  // 2. Greedy tokens against the reference's own greedy continuation:
-  // teacher-forced on the artifact's tokens, which equals the reference's
-  // continuation exactly when every step agrees (by induction); the first
-  // disagreement is the reference's own token there.
-  std::vector<int32_t> refTokens;
+  // 2. Each step's logits against the reference's, and its token against
+  // the reference's argmax there. With int8 activations a differing token
+  // is a near-tie when the step's logits are within the bound: the
+  // artifact then prefers its token by less than the logits' error (the
+  // reference's margin is reported). With float activations tokens must
+  // be equal, as before.
+  double worstStep = 0;
+  int64_t equal = 0;
+  std::string ties;
+  bool tokensOk = true;
   for (int64_t i = 0; i < steps; ++i) {
-    const std::vector<double> row(ref->begin() + size_t(i) * vocab,
-                                  ref->begin() + size_t(i + 1) * vocab);
-    refTokens.push_back(argmaxOf(row));
-    if (refTokens.back() != run->tokens[size_t(i)])
-      break;
+    const std::vector<double> row = refRow(i);
+    const double error = relativeL2(stepLogits[size_t(i)], row);
+    worstStep = std::max(worstStep, error / bounds[size_t(i)]);
+    const int32_t want = argmaxOf(row), got = tokens[size_t(i)];
+    if (want == got) {
+      ++equal;
+      continue;
+    }
+    tokensOk = tokensOk && int8 && error <= bounds[size_t(i)];
+    char margin[160];
+    std::snprintf(margin, sizeof(margin),
+                  "%sstep %lld: %d, the reference's %d by %.4g over it",
+                  ties.empty() ? "" : ", ", static_cast<long long>(i), got,
+                  want, row[size_t(want)] - row[size_t(got)]);
+    ties += margin;
   }
+  std::string greedy =
+      "greedy " + std::to_string(kGreedySteps) + " tokens " +
+      (equal == steps
+           ? std::string("equal")
+           : std::to_string(equal) + " equal, " +
+                 (tokensOk ? "near-ties " : "DIFFER ") + "(" + ties + ")");
+  char worst[64];
+  std::snprintf(worst, sizeof(worst), "%.3g", worstStep);
+  greedy +=
+      "; every step's logits within " + std::string(worst) + " of its bound";
 
   // 3. The KV cache: prefill + one decode step vs one longer prefill.
   std::vector<int32_t> longer = prompt;
-  longer.push_back(run->tokens.empty() ? prompt.back() : run->tokens[0]);
+  longer.push_back(tokens[0]);
   auto decodeCache = d.newCache(cache->capacity());
   auto prefillCache = d.newCache(cache->capacity());
   if (!decodeCache || !prefillCache) {
@@ -266,30 +336,33 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   }
   whole = **w;
   const double cacheError = relativeL2(stepped, whole);
+  // The decode step quantizes where the longer prefill's linears do not.
+  const double cacheBound = steps > 1 ? bounds[1] : bound;
 
   const std::string act = toString(model.program()->activation);
-  r.detail =
-      promptText + " (" + std::to_string(prompt.size()) +
-      " tokens): logits vs the float64 forward of the reconstructed "
-      "weights: relative L2 " +
-      percent(kernelError) + " (bound " + percent(kLogitsBound) + ", " + act +
-      " activations); greedy " + std::to_string(kGreedySteps) + " tokens " +
-      (run->tokens == refTokens ? "equal" : "DIFFER") +
-      "; decode after prefill vs longer prefill: " + percent(cacheError) +
-      "; " + *quantization;
-  r.ok = kernelError <= kLogitsBound && run->tokens == refTokens &&
-         cacheError <= kLogitsBound;
-  if (run->tokens != refTokens) {
-    std::string got, want;
-    for (int32_t t : run->tokens)
-      got += " " + std::to_string(t);
-    for (int32_t t : refTokens)
-      want += " " + std::to_string(t);
-    r.detail += " (artifact:" + got +
-                "; reference, up to the first "
-                "difference:" +
-                want + ")";
+  r.detail = promptText + " (" + std::to_string(prompt.size()) +
+             " tokens): logits vs the float64 forward of the reconstructed "
+             "weights: relative L2 " +
+             percent(kernelError) + " (bound " + percent(bound) + ", " + act +
+             " activations";
+  if (int8)
+    r.detail += ", int8 per 32 into the T = 1 linears as ggml quantizes "
+                "them: " +
+                percent(kLogitsBound) + " + 3 x their own effect";
+  r.detail += "); " + greedy + "; decode after prefill vs longer prefill: " +
+              percent(cacheError);
+  if (int8) {
+    // The activation quantization's own effect is quantization error, as
+    // the weights' below: reported, not bounded.
+    const double most = *std::max_element(effects.begin(), effects.end());
+    r.metrics["int8_activation_effect"] = most;
+    r.detail += " (bound " + percent(cacheBound) +
+                "); int8 activations' own effect (the float64 forward "
+                "quantizing them as the kernels do, vs not): at most " +
+                percent(most) + " over the steps";
   }
+  r.detail += "; " + *quantization;
+  r.ok = worstStep <= 1.0 && tokensOk && cacheError <= cacheBound;
   return r;
 }
 

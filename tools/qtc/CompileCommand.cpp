@@ -27,6 +27,7 @@ const char *kUsage =
     "           [--fallback forbid|warn|allow] [--group-policy error|align]\n"
     "           [--exclude GLOB[,GLOB...]] [--include GLOB[,GLOB...]]\n"
     "           [--weights FILE] [--host-cpu LEVEL] [--kv-cache auto|f16|f32]\n"
+    "           [--host-activations int8|float]\n"
     "           [--exhaustive] [--quiet] [--json]\n"
     "  INPUT  a Hugging Face style directory (config.json + safetensors;\n"
     "         GPTQ, AWQ and compressed-tensors codes kept with --quant keep),\n"
@@ -55,6 +56,10 @@ const char *kUsage =
     "                (AVX-512); a CPU below it refuses the artifact\n"
     "  --kv-cache    the decoder's KV cache values (default auto: f16 when\n"
     "                the activations are f16, as llama.cpp's cache; else f32)\n"
+    "  --host-activations  int8 (default): host linears with signed codes\n"
+    "                quantize a single token's activations to int8 per 32\n"
+    "                and multiply in integers, as llama.cpp's CPU backend;\n"
+    "                float keeps them in the activation dtype\n"
     "  --exhaustive  verification runs every T on every op (L3 samples ops\n"
     "                of 2^22 weights or more by default; see qtc verify)\n"
     "  --json        print the result as one JSON object; progress as JSON\n"
@@ -118,6 +123,9 @@ std::optional<int> parse(const std::vector<std::string> &args,
       .option({"--kv-cache"}, "a value",
               oneOf(request.kvCache, {"auto", "f16", "f32"},
                     "expected auto, f16 or f32"))
+      .option({"--host-activations"}, "a value",
+              oneOf(request.hostActivations, {"int8", "float"},
+                    "expected int8 or float"))
       .option({"--exclude"}, "a pattern", list(request.excludes))
       .option({"--include"}, "a pattern", list(request.includes))
       .positional(request.input, "missing INPUT");

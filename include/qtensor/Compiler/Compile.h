@@ -67,6 +67,10 @@ struct CompileRequest {
   /// activations are f16, as llama.cpp's default cache; f32 for f32 and
   /// bf16 activations, whose values an f16 cache might not hold).
   std::string kvCache = "auto";
+  /// How the host's T = 1 linears take their activations: "int8" (per 32,
+  /// as ggml's CPU matmuls: signed codes read by affine_gemm_host_xq8) or
+  /// "float" (every kernel multiplies the activation dtype).
+  std::string hostActivations = "int8";
   /// How much the last stage's parity ladder runs (L3 samples large ops
   /// unless exhaustive).
   verify::LadderOptions verification;

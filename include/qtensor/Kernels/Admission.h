@@ -95,6 +95,9 @@ struct DispatchQuery {
   FallbackPolicy policy = FallbackPolicy::Forbid;
   LayoutMode layouts = LayoutMode::Shared;
   std::vector<PhaseQuery> phases; ///< one or two (decode, prefill)
+  /// Kernels that quantize their activations (activationBlock) may be
+  /// selected; false keeps every kernel's activations as given.
+  bool int8Activations = true;
 };
 
 struct DispatchPlan {

@@ -164,6 +164,12 @@ struct KernelCapability {
   /// Its entries take any contiguous range of output rows (the host GEMM):
   /// an artifact entry may claim `row_split` only for such a kernel.
   bool rowSplit = false;
+  /// Quantizes its activations to int8 per block of this many at T = 1
+  /// (0: multiplies them as given). Part of the numeric contract: the
+  /// parity checks compare it with the reference on X so quantized.
+  int64_t activationBlock = 0;
+  /// The largest (local) K it takes, if it has a limit.
+  std::optional<int64_t> maxK;
 
   bool operator==(const KernelCapability &o) const;
   bool operator!=(const KernelCapability &o) const { return !(*this == o); }

@@ -33,6 +33,8 @@ struct CompileOptions {
   mlir::qt::GroupPolicy groupPolicy = mlir::qt::GroupPolicy::Error;
   std::vector<std::string> strategies; ///< PATTERN:column|row|replicate
   std::string traceFile;               ///< dispatch trace JSON, when not empty
+  /// Host kernels may quantize their T = 1 activations to int8 per 32.
+  bool int8Activations = true;
   /// After select-layouts, generate the kernel instances the linears need
   /// (qtensor-instantiate-kernels): none skips it, KernelLowering::None
   /// leaves them in the IR, KernelLowering::PTX lowers them to gpu.binary

@@ -73,7 +73,21 @@ struct OpPlan {
   int64_t k() const { return slice.k; }
   /// The phase plan for T rows, or nullptr when none serves it.
   const PhasePlan *phaseFor(int64_t tokens) const;
+  /// The native kernel that runs T rows, or nullptr (none, or the
+  /// fallback), as LoadedModel::callInto picks it.
+  const KernelInstance *instanceFor(int64_t tokens) const;
+  /// Whether that kernel quantizes its activations (to int8 per block).
+  bool quantizesActivations(int64_t tokens) const;
+  /// The X [T, K] the kernel that runs T rows multiplies, for a float64
+  /// reference: `x` itself, or x quantized per block where that kernel
+  /// quantizes its activations (KernelCapability::activationBlock).
+  std::vector<double> kernelActivations(std::vector<double> x,
+                                        int64_t tokens) const;
 };
+
+/// The same for a given kernel.
+std::vector<double> kernelActivations(std::vector<double> x, int64_t tokens,
+                                      const KernelInstance &kernel);
 
 struct PlanOptions {
   int64_t rank = 0;

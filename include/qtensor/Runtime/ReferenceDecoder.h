@@ -39,10 +39,16 @@ using ReferenceWeights =
 /// to [1, ids.size()].
 /// With `weights`, a quantized linear uses the float weights it gives
 /// instead of its reconstruction (its bias stays the artifact's).
+/// With `singleTokenFrom` = P, the rows the artifact computes with T = 1
+/// calls (positions from P on, the head's every row) go into a linear
+/// whose T = 1 kernel quantizes its activations quantized the same way
+/// (OpPlan::kernelActivations): the float64 effect of that quantization,
+/// which L4 measures against the forward without it.
 Expected<std::vector<double>>
 referenceLogits(const LoadedModel &model, const std::vector<int32_t> &ids,
                 int64_t positions = 1,
-                const ReferenceWeights &weights = ReferenceWeights());
+                const ReferenceWeights &weights = ReferenceWeights(),
+                std::optional<int64_t> singleTokenFrom = std::nullopt);
 
 } // namespace qtensor::runtime
 

@@ -213,6 +213,10 @@ def QTensorSelectLayoutsPass : Pass<"qtensor-select-layouts", "::mlir::ModuleOp"
            [{::mlir::qt::layoutModeValues()}]>,
     Option<"traceFile", "trace-file", "std::string", "\"\"",
            "Write the dispatch trace as JSON to this file">,
+    Option<"int8Activations", "int8-activations", "bool", "true",
+           "Admit kernels that quantize their activations to int8 per 32 "
+           "at T = 1 (the host GEMM's ggml-style path); false keeps them "
+           "float">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit the dispatch trace of each op as a remark, and a summary">,
   ];

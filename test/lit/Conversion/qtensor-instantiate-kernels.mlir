@@ -57,10 +57,10 @@
 // ranks of q and k share one instance of the local shape N = 128, gate's
 // ranks one with N = 256 and the bias slice.
 // HOST-LABEL: func.func @block
-// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
-// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16"]}
-// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias", "qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias"]}
-// HOST: func.func @qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16(%{{.*}}: memref<?x256xbf16>, %{{.*}}: memref<?x32xi32>, %{{.*}}: memref<?x2xf16>, %{{.*}}: memref<?x?xbf16, strided<[?, 1]>>) attributes {llvm.emit_c_interface}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_xq8", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_xq8"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_xq8", "qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_xq8"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias_xq8", "qt_host_gemm_w4sym_g128_bf16_tdyn_n256_k256_s1_scf16_obf16_bias_xq8"]}
+// HOST: func.func @qt_host_gemm_w4sym_g128_bf16_tdyn_n128_k256_s1_scf16_obf16_xq8(%{{.*}}: memref<?x256xbf16>, %{{.*}}: memref<?x32xi32>, %{{.*}}: memref<?x2xf16>, %{{.*}}: memref<?x?xbf16, strided<[?, 1]>>) attributes {llvm.emit_c_interface}
 
 #W4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 128, scale = f16>
 #U4 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 64, scale = bf16>
@@ -80,13 +80,14 @@ func.func @block(%x: tensor<?x256xbf16>, %b: tensor<512xbf16>) -> (tensor<?x256x
 
 // Row-parallel slices yield partial sums: the runtime adds the bias after
 // the all-reduce, so their instance has no bias epilogue; the column slices
-// keep theirs.
+// keep theirs, and with them the int8-activation GEMM (a row slice keeps
+// float activations: its K slice would start its blocks at its own offset).
 // HOST-LABEL: func.func @tp2
-// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias", "qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias"]}
+// HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias_xq8", "qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias_xq8"]}
 // HOST-SAME: strategy = column
 // HOST: qtensor.kernels = {decode = ["qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16", "qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16"]}
 // HOST-SAME: strategy = row
-// HOST: func.func @qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias(
+// HOST: func.func @qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16_bias_xq8(
 // HOST: func.func @qt_host_gemm_w4sym_g128_f16_tdyn_n256_k256_s1_of16(
 // HOST-NOT: func.func @qt_
 

@@ -18,6 +18,7 @@
 
 // RUN: qopt %t/targets.mlir "-qtensor-select-layouts=target=host layouts=per-phase" | FileCheck %t/targets.mlir --check-prefix=HOST
 // RUN: qopt %t/targets.mlir "-qtensor-select-layouts=target=sm_80 layouts=per-phase" | FileCheck %t/targets.mlir --check-prefix=SM80
+// RUN: qopt %t/targets.mlir "-qtensor-select-layouts=target=host int8-activations=false" | FileCheck %t/targets.mlir --check-prefix=HOST-FLOAT
 
 // RUN: qopt %t/allow.mlir "-qtensor-select-layouts=fallback=allow remarks=true trace-file=%t/allow.json" -verify-diagnostics | FileCheck %t/allow.mlir
 // RUN: FileCheck %t/allow.mlir --check-prefix=JSON --input-file=%t/allow.json
@@ -181,11 +182,12 @@ func.func @row_parallel_admitted_on_every_rank(%x: tensor<?x1024xf16>) -> tensor
 #W4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>
 func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tensor<32x256xf16> {
   %w = qtensor.weight "model.layers.3.mlp.down_proj" : !qtensor.tensor<256x4100xf16, #W4>
-  // expected-error @+7 {{no kernel admits 'model.layers.3.mlp.down_proj' for prefill (T = 32) on sm_90 with fallback=forbid}}
-  // expected-note @+6 {{affine_gemv_decode_sm80: T = 32 (prefill) above the kernel's maximum T = 16}}
-  // expected-note @+5 {{affine_mma_prefill_sm80: local K 1028 not a multiple of tile 8 on rank 3}}
-  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; T = 32 (prefill) above the kernel's maximum T = 16}}
-  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-error @+8 {{no kernel admits 'model.layers.3.mlp.down_proj' for prefill (T = 32) on sm_90 with fallback=forbid}}
+  // expected-note @+7 {{affine_gemv_decode_sm80: T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+6 {{affine_mma_prefill_sm80: local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-note @+5 {{affine_gemv_decode_host: runs on the host, target is sm_90; T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+4 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-note @+3 {{affine_gemm_host_xq8: runs on the host, target is sm_90; topology row not in {single, replicated, column}}}
   // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90}}
   // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
   %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 4, dim = 1, bounds = [0, 1024, 2048, 3072, 4100], group_policy = align, qparams = [0, 16, 16, 32, 32, 48, 48, 65]>} : tensor<32x4100xf16>, !qtensor.tensor<256x4100xf16, #W4> -> tensor<32x256xf16>
@@ -199,11 +201,12 @@ func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tenso
 #G96 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 96, scale = f16>
 func.func @group_size_no_kernel_admits(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-  // expected-error @+7 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
-  // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-error @+8 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
+  // expected-note @+7 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+6 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+5 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+4 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+3 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
@@ -287,6 +290,18 @@ func.func @host_or_gpu(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
   return %y : tensor<?x256xf16>
 }
 
+// Signed codes on the host: the GEMM with int8 activations at T = 1,
+// unless the activations are kept float.
+#S4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 32, scale = f16>
+// HOST: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemm_host_xq8", prefill = "affine_gemm_host_xq8", layout = #[[GEMV]], repack = prepacked>}
+// HOST-FLOAT: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemm_host", prefill = "affine_gemm_host", layout = #{{.+}}, repack = prepacked>}
+// HOST-FLOAT: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemm_host", prefill = "affine_gemm_host", layout = #{{.+}}, repack = prepacked>}
+func.func @signed_on_host(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
+  %w = qtensor.weight "model.layers.0.self_attn.q_proj" : !qtensor.tensor<256x512xf16, #S4>
+  %y = qtensor.linear %x, %w accumulate(f32) : tensor<?x512xf16>, !qtensor.tensor<256x512xf16, #S4> -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
 //--- allow.mlir
 // fallback=allow: the group size no kernel admits takes the full-dequant
 // fallback, counted in the summary remark and marked in the trace; the
@@ -356,11 +371,12 @@ module {
 // CHECK: qtensor.dispatch = #qtensor.dispatch<target = "sm_90", decode = "full_dequant_linear", decode_fallback = true, layout = #{{.+}}>
 func.func @fallback_warned(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-  // expected-warning @+6 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
-  // expected-note @+5 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+4 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+3 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+2 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-warning @+7 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
+  // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+2 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   // expected-note @+1 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>

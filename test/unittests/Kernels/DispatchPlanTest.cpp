@@ -104,15 +104,58 @@ TEST(DispatchPlan, HostTargetTakesTheHostKernels) {
         planDispatch(builtin(), w4(),
                      query("host", {Phase::Decode, Phase::Prefill},
                            FallbackPolicy::Forbid, mode));
-    EXPECT_EQ(selected(plan.phases[0]), "affine_gemm_host");
-    EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_host");
+    // Signed codes: the int8-activation GEMM, above the float one.
+    EXPECT_EQ(selected(plan.phases[0]), "affine_gemm_host_xq8");
+    EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_host_xq8");
     EXPECT_EQ(plan.layout, kGemvLayout);
     EXPECT_FALSE(plan.secondaryLayout.has_value());
     EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_sm80").reason,
               "needs sm_80, target is host");
+    EXPECT_EQ(candidate(plan.phases[0], "affine_gemm_host").reason,
+              "admitted; lower priority than affine_gemm_host_xq8 (110 < "
+              "120)");
+    // Activations kept float: the float-activation GEMM.
+    DispatchQuery floats = query("host", {Phase::Decode, Phase::Prefill},
+                                 FallbackPolicy::Forbid, mode);
+    floats.int8Activations = false;
+    plan = planDispatch(builtin(), w4(), floats);
+    EXPECT_EQ(selected(plan.phases[0]), "affine_gemm_host");
+    EXPECT_EQ(selected(plan.phases[1]), "affine_gemm_host");
+    EXPECT_EQ(candidate(plan.phases[0], "affine_gemm_host_xq8").reason,
+              "quantizes its activations to int8, and the compile keeps "
+              "them float (int8-activations=false)");
     EXPECT_EQ(candidate(plan.phases[0], "affine_gemv_decode_host").reason,
               "admitted; lower priority than affine_gemm_host (100 < 110)");
   }
+}
+
+TEST(DispatchPlan, Int8ActivationsTakeSignedCodesInWholeTilesUpToItsK) {
+  auto reasonFor = [](const OpSignature &sig) {
+    DispatchPlan plan =
+        planDispatch(builtin(), sig, query("host", {Phase::Decode}));
+    return candidate(plan.phases[0], "affine_gemm_host_xq8").reason;
+  };
+  // Unsigned codes with zero-points keep the float-activation GEMM.
+  OpSignature asym = w4(32);
+  asym.descriptor.code = {4, false};
+  asym.descriptor.zeroPoint = ZeroPointKind::Integer;
+  EXPECT_NE(reasonFor(asym).find("code ui4"), std::string::npos)
+      << reasonFor(asym);
+  // Groups of 16 within a 32-code W4 tile, and a K above its stack row.
+  EXPECT_NE(reasonFor(w4(16)).find("groups of 16 within a 32-code K tile: "
+                                   "int8 activations scale a tile's "
+                                   "integer sum once"),
+            std::string::npos)
+      << reasonFor(w4(16));
+  EXPECT_NE(reasonFor(w4(128, 64, 32896))
+                .find("K 32896 above the kernel's "
+                      "32768"),
+            std::string::npos)
+      << reasonFor(w4(128, 64, 32896));
+  // Within them it is selected.
+  DispatchPlan plan = planDispatch(builtin(), w4(32, 64, 32768),
+                                   query("host", {Phase::Decode}));
+  EXPECT_EQ(selected(plan.phases[0]), "affine_gemm_host_xq8");
 }
 
 TEST(DispatchPlan, NoKernelUnderForbidSelectsNothing) {

@@ -30,7 +30,18 @@ TEST(Registry, BuiltinHoldsItsInvariants) {
   EXPECT_EQ(ids, (std::set<std::string>{
                      "affine_gemv_decode_sm80", "affine_mma_prefill_sm80",
                      "affine_gemv_decode_host", "affine_gemm_prefill_host",
-                     "affine_gemm_host", "full_dequant_linear"}));
+                     "affine_gemm_host", "affine_gemm_host_xq8",
+                     "full_dequant_linear"}));
+}
+
+TEST(Registry, ActivationBlockIsTheOneTheChecksKnow) {
+  KernelRegistry r = builtin();
+  for (KernelCapability &k : r.kernels)
+    if (k.id == "affine_gemm_host_xq8")
+      k.activationBlock = 64;
+  EXPECT_NE(failure(r).find("activation_block 64 must be 0 or 32"),
+            std::string::npos)
+      << failure(r);
 }
 
 TEST(Registry, ExactlyOneFullDequantKernelWithLowestPriority) {
