@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Whole-model decode with int8 against float activations in the host's
+# T = 1 linears (qtc compile --host-activations int8|float), one build, the
+# runs alternated, and llama.cpp's llama-bench on the same files and thread
+# counts in the same session when LLAMA_CPP_BIN is given:
+#
+#   LLAMA_CPP_BIN=.../build/bin bench/host-activations.sh FILE.gguf... [REPS]
+#
+# Prints one line per run: model, activations, threads, prefill and decode
+# tok/s (32-token prompt, ids 100 + 7 i, then 32 decoded tokens), and for
+# llama.cpp pp32, tg32 and tg32 at depth 32 (decode after the prompt, as
+# qtc decodes). Artifacts go to $OUT (default /tmp/qtc-host-activations).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+qtc="${QTC:-$root/build/bin/qtc}"
+out="${OUT:-/tmp/qtc-host-activations}"
+reps=3
+files=()
+for a in "$@"; do
+  if [[ "$a" =~ ^[0-9]+$ ]]; then reps="$a"; else files+=("$a"); fi
+done
+[ "${#files[@]}" -gt 0 ] || { echo "usage: $0 FILE.gguf... [REPS]" >&2; exit 2; }
+mkdir -p "$out"
+for f in "${files[@]}"; do
+  for act in int8 float; do
+    art="$out/$(basename "$f" .gguf)-$act"
+    rm -rf "$art"
+    "$qtc" compile "$f" --target host --quant keep --fallback forbid \
+      --host-activations "$act" -o "$art" --quiet >/dev/null
+  done
+done
+ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range(32)))")
+for ((rep = 1; rep <= reps; ++rep)); do
+  for f in "${files[@]}"; do
+    for act in float int8; do
+      for threads in 1 2; do
+        "$qtc" run "$out/$(basename "$f" .gguf)-$act" --prompt-ids "$ids" \
+          -n 33 --threads "$threads" --json |
+          python3 -c "import json,sys; t=json.load(sys.stdin)['timings']; print('%s %s t%s prefill %.1f decode %.2f' % (sys.argv[1], sys.argv[2], sys.argv[3], t['prefill_tokens_per_s'], t['decode_tokens_per_s']))" \
+            "$(basename "$f")" "$act" "$threads"
+      done
+    done
+    if [ -n "${LLAMA_CPP_BIN:-}" ]; then
+      for threads in 1 2; do
+        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p 32 -n 32 -t "$threads" -o json >"$out/pp-tg.json"
+        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p 0 -n 32 -d 32 -t "$threads" -o json >"$out/tg-d32.json"
+        python3 - "$out/pp-tg.json" "$out/tg-d32.json" "$(basename "$f")" "$threads" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+pp = next(r["avg_ts"] for r in a if r["n_prompt"] > 0)
+tg = next(r["avg_ts"] for r in a if r["n_gen"] > 0)
+d = next(r["avg_ts"] for r in json.load(open(sys.argv[2])) if r["n_gen"] > 0)
+print("%s llama.cpp t%s pp32 %.1f tg32 %.2f tg32@d32 %.2f" % (sys.argv[3], sys.argv[4], pp, tg, d))
+PY
+      done
+    fi
+  done
+done
