@@ -187,6 +187,10 @@ private:
   /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
   Value emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t, Value c,
                    bool isTail) const;
+  /// `width` values of X row t from column `col` in the activation dtype;
+  /// with `valid` < width a masked load, lanes from `valid` on 0.
+  Value emitLoadX(ImplicitLocOpBuilder &b, Value x, Value t, Value col,
+                  int64_t width, int64_t valid) const;
   /// Calls body(c, isTail) for chunks [first, last) of a group, then the
   /// tail chunk when `withTail`, threading `acc` through.
   SmallVector<Value>
@@ -363,27 +367,34 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
       b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
 }
 
+/// The first `n` of `width` lanes set.
+static Value firstLanes(ImplicitLocOpBuilder &b, int64_t width, int64_t n) {
+  SmallVector<bool> bits(width, false);
+  for (int64_t j = 0; j < n; ++j)
+    bits[j] = true;
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({width}, b.getI1Type()),
+                                ArrayRef<bool>(bits)));
+}
+
+Value HostGemmEmitter::emitLoadX(ImplicitLocOpBuilder &b, Value x, Value t,
+                                 Value col, int64_t width,
+                                 int64_t valid) const {
+  auto xTy = VectorType::get({width}, act);
+  if (valid >= width)
+    return vector::LoadOp::create(b, xTy, x, ValueRange{t, col});
+  Value zeros = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(xTy, b.getFloatAttr(act, 0.0)));
+  return vector::MaskedLoadOp::create(b, xTy, x, ValueRange{t, col},
+                                      firstLanes(b, width, valid), zeros);
+}
+
 Value HostGemmEmitter::emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t,
                                   Value c, bool isTail) const {
-  auto valuesTy = VectorType::get({chunk}, f32);
-  auto xTy = VectorType::get({chunk}, act);
-  SmallVector<Value, 2> at{t,
-                           arith::MulIOp::create(b, c, indexConst(b, chunk))};
-  Value xs;
-  if (isTail) {
-    SmallVector<bool> bits(chunk, false);
-    for (int64_t j = 0; j < tail; ++j)
-      bits[j] = true;
-    Value mask = arith::ConstantOp::create(
-        b, DenseElementsAttr::get(VectorType::get({chunk}, b.getI1Type()),
-                                  ArrayRef<bool>(bits)));
-    Value zeros = arith::ConstantOp::create(
-        b, SplatElementsAttr::get(xTy, b.getFloatAttr(act, 0.0)));
-    xs = vector::MaskedLoadOp::create(b, xTy, x, at, mask, zeros);
-  } else {
-    xs = vector::LoadOp::create(b, xTy, x, at);
-  }
-  return arith::ExtFOp::create(b, valuesTy, xs);
+  Value xs =
+      emitLoadX(b, x, t, arith::MulIOp::create(b, c, indexConst(b, chunk)),
+                chunk, isTail ? tail : chunk);
+  return arith::ExtFOp::create(b, VectorType::get({chunk}, f32), xs);
 }
 
 SmallVector<Value> HostGemmEmitter::emitChunkRun(
@@ -496,23 +507,9 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
   };
   auto quantize = [&](ImplicitLocOpBuilder &cb, Value blk, bool isTail) {
     Value col = arith::MulIOp::create(cb, blk, indexConst(cb, block));
-    Value x = vector::LoadOp::create(cb, VectorType::get({block}, act), args[0],
-                                     ValueRange{indexConst(cb, 0), col});
-    if (isTail) {
-      // Lanes past K quantize to 0, so padded codes meet 0.
-      SmallVector<bool> bits(block, false);
-      for (int64_t j = 0; j < rest; ++j)
-        bits[j] = true;
-      Value mask = arith::ConstantOp::create(
-          cb, DenseElementsAttr::get(VectorType::get({block}, cb.getI1Type()),
-                                     ArrayRef<bool>(bits)));
-      Value zeros = arith::ConstantOp::create(
-          cb, SplatElementsAttr::get(VectorType::get({block}, act),
-                                     cb.getFloatAttr(act, 0.0)));
-      x = vector::MaskedLoadOp::create(
-          cb, VectorType::get({block}, act), args[0],
-          ValueRange{indexConst(cb, 0), col}, mask, zeros);
-    }
+    // Lanes past K quantize to 0, so padded codes meet 0.
+    Value x = emitLoadX(cb, args[0], indexConst(cb, 0), col, block,
+                        isTail ? rest : block);
     Value v = arith::ExtFOp::create(cb, valuesTy, x);
     // max |x| (NaN propagates into the scale, and so into every output).
     Value magnitude =
@@ -664,17 +661,11 @@ void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
               if (isTail) {
                 // Padded codes decode to -z s (or m): zero them, so the
                 // dot loop may read whole vectors past K.
-                SmallVector<bool> bits(chunk, false);
-                for (int64_t j = 0; j < tail; ++j)
-                  bits[j] = true;
-                Value mask = arith::ConstantOp::create(
-                    cb, DenseElementsAttr::get(
-                            VectorType::get({chunk}, cb.getI1Type()),
-                            ArrayRef<bool>(bits)));
                 Value zero = arith::ConstantOp::create(
                     cb,
                     SplatElementsAttr::get(valuesTy, cb.getF32FloatAttr(0.0)));
-                w = arith::SelectOp::create(cb, mask, w, zero);
+                w = arith::SelectOp::create(cb, firstLanes(cb, chunk, tail), w,
+                                            zero);
               }
               vector::StoreOp::create(cb, w, wrow,
                                       ValueRange{arith::MulIOp::create(

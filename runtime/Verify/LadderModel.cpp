@@ -313,7 +313,7 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   char worst[64];
   std::snprintf(worst, sizeof(worst), "%.3g", worstStep);
   greedy +=
-      "; every step's logits within " + std::string(worst) + " of its bound";
+      "; every step's logits at most " + std::string(worst) + " of its bound";
 
   // 3. The KV cache: prefill + one decode step vs one longer prefill.
   std::vector<int32_t> longer = prompt;
