@@ -140,7 +140,9 @@ void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
   // A kernel reads a group's codes in whole K tiles of its layout (16-byte
   // chunks). A group shorter than a tile must divide it, and carry no
   // zero-point: the kernels scale each group's lanes of the tile on their
-  // own (NVFP4's 16 under 32 W4 codes), with one offset for the tile.
+  // own (NVFP4's 16 under 32 W4 codes), with one offset for the tile. A
+  // kernel with int8 activations scales a tile's integer sum once, so it
+  // takes no such group at all.
   if (const KernelLayout *kl = registry.findLayout(*k.layout);
       kl && d.granularity == Granularity::Group) {
     std::vector<int64_t> tile = kl->tileFor(d.code.bits);
@@ -156,6 +158,11 @@ void checkLayout(const KernelRegistry &registry, const KernelCapability &k,
                     std::to_string(tile[1]) + "-code K tile of " +
                     k.layout->family + " take no zero-point, got " +
                     toString(d.zeroPoint));
+    if (splitsTile && k.activationBlock != 0)
+      out.push_back("groups of " + std::to_string(d.groupSize) + " within a " +
+                    std::to_string(tile[1]) +
+                    "-code K tile: int8 activations scale a tile's integer "
+                    "sum once");
   }
   LayoutId id = LayoutId::of(stored);
   if (id == *k.layout || registry.findRepack(id, *k.layout))
@@ -214,34 +221,20 @@ void checkTiles(const KernelCapability &k, const OpSignature &sig,
   check("K", &RankSlice::k, k.tileK);
 }
 
-/// A kernel's own limits: the longest K it takes, and for int8 activations
-/// groups of whole K tiles (it scales a tile's integer sum once).
-void checkKernelLimits(const KernelRegistry &registry,
-                       const KernelCapability &k, const OpSignature &sig,
-                       Reasons &out) {
-  if (k.maxK) {
-    std::vector<size_t> failing;
-    for (size_t r = 0; r < sig.ranks.size(); ++r)
-      if (sig.ranks[r].k > *k.maxK)
-        failing.push_back(r);
-    if (!failing.empty())
-      out.push_back(std::string(sig.ranks.size() > 1 ? "local " : "") + "K " +
-                    std::to_string(sig.ranks[failing.front()].k) +
-                    " above the kernel's " + std::to_string(*k.maxK) +
-                    whichRanks(failing, sig.ranks.size()));
-  }
-  const AffineDescriptor &d = sig.descriptor;
-  if (k.activationBlock == 0 || !k.layout ||
-      d.granularity != Granularity::Group)
+/// The longest (local) K the kernel takes, if it has a limit.
+void checkMaxK(const KernelCapability &k, const OpSignature &sig,
+               Reasons &out) {
+  if (!k.maxK)
     return;
-  const KernelLayout *kl = registry.findLayout(*k.layout);
-  std::vector<int64_t> tile =
-      kl ? kl->tileFor(d.code.bits) : std::vector<int64_t>{};
-  if (tile.size() == 2 && d.groupSize < tile[1])
-    out.push_back("groups of " + std::to_string(d.groupSize) + " within a " +
-                  std::to_string(tile[1]) +
-                  "-code K tile: int8 activations scale a tile's integer "
-                  "sum once");
+  std::vector<size_t> failing;
+  for (size_t r = 0; r < sig.ranks.size(); ++r)
+    if (sig.ranks[r].k > *k.maxK)
+      failing.push_back(r);
+  if (!failing.empty())
+    out.push_back(std::string(sig.ranks.size() > 1 ? "local " : "") + "K " +
+                  std::to_string(sig.ranks[failing.front()].k) +
+                  " above the kernel's " + std::to_string(*k.maxK) +
+                  whichRanks(failing, sig.ranks.size()));
 }
 
 /// A K-sliced rank computes its groups from its own offset; unless the
@@ -294,7 +287,7 @@ Verdict kernels::admit(const KernelRegistry &registry,
     v.reasons.push_back(std::string("topology ") + toString(sig.topology) +
                         " not in " + spellSet(kernel.topologies));
   checkTiles(kernel, sig, v.reasons);
-  checkKernelLimits(registry, kernel, sig, v.reasons);
+  checkMaxK(kernel, sig, v.reasons);
   if (!kernel.fullDequant)
     checkGroupAlignment(sig, v.reasons);
   return v;

@@ -49,6 +49,8 @@ constexpr double kLogitsBound = 0.015;
 /// estimate with a margin, not a theorem.
 constexpr double kInt8EffectFactor = 3.0;
 constexpr int64_t kGreedySteps = 3;
+// The cache check reads the greedy loop's second step.
+static_assert(kGreedySteps >= 2);
 
 template <typename A, typename B>
 double relativeL2(const std::vector<A> &x, const std::vector<B> &ref) {
@@ -315,29 +317,23 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   greedy +=
       "; every step's logits at most " + std::string(worst) + " of its bound";
 
-  // 3. The KV cache: prefill + one decode step vs one longer prefill.
+  // 3. The KV cache: prefill + one decode step (the greedy loop's second
+  // step, decoding tokens[0] after the prompt) vs one longer prefill.
   std::vector<int32_t> longer = prompt;
   longer.push_back(tokens[0]);
-  auto decodeCache = d.newCache(cache->capacity());
   auto prefillCache = d.newCache(cache->capacity());
-  if (!decodeCache || !prefillCache) {
-    r.detail = "cannot allocate the KV caches for the cache check";
+  if (!prefillCache) {
+    r.detail = "cannot allocate the KV cache for the cache check";
     return r;
   }
-  std::vector<float> stepped, whole;
-  auto first = d.forward(prompt, *decodeCache);
-  auto b = first ? d.forward({longer.back()}, *decodeCache) : first;
-  if (b)
-    stepped = **b;
-  auto w = b ? d.forward(longer, *prefillCache) : b;
-  if (!w) {
-    r.detail = w.message();
+  auto whole = d.forward(longer, *prefillCache);
+  if (!whole) {
+    r.detail = whole.message();
     return r;
   }
-  whole = **w;
-  const double cacheError = relativeL2(stepped, whole);
+  const double cacheError = relativeL2(stepLogits[1], **whole);
   // The decode step quantizes where the longer prefill's linears do not.
-  const double cacheBound = steps > 1 ? bounds[1] : bound;
+  const double cacheBound = bounds[1];
 
   const std::string act = toString(model.program()->activation);
   r.detail = promptText + " (" + std::to_string(prompt.size()) +
