@@ -10,6 +10,11 @@
 # tok/s (32-token prompt, ids 100 + 7 i, then 32 decoded tokens), and for
 # llama.cpp pp32, tg32 and tg32 at depth 32 (decode after the prompt, as
 # qtc decodes). Artifacts go to $OUT (default /tmp/qtc-host-activations).
+#
+# QTC_BASELINE=.../qtc adds a third form, `int8-base`: the same int8
+# compile and run by another build of qtc (an earlier commit's), alternated
+# with the others, so a kernel change is measured against its predecessor
+# in the same session.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 qtc="${QTC:-$root/build/bin/qtc}"
@@ -21,20 +26,26 @@ for a in "$@"; do
 done
 [ "${#files[@]}" -gt 0 ] || { echo "usage: $0 FILE.gguf... [REPS]" >&2; exit 2; }
 mkdir -p "$out"
+forms=(float int8)
+[ -n "${QTC_BASELINE:-}" ] && forms+=(int8-base)
+# The qtc that builds and runs form $1, and the activations it asks for.
+qtc_of() { if [ "$1" = int8-base ]; then echo "$QTC_BASELINE"; else echo "$qtc"; fi; }
+activations_of() { echo "${1%-base}"; }
 for f in "${files[@]}"; do
-  for act in int8 float; do
+  for act in "${forms[@]}"; do
     art="$out/$(basename "$f" .gguf)-$act"
     rm -rf "$art"
-    "$qtc" compile "$f" --target host --quant keep --fallback forbid \
-      --host-activations "$act" -o "$art" --quiet >/dev/null
+    "$(qtc_of "$act")" compile "$f" --target host --quant keep \
+      --fallback forbid --host-activations "$(activations_of "$act")" \
+      -o "$art" --quiet >/dev/null
   done
 done
 ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range(32)))")
 for ((rep = 1; rep <= reps; ++rep)); do
   for f in "${files[@]}"; do
-    for act in float int8; do
+    for act in "${forms[@]}"; do
       for threads in 1 2; do
-        "$qtc" run "$out/$(basename "$f" .gguf)-$act" --prompt-ids "$ids" \
+        "$(qtc_of "$act")" run "$out/$(basename "$f" .gguf)-$act" --prompt-ids "$ids" \
           -n 33 --threads "$threads" --json |
           python3 -c "import json,sys; t=json.load(sys.stdin)['timings']; print('%s %s t%s prefill %.1f decode %.2f' % (sys.argv[1], sys.argv[2], sys.argv[3], t['prefill_tokens_per_s'], t['decode_tokens_per_s']))" \
             "$(basename "$f")" "$act" "$threads"

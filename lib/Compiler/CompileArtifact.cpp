@@ -423,6 +423,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // kernel stage lowers and reads them from there.
   pipeline.lower = mlir::qt::KernelLowering::None;
   pipeline.hostTwins = request.target != "host";
+  pipeline.hostCpu = toString(request.hostCpu);
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);

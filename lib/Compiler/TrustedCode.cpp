@@ -193,7 +193,7 @@ rebuildHostKernels(const artifact::Manifest &manifest,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
   for (const QuantKernelSpec &spec : quant)
-    if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::Host)))
+    if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::Host, *cpu)))
       return diagnostics.error("generating " + spec.name() + " failed");
   for (const ModelKernelSpec &spec : model)
     if (mlir::failed(buildModelKernel(*module, spec)))
@@ -269,7 +269,8 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   DiagnosticCapture diagnostics(kc.context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&kc.context));
-  if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::NVPTX)))
+  if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::NVPTX,
+                                 HostCpuLevel::Generic)))
     return diagnostics.error("generating " + spec.name() + " failed");
   QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, k.target.name));
   const std::string cacheDir =

@@ -45,6 +45,13 @@ struct GenerateKernelsPass
           << target << "', expected sm_80, sm_90 or host";
       return signalPassFailure();
     }
+    std::optional<qtensor::HostCpuLevel> cpu =
+        qtensor::parseHostCpuLevel(hostCpu);
+    if (!cpu) {
+      module.emitError("qtensor-generate-kernels: unknown host-cpu '")
+          << hostCpu << "', expected one of " << qtensor::knownHostCpuLevels();
+      return signalPassFailure();
+    }
     SmallVector<qtensor::QuantKernelSpec> specs;
     SmallVector<qtensor::Mixed2416GemvSpec> mixedSpecs;
     SmallVector<qtensor::W8A8GemvSpec> w8a8Specs;
@@ -80,7 +87,7 @@ struct GenerateKernelsPass
       specs.push_back(*spec);
     }
     for (const qtensor::QuantKernelSpec &spec : specs)
-      if (failed(qtensor::buildKernelOf(module, spec, kernelTarget)))
+      if (failed(qtensor::buildKernelOf(module, spec, kernelTarget, *cpu)))
         return signalPassFailure();
     for (const qtensor::W8A8GemvSpec &spec : w8a8Specs)
       if (failed(qtensor::buildW8A8Kernels(module, spec, kernelTarget)))

@@ -30,8 +30,12 @@
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
 //    product of the block's activation scale and the group's weight scale
 //    (groups are whole chunks), two chunks an iteration into two
-//    accumulators. Integer sums are exact, so its error bound is the f32
-//    one on the quantized X;
+//    accumulators. Built for x86-64-v3 or v4 with codes of at most 7 bits,
+//    the fields stay unsigned and meet X in AVX2's u8 x s8 pair multiply
+//    (vpmaddubsw; vpmaddwd sums the pairs' pairs), and the fields' offset
+//    2^(b-1) comes off per four activations as a correction computed with
+//    X's codes. Integer sums are exact either way, so its error bound is
+//    the f32 one on the quantized X;
 //  - T > 1: two weight rows at a time are decoded into stack buffers as
 //    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
 //    time, 8 lanes per step: eight independent accumulators, each X chunk
@@ -61,6 +65,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -86,8 +91,9 @@ using conversion::indexConst;
 
 class HostGemmEmitter : conversion::ChunkGeometry {
 public:
-  HostGemmEmitter(const QuantKernelSpec &spec, MLIRContext *ctx)
-      : ChunkGeometry(spec), spec(spec), f32(Float32Type::get(ctx)),
+  HostGemmEmitter(const QuantKernelSpec &spec, HostCpuLevel cpu,
+                  MLIRContext *ctx)
+      : ChunkGeometry(spec), spec(spec), cpu(cpu), f32(Float32Type::get(ctx)),
         act(elementType(ctx, spec.activation)),
         scale(elementType(ctx, spec.scaleType())),
         out(elementType(ctx, spec.output)) {}
@@ -170,10 +176,23 @@ private:
   /// quantized per kActivationBlock into `xq` (i8, W4 chunks in nibble
   /// order) with the blocks' scales in `xs`, the arithmetic of
   /// Numerics/ActivationQuant.h; then y[0, n] from integer chunk sums.
+  /// With multipliesUnsignedFields, `xc` receives 2^(b-1) times the sum
+  /// of every four consecutive codes of `xq` (i32), the offset of the
+  /// fields those codes meet.
   void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args, Value xq,
-                       Value xs) const;
+                       Value xs, Value xc) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                   Value biasValue, Value xq, Value xs) const;
+                   Value biasValue, Value xq, Value xs, Value xc) const;
+  /// Whether int8 activations meet unsigned fields in x86's u8 x s8 pair
+  /// multiply (AVX2, so x86-64-v3 and up). Fields below 2^7 keep every
+  /// pair sum, at most 2 * 127 * 127, inside i16: the instruction's
+  /// saturation never acts. 8-bit codes keep the sign-extending path.
+  bool multipliesUnsignedFields() const {
+    return spec.quantizedActivations && spec.bits <= 7 &&
+           (cpu == HostCpuLevel::X86_64_V3 || cpu == HostCpuLevel::X86_64_V4);
+  }
+  /// Lanes of the i32 sums of one chunk on that path: one per four codes.
+  int64_t quadLanes() const { return chunk / 4; }
   int64_t activationBlocks() const {
     return (spec.k + kActivationBlock - 1) / kActivationBlock;
   }
@@ -231,6 +250,7 @@ private:
                  Value value, Value biasValue) const;
 
   const QuantKernelSpec &spec;
+  HostCpuLevel cpu;
   Type f32, act, scale, out;
 };
 
@@ -367,6 +387,18 @@ Value HostGemmEmitter::emitCodes(ImplicitLocOpBuilder &b, ValueRange args,
       b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
 }
 
+/// v[2j] + v[2j + 1] for j < width: x86's pmaddwd (by ones) when v's
+/// lanes are sign-extended 16-bit values.
+static Value sumAdjacentPairs(ImplicitLocOpBuilder &b, Value v, int64_t width) {
+  SmallVector<int64_t> even, odd;
+  for (int64_t j = 0; j < width; ++j) {
+    even.push_back(2 * j);
+    odd.push_back(2 * j + 1);
+  }
+  return arith::AddIOp::create(b, vector::ShuffleOp::create(b, v, v, even),
+                               vector::ShuffleOp::create(b, v, v, odd));
+}
+
 /// The first `n` of `width` lanes set.
 static Value firstLanes(ImplicitLocOpBuilder &b, int64_t width, int64_t n) {
   SmallVector<bool> bits(width, false);
@@ -496,7 +528,7 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
-                                      Value xq, Value xs) const {
+                                      Value xq, Value xs, Value xc) const {
   const int64_t block = kActivationBlock;
   const int64_t fullBlocks = spec.k / block, rest = spec.k % block;
   auto valuesTy = VectorType::get({block}, f32);
@@ -541,6 +573,20 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
       q = vector::ShuffleOp::create(cb, q, q, order);
     }
     vector::StoreOp::create(cb, q, xq, ValueRange{col});
+    if (!xc)
+      return;
+    // Sums of four consecutive stored codes, in i32: two pair steps.
+    Value sums = arith::ExtSIOp::create(
+        cb, VectorType::get({block}, cb.getI32Type()), q);
+    for (int64_t width = block / 2; width >= block / 4; width /= 2)
+      sums = sumAdjacentPairs(cb, sums, width);
+    Value offset = arith::ConstantOp::create(
+        cb, SplatElementsAttr::get(
+                VectorType::get({block / 4}, cb.getI32Type()),
+                cb.getI32IntegerAttr(int32_t(1) << (spec.bits - 1))));
+    vector::StoreOp::create(
+        cb, arith::MulIOp::create(cb, sums, offset), xc,
+        ValueRange{arith::MulIOp::create(cb, blk, indexConst(cb, block / 4))});
   };
   scf::ForOp::create(
       b, indexConst(b, 0), indexConst(b, fullBlocks), indexConst(b, 1),
@@ -555,34 +601,75 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
-                                  Value n, Value biasValue, Value xq,
-                                  Value xs) const {
-  const int64_t half = chunk / 2;
-  auto sumsTy = VectorType::get({half}, f32);
-  auto wideTy = VectorType::get({chunk}, b.getI32Type());
+                                  Value n, Value biasValue, Value xq, Value xs,
+                                  Value xc) const {
+  MLIRContext *ctx = b.getContext();
+  Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
+  const bool unsignedFields = multipliesUnsignedFields();
+  const int64_t lanes = unsignedFields ? quadLanes() : chunk / 2;
+  auto sumsTy = VectorType::get({lanes}, f32);
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(sumsTy, b.getF32FloatAttr(0.0)));
-  SmallVector<int64_t> even, odd;
-  for (int64_t j = 0; j < half; ++j) {
-    even.push_back(2 * j);
-    odd.push_back(2 * j + 1);
-  }
   const bool split = splitsNibbles();
+  // The exact integer sums of chunk c's code-activation products, `lanes`
+  // of them in i32.
+  auto integerSums = [&](ImplicitLocOpBuilder &cb, Value c) -> Value {
+    Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
+    Value x = vector::LoadOp::create(cb, VectorType::get({chunk}, i8), xq,
+                                     ValueRange{first});
+    Value fields = emitFields(cb, args, n, c, split);
+    if (!unsignedFields) {
+      // Adjacent lanes' products summed in i32: one pmaddwd on x86.
+      auto wideTy = VectorType::get({chunk}, i32);
+      Value q = emitSignedCodes(cb, fields);
+      Value products =
+          arith::MulIOp::create(cb, arith::ExtSIOp::create(cb, wideTy, q),
+                                arith::ExtSIOp::create(cb, wideTy, x));
+      return sumAdjacentPairs(cb, products, chunk / 2);
+    }
+    if (spec.fieldBits() == 8) // a byte holds one field below 2^b
+      fields = arith::AndIOp::create(
+          cb, fields,
+          arith::ConstantOp::create(
+              cb, SplatElementsAttr::get(
+                      VectorType::get({chunk}, i8),
+                      cb.getIntegerAttr(i8, (int64_t(1) << spec.bits) - 1))));
+    // field * x summed in adjacent pairs (vpmaddubsw: the fields unsigned,
+    // X signed), then those in pairs in i32 (vpmaddwd by ones). Written as
+    // the intrinsics: LLVM proves the generic form's saturation redundant
+    // for fields this small and no longer selects the first, and
+    // reassociates the second's adds with the offsets' subtraction.
+    const bool wide = chunk == 32;
+    auto pairsTy = VectorType::get({chunk / 2}, i16);
+    Value pairs =
+        LLVM::CallIntrinsicOp::create(
+            cb, pairsTy,
+            StringAttr::get(ctx, wide ? "llvm.x86.avx2.pmadd.ub.sw"
+                                      : "llvm.x86.ssse3.pmadd.ub.sw.128"),
+            ValueRange{fields, x})
+            .getResult(0);
+    Value ones = arith::ConstantOp::create(
+        cb, SplatElementsAttr::get(pairsTy, cb.getIntegerAttr(i16, 1)));
+    Value quads = LLVM::CallIntrinsicOp::create(
+                      cb, VectorType::get({lanes}, i32),
+                      StringAttr::get(ctx, wide ? "llvm.x86.avx2.pmadd.wd"
+                                                : "llvm.x86.sse2.pmadd.wd"),
+                      ValueRange{pairs, ones})
+                      .getResult(0);
+    // sum (field - 2^(b-1)) x = sum field x - 2^(b-1) sum x, the second
+    // term computed once per call with X's codes.
+    Value offsets = vector::LoadOp::create(
+        cb, VectorType::get({lanes}, i32), xc,
+        ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, lanes))});
+    return arith::SubIOp::create(cb, quads, offsets);
+  };
   // acc + (sum of chunk c's code-activation products) * s_x * s_w: groups
   // are whole chunks (validated), so one chunk has one scale of each.
+  // Exact sums: |sum| <= 32 * 128 * 127 < 2^24, so the conversion is
+  // exact too.
   auto chunkTerm = [&](ImplicitLocOpBuilder &cb, Value c, Value acc) -> Value {
-    Value q = emitSignedCodes(cb, emitFields(cb, args, n, c, split));
+    Value sums = integerSums(cb, c);
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
-    Value x = vector::LoadOp::create(
-        cb, VectorType::get({chunk}, cb.getI8Type()), xq, ValueRange{first});
-    // Adjacent lanes' products summed in i32: one pmaddwd on x86. Exact:
-    // |sum| <= 32 * 128 * 127 < 2^24, so the conversion is exact too.
-    Value products =
-        arith::MulIOp::create(cb, arith::ExtSIOp::create(cb, wideTy, q),
-                              arith::ExtSIOp::create(cb, wideTy, x));
-    Value pairs = arith::AddIOp::create(
-        cb, vector::ShuffleOp::create(cb, products, products, even),
-        vector::ShuffleOp::create(cb, products, products, odd));
     Value sx = memref::LoadOp::create(
         cb, xs,
         ValueRange{arith::DivUIOp::create(cb, first,
@@ -592,7 +679,7 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                   : Value(arith::DivUIOp::create(
                         cb, first, indexConst(cb, spec.groupSize)));
     Value scale = arith::MulFOp::create(cb, sx, emitScale(cb, args, n, g));
-    return vector::FMAOp::create(cb, arith::SIToFPOp::create(cb, sumsTy, pairs),
+    return vector::FMAOp::create(cb, arith::SIToFPOp::create(cb, sumsTy, sums),
                                  vector::BroadcastOp::create(cb, sumsTy, scale),
                                  acc);
   };
@@ -709,7 +796,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   // Int8 activations take K up to kMaxQuantizedActivationRow (validated),
   // within the row buffer.
   const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
-  Value wrow, xrow, xq, xs;
+  Value wrow, xrow, xq, xs, xc;
   Value one = indexConst(b, 1);
   Value single =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
@@ -723,6 +810,10 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
                              b.getI8Type()));
       xs = memref::AllocaOp::create(b,
                                     MemRefType::get({activationBlocks()}, f32));
+      if (multipliesUnsignedFields())
+        xc = memref::AllocaOp::create(
+            b, MemRefType::get({activationBlocks() * kActivationBlock / 4},
+                               b.getI32Type()));
     } else {
       xrow =
           memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
@@ -730,7 +821,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
     scf::IfOp::create(b, single, [&](OpBuilder &nested, Location loc) {
       ImplicitLocOpBuilder ib(loc, nested);
       if (xq)
-        emitQuantizeRow(ib, args, xq, xs);
+        emitQuantizeRow(ib, args, xq, xs, xc);
       else
         emitWidenRow(ib, args, xrow);
       scf::YieldOp::create(ib);
@@ -790,7 +881,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
         if (xq)
           forLoop(ib, indexConst(ib, 0), outputs, 1,
                   [&](ImplicitLocOpBuilder &nb, Value n) {
-                    emitInt8Row(nb, args, n, emitBias(nb, args, n), xq, xs);
+                    emitInt8Row(nb, args, n, emitBias(nb, args, n), xq, xs, xc);
                   });
         else
           fusedRows(ib, xrow);
@@ -832,7 +923,7 @@ KernelAbi hostGemmAbi(const QuantKernelSpec &spec) {
 }
 
 LogicalResult buildHostGemmKernel(ModuleOp module, const QuantKernelSpec &spec,
-                                  KernelTarget target) {
+                                  KernelTarget target, HostCpuLevel cpu) {
   if (spec.family != KernelFamily::HostGemm)
     return module.emitError("host GEMM builder given the spec '")
            << spec.name() << "' of another family";
@@ -845,7 +936,7 @@ LogicalResult buildHostGemmKernel(ModuleOp module, const QuantKernelSpec &spec,
   if (module.lookupSymbol(spec.name()))
     return module.emitError("kernel '") << spec.name() << "' already exists";
   MLIRContext *ctx = module.getContext();
-  HostGemmEmitter emitter(spec, ctx);
+  HostGemmEmitter emitter(spec, cpu, ctx);
   ImplicitLocOpBuilder b(module.getLoc(), ctx);
   b.setInsertionPointToEnd(module.getBody());
   auto fn = func::FuncOp::create(

@@ -72,6 +72,13 @@ struct InstantiateKernelsPass
                 "kernel is its own twin)";
       return;
     }
+    std::optional<qtensor::HostCpuLevel> cpu =
+        qtensor::parseHostCpuLevel(hostCpu);
+    if (!cpu) {
+      fail() << "unknown host-cpu '" << hostCpu << "', expected one of "
+             << qtensor::knownHostCpuLevels();
+      return;
+    }
     std::optional<qtensor::PTXTarget> ptx;
     if (toPTX) {
       std::string error;
@@ -91,8 +98,8 @@ struct InstantiateKernelsPass
     qtensor::KernelTarget kernelTarget =
         host ? qtensor::KernelTarget::Host : qtensor::KernelTarget::NVPTX;
     for (const qtensor::KernelInstance &instance : *instances)
-      if (!instance.fullDequant() &&
-          failed(qtensor::buildKernelInstance(module, instance, kernelTarget)))
+      if (!instance.fullDequant() && failed(qtensor::buildKernelInstance(
+                                         module, instance, kernelTarget, *cpu)))
         return signalPassFailure();
     qtensor::annotateKernelInstances(*instances);
     if (hostTwins) {
@@ -106,8 +113,8 @@ struct InstantiateKernelsPass
       auto twinModule = ModuleOp::create(
           b, module.getLoc(), StringRef(qtensor::kHostTwinsModuleName));
       for (const qtensor::KernelInstance &twin : twins)
-        if (failed(qtensor::buildKernelInstance(twinModule, twin,
-                                                qtensor::KernelTarget::Host)))
+        if (failed(qtensor::buildKernelInstance(
+                twinModule, twin, qtensor::KernelTarget::Host, *cpu)))
           return signalPassFailure();
     }
 

@@ -18,7 +18,7 @@ KernelAbi kernelAbiOf(const QuantKernelSpec &spec) {
 
 mlir::LogicalResult buildKernelOf(mlir::ModuleOp module,
                                   const QuantKernelSpec &spec,
-                                  KernelTarget target) {
+                                  KernelTarget target, HostCpuLevel hostCpu) {
   switch (spec.family) {
   case KernelFamily::DecodeGemv:
     return buildDecodeGemvKernel(module, spec, target);
@@ -27,7 +27,7 @@ mlir::LogicalResult buildKernelOf(mlir::ModuleOp module,
   case KernelFamily::HostGemm:
     break;
   }
-  return buildHostGemmKernel(module, spec, target);
+  return buildHostGemmKernel(module, spec, target, hostCpu);
 }
 
 } // namespace qtensor

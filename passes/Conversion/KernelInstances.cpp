@@ -279,12 +279,12 @@ KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
 
 LogicalResult buildKernelInstance(ModuleOp module,
                                   const KernelInstance &instance,
-                                  KernelTarget target) {
+                                  KernelTarget target, HostCpuLevel hostCpu) {
   if (!instance.spec)
     return module.emitError("kernel instance '")
            << instance.name << "' is the full-dequant fallback: the runtime "
            << "runs it, nothing is generated";
-  return buildKernelOf(module, *instance.spec, target);
+  return buildKernelOf(module, *instance.spec, target, hostCpu);
 }
 
 std::vector<KernelInstance>

@@ -45,6 +45,7 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
     instantiate.lower = options.lower.value_or(qt::KernelLowering::None);
     instantiate.ptxDir = options.ptxDir;
     instantiate.hostTwins = options.hostTwins;
+    instantiate.hostCpu = options.hostCpu;
     pm.addPass(qt::createQTensorInstantiateKernelsPass(instantiate));
   }
 }
@@ -95,6 +96,11 @@ struct CompilePipelineOptions
       *this, "host-twins",
       llvm::cl::desc("sm_80, sm_90: also generate each instance's host twin"),
       llvm::cl::init(false)};
+  Option<std::string> hostCpu{
+      *this, "host-cpu",
+      llvm::cl::desc("CPU level of generated host kernels: generic, "
+                     "x86-64-v2, x86-64-v3 or x86-64-v4"),
+      llvm::cl::init("generic")};
 
   qtensor::CompileOptions toCompileOptions() const {
     qtensor::CompileOptions options;
@@ -110,6 +116,7 @@ struct CompilePipelineOptions
       options.lower = lower;
     options.ptxDir = ptxDir;
     options.hostTwins = hostTwins;
+    options.hostCpu = hostCpu;
     return options;
   }
 };

@@ -19,6 +19,7 @@
 #define QTENSOR_CONVERSION_KERNELBUILDERS_H
 
 #include "qtensor/Conversion/KernelSpec.h"
+#include "qtensor/Support/HostCpu.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -115,16 +116,20 @@ mlir::LogicalResult buildPrefillMmaKernel(mlir::ModuleOp module,
 ///   y: memref<T x ? x out, strided<[?, 1]>>  output
 /// `?` is the number of output rows of the call (any contiguous range of
 /// N: abi.rowSplit), y's stride the whole N. y need not be zeroed.
+/// `cpu` is the level the kernel will be compiled for: at x86-64-v3 and v4
+/// the int8-activation path uses AVX2's u8 x s8 multiply (docs/codegen.md);
+/// the arguments and the results' bound do not depend on it.
 KernelAbi hostGemmAbi(const QuantKernelSpec &spec);
 mlir::LogicalResult buildHostGemmKernel(mlir::ModuleOp module,
                                         const QuantKernelSpec &spec,
-                                        KernelTarget target);
+                                        KernelTarget target, HostCpuLevel cpu);
 
-/// The ABI and the builder of `spec.family`.
+/// The ABI and the builder of `spec.family`; `hostCpu` is the CPU level
+/// host code is compiled for (unused for NVPTX).
 KernelAbi kernelAbiOf(const QuantKernelSpec &spec);
 mlir::LogicalResult buildKernelOf(mlir::ModuleOp module,
                                   const QuantKernelSpec &spec,
-                                  KernelTarget target);
+                                  KernelTarget target, HostCpuLevel hostCpu);
 
 } // namespace qtensor
 

@@ -68,10 +68,12 @@ kernelFamilyOf(const kernels::KernelCapability &kernel);
 /// Entry points, launch and output zeroing of a native instance.
 KernelAbi kernelInstanceAbi(const KernelInstance &instance);
 
-/// Generates a native instance into `module` with its family's builder.
+/// Generates a native instance into `module` with its family's builder,
+/// host code for CPU level `hostCpu`.
 mlir::LogicalResult buildKernelInstance(mlir::ModuleOp module,
                                         const KernelInstance &instance,
-                                        KernelTarget target);
+                                        KernelTarget target,
+                                        HostCpuLevel hostCpu);
 
 /// The host twins of GPU instances: the registry's host kernel that reads
 /// the same layout with the same contract, built by the same emitter

@@ -50,6 +50,10 @@ def QTensorGenerateKernelsPass
                "Kernel specs family:wB:gG|gch:sym|asym:f16|bf16:tT:nN:kK[:sS]">,
     Option<"target", "target", "std::string", /*default=*/"\"sm_90\"",
            "sm_80, sm_90 (gpu.module kernels) or host (func.func)">,
+    Option<"hostCpu", "host-cpu", "std::string", /*default=*/"\"generic\"",
+           "CPU level host kernels are built for: generic, x86-64-v2, "
+           "x86-64-v3 or x86-64-v4 (qtc compile --host-cpu); at v3 and v4 "
+           "the host GEMM's int8 activations use AVX2's u8 x s8 multiply">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -145,6 +149,10 @@ def QTensorInstantiateKernelsPass
     Option<"hostTwins", "host-twins", "bool", /*default=*/"false",
            "sm_80 and sm_90: also generate each native instance's host "
            "twin into a nested module @qtensor_host_twins">,
+    Option<"hostCpu", "host-cpu", "std::string", /*default=*/"\"generic\"",
+           "CPU level host kernels are built for: generic, x86-64-v2, "
+           "x86-64-v3 or x86-64-v4 (qtc compile --host-cpu); at v3 and v4 "
+           "the host GEMM's int8 activations use AVX2's u8 x s8 multiply">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -43,6 +43,9 @@ struct CompileOptions {
   std::string ptxDir; ///< with lower=ptx: write <instance>.ptx here
   /// With lower (sm_80, sm_90): also generate the instances' host twins.
   bool hostTwins = false;
+  /// The CPU level generated host kernels are compiled for (HostCpu.h):
+  /// generic, x86-64-v2, x86-64-v3 or x86-64-v4.
+  std::string hostCpu = "generic";
 };
 
 /// The compiler's middle, in the order of DESIGN.md: import upstream quant

@@ -418,7 +418,8 @@ std::vector<Case> allCases() {
   // Int8 activations at T = 1 (signed codes): Q4_0 and Q8_0 forms with K
   // tails (300: a short last block; 77: a tail inside a byte chunk), W4 in
   // groups of 128 with a short last group and per channel, Q6_K (f32
-  // scales per 16 byte codes), Q5_0, Q3_K, and the longest row it takes.
+  // scales per 16 byte codes), Q5_0, Q3_K, and the longest row it takes
+  // with 8- and 6-bit codes.
   for (Case c : {
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
@@ -436,6 +437,8 @@ std::vector<Case> allCases() {
                 77},
            Case{8, true, 0, f16, FloatType::F16, FloatType::F32, false, 2,
                 32768},
+           Case{6, true, 0, f16, FloatType::F16, FloatType::F32, false, 2,
+                32768},
        }) {
     c.int8Activations = true;
     cases.push_back(c);
@@ -452,14 +455,31 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
     std::mt19937 rng(seed++);
     Weights w = makeWeights(spec, rng);
     ASSERT_FALSE(w.words.empty());
-    std::unique_ptr<mlir::ExecutionEngine> engine =
-        jit.compile(spec, buildHostGemmKernel);
-    ASSERT_NE(engine, nullptr);
-    double worst = 0, quantMax = 0;
-    for (int64_t t : {1, 3, 4, 5, 9})
-      runRows(*engine, spec, w, t, rng, worst, quantMax);
-    std::cout << "[parity] " << spec.name() << ": worst kernel error " << worst
-              << " of its bound; max quantization error " << quantMax << "\n";
+    // Int8 activations take AVX2's u8 x s8 multiply when built for
+    // x86-64-v3 (codes of at most 7 bits): both forms, where this CPU runs
+    // the second.
+    std::vector<HostCpuLevel> levels = {HostCpuLevel::Generic};
+    if (spec.quantizedActivations) {
+      if (hostCpuSupports(HostCpuLevel::X86_64_V3))
+        levels.push_back(HostCpuLevel::X86_64_V3);
+      else
+        std::cout << "[parity] " << spec.name()
+                  << ": this CPU is below x86-64-v3, its AVX2 form not run\n";
+    }
+    for (HostCpuLevel level : levels) {
+      std::unique_ptr<mlir::ExecutionEngine> engine = jit.compile(
+          spec, [level](mlir::ModuleOp module, const QuantKernelSpec &s,
+                        KernelTarget target) {
+            return buildHostGemmKernel(module, s, target, level);
+          });
+      ASSERT_NE(engine, nullptr) << toString(level);
+      double worst = 0, quantMax = 0;
+      for (int64_t t : {1, 3, 4, 5, 9})
+        runRows(*engine, spec, w, t, rng, worst, quantMax);
+      std::cout << "[parity] " << spec.name() << " (" << toString(level)
+                << "): worst kernel error " << worst
+                << " of its bound; max quantization error " << quantMax << "\n";
+    }
   }
 }
 
@@ -488,13 +508,13 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  EXPECT_TRUE(
-      mlir::failed(buildHostGemmKernel(*module, spec, KernelTarget::NVPTX)));
+  EXPECT_TRUE(mlir::failed(buildHostGemmKernel(
+      *module, spec, KernelTarget::NVPTX, HostCpuLevel::Generic)));
   EXPECT_NE(diagnostics.find("has no NVPTX build"), std::string::npos)
       << diagnostics;
   spec.family = KernelFamily::DecodeGemv;
-  EXPECT_TRUE(
-      mlir::failed(buildHostGemmKernel(*module, spec, KernelTarget::Host)));
+  EXPECT_TRUE(mlir::failed(buildHostGemmKernel(
+      *module, spec, KernelTarget::Host, HostCpuLevel::Generic)));
   EXPECT_NE(diagnostics.find("of another family"), std::string::npos)
       << diagnostics;
   Expected<QuantKernelSpec> parsed =

@@ -1,0 +1,42 @@
+// The host GEMM's int8-activation path per CPU level: at x86-64-v3 and v4,
+// codes of at most 7 bits meet X in AVX2's u8 x s8 pair multiply (the
+// intrinsic, with the fields' offset subtracted per four activations);
+// generic code and 8-bit codes sign-extend both sides instead.
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=V3
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4 kernels=host_gemm:w6:g16:sym:f16:n8:k80:scf32:xq8" | FileCheck %s --check-prefix=BYTES
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
+// RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=GENERIC
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w8:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=GENERIC
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64" | FileCheck %s --check-prefix=GENERIC
+// RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
+// RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
+
+// V3-LABEL: func.func @qt_host_gemm_w4sym_g32_f16_tdyn_n8_k64_s1_xq8(
+// The offsets, 8 times X's sums of four, stored once per call.
+// V3: %[[OFFSETS:.*]] = memref.alloca() : memref<16xi32>
+// V3: arith.muli %{{.*}}, %cst{{.*}} : vector<8xi32>
+// V3: vector.store %{{.*}}, %[[OFFSETS]]
+// V3: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %{{.*}}) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// V3: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// V3: vector.load %[[OFFSETS]]
+// V3: arith.subi %{{.*}} : vector<8xi32>
+// V3: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+
+// Byte codes (Q6_K's form): 16 a chunk, each masked to its 6 bits.
+// BYTES: arith.andi %{{.*}}, %{{.*}} : vector<16xi8>
+// BYTES: llvm.call_intrinsic "llvm.x86.ssse3.pmadd.ub.sw.128"(%{{.*}}, %{{.*}}) : (vector<16xi8>, vector<16xi8>) -> vector<8xi16>
+// BYTES: llvm.call_intrinsic "llvm.x86.sse2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<8xi16>, vector<8xi16>) -> vector<4xi32>
+// BYTES: arith.subi %{{.*}} : vector<4xi32>
+
+// LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// LLVM-NOT: = vector.
+// LLVM-NOT: = arith.
+
+// GENERIC-NOT: llvm.call_intrinsic
+// GENERIC-NOT: memref<16xi32>
+
+// BADCPU: error: qtensor-generate-kernels: unknown host-cpu 'x86-64-v9', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4
+// BADINST: error: qtensor-instantiate-kernels: unknown host-cpu 'avx2', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4
+
+module {
+}
