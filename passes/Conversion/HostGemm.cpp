@@ -30,12 +30,14 @@
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
 //    product of the block's activation scale and the group's weight scale
 //    (groups are whole chunks), two chunks an iteration into two
-//    accumulators. Built for x86-64-v3 or v4 with codes of at most 7 bits,
-//    the fields stay unsigned and meet X in AVX2's u8 x s8 pair multiply
-//    (vpmaddubsw; vpmaddwd sums the pairs' pairs), and the fields' offset
-//    2^(b-1) comes off per four activations as a correction computed with
-//    X's codes. Integer sums are exact either way, so its error bound is
-//    the f32 one on the quantized X;
+//    accumulators. Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x
+//    s8 pair multiply (vpmaddubsw; vpmaddwd sums the pairs' pairs): codes
+//    of at most 7 bits as their unsigned fields, the offset 2^(b-1) coming
+//    off per four activations as a correction computed with X's codes;
+//    8-bit codes as |q| times x with q's sign (vpsignb). Byte codes in
+//    groups of 32 or more go two 16-byte chunks a multiply. Integer sums
+//    are exact either way, so its error bound is the f32 one on the
+//    quantized X;
 //  - T > 1: two weight rows at a time are decoded into stack buffers as
 //    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
 //    time, 8 lanes per step: eight independent accumulators, each X chunk
@@ -183,16 +185,25 @@ private:
                        Value xs, Value xc) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value biasValue, Value xq, Value xs, Value xc) const;
-  /// Whether int8 activations meet unsigned fields in x86's u8 x s8 pair
-  /// multiply (AVX2, so x86-64-v3 and up). Fields below 2^7 keep every
-  /// pair sum, at most 2 * 127 * 127, inside i16: the instruction's
-  /// saturation never acts. 8-bit codes keep the sign-extending path.
-  bool multipliesUnsignedFields() const {
-    return spec.quantizedActivations && spec.bits <= 7 &&
+  /// Whether int8 activations meet the codes in x86's u8 x s8 pair
+  /// multiply (AVX2, so x86-64-v3 and up): fields below 2^7 as they are,
+  /// with their offset subtracted after (multipliesUnsignedFields), 8-bit
+  /// codes as |q| times x with q's sign. Every pair sum is below 2^15,
+  /// so the instruction's saturation never acts.
+  bool usesAvx2() const {
+    return spec.quantizedActivations &&
            (cpu == HostCpuLevel::X86_64_V3 || cpu == HostCpuLevel::X86_64_V4);
   }
-  /// Lanes of the i32 sums of one chunk on that path: one per four codes.
-  int64_t quadLanes() const { return chunk / 4; }
+  bool multipliesUnsignedFields() const { return usesAvx2() && spec.bits <= 7; }
+  /// Chunks of one integer product: two 16-byte chunks of byte codes make
+  /// one 32-byte AVX2 multiply where they share a group (groups of 32 or
+  /// more, or per channel) and, always, an activation block.
+  int64_t chunksPerTerm() const {
+    return usesAvx2() && chunk == 16 &&
+                   (spec.groupSize == 0 || spec.groupSize % 32 == 0)
+               ? 2
+               : 1;
+  }
   int64_t activationBlocks() const {
     return (spec.k + kActivationBlock - 1) / kActivationBlock;
   }
@@ -354,7 +365,7 @@ Value HostGemmEmitter::emitSignedCodes(ImplicitLocOpBuilder &b,
   return arith::SubIOp::create(
       b, fields8,
       arith::ConstantOp::create(
-          b, SplatElementsAttr::get(VectorType::get({chunk}, i8),
+          b, SplatElementsAttr::get(cast<VectorType>(fields8.getType()),
                                     b.getIntegerAttr(i8, bias))));
 }
 
@@ -605,20 +616,39 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                                   Value xc) const {
   MLIRContext *ctx = b.getContext();
   Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
-  const bool unsignedFields = multipliesUnsignedFields();
-  const int64_t lanes = unsignedFields ? quadLanes() : chunk / 2;
+  const bool avx2 = usesAvx2();
+  const int64_t step = chunksPerTerm();
+  // One accumulator lane per four codes of a term on AVX2, per two codes
+  // of a chunk in the sign-extending form.
+  const int64_t lanes = avx2 ? step * chunk / 4 : chunk / 2;
   auto sumsTy = VectorType::get({lanes}, f32);
   Value zero = arith::ConstantOp::create(
       b, SplatElementsAttr::get(sumsTy, b.getF32FloatAttr(0.0)));
   const bool split = splitsNibbles();
-  // The exact integer sums of chunk c's code-activation products, `lanes`
-  // of them in i32.
-  auto integerSums = [&](ImplicitLocOpBuilder &cb, Value c) -> Value {
+  auto intrinsic = [&](ImplicitLocOpBuilder &cb, Type type, StringRef name,
+                       ValueRange operands) -> Value {
+    return LLVM::CallIntrinsicOp::create(cb, type, StringAttr::get(ctx, name),
+                                         operands)
+        .getResult(0);
+  };
+  // The exact integer sums of the products of `count` chunks' codes from
+  // chunk c with their activations, in i32.
+  auto integerSums = [&](ImplicitLocOpBuilder &cb, Value c,
+                         int64_t count) -> Value {
+    const int64_t bytes = count * chunk;
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
-    Value x = vector::LoadOp::create(cb, VectorType::get({chunk}, i8), xq,
+    Value x = vector::LoadOp::create(cb, VectorType::get({bytes}, i8), xq,
                                      ValueRange{first});
     Value fields = emitFields(cb, args, n, c, split);
-    if (!unsignedFields) {
+    if (count == 2) {
+      SmallVector<int64_t> both;
+      for (int64_t j = 0; j < bytes; ++j)
+        both.push_back(j);
+      Value next = arith::AddIOp::create(cb, c, indexConst(cb, 1));
+      fields = vector::ShuffleOp::create(
+          cb, fields, emitFields(cb, args, n, next, split), both);
+    }
+    if (!avx2) {
       // Adjacent lanes' products summed in i32: one pmaddwd on x86.
       auto wideTy = VectorType::get({chunk}, i32);
       Value q = emitSignedCodes(cb, fields);
@@ -627,48 +657,83 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                                 arith::ExtSIOp::create(cb, wideTy, x));
       return sumAdjacentPairs(cb, products, chunk / 2);
     }
-    if (spec.fieldBits() == 8) // a byte holds one field below 2^b
-      fields = arith::AndIOp::create(
-          cb, fields,
-          arith::ConstantOp::create(
-              cb, SplatElementsAttr::get(
-                      VectorType::get({chunk}, i8),
-                      cb.getIntegerAttr(i8, (int64_t(1) << spec.bits) - 1))));
-    // field * x summed in adjacent pairs (vpmaddubsw: the fields unsigned,
-    // X signed), then those in pairs in i32 (vpmaddwd by ones). Written as
-    // the intrinsics: LLVM proves the generic form's saturation redundant
-    // for fields this small and no longer selects the first, and
-    // reassociates the second's adds with the offsets' subtraction.
-    const bool wide = chunk == 32;
-    auto pairsTy = VectorType::get({chunk / 2}, i16);
-    Value pairs =
-        LLVM::CallIntrinsicOp::create(
-            cb, pairsTy,
-            StringAttr::get(ctx, wide ? "llvm.x86.avx2.pmadd.ub.sw"
-                                      : "llvm.x86.ssse3.pmadd.ub.sw.128"),
-            ValueRange{fields, x})
-            .getResult(0);
+    auto bytesTy = VectorType::get({bytes}, i8);
+    auto pairsTy = VectorType::get({bytes / 2}, i16);
+    const bool wide = bytes == 32;
+    Value unsignedSide, signedSide;
+    if (spec.bits == 8) {
+      // |q| (128 for -128, as an unsigned byte) times x with q's sign
+      // (vpsignb; |x| <= 127 never overflows): the same products, the
+      // unsigned side below 2^8 and the signed one within a byte.
+      Value q = emitSignedCodes(cb, fields);
+      unsignedSide = arith::MaxSIOp::create(
+          cb, q,
+          arith::SubIOp::create(cb,
+                                arith::ConstantOp::create(
+                                    cb, SplatElementsAttr::get(
+                                            bytesTy, cb.getIntegerAttr(i8, 0))),
+                                q));
+      signedSide = intrinsic(cb, bytesTy,
+                             wide ? "llvm.x86.avx2.psign.b"
+                                  : "llvm.x86.ssse3.psign.b.128",
+                             ValueRange{x, q});
+    } else {
+      // The fields themselves, below 2^b (a byte field masked to its b
+      // bits); their offset 2^(b-1) comes off below.
+      unsignedSide = fields;
+      if (spec.fieldBits() == 8)
+        unsignedSide = arith::AndIOp::create(
+            cb, fields,
+            arith::ConstantOp::create(
+                cb, SplatElementsAttr::get(
+                        bytesTy,
+                        cb.getIntegerAttr(i8, (int64_t(1) << spec.bits) - 1))));
+      signedSide = x;
+    }
+    // Unsigned times signed bytes summed in adjacent pairs (vpmaddubsw; a
+    // pair is at most 2 * 128 * 127 < 2^15, so it never saturates), then
+    // those in pairs in i32 (vpmaddwd by ones). Written as the intrinsics:
+    // LLVM proves the generic form's saturation redundant for values this
+    // small and no longer selects the first, and reassociates the
+    // second's adds with the offsets' subtraction.
+    Value pairs = intrinsic(cb, pairsTy,
+                            wide ? "llvm.x86.avx2.pmadd.ub.sw"
+                                 : "llvm.x86.ssse3.pmadd.ub.sw.128",
+                            ValueRange{unsignedSide, signedSide});
     Value ones = arith::ConstantOp::create(
         cb, SplatElementsAttr::get(pairsTy, cb.getIntegerAttr(i16, 1)));
-    Value quads = LLVM::CallIntrinsicOp::create(
-                      cb, VectorType::get({lanes}, i32),
-                      StringAttr::get(ctx, wide ? "llvm.x86.avx2.pmadd.wd"
-                                                : "llvm.x86.sse2.pmadd.wd"),
-                      ValueRange{pairs, ones})
-                      .getResult(0);
+    Value quads =
+        intrinsic(cb, VectorType::get({bytes / 4}, i32),
+                  wide ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd",
+                  ValueRange{pairs, ones});
+    if (spec.bits == 8)
+      return quads;
     // sum (field - 2^(b-1)) x = sum field x - 2^(b-1) sum x, the second
     // term computed once per call with X's codes.
     Value offsets = vector::LoadOp::create(
-        cb, VectorType::get({lanes}, i32), xc,
-        ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, lanes))});
+        cb, VectorType::get({bytes / 4}, i32), xc,
+        ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
     return arith::SubIOp::create(cb, quads, offsets);
   };
-  // acc + (sum of chunk c's code-activation products) * s_x * s_w: groups
-  // are whole chunks (validated), so one chunk has one scale of each.
-  // Exact sums: |sum| <= 32 * 128 * 127 < 2^24, so the conversion is
-  // exact too.
-  auto chunkTerm = [&](ImplicitLocOpBuilder &cb, Value c, Value acc) -> Value {
-    Value sums = integerSums(cb, c);
+  // acc + (the integer sums of `count` chunks from c) * s_x * s_w: a term
+  // lies in one group and one activation block (chunksPerTerm), so it has
+  // one scale of each. Exact sums: |sum| <= 32 * 128 * 127 < 2^24, so the
+  // conversion is exact too.
+  auto term = [&](ImplicitLocOpBuilder &cb, Value c, int64_t count,
+                  Value acc) -> Value {
+    Value sums = integerSums(cb, c, count);
+    const int64_t got = cast<VectorType>(sums.getType()).getNumElements();
+    if (got < lanes) { // a last single chunk of a two-chunk kernel
+      SmallVector<int64_t> padded;
+      for (int64_t j = 0; j < lanes; ++j)
+        padded.push_back(j < got ? j : got);
+      sums = vector::ShuffleOp::create(
+          cb, sums,
+          arith::ConstantOp::create(
+              cb, SplatElementsAttr::get(cast<VectorType>(sums.getType()),
+                                         cb.getI32IntegerAttr(0))),
+          padded);
+    }
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
     Value sx = memref::LoadOp::create(
         cb, xs,
@@ -683,22 +748,26 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                                  vector::BroadcastOp::create(cb, sumsTy, scale),
                                  acc);
   };
-  // Two chunks an iteration into two accumulators: the fma chains overlap.
-  const int64_t paired = fullChunks - fullChunks % 2;
+  // Two terms an iteration into two accumulators: the fma chains overlap.
+  // The tail chunk is a chunk like the others: xq is 0 past K, so its
+  // padded codes add nothing.
+  const int64_t allChunks = fullChunks + (tail ? 1 : 0);
+  const int64_t terms = allChunks / step, single = allChunks % step;
+  const int64_t paired = terms - terms % 2;
   auto loop = scf::ForOp::create(
-      b, indexConst(b, 0), indexConst(b, paired), indexConst(b, 2),
-      ValueRange{zero, zero},
+      b, indexConst(b, 0), indexConst(b, paired * step),
+      indexConst(b, 2 * step), ValueRange{zero, zero},
       [&](OpBuilder &nested, Location loc, Value c, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        Value next = arith::AddIOp::create(ib, c, indexConst(ib, 1));
-        scf::YieldOp::create(ib, ValueRange{chunkTerm(ib, c, acc[0]),
-                                            chunkTerm(ib, next, acc[1])});
+        Value next = arith::AddIOp::create(ib, c, indexConst(ib, step));
+        scf::YieldOp::create(ib, ValueRange{term(ib, c, step, acc[0]),
+                                            term(ib, next, step, acc[1])});
       });
   Value acc0 = loop.getResult(0), acc1 = loop.getResult(1);
-  if (paired < fullChunks)
-    acc0 = chunkTerm(b, indexConst(b, paired), acc0);
-  if (tail) // xq is 0 past K: the padded codes add nothing
-    acc1 = chunkTerm(b, indexConst(b, fullChunks), acc1);
+  if (paired < terms)
+    acc0 = term(b, indexConst(b, paired * step), step, acc0);
+  if (single)
+    acc1 = term(b, indexConst(b, terms * step), 1, acc1);
   Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
                                           arith::AddFOp::create(b, acc0, acc1),
                                           arith::FastMathFlags::reassoc);

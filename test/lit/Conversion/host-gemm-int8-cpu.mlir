@@ -1,12 +1,14 @@
-// The host GEMM's int8-activation path per CPU level: at x86-64-v3 and v4,
-// codes of at most 7 bits meet X in AVX2's u8 x s8 pair multiply (the
-// intrinsic, with the fields' offset subtracted per four activations);
-// generic code and 8-bit codes sign-extend both sides instead.
+// The host GEMM's int8-activation path per CPU level: at x86-64-v3 and v4
+// the codes meet X in AVX2's u8 x s8 pair multiply (the intrinsics), codes
+// of at most 7 bits as their unsigned fields with the offset subtracted per
+// four activations, 8-bit codes as |q| times x with q's sign; byte codes in
+// groups of 32 two chunks at a time. Generic code sign-extends both sides.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=V3
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4 kernels=host_gemm:w6:g16:sym:f16:n8:k80:scf32:xq8" | FileCheck %s --check-prefix=BYTES
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=GENERIC
-// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w8:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=GENERIC
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w8:g32:sym:f16:n8:k80:xq8" | FileCheck %s --check-prefix=W8
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w5:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=W5
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64" | FileCheck %s --check-prefix=GENERIC
 // RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
@@ -27,6 +29,21 @@
 // BYTES: llvm.call_intrinsic "llvm.x86.ssse3.pmadd.ub.sw.128"(%{{.*}}, %{{.*}}) : (vector<16xi8>, vector<16xi8>) -> vector<8xi16>
 // BYTES: llvm.call_intrinsic "llvm.x86.sse2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<8xi16>, vector<8xi16>) -> vector<4xi32>
 // BYTES: arith.subi %{{.*}} : vector<4xi32>
+
+// Q8_0's form: |q| (max(q, -q), 128 for -128 as an unsigned byte) and x
+// with q's sign, two 16-byte chunks a multiply; K = 80 leaves one chunk.
+// W8-NOT: memref<{{[0-9]+}}xi32>
+// W8: arith.maxsi %{{.*}} : vector<32xi8>
+// W8: llvm.call_intrinsic "llvm.x86.avx2.psign.b"(%{{.*}}, %{{.*}}) : (vector<32xi8>, vector<32xi8>) -> vector<32xi8>
+// W8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// W8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// W8-NOT: arith.subi %{{.*}} : vector<8xi32>
+// W8: llvm.call_intrinsic "llvm.x86.ssse3.psign.b.128"
+// W8: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 4, 4, 4] : vector<4xi32>, vector<4xi32>
+
+// Q5_0's form: byte fields in pairs of chunks, offsets subtracted.
+// W5: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %{{.*}}) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// W5: arith.subi %{{.*}} : vector<8xi32>
 
 // LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // LLVM-NOT: = vector.

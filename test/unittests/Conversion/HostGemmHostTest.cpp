@@ -456,7 +456,8 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
     Weights w = makeWeights(spec, rng);
     ASSERT_FALSE(w.words.empty());
     // Int8 activations take AVX2's u8 x s8 multiply when built for
-    // x86-64-v3 (codes of at most 7 bits): both forms, where this CPU runs
+    // x86-64-v3 (fields and an offset below 8 bits, |q| and a sign at 8;
+    // byte codes two chunks at a time): both forms, where this CPU runs
     // the second.
     std::vector<HostCpuLevel> levels = {HostCpuLevel::Generic};
     if (spec.quantizedActivations) {
