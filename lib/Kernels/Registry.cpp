@@ -181,8 +181,8 @@ KernelCapability hostGemm() {
 
 /// The host GEMM with int8 activations (ggml's way on a CPU): at T = 1 it
 /// quantizes X per 32 to int8 (Numerics/ActivationQuant.h) and multiplies
-/// codes and activations as integers, two pairs an instruction (pmaddwd),
-/// each chunk's sum scaled once. Signed codes only (no zero-point, min or
+/// codes and activations as integers (pmaddwd; built for x86-64-v3 and
+/// up, pmaddubsw), each chunk's sum scaled once. Signed codes only (no zero-point, min or
 /// codebook), groups of whole chunks, K within its stack row. Above the
 /// float-activation host GEMM unless the compile keeps activations float.
 KernelCapability hostGemmInt8Activations() {

@@ -214,6 +214,14 @@ private:
   }
   /// T = 1 with X's row in f32 on the stack: W4 lanes in nibble order.
   bool splitsNibbles() const { return spec.fieldBits() == 4; }
+  /// A W4 chunk of X (in lane order) rearranged into nibble order, as the
+  /// T = 1 paths store X's row.
+  Value toNibbleOrder(ImplicitLocOpBuilder &b, Value chunkOfX) const {
+    SmallVector<int64_t> order;
+    for (int64_t j = 0; j < chunk; ++j)
+      order.push_back(codeOfLane(j, /*split=*/true));
+    return vector::ShuffleOp::create(b, chunkOfX, chunkOfX, order);
+  }
   /// X[t, chunk c] in f32; the tail chunk's lanes past K read as 0.
   Value emitXChunk(ImplicitLocOpBuilder &b, Value x, Value t, Value c,
                    bool isTail) const;
@@ -577,12 +585,8 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
         cb, arith::MaximumFOp::create(cb, r, splat(cb, -127.0)),
         splat(cb, 127.0));
     Value q = arith::FPToSIOp::create(cb, bytesTy, r);
-    if (splitsNibbles()) { // a block is one W4 chunk
-      SmallVector<int64_t> order;
-      for (int64_t j = 0; j < block; ++j)
-        order.push_back(codeOfLane(j, /*split=*/true));
-      q = vector::ShuffleOp::create(cb, q, q, order);
-    }
+    if (splitsNibbles()) // a block is one W4 chunk
+      q = toNibbleOrder(cb, q);
     vector::StoreOp::create(cb, q, xq, ValueRange{col});
     if (!xc)
       return;
@@ -782,12 +786,8 @@ void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
       [&](ImplicitLocOpBuilder &cb, Value c, bool isTail,
           ValueRange) -> SmallVector<Value> {
         Value xs = emitXChunk(cb, args[0], row, c, isTail);
-        if (splitsNibbles()) {
-          SmallVector<int64_t> order;
-          for (int64_t j = 0; j < chunk; ++j)
-            order.push_back(codeOfLane(j, /*split=*/true));
-          xs = vector::ShuffleOp::create(cb, xs, xs, order);
-        }
+        if (splitsNibbles())
+          xs = toNibbleOrder(cb, xs);
         vector::StoreOp::create(
             cb, xs, xrow,
             ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk))});

@@ -20,6 +20,7 @@
 
 #include "LadderLevels.h"
 
+#include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Runtime/Decoder.h"
 #include "qtensor/Runtime/ReferenceDecoder.h"
 #include "qtensor/Tokenizer/Tokenizer.h"
@@ -245,10 +246,12 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     return r;
   }
   const size_t vocab = size_t(c.vocab);
-  auto refRow = [&](int64_t i) {
-    return std::vector<double>(ref->begin() + size_t(i) * vocab,
-                               ref->begin() + size_t(i + 1) * vocab);
+  // Row i (the logits of step i) of a forward's [steps, vocab] logits.
+  auto rowOf = [&](const std::vector<double> &logits, int64_t i) {
+    return std::vector<double>(logits.begin() + size_t(i) * vocab,
+                               logits.begin() + size_t(i + 1) * vocab);
   };
+  auto refRow = [&](int64_t i) { return rowOf(*ref, i); };
   const std::vector<double> promptRef = refRow(0);
   const double kernelError = relativeL2(stepLogits[0], promptRef);
   const bool int8 =
@@ -265,9 +268,7 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
       return r;
     }
     for (int64_t i = 0; i < steps; ++i) {
-      const std::vector<double> q(quantizing->begin() + size_t(i) * vocab,
-                                  quantizing->begin() + size_t(i + 1) * vocab);
-      effects.push_back(relativeL2(q, refRow(i)));
+      effects.push_back(relativeL2(rowOf(*quantizing, i), refRow(i)));
       bounds[size_t(i)] += kInt8EffectFactor * effects.back();
     }
   }
@@ -341,10 +342,13 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
              "weights: relative L2 " +
              percent(kernelError) + " (bound " + percent(bound) + ", " + act +
              " activations";
-  if (int8)
-    r.detail += ", int8 per 32 into the T = 1 linears as ggml quantizes "
-                "them: " +
-                percent(kLogitsBound) + " + 3 x their own effect";
+  if (int8) {
+    char factor[16];
+    std::snprintf(factor, sizeof(factor), "%g", kInt8EffectFactor);
+    r.detail += ", int8 per " + std::to_string(kActivationBlock) +
+                " into the T = 1 linears as ggml quantizes them: " +
+                percent(kLogitsBound) + " + " + factor + " x their own effect";
+  }
   r.detail += "); " + greedy + "; decode after prefill vs longer prefill: " +
               percent(cacheError);
   if (int8) {
