@@ -729,6 +729,20 @@ LoadedModel::referenceWeight(const OpPlan &op) const {
                            view(op.tensor, "zeros"));
 }
 
+Expected<std::vector<double>>
+LoadedModel::referenceMagnitudes(const OpPlan &op) const {
+  const artifact::QuantizedTensor *q =
+      op.entry ? op.entry->quantized() : nullptr;
+  if (!q || !hasOwnRoundingMagnitudes(q->logical.descriptor))
+    return std::vector<double>();
+  const safetensors::TensorView *codes = view(op.tensor, "codes");
+  const safetensors::TensorView *scales = view(op.tensor, "scales");
+  if (!codes || !scales)
+    return makeError("op \"", op.tensor, "\": codes or scales not mapped");
+  return reconstructWeight(*op.entry, *codes, *scales, view(op.tensor, "zeros"),
+                           ReconstructedPart::RoundingMagnitude);
+}
+
 Expected<std::unique_ptr<ReferenceRows>>
 LoadedModel::referenceRows(const OpPlan &op) const {
   return referenceRows(op.tensor);

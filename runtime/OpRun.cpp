@@ -36,8 +36,11 @@ Expected<KernelError> checkOutput(const LoadedModel &model, const OpPlan &op,
                                   const HostTensor &x, const HostTensor &y) {
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w, model.referenceWeight(op));
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> b, model.referenceBias(op));
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> magnitudes,
+                           model.referenceMagnitudes(op));
   return measureKernelError(op.kernelActivations(x.toDoubles(), x.rows), w, b,
-                            y.toDoubles(), x.rows, op.n(), op.k(), op.output);
+                            y.toDoubles(), x.rows, op.n(), op.k(), op.output,
+                            magnitudes.empty() ? nullptr : &magnitudes);
 }
 
 std::string hexPrefix(const std::vector<uint8_t> &bytes) {

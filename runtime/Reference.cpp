@@ -58,25 +58,29 @@ Expected<StoredParts> readStoredParts(const artifact::TensorEntry &entry,
 }
 } // namespace
 
-Expected<std::vector<double>>
-qtensor::runtime::reconstructWeight(const artifact::TensorEntry &entry,
-                                    const safetensors::TensorView &codes,
-                                    const safetensors::TensorView &scales,
-                                    const safetensors::TensorView *zeros) {
+Expected<std::vector<double>> qtensor::runtime::reconstructWeight(
+    const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+    const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
+    ReconstructedPart part) {
   QTENSOR_ASSIGN_OR_RETURN(StoredParts p,
                            readStoredParts(entry, codes, scales, zeros));
-  auto w = reconstructAffine(p.q->logical, p.codes, p.scales, p.zeros);
-  if (!w)
-    return makeError(entry.name, ": reconstruction: ", w.message());
-  return w.take();
+  auto made =
+      AffineReconstruction::make(p.q->logical, p.codes, p.scales, p.zeros);
+  std::vector<double> w(made ? made->size() : 0);
+  Status s =
+      made ? made->range(0, w.size(), w.data(), part) : Status(made.error());
+  if (!s)
+    return makeError(entry.name, ": reconstruction: ", s.message());
+  return w;
 }
 
 Expected<std::vector<double>> qtensor::runtime::reconstructWeightRows(
     const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
     const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
-    const std::vector<int64_t> &rows) {
-  QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> r,
-                           ReferenceRows::open(entry, codes, scales, zeros));
+    const std::vector<int64_t> &rows, ReconstructedPart part) {
+  QTENSOR_ASSIGN_OR_RETURN(
+      std::unique_ptr<ReferenceRows> r,
+      ReferenceRows::open(entry, codes, scales, zeros, part));
   const int64_t n = r->rows(), k = r->cols(), unit = r->rowUnit();
   for (int64_t row : rows)
     if (row < 0 || row >= n)
@@ -133,13 +137,13 @@ int64_t ReferenceRows::rowUnit() const {
   return artifact::storedCodeRowUnit(parts->tensor.logical);
 }
 
-Expected<std::unique_ptr<ReferenceRows>>
-ReferenceRows::open(const artifact::TensorEntry &entry,
-                    const safetensors::TensorView &codes,
-                    const safetensors::TensorView &scales,
-                    const safetensors::TensorView *zeros) {
+Expected<std::unique_ptr<ReferenceRows>> ReferenceRows::open(
+    const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+    const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
+    ReconstructedPart part) {
   std::unique_ptr<ReferenceRows> r(new ReferenceRows());
   r->name = entry.name;
+  r->part = part;
   r->parts = std::make_unique<Parts>();
   QTENSOR_ASSIGN_OR_RETURN(
       r->parts->stored,
@@ -178,8 +182,9 @@ Status ReferenceRows::fill(int64_t first, int64_t count, double *out) const {
   if (!codes)
     return makeError(name, ".codes: ", codes.message());
   const size_t begin = size_t(first) * size_t(k);
-  if (Status s = reconstruction->rangeOf(
-          codes->data(), begin, begin, begin + size_t(count) * size_t(k), out);
+  if (Status s =
+          reconstruction->rangeOf(codes->data(), begin, begin,
+                                  begin + size_t(count) * size_t(k), out, part);
       !s)
     return makeError(name, ": reconstruction: ", s.message());
   return Status::ok();
@@ -313,6 +318,15 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
   return y;
 }
 
+namespace {
+std::vector<double> absoluteValues(const std::vector<double> &x) {
+  std::vector<double> a(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    a[i] = std::fabs(x[i]);
+  return a;
+}
+} // namespace
+
 std::vector<double>
 qtensor::runtime::absoluteProducts(const std::vector<double> &x,
                                    const std::vector<double> &w, int64_t t,
@@ -369,7 +383,8 @@ bool recordOutput(KernelError &e, size_t i, double y, double ref, double mag,
 KernelError qtensor::runtime::measureKernelError(
     const std::vector<double> &x, const std::vector<double> &w,
     const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
-    int64_t n, int64_t k, FloatType output) {
+    int64_t n, int64_t k, FloatType output,
+    const std::vector<double> *magnitudes) {
   // The reference and the magnitudes in one pass over W, split by output
   // rows over the pool: every value is summed in the same order as
   // referenceLinear and absoluteProducts sum it, whatever the split.
@@ -379,6 +394,9 @@ KernelError qtensor::runtime::measureKernelError(
                         ref[at] = dot + (bias.empty() ? 0.0 : bias[o]);
                         mag[at] = abs;
                       });
+  // Magnitudes of their own: sum |x| a, a second pass over them.
+  if (magnitudes)
+    mag = referenceLinear(absoluteValues(x), *magnitudes, t, n, k);
   KernelError e;
   for (size_t i = 0; i < ref.size() && i < y.size(); ++i) {
     double b = bias.empty() ? 0.0 : std::fabs(bias[i % size_t(n)]);
@@ -391,7 +409,8 @@ KernelError qtensor::runtime::measureKernelError(
 KernelError qtensor::runtime::measureKernelErrorOnRows(
     const std::vector<double> &x, const std::vector<double> &wRows,
     const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
-    int64_t n, int64_t k, FloatType output, const std::vector<int64_t> &rows) {
+    int64_t n, int64_t k, FloatType output, const std::vector<int64_t> &rows,
+    const std::vector<double> *magnitudes) {
   KernelError e;
   e.finite = y.size() == size_t(t) * size_t(n);
   for (size_t i = 0; i < y.size(); ++i)
@@ -408,11 +427,12 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
       const int64_t r = rows[ri];
       const double *xr = &x[size_t(row) * size_t(k)];
       const double *wr = &wRows[ri * size_t(k)];
+      const double *ar = magnitudes ? &(*magnitudes)[ri * size_t(k)] : nullptr;
       double ref = bias.empty() ? 0.0 : bias[size_t(r)];
       double mag = bias.empty() ? 0.0 : std::fabs(bias[size_t(r)]);
       for (int64_t j = 0; j < k; ++j) {
         ref += xr[j] * wr[j];
-        mag += std::fabs(xr[j] * wr[j]);
+        mag += ar ? std::fabs(xr[j]) * ar[j] : std::fabs(xr[j] * wr[j]);
       }
       const size_t i = size_t(row) * size_t(n) + size_t(r);
       if (!recordOutput(e, i, y[i], ref, mag, k, output))

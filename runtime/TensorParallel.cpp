@@ -709,13 +709,27 @@ Expected<std::vector<std::vector<double>>> TensorParallelGroup::everyRankValues(
 
 Expected<std::vector<double>>
 TensorParallelGroup::referenceWeight(const GroupOp &op) const {
+  return joinedWeight(op, &LoadedModel::referenceWeight);
+}
+
+Expected<std::vector<double>>
+TensorParallelGroup::referenceMagnitudes(const GroupOp &op) const {
+  return joinedWeight(op, &LoadedModel::referenceMagnitudes);
+}
+
+Expected<std::vector<double>> TensorParallelGroup::joinedWeight(
+    const GroupOp &op,
+    Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
+        const) const {
   if (op.collective == Collective::None) { // every rank holds it whole
-    auto w = models[0]->referenceWeight(*op.plans[0]);
+    auto w = ((*models[0]).*of)(*op.plans[0]);
     QTENSOR_TRY(agree(w ? Status::ok() : Status(w.error())));
     return w;
   }
-  QTENSOR_ASSIGN_OR_RETURN(auto all,
-                           everyRankValues(op, &LoadedModel::referenceWeight));
+  QTENSOR_ASSIGN_OR_RETURN(auto all, everyRankValues(op, of));
+  if (std::all_of(all.begin(), all.end(),
+                  [](const std::vector<double> &v) { return v.empty(); }))
+    return std::vector<double>();
   std::vector<double> w(size_t(op.n) * size_t(op.k));
   for (size_t r = 0; r < all.size(); ++r) {
     const RankSlice &s = op.slices[r];
@@ -767,12 +781,17 @@ Expected<KernelError> TensorParallelGroup::check(const GroupOp &op,
   QTENSOR_ASSIGN_OR_RETURN(std::vector<double> b, referenceBias(op));
   // Only a whole-K op may quantize its activations (the int8 kernel
   // admits no row-parallel split), and every rank then quantizes all of X.
-  if (op.collective != Collective::AllReduceSum)
+  // A reduced op's ranks decode s q + m in one fma: |W_hat| serves there.
+  if (op.collective != Collective::AllReduceSum) {
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> magnitudes,
+                             referenceMagnitudes(op));
     return measureKernelError(
         op.plans.empty()
             ? x.toDoubles()
             : op.plans[0]->kernelActivations(x.toDoubles(), x.rows),
-        w, b, y.toDoubles(), x.rows, op.n, op.k, op.output);
+        w, b, y.toDoubles(), x.rows, op.n, op.k, op.output,
+        magnitudes.empty() ? nullptr : &magnitudes);
+  }
   return measureAllReduceError(x.toDoubles(), w, b, op.slices, y.toDoubles(),
                                x.rows, op.n, op.k, op.output);
 }

@@ -109,15 +109,18 @@ Expected<AffineReconstruction> qtensor::AffineReconstruction::prepare(
 }
 
 Status qtensor::AffineReconstruction::range(size_t begin, size_t end,
-                                            double *out) const {
+                                            double *out,
+                                            ReconstructedPart part) const {
   if (!codes)
     return makeError("the reconstruction was prepared without its codes");
-  return rangeOf(codes->data(), 0, begin, end, out);
+  return rangeOf(codes->data(), 0, begin, end, out, part);
 }
 
 Status qtensor::AffineReconstruction::rangeOf(const int32_t *block,
                                               size_t blockBegin, size_t begin,
-                                              size_t end, double *out) const {
+                                              size_t end, double *out,
+                                              ReconstructedPart part) const {
+  const bool magnitudes = part == ReconstructedPart::RoundingMagnitude;
   if (begin < blockBegin || end < begin || end > elements)
     return makeError(
         "elements [", begin, ", ", end,
@@ -172,11 +175,19 @@ Status qtensor::AffineReconstruction::rangeOf(const int32_t *block,
     }
     case ZeroPointKind::Min: {
       const double m = zeros[size_t(g)];
+      if (magnitudes) {
+        for (size_t j = 0; j < n; ++j)
+          o[j] = std::fabs(s * double(q[j])) + std::fabs(m);
+        return Status::ok();
+      }
       for (size_t j = 0; j < n; ++j)
         o[j] = s * double(q[j]) + m;
       break;
     }
     }
+    if (magnitudes)
+      for (size_t j = 0; j < n; ++j)
+        o[j] = std::fabs(o[j]);
     return Status::ok();
   };
   // Contiguous columns of a row share a qparam unless the columns are

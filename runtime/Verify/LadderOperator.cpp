@@ -195,11 +195,19 @@ std::string kernelSummary(size_t calls, size_t ops, size_t entries,
          "), max |y - y_ref| " + format("%.3g", w.maxAbs);
 }
 
+/// W_hat and, where they differ from |W_hat|, its rounding magnitudes
+/// (empty otherwise: ReconstructedPart).
+struct ReferenceOfOp {
+  const std::vector<double> &w, &magnitudes;
+  const std::vector<double> *magnitudesOrNull() const {
+    return magnitudes.empty() ? nullptr : &magnitudes;
+  }
+};
+
 /// One call: run, measure, and say what failed. With `rows` (a sampled
-/// op), `w` holds only those weight rows.
+/// op), `ref` holds only those weight rows.
 Expected<KernelError> runAndMeasure(OpKernel &kernel, const KernelInstance &k,
-                                    const std::string &op,
-                                    const std::vector<double> &w,
+                                    const std::string &op, ReferenceOfOp ref,
                                     const std::vector<double> &bias, int64_t t,
                                     const std::vector<int64_t> *rows) {
   QTENSOR_ASSIGN_OR_RETURN(
@@ -210,9 +218,10 @@ Expected<KernelError> runAndMeasure(OpKernel &kernel, const KernelInstance &k,
   // Activation quantization is the kernel's contract, not its error.
   std::vector<double> xk = kernelActivations(x.toDoubles(), t, k);
   if (rows)
-    return measureKernelErrorOnRows(xk, w, bias, y.toDoubles(), t, k.n, k.k,
-                                    k.output, *rows);
-  return measureKernelError(xk, w, bias, y.toDoubles(), t, k.n, k.k, k.output);
+    return measureKernelErrorOnRows(xk, ref.w, bias, y.toDoubles(), t, k.n, k.k,
+                                    k.output, *rows, ref.magnitudesOrNull());
+  return measureKernelError(xk, ref.w, bias, y.toDoubles(), t, k.n, k.k,
+                            k.output, ref.magnitudesOrNull());
 }
 
 std::string describeFailure(const KernelError &e, const KernelInstance &k,
@@ -355,15 +364,22 @@ LevelResult hostLevel(const artifact::Artifact &a,
     bool shared = false;
     const std::vector<int64_t> rows =
         sampled ? sampledRows(shape[0], op) : std::vector<int64_t>();
-    auto rec =
-        sampled ? reconstructWeightRows(*t->entry, *t->codes, *t->scales,
-                                        t->zeros, rows)
-                : reconstructWeight(*t->entry, *t->codes, *t->scales, t->zeros);
-    if (!rec) {
-      r.detail = rec.message();
+    auto reconstruct = [&](ReconstructedPart part) {
+      return sampled ? reconstructWeightRows(*t->entry, *t->codes, *t->scales,
+                                             t->zeros, rows, part)
+                     : reconstructWeight(*t->entry, *t->codes, *t->scales,
+                                         t->zeros, part);
+    };
+    auto rec = reconstruct(ReconstructedPart::Value);
+    // With a min the bound scales with |s q| + |m|, not |W_hat|.
+    auto mag = hasOwnRoundingMagnitudes(q->logical.descriptor)
+                   ? reconstruct(ReconstructedPart::RoundingMagnitude)
+                   : Expected<std::vector<double>>(std::vector<double>());
+    if (!rec || !mag) {
+      r.detail = !rec ? rec.message() : mag.message();
       return r;
     }
-    std::vector<double> w = rec.take();
+    std::vector<double> w = rec.take(), magnitudes = mag.take();
     for (size_t index : kernelsOf[op]) {
       const KernelInstance &k = *kernels[index].instance;
       std::vector<double> bias;
@@ -418,7 +434,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
                      ", the weight has " + std::to_string(shape[0]) + " rows";
           return r;
         }
-        auto e = runAndMeasure(*kernel, k, op, w, bias, tokens,
+        auto e = runAndMeasure(*kernel, k, op, {w, magnitudes}, bias, tokens,
                                sampled ? &rows : nullptr);
         if (!e) {
           r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
@@ -509,8 +525,9 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
       coverage.sampled += sampled;
       auto w = (*model)->referenceWeight(op);
       auto b = (*model)->referenceBias(op);
-      if (!w || !b) {
-        r.detail = !w ? w.message() : b.message();
+      auto mag = (*model)->referenceMagnitudes(op);
+      if (!w || !b || !mag) {
+        r.detail = !w ? w.message() : !b ? b.message() : mag.message();
         return r;
       }
       for (const PhasePlan &p : op.phases)
@@ -526,7 +543,7 @@ LevelResult gpuLevel(const artifact::Artifact &a, const std::string &target,
             }
             KernelError e = measureKernelError(
                 op.kernelActivations(x->toDoubles(), t), *w, *b, y->toDoubles(),
-                t, op.n(), op.k(), op.output);
+                t, op.n(), op.k(), op.output, mag->empty() ? nullptr : &*mag);
             ++calls;
             worst.update(e, op.tensor + " T=" + std::to_string(t));
             if (!e.within()) {

@@ -23,6 +23,19 @@ Expected<std::vector<int64_t>>
 qparamIndexOfElements(const AffineDescriptor &d,
                       const std::vector<int64_t> &shape);
 
+/// What a reconstruction gives for each element: its value, or the
+/// magnitude a kernel's f32 rounding error scales with. That is |x| for
+/// every kind but a min: x = s q + m may be summed by a kernel as s q and m
+/// apart (the host GEMM with int8 activations does), so its magnitude is
+/// |s q| + |m|, which |x| understates where the two nearly cancel.
+enum class ReconstructedPart { Value, RoundingMagnitude };
+
+/// Whether the descriptor's rounding magnitudes differ from |W_hat| (a
+/// min zero-point): where they do not, |W_hat| serves.
+inline bool hasOwnRoundingMagnitudes(const AffineDescriptor &d) {
+  return d.zeroPoint == ZeroPointKind::Min;
+}
+
 /// The reconstruction of one tensor, prepared once (sizes checked, the
 /// qparam index of every position known) and evaluated on any range of
 /// flat indices, so callers can stream a tensor in pieces or split it over
@@ -44,11 +57,14 @@ public:
   /// Values of elements [begin, end) into out[0, end - begin), as
   /// reconstructAffine computes them; a code outside the descriptor's range
   /// is an error naming its flat index. Only for make()'s reconstructions.
-  Status range(size_t begin, size_t end, double *out) const;
+  /// `part`: values, or their rounding magnitudes (ReconstructedPart).
+  Status range(size_t begin, size_t end, double *out,
+               ReconstructedPart part = ReconstructedPart::Value) const;
   /// range() with the codes of elements [blockBegin, blockBegin + n) given
   /// as block[0, n), which must cover [begin, end).
   Status rangeOf(const int32_t *block, size_t blockBegin, size_t begin,
-                 size_t end, double *out) const;
+                 size_t end, double *out,
+                 ReconstructedPart part = ReconstructedPart::Value) const;
 
 private:
   AffineReconstruction(const AffineDescriptor &d,

@@ -154,6 +154,10 @@ public:
   /// float64, from the stored bytes (Reference.h).
   Expected<std::vector<double>> referenceWeight(const OpPlan &op) const;
   Expected<std::vector<double>> referenceBias(const OpPlan &op) const;
+  /// W_hat's rounding magnitudes [N, K] (ReconstructedPart), what the
+  /// kernel error bound scales with; empty where they are |W_hat| (no min
+  /// zero-point).
+  Expected<std::vector<double>> referenceMagnitudes(const OpPlan &op) const;
   /// The same W_hat by rows, for references that never need it whole.
   Expected<std::unique_ptr<ReferenceRows>>
   referenceRows(const OpPlan &op) const;

@@ -12,6 +12,7 @@
 #define QTENSOR_RUNTIME_REFERENCE_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/Safetensors.h"
 #include "qtensor/Support/Expected.h"
@@ -20,19 +21,15 @@
 #include <memory>
 #include <vector>
 
-namespace qtensor {
-class AffineReconstruction;
-} // namespace qtensor
-
 namespace qtensor::runtime {
 
-/// W_hat [N, K] of a quantized tensor from its stored physical tensors.
-/// Errors name the tensor and the physical tensor that failed.
-Expected<std::vector<double>>
-reconstructWeight(const artifact::TensorEntry &entry,
-                  const safetensors::TensorView &codes,
-                  const safetensors::TensorView &scales,
-                  const safetensors::TensorView *zeros);
+/// W_hat [N, K] of a quantized tensor from its stored physical tensors
+/// (`part`: or its rounding magnitudes, ReconstructedPart). Errors name the
+/// tensor and the physical tensor that failed.
+Expected<std::vector<double>> reconstructWeight(
+    const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
+    const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
+    ReconstructedPart part = ReconstructedPart::Value);
 
 /// Rows `rows` of W_hat, in that order: [rows.size(), K], row i being
 /// weight row rows[i]. What a sampled check needs, without the float64
@@ -42,7 +39,8 @@ reconstructWeight(const artifact::TensorEntry &entry,
 Expected<std::vector<double>> reconstructWeightRows(
     const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
     const safetensors::TensorView &scales, const safetensors::TensorView *zeros,
-    const std::vector<int64_t> &rows);
+    const std::vector<int64_t> &rows,
+    ReconstructedPart part = ReconstructedPart::Value);
 
 /// A weight [N, K] handed to a float64 reference a run of rows at a time,
 /// so that the whole weight is never held in float64 (8 bytes a weight).
@@ -84,11 +82,13 @@ private:
 /// views' mapping must outlive it.
 class ReferenceRows : public WeightRows {
 public:
-  /// Errors name the tensor and the physical tensor that failed.
+  /// Errors name the tensor and the physical tensor that failed. `part`:
+  /// what fill gives (W_hat, or its rounding magnitudes).
   static Expected<std::unique_ptr<ReferenceRows>>
   open(const artifact::TensorEntry &entry, const safetensors::TensorView &codes,
        const safetensors::TensorView &scales,
-       const safetensors::TensorView *zeros);
+       const safetensors::TensorView *zeros,
+       ReconstructedPart part = ReconstructedPart::Value);
   ~ReferenceRows() override;
 
   int64_t rows() const override { return n; }
@@ -104,6 +104,7 @@ private:
   ReferenceRows() = default;
   std::string name;
   int64_t n = 0, k = 0;
+  ReconstructedPart part = ReconstructedPart::Value;
   std::unique_ptr<Parts> parts;
   std::unique_ptr<AffineReconstruction> reconstruction;
 };
@@ -128,12 +129,15 @@ std::vector<double> absoluteProducts(const std::vector<double> &x,
                                      int64_t n, int64_t k);
 
 /// The largest |y_kernel - y_ref| a correct kernel may show for one output
-/// whose reference is `yRef`, with `absSum` = sum_k |x_k w_k| over an
+/// whose reference is `yRef`, with `absSum` = sum_k |x_k| a_k over an
 /// accumulation of `k` terms, f32 accumulators and one final rounding to
-/// `output`. With u = 2^-24 (f32) and gamma(m) = m u / (1 - m u):
+/// `output`; a_k is |w_k|, or with a min zero-point |s q_k| + |m| (a kernel
+/// may sum s q x and m x apart: ReconstructedPart). With u = 2^-24 (f32)
+/// and gamma(m) = m u / (1 - m u):
 ///  - every term x_k * s * (q - z) is rounded at most twice in f32: (q - z)
 ///    is exact, s (q - z) is exact (an 11- or 8-bit significand times a
-///    9-bit integer), x times it, or s times a partial sum, round once each;
+///    9-bit integer), x times it, or s times a partial sum, round once each
+///    (with a min, s q x and m x each so, or s q + m once and its product);
 ///  - any summation order of K terms (serial, chunked, butterfly, split-K)
 ///    is within gamma(K - 1) sum|terms| (Higham, Accuracy and Stability of
 ///    Numerical Algorithms, 2nd ed., eq. 4.4 and its order-free form);
@@ -147,7 +151,9 @@ double kernelErrorBound(double absSum, double yRef, int64_t k,
 /// A kernel's output against the float64 reference (seed 0x09D's E_kernel,
 /// elementwise): the largest |y - y_ref| and the largest ratio of it to
 /// kernelErrorBound (the bias's magnitude included in the sum, as it is
-/// added in f32). `worstRatio <= 1` for a correct kernel.
+/// added in f32). `worstRatio <= 1` for a correct kernel. `magnitudes`,
+/// shaped like w: W's rounding magnitudes (ReconstructedPart), which the
+/// bound scales with; null where they are |w| (hasOwnRoundingMagnitudes).
 struct KernelError {
   double maxAbsError = 0;
   double worstRatio = 0;
@@ -160,18 +166,18 @@ KernelError measureKernelError(const std::vector<double> &x,
                                const std::vector<double> &w,
                                const std::vector<double> &bias,
                                const std::vector<double> &y, int64_t t,
-                               int64_t n, int64_t k, FloatType output);
+                               int64_t n, int64_t k, FloatType output,
+                               const std::vector<double> *magnitudes = nullptr);
 /// The same for the outputs of the weight rows `rows` only (every row of
 /// T, those columns of y): what a sampled check costs, K T |rows| instead
 /// of K T N. `wRows` holds just those rows (reconstructWeightRows: row i
 /// is weight row rows[i]). Every output is still looked at for non-finite
 /// values.
-KernelError measureKernelErrorOnRows(const std::vector<double> &x,
-                                     const std::vector<double> &wRows,
-                                     const std::vector<double> &bias,
-                                     const std::vector<double> &y, int64_t t,
-                                     int64_t n, int64_t k, FloatType output,
-                                     const std::vector<int64_t> &rows);
+KernelError measureKernelErrorOnRows(
+    const std::vector<double> &x, const std::vector<double> &wRows,
+    const std::vector<double> &bias, const std::vector<double> &y, int64_t t,
+    int64_t n, int64_t k, FloatType output, const std::vector<int64_t> &rows,
+    const std::vector<double> *magnitudes = nullptr);
 
 } // namespace qtensor::runtime
 

@@ -197,6 +197,9 @@ public:
   /// (empty when none).
   Expected<std::vector<double>> referenceWeight(const GroupOp &op) const;
   Expected<std::vector<double>> referenceBias(const GroupOp &op) const;
+  /// W_hat's rounding magnitudes, assembled the same way; empty where they
+  /// are |W_hat| (LoadedModel::referenceMagnitudes).
+  Expected<std::vector<double>> referenceMagnitudes(const GroupOp &op) const;
   /// A combined output against the float64 reference of the whole weight:
   /// kernelErrorBound for gathered and replicated ops (each output is one
   /// kernel's, over the whole K), allReduceErrorBound for reduced ones.
@@ -224,6 +227,12 @@ private:
       const GroupOp &op,
       Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
           const) const;
+  /// The whole [N, K] of a per-rank weight slice from `of` (W_hat or its
+  /// magnitudes); empty when every rank's is.
+  Expected<std::vector<double>>
+  joinedWeight(const GroupOp &op,
+               Expected<std::vector<double>> (LoadedModel::*of)(const OpPlan &)
+                   const) const;
   /// What every rank must plan identically: op names, shapes, placements.
   std::string planFingerprint() const;
 

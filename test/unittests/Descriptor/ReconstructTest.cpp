@@ -62,6 +62,31 @@ TEST(Reconstruct, MinZeroPoint) {
   auto x = reconstructAffine(t, {0, 1, 2, 3}, {0.5}, {-1.0});
   ASSERT_TRUE(x) << x.message();
   EXPECT_EQ(*x, (std::vector<double>{-1.0, -0.5, 0.0, 0.5}));
+  // The rounding magnitudes are |s q| + |m|, not |s q + m|: code 2 gives
+  // 0, but a kernel summing s q x and m x apart rounds 1 and -1.
+  EXPECT_TRUE(hasOwnRoundingMagnitudes(t.descriptor));
+  std::vector<int32_t> codes = {0, 1, 2, 3};
+  std::vector<double> scales = {0.5}, mins = {-1.0};
+  auto r = AffineReconstruction::make(t, codes, scales, mins);
+  ASSERT_TRUE(r) << r.message();
+  std::vector<double> magnitudes(4);
+  ASSERT_TRUE(
+      r->range(0, 4, magnitudes.data(), ReconstructedPart::RoundingMagnitude));
+  EXPECT_EQ(magnitudes, (std::vector<double>{1.0, 1.5, 2.0, 2.5}));
+}
+
+// Every other kind's rounding magnitude is |W_hat| itself.
+TEST(Reconstruct, RoundingMagnitudesAreAbsoluteValuesWithoutAMin) {
+  QuantizedTensorDescriptor t = groups(1, 4, 4);
+  EXPECT_FALSE(hasOwnRoundingMagnitudes(t.descriptor));
+  std::vector<int32_t> codes = {0, 3, 5, 15};
+  std::vector<double> scales = {0.25}, zeros = {4};
+  auto r = AffineReconstruction::make(t, codes, scales, zeros);
+  ASSERT_TRUE(r) << r.message();
+  std::vector<double> magnitudes(4);
+  ASSERT_TRUE(
+      r->range(0, 4, magnitudes.data(), ReconstructedPart::RoundingMagnitude));
+  EXPECT_EQ(magnitudes, (std::vector<double>{1.0, 0.25, 0.25, 2.75}));
 }
 
 // Groups are formed over permuted positions: with P = [3, 2, 1, 0] and G = 2,

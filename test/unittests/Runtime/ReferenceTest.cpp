@@ -47,6 +47,31 @@ TEST(Reference, SampledRowsSeeOnlyTheirOwnErrors) {
   EXPECT_DOUBLE_EQ(hit.maxAbsError, 0.25);
 }
 
+// With a min, W_hat = s q + m may be near 0 while a kernel that sums s q x
+// and m x apart rounds both: the bound scales with the magnitudes given.
+TEST(Reference, OwnMagnitudesScaleTheBound) {
+  Problem p;
+  p.w = std::vector<double>(12, 0.0); // s q + m = 0 everywhere
+  p.y = std::vector<double>(8, 0.0);
+  p.y[0] = 1e-12; // a rounding of the parts' products, not of W_hat's
+  KernelError asIs =
+      measureKernelError(p.x, p.w, {}, p.y, 2, 4, 3, FloatType::F32);
+  EXPECT_FALSE(asIs.within());
+  std::vector<double> magnitudes(12, 8.0); // |s q| + |m|
+  KernelError scaled = measureKernelError(p.x, p.w, {}, p.y, 2, 4, 3,
+                                          FloatType::F32, &magnitudes);
+  EXPECT_TRUE(scaled.within()) << scaled.worstRatio;
+  // The bound: gamma(K + 2) sum |x| a = 5 u (6 x 8) for row 0.
+  const double bound = kernelErrorBound(48.0, 0.0, 3, FloatType::F32);
+  EXPECT_DOUBLE_EQ(scaled.worstRatio, 1e-12 / bound);
+  std::vector<double> rowMagnitudes(3, 8.0); // weight row 0's only
+  KernelError rows =
+      measureKernelErrorOnRows(p.x, p.rowsOf({0}), {}, p.y, 2, 4, 3,
+                               FloatType::F32, {0}, &rowMagnitudes);
+  EXPECT_TRUE(rows.within());
+  EXPECT_DOUBLE_EQ(rows.worstRatio, 1e-12 / bound);
+}
+
 TEST(Reference, SampledRowsStillSeeEveryNonFiniteOutput) {
   Problem p;
   p.y[1] = NAN; // row 0, column 1: not a sampled column
