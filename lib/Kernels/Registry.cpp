@@ -182,20 +182,22 @@ KernelCapability hostGemm() {
 /// The host GEMM with int8 activations (ggml's way on a CPU): at T = 1 it
 /// quantizes X per 32 to int8 (Numerics/ActivationQuant.h) and multiplies
 /// codes and activations as integers (pmaddwd; built for x86-64-v3 and
-/// up, pmaddubsw), each chunk's sum scaled once. Signed codes only (no zero-point, min or
-/// codebook), groups of whole chunks, K within its stack row. Above the
+/// up, pmaddubsw), each chunk's sum scaled once. Signed codes, or
+/// unsigned codes of at most 7 bits with a min (ggml Q4_1, Q4_K, Q5_K,
+/// Q2_K: the min meets X's dequantized sums); no integer zero-point or
+/// codebook; groups of whole chunks, K within its stack row. Above the
 /// float-activation host GEMM unless the compile keeps activations float.
 KernelCapability hostGemmInt8Activations() {
   KernelCapability k = hostGemm();
   k.id = "affine_gemm_host_xq8";
-  k.summary = "W4/W8 CPU GEMV with int8 activations per 32 at T = 1 "
+  k.summary = "W2-W8 CPU GEMV with int8 activations per 32 at T = 1 "
               "(ggml Q8_0's rule), f32 GEMM at T > 1, row-split";
-  std::vector<CodeContract> signedCodes;
+  std::vector<CodeContract> codes;
   for (const CodeContract &c : k.codes)
-    if (c.isSigned)
-      signedCodes.push_back(c);
-  k.codes = signedCodes;
-  k.unsignedZeroPoints = {};
+    if (c.isSigned || c.bits <= 7)
+      codes.push_back(c);
+  k.codes = codes;
+  k.unsignedZeroPoints = {ZeroPointKind::Min};
   k.codebooks = {Codebook::None};
   // A row-parallel rank holds a slice of K, whose blocks would start at
   // its own offset: such a split keeps the float-activation kernel.

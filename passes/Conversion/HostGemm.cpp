@@ -23,8 +23,9 @@
 //    stored in nibble order (the even codes' X, then the odd ones'), so
 //    the codes need no interleaving; each chunk is multiplied into it with
 //    `vector.fma`, the group's sum scaled once per group;
-//  - T = 1 with int8 activations (spec.quantizedActivations, signed codes
-//    only): X quantized once per call per 32 (Numerics/ActivationQuant.h)
+//  - T = 1 with int8 activations (spec.quantizedActivations; signed codes,
+//    or unsigned codes with a min): X quantized once per call per 32
+//    (Numerics/ActivationQuant.h)
 //    into a stack row of bytes and scales; each chunk's codes and
 //    activations sign-extended and multiplied, adjacent products summed
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
@@ -35,9 +36,13 @@
 //    of at most 7 bits as their unsigned fields, the offset 2^(b-1) coming
 //    off per four activations as a correction computed with X's codes;
 //    8-bit codes as |q| times x with q's sign (vpsignb). Byte codes in
-//    groups of 32 or more go two 16-byte chunks a multiply. Integer sums
-//    are exact either way, so its error bound is the f32 one on the
-//    quantized X;
+//    groups of 32 or more go two 16-byte chunks a multiply. With a min
+//    (ggml Q4_1, Q4_K, Q5_K, Q2_K), sum x (s q + m) = s sum x q + m sum x:
+//    the fields meet X's codes as integers and m meets X's dequantized
+//    sums per four codes, computed once per call, in a second accumulator.
+//    Integer sums are exact, so the error bound is the f32 one on the
+//    quantized X, scaled with a min by |s q| + |m| rather than |s q + m|
+//    (Runtime/Reference.h);
 //  - T > 1: two weight rows at a time are decoded into stack buffers as
 //    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
 //    time, 8 lanes per step: eight independent accumulators, each X chunk
@@ -178,23 +183,31 @@ private:
   /// quantized per kActivationBlock into `xq` (i8, W4 chunks in nibble
   /// order) with the blocks' scales in `xs`, the arithmetic of
   /// Numerics/ActivationQuant.h; then y[0, n] from integer chunk sums.
-  /// With multipliesUnsignedFields, `xc` receives 2^(b-1) times the sum
-  /// of every four consecutive codes of `xq` (i32), the offset of the
-  /// fields those codes meet.
-  void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args, Value xq,
-                       Value xs, Value xc) const;
+  /// With subtractsFieldOffset, `xc` receives 2^(b-1) times the sum of
+  /// every four consecutive codes of `xq` (i32), the offset of the fields
+  /// those codes meet; with a min zero-point, `xm` receives those sums
+  /// times their block's scale (f32: the dequantized X a min multiplies).
+  struct QuantizedRow {
+    Value xq, xs, xc, xm;
+  };
+  void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
+                       const QuantizedRow &row) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
-                   Value biasValue, Value xq, Value xs, Value xc) const;
+                   Value biasValue, const QuantizedRow &row) const;
   /// Whether int8 activations meet the codes in x86's u8 x s8 pair
   /// multiply (AVX2, so x86-64-v3 and up): fields below 2^7 as they are,
-  /// with their offset subtracted after (multipliesUnsignedFields), 8-bit
+  /// with their offset subtracted after (subtractsFieldOffset), 8-bit
   /// codes as |q| times x with q's sign. Every pair sum is below 2^15,
   /// so the instruction's saturation never acts.
   bool usesAvx2() const {
     return spec.quantizedActivations &&
            (cpu == HostCpuLevel::X86_64_V3 || cpu == HostCpuLevel::X86_64_V4);
   }
-  bool multipliesUnsignedFields() const { return usesAvx2() && spec.bits <= 7; }
+  /// Signed codes of at most 7 bits on AVX2 meet X as their unsigned
+  /// fields, q + 2^(b-1): the offset's products come off afterwards.
+  bool subtractsFieldOffset() const {
+    return usesAvx2() && spec.symmetric && spec.bits <= 7;
+  }
   /// Chunks of one integer product: two 16-byte chunks of byte codes make
   /// one 32-byte AVX2 multiply where they share a group (groups of 32 or
   /// more, or per channel) and, always, an activation block.
@@ -547,7 +560,8 @@ void HostGemmEmitter::emitFusedRow(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
-                                      Value xq, Value xs, Value xc) const {
+                                      const QuantizedRow &row) const {
+  const Value xq = row.xq, xs = row.xs, xc = row.xc, xm = row.xm;
   const int64_t block = kActivationBlock;
   const int64_t fullBlocks = spec.k / block, rest = spec.k % block;
   auto valuesTy = VectorType::get({block}, f32);
@@ -588,20 +602,33 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
     if (splitsNibbles()) // a block is one W4 chunk
       q = toNibbleOrder(cb, q);
     vector::StoreOp::create(cb, q, xq, ValueRange{col});
-    if (!xc)
+    if (!xc && !xm)
       return;
     // Sums of four consecutive stored codes, in i32: two pair steps.
+    auto quadsTy = VectorType::get({block / 4}, cb.getI32Type());
     Value sums = arith::ExtSIOp::create(
         cb, VectorType::get({block}, cb.getI32Type()), q);
     for (int64_t width = block / 2; width >= block / 4; width /= 2)
       sums = sumAdjacentPairs(cb, sums, width);
-    Value offset = arith::ConstantOp::create(
-        cb, SplatElementsAttr::get(
-                VectorType::get({block / 4}, cb.getI32Type()),
-                cb.getI32IntegerAttr(int32_t(1) << (spec.bits - 1))));
-    vector::StoreOp::create(
-        cb, arith::MulIOp::create(cb, sums, offset), xc,
-        ValueRange{arith::MulIOp::create(cb, blk, indexConst(cb, block / 4))});
+    Value at = arith::MulIOp::create(cb, blk, indexConst(cb, block / 4));
+    if (xc) {
+      Value offset = arith::ConstantOp::create(
+          cb,
+          SplatElementsAttr::get(
+              quadsTy, cb.getI32IntegerAttr(int32_t(1) << (spec.bits - 1))));
+      vector::StoreOp::create(cb, arith::MulIOp::create(cb, sums, offset), xc,
+                              ValueRange{at});
+    }
+    if (xm) {
+      // |sum| <= 4 * 127: exact in f32, then rounded once by the scale.
+      auto quadValuesTy = VectorType::get({block / 4}, f32);
+      vector::StoreOp::create(
+          cb,
+          arith::MulFOp::create(
+              cb, arith::SIToFPOp::create(cb, quadValuesTy, sums),
+              vector::BroadcastOp::create(cb, quadValuesTy, scale)),
+          xm, ValueRange{at});
+    }
   };
   scf::ForOp::create(
       b, indexConst(b, 0), indexConst(b, fullBlocks), indexConst(b, 1),
@@ -616,8 +643,9 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
-                                  Value n, Value biasValue, Value xq, Value xs,
-                                  Value xc) const {
+                                  Value n, Value biasValue,
+                                  const QuantizedRow &row) const {
+  const Value xq = row.xq, xs = row.xs, xc = row.xc, xm = row.xm;
   MLIRContext *ctx = b.getContext();
   Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
   const bool avx2 = usesAvx2();
@@ -652,16 +680,28 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
       fields = vector::ShuffleOp::create(
           cb, fields, emitFields(cb, args, n, next, split), both);
     }
+    auto bytesTy = VectorType::get({bytes}, i8);
+    // A byte field masked to its b bits: below 2^7, whatever the byte.
+    auto masked = [&](Value f) -> Value {
+      if (spec.fieldBits() != 8)
+        return f;
+      return arith::AndIOp::create(
+          cb, f,
+          arith::ConstantOp::create(
+              cb, SplatElementsAttr::get(
+                      bytesTy,
+                      cb.getIntegerAttr(i8, (int64_t(1) << spec.bits) - 1))));
+    };
     if (!avx2) {
-      // Adjacent lanes' products summed in i32: one pmaddwd on x86.
+      // Adjacent lanes' products summed in i32: one pmaddwd on x86. Codes
+      // with a min are their fields (the min's products come apart).
       auto wideTy = VectorType::get({chunk}, i32);
-      Value q = emitSignedCodes(cb, fields);
+      Value q = spec.minZero ? masked(fields) : emitSignedCodes(cb, fields);
       Value products =
           arith::MulIOp::create(cb, arith::ExtSIOp::create(cb, wideTy, q),
                                 arith::ExtSIOp::create(cb, wideTy, x));
       return sumAdjacentPairs(cb, products, chunk / 2);
     }
-    auto bytesTy = VectorType::get({bytes}, i8);
     auto pairsTy = VectorType::get({bytes / 2}, i16);
     const bool wide = bytes == 32;
     Value unsignedSide, signedSide;
@@ -682,16 +722,9 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                                   : "llvm.x86.ssse3.psign.b.128",
                              ValueRange{x, q});
     } else {
-      // The fields themselves, below 2^b (a byte field masked to its b
-      // bits); their offset 2^(b-1) comes off below.
-      unsignedSide = fields;
-      if (spec.fieldBits() == 8)
-        unsignedSide = arith::AndIOp::create(
-            cb, fields,
-            arith::ConstantOp::create(
-                cb, SplatElementsAttr::get(
-                        bytesTy,
-                        cb.getIntegerAttr(i8, (int64_t(1) << spec.bits) - 1))));
+      // The fields themselves, below 2^b; a signed code's offset 2^(b-1)
+      // comes off below (a min's products are summed apart).
+      unsignedSide = masked(fields);
       signedSide = x;
     }
     // Unsigned times signed bytes summed in adjacent pairs (vpmaddubsw; a
@@ -710,7 +743,7 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
         intrinsic(cb, VectorType::get({bytes / 4}, i32),
                   wide ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd",
                   ValueRange{pairs, ones});
-    if (spec.bits == 8)
+    if (!subtractsFieldOffset())
       return quads;
     // sum (field - 2^(b-1)) x = sum field x - 2^(b-1) sum x, the second
     // term computed once per call with X's codes.
@@ -719,25 +752,35 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
         ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
     return arith::SubIOp::create(cb, quads, offsets);
   };
-  // acc + (the integer sums of `count` chunks from c) * s_x * s_w: a term
-  // lies in one group and one activation block (chunksPerTerm), so it has
-  // one scale of each. Exact sums: |sum| <= 32 * 128 * 127 < 2^24, so the
-  // conversion is exact too.
+  // Pads a term's lanes with zeros to `width` (a last single chunk of a
+  // two-chunk kernel).
+  auto padded = [](ImplicitLocOpBuilder &cb, Value v, int64_t width) -> Value {
+    auto type = cast<VectorType>(v.getType());
+    const int64_t got = type.getNumElements();
+    if (got == width)
+      return v;
+    SmallVector<int64_t> lanesOf;
+    for (int64_t j = 0; j < width; ++j)
+      lanesOf.push_back(j < got ? j : got);
+    return vector::ShuffleOp::create(
+        cb, v,
+        arith::ConstantOp::create(
+            cb, SplatElementsAttr::get(type,
+                                       cb.getZeroAttr(type.getElementType()))),
+        lanesOf);
+  };
+  // With a min, each accumulator has a partner for m * (the dequantized X
+  // of the term's codes), one lane per four codes.
+  const int64_t minLanes = step * chunk / 4;
+  auto minTy = VectorType::get({minLanes}, f32);
+  const int64_t perSlot = spec.minZero ? 2 : 1;
+  // acc + (the integer sums of `count` chunks from c) * s_x * s_w (and
+  // with a min, accMin + m * xm): a term lies in one group and one
+  // activation block (chunksPerTerm), so it has one scale of each. Exact
+  // sums: |sum| <= 32 * 128 * 127 < 2^24, so the conversion is exact too.
   auto term = [&](ImplicitLocOpBuilder &cb, Value c, int64_t count,
-                  Value acc) -> Value {
-    Value sums = integerSums(cb, c, count);
-    const int64_t got = cast<VectorType>(sums.getType()).getNumElements();
-    if (got < lanes) { // a last single chunk of a two-chunk kernel
-      SmallVector<int64_t> padded;
-      for (int64_t j = 0; j < lanes; ++j)
-        padded.push_back(j < got ? j : got);
-      sums = vector::ShuffleOp::create(
-          cb, sums,
-          arith::ConstantOp::create(
-              cb, SplatElementsAttr::get(cast<VectorType>(sums.getType()),
-                                         cb.getI32IntegerAttr(0))),
-          padded);
-    }
+                  ValueRange acc) -> SmallVector<Value> {
+    Value sums = padded(cb, integerSums(cb, c, count), lanes);
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
     Value sx = memref::LoadOp::create(
         cb, xs,
@@ -748,33 +791,56 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                   : Value(arith::DivUIOp::create(
                         cb, first, indexConst(cb, spec.groupSize)));
     Value scale = arith::MulFOp::create(cb, sx, emitScale(cb, args, n, g));
-    return vector::FMAOp::create(cb, arith::SIToFPOp::create(cb, sumsTy, sums),
-                                 vector::BroadcastOp::create(cb, sumsTy, scale),
-                                 acc);
+    SmallVector<Value> next = {vector::FMAOp::create(
+        cb, arith::SIToFPOp::create(cb, sumsTy, sums),
+        vector::BroadcastOp::create(cb, sumsTy, scale), acc[0])};
+    if (spec.minZero) {
+      Value xsum = vector::LoadOp::create(
+          cb, VectorType::get({count * chunk / 4}, f32), xm,
+          ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
+      next.push_back(vector::FMAOp::create(
+          cb, padded(cb, xsum, minLanes),
+          vector::BroadcastOp::create(cb, minTy, emitMin(cb, args, n, g)),
+          acc[1]));
+    }
+    return next;
   };
-  // Two terms an iteration into two accumulators: the fma chains overlap.
-  // The tail chunk is a chunk like the others: xq is 0 past K, so its
-  // padded codes add nothing.
+  // Two terms an iteration into two accumulators (each with its partner):
+  // the fma chains overlap. The tail chunk is a chunk like the others: xq
+  // is 0 past K, so its padded codes add nothing.
   const int64_t allChunks = fullChunks + (tail ? 1 : 0);
   const int64_t terms = allChunks / step, single = allChunks % step;
   const int64_t paired = terms - terms % 2;
+  SmallVector<Value> init = {zero};
+  if (spec.minZero)
+    init.push_back(arith::ConstantOp::create(
+        b, SplatElementsAttr::get(minTy, b.getF32FloatAttr(0.0))));
+  SmallVector<Value> both(init);
+  both.append(init);
   auto loop = scf::ForOp::create(
       b, indexConst(b, 0), indexConst(b, paired * step),
-      indexConst(b, 2 * step), ValueRange{zero, zero},
+      indexConst(b, 2 * step), both,
       [&](OpBuilder &nested, Location loc, Value c, ValueRange acc) {
         ImplicitLocOpBuilder ib(loc, nested);
         Value next = arith::AddIOp::create(ib, c, indexConst(ib, step));
-        scf::YieldOp::create(ib, ValueRange{term(ib, c, step, acc[0]),
-                                            term(ib, next, step, acc[1])});
+        SmallVector<Value> results = term(ib, c, step, acc.take_front(perSlot));
+        results.append(term(ib, next, step, acc.drop_front(perSlot)));
+        scf::YieldOp::create(ib, results);
       });
-  Value acc0 = loop.getResult(0), acc1 = loop.getResult(1);
+  SmallVector<Value> acc0(loop.getResults().take_front(perSlot)),
+      acc1(loop.getResults().drop_front(perSlot));
   if (paired < terms)
     acc0 = term(b, indexConst(b, paired * step), step, acc0);
   if (single)
     acc1 = term(b, indexConst(b, terms * step), 1, acc1);
-  Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
-                                          arith::AddFOp::create(b, acc0, acc1),
-                                          arith::FastMathFlags::reassoc);
+  auto total = [&](Value a0, Value a1) -> Value {
+    return vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                       arith::AddFOp::create(b, a0, a1),
+                                       arith::FastMathFlags::reassoc);
+  };
+  Value sum = total(acc0[0], acc1[0]);
+  if (spec.minZero)
+    sum = arith::AddFOp::create(b, sum, total(acc0[1], acc1[1]));
   emitStore(b, args, n, indexConst(b, 0), sum, biasValue);
 }
 
@@ -865,7 +931,8 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   // Int8 activations take K up to kMaxQuantizedActivationRow (validated),
   // within the row buffer.
   const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
-  Value wrow, xrow, xq, xs, xc;
+  Value wrow, xrow;
+  QuantizedRow quantized;
   Value one = indexConst(b, 1);
   Value single =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
@@ -874,23 +941,26 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
     // T = 1: X widened to f32 (or quantized to int8) once per call, not
     // once per output row.
     if (spec.quantizedActivations) {
-      xq = memref::AllocaOp::create(
+      const int64_t quads = activationBlocks() * kActivationBlock / 4;
+      quantized.xq = memref::AllocaOp::create(
           b, MemRefType::get({activationBlocks() * kActivationBlock},
                              b.getI8Type()));
-      xs = memref::AllocaOp::create(b,
-                                    MemRefType::get({activationBlocks()}, f32));
-      if (multipliesUnsignedFields())
-        xc = memref::AllocaOp::create(
-            b, MemRefType::get({activationBlocks() * kActivationBlock / 4},
-                               b.getI32Type()));
+      quantized.xs = memref::AllocaOp::create(
+          b, MemRefType::get({activationBlocks()}, f32));
+      if (subtractsFieldOffset())
+        quantized.xc = memref::AllocaOp::create(
+            b, MemRefType::get({quads}, b.getI32Type()));
+      if (spec.minZero)
+        quantized.xm =
+            memref::AllocaOp::create(b, MemRefType::get({quads}, f32));
     } else {
       xrow =
           memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
     }
     scf::IfOp::create(b, single, [&](OpBuilder &nested, Location loc) {
       ImplicitLocOpBuilder ib(loc, nested);
-      if (xq)
-        emitQuantizeRow(ib, args, xq, xs, xc);
+      if (quantized.xq)
+        emitQuantizeRow(ib, args, quantized);
       else
         emitWidenRow(ib, args, xrow);
       scf::YieldOp::create(ib);
@@ -947,10 +1017,10 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
       b, single,
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        if (xq)
+        if (quantized.xq)
           forLoop(ib, indexConst(ib, 0), outputs, 1,
                   [&](ImplicitLocOpBuilder &nb, Value n) {
-                    emitInt8Row(nb, args, n, emitBias(nb, args, n), xq, xs, xc);
+                    emitInt8Row(nb, args, n, emitBias(nb, args, n), quantized);
                   });
         else
           fusedRows(ib, xrow);

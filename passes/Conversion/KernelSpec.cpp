@@ -141,9 +141,13 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
       return makeError("host GEMM kernels do not split K, got split ",
                        spec.splitK);
     if (spec.quantizedActivations) {
-      if (!spec.symmetric || spec.codebook != Codebook::None)
-        return makeError("int8 activations need signed codes without a "
-                         "zero-point or codebook");
+      if ((!spec.symmetric && !spec.minZero) || spec.codebook != Codebook::None)
+        return makeError("int8 activations need signed codes, or unsigned "
+                         "codes with a min, and no codebook");
+      if (spec.minZero && spec.bits > 7)
+        return makeError("int8 activations take codes with a min of at most "
+                         "7 bits, got ",
+                         spec.bits);
       if (spec.groupSize != 0 && spec.groupSize % spec.chunkCodes() != 0)
         return makeError("int8 activations need groups of whole ",
                          spec.chunkCodes(), "-code chunks, got ",

@@ -2,7 +2,9 @@
 // the codes meet X in AVX2's u8 x s8 pair multiply (the intrinsics), codes
 // of at most 7 bits as their unsigned fields with the offset subtracted per
 // four activations, 8-bit codes as |q| times x with q's sign; byte codes in
-// groups of 32 two chunks at a time. Generic code sign-extends both sides.
+// groups of 32 two chunks at a time; codes with a min as their fields, the
+// min times X's dequantized sums of four in a second accumulator. Generic
+// code sign-extends both sides.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=V3
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4 kernels=host_gemm:w6:g16:sym:f16:n8:k80:scf32:xq8" | FileCheck %s --check-prefix=BYTES
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
@@ -10,6 +12,8 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w8:g32:sym:f16:n8:k80:xq8" | FileCheck %s --check-prefix=W8
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w5:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=W5
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64" | FileCheck %s --check-prefix=GENERIC
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w5:g32:min:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=MIN
+// RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:min:f16:n8:k64:xq8" | FileCheck %s --check-prefix=MINGENERIC
 // RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
 
@@ -44,6 +48,26 @@
 // Q5_0's form: byte fields in pairs of chunks, offsets subtracted.
 // W5: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %{{.*}}) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
 // W5: arith.subi %{{.*}} : vector<8xi32>
+
+// Q5_K's form: no offsets; X's sums of four scaled by their block's scale
+// once per call, and m times them beside the integer sums.
+// MIN-NOT: memref<16xi32>
+// MIN: %[[XM:.*]] = memref.alloca() : memref<16xf32>
+// MIN: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// MIN: vector.store %{{.*}}, %[[XM]]
+// MIN: arith.andi %{{.*}}, %{{.*}} : vector<32xi8>
+// MIN: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%{{.*}}, %{{.*}}) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// MIN-NOT: arith.subi %{{.*}} : vector<8xi32>
+// MIN: vector.fma %{{.*}} : vector<8xf32>
+// MIN: vector.load %[[XM]]
+// MIN: vector.fma %{{.*}} : vector<8xf32>
+
+// Q4_1's form, generic: fields sign-extended (no offset), 8 lanes of
+// X's sums per 32-code chunk.
+// MINGENERIC-NOT: llvm.call_intrinsic
+// MINGENERIC: memref.alloca() : memref<16xf32>
+// MINGENERIC: arith.extsi %{{.*}} : vector<32xi8> to vector<32xi32>
+// MINGENERIC: vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
 
 // LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // LLVM-NOT: = vector.

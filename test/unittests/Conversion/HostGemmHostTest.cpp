@@ -84,6 +84,9 @@ struct Weights {
   size_t qparamWidth = 2;         ///< bytes per scale
   std::vector<uint32_t> biasBits; ///< f32 or 16-bit bits, per output dtype
   std::vector<double> bias, dequant, weight;
+  /// |s q| + |m| with a min, what the rounding bound scales with (the
+  /// int8 kernel sums s q x and m x apart); empty: |dequant|.
+  std::vector<double> magnitude;
 };
 
 /// A scale-dtype value: `v` rounded to it, appended to `bytes` as stored.
@@ -132,6 +135,8 @@ GroupwiseQuantized ggmlLikeCodes(const QuantKernelSpec &spec, Weights &w,
       double x = double(s[at]) *
                  (table.empty() ? double(q1) : double(table[size_t(q1)]));
       w.dequant.push_back(spec.minZero ? x + double(m[at]) : x);
+      if (spec.minZero)
+        w.magnitude.push_back(std::fabs(x) + std::fabs(double(m[at])));
     }
   w.weight = w.dequant; // no quantization error: the codes are given
   return q;
@@ -302,7 +307,9 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
         ref += xv * w.dequant[size_t(n * spec.k + c)];
         refFloat +=
             xs[size_t(row * spec.k + c)] * w.weight[size_t(n * spec.k + c)];
-        absSum += std::fabs(xv * w.dequant[size_t(n * spec.k + c)]);
+        const size_t at = size_t(n * spec.k + c);
+        absSum += w.magnitude.empty() ? std::fabs(xv * w.dequant[at])
+                                      : std::fabs(xv) * w.magnitude[at];
       }
       if (spec.bias) {
         ref += w.bias[size_t(n)];
@@ -415,11 +422,12 @@ std::vector<Case> allCases() {
                    300, false, e4m3});
   cases.push_back({8, false, 32, bf16, FloatType::BF16, FloatType::BF16, true,
                    13, 1000, false, e4m3});
-  // Int8 activations at T = 1 (signed codes): Q4_0 and Q8_0 forms with K
-  // tails (300: a short last block; 77: a tail inside a byte chunk), W4 in
-  // groups of 128 with a short last group and per channel, Q6_K (f32
-  // scales per 16 byte codes), Q5_0, Q3_K, and the longest row it takes
-  // with 8- and 6-bit codes.
+  // Int8 activations at T = 1: Q4_0 and Q8_0 forms with K tails (300: a
+  // short last block; 77: a tail inside a byte chunk), W4 in groups of 128
+  // with a short last group and per channel, Q6_K (f32 scales per 16 byte
+  // codes), Q5_0, Q3_K, and the longest row it takes with 8- and 6-bit
+  // codes; then codes with a min: Q4_K and Q5_K (f32 scales and mins per
+  // 32), Q4_1 (f16), Q2_K (per 16), with K tails, and the longest row.
   for (Case c : {
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
@@ -439,6 +447,16 @@ std::vector<Case> allCases() {
                 32768},
            Case{6, true, 0, f16, FloatType::F16, FloatType::F32, false, 2,
                 32768},
+           Case{4, false, 32, f16, FloatType::F32, FloatType::F32, false, 37,
+                300, true},
+           Case{5, false, 32, bf16, FloatType::F32, FloatType::BF16, true, 13,
+                1000, true},
+           Case{4, false, 32, f16, FloatType::F16, FloatType::F16, true, 7, 77,
+                true},
+           Case{2, false, 16, f16, FloatType::F32, FloatType::F32, false, 13,
+                300, true},
+           Case{4, false, 32, f16, FloatType::F32, FloatType::F32, false, 2,
+                32768, true},
        }) {
     c.int8Activations = true;
     cases.push_back(c);
@@ -530,7 +548,12 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
   ASSERT_TRUE(bool(int8)) << int8.message();
   EXPECT_TRUE(int8->quantizedActivations);
   EXPECT_EQ(int8->name(), "qt_host_gemm_w4sym_g32_f16_tdyn_n16_k64_s1_xq8");
+  Expected<QuantKernelSpec> int8Min =
+      parseQuantKernelSpec("host_gemm:w4:g32:min:f16:n16:k64:xq8");
+  ASSERT_TRUE(bool(int8Min)) << int8Min.message();
+  EXPECT_TRUE(int8Min->minZero && int8Min->quantizedActivations);
   for (const char *bad : {
+           "host_gemm:w8:g32:min:f16:n16:k64:xq8",
            "host_gemm:w4:g32:asym:f16:n16:k64:xq8",
            "host_gemm:w4:g32:iq4_nl:f16:n16:k64:xq8",
            "host_gemm:w4:g16:sym:f16:n16:k64:xq8",

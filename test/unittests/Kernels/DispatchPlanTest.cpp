@@ -129,18 +129,28 @@ TEST(DispatchPlan, HostTargetTakesTheHostKernels) {
   }
 }
 
-TEST(DispatchPlan, Int8ActivationsTakeSignedCodesInWholeTilesUpToItsK) {
+TEST(DispatchPlan, Int8ActivationsTakeSignedOrMinCodesInWholeTilesUpToItsK) {
   auto reasonFor = [](const OpSignature &sig) {
     DispatchPlan plan =
         planDispatch(builtin(), sig, query("host", {Phase::Decode}));
     return candidate(plan.phases[0], "affine_gemm_host_xq8").reason;
   };
-  // Unsigned codes with zero-points keep the float-activation GEMM.
+  // Unsigned codes with integer zero-points keep the float-activation
+  // GEMM; with a min (ggml Q4_K, Q4_1) they take the int8 one.
   OpSignature asym = w4(32);
   asym.descriptor.code = {4, false};
   asym.descriptor.zeroPoint = ZeroPointKind::Integer;
-  EXPECT_NE(reasonFor(asym).find("code ui4"), std::string::npos)
+  EXPECT_NE(reasonFor(asym).find("zero-point integer with unsigned codes not "
+                                 "in {min}"),
+            std::string::npos)
       << reasonFor(asym);
+  OpSignature withMin = asym;
+  withMin.descriptor.zeroPoint = ZeroPointKind::Min;
+  EXPECT_EQ(
+      selected(planDispatch(builtin(), withMin, query("host", {Phase::Decode}))
+                   .phases[0]),
+      "affine_gemm_host_xq8")
+      << reasonFor(withMin);
   // Groups of 16 within a 32-code W4 tile, and a K above its stack row.
   EXPECT_NE(reasonFor(w4(16)).find("groups of 16 within a 32-code K tile: "
                                    "int8 activations scale a tile's "
