@@ -130,6 +130,13 @@ void checkQParams(const KernelCapability &k, const AffineDescriptor &d,
   // Split along K, a rank would need the columns of another.
   if (d.permutation && !k.actOrder && topology == Topology::Row)
     out.push_back("act-order permutation of K with a row-parallel split");
+  // A kernel that quantizes X per block would see the gathered X: its
+  // blocks are not X's blocks, which the parity checks quantize.
+  if (d.permutation && k.activationBlock != 0)
+    out.push_back("act-order permutation of K: int8 activations would be "
+                  "quantized per " +
+                  std::to_string(k.activationBlock) +
+                  " in the gathered order, not X's");
 }
 
 void checkLayout(const KernelRegistry &registry, const KernelCapability &k,

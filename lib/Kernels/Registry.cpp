@@ -183,10 +183,12 @@ KernelCapability hostGemm() {
 /// quantizes X per 32 to int8 (Numerics/ActivationQuant.h) and multiplies
 /// codes and activations as integers (pmaddwd; built for x86-64-v3 and
 /// up, pmaddubsw), each chunk's sum scaled once. Signed codes, or
-/// unsigned codes of at most 7 bits with a min (ggml Q4_1, Q4_K, Q5_K,
-/// Q2_K: the min meets X's dequantized sums); no integer zero-point or
-/// codebook; groups of whole chunks, K within its stack row. Above the
-/// float-activation host GEMM unless the compile keeps activations float.
+/// unsigned codes of at most 7 bits with an integer zero-point (GPTQ,
+/// AWQ, `asym`: z times X's sums comes off the integer sums) or a min
+/// (ggml Q4_1, Q4_K, Q5_K, Q2_K: the min meets X's dequantized sums); no
+/// float zero-point or codebook; groups of whole chunks, K within its
+/// stack row. Above the float-activation host GEMM unless the compile
+/// keeps activations float.
 KernelCapability hostGemmInt8Activations() {
   KernelCapability k = hostGemm();
   k.id = "affine_gemm_host_xq8";
@@ -197,7 +199,7 @@ KernelCapability hostGemmInt8Activations() {
     if (c.isSigned || c.bits <= 7)
       codes.push_back(c);
   k.codes = codes;
-  k.unsignedZeroPoints = {ZeroPointKind::Min};
+  k.unsignedZeroPoints = {ZeroPointKind::Integer, ZeroPointKind::Min};
   k.codebooks = {Codebook::None};
   // A row-parallel rank holds a slice of K, whose blocks would start at
   // its own offset: such a split keeps the float-activation kernel.

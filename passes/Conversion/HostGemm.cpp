@@ -24,8 +24,8 @@
 //    the codes need no interleaving; each chunk is multiplied into it with
 //    `vector.fma`, the group's sum scaled once per group;
 //  - T = 1 with int8 activations (spec.quantizedActivations; signed codes,
-//    or unsigned codes with a min): X quantized once per call per 32
-//    (Numerics/ActivationQuant.h)
+//    or unsigned codes of at most 7 bits with an integer zero-point or a
+//    min): X quantized once per call per 32 (Numerics/ActivationQuant.h)
 //    into a stack row of bytes and scales; each chunk's codes and
 //    activations sign-extended and multiplied, adjacent products summed
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
@@ -33,8 +33,9 @@
 //    (groups are whole chunks), two chunks an iteration into two
 //    accumulators. Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x
 //    s8 pair multiply (vpmaddubsw; vpmaddwd sums the pairs' pairs): codes
-//    of at most 7 bits as their unsigned fields, the offset 2^(b-1) coming
-//    off per four activations as a correction computed with X's codes;
+//    of at most 7 bits as their unsigned fields, the offset 2^(b-1) (or the
+//    group's integer zero-point z) coming off per four activations as a
+//    correction computed with X's codes;
 //    8-bit codes as |q| times x with q's sign (vpsignb). Byte codes in
 //    groups of 32 or more go two 16-byte chunks a multiply. With a min
 //    (ggml Q4_1, Q4_K, Q5_K, Q2_K), sum x (s q + m) = s sum x q + m sum x:
@@ -183,10 +184,11 @@ private:
   /// quantized per kActivationBlock into `xq` (i8, W4 chunks in nibble
   /// order) with the blocks' scales in `xs`, the arithmetic of
   /// Numerics/ActivationQuant.h; then y[0, n] from integer chunk sums.
-  /// With subtractsFieldOffset, `xc` receives 2^(b-1) times the sum of
-  /// every four consecutive codes of `xq` (i32), the offset of the fields
-  /// those codes meet; with a min zero-point, `xm` receives those sums
-  /// times their block's scale (f32: the dequantized X a min multiplies).
+  /// With subtractsFieldOffset, `xc` receives storedOffsetFactor times the
+  /// sum of every four consecutive codes of `xq` (i32), the offset of the
+  /// fields those codes meet; with a min zero-point, `xm` receives those
+  /// sums times their block's scale (f32: the dequantized X a min
+  /// multiplies).
   struct QuantizedRow {
     Value xq, xs, xc, xm;
   };
@@ -203,10 +205,21 @@ private:
     return spec.quantizedActivations &&
            (cpu == HostCpuLevel::X86_64_V3 || cpu == HostCpuLevel::X86_64_V4);
   }
-  /// Signed codes of at most 7 bits on AVX2 meet X as their unsigned
-  /// fields, q + 2^(b-1): the offset's products come off afterwards.
+  /// Integer zero-points (GPTQ, AWQ, `asym`): codes q - z.
+  bool integerZeroPoints() const {
+    return spec.takesZeroPoints() && !spec.minZero;
+  }
+  /// Codes of at most 7 bits on AVX2 meet X as their unsigned fields
+  /// (signed ones q + 2^(b-1)): the offset's products (2^(b-1) or z times
+  /// X's codes) come off afterwards.
   bool subtractsFieldOffset() const {
-    return usesAvx2() && spec.symmetric && spec.bits <= 7;
+    return usesAvx2() && spec.bits <= 7 &&
+           (spec.symmetric || integerZeroPoints());
+  }
+  /// What X's sums of four codes are multiplied by in `xc`: 2^(b-1) for
+  /// signed codes; 1 with zero-points, each term multiplying by its z.
+  int32_t storedOffsetFactor() const {
+    return spec.symmetric ? int32_t(1) << (spec.bits - 1) : 1;
   }
   /// Chunks of one integer product: two 16-byte chunks of byte codes make
   /// one 32-byte AVX2 multiply where they share a group (groups of 32 or
@@ -612,12 +625,14 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
       sums = sumAdjacentPairs(cb, sums, width);
     Value at = arith::MulIOp::create(cb, blk, indexConst(cb, block / 4));
     if (xc) {
-      Value offset = arith::ConstantOp::create(
-          cb,
-          SplatElementsAttr::get(
-              quadsTy, cb.getI32IntegerAttr(int32_t(1) << (spec.bits - 1))));
-      vector::StoreOp::create(cb, arith::MulIOp::create(cb, sums, offset), xc,
-                              ValueRange{at});
+      Value stored = sums;
+      if (storedOffsetFactor() != 1)
+        stored = arith::MulIOp::create(
+            cb, sums,
+            arith::ConstantOp::create(
+                cb, SplatElementsAttr::get(
+                        quadsTy, cb.getI32IntegerAttr(storedOffsetFactor()))));
+      vector::StoreOp::create(cb, stored, xc, ValueRange{at});
     }
     if (xm) {
       // |sum| <= 4 * 127: exact in f32, then rounded once by the scale.
@@ -664,9 +679,10 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
         .getResult(0);
   };
   // The exact integer sums of the products of `count` chunks' codes from
-  // chunk c with their activations, in i32.
-  auto integerSums = [&](ImplicitLocOpBuilder &cb, Value c,
-                         int64_t count) -> Value {
+  // chunk c with their activations, in i32; `z`: the group's integer
+  // zero-point (i32), where the codes have one.
+  auto integerSums = [&](ImplicitLocOpBuilder &cb, Value c, int64_t count,
+                         Value z) -> Value {
     const int64_t bytes = count * chunk;
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
     Value x = vector::LoadOp::create(cb, VectorType::get({bytes}, i8), xq,
@@ -694,12 +710,16 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
     };
     if (!avx2) {
       // Adjacent lanes' products summed in i32: one pmaddwd on x86. Codes
-      // with a min are their fields (the min's products come apart).
+      // with a min are their fields (the min's products come apart); with
+      // an integer zero-point, field - z in i32 (exact for any stored z).
       auto wideTy = VectorType::get({chunk}, i32);
-      Value q = spec.minZero ? masked(fields) : emitSignedCodes(cb, fields);
-      Value products =
-          arith::MulIOp::create(cb, arith::ExtSIOp::create(cb, wideTy, q),
-                                arith::ExtSIOp::create(cb, wideTy, x));
+      Value q = spec.symmetric ? emitSignedCodes(cb, fields) : masked(fields);
+      Value wide = arith::ExtSIOp::create(cb, wideTy, q);
+      if (z)
+        wide = arith::SubIOp::create(
+            cb, wide, vector::BroadcastOp::create(cb, wideTy, z));
+      Value products = arith::MulIOp::create(
+          cb, wide, arith::ExtSIOp::create(cb, wideTy, x));
       return sumAdjacentPairs(cb, products, chunk / 2);
     }
     auto pairsTy = VectorType::get({bytes / 2}, i16);
@@ -723,7 +743,8 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                              ValueRange{x, q});
     } else {
       // The fields themselves, below 2^b; a signed code's offset 2^(b-1)
-      // comes off below (a min's products are summed apart).
+      // or a zero-point comes off below (a min's products are summed
+      // apart).
       unsignedSide = masked(fields);
       signedSide = x;
     }
@@ -745,11 +766,15 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                   ValueRange{pairs, ones});
     if (!subtractsFieldOffset())
       return quads;
-    // sum (field - 2^(b-1)) x = sum field x - 2^(b-1) sum x, the second
-    // term computed once per call with X's codes.
+    // sum (field - o) x = sum field x - o sum x, with o = 2^(b-1) (computed
+    // once per call with X's codes) or the group's z (times X's sums here).
+    auto quadsTy = VectorType::get({bytes / 4}, i32);
     Value offsets = vector::LoadOp::create(
-        cb, VectorType::get({bytes / 4}, i32), xc,
+        cb, quadsTy, xc,
         ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
+    if (z)
+      offsets = arith::MulIOp::create(
+          cb, offsets, vector::BroadcastOp::create(cb, quadsTy, z));
     return arith::SubIOp::create(cb, quads, offsets);
   };
   // Pads a term's lanes with zeros to `width` (a last single chunk of a
@@ -780,16 +805,22 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
   // sums: |sum| <= 32 * 128 * 127 < 2^24, so the conversion is exact too.
   auto term = [&](ImplicitLocOpBuilder &cb, Value c, int64_t count,
                   ValueRange acc) -> SmallVector<Value> {
-    Value sums = padded(cb, integerSums(cb, c, count), lanes);
     Value first = arith::MulIOp::create(cb, c, indexConst(cb, chunk));
-    Value sx = memref::LoadOp::create(
-        cb, xs,
-        ValueRange{arith::DivUIOp::create(cb, first,
-                                          indexConst(cb, kActivationBlock))});
     Value g = spec.groupSize == 0
                   ? indexConst(cb, 0)
                   : Value(arith::DivUIOp::create(
                         cb, first, indexConst(cb, spec.groupSize)));
+    Value z = integerZeroPoints()
+                  ? Value(arith::ExtUIOp::create(
+                        cb, i32,
+                        memref::LoadOp::create(cb, zeroPoints(args),
+                                               ValueRange{n, g})))
+                  : Value();
+    Value sums = padded(cb, integerSums(cb, c, count, z), lanes);
+    Value sx = memref::LoadOp::create(
+        cb, xs,
+        ValueRange{arith::DivUIOp::create(cb, first,
+                                          indexConst(cb, kActivationBlock))});
     Value scale = arith::MulFOp::create(cb, sx, emitScale(cb, args, n, g));
     SmallVector<Value> next = {vector::FMAOp::create(
         cb, arith::SIToFPOp::create(cb, sumsTy, sums),

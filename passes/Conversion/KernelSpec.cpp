@@ -141,12 +141,13 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
       return makeError("host GEMM kernels do not split K, got split ",
                        spec.splitK);
     if (spec.quantizedActivations) {
-      if ((!spec.symmetric && !spec.minZero) || spec.codebook != Codebook::None)
-        return makeError("int8 activations need signed codes, or unsigned "
-                         "codes with a min, and no codebook");
-      if (spec.minZero && spec.bits > 7)
-        return makeError("int8 activations take codes with a min of at most "
-                         "7 bits, got ",
+      if (spec.codebook != Codebook::None)
+        return makeError("int8 activations take no codebook");
+      // Unsigned fields meet X in a u8 x s8 multiply whose pair sums stay
+      // below 2^15 only for fields below 2^7.
+      if (!spec.symmetric && spec.bits > 7)
+        return makeError("int8 activations take unsigned codes (with a "
+                         "zero-point or min) of at most 7 bits, got ",
                          spec.bits);
       if (spec.groupSize != 0 && spec.groupSize % spec.chunkCodes() != 0)
         return makeError("int8 activations need groups of whole ",

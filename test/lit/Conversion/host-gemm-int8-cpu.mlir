@@ -3,8 +3,9 @@
 // of at most 7 bits as their unsigned fields with the offset subtracted per
 // four activations, 8-bit codes as |q| times x with q's sign; byte codes in
 // groups of 32 two chunks at a time; codes with a min as their fields, the
-// min times X's dequantized sums of four in a second accumulator. Generic
-// code sign-extends both sides.
+// min times X's dequantized sums of four in a second accumulator; integer
+// zero-points times X's sums of four subtracted. Generic code sign-extends
+// both sides.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=V3
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4 kernels=host_gemm:w6:g16:sym:f16:n8:k80:scf32:xq8" | FileCheck %s --check-prefix=BYTES
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
@@ -14,6 +15,7 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64" | FileCheck %s --check-prefix=GENERIC
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w5:g32:min:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=MIN
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:min:f16:n8:k64:xq8" | FileCheck %s --check-prefix=MINGENERIC
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=ASYM
 // RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
 
@@ -68,6 +70,18 @@
 // MINGENERIC: memref.alloca() : memref<16xf32>
 // MINGENERIC: arith.extsi %{{.*}} : vector<32xi8> to vector<32xi32>
 // MINGENERIC: vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
+
+// GPTQ's form (integer zero-points): X's plain sums of four stored once,
+// each term's z times them subtracted from the integer sums.
+// ASYM: %[[SUMS:.*]] = memref.alloca() : memref<64xi32>
+// ASYM-NOT: arith.muli %{{.*}}, %cst{{.*}} : vector<8xi32>
+// ASYM: vector.store %{{.*}}, %[[SUMS]]
+// ASYM: %[[Z:.*]] = memref.load %arg3
+// ASYM: arith.extui %[[Z]] : i8 to i32
+// ASYM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// ASYM: vector.load %[[SUMS]]
+// ASYM: arith.muli %{{.*}}, %{{.*}} : vector<8xi32>
+// ASYM: arith.subi %{{.*}} : vector<8xi32>
 
 // LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // LLVM-NOT: = vector.

@@ -278,11 +278,12 @@ func.func @static_decode_shape(%x: tensor<1x512xf16>) -> tensor<1x256xf16> {
 }
 
 //--- targets.mlir
-// target=host selects the CPU's own GEMM for both phases (one layout); sm_80
-// the GPU kernels.
+// target=host selects the CPU's own GEMM for both phases (one layout), here
+// with int8 activations at T = 1 (integer zero-points); sm_80 the GPU
+// kernels.
 #W4 = #qtensor.affine<code = ui4, scheme = asymmetric, zero_point = integer, granularity = group, axis = 1, group_size = 32, scale = f16>
 // HOST: #[[GEMV:.+]] = #qtensor.layout<family = "decode_gemv"
-// HOST: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemm_host", prefill = "affine_gemm_host", layout = #[[GEMV]], repack = prepacked>}
+// HOST: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "affine_gemm_host_xq8", prefill = "affine_gemm_host_xq8", layout = #[[GEMV]], repack = prepacked>}
 // SM80: qtensor.dispatch = #qtensor.dispatch<target = "sm_80", decode = "affine_gemv_decode_sm80", prefill = "affine_mma_prefill_sm80", layout = #{{.+}}, repack = prepacked, secondary_layout = #{{.+}}>
 func.func @host_or_gpu(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
   %w = qtensor.weight "model.layers.0.self_attn.v_proj" : !qtensor.tensor<256x512xf16, #W4>

@@ -427,7 +427,9 @@ std::vector<Case> allCases() {
   // with a short last group and per channel, Q6_K (f32 scales per 16 byte
   // codes), Q5_0, Q3_K, and the longest row it takes with 8- and 6-bit
   // codes; then codes with a min: Q4_K and Q5_K (f32 scales and mins per
-  // 32), Q4_1 (f16), Q2_K (per 16), with K tails, and the longest row.
+  // 32), Q4_1 (f16), Q2_K (per 16), with K tails, and the longest row;
+  // then integer zero-points (GPTQ's and `asym`'s form): W4 per 128 and
+  // per channel, 5-bit per 32 and 3-bit per 16 in bytes, the longest row.
   for (Case c : {
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
@@ -457,6 +459,16 @@ std::vector<Case> allCases() {
                 300, true},
            Case{4, false, 32, f16, FloatType::F32, FloatType::F32, false, 2,
                 32768, true},
+           Case{4, false, 128, f16, FloatType::F16, FloatType::F16, true, 37,
+                1000},
+           Case{4, false, 0, bf16, FloatType::BF16, FloatType::F32, false, 13,
+                300},
+           Case{5, false, 32, f16, FloatType::F16, FloatType::BF16, false, 7,
+                77},
+           Case{3, false, 16, bf16, FloatType::BF16, FloatType::F32, true, 13,
+                300},
+           Case{4, false, 32, f16, FloatType::F16, FloatType::F32, false, 2,
+                32768},
        }) {
     c.int8Activations = true;
     cases.push_back(c);
@@ -552,9 +564,13 @@ TEST(HostGemmHost, RefusesNVPTXAndOtherFamilies) {
       parseQuantKernelSpec("host_gemm:w4:g32:min:f16:n16:k64:xq8");
   ASSERT_TRUE(bool(int8Min)) << int8Min.message();
   EXPECT_TRUE(int8Min->minZero && int8Min->quantizedActivations);
+  Expected<QuantKernelSpec> int8Asym =
+      parseQuantKernelSpec("host_gemm:w4:g32:asym:f16:n16:k64:xq8");
+  ASSERT_TRUE(bool(int8Asym)) << int8Asym.message();
+  EXPECT_TRUE(int8Asym->takesZeroPoints() && !int8Asym->minZero);
   for (const char *bad : {
            "host_gemm:w8:g32:min:f16:n16:k64:xq8",
-           "host_gemm:w4:g32:asym:f16:n16:k64:xq8",
+           "host_gemm:w8:g32:asym:f16:n16:k64:xq8",
            "host_gemm:w4:g32:iq4_nl:f16:n16:k64:xq8",
            "host_gemm:w4:g16:sym:f16:n16:k64:xq8",
            "host_gemm:w4:g32:sym:f16:n16:k32800:xq8",

@@ -135,22 +135,40 @@ TEST(DispatchPlan, Int8ActivationsTakeSignedOrMinCodesInWholeTilesUpToItsK) {
         planDispatch(builtin(), sig, query("host", {Phase::Decode}));
     return candidate(plan.phases[0], "affine_gemm_host_xq8").reason;
   };
-  // Unsigned codes with integer zero-points keep the float-activation
-  // GEMM; with a min (ggml Q4_K, Q4_1) they take the int8 one.
-  OpSignature asym = w4(32);
-  asym.descriptor.code = {4, false};
-  asym.descriptor.zeroPoint = ZeroPointKind::Integer;
-  EXPECT_NE(reasonFor(asym).find("zero-point integer with unsigned codes not "
-                                 "in {min}"),
+  // Unsigned codes with float zero-points keep the float-activation
+  // GEMM; with integer ones (GPTQ, `asym`) or a min (ggml Q4_K, Q4_1)
+  // they take the int8 one.
+  OpSignature unsignedCodes = w4(32);
+  unsignedCodes.descriptor.code = {4, false};
+  unsignedCodes.descriptor.zeroPoint = ZeroPointKind::Float;
+  EXPECT_NE(reasonFor(unsignedCodes)
+                .find("zero-point float with unsigned codes not in "
+                      "{integer, min}"),
             std::string::npos)
-      << reasonFor(asym);
-  OpSignature withMin = asym;
-  withMin.descriptor.zeroPoint = ZeroPointKind::Min;
+      << reasonFor(unsignedCodes);
+  for (ZeroPointKind kind : {ZeroPointKind::Integer, ZeroPointKind::Min}) {
+    unsignedCodes.descriptor.zeroPoint = kind;
+    EXPECT_EQ(selected(planDispatch(builtin(), unsignedCodes,
+                                    query("host", {Phase::Decode}))
+                           .phases[0]),
+              "affine_gemm_host_xq8")
+        << reasonFor(unsignedCodes);
+  }
+  // An act-order permutation: the kernel would quantize the gathered X.
+  OpSignature permuted = w4(32, 64, 64);
+  std::vector<int64_t> order;
+  for (int64_t i = 63; i >= 0; --i)
+    order.push_back(i);
+  permuted.descriptor.permutation = order;
+  EXPECT_NE(reasonFor(permuted).find("act-order permutation of K: int8 "
+                                     "activations would be quantized per 32 "
+                                     "in the gathered order"),
+            std::string::npos)
+      << reasonFor(permuted);
   EXPECT_EQ(
-      selected(planDispatch(builtin(), withMin, query("host", {Phase::Decode}))
+      selected(planDispatch(builtin(), permuted, query("host", {Phase::Decode}))
                    .phases[0]),
-      "affine_gemm_host_xq8")
-      << reasonFor(withMin);
+      "affine_gemm_host");
   // Groups of 16 within a 32-code W4 tile, and a K above its stack row.
   EXPECT_NE(reasonFor(w4(16)).find("groups of 16 within a 32-code K tile: "
                                    "int8 activations scale a tile's "
