@@ -50,6 +50,11 @@
 //    loaded once for both rows (an odd last row goes alone); rows longer
 //    than kMaxRowBuffer codes take the T = 1 path per row instead. The
 //    kernel never allocates from the heap;
+//  - every chunk read prefetches the same chunk of the next row (LLVM's
+//    prefetch, locality 3): streaming a row of a few KiB takes about as
+//    long as a miss to memory, which the hardware prefetcher left exposed;
+//    with int8 activations a row's 16-bit scales are widened to f32 once
+//    per row, so each term broadcasts its scale from memory;
 //  - a row's lanes are summed once at the end (a reassociating reduction:
 //    the rounding bound of Runtime/Reference.h holds for any order), the
 //    bias is added in f32 and the result rounded once to the output dtype;
@@ -189,13 +194,21 @@ private:
   /// fields those codes meet; with a min zero-point, `xm` receives those
   /// sums times their block's scale (f32: the dequantized X a min
   /// multiplies).
+  /// `rowScales` / `rowMins`: f32 buffers a row's 16-bit scales (mins)
+  /// are widened into once per row, so that each term broadcasts them
+  /// from memory (a load, not a shuffle: x86's shuffle port is the one the
+  /// nibble split and a scalar conversion and broadcast would share).
   struct QuantizedRow {
-    Value xq, xs, xc, xm;
+    Value xq, xs, xc, xm, rowScales, rowMins;
   };
   void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
                        const QuantizedRow &row) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value biasValue, const QuantizedRow &row) const;
+  /// Row n of 16-bit qparams [N, G] widened into the f32 buffer `to`
+  /// (G rounded up to 8), 8 at a time, then one at a time.
+  void emitWidenRowQParams(ImplicitLocOpBuilder &b, Value qparams, Value n,
+                           Value to) const;
   /// Whether int8 activations meet the codes in x86's u8 x s8 pair
   /// multiply (AVX2, so x86-64-v3 and up): fields below 2^7 as they are,
   /// with their offset subtracted after (subtractsFieldOffset), 8-bit
@@ -365,9 +378,21 @@ Value HostGemmEmitter::emitFields(ImplicitLocOpBuilder &b, ValueRange args,
   MLIRContext *ctx = b.getContext();
   Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
   auto bytesTy = VectorType::get({16}, i8);
+  Value column = arith::MulIOp::create(b, c, indexConst(b, 4));
+  // The next row's chunk c is prefetched as this one is read (the last
+  // row prefetches itself): a row is a few KiB, read in about the time a
+  // miss to memory takes, and the hardware's prefetcher, which restarts at
+  // every 4 KiB page, left most of that latency exposed (decode at 7B
+  // shapes ran at half the speed it does with this).
+  Value lastRow = arith::SubIOp::create(b, memref::DimOp::create(b, args[1], 0),
+                                        indexConst(b, 1));
+  Value nextRow = arith::MinUIOp::create(
+      b, arith::AddIOp::create(b, n, indexConst(b, 1)), lastRow);
+  memref::PrefetchOp::create(b, args[1], ValueRange{nextRow, column},
+                             /*isWrite=*/false, /*localityHint=*/3,
+                             /*isDataCache=*/true);
   Value words = vector::LoadOp::create(
-      b, VectorType::get({4}, i32), args[1],
-      ValueRange{n, arith::MulIOp::create(b, c, indexConst(b, 4))},
+      b, VectorType::get({4}, i32), args[1], ValueRange{n, column},
       /*nontemporal=*/false, llvm::MaybeAlign(16));
   // Little-endian words: field j of a W8 chunk is byte j; of a W4 chunk,
   // the low (even j) or high (odd j) nibble of byte j / 2.
@@ -777,6 +802,17 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
           cb, offsets, vector::BroadcastOp::create(cb, quadsTy, z));
     return arith::SubIOp::create(cb, quads, offsets);
   };
+  // Qparam g of row n in f32: as stored (f32), or from the row's widened
+  // copy.
+  auto rowQParam = [&](ImplicitLocOpBuilder &cb, Value stored, Value widened,
+                       Value n, Value g) -> Value {
+    return widened ? memref::LoadOp::create(cb, widened, ValueRange{g})
+                   : memref::LoadOp::create(cb, stored, ValueRange{n, g});
+  };
+  if (row.rowScales)
+    emitWidenRowQParams(b, args[2], n, row.rowScales);
+  if (row.rowMins)
+    emitWidenRowQParams(b, zeroPoints(args), n, row.rowMins);
   // Pads a term's lanes with zeros to `width` (a last single chunk of a
   // two-chunk kernel).
   auto padded = [](ImplicitLocOpBuilder &cb, Value v, int64_t width) -> Value {
@@ -817,21 +853,28 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                                                ValueRange{n, g})))
                   : Value();
     Value sums = padded(cb, integerSums(cb, c, count, z), lanes);
+    // (sums s_x) s_w: each factor broadcast from memory, no scalar
+    // product (InstCombine would fold two broadcasts' product into one).
     Value sx = memref::LoadOp::create(
         cb, xs,
         ValueRange{arith::DivUIOp::create(cb, first,
                                           indexConst(cb, kActivationBlock))});
-    Value scale = arith::MulFOp::create(cb, sx, emitScale(cb, args, n, g));
+    Value scaled =
+        arith::MulFOp::create(cb, arith::SIToFPOp::create(cb, sumsTy, sums),
+                              vector::BroadcastOp::create(cb, sumsTy, sx));
     SmallVector<Value> next = {vector::FMAOp::create(
-        cb, arith::SIToFPOp::create(cb, sumsTy, sums),
-        vector::BroadcastOp::create(cb, sumsTy, scale), acc[0])};
+        cb, scaled,
+        vector::BroadcastOp::create(
+            cb, sumsTy, rowQParam(cb, args[2], row.rowScales, n, g)),
+        acc[0])};
     if (spec.minZero) {
       Value xsum = vector::LoadOp::create(
           cb, VectorType::get({count * chunk / 4}, f32), xm,
           ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
       next.push_back(vector::FMAOp::create(
           cb, padded(cb, xsum, minLanes),
-          vector::BroadcastOp::create(cb, minTy, emitMin(cb, args, n, g)),
+          vector::BroadcastOp::create(
+              cb, minTy, rowQParam(cb, zeroPoints(args), row.rowMins, n, g)),
           acc[1]));
     }
     return next;
@@ -873,6 +916,26 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
   if (spec.minZero)
     sum = arith::AddFOp::create(b, sum, total(acc0[1], acc1[1]));
   emitStore(b, args, n, indexConst(b, 0), sum, biasValue);
+}
+
+void HostGemmEmitter::emitWidenRowQParams(ImplicitLocOpBuilder &b,
+                                          Value qparams, Value n,
+                                          Value to) const {
+  const int64_t g = spec.groupsPerRow(), whole = g / 8 * 8;
+  auto wideTy = VectorType::get({8}, f32);
+  scf::ForOp::create(
+      b, indexConst(b, 0), indexConst(b, whole), indexConst(b, 8), ValueRange{},
+      [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        Value v = vector::LoadOp::create(ib, VectorType::get({8}, scale),
+                                         qparams, ValueRange{n, i});
+        vector::StoreOp::create(ib, arith::ExtFOp::create(ib, wideTy, v), to,
+                                ValueRange{i});
+        scf::YieldOp::create(ib);
+      });
+  for (int64_t i = whole; i < g; ++i)
+    memref::StoreOp::create(b, emitQParam(b, qparams, n, indexConst(b, i)), to,
+                            ValueRange{indexConst(b, i)});
 }
 
 void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
@@ -984,6 +1047,12 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
       if (spec.minZero)
         quantized.xm =
             memref::AllocaOp::create(b, MemRefType::get({quads}, f32));
+      if (scale != f32) {
+        auto rowTy = MemRefType::get({(spec.groupsPerRow() + 7) / 8 * 8}, f32);
+        quantized.rowScales = memref::AllocaOp::create(b, rowTy);
+        if (spec.minZero)
+          quantized.rowMins = memref::AllocaOp::create(b, rowTy);
+      }
     } else {
       xrow =
           memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));

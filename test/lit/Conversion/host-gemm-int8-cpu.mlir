@@ -5,7 +5,7 @@
 // groups of 32 two chunks at a time; codes with a min as their fields, the
 // min times X's dequantized sums of four in a second accumulator; integer
 // zero-points times X's sums of four subtracted. Generic code sign-extends
-// both sides.
+// both sides. Every form prefetches the next row's codes as it reads a row.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=V3
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4 kernels=host_gemm:w6:g16:sym:f16:n8:k80:scf32:xq8" | FileCheck %s --check-prefix=BYTES
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
@@ -16,6 +16,7 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w5:g32:min:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=MIN
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:min:f16:n8:k64:xq8" | FileCheck %s --check-prefix=MINGENERIC
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=ASYM
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g128:sym:f16:n8:k2048:xq8" | FileCheck %s --check-prefix=ROW
 // RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
 
@@ -82,6 +83,18 @@
 // ASYM: vector.load %[[SUMS]]
 // ASYM: arith.muli %{{.*}}, %{{.*}} : vector<8xi32>
 // ASYM: arith.subi %{{.*}} : vector<8xi32>
+
+// Per row: its 16-bit scales widened to f32 eight at a time (each term
+// then broadcasts its scale from memory); per chunk read, the next row's
+// chunk prefetched (the row after the last is the last).
+// ROW: %[[WIDE:.*]] = memref.alloca() : memref<16xf32>
+// ROW: vector.load %arg2[%{{.*}}, %{{.*}}] : memref<?x16xf16>, vector<8xf16>
+// ROW: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// ROW: vector.store %{{.*}}, %[[WIDE]]
+// ROW: %[[LAST:.*]] = arith.subi %{{.*}}, %c1
+// ROW: %[[NEXT:.*]] = arith.minui %{{.*}}, %[[LAST]] : index
+// ROW: memref.prefetch %arg1[%[[NEXT]], %{{.*}}], read, locality<3>, data
+// ROW: memref.load %[[WIDE]]
 
 // LLVM: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // LLVM-NOT: = vector.
