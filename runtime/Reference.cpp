@@ -8,6 +8,7 @@
 #include "qtensor/Formats/QuantizedStorage.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -395,6 +396,7 @@ KernelError qtensor::runtime::measureKernelError(
                         mag[at] = abs;
                       });
   // Magnitudes of their own: sum |x| a, a second pass over them.
+  assert(!magnitudes || magnitudes->size() == w.size());
   if (magnitudes)
     mag = referenceLinear(absoluteValues(x), *magnitudes, t, n, k);
   KernelError e;
@@ -427,6 +429,7 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
       const int64_t r = rows[ri];
       const double *xr = &x[size_t(row) * size_t(k)];
       const double *wr = &wRows[ri * size_t(k)];
+      assert(!magnitudes || magnitudes->size() == wRows.size());
       const double *ar = magnitudes ? &(*magnitudes)[ri * size_t(k)] : nullptr;
       double ref = bias.empty() ? 0.0 : bias[size_t(r)];
       double mag = bias.empty() ? 0.0 : std::fabs(bias[size_t(r)]);
