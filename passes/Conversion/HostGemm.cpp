@@ -29,9 +29,8 @@
 //    into a stack row of bytes and scales; each chunk's codes and
 //    activations sign-extended and multiplied, adjacent products summed
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
-//    product of the block's activation scale and the group's weight scale
-//    (groups are whole chunks), two chunks an iteration into two
-//    accumulators. Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x
+//    block's activation scale, then by the group's weight scale (groups
+//    are whole chunks), two chunks an iteration into two accumulators. Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x
 //    s8 pair multiply (vpmaddubsw; vpmaddwd sums the pairs' pairs): codes
 //    of at most 7 bits as their unsigned fields, the offset 2^(b-1) (or the
 //    group's integer zero-point z) coming off per four activations as a
