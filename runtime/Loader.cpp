@@ -720,13 +720,19 @@ LoadedModel::storedView(const std::string &tensor, const char *role) const {
 }
 
 Expected<std::vector<double>>
-LoadedModel::referenceWeight(const OpPlan &op) const {
+LoadedModel::reconstructedWeight(const OpPlan &op,
+                                 ReconstructedPart part) const {
   const safetensors::TensorView *codes = view(op.tensor, "codes");
   const safetensors::TensorView *scales = view(op.tensor, "scales");
   if (!codes || !scales)
     return makeError("op \"", op.tensor, "\": codes or scales not mapped");
-  return reconstructWeight(*op.entry, *codes, *scales,
-                           view(op.tensor, "zeros"));
+  return reconstructWeight(*op.entry, *codes, *scales, view(op.tensor, "zeros"),
+                           part);
+}
+
+Expected<std::vector<double>>
+LoadedModel::referenceWeight(const OpPlan &op) const {
+  return reconstructedWeight(op, ReconstructedPart::Value);
 }
 
 Expected<std::vector<double>>
@@ -735,12 +741,7 @@ LoadedModel::referenceMagnitudes(const OpPlan &op) const {
       op.entry ? op.entry->quantized() : nullptr;
   if (!q || !hasOwnRoundingMagnitudes(q->logical.descriptor))
     return std::vector<double>();
-  const safetensors::TensorView *codes = view(op.tensor, "codes");
-  const safetensors::TensorView *scales = view(op.tensor, "scales");
-  if (!codes || !scales)
-    return makeError("op \"", op.tensor, "\": codes or scales not mapped");
-  return reconstructWeight(*op.entry, *codes, *scales, view(op.tensor, "zeros"),
-                           ReconstructedPart::RoundingMagnitude);
+  return reconstructedWeight(op, ReconstructedPart::RoundingMagnitude);
 }
 
 Expected<std::unique_ptr<ReferenceRows>>

@@ -33,6 +33,7 @@
 #ifndef QTENSOR_RUNTIME_LOADER_H
 #define QTENSOR_RUNTIME_LOADER_H
 
+#include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Artifact.h"
 #include "qtensor/Formats/DecoderProgram.h"
 #include "qtensor/Formats/VerifiedFiles.h"
@@ -213,6 +214,9 @@ private:
                                       const char *role) const;
   const safetensors::TensorView *storedView(const std::string &tensor,
                                             const char *role) const;
+  /// The op's W_hat, or its rounding magnitudes, from the mapped tensors.
+  Expected<std::vector<double>>
+  reconstructedWeight(const OpPlan &op, ReconstructedPart part) const;
 
   std::string dir;
   artifact::Manifest man;
