@@ -30,8 +30,9 @@
 //    activations sign-extended and multiplied, adjacent products summed
 //    in i32 (x86: pmovsxbw, pmaddwd), converted once and scaled by the
 //    block's activation scale, then by the group's weight scale (groups
-//    are whole chunks), two chunks an iteration into two accumulators. Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x
-//    s8 pair multiply (vpmaddubsw; vpmaddwd sums the pairs' pairs): codes
+//    are whole chunks), two chunks an iteration into two accumulators.
+//    Built for x86-64-v3 or v4, codes meet X in AVX2's u8 x s8 pair
+//    multiply (vpmaddubsw; vpmaddwd sums the pairs' pairs): codes
 //    of at most 7 bits as their unsigned fields, the offset 2^(b-1) (or the
 //    group's integer zero-point z) coming off per four activations as a
 //    correction computed with X's codes;
@@ -204,8 +205,8 @@ private:
                        const QuantizedRow &row) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value biasValue, const QuantizedRow &row) const;
-  /// Row n of 16-bit qparams [N, G] widened into the f32 buffer `to`
-  /// (G rounded up to 8), 8 at a time, then one at a time.
+  /// Row n of 16-bit qparams [N, G] widened into the f32 buffer `to` [G],
+  /// 8 at a time, then one at a time.
   void emitWidenRowQParams(ImplicitLocOpBuilder &b, Value qparams, Value n,
                            Value to) const;
   /// Whether int8 activations meet the codes in x86's u8 x s8 pair
@@ -801,12 +802,11 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
           cb, offsets, vector::BroadcastOp::create(cb, quadsTy, z));
     return arith::SubIOp::create(cb, quads, offsets);
   };
-  // Qparam g of row n in f32: as stored (f32), or from the row's widened
-  // copy.
+  // Qparam g of row n in f32: from the row's widened copy, or as stored.
   auto rowQParam = [&](ImplicitLocOpBuilder &cb, Value stored, Value widened,
                        Value n, Value g) -> Value {
-    return widened ? memref::LoadOp::create(cb, widened, ValueRange{g})
-                   : memref::LoadOp::create(cb, stored, ValueRange{n, g});
+    return widened ? Value(memref::LoadOp::create(cb, widened, ValueRange{g}))
+                   : emitQParam(cb, stored, n, g);
   };
   if (row.rowScales)
     emitWidenRowQParams(b, args[2], n, row.rowScales);
@@ -1047,7 +1047,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
         quantized.xm =
             memref::AllocaOp::create(b, MemRefType::get({quads}, f32));
       if (scale != f32) {
-        auto rowTy = MemRefType::get({(spec.groupsPerRow() + 7) / 8 * 8}, f32);
+        auto rowTy = MemRefType::get({spec.groupsPerRow()}, f32);
         quantized.rowScales = memref::AllocaOp::create(b, rowTy);
         if (spec.minZero)
           quantized.rowMins = memref::AllocaOp::create(b, rowTy);
