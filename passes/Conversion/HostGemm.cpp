@@ -17,7 +17,10 @@
 //    and bit-cast (the GEMV's magic-number conversion: q - z exactly); a
 //    codebook's codes become its table's values through a tree of selects;
 //  - scales f16, bf16 or f32 (the exact products of ggml K-quants' two
-//    scale levels); with a min zero-point m every chunk is decoded to
+//    scale levels), or with nested scales (spec.nested) the two levels as
+//    stored, one byte code per group under a 16-bit value per super-group,
+//    decoded into f32 stack rows before each row is read (the same exact
+//    products); with a min zero-point m every chunk is decoded to
 //    s * q + m with one fma before it meets X;
 //  - T = 1 (decode): X is widened to f32 once into a stack row, W4 chunks
 //    stored in nibble order (the even codes' X, then the odd ones'), so
@@ -98,6 +101,9 @@ constexpr int64_t kRowBlock = 4;
 constexpr int64_t kMaxRowBuffer = 32768;
 static_assert(kMaxQuantizedActivationRow <= kMaxRowBuffer,
               "int8 activations rely on the T > 1 path's row buffers");
+/// Rows of at most this many super-groups decode their nested scales in
+/// straight-line code.
+constexpr int64_t kUnrolledSuperGroups = 32;
 
 using conversion::elementType;
 using conversion::indexConst;
@@ -111,20 +117,31 @@ public:
         scale(elementType(ctx, spec.scaleType())),
         out(elementType(ctx, spec.output)) {}
 
-  /// x, w, s, [z], [b], y: N (the rows of the slice) is dynamic everywhere
-  /// and y's row stride is the whole output's.
+  /// x, w, s, [s2], [z], [z2], [b], y: N (the rows of the slice) is
+  /// dynamic everywhere and y's row stride is the whole output's. Nested
+  /// scales: s (and a min's z) are one-byte codes, s2 (z2) the second level.
   SmallVector<Type> argumentTypes(MLIRContext *ctx) const {
     const int64_t dyn = ShapedType::kDynamic;
     const int64_t t = spec.dynamicRows() ? dyn : spec.rows;
     const int64_t g = spec.groupsPerRow();
+    Type i8 = IntegerType::get(ctx, 8);
+    Type firstLevel = spec.nested ? i8 : scale;
+    Type secondLevel =
+        spec.nested ? elementType(ctx, spec.nested->superType) : Type();
+    const int64_t supers = spec.superGroupsPerRow();
     SmallVector<Type> types = {
         MemRefType::get({t, spec.k}, act),
         MemRefType::get({dyn, 4 * chunks}, IntegerType::get(ctx, 32)),
-        MemRefType::get({dyn, g}, scale)};
-    if (spec.minZero)
-      types.push_back(MemRefType::get({dyn, g}, scale));
-    else if (spec.takesZeroPoints())
-      types.push_back(MemRefType::get({dyn, g}, IntegerType::get(ctx, 8)));
+        MemRefType::get({dyn, g}, firstLevel)};
+    if (spec.nested)
+      types.push_back(MemRefType::get({dyn, supers}, secondLevel));
+    if (spec.minZero) {
+      types.push_back(MemRefType::get({dyn, g}, firstLevel));
+      if (spec.nested)
+        types.push_back(MemRefType::get({dyn, supers}, secondLevel));
+    } else if (spec.takesZeroPoints()) {
+      types.push_back(MemRefType::get({dyn, g}, i8));
+    }
     if (spec.bias)
       types.push_back(MemRefType::get({dyn}, out));
     types.push_back(MemRefType::get(
@@ -132,14 +149,39 @@ public:
     return types;
   }
 
-  void emitBody(ImplicitLocOpBuilder &b, ValueRange args) const;
+  void emitBody(ImplicitLocOpBuilder &b, ValueRange args);
 
 private:
-  Value zeroPoints(ValueRange args) const {
-    return spec.takesZeroPoints() ? args[3] : Value();
+  /// The arguments after w, in argumentTypes' order (none where absent).
+  struct QParamArgs {
+    Value scales, superScales, zeroPoints, superMins, bias;
+  };
+  QParamArgs qparamArgs(ValueRange args) const {
+    QParamArgs a;
+    size_t i = 2;
+    a.scales = args[i++];
+    if (spec.nested)
+      a.superScales = args[i++];
+    if (spec.takesZeroPoints())
+      a.zeroPoints = args[i++];
+    if (spec.nested && spec.minZero)
+      a.superMins = args[i++];
+    if (spec.bias)
+      a.bias = args[i++];
+    return a;
   }
-  Value bias(ValueRange args) const {
-    return spec.bias ? args[spec.takesZeroPoints() ? 4 : 3] : Value();
+  Value zeroPoints(ValueRange args) const {
+    return qparamArgs(args).zeroPoints;
+  }
+  Value bias(ValueRange args) const { return qparamArgs(args).bias; }
+  /// Whether each row's scales (and mins) are decoded into f32 stack
+  /// buffers (`widened`) before the row is read: nested scales, decoded in
+  /// the kernel once per row rather than per use; 16-bit scales with int8
+  /// activations, so that each term broadcasts them from memory (a load,
+  /// not a shuffle: x86's shuffle port is the one the nibble split and a
+  /// scalar conversion and broadcast would share).
+  bool widensRowQParams() const {
+    return spec.nested || (spec.quantizedActivations && scale != f32);
   }
 
   /// The groups of a row as runs of chunks: [first, last) chunks of group
@@ -159,7 +201,8 @@ private:
   /// for codes with a min or a codebook).
   Value emitOffset(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value g) const;
-  /// The scale of row n, group g, in f32.
+  /// The scale of row n, group g, in f32 (from `widened` where rows are
+  /// widened: emitWidenRowQParams must have run for row n).
   Value emitScale(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                   Value g) const;
   /// Every lane's scale for emitGroups' group g of row n: its scale
@@ -171,7 +214,7 @@ private:
   /// The min of row n, group g, in f32 (minZero only).
   Value emitMin(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                 Value g) const;
-  /// A qparam of row n, group g, widened to f32.
+  /// A stored qparam of row n, group g, widened to f32.
   Value emitQParam(ImplicitLocOpBuilder &b, Value qparams, Value n,
                    Value g) const;
   /// q - z of chunk c of row n as vector<chunk x f32> (exact); with a
@@ -194,21 +237,18 @@ private:
   /// fields those codes meet; with a min zero-point, `xm` receives those
   /// sums times their block's scale (f32: the dequantized X a min
   /// multiplies).
-  /// `rowScales` / `rowMins`: f32 buffers a row's 16-bit scales (mins)
-  /// are widened into once per row, so that each term broadcasts them
-  /// from memory (a load, not a shuffle: x86's shuffle port is the one the
-  /// nibble split and a scalar conversion and broadcast would share).
   struct QuantizedRow {
-    Value xq, xs, xc, xm, rowScales, rowMins;
+    Value xq, xs, xc, xm;
   };
   void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
                        const QuantizedRow &row) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value biasValue, const QuantizedRow &row) const;
-  /// Row n of 16-bit qparams [N, G] widened into the f32 buffer `to` [G],
-  /// 8 at a time, then one at a time.
-  void emitWidenRowQParams(ImplicitLocOpBuilder &b, Value qparams, Value n,
-                           Value to) const;
+  /// Row n's scales (and mins) in f32 into `widened` (widensRowQParams):
+  /// nested ones decoded a super-group at a time, second level first;
+  /// 16-bit ones widened 8 at a time, then one at a time.
+  void emitWidenRowQParams(ImplicitLocOpBuilder &b, ValueRange args,
+                           Value n) const;
   /// Whether int8 activations meet the codes in x86's u8 x s8 pair
   /// multiply (AVX2, so x86-64-v3 and up): fields below 2^7 as they are,
   /// with their offset subtracted after (subtractsFieldOffset), 8-bit
@@ -310,6 +350,12 @@ private:
   const QuantKernelSpec &spec;
   HostCpuLevel cpu;
   Type f32, act, scale, out;
+  /// f32 stack buffers of the current row's scales and mins [G] (and with
+  /// nested scales its second levels [K / superGroupSize]), allocated by
+  /// emitBody where widensRowQParams.
+  struct {
+    Value scales, mins, superScales, superMins;
+  } widened;
 };
 
 Value HostGemmEmitter::emitOffset(ImplicitLocOpBuilder &b, ValueRange args,
@@ -337,7 +383,9 @@ Value HostGemmEmitter::emitQParam(ImplicitLocOpBuilder &b, Value qparams,
 
 Value HostGemmEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
                                  Value n, Value g) const {
-  return emitQParam(b, args[2], n, g);
+  if (widened.scales)
+    return memref::LoadOp::create(b, widened.scales, ValueRange{g});
+  return emitQParam(b, qparamArgs(args).scales, n, g);
 }
 
 Value HostGemmEmitter::emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args,
@@ -370,6 +418,8 @@ Value HostGemmEmitter::emitLaneScales(ImplicitLocOpBuilder &b, ValueRange args,
 
 Value HostGemmEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
                                Value n, Value g) const {
+  if (widened.mins)
+    return memref::LoadOp::create(b, widened.mins, ValueRange{g});
   return emitQParam(b, zeroPoints(args), n, g);
 }
 
@@ -802,16 +852,8 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
           cb, offsets, vector::BroadcastOp::create(cb, quadsTy, z));
     return arith::SubIOp::create(cb, quads, offsets);
   };
-  // Qparam g of row n in f32: from the row's widened copy, or as stored.
-  auto rowQParam = [&](ImplicitLocOpBuilder &cb, Value stored, Value widened,
-                       Value n, Value g) -> Value {
-    return widened ? Value(memref::LoadOp::create(cb, widened, ValueRange{g}))
-                   : emitQParam(cb, stored, n, g);
-  };
-  if (row.rowScales)
-    emitWidenRowQParams(b, args[2], n, row.rowScales);
-  if (row.rowMins)
-    emitWidenRowQParams(b, zeroPoints(args), n, row.rowMins);
+  if (widensRowQParams())
+    emitWidenRowQParams(b, args, n);
   // Pads a term's lanes with zeros to `width` (a last single chunk of a
   // two-chunk kernel).
   auto padded = [](ImplicitLocOpBuilder &cb, Value v, int64_t width) -> Value {
@@ -863,8 +905,7 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                               vector::BroadcastOp::create(cb, sumsTy, sx));
     SmallVector<Value> next = {vector::FMAOp::create(
         cb, scaled,
-        vector::BroadcastOp::create(
-            cb, sumsTy, rowQParam(cb, args[2], row.rowScales, n, g)),
+        vector::BroadcastOp::create(cb, sumsTy, emitScale(cb, args, n, g)),
         acc[0])};
     if (spec.minZero) {
       Value xsum = vector::LoadOp::create(
@@ -872,8 +913,7 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
           ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
       next.push_back(vector::FMAOp::create(
           cb, padded(cb, xsum, minLanes),
-          vector::BroadcastOp::create(
-              cb, minTy, rowQParam(cb, zeroPoints(args), row.rowMins, n, g)),
+          vector::BroadcastOp::create(cb, minTy, emitMin(cb, args, n, g)),
           acc[1]));
     }
     return next;
@@ -918,23 +958,90 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
 }
 
 void HostGemmEmitter::emitWidenRowQParams(ImplicitLocOpBuilder &b,
-                                          Value qparams, Value n,
-                                          Value to) const {
-  const int64_t g = spec.groupsPerRow(), whole = g / 8 * 8;
-  auto wideTy = VectorType::get({8}, f32);
-  scf::ForOp::create(
-      b, indexConst(b, 0), indexConst(b, whole), indexConst(b, 8), ValueRange{},
-      [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        Value v = vector::LoadOp::create(ib, VectorType::get({8}, scale),
-                                         qparams, ValueRange{n, i});
-        vector::StoreOp::create(ib, arith::ExtFOp::create(ib, wideTy, v), to,
-                                ValueRange{i});
-        scf::YieldOp::create(ib);
-      });
-  for (int64_t i = whole; i < g; ++i)
-    memref::StoreOp::create(b, emitQParam(b, qparams, n, indexConst(b, i)), to,
-                            ValueRange{indexConst(b, i)});
+                                          ValueRange args, Value n) const {
+  const QParamArgs a = qparamArgs(args);
+  const int64_t g = spec.groupsPerRow();
+  auto forEach = [&](int64_t count, int64_t step,
+                     function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+    scf::ForOp::create(
+        b, indexConst(b, 0), indexConst(b, count), indexConst(b, step),
+        ValueRange{},
+        [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          body(ib, i);
+          scf::YieldOp::create(ib);
+        });
+  };
+  // `count` 16-bit values of row n of `qparams` (of type `stored`) into the
+  // f32 buffer `to`, 8 at a time, then one at a time; `negate`: their
+  // negations (exact).
+  auto widen = [&](Value qparams, Type stored, int64_t count, Value to,
+                   bool negate) {
+    const int64_t whole = count / 8 * 8;
+    auto wideTy = VectorType::get({8}, f32);
+    forEach(whole, 8, [&](ImplicitLocOpBuilder &ib, Value i) {
+      Value v = vector::LoadOp::create(ib, VectorType::get({8}, stored),
+                                       qparams, ValueRange{n, i});
+      Value w = arith::ExtFOp::create(ib, wideTy, v);
+      if (negate)
+        w = arith::NegFOp::create(ib, w);
+      vector::StoreOp::create(ib, w, to, ValueRange{i});
+    });
+    for (int64_t i = whole; i < count; ++i) {
+      Value at = indexConst(b, i);
+      Value v = memref::LoadOp::create(b, qparams, ValueRange{n, at});
+      Value w = stored == f32 ? v : Value(arith::ExtFOp::create(b, f32, v));
+      if (negate)
+        w = arith::NegFOp::create(b, w);
+      memref::StoreOp::create(b, w, to, ValueRange{at});
+    }
+  };
+  if (!spec.nested) {
+    widen(a.scales, scale, g, widened.scales, /*negate=*/false);
+    if (spec.minZero)
+      widen(a.zeroPoints, scale, g, widened.mins, /*negate=*/false);
+    return;
+  }
+  // Nested: the row's second level first, widened (a min's negated: its
+  // values are the magnitudes it subtracts, and (-d) c = -(d c) exactly, as
+  // rounding to nearest is symmetric); then super-group j's codes times its
+  // value, in f32: exact (a 16-bit float times a byte), as
+  // decodeNestedQParams computes them.
+  const int64_t supers = spec.superGroupsPerRow();
+  Type superType = elementType(b.getContext(), spec.nested->superType);
+  widen(a.superScales, superType, supers, widened.superScales,
+        /*negate=*/false);
+  if (spec.minZero)
+    widen(a.superMins, superType, supers, widened.superMins, /*negate=*/true);
+  const int64_t ratio = spec.nested->superGroupSize / spec.effectiveGroupSize();
+  auto codesTy = VectorType::get({ratio}, b.getI8Type());
+  auto valuesTy = VectorType::get({ratio}, f32);
+  auto level = [&](ImplicitLocOpBuilder &ib, Value j, Value codes, Value values,
+                   Value to, bool isSigned) {
+    Value d = memref::LoadOp::create(ib, values, ValueRange{j});
+    Value first = arith::MulIOp::create(ib, j, indexConst(ib, ratio));
+    Value c = vector::LoadOp::create(ib, codesTy, codes, ValueRange{n, first});
+    Value wide = isSigned ? Value(arith::SIToFPOp::create(ib, valuesTy, c))
+                          : Value(arith::UIToFPOp::create(ib, valuesTy, c));
+    Value v = arith::MulFOp::create(
+        ib, vector::BroadcastOp::create(ib, valuesTy, d), wide);
+    vector::StoreOp::create(ib, v, to, ValueRange{first});
+  };
+  auto superGroup = [&](ImplicitLocOpBuilder &ib, Value j) {
+    level(ib, j, a.scales, widened.superScales, widened.scales,
+          spec.nested->signedCodes);
+    if (spec.minZero)
+      level(ib, j, a.zeroPoints, widened.superMins, widened.mins,
+            /*isSigned=*/false);
+  };
+  // Straight-line for rows of up to 32 super-groups (K = 8192 in ggml's
+  // 256s): no loop counter or address arithmetic per super-group.
+  if (supers <= kUnrolledSuperGroups) {
+    for (int64_t j = 0; j < supers; ++j)
+      superGroup(b, indexConst(b, j));
+  } else {
+    forEach(supers, 1, superGroup);
+  }
 }
 
 void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
@@ -956,6 +1063,8 @@ void HostGemmEmitter::emitWidenRow(ImplicitLocOpBuilder &b, ValueRange args,
 
 void HostGemmEmitter::emitDecodeRow(ImplicitLocOpBuilder &b, ValueRange args,
                                     Value n, Value wrow) const {
+  if (widensRowQParams())
+    emitWidenRowQParams(b, args, n);
   auto valuesTy = VectorType::get({chunk}, f32);
   emitGroups(
       b, ValueRange{},
@@ -1015,7 +1124,7 @@ Value HostGemmEmitter::emitBias(ImplicitLocOpBuilder &b, ValueRange args,
   return out == f32 ? value : Value(arith::ExtFOp::create(b, f32, value));
 }
 
-void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
+void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
   Value tokens = memref::DimOp::create(b, args[0], 0);
   Value outputs = memref::DimOp::create(b, args[1], 0);
   // Several rows of X: decode each weight row once into a stack buffer and
@@ -1024,6 +1133,18 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   // Int8 activations take K up to kMaxQuantizedActivationRow (validated),
   // within the row buffer.
   const bool rowBuffer = chunks * chunk <= kMaxRowBuffer;
+  if (widensRowQParams()) {
+    auto rowTy = MemRefType::get({spec.groupsPerRow()}, f32);
+    auto superTy = MemRefType::get({spec.superGroupsPerRow()}, f32);
+    widened.scales = memref::AllocaOp::create(b, rowTy);
+    if (spec.nested)
+      widened.superScales = memref::AllocaOp::create(b, superTy);
+    if (spec.minZero) {
+      widened.mins = memref::AllocaOp::create(b, rowTy);
+      if (spec.nested)
+        widened.superMins = memref::AllocaOp::create(b, superTy);
+    }
+  }
   Value wrow, xrow;
   QuantizedRow quantized;
   Value one = indexConst(b, 1);
@@ -1046,12 +1167,6 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
       if (spec.minZero)
         quantized.xm =
             memref::AllocaOp::create(b, MemRefType::get({quads}, f32));
-      if (scale != f32) {
-        auto rowTy = MemRefType::get({spec.groupsPerRow()}, f32);
-        quantized.rowScales = memref::AllocaOp::create(b, rowTy);
-        if (spec.minZero)
-          quantized.rowMins = memref::AllocaOp::create(b, rowTy);
-      }
     } else {
       xrow =
           memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
@@ -1081,6 +1196,8 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) const {
   auto fusedRows = [&](ImplicitLocOpBuilder &fb, Value xrowOrNone) {
     forLoop(fb, indexConst(fb, 0), outputs, 1,
             [&](ImplicitLocOpBuilder &nb, Value n) {
+              if (widensRowQParams())
+                emitWidenRowQParams(nb, args, n);
               Value biasValue = emitBias(nb, args, n);
               if (xrowOrNone) {
                 emitFusedRow(nb, args, n, indexConst(nb, 0), biasValue,

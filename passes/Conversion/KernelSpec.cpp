@@ -40,6 +40,45 @@ int64_t QuantKernelSpec::groupsPerRow() const {
   return g <= 0 ? 0 : (k + g - 1) / g;
 }
 
+int64_t QuantKernelSpec::superGroupsPerRow() const {
+  return nested && nested->superGroupSize > 0 ? k / nested->superGroupSize : 0;
+}
+
+namespace {
+
+std::string nestedOption(const QuantKernelSpec::NestedScales &n) {
+  return "sup" + std::to_string(n.superGroupSize) +
+         (n.signedCodes ? "i8" : "u8") + toString(n.superType);
+}
+
+/// `supS{i8|u8}{f16|bf16}`; none when `o` is not one.
+std::optional<QuantKernelSpec::NestedScales>
+parseNestedOption(std::string_view o) {
+  if (o.substr(0, 3) != "sup")
+    return std::nullopt;
+  size_t digits = 3;
+  while (digits < o.size() && o[digits] >= '0' && o[digits] <= '9')
+    ++digits;
+  int64_t size;
+  if (digits == 3 || digits - 3 > 6 ||
+      !parsePrefixed(o.substr(0, digits), "sup", size))
+    return std::nullopt;
+  std::string_view rest = o.substr(digits);
+  QuantKernelSpec::NestedScales n;
+  n.superGroupSize = size;
+  if (rest.substr(0, 2) == "i8")
+    n.signedCodes = true;
+  else if (rest.substr(0, 2) != "u8")
+    return std::nullopt;
+  std::optional<FloatType> super = conversion::parseSpecFloat(rest.substr(2));
+  if (!super || *super == FloatType::F32)
+    return std::nullopt;
+  n.superType = *super;
+  return n;
+}
+
+} // namespace
+
 KernelLayoutSpec QuantKernelSpec::layout() const {
   // The host GEMM reads the GEMV's rows of 16-byte chunks.
   return {family == KernelFamily::PrefillMma ? KernelLayoutKind::PrefillMma
@@ -64,7 +103,8 @@ std::string QuantKernelSpec::name() const {
   if (std::string_view(toString(scaleType())) != toString(activation))
     out += std::string("_sc") + toString(scaleType());
   return out + conversion::outputNameSuffix(output, bias) +
-         (quantizedActivations ? "_xq8" : "");
+         (quantizedActivations ? "_xq8" : "") +
+         (nested ? "_" + nestedOption(*nested) : "");
 }
 
 Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
@@ -114,6 +154,29 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
   }
   if (spec.quantizedActivations && spec.family != KernelFamily::HostGemm)
     return makeError("only the host GEMM quantizes its activations");
+  if (spec.nested) {
+    const int64_t super = spec.nested->superGroupSize;
+    if (spec.family != KernelFamily::HostGemm)
+      return makeError("only the host GEMM reads nested scales as stored");
+    if (spec.groupSize == 0 || super <= 0 || super % spec.groupSize != 0 ||
+        super / spec.groupSize > 64)
+      return makeError("nested scales need super-groups of 1 to 64 groups, "
+                       "got ",
+                       super, " codes over groups of ", spec.groupSize);
+    if (spec.k % super != 0)
+      return makeError("nested scales need K a multiple of the super-group ",
+                       super, ", got ", spec.k);
+    if (spec.groupsPerRow() > kMaxNestedGroupsPerRow)
+      return makeError("nested scales take at most ", kMaxNestedGroupsPerRow,
+                       " groups a row, got ", spec.groupsPerRow());
+    if (spec.scaleType() != FloatType::F32)
+      return makeError("nested scales decode to f32 (the exact products of "
+                       "the two levels), not ",
+                       toString(spec.scaleType()));
+    if (spec.takesZeroPoints() && !spec.minZero)
+      return makeError("nested scales take a min or no zero-point, not "
+                       "integer zero-points");
+  }
   if (spec.n < 1 || spec.n > kMaxExtent || spec.k < 1 || spec.k > kMaxExtent)
     return makeError("weight shape [", spec.n, ", ", spec.k,
                      "] must have extents in [1, ", kMaxExtent, "]");
@@ -180,7 +243,7 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
         " (expected family:wB:gG|gch:sym|asym|min|iq4_nl|nf4|e2m1|e4m3:"
         "f16|bf16:"
         "tT|tdyn:nN:kK[:sS][:scf16|scbf16|scf32][:of16|obf16|"
-        "of32][:bias][:xq8])");
+        "of32][:bias][:xq8][:supS{i8|u8}{f16|bf16}])");
   };
   std::vector<std::string_view> f = conversion::specFields(text);
   // A prefill or host GEMM serves any T: `prefill_mma:...:nN:kK` means tdyn.
@@ -236,6 +299,9 @@ Expected<QuantKernelSpec> parseQuantKernelSpec(std::string_view text) {
     } else if (o == "xq8") {
       repeated = spec.quantizedActivations;
       spec.quantizedActivations = true;
+    } else if (auto nested = parseNestedOption(o)) {
+      repeated = spec.nested.has_value();
+      spec.nested = *nested;
     } else if (auto scale = conversion::parseFloatOption(o, "sc")) {
       repeated = std::exchange(seenScale, true);
       spec.scale = *scale;

@@ -33,6 +33,10 @@ enum class KernelFamily : uint8_t {
   HostGemm,
 };
 
+/// The most groups a row of a host GEMM with nested scales has: its decoded
+/// scales and mins are two f32 stack rows of that length (64 KiB).
+constexpr int64_t kMaxNestedGroupsPerRow = 8192;
+
 /// `rows` of a spec whose T is a dynamic dimension of x and y.
 constexpr int64_t kDynamicRows = 0;
 
@@ -61,6 +65,23 @@ struct QuantKernelSpec {
   /// f32 holds the exact products of ggml K-quants' (and IQ4_XS's) two
   /// scale levels.
   std::optional<FloatType> scale;
+  /// Host GEMM only: a nested descriptor's first level read as stored
+  /// (ggml K-quants, IQ4_XS) rather than decoded at load. s holds one-byte
+  /// scale codes and s2 a second-level scale per `superGroupSize` codes;
+  /// with a min, z the min codes (unsigned) and z2 the second-level mins.
+  /// Each row's first level is decoded once into f32 stack buffers, second
+  /// level first: s = s2 * code, m = -(z2 * code), the exact products the
+  /// load-time decoder gives (NestedQParams), so `scale` is f32.
+  struct NestedScales {
+    int64_t superGroupSize = 256;
+    bool signedCodes = false; ///< i8 scale codes (Q3_K, Q6_K); else u8
+    FloatType superType = FloatType::F16;
+    bool operator==(const NestedScales &o) const {
+      return superGroupSize == o.superGroupSize &&
+             signedCodes == o.signedCodes && superType == o.superType;
+    }
+  };
+  std::optional<NestedScales> nested;
   /// Output (and bias) dtype: the linear's result type.
   FloatType output = FloatType::F32;
   bool bias = false; ///< y += b[n], b: [N] in the output dtype
@@ -87,6 +108,8 @@ struct QuantKernelSpec {
   /// The group size the kernel indexes with: K for per-channel.
   int64_t effectiveGroupSize() const { return groupSize == 0 ? k : groupSize; }
   int64_t groupsPerRow() const;
+  /// Second-level qparams per row (nested only): K / superGroupSize.
+  int64_t superGroupsPerRow() const;
   /// Codes one decode lane reads per 128-bit load: 128 / fieldBits().
   int64_t chunkCodes() const { return 128 / fieldBits(); }
   /// The kernel-native layout this kernel reads its codes in.
@@ -95,7 +118,9 @@ struct QuantKernelSpec {
   /// a codebook's codes), with suffixes
   /// for what differs from the defaults: `_scbf16` (scale dtype other than
   /// the activation's), `_of16` / `_obf16` (output other than f32),
-  /// `_bias`, `_xq8` (quantizedActivations); `tdyn` for dynamic T.
+  /// `_bias`, `_xq8` (quantizedActivations), `_sup256u8f16` (nested: the
+  /// super-group, the scale codes' type, the second level's dtype); `tdyn`
+  /// for dynamic T.
   std::string name() const;
 };
 
@@ -110,7 +135,8 @@ constexpr int64_t kWarpSize = 32;
 /// indices into that table),
 /// with OPT one of `sS` (split-K), `scf16|scbf16|scf32` (scale dtype),
 /// `of16|obf16|of32`
-/// (output dtype, default f32), `bias`; e.g.
+/// (output dtype, default f32), `bias`, `xq8` (int8 activations),
+/// `supS{i8|u8}{f16|bf16}` (nested scales, e.g. `sup256u8f16`); e.g.
 /// `decode_gemv:w4:g128:sym:bf16:tdyn:n4096:k4096:scf16:obf16:bias`. Each
 /// option at most once. `prefill_mma` and `host_gemm` specs may leave T out
 /// (`prefill_mma:w4:g128:sym:f16:n4096:k4096:of16`), which means tdyn.
