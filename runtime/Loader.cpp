@@ -367,10 +367,35 @@ private:
     return Status::ok();
   }
 
+  /// Whether every kernel of nested `tensor` reads its levels as stored
+  /// (KernelEntry::nested) and nothing else reads its first level at run
+  /// time (no fallback, not the program's embedding table).
+  bool onlyNestedKernelsRead(const std::string &tensor) const {
+    if (m.decoderProgram && m.decoderProgram->embed == tensor)
+      return false;
+    bool read = false;
+    for (const OpPlan &op : m.runPlan.ops) {
+      if (op.tensor != tensor)
+        continue;
+      for (const PhasePlan &p : op.phases) {
+        if (p.fallback)
+          return false;
+        for (const KernelInstance *k : p.instances)
+          if (!k->nested)
+            return false;
+        read = true;
+      }
+    }
+    return read;
+  }
+
   /// The first level of every nested or scale-format tensor whose shard
-  /// this load holds, decoded once: kernels and reference decoders read f32
-  /// scales (and mins), the artifact keeps the two levels (NestedQParams)
-  /// or the one-byte codes (ScaleFormat).
+  /// this load holds, decoded once (kernels and reference decoders read
+  /// f32 scales and mins; the artifact keeps the two levels, NestedQParams,
+  /// or the one-byte codes, ScaleFormat), except where only kernels that
+  /// read the levels as stored use it: then it is decoded to check every
+  /// code and second-level value, and dropped (view() decodes it again
+  /// for a reference path that asks).
   Status decodeQParams() {
     uint64_t bytes = 0;
     for (const artifact::TensorEntry &t : m.man.tensors) {
@@ -400,6 +425,8 @@ private:
                                    t.name, q->logical, *scales, *supers,
                                    m.storedView(t.name, "zeros"),
                                    m.storedView(t.name, "super_zeros")));
+      if (onlyNestedKernelsRead(t.name))
+        continue;
       bytes += (first->scales.size() + first->mins.size()) * sizeof(float);
       m.decodedQParams.emplace(t.name, std::move(first));
     }
@@ -522,19 +549,27 @@ private:
   hostOperands(const OpPlan &op, const KernelInstance &k) {
     std::string key =
         op.tensor + "|" + k.layout + "|" +
-        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-");
+        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-") +
+        (k.nested ? "|nested" : "");
     if (auto it = hostCache.find(key); it != hostCache.end())
       return std::shared_ptr<const WeightOperands>(it->second);
-    const safetensors::TensorView *codes = m.view(op.tensor, "codes");
-    const safetensors::TensorView *scales = m.view(op.tensor, "scales");
-    if (!codes || !scales)
-      return makeError("op \"", op.tensor, "\": codes or scales not mapped");
+    // A kernel with nested scales reads the levels as stored; view() would
+    // decode the first level for it.
+    OpTensorViews views;
+    views.codes = m.view(op.tensor, "codes");
+    if (k.nested) {
+      views.scaleCodes = m.storedView(op.tensor, "scales");
+      views.minCodes = m.storedView(op.tensor, "zeros");
+      views.superScales = m.storedView(op.tensor, "super_scales");
+      views.superMins = m.storedView(op.tensor, "super_zeros");
+    } else {
+      views.scales = m.view(op.tensor, "scales");
+      views.zeros = m.view(op.tensor, "zeros");
+    }
     QTENSOR_ASSIGN_OR_RETURN(std::vector<double> bias, m.referenceBias(op));
     auto start = Clock::now();
     QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<WeightOperands> ops,
-                             makeHostOperands(k, *op.entry, *codes, *scales,
-                                              m.view(op.tensor, "zeros"),
-                                              bias));
+                             makeHostOperands(k, *op.entry, views, bias));
     if (ops->repacked)
       m.times.record(Stage::Repack, secondsSince(start),
                      op.tensor + " " + op.signature.layout.family + " -> " +
@@ -696,13 +731,37 @@ private:
 
 } // namespace qtensor::runtime
 
+const artifact::DecodedQParams *
+LoadedModel::decodedFirstLevel(const std::string &tensor) const {
+  std::lock_guard<std::mutex> lock(decodedMutex);
+  if (auto d = decodedQParams.find(tensor); d != decodedQParams.end())
+    return d->second.get();
+  const artifact::TensorEntry *entry = man.findTensor(tensor);
+  const artifact::QuantizedTensor *q = entry ? entry->quantized() : nullptr;
+  if (!q || !q->logical.descriptor.nested)
+    return nullptr;
+  const safetensors::TensorView *scales = storedView(tensor, "scales");
+  const safetensors::TensorView *supers = storedView(tensor, "super_scales");
+  if (!scales || !supers)
+    return nullptr;
+  // The load decoded (and so checked) these levels once already.
+  auto first = artifact::decodeStoredNestedQParams(
+      tensor, q->logical, *scales, *supers, storedView(tensor, "zeros"),
+      storedView(tensor, "super_zeros"));
+  if (!first)
+    return nullptr;
+  return decodedQParams.emplace(tensor, first.take()).first->second.get();
+}
+
 const safetensors::TensorView *LoadedModel::view(const std::string &tensor,
                                                  const char *role) const {
-  if (auto d = decodedQParams.find(tensor); d != decodedQParams.end()) {
-    if (std::strcmp(role, "scales") == 0)
-      return &d->second->scalesView;
-    if (std::strcmp(role, "zeros") == 0)
-      return d->second->mins.empty() ? nullptr : &d->second->minsView;
+  const bool scales = std::strcmp(role, "scales") == 0;
+  if (scales || std::strcmp(role, "zeros") == 0) {
+    if (const artifact::DecodedQParams *d = decodedFirstLevel(tensor)) {
+      if (scales)
+        return &d->scalesView;
+      return d->mins.empty() ? nullptr : &d->minsView;
+    }
   }
   return storedView(tensor, role);
 }

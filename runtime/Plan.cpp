@@ -130,6 +130,53 @@ uint64_t elements(const std::vector<int64_t> &shape) {
   return checkedElementCount(shape).value_or(0);
 }
 
+/// A kernel that reads nested qparams as stored against the tensor's
+/// levels: the same super-group and second-level dtype, scale codes of the
+/// stored signedness, every level's element count. A kernel without them
+/// must not meet stored levels it would read as decoded values: the
+/// loader gives it the decoded first level (Loader.cpp).
+Status checkNestedArgs(const KernelInstance &k,
+                       const artifact::QuantizedTensor &q,
+                       const std::string &where, const std::string &of) {
+  if (!k.nested)
+    return Status::ok();
+  const std::optional<NestedQParams> &n = q.logical.descriptor.nested;
+  if (!n || !q.superScales)
+    return makeError(where, ".nested: the kernel reads nested scales, but", of,
+                     " has none");
+  if (k.nested->superGroupSize != n->superGroupSize ||
+      k.nested->superType != n->superType)
+    return makeError(
+        where, ".nested: super-groups of ", k.nested->superGroupSize, " in ",
+        qtensor::toString(k.nested->superType), ", but", of, " has ",
+        n->superGroupSize, " in ", qtensor::toString(n->superType));
+  const safetensors::DType codes =
+      n->scaleCode.isSigned ? safetensors::DType::I8 : safetensors::DType::U8;
+  const KernelArg &s = *k.arg(ArgRole::S);
+  if (dtypeOf(s.type) != codes || q.scales.dtype != codes)
+    return makeError(where, ".args: s reads ", toString(s.type),
+                     " scale codes, but", of, " stores them as ",
+                     safetensors::dtypeName(q.scales.dtype));
+  auto sameCount = [&](ArgRole role, const artifact::StoredTensor *t,
+                       const char *what) -> Status {
+    const KernelArg *a = k.arg(role);
+    if (!a && !t)
+      return Status::ok();
+    if (!a || !t || elements(a->shape) != elements(t->shape))
+      return makeError(where, ".args: ", toString(role),
+                       a ? " has shape " + shapeToString(a->shape)
+                         : std::string(" is missing"),
+                       ", but", of, " stores ", what,
+                       t ? " of shape " + shapeToString(t->shape)
+                         : std::string(": none"));
+    return Status::ok();
+  };
+  QTENSOR_TRY(sameCount(ArgRole::S2, q.superScales ? &*q.superScales : nullptr,
+                        "second-level scales"));
+  return sameCount(ArgRole::Z2, q.superZeros ? &*q.superZeros : nullptr,
+                   "second-level mins");
+}
+
 /// What the instance claims about `op` against what the manifest stores.
 /// Any mismatch is a corrupt artifact.
 Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
@@ -215,12 +262,21 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
     return makeError(where, ".args: s has shape ", shapeToString(sArg.shape),
                      ", but", of, " stores scales of shape ",
                      shapeToString(q.scales.shape));
+  QTENSOR_TRY(checkNestedArgs(k, q, where, of));
   const KernelArg *z = k.arg(ArgRole::Z);
   if (bool(z) != q.zeros.has_value())
     return makeError(where, ".args: ", z ? "has" : "lacks",
                      " a zero-point argument z, but", of,
                      q.zeros ? " stores zero-points" : " is symmetric");
-  if (z) {
+  if (z && k.nested) {
+    if (!k.minZero)
+      return makeError(where, ".code.zero_point: integer, but", of,
+                       " stores a min");
+    if (elements(z->shape) != elements(q.zeros->shape))
+      return makeError(where, ".args: z has shape ", shapeToString(z->shape),
+                       ", but", of, " stores min codes of shape ",
+                       shapeToString(q.zeros->shape));
+  } else if (z) {
     const bool minStored = d.zeroPoint == ZeroPointKind::Min;
     if (k.minZero != minStored)
       return makeError(

@@ -87,12 +87,18 @@ kernels::TokenRange phaseTokens(Phase phase, const KernelAbi &abi) {
   return tokenRange(min, max);
 }
 
-/// x, w, s, [z], [b], y from the entry's memref arguments (-1 for T).
+/// x, w, s, [s2], [z], [z2], [b], y from the entry's memref arguments (-1
+/// for T).
 std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
                               const KernelInstance &instance) {
+  const QuantKernelSpec &spec = *instance.spec;
   std::vector<ArgRole> roles = {ArgRole::X, ArgRole::W, ArgRole::S};
-  if (instance.spec->takesZeroPoints())
+  if (spec.nested)
+    roles.push_back(ArgRole::S2);
+  if (spec.takesZeroPoints())
     roles.push_back(ArgRole::Z);
+  if (spec.nested && spec.minZero)
+    roles.push_back(ArgRole::Z2);
   if (instance.spec->bias)
     roles.push_back(ArgRole::B);
   roles.push_back(ArgRole::Y);
@@ -113,10 +119,13 @@ std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
                                                          : d);
     }
     // Integer zero-points are bytes the kernel zero-extends (i8 in the
-    // IR); a min is a float in the scale dtype.
-    arg.type = roles[i] == ArgRole::Z && !instance.spec->minZero
-                   ? ArgType::U8
-                   : argTypeOf(memref.getElementType());
+    // IR); a min is a float in the scale dtype; nested scale codes are
+    // bytes of their code's signedness, nested min codes unsigned.
+    arg.type = argTypeOf(memref.getElementType());
+    if (roles[i] == ArgRole::Z && (!spec.minZero || spec.nested))
+      arg.type = ArgType::U8;
+    if (roles[i] == ArgRole::S && spec.nested && !spec.nested->signedCodes)
+      arg.type = ArgType::U8;
     args.push_back(std::move(arg));
   }
   return args;
@@ -176,6 +185,9 @@ KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
   e.codebook = spec.codebook;
   e.groupSize = spec.groupSize;
   e.scale = spec.scaleType();
+  if (spec.nested)
+    e.nested = artifact::KernelEntry::NestedScales{spec.nested->superGroupSize,
+                                                   spec.nested->superType};
   e.splitK = spec.splitK;
   KernelAbi abi = kernelInstanceAbi(instance);
   e.zeroOutput = abi.zeroOutput;

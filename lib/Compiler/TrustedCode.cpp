@@ -62,6 +62,12 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   spec.k = k.k;
   spec.splitK = k.splitK;
   spec.quantizedActivations = cap->activationBlock != 0;
+  if (k.nested) {
+    const runtime::KernelArg *codes = k.arg(runtime::ArgRole::S);
+    spec.nested = QuantKernelSpec::NestedScales{
+        k.nested->superGroupSize, codes && codes->type == runtime::ArgType::I8,
+        k.nested->superType};
+  }
   if (Status s = validateQuantKernelSpec(spec); !s)
     return makeError(where, ": ", s.message());
   const KernelAbi abi = kernelAbiOf(spec);

@@ -34,6 +34,9 @@ Expected<KernelParams> KernelParams::build(const KernelInstance &instance,
     case ArgRole::B:
       ptr = weights.b;
       break;
+    case ArgRole::S2: // nested scales are read as stored on the host only
+    case ArgRole::Z2:
+      break;
     }
     if (!ptr)
       return makeError(instance.id, ": argument ", toString(a.role),

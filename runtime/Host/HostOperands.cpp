@@ -24,6 +24,19 @@ const void *inPlaceOrCopy(const safetensors::TensorView &v, size_t alignment,
   return ops.owned.back().data();
 }
 
+/// The elements of an argument whose shapes the planner has checked.
+uint64_t elements(const KernelArg &a) {
+  uint64_t n = 1;
+  for (int64_t d : a.shape)
+    n *= uint64_t(d);
+  return n;
+}
+
+/// The bias operand (b) where the kernel takes one.
+Expected<std::shared_ptr<WeightOperands>>
+withBias(const KernelInstance &k, const std::string &name,
+         const std::vector<double> &bias, std::shared_ptr<WeightOperands> ops);
+
 FloatType floatOf(ArgType t) {
   return t == ArgType::F16    ? FloatType::F16
          : t == ArgType::BF16 ? FloatType::BF16
@@ -34,12 +47,14 @@ FloatType floatOf(ArgType t) {
 
 Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
     const KernelInstance &k, const artifact::TensorEntry &entry,
-    const safetensors::TensorView &codes, const safetensors::TensorView &scales,
-    const safetensors::TensorView *zeros, const std::vector<double> &bias) {
+    const OpTensorViews &views, const std::vector<double> &bias) {
   const artifact::QuantizedTensor *q = entry.quantized();
   if (!q || k.isReference())
     return makeError(k.where(), ": no native operands for \"", entry.name,
                      "\"");
+  if (!views.codes || (!k.nested && !views.scales))
+    return makeError("op \"", entry.name, "\": codes or scales not mapped");
+  const safetensors::TensorView &codes = *views.codes;
   auto ops = std::make_shared<WeightOperands>();
   const std::string &name = entry.name;
   if (q->logical.layout.family == k.layout) {
@@ -73,6 +88,36 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
   if (words * 4 != ops->wBytes)
     return makeError(name, ".codes: ", ops->wBytes, " bytes, but ", k.id,
                      " reads ", words * 4);
+  if (k.nested) {
+    // The levels as stored: one-byte codes at any address, the second
+    // levels aligned for their 16-bit loads.
+    const bool min = k.arg(ArgRole::Z) != nullptr;
+    if (!views.scaleCodes || !views.superScales ||
+        (min && (!views.minCodes || !views.superMins)))
+      return makeError(name, ": the kernel reads nested qparams as stored; ",
+                       "their tensors are not mapped");
+    auto level = [&](const safetensors::TensorView &v, ArgRole role,
+                     const void *&to, uint64_t &bytes) -> Status {
+      const KernelArg *a = k.arg(role);
+      if (elements(*a) * byteWidth(a->type) != v.byteSize())
+        return makeError(name, ": ", v.name, " holds ", v.byteSize(),
+                         " bytes, but ", k.id, " reads ",
+                         elements(*a) * byteWidth(a->type), " as ",
+                         toString(role));
+      to = inPlaceOrCopy(v, byteWidth(a->type), v.name, *ops);
+      bytes = v.byteSize();
+      return Status::ok();
+    };
+    QTENSOR_TRY(level(*views.scaleCodes, ArgRole::S, ops->s, ops->sBytes));
+    QTENSOR_TRY(level(*views.superScales, ArgRole::S2, ops->s2, ops->s2Bytes));
+    if (min) {
+      QTENSOR_TRY(level(*views.minCodes, ArgRole::Z, ops->z, ops->zBytes));
+      QTENSOR_TRY(level(*views.superMins, ArgRole::Z2, ops->z2, ops->z2Bytes));
+    }
+    return withBias(k, name, bias, std::move(ops));
+  }
+  const safetensors::TensorView &scales = *views.scales;
+  const safetensors::TensorView *zeros = views.zeros;
   ops->s = inPlaceOrCopy(scales, byteWidth(k.arg(ArgRole::S)->type),
                          name + ".scales", *ops);
   ops->sBytes = scales.byteSize();
@@ -86,6 +131,14 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
                  : zeros->data;
     ops->zBytes = zeros->byteSize();
   }
+  return withBias(k, name, bias, std::move(ops));
+}
+
+namespace {
+
+Expected<std::shared_ptr<WeightOperands>>
+withBias(const KernelInstance &k, const std::string &name,
+         const std::vector<double> &bias, std::shared_ptr<WeightOperands> ops) {
   if (const KernelArg *b = k.arg(ArgRole::B)) {
     std::vector<double> values =
         bias.empty() ? std::vector<double>(size_t(k.n), 0.0) : bias;
@@ -101,3 +154,5 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
   }
   return ops;
 }
+
+} // namespace

@@ -166,9 +166,17 @@ private:
         o.shape[0] = n1 - n0;
         o.data = from(operands->s);
         break;
+      case ArgRole::S2:
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->s2);
+        break;
       case ArgRole::Z:
         o.shape[0] = n1 - n0;
         o.data = from(operands->z);
+        break;
+      case ArgRole::Z2:
+        o.shape[0] = n1 - n0;
+        o.data = from(operands->z2);
         break;
       case ArgRole::B:
         o.shape[0] = n1 - n0;

@@ -404,8 +404,15 @@ LevelResult hostLevel(const artifact::Artifact &a,
         }
         bias = values.take();
       }
-      auto operands =
-          makeHostOperands(k, *t->entry, *t->codes, *t->scales, t->zeros, bias);
+      OpTensorViews views;
+      views.codes = t->codes;
+      views.scales = t->scales;
+      views.zeros = t->zeros;
+      views.scaleCodes = t->scaleCodes;
+      views.minCodes = t->minCodes;
+      views.superScales = t->superScales;
+      views.superMins = t->superZeros;
+      auto operands = makeHostOperands(k, *t->entry, views, bias);
       if (!operands) {
         r.detail = operands.message();
         return r;

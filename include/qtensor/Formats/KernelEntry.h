@@ -46,7 +46,9 @@ ArgType argTypeOf(FloatType t);
 
 /// The role of one argument: activations, packed codes, scales, zero-points,
 /// bias, output.
-enum class ArgRole : uint8_t { X, W, S, Z, B, Y };
+/// A kernel argument's role, in call order. S2 and Z2 are a nested
+/// descriptor's second-level scales and mins (KernelEntry::nested).
+enum class ArgRole : uint8_t { X, W, S, S2, Z, Z2, B, Y };
 const char *toString(ArgRole r);
 
 /// The dynamic T dimension in an argument shape.
@@ -125,11 +127,26 @@ struct KernelEntry {
   /// Unsigned codes that index this table (x = s * table[q]), no z.
   Codebook codebook = Codebook::None;
   int64_t groupSize = 0; ///< 0: per output channel
+  /// The dtype the kernel computes its scales (and mins) in.
   FloatType scale = FloatType::F16;
+  /// A nested descriptor's qparams read as stored (host GEMM): s holds
+  /// one-byte first-level scale codes (i8 or u8), s2 one second-level scale
+  /// per `superGroupSize` codes in `superType`; with a min, z holds the
+  /// unsigned min codes and z2 the second-level mins. The kernel decodes
+  /// s = s2 * code and m = -(z2 * code) in `scale` (f32).
+  struct NestedScales {
+    int64_t superGroupSize = 0;
+    FloatType superType = FloatType::F16;
+    bool operator==(const NestedScales &o) const {
+      return superGroupSize == o.superGroupSize && superType == o.superType;
+    }
+  };
+  std::optional<NestedScales> nested;
   /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point
   /// accepts any T; each phase's manifest entry narrows it).
   std::vector<EntryPoint> entries;
-  std::vector<KernelArg> args;        ///< in call order: x, w, s, z, b, y
+  /// In call order: x, w, s, [s2], [z], [z2], [b], y.
+  std::vector<KernelArg> args;
   std::optional<LaunchConfig> launch; ///< GPU formats only
   int64_t splitK = 1;
   bool zeroOutput = false;

@@ -224,10 +224,20 @@ private:
   SchemaCheck schemaCheck;
   RunPlan runPlan;
   std::map<std::string, safetensors::SafetensorsFile, std::less<>> shards;
-  /// Nested tensors' first level, decoded once at load: what view()
-  /// returns for their "scales" and "zeros" (QuantizedStorage.h).
-  std::map<std::string, std::unique_ptr<artifact::DecodedQParams>, std::less<>>
+  /// Nested and scale-format tensors' first level, decoded: what view()
+  /// returns for their "scales" and "zeros" (QuantizedStorage.h). Decoded
+  /// at load where a kernel or the embedding reads it; a nested tensor that
+  /// only kernels reading its levels as stored use is checked at load and
+  /// decoded here on demand, by the reference paths (guarded: view() is
+  /// const and callable from several threads).
+  mutable std::map<std::string, std::unique_ptr<artifact::DecodedQParams>,
+                   std::less<>>
       decodedQParams;
+  mutable std::mutex decodedMutex;
+  /// The decoded first level of nested `tensor`, decoded now if it is not
+  /// yet; null where the tensor has none or it does not decode.
+  const artifact::DecodedQParams *
+  decodedFirstLevel(const std::string &tensor) const;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
   /// The host libraries of the artifact's kernel files (ArtifactCode.h).
   HostCodeSet hostCode;

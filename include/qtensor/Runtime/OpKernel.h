@@ -66,6 +66,9 @@ struct WeightOperands {
   uint64_t sBytes = 0;
   const void *z = nullptr;
   uint64_t zBytes = 0;
+  /// A nested kernel's second levels (KernelEntry::nested).
+  const void *s2 = nullptr, *z2 = nullptr;
+  uint64_t s2Bytes = 0, z2Bytes = 0;
   const void *b = nullptr;
   uint64_t bBytes = 0;
   std::vector<std::vector<uint8_t>> owned;
@@ -74,19 +77,33 @@ struct WeightOperands {
   std::vector<std::pair<std::string, uint64_t>> copies;
   bool repacked = false; ///< codes repacked into the kernel's layout
 
-  uint64_t qparamBytes() const { return sBytes + zBytes + bBytes; }
+  uint64_t qparamBytes() const {
+    return sBytes + s2Bytes + zBytes + z2Bytes + bBytes;
+  }
+};
+
+/// The stored tensors of one op that a native kernel's operands come from.
+struct OpTensorViews {
+  const safetensors::TensorView *codes = nullptr;
+  /// The first level as a kernel without nested scales reads it: decoded
+  /// (f32) for a nested descriptor or a scale format, else as stored.
+  const safetensors::TensorView *scales = nullptr, *zeros = nullptr;
+  /// A nested descriptor's levels as stored, which a kernel with nested
+  /// scales reads.
+  const safetensors::TensorView *scaleCodes = nullptr, *minCodes = nullptr;
+  const safetensors::TensorView *superScales = nullptr, *superMins = nullptr;
 };
 
 /// The host operands of kernel `k` for one op, from its stored tensors:
 /// read in place where aligned (w to 16 bytes for its 128-bit loads, the
 /// rest per element), else copied; codes stored in another layout repacked
-/// code-preservingly (unpack, then pack for the kernel); the bias (`bias`,
+/// code-preservingly (unpack, then pack for the kernel); a nested kernel's
+/// scale and min codes and second levels as stored; the bias (`bias`,
 /// empty when the op has none; zeros when the kernel takes b but this rank
 /// adds none) converted to the kernel's b dtype.
-Expected<std::shared_ptr<WeightOperands>> makeHostOperands(
-    const KernelInstance &k, const artifact::TensorEntry &entry,
-    const safetensors::TensorView &codes, const safetensors::TensorView &scales,
-    const safetensors::TensorView *zeros, const std::vector<double> &bias);
+Expected<std::shared_ptr<WeightOperands>>
+makeHostOperands(const KernelInstance &k, const artifact::TensorEntry &entry,
+                 const OpTensorViews &views, const std::vector<double> &bias);
 
 /// A host kernel instance: calls the entry point whose T range holds T
 /// (`functions` parallel to instance.entries) through callMlirCInterface

@@ -66,8 +66,12 @@ const char *qtensor::artifact::toString(ArgRole r) {
     return "w";
   case ArgRole::S:
     return "s";
+  case ArgRole::S2:
+    return "s2";
   case ArgRole::Z:
     return "z";
+  case ArgRole::Z2:
+    return "z2";
   case ArgRole::B:
     return "b";
   case ArgRole::Y:
@@ -77,8 +81,8 @@ const char *qtensor::artifact::toString(ArgRole r) {
 }
 
 static std::optional<ArgRole> parseArgRole(const std::string &s) {
-  for (ArgRole r :
-       {ArgRole::X, ArgRole::W, ArgRole::S, ArgRole::Z, ArgRole::B, ArgRole::Y})
+  for (ArgRole r : {ArgRole::X, ArgRole::W, ArgRole::S, ArgRole::S2, ArgRole::Z,
+                    ArgRole::Z2, ArgRole::B, ArgRole::Y})
     if (s == toString(r))
       return r;
   return std::nullopt;
@@ -139,8 +143,8 @@ bool KernelEntry::operator==(const KernelEntry &o) const {
          layout == o.layout && codeBits == o.codeBits &&
          codeSigned == o.codeSigned && minZero == o.minZero &&
          codebook == o.codebook && groupSize == o.groupSize &&
-         scale == o.scale && entries == o.entries && args == o.args &&
-         launch == o.launch && splitK == o.splitK &&
+         scale == o.scale && nested == o.nested && entries == o.entries &&
+         args == o.args && launch == o.launch && splitK == o.splitK &&
          zeroOutput == o.zeroOutput && rowSplit == o.rowSplit && cpu == o.cpu &&
          ops == o.ops;
 }
@@ -307,8 +311,8 @@ Status readFloat(JsonObjectReader &r, const char *key, FloatType &out) {
 Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   const json *args;
   QTENSOR_TRY(r.readArray("args", args));
-  if (args->size() < 2 || args->size() > 6)
-    return makeError(r.at("args"), ": expected 2 to 6 arguments, got ",
+  if (args->size() < 2 || args->size() > 8)
+    return makeError(r.at("args"), ": expected 2 to 8 arguments, got ",
                      args->size());
   std::set<ArgRole> roles;
   for (size_t i = 0; i < args->size(); ++i) {
@@ -321,15 +325,19 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
     if (!k.args.empty() && a.role < k.args.back().role)
       return makeError(JsonObjectReader::indexed(r.at("args"), i),
                        ": argument \"", toString(a.role),
-                       "\" out of order (x, w, s, z, b, y)");
+                       "\" out of order (x, w, s, s2, z, z2, b, y)");
     k.args.push_back(std::move(a));
   }
   std::vector<ArgRole> need = {ArgRole::X, ArgRole::Y};
   if (!k.isReference()) {
     need.push_back(ArgRole::W);
     need.push_back(ArgRole::S);
+    if (k.nested)
+      need.push_back(ArgRole::S2);
     if (k.takesZeroPoints())
       need.push_back(ArgRole::Z);
+    if (k.nested && k.minZero)
+      need.push_back(ArgRole::Z2);
   }
   if (k.bias)
     need.push_back(ArgRole::B);
@@ -347,8 +355,10 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
                                     ? "the codes index a codebook"
                                     : "the codes are signed")
                          : role == ArgRole::B ? "\"bias\" is false"
-                                              : "a reference entry reads "
-                                                "no packed weight",
+                         : role == ArgRole::S2 || role == ArgRole::Z2
+                             ? (k.nested ? "the scales have no min"
+                                         : "the scales are not nested")
+                             : "a reference entry reads no packed weight",
                          ")");
   const KernelArg &x = *k.arg(ArgRole::X), &y = *k.arg(ArgRole::Y);
   if (x.shape != std::vector<int64_t>{kDynamic, k.k})
@@ -377,6 +387,21 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   if (k.arg(ArgRole::W)->type != ArgType::I32)
     return makeError(r.at("args"), ": w is ", toString(k.arg(ArgRole::W)->type),
                      ", expected i32 (packed code words)");
+  if (k.nested) {
+    // One-byte codes under second-level values (KernelEntry::nested).
+    const KernelArg &s = *k.arg(ArgRole::S);
+    if (s.type != ArgType::I8 && s.type != ArgType::U8)
+      return makeError(r.at("args"), ": s is ", toString(s.type),
+                       ", expected i8 or u8 nested scale codes");
+    QTENSOR_TRY(
+        dtypeIs(*k.arg(ArgRole::S2), k.nested->superType, "nested.super_type"));
+    if (const KernelArg *z = k.arg(ArgRole::Z); z && z->type != ArgType::U8)
+      return makeError(r.at("args"), ": z is ", toString(z->type),
+                       ", expected u8 nested min codes");
+    if (const KernelArg *z2 = k.arg(ArgRole::Z2))
+      QTENSOR_TRY(dtypeIs(*z2, k.nested->superType, "nested.super_type"));
+    return Status::ok();
+  }
   QTENSOR_TRY(dtypeIs(*k.arg(ArgRole::S), k.scale, "scale"));
   if (const KernelArg *z = k.arg(ArgRole::Z)) {
     if (k.minZero)
@@ -510,6 +535,34 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
     return makeError(r.at("scale"), ": GPU kernels other than the decode GEMV "
                                     "and the tensor-core GEMM read f16 or "
                                     "bf16 scales");
+  if (const json *nested = r.find("nested")) {
+    JsonObjectReader nr(*nested, r.at("nested"));
+    QTENSOR_TRY(nr.expectObject());
+    KernelEntry::NestedScales n;
+    QTENSOR_TRY(
+        nr.readInt("super_group_size", 1, kMaxDimension, n.superGroupSize));
+    QTENSOR_TRY(readFloat(nr, "super_type", n.superType));
+    QTENSOR_TRY(nr.noUnknownKeys());
+    if (!k.isHost())
+      return makeError(r.at("nested"), ": only a host kernel reads nested "
+                                       "scales as stored");
+    if (k.scale != FloatType::F32)
+      return makeError(r.at("scale"), ": nested scales decode to f32, not ",
+                       toString(k.scale));
+    if (n.superType == FloatType::F32)
+      return makeError(nr.at("super_type"), ": f16 or bf16 expected (the "
+                                            "products with a code are exact "
+                                            "in f32)");
+    if (k.groupSize == 0 || n.superGroupSize % k.groupSize != 0 ||
+        k.k % n.superGroupSize != 0)
+      return makeError(nr.at("super_group_size"), ": ", n.superGroupSize,
+                       " is not a multiple of group_size ", k.groupSize,
+                       " dividing K = ", k.k);
+    if (k.takesZeroPoints() && !k.minZero)
+      return makeError(r.at("nested"), ": nested scales take a min or no "
+                                       "zero-point, not integer zero-points");
+    k.nested = n;
+  }
 
   const json *entries;
   QTENSOR_TRY(r.readArray("entries", entries));
@@ -624,6 +677,9 @@ json qtensor::artifact::toJson(const KernelEntry &e) {
     j["code"]["codebook"] = toString(e.codebook);
   j["group_size"] = e.groupSize == 0 ? json("per_channel") : json(e.groupSize);
   j["scale"] = toString(e.scale);
+  if (e.nested)
+    j["nested"] = {{"super_group_size", e.nested->superGroupSize},
+                   {"super_type", toString(e.nested->superType)}};
   json entries = json::array();
   for (const EntryPoint &p : e.entries)
     entries.push_back({{"symbol", p.symbol}, {"tokens", tokensJson(p.tokens)}});

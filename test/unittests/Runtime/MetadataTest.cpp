@@ -245,7 +245,7 @@ TEST(KernelEntry, RejectsInconsistentCapabilities) {
             "twice");
   EXPECT_EQ(errorWith([](json &c) { std::swap(c["args"][1], c["args"][2]); }),
             "manifest.kernels[0].args[2]: argument \"w\" out of "
-            "order (x, w, s, z, b, y)");
+            "order (x, w, s, s2, z, z2, b, y)");
   EXPECT_EQ(errorWith([](json &c) { c["split_k"] = 4; }),
             "manifest.kernels[0].zero_output: split_k = 4 "
             "accumulates partial sums into y, which must then be zeroed "
@@ -292,6 +292,66 @@ TEST(KernelEntry, CodebookCodesTakeNoZeroPoint) {
             }),
             "manifest.kernels[0].args: argument \"z\" is not expected (the "
             "codes index a codebook)");
+}
+
+// Nested scales read as stored (a Q4_K linear on the host GEMM): s and z
+// are one-byte codes, s2 and z2 the second levels; the record round-trips
+// and refuses levels that contradict it.
+TEST(KernelEntry, NestedScalesTakeTheirCodesAndSecondLevels) {
+  json c = kernelRecordOf(TestLinear{}, 0, "affine_gemm_host");
+  c["code"] = {{"bits", 4}, {"signed", false}, {"zero_point", "min"}};
+  c["group_size"] = 32;
+  c["scale"] = "f32";
+  c["nested"] = {{"super_group_size", 256}, {"super_type", "f16"}};
+  const int64_t n = c["n"], k = c["k"];
+  json x = c["args"][0], w = c["args"][1], y = c["args"].back();
+  auto arg = [](const char *name, const char *dtype, int64_t rows,
+                int64_t cols) {
+    return json{{"name", name}, {"dtype", dtype}, {"shape", {rows, cols}}};
+  };
+  c["args"] = {x,
+               w,
+               arg("s", "u8", n, k / 32),
+               arg("s2", "f16", n, k / 256),
+               arg("z", "u8", n, k / 32),
+               arg("z2", "f16", n, k / 256),
+               y};
+  auto e = readRecord(c);
+  ASSERT_TRUE(bool(e)) << e.message();
+  ASSERT_TRUE(e->nested.has_value());
+  EXPECT_EQ(e->nested->superGroupSize, 256);
+  EXPECT_EQ(e->nested->superType, FloatType::F16);
+  EXPECT_NE(e->arg(ArgRole::S2), nullptr);
+  EXPECT_NE(e->arg(ArgRole::Z2), nullptr);
+  EXPECT_EQ(toJson(*e), c);
+  auto errorWith = [&](const std::function<void(json &)> &edit) {
+    json bad = c;
+    edit(bad);
+    return errorOf(readRecord(bad));
+  };
+  EXPECT_EQ(errorWith([](json &r) { r["args"].erase(5); }),
+            "manifest.kernels[0].args: argument \"z2\" is missing");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][2]["dtype"] = "f32"; }),
+            "manifest.kernels[0].args: s is f32, expected i8 or u8 nested "
+            "scale codes");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][3]["dtype"] = "bf16"; }),
+            "manifest.kernels[0].args: s2 is bf16, but \"nested.super_type\" "
+            "is f16");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][4]["dtype"] = "i8"; }),
+            "manifest.kernels[0].args: z is i8, expected u8 nested min codes");
+  EXPECT_EQ(errorWith([](json &r) { r["scale"] = "f16"; }),
+            "manifest.kernels[0].scale: nested scales decode to f32, not f16");
+  EXPECT_EQ(errorWith([](json &r) { r["nested"]["super_group_size"] = 48; }),
+            "manifest.kernels[0].nested.super_group_size: 48 is not a "
+            "multiple of group_size 32 dividing K = 256");
+  EXPECT_EQ(errorWith([](json &r) { r["nested"]["super_type"] = "f32"; }),
+            "manifest.kernels[0].nested.super_type: f16 or bf16 expected (the "
+            "products with a code are exact in f32)");
+  EXPECT_EQ(errorWith([](json &r) { r["nested"]["extra"] = 1; }),
+            "manifest.kernels[0].nested: unknown field \"extra\"");
+  EXPECT_EQ(errorWith([](json &r) { r.erase("nested"); }),
+            "manifest.kernels[0].args: argument \"s2\" is not expected (the "
+            "scales are not nested)");
 }
 
 TEST(KernelEntry, ReferenceFallbackEntry) {
