@@ -762,6 +762,11 @@ const safetensors::TensorView *LoadedModel::view(const std::string &tensor,
         return &d->scalesView;
       return d->mins.empty() ? nullptr : &d->minsView;
     }
+    // A nested tensor's stored codes are never its scales: none, rather.
+    const artifact::TensorEntry *entry = man.findTensor(tensor);
+    if (entry && entry->quantized() &&
+        entry->quantized()->logical.descriptor.nested)
+      return nullptr;
   }
   return storedView(tensor, role);
 }
