@@ -44,10 +44,9 @@ size_t byteWidth(ArgType t);
 /// The argument type that holds values of a float dtype.
 ArgType argTypeOf(FloatType t);
 
-/// The role of one argument: activations, packed codes, scales, zero-points,
-/// bias, output.
-/// A kernel argument's role, in call order. S2 and Z2 are a nested
-/// descriptor's second-level scales and mins (KernelEntry::nested).
+/// The role of one argument, in call order: activations, packed codes,
+/// scales, a nested descriptor's second-level scales (KernelEntry::nested),
+/// zero-points, its second-level mins, bias, output.
 enum class ArgRole : uint8_t { X, W, S, S2, Z, Z2, B, Y };
 const char *toString(ArgRole r);
 
