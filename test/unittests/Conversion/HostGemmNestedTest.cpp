@@ -266,6 +266,10 @@ std::vector<NestedCase> cases() {
       // Q2_K: unsigned 2-bit codes, 4-bit scale and min codes per 16.
       {"Q2_K", 2, false, 16, 256, 4, false, f16, f16, f16, false, true, 11,
        256},
+      // A row longer than the stack buffer: every T takes the one-pass
+      // path, each row's levels decoded once for all of its tokens.
+      {"Q4_K long row", 4, false, 32, 256, 6, false, f16, f16, f32, false,
+       false, 3, 33024},
       // IQ4_XS: IQ4_NL's table indices, signed 6-bit scale codes per 32.
       {"IQ4_XS", 4, false, 32, 256, 6, true, f16, f16, f32, true, false, 13,
        512, Codebook::IQ4NL},
