@@ -415,16 +415,8 @@ private:
       }
       if (!q->logical.descriptor.nested)
         continue;
-      const safetensors::TensorView *scales = m.storedView(t.name, "scales");
-      const safetensors::TensorView *supers =
-          m.storedView(t.name, "super_scales");
-      if (!scales || !supers)
-        return makeError(t.name, ": nested qparams are not in its shard");
       QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<artifact::DecodedQParams> first,
-                               artifact::decodeStoredNestedQParams(
-                                   t.name, q->logical, *scales, *supers,
-                                   m.storedView(t.name, "zeros"),
-                                   m.storedView(t.name, "super_zeros")));
+                               m.decodeNestedLevels(t.name, *q));
       if (onlyNestedKernelsRead(t.name))
         continue;
       bytes += (first->scales.size() + first->mins.size()) * sizeof(float);
@@ -731,6 +723,18 @@ private:
 
 } // namespace qtensor::runtime
 
+Expected<std::unique_ptr<artifact::DecodedQParams>>
+LoadedModel::decodeNestedLevels(const std::string &tensor,
+                                const artifact::QuantizedTensor &q) const {
+  const safetensors::TensorView *scales = storedView(tensor, "scales");
+  const safetensors::TensorView *supers = storedView(tensor, "super_scales");
+  if (!scales || !supers)
+    return makeError(tensor, ": nested qparams are not in its shard");
+  return artifact::decodeStoredNestedQParams(
+      tensor, q.logical, *scales, *supers, storedView(tensor, "zeros"),
+      storedView(tensor, "super_zeros"));
+}
+
 const artifact::DecodedQParams *
 LoadedModel::decodedFirstLevel(const std::string &tensor) const {
   std::lock_guard<std::mutex> lock(decodedMutex);
@@ -740,14 +744,8 @@ LoadedModel::decodedFirstLevel(const std::string &tensor) const {
   const artifact::QuantizedTensor *q = entry ? entry->quantized() : nullptr;
   if (!q || !q->logical.descriptor.nested)
     return nullptr;
-  const safetensors::TensorView *scales = storedView(tensor, "scales");
-  const safetensors::TensorView *supers = storedView(tensor, "super_scales");
-  if (!scales || !supers)
-    return nullptr;
   // The load decoded (and so checked) these levels once already.
-  auto first = artifact::decodeStoredNestedQParams(
-      tensor, q->logical, *scales, *supers, storedView(tensor, "zeros"),
-      storedView(tensor, "super_zeros"));
+  auto first = decodeNestedLevels(tensor, *q);
   if (!first)
     return nullptr;
   return decodedQParams.emplace(tensor, first.take()).first->second.get();

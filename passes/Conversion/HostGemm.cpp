@@ -108,6 +108,19 @@ constexpr int64_t kUnrolledSuperGroups = 32;
 using conversion::elementType;
 using conversion::indexConst;
 
+/// for (iv = from; iv < to; iv += step) body(iv), with no loop-carried
+/// values.
+void emitForLoop(ImplicitLocOpBuilder &b, Value from, Value to, int64_t step,
+                 function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  scf::ForOp::create(
+      b, from, to, indexConst(b, step), ValueRange{},
+      [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
+        ImplicitLocOpBuilder ib(loc, nested);
+        body(ib, iv);
+        scf::YieldOp::create(ib);
+      });
+}
+
 class HostGemmEmitter : conversion::ChunkGeometry {
 public:
   HostGemmEmitter(const QuantKernelSpec &spec, HostCpuLevel cpu,
@@ -720,14 +733,9 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
           xm, ValueRange{at});
     }
   };
-  scf::ForOp::create(
-      b, indexConst(b, 0), indexConst(b, fullBlocks), indexConst(b, 1),
-      ValueRange{},
-      [&](OpBuilder &nested, Location loc, Value blk, ValueRange) {
-        ImplicitLocOpBuilder ib(loc, nested);
-        quantize(ib, blk, false);
-        scf::YieldOp::create(ib);
-      });
+  emitForLoop(
+      b, indexConst(b, 0), indexConst(b, fullBlocks), 1,
+      [&](ImplicitLocOpBuilder &ib, Value blk) { quantize(ib, blk, false); });
   if (rest)
     quantize(b, indexConst(b, fullBlocks), true);
 }
@@ -963,14 +971,7 @@ void HostGemmEmitter::emitWidenRowQParams(ImplicitLocOpBuilder &b,
   const int64_t g = spec.groupsPerRow();
   auto forEach = [&](int64_t count, int64_t step,
                      function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-    scf::ForOp::create(
-        b, indexConst(b, 0), indexConst(b, count), indexConst(b, step),
-        ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value i, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          body(ib, i);
-          scf::YieldOp::create(ib);
-        });
+    emitForLoop(b, indexConst(b, 0), indexConst(b, count), step, body);
   };
   // `count` 16-bit values of row n of `qparams` (of type `stored`) into the
   // f32 buffer `to`, 8 at a time, then one at a time; `negate`: their
@@ -1182,33 +1183,22 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
   }
   Value blocked = arith::SubIOp::create(
       b, tokens, arith::RemUIOp::create(b, tokens, indexConst(b, kRowBlock)));
-  auto forLoop = [](ImplicitLocOpBuilder &lb, Value from, Value to,
-                    int64_t step,
-                    function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-    scf::ForOp::create(
-        lb, from, to, indexConst(lb, step), ValueRange{},
-        [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
-          ImplicitLocOpBuilder ib(loc, nested);
-          body(ib, iv);
-          scf::YieldOp::create(ib);
-        });
-  };
   auto fusedRows = [&](ImplicitLocOpBuilder &fb, Value xrowOrNone) {
-    forLoop(fb, indexConst(fb, 0), outputs, 1,
-            [&](ImplicitLocOpBuilder &nb, Value n) {
-              if (widensRowQParams())
-                emitWidenRowQParams(nb, args, n);
-              Value biasValue = emitBias(nb, args, n);
-              if (xrowOrNone) {
-                emitFusedRow(nb, args, n, indexConst(nb, 0), biasValue,
-                             xrowOrNone);
-                return;
-              }
-              forLoop(nb, indexConst(nb, 0), tokens, 1,
-                      [&](ImplicitLocOpBuilder &tb, Value t) {
-                        emitFusedRow(tb, args, n, t, biasValue);
-                      });
-            });
+    emitForLoop(fb, indexConst(fb, 0), outputs, 1,
+                [&](ImplicitLocOpBuilder &nb, Value n) {
+                  if (widensRowQParams())
+                    emitWidenRowQParams(nb, args, n);
+                  Value biasValue = emitBias(nb, args, n);
+                  if (xrowOrNone) {
+                    emitFusedRow(nb, args, n, indexConst(nb, 0), biasValue,
+                                 xrowOrNone);
+                    return;
+                  }
+                  emitForLoop(nb, indexConst(nb, 0), tokens, 1,
+                              [&](ImplicitLocOpBuilder &tb, Value t) {
+                                emitFusedRow(tb, args, n, t, biasValue);
+                              });
+                });
   };
   if (!rowBuffer) {
     fusedRows(b, Value());
@@ -1221,11 +1211,11 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
       memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
   auto dotAllTokens = [&](ImplicitLocOpBuilder &ib,
                           ArrayRef<DecodedRow> decoded) {
-    forLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
-            [&](ImplicitLocOpBuilder &rb, Value t0) {
-              emitDotRows(rb, args, decoded, t0, kRowBlock);
-            });
-    forLoop(ib, blocked, tokens, 1, [&](ImplicitLocOpBuilder &rb, Value t) {
+    emitForLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
+                [&](ImplicitLocOpBuilder &rb, Value t0) {
+                  emitDotRows(rb, args, decoded, t0, kRowBlock);
+                });
+    emitForLoop(ib, blocked, tokens, 1, [&](ImplicitLocOpBuilder &rb, Value t) {
       emitDotRows(rb, args, decoded, t, 1);
     });
   };
@@ -1234,10 +1224,11 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
         if (quantized.xq)
-          forLoop(ib, indexConst(ib, 0), outputs, 1,
-                  [&](ImplicitLocOpBuilder &nb, Value n) {
-                    emitInt8Row(nb, args, n, emitBias(nb, args, n), quantized);
-                  });
+          emitForLoop(ib, indexConst(ib, 0), outputs, 1,
+                      [&](ImplicitLocOpBuilder &nb, Value n) {
+                        emitInt8Row(nb, args, n, emitBias(nb, args, n),
+                                    quantized);
+                      });
         else
           fusedRows(ib, xrow);
         scf::YieldOp::create(ib);
@@ -1247,18 +1238,20 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
         Value pairs = arith::SubIOp::create(
             ib, outputs,
             arith::RemUIOp::create(ib, outputs, indexConst(ib, 2)));
-        forLoop(ib, indexConst(ib, 0), pairs, 2,
-                [&](ImplicitLocOpBuilder &nb, Value n) {
-                  Value n2 = arith::AddIOp::create(nb, n, indexConst(nb, 1));
-                  emitDecodeRow(nb, args, n, wrow);
-                  emitDecodeRow(nb, args, n2, wrow2);
-                  dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)},
-                                    {n2, wrow2, emitBias(nb, args, n2)}});
-                });
-        forLoop(ib, pairs, outputs, 1, [&](ImplicitLocOpBuilder &nb, Value n) {
-          emitDecodeRow(nb, args, n, wrow);
-          dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)}});
-        });
+        emitForLoop(ib, indexConst(ib, 0), pairs, 2,
+                    [&](ImplicitLocOpBuilder &nb, Value n) {
+                      Value n2 =
+                          arith::AddIOp::create(nb, n, indexConst(nb, 1));
+                      emitDecodeRow(nb, args, n, wrow);
+                      emitDecodeRow(nb, args, n2, wrow2);
+                      dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)},
+                                        {n2, wrow2, emitBias(nb, args, n2)}});
+                    });
+        emitForLoop(ib, pairs, outputs, 1,
+                    [&](ImplicitLocOpBuilder &nb, Value n) {
+                      emitDecodeRow(nb, args, n, wrow);
+                      dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)}});
+                    });
         scf::YieldOp::create(ib);
       });
 }

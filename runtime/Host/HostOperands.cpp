@@ -82,9 +82,7 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
   }
   // The kernel reads exactly the words its `w` shape says (checked against
   // the layout's geometry by the planner; checked here against the buffer).
-  uint64_t words = 1;
-  for (int64_t d : k.arg(ArgRole::W)->shape)
-    words *= uint64_t(d);
+  const uint64_t words = elements(*k.arg(ArgRole::W));
   if (words * 4 != ops->wBytes)
     return makeError(name, ".codes: ", ops->wBytes, " bytes, but ", k.id,
                      " reads ", words * 4);

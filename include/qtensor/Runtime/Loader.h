@@ -238,6 +238,11 @@ private:
   /// yet; null where the tensor has none or it does not decode.
   const artifact::DecodedQParams *
   decodedFirstLevel(const std::string &tensor) const;
+  /// Nested `tensor`'s first level decoded from its stored levels (which
+  /// this checks: every code in range, every second-level value finite).
+  Expected<std::unique_ptr<artifact::DecodedQParams>>
+  decodeNestedLevels(const std::string &tensor,
+                     const artifact::QuantizedTensor &q) const;
   std::map<std::string, MappedFile, std::less<>> kernelFiles;
   /// The host libraries of the artifact's kernel files (ArtifactCode.h).
   HostCodeSet hostCode;
