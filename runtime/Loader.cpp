@@ -585,7 +585,8 @@ private:
                                           const KernelInstance &k) {
     std::string key =
         op.tensor + "|" + k.layout + "|" +
-        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-");
+        (k.arg(ArgRole::B) ? toString(k.arg(ArgRole::B)->type) : "-") +
+        (k.nested ? "|nested" : "");
     if (auto it = deviceCache.find(key); it != deviceCache.end())
       return it->second;
     // The host view first (repacks happen there), then one copy each.
@@ -603,8 +604,12 @@ private:
     };
     QTENSOR_TRY(upload(host->w, host->wBytes, ".codes", d.w));
     QTENSOR_TRY(upload(host->s, host->sBytes, ".scales", d.s));
+    if (host->s2)
+      QTENSOR_TRY(upload(host->s2, host->s2Bytes, ".super_scales", d.s2));
     if (host->z)
       QTENSOR_TRY(upload(host->z, host->zBytes, ".zeros", d.z));
+    if (host->z2)
+      QTENSOR_TRY(upload(host->z2, host->z2Bytes, ".super_zeros", d.z2));
     if (host->b)
       QTENSOR_TRY(upload(host->b, host->bBytes, ".bias", d.b));
     QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,

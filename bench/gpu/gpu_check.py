@@ -5,8 +5,10 @@ says the runtime calls them; and the decode GEMV of IQ4_NL codes (issue 13:
 4-bit indices into ggml's kvalues_iq4nl, f16 scales per 32), of MXFP4 and
 of NVFP4 (issue 17: E2M1 codes under f32 scales decoded from e8m0 per 32 or
 ue4m3 per 16) on the same shapes, so their times read against the W4
-affine kernel's; and (gpu_families.py) the mixed 2/4/16 decode GEMV and the
-W8A8 activation quantizer and GEMV, at T = 1, 4 and 16.
+affine kernel's; Q4_K's decode GEMV and tensor-core GEMM with its scale
+levels decoded at load (f32) and as stored (u8 codes under an f16 per 256,
+decoded in registers); and (gpu_families.py) the mixed 2/4/16 decode GEMV
+and the W8A8 activation quantizer and GEMV, at T = 1, 4 and 16.
 
 Three steps, so the PTX is built where qopt is and run where the GPU is:
 
@@ -52,12 +54,17 @@ BITS, GROUP, ACT, OUT_DTYPE = 4, 128, "f16", "f16"
 # FP4 decode GEMVs (MXFP4: E2M1 per 32, NVFP4: per 16; f32 scales, the
 # decoded e8m0 / ue4m3 bytes), and Q4_K's decode GEMV (unsigned codes, an
 # f32 scale and min per 32: its two levels decoded at load); and the
-# tensor-core GEMM over the same Q4_K, IQ4_NL and NVFP4 forms.
+# tensor-core GEMM over the same Q4_K, IQ4_NL and NVFP4 forms. Q4_K again
+# with its levels as stored (a fifth field, the super-group: u8 scale and
+# min codes per 32 under an f16 d and dmin per 256, decoded in registers;
+# issue 13), for both kernels.
 VARIANTS = (("decode_gemv", "sym", GROUP, ACT), ("prefill_mma", "sym", GROUP, ACT),
             ("decode_gemv", "iq4_nl", 32, ACT), ("decode_gemv", "e2m1", 32, "f32"),
             ("decode_gemv", "e2m1", 16, "f32"), ("decode_gemv", "min", 32, "f32"),
             ("prefill_mma", "min", 32, "f32"), ("prefill_mma", "iq4_nl", 32, ACT),
-            ("prefill_mma", "e2m1", 16, "f32"))
+            ("prefill_mma", "e2m1", 16, "f32"),
+            ("decode_gemv", "min", 32, "f32", 256), ("prefill_mma", "min", 32, "f32", 256))
+SUPER_TYPE = "f16"
 KVALUES_IQ4NL = (-127, -104, -83, -65, -49, -35, -22, -10,
                  1, 13, 25, 38, 53, 69, 89, 113)
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -72,17 +79,24 @@ DECODE_BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16))  # symbol suffix _t<m
 PREFILL_ROWS_PER_BLOCK, PREFILL_COLS_PER_BLOCK, PREFILL_THREADS = 32, 256, 256
 
 
-def spec_text(family, n, k, kind="sym", group=GROUP, scale=ACT):
-    return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:%so%s" % (
+def nested_option(super_group):
+    """The spec option of nested levels (u8 codes, f16 second level)."""
+    return "sup%du8%s" % (super_group, SUPER_TYPE) if super_group else ""
+
+
+def spec_text(family, n, k, kind="sym", group=GROUP, scale=ACT, super_group=0):
+    return "%s:w%d:g%d:%s:%s:tdyn:n%d:k%d:%so%s%s" % (
         family, BITS, group, kind, ACT, n, k,
-        "" if scale == ACT else "sc%s:" % scale, OUT_DTYPE)
+        "" if scale == ACT else "sc%s:" % scale, OUT_DTYPE,
+        ":" + nested_option(super_group) if super_group else "")
 
 
-def instance_name(family, n, k, kind="sym", group=GROUP, scale=ACT):
+def instance_name(family, n, k, kind="sym", group=GROUP, scale=ACT, super_group=0):
     # QuantKernelSpec::name(); only used to find the file, which is checked.
-    return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_%so%s" % (
+    return "qt_%s_w%d%s_g%d_%s_tdyn_n%d_k%d_s1_%so%s%s" % (
         family, BITS, kind, group, ACT, n, k,
-        "" if scale == ACT else "sc%s_" % scale, OUT_DTYPE)
+        "" if scale == ACT else "sc%s_" % scale, OUT_DTYPE,
+        "_" + nested_option(super_group) if super_group else "")
 
 
 def w_shape(layout, n, k):
@@ -92,16 +106,23 @@ def w_shape(layout, n, k):
     return [cdiv(n, 256 // BITS), 128 * cdiv(k, 16)]
 
 
-def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
-    name = instance_name(family, n, k, kind, group, scale)
+def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT, super_group=0):
+    name = instance_name(family, n, k, kind, group, scale, super_group)
     groups = cdiv(k, group)
     args = [{"name": "x", "dtype": ACT, "shape": [-1, k]},
-            {"name": "w", "dtype": "i32", "shape": w_shape(family, n, k)},
-            {"name": "s", "dtype": scale, "shape": [n, groups]}]
-    if kind == "asym":
-        args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
-    elif kind == "min":  # x = s q + m, m in the scale dtype
-        args.append({"name": "z", "dtype": scale, "shape": [n, groups]})
+            {"name": "w", "dtype": "i32", "shape": w_shape(family, n, k)}]
+    if super_group:  # x, w, s, s2, z, z2, y (docs/kernel-abi.md)
+        supers = [n, k // super_group]
+        args += [{"name": "s", "dtype": "u8", "shape": [n, groups]},
+                 {"name": "s2", "dtype": SUPER_TYPE, "shape": supers},
+                 {"name": "z", "dtype": "u8", "shape": [n, groups]},
+                 {"name": "z2", "dtype": SUPER_TYPE, "shape": supers}]
+    else:
+        args.append({"name": "s", "dtype": scale, "shape": [n, groups]})
+        if kind == "asym":
+            args.append({"name": "z", "dtype": "u8", "shape": [n, groups]})
+        elif kind == "min":  # x = s q + m, m in the scale dtype
+            args.append({"name": "z", "dtype": scale, "shape": [n, groups]})
     args.append({"name": "y", "dtype": OUT_DTYPE, "shape": [-1, n]})
     if family == "decode_gemv":
         entries = [{"symbol": "%s_t%d" % (name, hi), "tokens": [lo, hi]}
@@ -113,7 +134,8 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
         launch = {"grid": [1, cdiv(n, PREFILL_COLS_PER_BLOCK), 1],
                   "block": [PREFILL_THREADS, 1, 1], "shared_bytes": 0,
                   "token_axis": 0, "tokens_per_block": PREFILL_ROWS_PER_BLOCK}
-    return {"instance": name, "spec": spec_text(family, n, k, kind, group, scale),
+    return {"instance": name,
+            "spec": spec_text(family, n, k, kind, group, scale, super_group),
             "file": name + ".ptx",
             "layout": family, "phase": "decode" if family == "decode_gemv" else "prefill",
             "n": n, "k": k, "bits": BITS, "group_size": group, "signed": kind == "sym",
@@ -122,7 +144,8 @@ def plan_kernel(family, n, k, kind="sym", group=GROUP, scale=ACT):
             "activation": ACT, "scale": scale, "output": OUT_DTYPE, "bias": False,
             "entries": entries, "args": args,
             "params": param_count(args),
-            "launch": launch, "split_k": 1, "zero_output": False}
+            "launch": launch, "split_k": 1, "zero_output": False,
+            "super_group": super_group}
 
 
 def ptx_entry_params(text):
@@ -135,8 +158,7 @@ def ptx_entry_params(text):
 
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
-    kernels = [plan_kernel(f, nk, nk, kind, group, scale)
-               for f, kind, group, scale in VARIANTS for nk in SHAPES]
+    kernels = [plan_kernel(v[0], nk, nk, *v[1:]) for v in VARIANTS for nk in SHAPES]
     kernels += gpu_families.plans(FAMILY_SHAPES)
     for kern in kernels:
         files = kern.get("files") or [kern["file"]]
@@ -380,6 +402,31 @@ def quantize_w4_min(w, group):
             deq.view(n, k))
 
 
+def quantize_w4_nested(w, group, super_group):
+    """Q4_K as the file stores it: unsigned 0..15 codes per group, a 6-bit
+    scale code and min code per group under an f16 d and dmin per
+    super-group; s = d * code and m = -(dmin * code) are exact in f32, as
+    the kernel decodes them. Returns the codes, the four stored levels, and
+    s, m and W_hat (s q + m in f32, as the kernel's one fma rounds it)."""
+    import torch
+    n, k = w.shape
+    per = super_group // group
+    wg = w.view(n, k // group, group)
+    want_m = (-wg.amin(-1)).clamp_min(0.0)  # m = -min >= 0 wanted
+    want_s = (wg.amax(-1) + want_m) / 15
+    d = (want_s.view(n, -1, per).amax(-1) / 63).clamp_min(1e-8).half()
+    dmin = (want_m.view(n, -1, per).amax(-1) / 63).clamp_min(1e-8).half()
+    sc = torch.round(want_s.view(n, -1, per) / d.float()[..., None]).clamp(0, 63)
+    mc = torch.round(want_m.view(n, -1, per) / dmin.float()[..., None]).clamp(0, 63)
+    s = (d.float()[..., None] * sc).view(n, k // group)
+    m = -(dmin.float()[..., None] * mc).view(n, k // group)
+    q = torch.round((wg - m[..., None]) / s.clamp_min(1e-8)[..., None]).clamp(0, 15)
+    deq = (q.double() * s.double()[..., None] + m.double()[..., None]).float()
+    levels = {"s": sc.view(n, -1).to(torch.uint8).contiguous(), "s2": d.contiguous(),
+              "z": mc.view(n, -1).to(torch.uint8).contiguous(), "z2": dmin.contiguous()}
+    return q.view(n, k).to(torch.int32), levels, s.contiguous(), m.contiguous(), deq.view(n, k)
+
+
 def entry_for(kern, t):
     for e in kern["entries"]:
         lo, hi = e["tokens"]
@@ -467,7 +514,10 @@ def run(args):
             w = torch.randn(n, k, device=dev) * 0.05
             group = kern["group_size"]
             m = None
-            if kern.get("min_zero"):
+            levels = {}
+            if kern.get("super_group"):
+                q, levels, s, m, deq = quantize_w4_nested(w, group, kern["super_group"])
+            elif kern.get("min_zero"):
                 q, s, m, deq = quantize_w4_min(w, group)
             else:
                 quantize = {"iq4_nl": quantize_iq4nl, "e2m1": quantize_e2m1}.get(
@@ -493,7 +543,7 @@ def run(args):
             for t in sorted(set(checks) | set(phase_t)):
                 x = torch.randn(t, k, device=dev).half()
                 y = torch.full((t, n), float("nan"), device=dev).half()
-                tensors = {"x": x, "w": packed, "s": s, "z": m, "y": y}
+                tensors = {"x": x, "w": packed, "s": s, "z": m, "y": y, **levels}
                 params = []
                 for a in kern["args"]:
                     sizes = [t if v == -1 else v for v in a["shape"]]
@@ -522,17 +572,22 @@ def run(args):
                     continue
                 us = time_us(call, 200 if t <= 16 else 20)
                 blas_us = time_us(lambda: F.linear(x, deq16), 200 if t <= 16 else 20)
-                # What the kernel reads: f32 scales are 4 bytes in memory
-                # (an artifact stores the e8m0 / ue4m3 byte).
-                weight_bytes = packed.numel() * 4 + s.numel() * s.element_size()
+                # What the kernel reads: codes and every qparam operand (f32
+                # scales are 4 bytes in memory; an artifact stores the e8m0
+                # / ue4m3 byte).
+                weight_bytes = sum(tensors[a["name"]].numel() * tensors[a["name"]].element_size()
+                                   for a in kern["args"] if a["name"] not in ("x", "y"))
                 result["timing"].append({
                     "instance": kern["instance"], "phase": kern["phase"],
-                    "codes": "%s g%d" % (kern.get("codebook") or "w4 sym", kern["group_size"]),
+                    "codes": "%s g%d%s" % (
+                        kern.get("codebook") or ("w4 min" if kern.get("min_zero") else "w4 sym"),
+                        kern["group_size"],
+                        " nested %d" % kern["super_group"] if kern.get("super_group") else ""),
                     "n": n, "k": k, "t": t,
                     "kernel_us": us, "cublas_fp16_us": blas_us, "speedup": blas_us / us,
                     "weight_gbs": weight_bytes / us / 1e3,
                     "tflops": 2.0 * t * n * k / us / 1e6})
-            del w, q, s, deq, deq64, abs64, bound64, deq16, packed, module
+            del w, q, s, m, levels, deq, deq64, abs64, bound64, deq16, packed, module
             torch.cuda.empty_cache()
     os.makedirs(args.results, exist_ok=True)
     stem = os.path.join(args.results, "gpu-check-" + result["date"])

@@ -17,6 +17,8 @@
 //    compare-and-selects in registers (CodebookLookup.h);
 //  - a chunk never crosses a group (G is a multiple of the chunk), so its
 //    dot product with X is scaled once: acc += s * dot (one fma), in f32;
+//    a nested descriptor's scale (and min) is decoded there from the
+//    levels as stored, s = s2 * code (NestedQParams.h);
 //    with groups shorter than a chunk (NVFP4's 16 under 32 W4 codes, no
 //    zero-points) each group's lanes are summed and scaled on their own;
 //  - the K tail (K not a multiple of the chunk) is read with a masked load
@@ -36,6 +38,7 @@
 
 #include "CodebookLookup.h"
 #include "KernelTypes.h"
+#include "NestedQParams.h"
 #include "WarpRowKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -77,21 +80,17 @@ public:
         act(elementType(ctx, spec.activation)),
         scale(elementType(ctx, spec.scaleType())),
         out(elementType(ctx, spec.output)),
-        chunksPerSplit((chunks + spec.splitK - 1) / spec.splitK) {}
+        chunksPerSplit((chunks + spec.splitK - 1) / spec.splitK), slots(spec) {}
 
-  /// x, w, s, [z], [b], y; T is `?` for a dynamic-T spec.
+  /// x, w, s, [s2], [z], [z2], [b], y; T is `?` for a dynamic-T spec.
   SmallVector<Type> argumentTypes(MLIRContext *ctx) const {
     const int64_t t = spec.dynamicRows() ? ShapedType::kDynamic : spec.rows;
     const int64_t n = spec.n, k = spec.k;
-    const int64_t g = spec.groupsPerRow();
     SmallVector<Type> types = {
         MemRefType::get({t, k}, act),
-        MemRefType::get({n, 4 * chunks}, IntegerType::get(ctx, 32)),
-        MemRefType::get({n, g}, scale)};
-    if (spec.minZero) // a float min per group, in the scale dtype
-      types.push_back(MemRefType::get({n, g}, scale));
-    else if (spec.takesZeroPoints())
-      types.push_back(MemRefType::get({n, g}, IntegerType::get(ctx, 8)));
+        MemRefType::get({n, 4 * chunks}, IntegerType::get(ctx, 32))};
+    llvm::append_range(types,
+                       conversion::qparamArgumentTypes(ctx, spec, scale));
     if (spec.bias)
       types.push_back(MemRefType::get({n}, out));
     types.push_back(MemRefType::get({t, n}, out));
@@ -135,14 +134,18 @@ public:
   const QuantKernelSpec &spec;
   Type f32, act, scale, out;
   int64_t chunksPerSplit;
+  conversion::LinearArgSlots slots;
 
 private:
-  Value zeroPoints(ValueRange args) const {
-    return spec.takesZeroPoints() ? args[3] : Value();
-  }
-  Value bias(ValueRange args) const {
-    return spec.bias ? args[spec.takesZeroPoints() ? 4 : 3] : Value();
-  }
+  Value zeroPoints(ValueRange args) const { return slots.at(args, slots.z); }
+  Value bias(ValueRange args) const { return slots.at(args, slots.bias); }
+
+  /// Group `group`'s scale and min in f32: loaded, or decoded from the
+  /// nested levels as stored.
+  Value emitScale(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                  Value group) const;
+  Value emitMin(ImplicitLocOpBuilder &b, ValueRange args, Value n,
+                Value group) const;
 
   /// q - z of a chunk's fields (vector<chunk x i32>) as f32, exactly:
   /// the magic-number conversion with z (or the offset-binary bias)
@@ -188,13 +191,31 @@ Value DecodeGemvEmitter::emitMagicDequant(ImplicitLocOpBuilder &b, Value fields,
       b, biased, vector::BroadcastOp::create(b, valuesTy, offset));
 }
 
+Value DecodeGemvEmitter::emitScale(ImplicitLocOpBuilder &b, ValueRange args,
+                                   Value n, Value group) const {
+  Value s = args[slots.s];
+  if (spec.nested)
+    return conversion::emitNestedScale(b, spec, s, args[slots.s2], n, group);
+  Value v = memref::LoadOp::create(b, s, ValueRange{n, group});
+  return scale == f32 ? v : Value(arith::ExtFOp::create(b, f32, v));
+}
+
+Value DecodeGemvEmitter::emitMin(ImplicitLocOpBuilder &b, ValueRange args,
+                                 Value n, Value group) const {
+  Value z = args[slots.z];
+  if (spec.nested)
+    return conversion::emitNestedMin(b, spec, z, args[slots.z2], n, group);
+  Value v = memref::LoadOp::create(b, z, ValueRange{n, group});
+  return scale == f32 ? v : Value(arith::ExtFOp::create(b, f32, v));
+}
+
 SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
                                                 const Body &body, Value n,
                                                 Value c, ValueRange acc,
                                                 bool isTail) const {
   MLIRContext *ctx = b.getContext();
   ValueRange args = body.args;
-  Value x = args[0], w = args[1], s = args[2];
+  Value x = args[0], w = args[1];
   Value z = zeroPoints(args);
   Type i32 = IntegerType::get(ctx, 32);
   auto wordsTy = VectorType::get({4}, i32);
@@ -240,14 +261,10 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
   for (int64_t i = 0; i < groupsPerChunk; ++i) {
     if (isTail && i * groupLanes >= tail)
       break;
-    Value scaleValue = memref::LoadOp::create(
-        b, s,
-        ValueRange{n, i == 0 ? group
-                             : Value(arith::AddIOp::create(b, group,
-                                                           indexConst(b, i)))});
-    if (scale != f32) // f32: a nested first level, decoded at load
-      scaleValue = arith::ExtFOp::create(b, f32, scaleValue);
-    scaleValues.push_back(scaleValue);
+    scaleValues.push_back(emitScale(
+        b, args, n,
+        i == 0 ? group
+               : Value(arith::AddIOp::create(b, group, indexConst(b, i)))));
   }
   if (spec.minZero) {
     // Each lane decoded to s * q + m (one fma, rounded once) and then
@@ -255,9 +272,7 @@ SmallVector<Value> DecodeGemvEmitter::emitChunk(ImplicitLocOpBuilder &b,
     // x * w_hat, so the order-free bound on |x w_hat| holds (s * sum(x q)
     // + m * sum(x) could cancel far below it). Admission keeps a min's
     // group a whole chunk.
-    Value m = memref::LoadOp::create(b, z, ValueRange{n, group});
-    if (scale != f32)
-      m = arith::ExtFOp::create(b, f32, m);
+    Value m = emitMin(b, args, n, group);
     dequant = vector::FMAOp::create(
         b, dequant, vector::BroadcastOp::create(b, valuesTy, scaleValues[0]),
         vector::BroadcastOp::create(b, valuesTy, m));

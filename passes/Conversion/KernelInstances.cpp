@@ -134,18 +134,20 @@ Expected<QuantKernelSpec> baseSpec(const kernels::KernelCapability &kernel,
                      " has no generated kernel (f32)");
   spec.activation = sig.activation;
   spec.scale = d.scaleType;
-  // The host GEMM reads a nested descriptor's two levels as stored (one
+  // Every family reads a nested descriptor's two levels as stored (one
   // byte per group, a 16-bit value per super-group) where every slice
-  // holds whole super-groups, and rows short enough for its stack rows; the
-  // GPU kernels, and other slices, read the first level decoded at load.
+  // holds whole super-groups, the host GEMM where its rows are also short
+  // enough for its stack rows; other slices read the first level decoded
+  // at load.
   auto readsLevels = [&] {
     for (const StoredSlice &slice : storedSlices(sig))
       if (slice.k % d.nested->superGroupSize != 0 ||
-          slice.k / d.groupSize > kMaxNestedGroupsPerRow)
+          (spec.family == KernelFamily::HostGemm &&
+           slice.k / d.groupSize > kMaxNestedGroupsPerRow))
         return false;
     return true;
   };
-  if (d.nested && spec.family == KernelFamily::HostGemm && readsLevels())
+  if (d.nested && readsLevels())
     spec.nested = QuantKernelSpec::NestedScales{d.nested->superGroupSize,
                                                 d.nested->scaleCode.isSigned,
                                                 d.nested->superType};

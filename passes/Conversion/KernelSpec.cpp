@@ -156,8 +156,6 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     return makeError("only the host GEMM quantizes its activations");
   if (spec.nested) {
     const int64_t super = spec.nested->superGroupSize;
-    if (spec.family != KernelFamily::HostGemm)
-      return makeError("only the host GEMM reads nested scales as stored");
     if (spec.groupSize == 0 || super <= 0 || super % spec.groupSize != 0 ||
         super / spec.groupSize > 64)
       return makeError("nested scales need super-groups of 1 to 64 groups, "
@@ -166,9 +164,13 @@ Status validateQuantKernelSpec(const QuantKernelSpec &spec) {
     if (spec.k % super != 0)
       return makeError("nested scales need K a multiple of the super-group ",
                        super, ", got ", spec.k);
-    if (spec.groupsPerRow() > kMaxNestedGroupsPerRow)
+    // Only the host GEMM decodes a row's first level into stack rows; the
+    // GPU kernels decode each group's value where they load it.
+    if (spec.family == KernelFamily::HostGemm &&
+        spec.groupsPerRow() > kMaxNestedGroupsPerRow)
       return makeError("nested scales take at most ", kMaxNestedGroupsPerRow,
-                       " groups a row, got ", spec.groupsPerRow());
+                       " groups a row in the host GEMM, got ",
+                       spec.groupsPerRow());
     if (spec.scaleType() != FloatType::F32)
       return makeError("nested scales decode to f32 (the exact products of "
                        "the two levels), not ",

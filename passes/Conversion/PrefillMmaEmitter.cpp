@@ -71,6 +71,7 @@ PrefillMmaEmitter::PrefillMmaEmitter(const QuantKernelSpec &spec,
       act(conversion::elementType(ctx, spec.activation)),
       scale(conversion::elementType(ctx, spec.scaleType())),
       out(conversion::elementType(ctx, spec.output)), hasBias(spec.bias),
+      slots(spec),
       halfMagic(spec.activation == FloatType::F16 || spec.bits < 8) {
   kSteps = (spec.k + kMmaK - 1) / kMmaK;
   numTiles = (kSteps + kStepsPerTile - 1) / kStepsPerTile;
@@ -86,10 +87,8 @@ SmallVector<Type> PrefillMmaEmitter::argumentTypes() const {
   const int64_t t = spec.dynamicRows() ? ShapedType::kDynamic : spec.rows;
   SmallVector<Type> types = {
       MemRefType::get({t, spec.k}, act),
-      MemRefType::get({slabs, kSteps * kPanelWords}, i32),
-      MemRefType::get({spec.n, groups}, scale)};
-  if (spec.takesZeroPoints())
-    types.push_back(MemRefType::get({spec.n, groups}, zeroElement()));
+      MemRefType::get({slabs, kSteps * kPanelWords}, i32)};
+  llvm::append_range(types, conversion::qparamArgumentTypes(ctx, spec, scale));
   if (hasBias)
     types.push_back(MemRefType::get({spec.n}, out));
   types.push_back(MemRefType::get({t, spec.n}, out));
@@ -253,10 +252,18 @@ PrefillMmaEmitter::loadTileQParams(ImplicitLocOpBuilder &b, ValueRange args,
   }
   SmallVector<Value> values;
   for (Value g : groupsOfSlots)
-    values.push_back(memref::LoadOp::create(b, argS(args), ValueRange{n, g}));
+    values.push_back(
+        spec.nested
+            ? conversion::emitNestedScale(b, spec, argS(args), args[slots.s2],
+                                          n, g)
+            : Value(memref::LoadOp::create(b, argS(args), ValueRange{n, g})));
   if (spec.takesZeroPoints())
     for (Value g : groupsOfSlots)
-      values.push_back(memref::LoadOp::create(b, argZ(args), ValueRange{n, g}));
+      values.push_back(
+          spec.nested
+              ? conversion::emitNestedMin(b, spec, argZ(args), args[slots.z2],
+                                          n, g)
+              : Value(memref::LoadOp::create(b, argZ(args), ValueRange{n, g})));
   return values;
 }
 

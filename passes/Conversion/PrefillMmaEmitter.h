@@ -35,6 +35,8 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 
+#include "NestedQParams.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -122,10 +124,10 @@ public:
 
   mlir::Value argX(mlir::ValueRange a) const { return a[0]; }
   mlir::Value argW(mlir::ValueRange a) const { return a[1]; }
-  mlir::Value argS(mlir::ValueRange a) const { return a[2]; }
-  mlir::Value argZ(mlir::ValueRange a) const { return a[3]; }
+  mlir::Value argS(mlir::ValueRange a) const { return a[slots.s]; }
+  mlir::Value argZ(mlir::ValueRange a) const { return slots.at(a, slots.z); }
   mlir::Value argBias(mlir::ValueRange a) const {
-    return a[spec.takesZeroPoints() ? 4 : 3];
+    return slots.at(a, slots.bias);
   }
   mlir::Value argY(mlir::ValueRange a) const { return a.back(); }
 
@@ -156,6 +158,8 @@ public:
   /// zero-points, of k-tile `kt`'s group slots: one thread per column, so
   /// each qparam is read once per block and its address math is one column's
   /// (columns past N read row N - 1, slots past the last group the last).
+  /// A nested descriptor's are decoded here, second level first, so the
+  /// stages hold f32 values as they do for a first level decoded at load.
   llvm::SmallVector<mlir::Value>
   loadTileQParams(mlir::ImplicitLocOpBuilder &b, mlir::ValueRange args,
                   mlir::Value thread, mlir::Value blockN, mlir::Value kt) const;
@@ -222,6 +226,7 @@ public:
   mlir::MLIRContext *ctx;
   mlir::Type f32, i32, act, scale, out;
   bool hasBias;
+  conversion::LinearArgSlots slots;
   /// Codes become `act` through a 16-bit magic number (all but bf16 W8,
   /// whose 8-bit fields need the f32 magic).
   bool halfMagic;

@@ -34,8 +34,11 @@ Expected<KernelParams> KernelParams::build(const KernelInstance &instance,
     case ArgRole::B:
       ptr = weights.b;
       break;
-    case ArgRole::S2: // nested scales are read as stored on the host only
+    case ArgRole::S2:
+      ptr = weights.s2;
+      break;
     case ArgRole::Z2:
+      ptr = weights.z2;
       break;
     }
     if (!ptr)

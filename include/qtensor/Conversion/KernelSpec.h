@@ -65,13 +65,15 @@ struct QuantKernelSpec {
   /// f32 holds the exact products of ggml K-quants' (and IQ4_XS's) two
   /// scale levels.
   std::optional<FloatType> scale;
-  /// Host GEMM only: a nested descriptor's first level read as stored
-  /// (ggml K-quants, IQ4_XS) rather than decoded at load. s holds one-byte
-  /// scale codes and s2 a second-level scale per `superGroupSize` codes;
-  /// with a min, z the min codes (unsigned) and z2 the second-level mins.
-  /// Each row's first level is decoded once into f32 stack buffers, second
-  /// level first: s = s2 * code, m = -(z2 * code), the exact products the
-  /// load-time decoder gives (NestedQParams), so `scale` is f32.
+  /// A nested descriptor's first level read as stored (ggml K-quants,
+  /// IQ4_XS) rather than decoded at load. s holds one-byte scale codes and
+  /// s2 a second-level scale per `superGroupSize` codes; with a min, z the
+  /// min codes (unsigned) and z2 the second-level mins. The kernels decode
+  /// second level first, s = s2 * code, m = -(z2 * code), in f32: the
+  /// exact products the load-time decoder gives (NestedQParams), so
+  /// `scale` is f32. The host GEMM decodes a row's groups once into f32
+  /// stack rows; the GPU kernels decode each group where they load it (the
+  /// decode GEMV per chunk, the tensor-core GEMM per staged k-tile).
   struct NestedScales {
     int64_t superGroupSize = 256;
     bool signedCodes = false; ///< i8 scale codes (Q3_K, Q6_K); else u8

@@ -128,7 +128,8 @@ struct KernelEntry {
   int64_t groupSize = 0; ///< 0: per output channel
   /// The dtype the kernel computes its scales (and mins) in.
   FloatType scale = FloatType::F16;
-  /// A nested descriptor's qparams read as stored (host GEMM): s holds
+  /// A nested descriptor's qparams read as stored (the host GEMM, the
+  /// decode GEMV, the tensor-core GEMM): s holds
   /// one-byte first-level scale codes (i8 or u8), s2 one second-level scale
   /// per `superGroupSize` codes in `superType`; with a min, z holds the
   /// unsigned min codes and z2 the second-level mins. The kernel decodes

@@ -28,6 +28,9 @@ namespace qtensor::runtime {
 /// Device copies of one op's weight operands (0 when absent).
 struct DeviceOperands {
   CudaDevice::DevicePtr w = 0, s = 0, z = 0, b = 0;
+  /// A nested descriptor's second levels, for kernels that read it as
+  /// stored (s and z then hold its scale and min codes).
+  CudaDevice::DevicePtr s2 = 0, z2 = 0;
 };
 
 /// Kernel parameters for one call: the expanded memref descriptors of

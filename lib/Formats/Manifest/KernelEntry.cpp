@@ -543,9 +543,12 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
         nr.readInt("super_group_size", 1, kMaxDimension, n.superGroupSize));
     QTENSOR_TRY(readFloat(nr, "super_type", n.superType));
     QTENSOR_TRY(nr.noUnknownKeys());
-    if (!k.isHost())
-      return makeError(r.at("nested"), ": only a host kernel reads nested "
-                                       "scales as stored");
+    if (!k.isHost() && k.layout != "decode_gemv" && k.layout != "prefill_mma")
+      return makeError(r.at("nested"),
+                       ": only the host GEMM, the decode GEMV and the "
+                       "tensor-core GEMM read nested scales as stored, not a "
+                       "GPU kernel of layout \"",
+                       k.layout, "\"");
     if (k.scale != FloatType::F32)
       return makeError(r.at("scale"), ": nested scales decode to f32, not ",
                        toString(k.scale));

@@ -48,6 +48,39 @@ TEST(KernelParams, ExpandsEveryMemRefInArgumentOrder) {
   EXPECT_EQ(missing.message(), "t: argument s has no device buffer");
 }
 
+// A nested kernel's second levels follow their first levels: x, w, s, s2,
+// z, z2, y.
+TEST(KernelParams, NestedLevelsTakeTheirOwnBuffers) {
+  KernelInstance k;
+  k.id = "q4k";
+  k.n = 6;
+  k.k = 256;
+  k.args = {{ArgRole::X, ArgType::F16, {kDynamic, 256}},
+            {ArgRole::W, ArgType::I32, {6, 32}},
+            {ArgRole::S, ArgType::U8, {6, 8}},
+            {ArgRole::S2, ArgType::F16, {6, 1}},
+            {ArgRole::Z, ArgType::U8, {6, 8}},
+            {ArgRole::Z2, ArgType::F16, {6, 1}},
+            {ArgRole::Y, ArgType::F16, {kDynamic, 6}}};
+  DeviceOperands d;
+  d.w = 0x2000;
+  d.s = 0x3000;
+  d.s2 = 0x3800;
+  d.z = 0x5000;
+  d.z2 = 0x5800;
+  auto p = KernelParams::build(k, d, /*x=*/0x1000, /*y=*/0x4000, /*T=*/2);
+  ASSERT_TRUE(bool(p)) << p.message();
+  std::vector<int64_t> bases;
+  for (size_t i = 0; i < p->words().size(); i += 7)
+    bases.push_back(p->words()[i]);
+  EXPECT_EQ(bases, (std::vector<int64_t>{0x1000, 0x2000, 0x3000, 0x3800, 0x5000,
+                                         0x5800, 0x4000}));
+  d.z2 = 0;
+  auto missing = KernelParams::build(k, d, 0x1000, 0x4000, 2);
+  ASSERT_FALSE(bool(missing));
+  EXPECT_EQ(missing.message(), "q4k: argument z2 has no device buffer");
+}
+
 TEST(CudaDevice, NoDriverIsACleanError) {
   auto d = CudaDevice::open(0, "libqtensor-no-such-driver.so.1");
   ASSERT_FALSE(bool(d));

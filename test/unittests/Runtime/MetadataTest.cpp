@@ -354,6 +354,39 @@ TEST(KernelEntry, NestedScalesTakeTheirCodesAndSecondLevels) {
             "scales are not nested)");
 }
 
+// The decode GEMV and the tensor-core GEMM read nested levels as stored on
+// the GPU too; other GPU layouts do not.
+TEST(KernelEntry, GpuNestedScalesOnlyForTheAffineKernels) {
+  json c = gpuRecord();
+  c["code"] = {{"bits", 6}, {"signed", true}};
+  c["group_size"] = 16;
+  c["scale"] = "f32";
+  c["nested"] = {{"super_group_size", 256}, {"super_type", "f16"}};
+  const int64_t n = c["n"], k = c["k"];
+  json x = c["args"][0], w = c["args"][1], y = c["args"].back();
+  c["args"] = {x,
+               w,
+               {{"name", "s"}, {"dtype", "i8"}, {"shape", {n, k / 16}}},
+               {{"name", "s2"}, {"dtype", "f16"}, {"shape", {n, k / 256}}},
+               y};
+  auto e = readRecord(c);
+  ASSERT_TRUE(bool(e)) << e.message();
+  ASSERT_TRUE(e->nested.has_value());
+  EXPECT_NE(e->arg(ArgRole::S2), nullptr);
+  EXPECT_EQ(toJson(*e), c);
+  c["layout"] = "prefill_mma";
+  EXPECT_TRUE(bool(readRecord(c))) << errorOf(readRecord(c));
+  c["layout"] = "mixed2416";
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].scale: GPU kernels other than the decode "
+            "GEMV and the tensor-core GEMM read f16 or bf16 scales");
+  c["scale"] = "f16";
+  EXPECT_EQ(errorOf(readRecord(c)),
+            "manifest.kernels[0].nested: only the host GEMM, the decode GEMV "
+            "and the tensor-core GEMM read nested scales as stored, not a GPU "
+            "kernel of layout \"mixed2416\"");
+}
+
 TEST(KernelEntry, ReferenceFallbackEntry) {
   json c = {{"id", "k0"},
             {"registry_id", "full_dequant_linear"},

@@ -1,14 +1,17 @@
-//===- HostGemmNestedTest.cpp - Nested scales read as stored --------------===//
+//===- NestedScalesTest.cpp - Nested scales read as stored ----------------===//
 //
-// The host GEMM with a nested descriptor's two levels as its operands
-// (QuantKernelSpec::nested: one-byte scale and min codes per group, an f16
-// or bf16 value per super-group) against the same kernel given the decoded
-// first level in f32. The kernel decodes s = d * code and m = -(dmin *
-// code) in f32, the exact products the load-time decoder gives
+// Every linear kernel family with a nested descriptor's two levels as its
+// operands (QuantKernelSpec::nested: one-byte scale and min codes per
+// group, an f16 or bf16 value per super-group) against the same kernel
+// given the decoded first level in f32: the host GEMM, and the host twins
+// of the decode GEMV and the tensor-core GEMM (the GPU kernels' per-lane
+// arithmetic). The kernels decode s = d * code and m = -(dmin * code) in
+// f32, the exact products the load-time decoder gives
 // (decodeNestedQParams), so the two outputs must be identical bit for bit,
-// for every T path (one-pass, int8 activations, decoded rows) and for calls
-// on ranges of output rows. HostGemmHostTest checks the decoded form
-// against float64.
+// for every T path (the host GEMM's one-pass, int8-activation and
+// decoded-row paths; the decode GEMV's T buckets) and, for the host GEMM,
+// for calls on ranges of output rows. HostGemmHostTest, DecodeGemvHostTest
+// and PrefillMmaGGMLHostTest check the decoded forms against float64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,17 +59,17 @@ struct Operand {
 };
 
 struct Operands {
-  std::vector<int32_t> words;
-  int64_t wordsPerRow = 0;
+  std::vector<int32_t> codes; ///< [N, K], packed per family by packFor
   Operand scaleCodes, superScales, minCodes, superMins; // nested
   Operand scales, mins;                                 // decoded, f32
   std::vector<uint16_t> bias;                           // 16-bit outputs
   std::vector<uint32_t> biasF32;
 };
 
-QuantKernelSpec specOf(const NestedCase &c, bool nested) {
+QuantKernelSpec specOf(const NestedCase &c, bool nested,
+                       KernelFamily family = KernelFamily::HostGemm) {
   QuantKernelSpec spec;
-  spec.family = KernelFamily::HostGemm;
+  spec.family = family;
   spec.bits = c.bits;
   spec.symmetric = c.symmetric;
   spec.minZero = hasMin(c);
@@ -79,7 +82,8 @@ QuantKernelSpec specOf(const NestedCase &c, bool nested) {
   spec.rows = kDynamicRows;
   spec.n = c.n;
   spec.k = c.k;
-  spec.quantizedActivations = c.int8Activations;
+  spec.quantizedActivations =
+      c.int8Activations && family == KernelFamily::HostGemm;
   if (nested)
     spec.nested = QuantKernelSpec::NestedScales{c.superGroup,
                                                 c.signedScaleCodes, c.super};
@@ -137,18 +141,9 @@ Operands makeOperands(const NestedCase &c, std::mt19937 &rng) {
         }
       }
     }
-  std::vector<int32_t> codes;
+  std::vector<int32_t> &codes = o.codes;
   for (int64_t i = 0; i < c.n * c.k; ++i)
     codes.push_back(int32_t(code(rng)));
-  QuantKernelSpec spec = specOf(c, true);
-  Expected<std::vector<uint8_t>> packed =
-      packKernelLayout(spec.layout(), codes.data(), c.n, c.k);
-  EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
-  if (!packed)
-    return o;
-  o.words.resize(packed->size() / 4);
-  std::memcpy(o.words.data(), packed->data(), packed->size());
-  o.wordsPerRow = int64_t(o.words.size()) / c.n;
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   for (int64_t r = 0; r < c.n; ++r) {
     float v = uniform(rng);
@@ -161,22 +156,57 @@ Operands makeOperands(const NestedCase &c, std::mt19937 &rng) {
   return o;
 }
 
+/// The codes in the layout `spec` reads, as [rows, cols] words: a row per
+/// output feature, or the tensor-core GEMM's panels of 256 / field rows.
+struct PackedWeight {
+  std::vector<int32_t> words;
+  int64_t rows = 0, cols = 0;
+};
+
+PackedWeight packFor(const QuantKernelSpec &spec, const Operands &o) {
+  PackedWeight p;
+  Expected<std::vector<uint8_t>> packed =
+      packKernelLayout(spec.layout(), o.codes.data(), spec.n, spec.k);
+  EXPECT_TRUE(bool(packed)) << (packed ? "" : packed.message());
+  if (!packed)
+    return p;
+  p.words.resize(packed->size() / 4);
+  std::memcpy(p.words.data(), packed->data(), packed->size());
+  p.cols = spec.family == KernelFamily::PrefillMma
+               ? 128 * ((spec.k + 15) / 16)
+               : int64_t(p.words.size()) / spec.n;
+  p.rows = int64_t(p.words.size()) / p.cols;
+  return p;
+}
+
+/// The entry point of `spec` that takes T rows.
+std::string entryFor(const QuantKernelSpec &spec, int64_t t) {
+  for (const KernelEntryPoint &e : kernelAbiOf(spec).entries)
+    if (t >= e.minRows && (!e.maxRows || t <= *e.maxRows))
+      return e.symbol;
+  ADD_FAILURE() << spec.name() << " has no entry for T = " << t;
+  return spec.name();
+}
+
 /// A [rows, cols] descriptor of rows [n0, n0 + rows) of `o`.
 StridedMemRefType<uint8_t, 2> rowsOf(Operand &o, int64_t n0, int64_t rows) {
   uint8_t *p = o.bytes.data() + size_t(n0 * o.cols) * o.width;
   return {p, p, 0, {rows, o.cols}, {o.cols, 1}};
 }
 
-/// y (as its raw 32-bit or 16-bit words) for output rows [n0, n1).
+/// y (as its raw 32-bit or 16-bit words) for output rows [n0, n1) (a host
+/// GEMM's slice; the GPU families take [0, N)).
 llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
-                     Operands &o, std::vector<uint16_t> &x, int64_t t,
-                     int64_t n0, int64_t n1, std::vector<uint32_t> &y) {
+                     Operands &o, PackedWeight &packed,
+                     std::vector<uint16_t> &x, int64_t t, int64_t n0,
+                     int64_t n1, std::vector<uint32_t> &y) {
   const int64_t rows = n1 - n0;
   StridedMemRefType<uint16_t, 2> xd{
       x.data(), x.data(), 0, {t, spec.k}, {spec.k, 1}};
-  int32_t *wp = o.words.data() + n0 * o.wordsPerRow;
+  const bool slice = n0 != 0 || n1 != spec.n;
+  int32_t *wp = packed.words.data() + n0 * packed.cols;
   StridedMemRefType<int32_t, 2> wd{
-      wp, wp, 0, {rows, o.wordsPerRow}, {o.wordsPerRow, 1}};
+      wp, wp, 0, {slice ? rows : packed.rows, packed.cols}, {packed.cols, 1}};
   const bool nested = spec.nested.has_value();
   auto s = rowsOf(nested ? o.scaleCodes : o.scales, n0, rows);
   auto s2 = rowsOf(o.superScales, n0, rows);
@@ -201,16 +231,17 @@ llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   if (spec.bias)
     descriptors.push_back(&bd);
   descriptors.push_back(&yd);
-  llvm::SmallVector<void *> packed;
+  llvm::SmallVector<void *> args;
   for (void *&d : descriptors)
-    packed.push_back(&d);
-  return engine.invokePacked("_mlir_ciface_" + spec.name(), packed);
+    args.push_back(&d);
+  return engine.invokePacked("_mlir_ciface_" + entryFor(spec, t), args);
 }
 
-/// T rows through both kernels, whole and in three row ranges.
+/// T rows through both kernels, whole and (host GEMM) in three row ranges.
 void expectSameBits(mlir::ExecutionEngine &decoded,
                     mlir::ExecutionEngine &nested, const NestedCase &c,
-                    Operands &o, int64_t t, std::mt19937 &rng) {
+                    KernelFamily family, Operands &o, PackedWeight &packed,
+                    int64_t t, std::mt19937 &rng) {
   std::vector<uint16_t> x(size_t(t * c.k));
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (uint16_t &v : x)
@@ -218,20 +249,23 @@ void expectSameBits(mlir::ExecutionEngine &decoded,
   const size_t words =
       c.out == FloatType::F32 ? size_t(t * c.n) : size_t(t * c.n + 1) / 2;
   std::vector<uint32_t> want(words, 0x7fc07fc0u), whole(want), split(want);
-  QuantKernelSpec plain = specOf(c, false), read = specOf(c, true);
-  llvm::Error e = callRows(decoded, plain, o, x, t, 0, c.n, want);
+  QuantKernelSpec plain = specOf(c, false, family),
+                  read = specOf(c, true, family);
+  llvm::Error e = callRows(decoded, plain, o, packed, x, t, 0, c.n, want);
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
-  e = callRows(nested, read, o, x, t, 0, c.n, whole);
+  e = callRows(nested, read, o, packed, x, t, 0, c.n, whole);
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
-  const int64_t cuts[] = {0, c.n / 3, (2 * c.n) / 3 + 1, c.n};
-  for (int i = 0; i < 3; ++i) {
-    if (cuts[i] >= cuts[i + 1])
-      continue;
-    e = callRows(nested, read, o, x, t, cuts[i], cuts[i + 1], split);
-    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
-  }
   EXPECT_EQ(whole, want) << "T = " << t << ": nested differs from decoded";
-  EXPECT_EQ(split, want) << "T = " << t << ": nested row ranges differ";
+  if (family == KernelFamily::HostGemm) {
+    const int64_t cuts[] = {0, c.n / 3, (2 * c.n) / 3 + 1, c.n};
+    for (int i = 0; i < 3; ++i) {
+      if (cuts[i] >= cuts[i + 1])
+        continue;
+      e = callRows(nested, read, o, packed, x, t, cuts[i], cuts[i + 1], split);
+      ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    }
+    EXPECT_EQ(split, want) << "T = " << t << ": nested row ranges differ";
+  }
   // Every output written (NaN-filled before) and not all zero.
   bool nonZero = false;
   for (size_t i = 0; i < size_t(t * c.n); ++i) {
@@ -286,7 +320,8 @@ TEST(HostGemmNested, EqualsTheDecodedFirstLevelBitForBit) {
     SCOPED_TRACE(c.what);
     std::mt19937 rng(seed++);
     Operands o = makeOperands(c, rng);
-    ASSERT_FALSE(o.words.empty());
+    PackedWeight packed = packFor(specOf(c, true), o);
+    ASSERT_FALSE(packed.words.empty());
     for (HostCpuLevel level : levels) {
       SCOPED_TRACE(toString(level));
       auto build = [level](mlir::ModuleOp module, const QuantKernelSpec &s,
@@ -298,7 +333,41 @@ TEST(HostGemmNested, EqualsTheDecodedFirstLevelBitForBit) {
       ASSERT_NE(decoded, nullptr);
       ASSERT_NE(nested, nullptr);
       for (int64_t t : {1, 3, 4, 5, 9})
-        expectSameBits(*decoded, *nested, c, o, t, rng);
+        expectSameBits(*decoded, *nested, c, KernelFamily::HostGemm, o, packed,
+                       t, rng);
+    }
+  }
+}
+
+// The GPU kernels' host twins: the decode GEMV through each T bucket, the
+// tensor-core GEMM through one and several row tiles.
+TEST(GpuKernelsNested, EqualTheDecodedFirstLevelBitForBit) {
+  qtensor::test::HostKernelJit jit;
+  struct Family {
+    KernelFamily family;
+    qtensor::test::HostKernelJit::Builder build;
+    std::vector<int64_t> tokens;
+  };
+  const Family families[] = {
+      {KernelFamily::DecodeGemv, buildDecodeGemvKernel, {1, 2, 3, 7, 16}},
+      {KernelFamily::PrefillMma, buildPrefillMmaKernel, {1, 17, 70}},
+  };
+  uint32_t seed = 29;
+  for (const NestedCase &c : cases()) {
+    SCOPED_TRACE(c.what);
+    std::mt19937 rng(seed++);
+    Operands o = makeOperands(c, rng);
+    for (const Family &f : families) {
+      QuantKernelSpec read = specOf(c, true, f.family);
+      SCOPED_TRACE(read.name());
+      PackedWeight packed = packFor(read, o);
+      ASSERT_FALSE(packed.words.empty());
+      auto decoded = jit.compile(specOf(c, false, f.family), f.build);
+      auto nested = jit.compile(read, f.build);
+      ASSERT_NE(decoded, nullptr);
+      ASSERT_NE(nested, nullptr);
+      for (int64_t t : f.tokens)
+        expectSameBits(*decoded, *nested, c, f.family, o, packed, t, rng);
     }
   }
 }
@@ -332,8 +401,10 @@ TEST(HostGemmNested, SpecTextAndLimits) {
                "decode to f32"},
            Bad{"host_gemm:w4:g32:asym:f16:n8:k512:scf32:sup256u8f16",
                "not integer zero-points"},
-           Bad{"decode_gemv:w4:g32:min:f16:t1:n8:k512:scf32:sup256u8f16",
-               "only the host GEMM reads nested scales"},
+           Bad{"decode_gemv:w4:g32:min:f16:t1:n8:k384:scf32:sup256u8f16",
+               "K a multiple of the super-group 256"},
+           Bad{"prefill_mma:w6:g16:sym:f16:n8:k512:scf16:sup256i8f16",
+               "decode to f32"},
            Bad{"host_gemm:w4:g32:min:f16:n8:k512:scf32:sup256u8f32",
                "unknown option"},
            Bad{"host_gemm:w4:g32:min:f16:n8:k512:sup256u8f16:sup256u8f16",
