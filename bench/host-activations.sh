@@ -14,7 +14,9 @@
 # QTC_BASELINE=.../qtc adds a third form, `int8-base`: the same int8
 # compile and run by another build of qtc (an earlier commit's), alternated
 # with the others, so a kernel change is measured against its predecessor
-# in the same session.
+# in the same session. HOST_CPUS="x86-64-v4 x86-64-v4-vnni" adds a form
+# `int8@LEVEL` per level: the int8 compile with --host-cpu LEVEL (the
+# others take qtc's default level).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 qtc="${QTC:-$root/build/bin/qtc}"
@@ -28,16 +30,19 @@ done
 mkdir -p "$out"
 forms=(float int8)
 [ -n "${QTC_BASELINE:-}" ] && forms+=(int8-base)
-# The qtc that builds and runs form $1, and the activations it asks for.
+for level in ${HOST_CPUS:-}; do forms+=("int8@$level"); done
+# The qtc that builds and runs form $1, the activations it asks for and its
+# --host-cpu flag (none: the default level).
 qtc_of() { if [ "$1" = int8-base ]; then echo "$QTC_BASELINE"; else echo "$qtc"; fi; }
-activations_of() { echo "${1%-base}"; }
+activations_of() { local a="${1%-base}"; echo "${a%@*}"; }
+host_cpu_of() { case "$1" in *@*) echo "--host-cpu ${1#*@}" ;; esac; }
 for f in "${files[@]}"; do
   for act in "${forms[@]}"; do
     art="$out/$(basename "$f" .gguf)-$act"
     rm -rf "$art"
     "$(qtc_of "$act")" compile "$f" --target host --quant keep \
       --fallback forbid --host-activations "$(activations_of "$act")" \
-      -o "$art" --quiet >/dev/null
+      $(host_cpu_of "$act") -o "$art" --quiet >/dev/null
   done
 done
 ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range(32)))")

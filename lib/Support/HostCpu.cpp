@@ -12,6 +12,7 @@ constexpr std::pair<const char *, HostCpuLevel> kLevels[] = {
     {"x86-64-v2", HostCpuLevel::X86_64_V2},
     {"x86-64-v3", HostCpuLevel::X86_64_V3},
     {"x86-64-v4", HostCpuLevel::X86_64_V4},
+    {"x86-64-v4-vnni", HostCpuLevel::X86_64_V4_VNNI},
 };
 } // namespace
 
@@ -22,7 +23,15 @@ std::optional<HostCpuLevel> parseHostCpuLevel(const std::string &s) {
 }
 
 const char *knownHostCpuLevels() {
-  return "generic, x86-64-v2, x86-64-v3, x86-64-v4";
+  return "generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni";
+}
+
+const char *llvmCpuName(HostCpuLevel level) {
+  return level == HostCpuLevel::X86_64_V4_VNNI ? "x86-64-v4" : toString(level);
+}
+
+const char *llvmCpuFeatures(HostCpuLevel level) {
+  return level == HostCpuLevel::X86_64_V4_VNNI ? "+avx512vnni" : "";
 }
 
 bool hostCpuSupports(HostCpuLevel level) {
@@ -37,6 +46,9 @@ bool hostCpuSupports(HostCpuLevel level) {
     return __builtin_cpu_supports("x86-64-v3");
   case HostCpuLevel::X86_64_V4:
     return __builtin_cpu_supports("x86-64-v4");
+  case HostCpuLevel::X86_64_V4_VNNI:
+    return __builtin_cpu_supports("x86-64-v4") &&
+           __builtin_cpu_supports("avx512vnni");
   case HostCpuLevel::Generic:
     break;
   }
@@ -45,8 +57,9 @@ bool hostCpuSupports(HostCpuLevel level) {
 }
 
 HostCpuLevel nativeHostCpuLevel() {
-  for (HostCpuLevel level : {HostCpuLevel::X86_64_V4, HostCpuLevel::X86_64_V3,
-                             HostCpuLevel::X86_64_V2})
+  for (HostCpuLevel level :
+       {HostCpuLevel::X86_64_V4_VNNI, HostCpuLevel::X86_64_V4,
+        HostCpuLevel::X86_64_V3, HostCpuLevel::X86_64_V2})
     if (hostCpuSupports(level))
       return level;
   return HostCpuLevel::Generic;

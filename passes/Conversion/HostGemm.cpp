@@ -39,7 +39,9 @@
 //    of at most 7 bits as their unsigned fields, the offset 2^(b-1) (or the
 //    group's integer zero-point z) coming off per four activations as a
 //    correction computed with X's codes;
-//    8-bit codes as |q| times x with q's sign (vpsignb). Byte codes in
+//    8-bit codes as |q| times x with q's sign (vpsignb); built for
+//    x86-64-v4-vnni, one vpdpbusd sums the same products four to an i32
+//    lane, starting from the offsets' correction. Byte codes in
 //    groups of 32 or more go two 16-byte chunks a multiply. With a min
 //    (ggml Q4_1, Q4_K, Q5_K, Q2_K), sum x (s q + m) = s sum x q + m sum x:
 //    the fields meet X's codes as integers and m meets X's dequantized
@@ -268,8 +270,14 @@ private:
   /// codes as |q| times x with q's sign. Every pair sum is below 2^15,
   /// so the instruction's saturation never acts.
   bool usesAvx2() const {
-    return spec.quantizedActivations &&
-           (cpu == HostCpuLevel::X86_64_V3 || cpu == HostCpuLevel::X86_64_V4);
+    return spec.quantizedActivations && atLeast(cpu, HostCpuLevel::X86_64_V3);
+  }
+  /// Whether the same u8 x s8 products are summed four to an i32 lane by
+  /// one VNNI vpdpbusd (x86-64-v4-vnni) instead of vpmaddubsw and
+  /// vpmaddwd: exact in i32 (no saturation at all), the offsets' products
+  /// subtracted through its accumulator operand.
+  bool usesVnni() const {
+    return spec.quantizedActivations && cpu == HostCpuLevel::X86_64_V4_VNNI;
   }
   /// Integer zero-points (GPTQ, AWQ, `asym`): codes q - z.
   bool integerZeroPoints() const {
@@ -831,6 +839,28 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
       unsignedSide = masked(fields);
       signedSide = x;
     }
+    auto quadsTy = VectorType::get({bytes / 4}, i32);
+    // sum (field - o) x = sum field x - o sum x, with o = 2^(b-1) (computed
+    // once per call with X's codes) or the group's z (times X's sums here).
+    auto offsets = [&]() -> Value {
+      Value o = vector::LoadOp::create(
+          cb, quadsTy, xc,
+          ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
+      if (z)
+        o = arith::MulIOp::create(cb, o,
+                                  vector::BroadcastOp::create(cb, quadsTy, z));
+      return o;
+    };
+    if (usesVnni()) {
+      Value start = arith::ConstantOp::create(
+          cb, SplatElementsAttr::get(quadsTy, cb.getI32IntegerAttr(0)));
+      if (subtractsFieldOffset())
+        start = arith::SubIOp::create(cb, start, offsets());
+      return intrinsic(cb, quadsTy,
+                       wide ? "llvm.x86.avx512.vpdpbusd.256"
+                            : "llvm.x86.avx512.vpdpbusd.128",
+                       ValueRange{start, unsignedSide, signedSide});
+    }
     // Unsigned times signed bytes summed in adjacent pairs (vpmaddubsw; a
     // pair is at most 2 * 128 * 127 < 2^15, so it never saturates), then
     // those in pairs in i32 (vpmaddwd by ones). Written as the intrinsics:
@@ -843,22 +873,12 @@ void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
                             ValueRange{unsignedSide, signedSide});
     Value ones = arith::ConstantOp::create(
         cb, SplatElementsAttr::get(pairsTy, cb.getIntegerAttr(i16, 1)));
-    Value quads =
-        intrinsic(cb, VectorType::get({bytes / 4}, i32),
-                  wide ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd",
-                  ValueRange{pairs, ones});
+    Value quads = intrinsic(
+        cb, quadsTy, wide ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd",
+        ValueRange{pairs, ones});
     if (!subtractsFieldOffset())
       return quads;
-    // sum (field - o) x = sum field x - o sum x, with o = 2^(b-1) (computed
-    // once per call with X's codes) or the group's z (times X's sums here).
-    auto quadsTy = VectorType::get({bytes / 4}, i32);
-    Value offsets = vector::LoadOp::create(
-        cb, quadsTy, xc,
-        ValueRange{arith::MulIOp::create(cb, c, indexConst(cb, chunk / 4))});
-    if (z)
-      offsets = arith::MulIOp::create(
-          cb, offsets, vector::BroadcastOp::create(cb, quadsTy, z));
-    return arith::SubIOp::create(cb, quads, offsets);
+    return arith::SubIOp::create(cb, quads, offsets());
   };
   if (widensRowQParams())
     emitWidenRowQParams(b, args, n);

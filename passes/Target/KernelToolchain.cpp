@@ -118,11 +118,12 @@ Status emitHostObject(mlir::ModuleOp module, const std::string &objectPath,
   // The recorded level, nothing of the compiling machine's own CPU.
   // At x86-64-v4, 512-bit vectors: LLVM's default for the level prefers 256
   // bits, which would split the kernels' wide vectors back into AVX2 halves.
-  const char *features =
-      cpu == HostCpuLevel::X86_64_V4 ? "-prefer-256-bit" : "";
+  std::string features = llvmCpuFeatures(cpu);
+  if (atLeast(cpu, HostCpuLevel::X86_64_V4))
+    features += std::string(features.empty() ? "" : ",") + "-prefer-256-bit";
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, toString(cpu), features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, llvmCpuName(cpu), features, llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError("cannot create an LLVM target machine for ", triple.str());
   llvmModule->setTargetTriple(triple);

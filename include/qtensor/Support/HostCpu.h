@@ -3,8 +3,10 @@
 // Host kernels are compiled for one CPU level: `generic` (the target's
 // baseline: SSE2 on x86-64) or an x86-64 micro-architecture level
 // (`x86-64-v2`: SSE4.2, POPCNT; `x86-64-v3`: AVX2, FMA, F16C, BMI2;
-// `x86-64-v4`: AVX-512 F/BW/CD/DQ/VL). The level is LLVM's CPU name for the
-// host object and is recorded with the code (each host kernel entry, the
+// `x86-64-v4`: AVX-512 F/BW/CD/DQ/VL; `x86-64-v4-vnni`: and AVX-512 VNNI,
+// as Cascade Lake, Ice Lake, Sapphire Rapids and Zen 4 have). The level
+// gives LLVM's CPU name and features for the host object and is recorded
+// with the code (each host kernel entry, the
 // decoder program), so a runtime on a CPU without those instructions refuses
 // the artifact with the reason instead of faulting on an illegal
 // instruction.
@@ -21,13 +23,30 @@
 
 namespace qtensor {
 
-enum class HostCpuLevel : uint8_t { Generic, X86_64_V2, X86_64_V3, X86_64_V4 };
+enum class HostCpuLevel : uint8_t {
+  Generic,
+  X86_64_V2,
+  X86_64_V3,
+  X86_64_V4,
+  X86_64_V4_VNNI,
+};
 
-/// "generic", "x86-64-v2", "x86-64-v3", "x86-64-v4": also LLVM's CPU names.
+/// "generic", "x86-64-v2", "x86-64-v3", "x86-64-v4", "x86-64-v4-vnni".
 const char *toString(HostCpuLevel level);
 std::optional<HostCpuLevel> parseHostCpuLevel(const std::string &s);
-/// "generic, x86-64-v2, x86-64-v3, x86-64-v4", for messages.
+/// "generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni", for
+/// messages.
 const char *knownHostCpuLevels();
+
+/// LLVM's CPU name for the level (x86-64-v4 for x86-64-v4-vnni) and the
+/// features it adds to it ("+avx512vnni" for x86-64-v4-vnni, else none).
+const char *llvmCpuName(HostCpuLevel level);
+const char *llvmCpuFeatures(HostCpuLevel level);
+/// Whether code built for `level` may use `base`'s instructions (the
+/// levels are ordered: each has every instruction of those below it).
+inline bool atLeast(HostCpuLevel level, HostCpuLevel base) {
+  return static_cast<uint8_t>(level) >= static_cast<uint8_t>(base);
+}
 
 /// Whether this process's CPU runs code built for `level`.
 bool hostCpuSupports(HostCpuLevel level);

@@ -1,5 +1,6 @@
 // The host GEMM's int8-activation path per CPU level: at x86-64-v3 and v4
-// the codes meet X in AVX2's u8 x s8 pair multiply (the intrinsics), codes
+// the codes meet X in AVX2's u8 x s8 pair multiply (the intrinsics; at
+// x86-64-v4-vnni VNNI's u8 x s8 quad multiply-add), codes
 // of at most 7 bits as their unsigned fields with the offset subtracted per
 // four activations, 8-bit codes as |q| times x with q's sign; byte codes in
 // groups of 32 two chunks at a time; codes with a min as their fields, the
@@ -17,6 +18,9 @@
 // RUN: qopt %s --qtensor-generate-kernels="target=host kernels=host_gemm:w4:g32:min:f16:n8:k64:xq8" | FileCheck %s --check-prefix=MINGENERIC
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=ASYM
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v3 kernels=host_gemm:w4:g128:sym:f16:n8:k2048:xq8" | FileCheck %s --check-prefix=ROW
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-vnni kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=VNNI
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-vnni kernels=host_gemm:w8:g32:sym:f16:n8:k80:xq8" | FileCheck %s --check-prefix=VNNIW8
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-vnni kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=VNNILLVM
 // RUN: not qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v9 kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not qopt %s --qtensor-instantiate-kernels="target=host host-cpu=avx2" 2>&1 | FileCheck %s --check-prefix=BADINST
 
@@ -103,8 +107,21 @@
 // GENERIC-NOT: llvm.call_intrinsic
 // GENERIC-NOT: memref<16xi32>
 
-// BADCPU: error: qtensor-generate-kernels: unknown host-cpu 'x86-64-v9', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4
-// BADINST: error: qtensor-instantiate-kernels: unknown host-cpu 'avx2', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4
+// BADCPU: error: qtensor-generate-kernels: unknown host-cpu 'x86-64-v9', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni
+// BADINST: error: qtensor-instantiate-kernels: unknown host-cpu 'avx2', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni
+
+// At x86-64-v4-vnni one vpdpbusd replaces the pair multiply and its pair
+// sum, its accumulator starting at minus the offsets' products; 8-bit codes
+// keep |q| and the sign; the lowered code calls the intrinsic.
+// VNNI-LABEL: func.func @qt_host_gemm_w4sym_g32_f16_tdyn_n8_k64_s1_xq8(
+// VNNI: %[[OFF:.*]] = vector.load %{{.*}} : memref<16xi32>, vector<8xi32>
+// VNNI: %[[START:.*]] = arith.subi %{{.*}}, %[[OFF]] : vector<8xi32>
+// VNNI: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[START]], %{{.*}}, %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// VNNI-NOT: pmadd
+// VNNIW8: llvm.call_intrinsic "llvm.x86.avx2.psign.b"
+// VNNIW8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%cst{{.*}}, %{{.*}}, %{{.*}})
+// VNNIW8-NOT: pmadd
+// VNNILLVM: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
 
 module {
 }

@@ -496,6 +496,11 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
       else
         std::cout << "[parity] " << spec.name()
                   << ": this CPU is below x86-64-v3, its AVX2 form not run\n";
+      if (hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI))
+        levels.push_back(HostCpuLevel::X86_64_V4_VNNI);
+      else
+        std::cout << "[parity] " << spec.name()
+                  << ": this CPU has no AVX-512 VNNI, its VNNI form not run\n";
     }
     for (HostCpuLevel level : levels) {
       std::unique_ptr<mlir::ExecutionEngine> engine = jit.compile(

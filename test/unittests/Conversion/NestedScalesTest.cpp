@@ -315,6 +315,8 @@ TEST(HostGemmNested, EqualsTheDecodedFirstLevelBitForBit) {
   std::vector<HostCpuLevel> levels = {HostCpuLevel::Generic};
   if (hostCpuSupports(HostCpuLevel::X86_64_V3))
     levels.push_back(HostCpuLevel::X86_64_V3);
+  if (hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI))
+    levels.push_back(HostCpuLevel::X86_64_V4_VNNI);
   uint32_t seed = 11;
   for (const NestedCase &c : cases()) {
     SCOPED_TRACE(c.what);
