@@ -49,12 +49,13 @@
 //    Integer sums are exact, so the error bound is the f32 one on the
 //    quantized X, scaled with a min by |s q| + |m| rather than |s q + m|
 //    (Runtime/Reference.h);
-//  - T > 1: two weight rows at a time are decoded into stack buffers as
-//    s * (q - z) in f32 (0 past K), then dotted with four rows of X at a
-//    time, 8 lanes per step: eight independent accumulators, each X chunk
-//    loaded once for both rows (an odd last row goes alone); rows longer
-//    than kMaxRowBuffer codes take the T = 1 path per row instead. The
-//    kernel never allocates from the heap;
+//  - T > 1: two weight rows at a time (four at x86-64-v4) are decoded
+//    into stack buffers as s * (q - z) in f32 (0 past K), then dotted with
+//    four rows of X at a time, 8 lanes per step (16 at x86-64-v4): eight
+//    (sixteen) independent accumulators, each X chunk loaded once for the
+//    whole block (the last rows go alone); rows longer than kMaxRowBuffer
+//    codes take the T = 1 path per row instead. The kernel never
+//    allocates from the heap;
 //  - every chunk read prefetches the same chunk of the next row (LLVM's
 //    prefetch, locality 3): streaming a row of a few KiB takes about as
 //    long as a miss to memory, which the hardware prefetcher left exposed;
@@ -97,9 +98,9 @@ namespace {
 
 /// Rows of X that share one load of the decoded weight row.
 constexpr int64_t kRowBlock = 4;
-/// The longest weight row (in codes) decoded into a stack buffer: three
-/// rows of 128 KiB of f32 (two weight rows, X's row), well inside a
-/// thread's stack.
+/// The longest weight row (in codes) decoded into a stack buffer: at most
+/// five rows of 128 KiB of f32 (four weight rows at x86-64-v4, X's row),
+/// well inside a thread's stack.
 constexpr int64_t kMaxRowBuffer = 32768;
 static_assert(kMaxQuantizedActivationRow <= kMaxRowBuffer,
               "int8 activations rely on the T > 1 path's row buffers");
@@ -271,6 +272,16 @@ private:
   /// so the instruction's saturation never acts.
   bool usesAvx2() const {
     return spec.quantizedActivations && atLeast(cpu, HostCpuLevel::X86_64_V3);
+  }
+  /// T > 1: weight rows decoded per block, and the lanes of the dot
+  /// products' FMAs. AVX-512's 32 vector registers hold a tile of 4 weight
+  /// rows by kRowBlock X rows in 16 lanes (each X chunk converted once for
+  /// four weight rows); AVX2's 16 hold 2 by kRowBlock in 8.
+  int64_t weightRowsPerBlock() const {
+    return atLeast(cpu, HostCpuLevel::X86_64_V4) ? 4 : 2;
+  }
+  int64_t dotLanes() const {
+    return atLeast(cpu, HostCpuLevel::X86_64_V4) ? 16 : 8;
   }
   /// Whether the same u8 x s8 products are summed four to an i32 lane by
   /// one VNNI vpdpbusd (x86-64-v4-vnni) instead of vpmaddubsw and
@@ -1128,7 +1139,7 @@ void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
   for (const DecodedRow &d : decoded)
     ws.push_back({d.wrow, {}});
   SmallVector<Value> sums =
-      conversion::emitRowDots(b, args[0], t0, rows, ws, spec.k);
+      conversion::emitRowDots(b, args[0], t0, rows, ws, spec.k, dotLanes());
   for (int64_t r = 0; r < rows; ++r)
     for (size_t i = 0; i < decoded.size(); ++i)
       emitStore(b, args, decoded[i].n,
@@ -1224,11 +1235,13 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
     fusedRows(b, Value());
     return;
   }
-  // T > 1: weight rows decoded two at a time, each pair dotted with four
-  // rows of X at a time (eight independent accumulators); an odd last row
-  // alone.
-  Value wrow2 =
-      memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
+  // T > 1: weight rows decoded weightRowsPerBlock() at a time, each block
+  // dotted with four rows of X at a time (8 or 16 independent
+  // accumulators); the last rows one at a time.
+  SmallVector<Value> wrows = {wrow};
+  for (int64_t i = 1; i < weightRowsPerBlock(); ++i)
+    wrows.push_back(
+        memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32)));
   auto dotAllTokens = [&](ImplicitLocOpBuilder &ib,
                           ArrayRef<DecodedRow> decoded) {
     emitForLoop(ib, indexConst(ib, 0), blocked, kRowBlock,
@@ -1255,19 +1268,23 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
       },
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
-        Value pairs = arith::SubIOp::create(
+        const int64_t perBlock = weightRowsPerBlock();
+        Value blocks = arith::SubIOp::create(
             ib, outputs,
-            arith::RemUIOp::create(ib, outputs, indexConst(ib, 2)));
-        emitForLoop(ib, indexConst(ib, 0), pairs, 2,
+            arith::RemUIOp::create(ib, outputs, indexConst(ib, perBlock)));
+        emitForLoop(ib, indexConst(ib, 0), blocks, perBlock,
                     [&](ImplicitLocOpBuilder &nb, Value n) {
-                      Value n2 =
-                          arith::AddIOp::create(nb, n, indexConst(nb, 1));
-                      emitDecodeRow(nb, args, n, wrow);
-                      emitDecodeRow(nb, args, n2, wrow2);
-                      dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)},
-                                        {n2, wrow2, emitBias(nb, args, n2)}});
+                      SmallVector<DecodedRow> decoded;
+                      for (int64_t i = 0; i < perBlock; ++i) {
+                        Value ni =
+                            arith::AddIOp::create(nb, n, indexConst(nb, i));
+                        emitDecodeRow(nb, args, ni, wrows[size_t(i)]);
+                        decoded.push_back(
+                            {ni, wrows[size_t(i)], emitBias(nb, args, ni)});
+                      }
+                      dotAllTokens(nb, decoded);
                     });
-        emitForLoop(ib, pairs, outputs, 1,
+        emitForLoop(ib, blocks, outputs, 1,
                     [&](ImplicitLocOpBuilder &nb, Value n) {
                       emitDecodeRow(nb, args, n, wrow);
                       dotAllTokens(nb, {{n, wrow, emitBias(nb, args, n)}});

@@ -13,9 +13,8 @@ using namespace mlir;
 namespace qtensor::conversion {
 
 SmallVector<Value> emitRowDots(ImplicitLocOpBuilder &b, Value x, Value t0,
-                               int64_t rows, ArrayRef<WeightRow> ws,
-                               int64_t k) {
-  constexpr int64_t kLanes = 8;
+                               int64_t rows, ArrayRef<WeightRow> ws, int64_t k,
+                               int64_t kLanes) {
   const int64_t nw = int64_t(ws.size());
   Type f32 = b.getF32Type();
   auto lanes = VectorType::get({kLanes}, f32);

@@ -26,9 +26,13 @@ struct WeightRow {
 /// reassociating reduction per output (any order of the f32 sums is within
 /// the kernels' order-free bounds), then the last K % 8 products one by
 /// one.
-mlir::SmallVector<mlir::Value>
-emitRowDots(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value t0,
-            int64_t rows, llvm::ArrayRef<WeightRow> ws, int64_t k);
+/// `lanes` (8, or 16 where AVX-512's 32 registers hold a wider tile) is the
+/// vector width of the FMAs.
+mlir::SmallVector<mlir::Value> emitRowDots(mlir::ImplicitLocOpBuilder &b,
+                                           mlir::Value x, mlir::Value t0,
+                                           int64_t rows,
+                                           llvm::ArrayRef<WeightRow> ws,
+                                           int64_t k, int64_t lanes = 8);
 
 /// The same with one weight row w[wAt..., 0 .. K): sums[r].
 mlir::SmallVector<mlir::Value> emitRowDots(mlir::ImplicitLocOpBuilder &b,

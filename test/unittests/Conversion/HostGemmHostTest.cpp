@@ -487,9 +487,15 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
     ASSERT_FALSE(w.words.empty());
     // Int8 activations take AVX2's u8 x s8 multiply when built for
     // x86-64-v3 (fields and an offset below 8 bits, |q| and a sign at 8;
-    // byte codes two chunks at a time): both forms, where this CPU runs
-    // the second.
+    // byte codes two chunks at a time), VNNI's at x86-64-v4-vnni: every
+    // form this CPU runs. At x86-64-v4 the T > 1 path decodes four weight
+    // rows a block and dots them in 16 lanes (two and 8 below it).
     std::vector<HostCpuLevel> levels = {HostCpuLevel::Generic};
+    if (hostCpuSupports(HostCpuLevel::X86_64_V4))
+      levels.push_back(HostCpuLevel::X86_64_V4);
+    else
+      std::cout << "[parity] " << spec.name()
+                << ": this CPU has no AVX-512, its x86-64-v4 form not run\n";
     if (spec.quantizedActivations) {
       if (hostCpuSupports(HostCpuLevel::X86_64_V3))
         levels.push_back(HostCpuLevel::X86_64_V3);
