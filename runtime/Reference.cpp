@@ -2,6 +2,8 @@
 
 #include "qtensor/Runtime/Reference.h"
 
+#include "qtensor/Runtime/ReferenceDot.h"
+
 #include "qtensor/Support/ThreadPool.h"
 
 #include "qtensor/Descriptor/Reconstruct.h"
@@ -192,73 +194,45 @@ Status ReferenceRows::fill(int64_t first, int64_t count, double *out) const {
 }
 
 namespace {
-/// x [t, k] transposed to [k, t]: the R rows a dot block reads at index i
-/// are then R adjacent values, so the block's R chains of adds run as
-/// vector adds (one 16-byte load of x per two rows, not R scattered ones).
-std::vector<double> transposeRows(const std::vector<double> &x, int64_t t,
-                                  int64_t k) {
-  std::vector<double> xt(x.size());
-  for (int64_t r = 0; r < t; ++r)
-    for (int64_t i = 0; i < k; ++i)
-      xt[size_t(i) * size_t(t) + size_t(r)] =
-          x[size_t(r) * size_t(k) + size_t(i)];
-  return xt;
-}
-
-/// The dot products of R consecutive rows of x (from xt, x transposed,
-/// starting at row r) with one row of W, and with `Magnitudes` the sums of
-/// |x w| too: each sum is added in index order, exactly as a single dot
-/// adds it, but R rows at a time so that R independent chains of adds
-/// overlap (one chain waits on the add latency at every step).
-template <bool Magnitudes, int R, typename Emit>
-void dotRowBlock(const double *xt, int64_t t, int64_t r, int64_t k,
-                 const double *wr, Emit &emit) {
-  double acc[R] = {}, mag[R] = {};
-  for (int64_t i = 0; i < k; ++i) {
-    const double wi = wr[i];
-    const double *xi = xt + size_t(i) * size_t(t) + size_t(r);
-    for (int j = 0; j < R; ++j) {
-      const double p = xi[j] * wi;
-      acc[j] += p;
-      if (Magnitudes)
-        mag[j] += std::fabs(p);
+/// Calls output(at, o, dot, magnitude) for the T outputs of weight rows
+/// [first, first + count), held from `wr` on (at = r n + o for row r of x;
+/// magnitude is 0 unless `Magnitudes`): x's rows kReferenceDotRows at a
+/// time, each block against every weight row before the next, so that the
+/// block (4 K float64) stays in cache while the weight rows stream by; each
+/// value summed in the reference's one order (ReferenceDot.h) whatever the
+/// blocking.
+template <bool Magnitudes, typename Output>
+void outputsOfRows(const std::vector<double> &x, int64_t t, int64_t n,
+                   int64_t k, int64_t first, int64_t count, const double *wr,
+                   Output &output) {
+  double dot[kReferenceDotRows], mag[kReferenceDotRows] = {};
+  for (int64_t r = 0; r < t; r += kReferenceDotRows) {
+    const int64_t rows = std::min(kReferenceDotRows, t - r);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t o = first + i;
+      referenceDots(x.data() + size_t(r) * size_t(k), rows, k,
+                    wr + size_t(i) * size_t(k), dot,
+                    Magnitudes ? mag : nullptr);
+      for (int64_t j = 0; j < rows; ++j)
+        output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot[j],
+               mag[j]);
     }
   }
-  for (int j = 0; j < R; ++j)
-    emit(j, acc[j], mag[j]);
 }
 
-/// Calls output(at, o, dot, magnitude) for the T outputs of weight row o
-/// (at = r n + o for row r of x; magnitude is 0 unless `Magnitudes`): x's
-/// rows eight at a time, each value summed in index order whatever the
-/// blocking. `xt` is x transposed (transposeRows).
-template <bool Magnitudes, typename Output>
-void outputsOfRow(const std::vector<double> &xt, int64_t t, int64_t n,
-                  int64_t k, int64_t o, const double *wr, Output &output) {
-  int64_t r = 0;
-  auto emit = [&](int j, double dot, double mag) {
-    output(size_t(r + j) * size_t(n) + size_t(o), size_t(o), dot, mag);
-  };
-  const double *x = xt.data();
-  for (; r + 8 <= t; r += 8)
-    dotRowBlock<Magnitudes, 8>(x, t, r, k, wr, emit);
-  for (; r + 2 <= t; r += 2)
-    dotRowBlock<Magnitudes, 2>(x, t, r, k, wr, emit);
-  for (; r < t; ++r)
-    dotRowBlock<Magnitudes, 1>(x, t, r, k, wr, emit);
-}
-
-/// outputsOfRow for every row of W, output rows split over the pool: each
+/// outputsOfRows for every row of W, output rows split over the pool: each
 /// value is summed in the same order whatever the split.
 template <bool Magnitudes, typename Output>
 void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
                    int64_t t, int64_t n, int64_t k, Output output) {
-  const std::vector<double> xt = transposeRows(x, t, k);
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o)
-          outputsOfRow<Magnitudes>(xt, t, n, k, o, &w[size_t(o) * size_t(k)],
-                                   output);
+        // Blocks of rows of about 1 MiB, as referenceLinear's.
+        const int64_t block =
+            std::max<int64_t>(1, (int64_t(1) << 17) / std::max<int64_t>(1, k));
+        for (int64_t o = begin; o < end; o += block)
+          outputsOfRows<Magnitudes>(x, t, n, k, o, std::min(block, end - o),
+                                    &w[size_t(o) * size_t(k)], output);
       });
 }
 } // namespace
@@ -296,7 +270,6 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
   const int64_t block = (rowsPerMiB + unit - 1) / unit * unit;
   std::mutex failureMutex;
   std::optional<Error> failure;
-  const std::vector<double> xt = transposeRows(x, t, k);
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         std::vector<double> rows(size_t(std::min(block, end - begin)) *
@@ -309,9 +282,7 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
               failure = s.error();
             return;
           }
-          for (int64_t i = 0; i < count; ++i)
-            outputsOfRow<false>(xt, t, n, k, first + i,
-                                &rows[size_t(i) * size_t(k)], output);
+          outputsOfRows<false>(x, t, n, k, first, count, rows.data(), output);
         }
       });
   if (failure)
@@ -333,15 +304,9 @@ qtensor::runtime::absoluteProducts(const std::vector<double> &x,
                                    const std::vector<double> &w, int64_t t,
                                    int64_t n, int64_t k) {
   std::vector<double> y(size_t(t) * size_t(n));
-  for (int64_t r = 0; r < t; ++r)
-    for (int64_t o = 0; o < n; ++o) {
-      const double *xr = &x[size_t(r) * size_t(k)];
-      const double *wr = &w[size_t(o) * size_t(k)];
-      double acc = 0;
-      for (int64_t i = 0; i < k; ++i)
-        acc += std::fabs(xr[i] * wr[i]);
-      y[size_t(r) * size_t(n) + size_t(o)] = acc;
-    }
+  forEachOutput<true>(
+      x, w, t, n, k,
+      [&](size_t at, size_t, double, double abs) { y[at] = abs; });
   return y;
 }
 
@@ -424,6 +389,8 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
     }
   if (!e.finite)
     return e;
+  const std::vector<double> absX =
+      magnitudes ? absoluteValues(x) : std::vector<double>();
   for (int64_t row = 0; row < t; ++row)
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const int64_t r = rows[ri];
@@ -431,11 +398,16 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
       const double *wr = &wRows[ri * size_t(k)];
       assert(!magnitudes || magnitudes->size() == wRows.size());
       const double *ar = magnitudes ? &(*magnitudes)[ri * size_t(k)] : nullptr;
-      double ref = bias.empty() ? 0.0 : bias[size_t(r)];
-      double mag = bias.empty() ? 0.0 : std::fabs(bias[size_t(r)]);
-      for (int64_t j = 0; j < k; ++j) {
-        ref += xr[j] * wr[j];
-        mag += ar ? std::fabs(xr[j]) * ar[j] : std::fabs(xr[j] * wr[j]);
+      // As referenceLinear and measureKernelError sum them: the dot, then
+      // the bias.
+      double ref, mag;
+      referenceDots(xr, 1, k, wr, &ref, ar ? nullptr : &mag);
+      if (ar)
+        referenceDots(absX.data() + size_t(row) * size_t(k), 1, k, ar, &mag,
+                      nullptr);
+      if (!bias.empty()) {
+        ref += bias[size_t(r)];
+        mag += std::fabs(bias[size_t(r)]);
       }
       const size_t i = size_t(row) * size_t(n) + size_t(r);
       if (!recordOutput(e, i, y[i], ref, mag, k, output))

@@ -50,6 +50,11 @@ struct ErrorSums {
     noise += e * e;
     maxAbs = std::max(maxAbs, std::fabs(e));
   }
+  void add(const ErrorSums &other) {
+    signal += other.signal;
+    noise += other.noise;
+    maxAbs = std::max(maxAbs, other.maxAbs);
+  }
   void record(QuantizedWeight &out) const {
     out.relativeError = signal > 0 ? std::sqrt(noise / signal) : 0.0;
     out.maxAbsError = maxAbs;
@@ -75,7 +80,10 @@ Status measure(const std::vector<float> &exact,
 
 /// measure() against dequantizeGroupwise(q), each value reconstructed as
 /// that function does and compared on the fly: the same numbers without a
-/// second weight-sized buffer.
+/// second weight-sized buffer. Rows are summed in blocks of
+/// kMeasureBlockRows over the pool, and the blocks' sums added in row
+/// order: the same bits whatever the number of threads.
+constexpr int64_t kMeasureBlockRows = 64;
 Status measureGroupwise(const std::vector<float> &exact,
                         const GroupwiseQuantized &q, QuantizedWeight &out) {
   if (q.codes.size() != exact.size() || q.rows <= 0 || q.cols <= 0 ||
@@ -83,15 +91,28 @@ Status measureGroupwise(const std::vector<float> &exact,
     return makeError("reconstruction has ", q.codes.size(),
                      " values, the weight ", exact.size());
   const int64_t groups = groupsPerRow(q.cols, q.groupSize);
+  const int64_t blocks = (q.rows + kMeasureBlockRows - 1) / kMeasureBlockRows;
+  std::vector<ErrorSums> blockSums(static_cast<size_t>(blocks));
+  defaultThreadPool().parallelRanges(
+      blocks, q.rows * q.cols, int64_t(1) << 18,
+      [&](int64_t firstBlock, int64_t endBlock) {
+        for (int64_t b = firstBlock; b < endBlock; ++b) {
+          ErrorSums &sums = blockSums[size_t(b)];
+          const int64_t endRow = std::min(q.rows, (b + 1) * kMeasureBlockRows);
+          for (int64_t n = b * kMeasureBlockRows; n < endRow; ++n)
+            for (int64_t k = 0; k < q.cols; ++k) {
+              const size_t meta = size_t(n * groups + k / q.groupSize);
+              const size_t i = size_t(n * q.cols + k);
+              const int64_t zero =
+                  q.zeroPoints.empty() ? 0 : q.zeroPoints[meta];
+              sums.add(exact[i], static_cast<float>(q.scales[meta] *
+                                                    double(q.codes[i] - zero)));
+            }
+        }
+      });
   ErrorSums sums;
-  for (int64_t n = 0; n < q.rows; ++n)
-    for (int64_t k = 0; k < q.cols; ++k) {
-      const size_t meta = size_t(n * groups + k / q.groupSize);
-      const size_t i = size_t(n * q.cols + k);
-      const int64_t zero = q.zeroPoints.empty() ? 0 : q.zeroPoints[meta];
-      sums.add(exact[i],
-               static_cast<float>(q.scales[meta] * double(q.codes[i] - zero)));
-    }
+  for (const ErrorSums &b : blockSums)
+    sums.add(b);
   sums.record(out);
   return Status::ok();
 }

@@ -185,12 +185,17 @@ Expected<std::vector<uint8_t>> packKernelLayout(const KernelLayoutSpec &spec,
         uint32_t word = 0;
         const int64_t first = w * perWord;
         const int64_t n = std::min(perWord, cols - first);
+        // Branch-free over the word; the first bad code is named after.
+        bool bad = false;
         for (int64_t j = 0; j < n; ++j) {
           const int64_t code = row[first + j];
-          if (code < lo || code > hi)
-            return outOfRange(r, first + j, code);
+          bad |= code < lo || code > hi;
           word |= static_cast<uint32_t>(code + offset) << (unsigned(j) * f);
         }
+        if (bad)
+          for (int64_t j = 0; j < n; ++j)
+            if (row[first + j] < lo || row[first + j] > hi)
+              return outOfRange(r, first + j, row[first + j]);
         orWord(bytes.data(), uint64_t(r * wordsPerRow + w), word);
       }
     }
@@ -231,24 +236,64 @@ Expected<std::vector<int32_t>> unpackKernelLayout(const KernelLayoutSpec &spec,
       std::numeric_limits<size_t>::max() / sizeof(int32_t))
     return makeError("unpacked tensor [", rows, ", ", cols, "] is too large");
   std::vector<int32_t> codes(static_cast<size_t>(rows * cols));
+  auto badField = [&](uint32_t field, int64_t r, int64_t c) {
+    return makeError("kernel layout ", id.family, " has field ", field,
+                     " at row ", r, ", column ", c, ", above the largest ",
+                     spec.bits, "-bit code field ", maxField);
+  };
+  auto badPadding = [&](int64_t r, int64_t c) {
+    return makeError("kernel layout ", id.family,
+                     " has a nonzero padding field at row ", r, ", column ", c,
+                     " (logical shape [", rows, ", ", cols, "])");
+  };
+  if (spec.kind == KernelLayoutKind::DecodeGemv) {
+    // Rows of whole words, fields in column order (packKernelLayout's
+    // loop): a word at a time, in the same row-major order as the general
+    // loop below, so the same field is reported first.
+    const unsigned f = spec.fieldBits();
+    const int64_t perWord = codesPerWord(f);
+    const int64_t wordsPerRow = geometry->paddedCols / perWord;
+    // Where every field value is a code (4 bits in 4, 8 in 8), a word
+    // inside the row has nothing to check.
+    const bool everyFieldACode = maxField == mask;
+    for (int64_t r = 0; r < rows; ++r) {
+      int32_t *row = codes.data() + r * cols;
+      for (int64_t w = 0; w < wordsPerRow; ++w) {
+        const uint32_t word = loadWord(bytes, uint64_t(r * wordsPerRow + w));
+        const int64_t first = w * perWord;
+        if (everyFieldACode && first + perWord <= cols) {
+          for (int64_t j = 0; j < perWord; ++j)
+            row[first + j] = static_cast<int32_t>(
+                int64_t((word >> (unsigned(j) * f)) & mask) - offset);
+          continue;
+        }
+        for (int64_t j = 0; j < perWord; ++j) {
+          const uint32_t field = (word >> (unsigned(j) * f)) & mask;
+          const int64_t c = first + j;
+          if (field > maxField)
+            return badField(field, r, c);
+          if (c < cols)
+            row[c] = static_cast<int32_t>(int64_t(field) - offset);
+          else if (field != 0)
+            return badPadding(r, c);
+        }
+      }
+    }
+    return codes;
+  }
   // Every field of the buffer is visited once (the position function is a
   // bijection onto the padded extents), so padding is checked exhaustively.
   for (int64_t r = 0; r < geometry->paddedRows; ++r) {
     for (int64_t c = 0; c < geometry->paddedCols; ++c) {
       KernelLayoutPosition at = kernelLayoutPosition(spec, *geometry, r, c);
       const uint32_t field = (loadWord(bytes, at.word) >> at.shift) & mask;
-      if (field > maxField) {
-        return makeError("kernel layout ", id.family, " has field ", field,
-                         " at row ", r, ", column ", c, ", above the largest ",
-                         spec.bits, "-bit code field ", maxField);
-      } else if (r < rows && c < cols) {
+      if (field > maxField)
+        return badField(field, r, c);
+      if (r < rows && c < cols)
         codes[static_cast<size_t>(r * cols + c)] =
             static_cast<int32_t>(int64_t(field) - offset);
-      } else if (field != 0) {
-        return makeError("kernel layout ", id.family,
-                         " has a nonzero padding field at row ", r, ", column ",
-                         c, " (logical shape [", rows, ", ", cols, "])");
-      }
+      else if (field != 0)
+        return badPadding(r, c);
     }
   }
   return codes;

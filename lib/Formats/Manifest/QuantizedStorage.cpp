@@ -12,6 +12,7 @@
 #include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -80,6 +81,38 @@ Expected<std::vector<int32_t>> permuteColumns(const std::vector<int32_t> &codes,
   return out;
 }
 
+/// packKernelLayout, over blocks of rows on the process's pool where the
+/// layout's rows are independent bytes (decode_gemv: whole words per row).
+/// A block that fails packs the whole again, serially, for the message
+/// that names the first bad code of the tensor.
+Expected<std::vector<uint8_t>> packRows(const KernelLayoutSpec &spec,
+                                        const int32_t *codes, int64_t rows,
+                                        int64_t cols) {
+  constexpr int64_t kMinBlock = int64_t(1) << 18; // codes per block
+  if (spec.kind != KernelLayoutKind::DecodeGemv || rows < 2 ||
+      rows * cols < 2 * kMinBlock)
+    return packKernelLayout(spec, codes, rows, cols);
+  QTENSOR_ASSIGN_OR_RETURN(KernelLayoutGeometry g,
+                           kernelLayoutGeometry(spec, rows, cols));
+  const size_t rowBytes = size_t(g.bytes / uint64_t(rows));
+  std::vector<uint8_t> bytes(size_t(g.bytes));
+  std::atomic<bool> failed{false};
+  defaultThreadPool().parallelRanges(
+      rows, rows * cols, kMinBlock, [&](int64_t r0, int64_t r1) {
+        auto part = packKernelLayout(spec, codes + size_t(r0) * size_t(cols),
+                                     r1 - r0, cols);
+        if (!part) {
+          failed = true;
+          return;
+        }
+        std::memcpy(bytes.data() + size_t(r0) * rowBytes, part->data(),
+                    part->size());
+      });
+  if (failed)
+    return packKernelLayout(spec, codes, rows, cols);
+  return bytes;
+}
+
 } // namespace
 
 Expected<std::vector<uint8_t>>
@@ -87,11 +120,11 @@ packKernelCodes(const AffineDescriptor &d, KernelLayoutKind kind,
                 const std::vector<int32_t> &codes, int64_t rows, int64_t cols) {
   KernelLayoutSpec spec{kind, d.code.bits, d.code.isSigned};
   if (!d.permutation)
-    return packKernelLayout(spec, codes.data(), rows, cols);
+    return packRows(spec, codes.data(), rows, cols);
   QTENSOR_ASSIGN_OR_RETURN(
       std::vector<int32_t> ordered,
       permuteColumns(codes, rows, cols, *d.permutation, /*inverse=*/false));
-  return packKernelLayout(spec, ordered.data(), rows, cols);
+  return packRows(spec, ordered.data(), rows, cols);
 }
 
 Expected<std::vector<int64_t>>
@@ -154,6 +187,18 @@ Expected<std::vector<int32_t>> unpackCodesOf(const QuantizedTensorDescriptor &t,
   CodeBounds bounds = codeBounds(t.descriptor);
   // A codebook's NaN entries (E4M3's 0x7f, 0xff) name no weight.
   const std::vector<float> &table = codebookValues(t.descriptor.codebook);
+  // Most tensors pass: one vectorizable scan of the extremes says so, and
+  // only a tensor that may fail takes the loop that names the first bad
+  // element.
+  if (table.empty() && !codes.empty()) {
+    int32_t lo = codes[0], hi = codes[0];
+    for (int32_t c : codes) {
+      lo = std::min(lo, c);
+      hi = std::max(hi, c);
+    }
+    if (lo >= bounds.min && hi <= bounds.max)
+      return codes;
+  }
   const size_t base = size_t(rowBase) * size_t(cols);
   for (size_t i = 0; i < codes.size(); ++i) {
     const size_t at = base + i;

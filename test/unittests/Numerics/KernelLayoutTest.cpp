@@ -388,6 +388,35 @@ TEST(KernelLayoutTest, PrefillByteFieldsSitWhereW8CodesDo) {
     }
 }
 
+// Whole words inside a row take decode_gemv's word-at-a-time loops: a bad
+// code or field there is still the first one in row-major order.
+TEST(KernelLayoutTest, DecodeWordLoopsNameTheFirstBadElement) {
+  Codes codes = randomCodes(2, 64, 4, false, 9);
+  codes[64 + 20] = 17;
+  codes[64 + 9] = -1;
+  Expected<Bytes> packed =
+      packKernelLayout({kDecode, 4, false}, codes.data(), 2, 64);
+  ASSERT_FALSE(bool(packed));
+  EXPECT_TRUE(contains(packed.message(), "row 1, column 9 is -1"))
+      << packed.message();
+
+  KernelLayoutSpec six{kDecode, 6, false};
+  Codes sixCodes = randomCodes(2, 32, 6, false, 3);
+  Expected<Bytes> ok = packKernelLayout(six, sixCodes.data(), 2, 32);
+  ASSERT_TRUE(bool(ok)) << ok.message();
+  Expected<Codes> back = unpackKernelLayout(six, ok->data(), ok->size(), 2, 32);
+  ASSERT_TRUE(bool(back)) << back.message();
+  EXPECT_EQ(*back, sixCodes);
+  Bytes corrupt = *ok;
+  corrupt[32 + 17] = 200; // row 1, column 17
+  corrupt[32 + 5] = 64;   // row 1, column 5: reported first
+  Expected<Codes> bad =
+      unpackKernelLayout(six, corrupt.data(), corrupt.size(), 2, 32);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_TRUE(contains(bad.message(), "field 64 at row 1, column 5"))
+      << bad.message();
+}
+
 TEST(KernelLayoutTest, UnpackRejectsWrongSizeAndNonzeroPadding) {
   for (KernelLayoutKind kind : {kDecode, kPrefill}) {
     KernelLayoutSpec spec{kind, 4, false};

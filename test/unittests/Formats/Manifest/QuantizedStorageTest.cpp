@@ -3,6 +3,7 @@
 #include "qtensor/Formats/QuantizedStorage.h"
 
 #include "qtensor/Numerics/FloatFormats.h"
+#include "qtensor/Numerics/KernelLayout.h"
 
 #include <gtest/gtest.h>
 
@@ -204,6 +205,26 @@ TEST(QuantizedStorage, RefusesLayoutsItDoesNotStore) {
   auto wrongVersion = weight(4, 32, 4, true, "decode_gemv");
   wrongVersion.layout.version = 2;
   EXPECT_FALSE(packStoredCodes(wrongVersion, codesFor(wrongVersion)));
+}
+
+// A tensor large enough to be packed in row blocks on the thread pool gives
+// the bytes of the one serial pack, and a bad code in a late block is named
+// by its row in the whole tensor.
+TEST(QuantizedStorage, PackingInRowBlocksIsThePackOfTheWhole) {
+  auto t = weight(1024, 1024, 4, true, "decode_gemv");
+  auto codes = codesFor(t);
+  auto bytes = packStoredCodes(t, codes);
+  ASSERT_TRUE(bytes) << bytes.message();
+  auto serial = packKernelLayout({KernelLayoutKind::DecodeGemv, 4, true},
+                                 codes.data(), 1024, 1024);
+  ASSERT_TRUE(serial) << serial.message();
+  EXPECT_EQ(*bytes, *serial);
+  codes[size_t(900) * 1024 + 17] = 8;
+  codes[size_t(1000) * 1024 + 3] = -9;
+  auto bad = packStoredCodes(t, codes);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("row 900, column 17 is 8"), std::string::npos)
+      << bad.message();
 }
 
 // A code outside the descriptor's range (here -8 under narrow si4) is
