@@ -20,14 +20,13 @@ struct WeightRow {
 
 /// The f32 dot products of rows t0 .. t0 + rows of x ([T, K], any float
 /// type) with each weight row of `ws` (any float type), as
-/// sums[r * ws.size() + i]: 8-lane vector FMAs, each X chunk loaded once
-/// for every weight row and each weight chunk once for every X row (rows x
+/// sums[r * ws.size() + i]: `lanes`-wide vector FMAs (8, or 16 where
+/// AVX-512's 32 registers hold a wider tile), each X chunk loaded once for
+/// every weight row and each weight chunk once for every X row (rows x
 /// |ws| independent accumulators keep both FMA pipes busy), one
 /// reassociating reduction per output (any order of the f32 sums is within
-/// the kernels' order-free bounds), then the last K % 8 products one by
+/// the kernels' order-free bounds), then the last K % lanes products one by
 /// one.
-/// `lanes` (8, or 16 where AVX-512's 32 registers hold a wider tile) is the
-/// vector width of the FMAs.
 mlir::SmallVector<mlir::Value> emitRowDots(mlir::ImplicitLocOpBuilder &b,
                                            mlir::Value x, mlir::Value t0,
                                            int64_t rows,
