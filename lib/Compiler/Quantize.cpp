@@ -40,8 +40,8 @@ uint16_t toBits(double value, FloatType type) {
   return type == FloatType::BF16 ? floatToBFloat16Bits(f) : floatToHalfBits(f);
 }
 
-/// The error statistics of a reconstruction, added a value at a time in
-/// index order.
+/// The error statistics of a reconstruction: values added one at a time in
+/// index order, and partial sums (a block of rows each) added in order.
 struct ErrorSums {
   double signal = 0, noise = 0, maxAbs = 0;
   void add(float exact, float approx) {
