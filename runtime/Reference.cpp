@@ -220,6 +220,12 @@ void outputsOfRows(const std::vector<double> &x, int64_t t, int64_t n,
   }
 }
 
+/// Rows of K float64 weights that make about 1 MiB (at least one): the
+/// block of weight rows each thread dots (and fills) before the next.
+int64_t rowsOfAboutOneMiB(int64_t k) {
+  return k > 0 ? std::max<int64_t>(1, (int64_t(1) << 17) / k) : int64_t(1);
+}
+
 /// outputsOfRows for every row of W, output rows split over the pool: each
 /// value is summed in the same order whatever the split.
 template <bool Magnitudes, typename Output>
@@ -227,9 +233,7 @@ void forEachOutput(const std::vector<double> &x, const std::vector<double> &w,
                    int64_t t, int64_t n, int64_t k, Output output) {
   defaultThreadPool().parallelRanges(
       n, n * t * k, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-        // Blocks of rows of about 1 MiB, as referenceLinear's.
-        const int64_t block =
-            std::max<int64_t>(1, (int64_t(1) << 17) / std::max<int64_t>(1, k));
+        const int64_t block = rowsOfAboutOneMiB(k);
         for (int64_t o = begin; o < end; o += block)
           outputsOfRows<Magnitudes>(x, t, n, k, o, std::min(block, end - o),
                                     &w[size_t(o) * size_t(k)], output);
@@ -265,8 +269,7 @@ qtensor::runtime::referenceLinear(const std::vector<double> &x,
   // Blocks of rows of about 1 MiB of float64 per thread, in whole stored
   // units (a unit's codes are unpacked together).
   const int64_t unit = std::max<int64_t>(1, w.rowUnit());
-  const int64_t rowsPerMiB =
-      k > 0 ? std::max<int64_t>(1, (int64_t(1) << 17) / k) : int64_t(1);
+  const int64_t rowsPerMiB = rowsOfAboutOneMiB(k);
   const int64_t block = (rowsPerMiB + unit - 1) / unit * unit;
   std::mutex failureMutex;
   std::optional<Error> failure;

@@ -17,6 +17,9 @@ typedef double Lanes8
 
 #define QTENSOR_LOAD8(p) (*reinterpret_cast<const Lanes8 *>(p))
 
+static_assert(qtensor::runtime::kReferenceDotLanes == 16,
+              "a row's partial sums are two Lanes8 (sumLanes' order)");
+
 /// The lanes' pairwise sum: l + 8, then + 4, + 2, + 1.
 inline __attribute__((always_inline)) double sumLanes(Lanes8 low, Lanes8 high) {
   const Lanes8 s = low + high;
