@@ -40,6 +40,11 @@ Expected<KernelParams> KernelParams::build(const KernelInstance &instance,
     case ArgRole::Z2:
       ptr = weights.z2;
       break;
+    default:
+      // A mixed_2416 stream: the CUDA backend has no buffers for them yet.
+      return makeError(instance.id, ": argument ", toString(a.role),
+                       " is a mixed_2416 stream, which the CUDA backend "
+                       "does not upload yet");
     }
     if (!ptr)
       return makeError(instance.id, ": argument ", toString(a.role),

@@ -182,6 +182,9 @@ private:
         o.shape[0] = n1 - n0;
         o.data = from(operands->b);
         break;
+      default:
+        return makeError(instance.id, ": argument ", toString(a.role),
+                         " is a mixed_2416 stream, not an affine operand");
       }
     }
     return callMlirCInterface(function, args, count);

@@ -22,6 +22,7 @@
 #define QTENSOR_FORMATS_KERNELENTRY_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Kernels/Capability.h"
 #include "qtensor/Support/Expected.h"
 #include "qtensor/Support/HostCpu.h"
@@ -44,10 +45,31 @@ size_t byteWidth(ArgType t);
 /// The argument type that holds values of a float dtype.
 ArgType argTypeOf(FloatType t);
 
-/// The role of one argument, in call order: activations, packed codes,
-/// scales, a nested descriptor's second-level scales (KernelEntry::nested),
-/// zero-points, its second-level mins, bias, output.
-enum class ArgRole : uint8_t { X, W, S, S2, Z, Z2, B, Y };
+/// The role of one argument. An affine kernel's, in call order:
+/// activations, packed codes, scales, a nested descriptor's second-level
+/// scales (KernelEntry::nested), zero-points, its second-level mins, bias,
+/// output. A mixed_2416 kernel (KernelEntry::mixed) takes its tensor's
+/// streams instead, in the order of mixed2416ArgOrder: x, map, w2, w4, rw4,
+/// qs, z1, s2, z2, sv, sc, sr, [b], y (Conversion/Mixed2416Kernel.h).
+enum class ArgRole : uint8_t {
+  X,
+  W,
+  S,
+  S2,
+  Z,
+  Z2,
+  B,
+  Y,
+  Map, ///< mixed_2416: the precision map (u8 bitmap)
+  W2,  ///< the W2 code stream (i32 words)
+  W4,  ///< the W4 code stream (i32 words)
+  RW4, ///< W4 groups before each row (N + 1 i32, derived at load)
+  QS,  ///< first-level scale codes (u8 [N, G])
+  Z1,  ///< first-level zero-points (u8 [N, G])
+  SV,  ///< outlier values
+  SC,  ///< outlier columns (i32)
+  SR,  ///< outlier row pointers (N + 1 i32)
+};
 const char *toString(ArgRole r);
 
 /// The dynamic T dimension in an argument shape.
@@ -142,10 +164,29 @@ struct KernelEntry {
     }
   };
   std::optional<NestedScales> nested;
+  /// layout "mixed_2416" (no code, group_size, scale or nested): the
+  /// tensor-independent fields of the mixed 2/4/16 descriptor the kernel
+  /// was specialized for. Its entry points each take one T of [1, 16] (the
+  /// kernel's T is static); the runtime runs a larger T in chunks.
+  struct MixedStreams {
+    int64_t firstGroupSize = 64;  ///< G1
+    int64_t secondGroupSize = 16; ///< G2
+    FloatType secondType = FloatType::F16;
+    FloatType sparseType = FloatType::F16;
+    SparseSemantics sparse = SparseSemantics::Replacement;
+    bool operator==(const MixedStreams &o) const {
+      return firstGroupSize == o.firstGroupSize &&
+             secondGroupSize == o.secondGroupSize &&
+             secondType == o.secondType && sparseType == o.sparseType &&
+             sparse == o.sparse;
+    }
+  };
+  std::optional<MixedStreams> mixed;
   /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point
   /// accepts any T; each phase's manifest entry narrows it).
   std::vector<EntryPoint> entries;
-  /// In call order: x, w, s, [s2], [z], [z2], [b], y.
+  /// In call order: x, w, s, [s2], [z], [z2], [b], y; a mixed kernel's as
+  /// mixed2416ArgOrder gives them.
   std::vector<KernelArg> args;
   std::optional<LaunchConfig> launch; ///< GPU formats only
   int64_t splitK = 1;
@@ -170,6 +211,12 @@ struct KernelEntry {
   bool operator==(const KernelEntry &o) const;
   bool operator!=(const KernelEntry &o) const { return !(*this == o); }
 };
+
+/// The layout family of the mixed 2/4/16 kernels.
+inline constexpr const char *kMixed2416Layout = "mixed_2416";
+
+/// A mixed_2416 kernel's arguments in call order (with or without a bias).
+std::vector<ArgRole> mixed2416ArgOrder(bool bias);
 
 /// The entry as manifest.json spells it (docs/manifest.schema.json).
 nlohmann::json toJson(const KernelEntry &e);

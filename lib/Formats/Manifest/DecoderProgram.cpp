@@ -598,6 +598,16 @@ Status checkLinear(const Manifest &m, const ProgramLinear &l, int64_t n,
                        k, "] as the config implies");
     return Status::ok();
   }
+  if (const Mixed2416Tensor *mixed = t->mixed2416()) {
+    if (l.kernel || l.bias)
+      return makeError(where, ": a mixed_2416 linear (\"", l.tensor,
+                       "\") runs its admitted kernels with its own bias; no ",
+                       l.kernel ? "kernel" : "bias", " may be named");
+    if (mixed->logical.shape != std::vector<int64_t>{n, k})
+      return makeError(where, ": tensor \"", l.tensor, "\" is not [", n, ", ",
+                       k, "] as the config implies");
+    return Status::ok();
+  }
   if (!l.kernel || !isKernelSymbol(*l.kernel))
     return makeError(where, ": the plain linear \"", l.tensor,
                      "\" needs a float linear kernel (_mlir_ciface_ symbol)");

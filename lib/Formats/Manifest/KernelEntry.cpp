@@ -76,16 +76,47 @@ const char *qtensor::artifact::toString(ArgRole r) {
     return "b";
   case ArgRole::Y:
     return "y";
+  case ArgRole::Map:
+    return "map";
+  case ArgRole::W2:
+    return "w2";
+  case ArgRole::W4:
+    return "w4";
+  case ArgRole::RW4:
+    return "rw4";
+  case ArgRole::QS:
+    return "qs";
+  case ArgRole::Z1:
+    return "z1";
+  case ArgRole::SV:
+    return "sv";
+  case ArgRole::SC:
+    return "sc";
+  case ArgRole::SR:
+    return "sr";
   }
   return "?";
 }
 
 static std::optional<ArgRole> parseArgRole(const std::string &s) {
   for (ArgRole r : {ArgRole::X, ArgRole::W, ArgRole::S, ArgRole::S2, ArgRole::Z,
-                    ArgRole::Z2, ArgRole::B, ArgRole::Y})
+                    ArgRole::Z2, ArgRole::B, ArgRole::Y, ArgRole::Map,
+                    ArgRole::W2, ArgRole::W4, ArgRole::RW4, ArgRole::QS,
+                    ArgRole::Z1, ArgRole::SV, ArgRole::SC, ArgRole::SR})
     if (s == toString(r))
       return r;
   return std::nullopt;
+}
+
+std::vector<ArgRole> qtensor::artifact::mixed2416ArgOrder(bool bias) {
+  std::vector<ArgRole> order = {ArgRole::X,  ArgRole::Map, ArgRole::W2,
+                                ArgRole::W4, ArgRole::RW4, ArgRole::QS,
+                                ArgRole::Z1, ArgRole::S2,  ArgRole::Z2,
+                                ArgRole::SV, ArgRole::SC,  ArgRole::SR};
+  if (bias)
+    order.push_back(ArgRole::B);
+  order.push_back(ArgRole::Y);
+  return order;
 }
 
 const char *qtensor::artifact::toString(KernelFormat f) {
@@ -143,10 +174,10 @@ bool KernelEntry::operator==(const KernelEntry &o) const {
          layout == o.layout && codeBits == o.codeBits &&
          codeSigned == o.codeSigned && minZero == o.minZero &&
          codebook == o.codebook && groupSize == o.groupSize &&
-         scale == o.scale && nested == o.nested && entries == o.entries &&
-         args == o.args && launch == o.launch && splitK == o.splitK &&
-         zeroOutput == o.zeroOutput && rowSplit == o.rowSplit && cpu == o.cpu &&
-         ops == o.ops;
+         scale == o.scale && nested == o.nested && mixed == o.mixed &&
+         entries == o.entries && args == o.args && launch == o.launch &&
+         splitK == o.splitK && zeroOutput == o.zeroOutput &&
+         rowSplit == o.rowSplit && cpu == o.cpu && ops == o.ops;
 }
 
 namespace {
@@ -223,7 +254,8 @@ Status readArg(const json &v, const std::string &where, KernelArg &out) {
   auto role = parseArgRole(name);
   if (!role)
     return makeError(r.at("name"), ": unknown argument \"", name,
-                     "\" (expected x, w, s, z, b or y)");
+                     "\" (expected x, w, s, s2, z, z2, b or y; a mixed_2416 "
+                     "kernel's map, w2, w4, rw4, qs, z1, sv, sc or sr)");
   out.role = *role;
   QTENSOR_TRY(r.readString("dtype", dtype));
   auto type = parseArgType(dtype);
@@ -235,16 +267,24 @@ Status readArg(const json &v, const std::string &where, KernelArg &out) {
   if (out.shape.empty() || out.shape.size() > 4)
     return makeError(r.at("shape"), ": rank ", out.shape.size(),
                      " is outside [1, 4]");
+  // A mixed tensor's code and outlier streams have the tensor's own
+  // lengths, which one kernel for tensors of one shape cannot fix.
+  const bool streamLength = out.role == ArgRole::W2 ||
+                            out.role == ArgRole::W4 ||
+                            out.role == ArgRole::SV || out.role == ArgRole::SC;
   for (size_t i = 0; i < out.shape.size(); ++i) {
     int64_t d = out.shape[i];
     bool tDim = i == 0 && (out.role == ArgRole::X || out.role == ArgRole::Y);
-    if (d == kDynamic && tDim)
+    if (d == kDynamic && (tDim || streamLength))
       continue;
     if (d < 1 || d > kMaxDimension)
       return makeError(r.at("shape"), "[", i, "]: ", d,
                        tDim ? " must be -1 (dynamic T) or in [1, 2^31]"
-                            : " must be in [1, 2^31] (only the T of x and y "
-                              "may be dynamic)");
+                       : streamLength
+                           ? " must be -1 (the tensor's stream length) or in "
+                             "[1, 2^31]"
+                           : " must be in [1, 2^31] (only the T of x and y "
+                             "may be dynamic)");
   }
   return r.noUnknownKeys();
 }
@@ -308,9 +348,13 @@ Status readFloat(JsonObjectReader &r, const char *key, FloatType &out) {
 
 /// The arguments in call order: names, dtypes and shapes, and their
 /// agreement with the capability's own fields.
+Status readMixedArgs(JsonObjectReader &r, const json &args, KernelEntry &k);
+
 Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   const json *args;
   QTENSOR_TRY(r.readArray("args", args));
+  if (k.mixed)
+    return readMixedArgs(r, *args, k);
   if (args->size() < 2 || args->size() > 8)
     return makeError(r.at("args"), ": expected 2 to 8 arguments, got ",
                      args->size());
@@ -319,6 +363,10 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
     KernelArg a;
     QTENSOR_TRY(
         readArg((*args)[i], JsonObjectReader::indexed(r.at("args"), i), a));
+    if (a.role > ArgRole::Y)
+      return makeError(r.at("args"), ": argument \"", toString(a.role),
+                       "\" is not expected (a mixed_2416 stream; the layout "
+                       "is not mixed_2416)");
     if (!roles.insert(a.role).second)
       return makeError(JsonObjectReader::indexed(r.at("args"), i),
                        ": argument \"", toString(a.role), "\" appears twice");
@@ -413,77 +461,8 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   return Status::ok();
 }
 
-} // namespace
-
-Expected<KernelEntry>
-qtensor::artifact::kernelEntryFromJson(const json &j,
-                                       const std::string &where) {
-  KernelEntry k;
-  JsonObjectReader r(j, where);
-  QTENSOR_TRY(r.expectObject());
-  QTENSOR_TRY(r.readString("id", k.id));
-  QTENSOR_TRY(r.readOptionalString("file", k.file));
-  QTENSOR_TRY(r.readString("registry_id", k.registryId));
-  std::string target, format;
-  QTENSOR_TRY(r.readString("target", target));
-  auto parsedTarget = kernels::parseTarget(target);
-  if (!parsedTarget)
-    return makeError(r.at("target"), ": unknown target \"", target, "\"");
-  k.target = *parsedTarget;
-  QTENSOR_TRY(r.readString("format", format));
-  std::optional<KernelFormat> parsedFormat = parseKernelFormat(format);
-  if (!parsedFormat)
-    return makeError(r.at("format"), ": unknown format \"", format,
-                     "\" (expected ptx, cubin, host_so or reference)");
-  k.format = *parsedFormat;
-  bool hostTarget = k.target.backend == kernels::Backend::Host;
-  if (!k.isReference() && hostTarget != k.isHost())
-    return makeError(r.at("format"), ": format ", format,
-                     " does not run on target ", target);
-
-  // The file: code for native formats, none for the reference fallback.
-  if (k.isReference() && k.file)
-    return makeError(r.at("file"), ": a reference (full-dequant) entry has "
-                                   "no code file");
-  if (!k.isReference() && !k.file)
-    return makeError(r.at("file"),
-                     ": required field is missing (a compiled kernel has "
-                     "a code file)");
-
-  QTENSOR_TRY(r.readEnum("phase", &kernels::parsePhase, k.phase));
-  const json *tokens;
-  QTENSOR_TRY(r.require("tokens", tokens));
-  QTENSOR_TRY(readTokens(*tokens, r.at("tokens"), k.tokens));
-  // Each entry serves its own phase's T (the trace plans per phase).
-  kernels::TokenRange phaseRange = kernels::phaseTokens(k.phase);
-  kernels::TokenRange claimed = k.tokens;
-  if (*claimed.max == kMaxDimension)
-    claimed.max.reset();
-  if (!phaseRange.contains(claimed))
-    return makeError(r.at("tokens"), ": ", kernels::toString(claimed),
-                     " lies outside the ", kernels::toString(k.phase),
-                     " phase's T range ", kernels::toString(phaseRange));
-  QTENSOR_TRY(r.readInt("n", 1, kMaxDimension, k.n));
-  QTENSOR_TRY(r.readInt("k", 1, kMaxDimension, k.k));
-  QTENSOR_TRY(readFloat(r, "activation", k.activation));
-  if (k.activation == FloatType::F32 && !k.isReference())
-    return makeError(r.at("activation"), ": native kernels take f16 or bf16 "
-                                         "activations");
-  QTENSOR_TRY(readFloat(r, "output", k.output));
-  QTENSOR_TRY(r.readBool("bias", k.bias));
-
-  if (k.isReference()) {
-    const json *layout = r.find("layout");
-    if (layout && !layout->is_null())
-      return makeError(r.at("layout"), ": a reference entry reads any "
-                                       "layout (null expected)");
-    QTENSOR_TRY(readArgs(r, k));
-    QTENSOR_TRY(readOps(r, k));
-    QTENSOR_TRY(r.noUnknownKeys());
-    return k;
-  }
-
-  QTENSOR_TRY(r.readString("layout", k.layout));
+/// The affine contract: code, group size, scale dtype and nested levels.
+Status readAffineContract(JsonObjectReader &r, KernelEntry &k) {
   const json *code;
   QTENSOR_TRY(r.readObject("code", code));
   JsonObjectReader cr(*code, r.at("code"));
@@ -567,6 +546,183 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
     k.nested = n;
   }
 
+  return Status::ok();
+}
+/// layout mixed_2416: the descriptor fields the kernel was specialized for
+/// (KernelEntry::MixedStreams), checked against K, N and the phase.
+Status readMixedContract(JsonObjectReader &r, KernelEntry &k) {
+  for (const char *affine : {"code", "group_size", "scale", "nested"})
+    if (r.find(affine))
+      return makeError(r.at(affine),
+                       ": a mixed_2416 kernel reads its tensor's streams; "
+                       "this is an affine kernel's field");
+  const json *mixed;
+  QTENSOR_TRY(r.readObject("mixed", mixed));
+  JsonObjectReader mr(*mixed, r.at("mixed"));
+  KernelEntry::MixedStreams m;
+  QTENSOR_TRY(
+      mr.readInt("first_group_size", 64, kMaxDimension, m.firstGroupSize));
+  if (m.firstGroupSize % 64 != 0 || k.k % m.firstGroupSize != 0)
+    return makeError(mr.at("first_group_size"), ": ", m.firstGroupSize,
+                     " is not a multiple of 64 dividing K = ", k.k);
+  QTENSOR_TRY(
+      mr.readInt("second_group_size", 1, kMaxDimension, m.secondGroupSize));
+  if (k.n % m.secondGroupSize != 0)
+    return makeError(mr.at("second_group_size"), ": ", m.secondGroupSize,
+                     " does not divide N = ", k.n);
+  QTENSOR_TRY(readFloat(mr, "second_type", m.secondType));
+  QTENSOR_TRY(readFloat(mr, "sparse_type", m.sparseType));
+  for (auto [key, type] : {std::pair{"second_type", m.secondType},
+                           std::pair{"sparse_type", m.sparseType}})
+    if (type == FloatType::F32)
+      return makeError(mr.at(key), ": f16 or bf16 expected");
+  QTENSOR_TRY(mr.readEnum("sparse", &parseSparseSemantics, m.sparse));
+  QTENSOR_TRY(mr.noUnknownKeys());
+  if (k.phase != kernels::Phase::Decode || *k.tokens.max > 16)
+    return makeError(r.at("tokens"),
+                     ": a mixed_2416 kernel's entries take T in [1, 16] "
+                     "(decode); a larger T runs in chunks of them");
+  k.mixed = m;
+  return Status::ok();
+}
+
+/// A mixed_2416 kernel's arguments: exactly mixed2416ArgOrder, each with
+/// the dtype and shape its stream has (Conversion/Mixed2416Kernel.h);
+/// the code and outlier streams' lengths are the tensor's (-1).
+Status readMixedArgs(JsonObjectReader &r, const json &args, KernelEntry &k) {
+  const std::vector<ArgRole> order = mixed2416ArgOrder(k.bias);
+  std::string spelled;
+  for (ArgRole role : order)
+    spelled += std::string(spelled.empty() ? "" : ", ") + toString(role);
+  if (args.size() != order.size())
+    return makeError(r.at("args"), ": a mixed_2416 kernel takes ", order.size(),
+                     " arguments (", spelled, "), got ", args.size());
+  const KernelEntry::MixedStreams &m = *k.mixed;
+  const int64_t n = k.n, groups = k.k / m.firstGroupSize;
+  auto want = [&](ArgRole role) -> KernelArg {
+    switch (role) {
+    case ArgRole::X:
+      return {role, argTypeOf(k.activation), {kDynamic, k.k}};
+    case ArgRole::Map:
+      return {role, ArgType::U8, {(n * groups + 7) / 8}};
+    case ArgRole::W2:
+    case ArgRole::W4:
+    case ArgRole::SC:
+      return {role, ArgType::I32, {kDynamic}};
+    case ArgRole::RW4:
+    case ArgRole::SR:
+      return {role, ArgType::I32, {n + 1}};
+    case ArgRole::QS:
+    case ArgRole::Z1:
+      return {role, ArgType::U8, {n, groups}};
+    case ArgRole::S2:
+    case ArgRole::Z2:
+      return {role, argTypeOf(m.secondType), {n / m.secondGroupSize, groups}};
+    case ArgRole::SV:
+      return {role, argTypeOf(m.sparseType), {kDynamic}};
+    case ArgRole::B:
+      return {role, argTypeOf(k.output), {n}};
+    default:
+      return {role, argTypeOf(k.output), {kDynamic, n}};
+    }
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string where = JsonObjectReader::indexed(r.at("args"), i);
+    KernelArg a;
+    QTENSOR_TRY(readArg(args[i], where, a));
+    if (a.role != order[i])
+      return makeError(where, ": argument \"", toString(a.role),
+                       "\", expected \"", toString(order[i]), "\" (", spelled,
+                       ")");
+    KernelArg expected = want(a.role);
+    if (a.type != expected.type)
+      return makeError(where, ": ", toString(a.role), " is ", toString(a.type),
+                       ", expected ", toString(expected.type));
+    if (a.shape != expected.shape)
+      return makeError(where, ": ", toString(a.role), " has shape ",
+                       shapeToString(a.shape), ", expected ",
+                       shapeToString(expected.shape));
+    k.args.push_back(std::move(a));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<KernelEntry>
+qtensor::artifact::kernelEntryFromJson(const json &j,
+                                       const std::string &where) {
+  KernelEntry k;
+  JsonObjectReader r(j, where);
+  QTENSOR_TRY(r.expectObject());
+  QTENSOR_TRY(r.readString("id", k.id));
+  QTENSOR_TRY(r.readOptionalString("file", k.file));
+  QTENSOR_TRY(r.readString("registry_id", k.registryId));
+  std::string target, format;
+  QTENSOR_TRY(r.readString("target", target));
+  auto parsedTarget = kernels::parseTarget(target);
+  if (!parsedTarget)
+    return makeError(r.at("target"), ": unknown target \"", target, "\"");
+  k.target = *parsedTarget;
+  QTENSOR_TRY(r.readString("format", format));
+  std::optional<KernelFormat> parsedFormat = parseKernelFormat(format);
+  if (!parsedFormat)
+    return makeError(r.at("format"), ": unknown format \"", format,
+                     "\" (expected ptx, cubin, host_so or reference)");
+  k.format = *parsedFormat;
+  bool hostTarget = k.target.backend == kernels::Backend::Host;
+  if (!k.isReference() && hostTarget != k.isHost())
+    return makeError(r.at("format"), ": format ", format,
+                     " does not run on target ", target);
+
+  // The file: code for native formats, none for the reference fallback.
+  if (k.isReference() && k.file)
+    return makeError(r.at("file"), ": a reference (full-dequant) entry has "
+                                   "no code file");
+  if (!k.isReference() && !k.file)
+    return makeError(r.at("file"),
+                     ": required field is missing (a compiled kernel has "
+                     "a code file)");
+
+  QTENSOR_TRY(r.readEnum("phase", &kernels::parsePhase, k.phase));
+  const json *tokens;
+  QTENSOR_TRY(r.require("tokens", tokens));
+  QTENSOR_TRY(readTokens(*tokens, r.at("tokens"), k.tokens));
+  // Each entry serves its own phase's T (the trace plans per phase).
+  kernels::TokenRange phaseRange = kernels::phaseTokens(k.phase);
+  kernels::TokenRange claimed = k.tokens;
+  if (*claimed.max == kMaxDimension)
+    claimed.max.reset();
+  if (!phaseRange.contains(claimed))
+    return makeError(r.at("tokens"), ": ", kernels::toString(claimed),
+                     " lies outside the ", kernels::toString(k.phase),
+                     " phase's T range ", kernels::toString(phaseRange));
+  QTENSOR_TRY(r.readInt("n", 1, kMaxDimension, k.n));
+  QTENSOR_TRY(r.readInt("k", 1, kMaxDimension, k.k));
+  QTENSOR_TRY(readFloat(r, "activation", k.activation));
+  if (k.activation == FloatType::F32 && !k.isReference())
+    return makeError(r.at("activation"), ": native kernels take f16 or bf16 "
+                                         "activations");
+  QTENSOR_TRY(readFloat(r, "output", k.output));
+  QTENSOR_TRY(r.readBool("bias", k.bias));
+
+  if (k.isReference()) {
+    const json *layout = r.find("layout");
+    if (layout && !layout->is_null())
+      return makeError(r.at("layout"), ": a reference entry reads any "
+                                       "layout (null expected)");
+    QTENSOR_TRY(readArgs(r, k));
+    QTENSOR_TRY(readOps(r, k));
+    QTENSOR_TRY(r.noUnknownKeys());
+    return k;
+  }
+
+  QTENSOR_TRY(r.readString("layout", k.layout));
+  if (k.layout == kMixed2416Layout)
+    QTENSOR_TRY(readMixedContract(r, k));
+  else
+    QTENSOR_TRY(readAffineContract(r, k));
+
   const json *entries;
   QTENSOR_TRY(r.readArray("entries", entries));
   if (entries->empty() || entries->size() > 64)
@@ -599,6 +755,12 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
                      ", so T = ", *k.entries.back().tokens.max + 1,
                      " of \"tokens\" has no entry point");
 
+  if (k.mixed)
+    for (size_t i = 0; i < k.entries.size(); ++i)
+      if (k.entries[i].tokens.min != *k.entries[i].tokens.max)
+        return makeError(r.at("entries"), "[", i,
+                         "].tokens: a mixed_2416 entry point takes one T (the "
+                         "kernel's T is static)");
   QTENSOR_TRY(readArgs(r, k));
   if (const json *launch = r.find("launch")) {
     if (k.isHost())
@@ -621,6 +783,10 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
     return makeError(r.at(r.find("cpu") ? "cpu" : "row_split"),
                      ": only a host kernel has a CPU level or splits rows");
   }
+  if (k.rowSplit && k.mixed)
+    return makeError(r.at("row_split"),
+                     ": a mixed_2416 kernel indexes its streams by absolute "
+                     "row and cannot be split by rows");
   if (k.rowSplit && k.zeroOutput)
     return makeError(r.at("row_split"), ": a kernel that needs y zeroed "
                                         "cannot be split by rows");
@@ -673,16 +839,25 @@ json qtensor::artifact::toJson(const KernelEntry &e) {
     return j;
   }
   j["layout"] = e.layout;
-  j["code"] = {{"bits", e.codeBits}, {"signed", e.codeSigned}};
-  if (e.minZero)
-    j["code"]["zero_point"] = "min";
-  if (e.codebook != Codebook::None)
-    j["code"]["codebook"] = toString(e.codebook);
-  j["group_size"] = e.groupSize == 0 ? json("per_channel") : json(e.groupSize);
-  j["scale"] = toString(e.scale);
-  if (e.nested)
-    j["nested"] = {{"super_group_size", e.nested->superGroupSize},
-                   {"super_type", toString(e.nested->superType)}};
+  if (e.mixed) {
+    j["mixed"] = {{"first_group_size", e.mixed->firstGroupSize},
+                  {"second_group_size", e.mixed->secondGroupSize},
+                  {"second_type", toString(e.mixed->secondType)},
+                  {"sparse_type", toString(e.mixed->sparseType)},
+                  {"sparse", toString(e.mixed->sparse)}};
+  } else {
+    j["code"] = {{"bits", e.codeBits}, {"signed", e.codeSigned}};
+    if (e.minZero)
+      j["code"]["zero_point"] = "min";
+    if (e.codebook != Codebook::None)
+      j["code"]["codebook"] = toString(e.codebook);
+    j["group_size"] =
+        e.groupSize == 0 ? json("per_channel") : json(e.groupSize);
+    j["scale"] = toString(e.scale);
+    if (e.nested)
+      j["nested"] = {{"super_group_size", e.nested->superGroupSize},
+                     {"super_type", toString(e.nested->superType)}};
+  }
   json entries = json::array();
   for (const EntryPoint &p : e.entries)
     entries.push_back({{"symbol", p.symbol}, {"tokens", tokensJson(p.tokens)}});

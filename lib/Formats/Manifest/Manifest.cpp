@@ -673,10 +673,13 @@ Status checkManifest(const Manifest &m, RecordRules records) {
     }
     for (size_t o = 0; o < k.ops.size(); ++o) {
       const TensorEntry *t = m.findTensor(k.ops[o]);
-      if (!t || !t->isQuantized())
+      // A mixed_2416 kernel reads mixed_2416 streams, any other kernel an
+      // affine tensor's codes.
+      if (!t || (k.mixed ? !t->mixed2416() : !t->isQuantized()))
         return makeError(indexed(p + ".ops", o), ": ", inQuotes(k.ops[o]),
-                         t ? " is not a quantized tensor"
-                           : " is not a manifest tensor");
+                         !t        ? " is not a manifest tensor"
+                         : k.mixed ? " is not a mixed_2416 tensor"
+                                   : " is not a quantized tensor");
     }
   }
 
@@ -694,7 +697,7 @@ Status checkManifest(const Manifest &m, RecordRules records) {
     for (int64_t r = 0; r < stored; ++r) {
       const std::string name = b.tensorOf(r);
       const TensorEntry *t = m.findTensor(name);
-      if (!t || !t->isQuantized())
+      if (!t || !(t->isQuantized() || t->mixed2416()))
         return makeError(p, ": ", inQuotes(name),
                          t ? " is not a quantized tensor"
                            : " is not a manifest tensor",

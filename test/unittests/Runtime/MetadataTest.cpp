@@ -459,3 +459,135 @@ TEST(KernelEntry, RefusesFieldsItDoesNotDefine) {
   EXPECT_EQ(errorOf(readRecord(old)),
             "manifest.kernels[0].registry_id: required field is missing");
 }
+
+namespace {
+
+/// A host mixed 2/4/16 record: N = 32, K = 256, G1 = 64 (4 groups a row),
+/// G2 = 16, T = 1..16 each its own entry point.
+json mixedRecord(bool bias) {
+  const int64_t n = 32, k = 256, groups = 4;
+  auto arg = [](const char *name, const char *dtype,
+                std::vector<int64_t> shape) {
+    return json{{"name", name}, {"dtype", dtype}, {"shape", shape}};
+  };
+  json args = {arg("x", "f16", {-1, k}),
+               arg("map", "u8", {(n * groups + 7) / 8}),
+               arg("w2", "i32", {-1}),
+               arg("w4", "i32", {-1}),
+               arg("rw4", "i32", {n + 1}),
+               arg("qs", "u8", {n, groups}),
+               arg("z1", "u8", {n, groups}),
+               arg("s2", "bf16", {n / 16, groups}),
+               arg("z2", "bf16", {n / 16, groups}),
+               arg("sv", "f16", {-1}),
+               arg("sc", "i32", {-1}),
+               arg("sr", "i32", {n + 1})};
+  if (bias)
+    args.push_back(arg("b", "f16", {n}));
+  args.push_back(arg("y", "f16", {-1, n}));
+  json entries = json::array();
+  for (int t = 1; t <= 16; ++t)
+    entries.push_back(
+        {{"symbol", "_mlir_ciface_qt_mixed2416_t" + std::to_string(t)},
+         {"tokens", {t, t}}});
+  return {{"id", "mixed_0"},
+          {"file", "kernels-host.so"},
+          {"registry_id", "mixed2416_decode_gemv"},
+          {"target", "host"},
+          {"format", "host_so"},
+          {"phase", "decode"},
+          {"tokens", {1, 16}},
+          {"n", n},
+          {"k", k},
+          {"activation", "f16"},
+          {"output", "f16"},
+          {"bias", bias},
+          {"layout", "mixed_2416"},
+          {"mixed",
+           {{"first_group_size", 64},
+            {"second_group_size", 16},
+            {"second_type", "bf16"},
+            {"sparse_type", "f16"},
+            {"sparse", "replacement"}}},
+          {"entries", entries},
+          {"args", args},
+          {"split_k", 1},
+          {"zero_output", false},
+          {"cpu", "generic"},
+          {"ops", {"blk.0.attn_q"}}};
+}
+
+} // namespace
+
+// A mixed 2/4/16 kernel's record names its streams in the kernel's call
+// order, with the stream lengths the tensor decides left dynamic.
+TEST(KernelEntry, MixedKernelTakesItsStreamsInOrder) {
+  for (bool bias : {false, true}) {
+    json c = mixedRecord(bias);
+    auto e = readRecord(c);
+    ASSERT_TRUE(bool(e)) << e.message();
+    ASSERT_TRUE(e->mixed.has_value());
+    EXPECT_EQ(e->mixed->firstGroupSize, 64);
+    EXPECT_EQ(e->mixed->secondType, FloatType::BF16);
+    EXPECT_EQ(e->mixed->sparse, SparseSemantics::Replacement);
+    EXPECT_EQ(e->args.size(), bias ? 14u : 13u);
+    EXPECT_EQ(e->entryFor(7)->symbol, "_mlir_ciface_qt_mixed2416_t7");
+    EXPECT_EQ(toJson(*e), c);
+    auto again = readRecord(toJson(*e));
+    ASSERT_TRUE(bool(again)) << again.message();
+    EXPECT_EQ(*again, *e);
+  }
+  auto errorWith = [](const std::function<void(json &)> &edit) {
+    json bad = mixedRecord(false);
+    edit(bad);
+    return errorOf(readRecord(bad));
+  };
+  EXPECT_EQ(errorWith([](json &r) { std::swap(r["args"][7], r["args"][5]); }),
+            "manifest.kernels[0].args[5]: argument \"s2\", expected \"qs\" "
+            "(x, map, w2, w4, rw4, qs, z1, s2, z2, sv, sc, sr, y)");
+  EXPECT_EQ(errorWith([](json &r) { r["args"].erase(11); }),
+            "manifest.kernels[0].args: a mixed_2416 kernel takes 13 arguments "
+            "(x, map, w2, w4, rw4, qs, z1, s2, z2, sv, sc, sr, y), got 12");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][7]["dtype"] = "f16"; }),
+            "manifest.kernels[0].args[7]: s2 is f16, expected bf16");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][1]["shape"] = {4}; }),
+            "manifest.kernels[0].args[1]: map has shape [4], expected [16]");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][4]["shape"] = {-1}; }),
+            "manifest.kernels[0].args[4].shape[0]: -1 must be in [1, 2^31] "
+            "(only the T of x and y may be dynamic)");
+  EXPECT_EQ(errorWith([](json &r) { r["mixed"]["first_group_size"] = 96; }),
+            "manifest.kernels[0].mixed.first_group_size: 96 is not a multiple "
+            "of 64 dividing K = 256");
+  EXPECT_EQ(errorWith([](json &r) { r["mixed"]["second_group_size"] = 5; }),
+            "manifest.kernels[0].mixed.second_group_size: 5 does not divide "
+            "N = 32");
+  EXPECT_EQ(errorWith([](json &r) { r["mixed"]["sparse"] = "additive"; }),
+            "manifest.kernels[0].mixed.sparse: unknown value \"additive\"");
+  EXPECT_EQ(errorWith([](json &r) { r["mixed"]["sparse_type"] = "f32"; }),
+            "manifest.kernels[0].mixed.sparse_type: f16 or bf16 expected");
+  EXPECT_EQ(errorWith([](json &r) { r["code"] = {{"bits", 4}}; }),
+            "manifest.kernels[0].code: a mixed_2416 kernel reads its tensor's "
+            "streams; this is an affine kernel's field");
+  EXPECT_EQ(errorWith([](json &r) { r["row_split"] = true; }),
+            "manifest.kernels[0].row_split: a mixed_2416 kernel indexes its "
+            "streams by absolute row and cannot be split by rows");
+  EXPECT_EQ(errorWith([](json &r) {
+              r["entries"] = {{{"symbol", "_mlir_ciface_qt_mixed2416"},
+                               {"tokens", {1, 16}}}};
+            }),
+            "manifest.kernels[0].entries[0].tokens: a mixed_2416 entry point "
+            "takes one T (the kernel's T is static)");
+  EXPECT_EQ(errorWith([](json &r) {
+              r["phase"] = "prefill";
+              r["tokens"] = {17, nullptr};
+            }),
+            "manifest.kernels[0].tokens: a mixed_2416 kernel's entries take T "
+            "in [1, 16] (decode); a larger T runs in chunks of them");
+  // An affine record names no stream of the mixed family.
+  json affine = kernelRecordOf(TestLinear{}, 0, "affine_gemv_decode_host");
+  affine["args"].insert(affine["args"].end() - 1,
+                        json{{"name", "sr"}, {"dtype", "i32"}, {"shape", {7}}});
+  EXPECT_EQ(errorOf(readRecord(affine)),
+            "manifest.kernels[0].args: argument \"sr\" is not expected (a "
+            "mixed_2416 stream; the layout is not mixed_2416)");
+}

@@ -614,3 +614,73 @@ TEST_F(ManifestSchema, ValidatorItselfRejects) {
 }
 
 } // namespace
+
+// A mixed 2/4/16 kernel record over that tensor: the schema's mixedKernel
+// accepts what kernelEntryFromJson accepts and refuses what it refuses.
+TEST_F(ManifestSchema, AgreesWithTheParserOnMixed2416Kernels) {
+  MiniValidator v(schema);
+  Manifest m = baseManifest();
+  m.files = {{"model-00001.safetensors", 1000, hexOf('1'), FileRole::Shard},
+             {"kernels-host.so", 1000, hexOf('2'), FileRole::Kernel}};
+  m.tensors = {mixedTensorEntry("w", "model-00001.safetensors")};
+  KernelEntry k;
+  k.id = "mixed_0";
+  k.file = "kernels-host.so";
+  k.registryId = "mixed2416_decode_gemv";
+  k.tokens = {1, 2};
+  k.n = 16;
+  k.k = 128;
+  k.layout = kMixed2416Layout;
+  k.mixed = KernelEntry::MixedStreams{64, 8, FloatType::F16, FloatType::F16,
+                                      SparseSemantics::Replacement};
+  for (int64_t t : {1, 2})
+    k.entries.push_back({"_mlir_ciface_mixed_t" + std::to_string(t), {t, t}});
+  auto arg = [](ArgRole role, ArgType type, std::vector<int64_t> shape) {
+    return KernelArg{role, type, std::move(shape)};
+  };
+  k.args = {arg(ArgRole::X, ArgType::F16, {kDynamic, 128}),
+            arg(ArgRole::Map, ArgType::U8, {4}),
+            arg(ArgRole::W2, ArgType::I32, {kDynamic}),
+            arg(ArgRole::W4, ArgType::I32, {kDynamic}),
+            arg(ArgRole::RW4, ArgType::I32, {17}),
+            arg(ArgRole::QS, ArgType::U8, {16, 2}),
+            arg(ArgRole::Z1, ArgType::U8, {16, 2}),
+            arg(ArgRole::S2, ArgType::F16, {2, 2}),
+            arg(ArgRole::Z2, ArgType::F16, {2, 2}),
+            arg(ArgRole::SV, ArgType::F16, {kDynamic}),
+            arg(ArgRole::SC, ArgType::I32, {kDynamic}),
+            arg(ArgRole::SR, ArgType::I32, {17}),
+            arg(ArgRole::Y, ArgType::F16, {kDynamic, 16})};
+  k.ops = {"w"};
+  m.kernels = {k};
+  const json j = toJson(m);
+  ASSERT_TRUE(manifestFromJson(j)) << manifestFromJson(j).message();
+  EXPECT_EQ(v.validate(j), "");
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"/kernels/0/mixed/sparse", "replace"},
+      {"/kernels/0/mixed/second_type", "f32"},
+      {"/kernels/0/mixed/extra", 1},
+      {"/kernels/0/layout", "decode_gemv"},
+      {"/kernels/0/phase", "prefill"},
+      {"/kernels/0/code", {{"bits", 4}, {"signed", true}}},
+      {"/kernels/0/args/1/name", "q"},
+  };
+  for (const auto &[pointer, value] : cases) {
+    json bad = j;
+    bad[json::json_pointer(pointer)] = value;
+    EXPECT_FALSE(manifestFromJson(bad)) << pointer;
+    EXPECT_NE(v.validate(bad), "") << pointer;
+  }
+  // A mixed kernel runs mixed tensors only.
+  Manifest affineOp = m;
+  TensorEntry plain;
+  plain.name = "p";
+  plain.file = "model-00001.safetensors";
+  plain.data = PlainTensor{DType::F16, {64}};
+  affineOp.tensors.push_back(plain);
+  affineOp.kernels[0].ops = {"p"};
+  auto refused = manifestFromJson(toJson(affineOp));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.message(),
+            "manifest.kernels[0].ops[0]: \"p\" is not a mixed_2416 tensor");
+}
