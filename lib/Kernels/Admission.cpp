@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Kernels/Admission.h"
+#include "qtensor/Kernels/Mixed2416Admission.h"
 
 #include "qtensor/Descriptor/GGMLSpellings.h"
 
@@ -321,6 +322,12 @@ std::string kernels::describeRequest(const OpSignature &sig) {
     if (d.permutation)
       os << " act-order";
     os << " scale=" << qtensor::toString(d.scaleType);
+  } else if (sig.mixed) {
+    const Mixed2416Descriptor &m = *sig.mixed;
+    os << " g" << m.firstGroupSize << " z" << m.secondGroupSize
+       << " s2=" << qtensor::toString(m.secondType)
+       << " sparse=" << qtensor::toString(m.sparse) << ":"
+       << qtensor::toString(m.sparseType);
   }
   os << " act=" << qtensor::toString(sig.activation)
      << " acc=" << qtensor::toString(sig.accumulator)
@@ -378,6 +385,8 @@ std::string priorityReason(const KernelCapability &k,
 DispatchPlan kernels::planDispatch(const KernelRegistry &registry,
                                    const OpSignature &sig,
                                    const DispatchQuery &query) {
+  if (sig.mixed)
+    return planMixed2416Dispatch(registry, sig, query);
   std::vector<PhaseState> states(query.phases.size());
   for (size_t p = 0; p < query.phases.size(); ++p)
     for (const KernelCapability &k : registry.kernels) {

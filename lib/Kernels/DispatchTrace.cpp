@@ -47,6 +47,14 @@ json kernels::signatureToJson(const OpSignature &sig) {
     j["scale"] = qtensor::toString(d.scaleType);
     j["act_order"] = d.permutation.has_value();
     j["decoder_version"] = d.decoderVersion;
+  } else if (sig.mixed) {
+    const Mixed2416Descriptor &m = *sig.mixed;
+    j["first_group_size"] = m.firstGroupSize;
+    j["second_group_size"] = m.secondGroupSize;
+    j["second_type"] = qtensor::toString(m.secondType);
+    j["sparse"] = qtensor::toString(m.sparse);
+    j["sparse_type"] = qtensor::toString(m.sparseType);
+    j["decoder_version"] = m.decoderVersion;
   }
   j["layout"] = {{"family", sig.layout.family},
                  {"version", sig.layout.version},

@@ -63,6 +63,29 @@ const Mixed2416Capability &mixed2416DecodeGemvCapability() {
   return capability;
 }
 
+const KernelCapability &mixed2416KernelCapability() {
+  static const KernelCapability capability = [] {
+    const Mixed2416Capability &m = mixed2416DecodeGemvCapability();
+    KernelCapability c;
+    c.id = m.name;
+    c.summary = "mixed 2/4/16 decode GEMV (T = 1..16 each its own entry; a "
+                "larger T in chunks of 16)";
+    c.phases = {Phase::Decode};
+    c.backends = {Backend::Cuda, Backend::Host};
+    c.minCapability = 80;
+    c.representations = {"mixed_2416"};
+    c.layout = m.layout;
+    c.activations = m.activations;
+    c.accumulators = {FloatType::F32};
+    c.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+    c.topologies = {Topology::Single};
+    c.tokens = m.tokens;
+    c.epilogues = {Epilogue::None, Epilogue::Bias};
+    return c;
+  }();
+  return capability;
+}
+
 BlockLimits blockLimitsOf(const Target &target) {
   // The host twin's "block" is a loop nest: nothing to fit.
   if (target.capability == 0)
@@ -172,6 +195,68 @@ Verdict admitMixed2416(const Mixed2416Capability &kernel,
          " bytes of shared memory per block, " + target.name + " allows " +
          std::to_string(limits.sharedBytes));
   return v;
+}
+
+DispatchPlan planMixed2416Dispatch(const KernelRegistry &registry,
+                                   const OpSignature &sig,
+                                   const DispatchQuery &query) {
+  const Mixed2416Capability &kernel = mixed2416DecodeGemvCapability();
+  DispatchPlan plan;
+  for (const PhaseQuery &q : query.phases) {
+    PhaseSelection sel;
+    sel.query = q;
+    // The kernel's T is static, 1..16: a phase beyond 16 rows runs it in
+    // chunks of 16 and one remainder chunk, so every T of [1, 16].
+    const bool chunked = !q.tokens.max || *q.tokens.max > kMaxDecodeTokens;
+    std::vector<int64_t> rows = {q.tokens.min};
+    if (chunked)
+      rows = {1, kMaxDecodeTokens};
+    else if (*q.tokens.max != q.tokens.min)
+      rows.push_back(*q.tokens.max);
+    Verdict v;
+    auto add = [&](const std::string &reason) {
+      if (!contains(v.reasons, reason))
+        v.reasons.push_back(reason);
+    };
+    if (!sig.mixed)
+      add("no mixed_2416 descriptor");
+    else
+      for (int64_t t : rows)
+        for (const std::string &r :
+             admitMixed2416(kernel, *sig.mixed, sig.activation, t, sig.ranks,
+                            query.target)
+                 .reasons)
+          add(r);
+    if (sig.accumulator != FloatType::F32)
+      add(std::string("accumulator ") + toString(sig.accumulator) +
+          "; the kernel accumulates in f32");
+    if (sig.topology != Topology::Single)
+      add(std::string("topology ") + toString(sig.topology) +
+          ": a mixed_2416 tensor is placed whole (tp = 1)");
+    Candidate c{kernel.name, v.accepted(), v.reason()};
+    if (v.accepted()) {
+      c.reason = chunked ? "selected: runs T > 16 in chunks of at most 16 "
+                           "rows through its decode entries (T = 1..16)"
+                         : "selected";
+      sel.selected = &mixed2416KernelCapability();
+      plan.layout = kernel.layout;
+    }
+    sel.candidates.push_back(std::move(c));
+    // The registry's kernels read affine codes: listed with their reasons.
+    for (const KernelCapability &k : registry.kernels) {
+      Verdict rv = admit(registry, k, sig, q, query.target, query.policy);
+      sel.candidates.push_back(
+          {k.id, rv.accepted(),
+           rv.accepted() ? "admitted; not selected" : rv.reason()});
+    }
+    plan.phases.push_back(std::move(sel));
+  }
+  plan.resolution = plan.layout
+                        ? "the mixed_2416 streams as stored (the kernel "
+                          "reads the tensor's layout; no repack)"
+                        : "no kernel-native layout admitted; the stored "
+                          "layout stays";
+  return plan;
 }
 
 } // namespace qtensor::kernels

@@ -163,7 +163,10 @@ LogicalResult SelectLayoutsPass::analyze(LinearDispatch &d,
     }
     return *attr;
   };
-  if (d.plan.layout && !(d.layout = toLayoutAttr(*d.plan.layout)))
+  // A mixed_2416 kernel reads the tensor's own layout: nothing to pack.
+  if (d.sig.mixed && d.plan.layout)
+    d.layout = d.op.getWeight().getType().getLayout();
+  else if (d.plan.layout && !(d.layout = toLayoutAttr(*d.plan.layout)))
     return failure();
   if (d.plan.secondaryLayout &&
       !(d.secondaryLayout = toLayoutAttr(*d.plan.secondaryLayout)))

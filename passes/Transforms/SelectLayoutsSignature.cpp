@@ -63,6 +63,14 @@ mlir::qt::getLinearSignature(LinearOp op, StringRef name,
       op.emitOpError() << "weight '" << name << "': " << s.message();
       return failure();
     }
+  } else if (isa<Mixed2416DescriptorAttr>(weight.getDescriptor())) {
+    ::qtensor::Expected<::qtensor::Mixed2416Descriptor> mixed =
+        toMixed2416Descriptor(weight);
+    if (!mixed) {
+      op.emitOpError() << "weight '" << name << "': " << mixed.message();
+      return failure();
+    }
+    sig.mixed = mixed.take();
   }
 
   RankedTensorType input = op.getInput().getType();

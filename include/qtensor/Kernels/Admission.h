@@ -13,6 +13,7 @@
 #ifndef QTENSOR_KERNELS_ADMISSION_H
 #define QTENSOR_KERNELS_ADMISSION_H
 
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Kernels/Capability.h"
 
 #include <optional>
@@ -34,7 +35,10 @@ struct RankSlice {
 struct OpSignature {
   std::string representation = "affine"; ///< the descriptor family
   AffineDescriptor descriptor;           ///< when representation = affine
-  LayoutDescriptor layout;               ///< as stored
+  /// When representation = mixed_2416: the tensor's whole contract. Such
+  /// an op is planned by planMixed2416Dispatch (Mixed2416Admission.h).
+  std::optional<Mixed2416Descriptor> mixed;
+  LayoutDescriptor layout; ///< as stored
   FloatType activation = FloatType::F16;
   FloatType accumulator = FloatType::F32;
   FloatType output = FloatType::F16;

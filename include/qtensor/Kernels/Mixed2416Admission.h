@@ -53,6 +53,11 @@ struct Mixed2416Capability {
 /// The generated mixed 2/4/16 decode GEMV (Conversion/Mixed2416Kernel.h).
 const Mixed2416Capability &mixed2416DecodeGemvCapability();
 
+/// The mixed 2/4/16 GEMV as the kernel a selection names (its id, phases,
+/// layout, tokens, backends). It is not in the builtin registry: the
+/// affine predicate (admit) does not describe it; admitMixed2416 does.
+const KernelCapability &mixed2416KernelCapability();
+
 /// What a block may use on a device.
 struct BlockLimits {
   int64_t threads = 1024;
@@ -68,6 +73,15 @@ Verdict admitMixed2416(const Mixed2416Capability &kernel,
                        const Mixed2416Descriptor &d, FloatType activation,
                        int64_t tokens, const std::vector<RankSlice> &ranks,
                        const Target &target);
+
+/// planDispatch for a signature with a mixed_2416 descriptor: per phase,
+/// admitMixed2416 for every T the phase runs the kernel at (decode: its
+/// range; prefill: chunks of at most 16 rows, so T = 1 and 16), then every
+/// registry kernel for the trace (they read affine codes and reject it).
+/// The weight stays in its stored layout, which is the kernel's.
+DispatchPlan planMixed2416Dispatch(const KernelRegistry &registry,
+                                   const OpSignature &sig,
+                                   const DispatchQuery &query);
 
 } // namespace qtensor::kernels
 
