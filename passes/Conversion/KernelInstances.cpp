@@ -15,6 +15,7 @@
 #include "qtensor/Dialect/QTensor/IR/DescriptorBridge.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 #include "qtensor/Dialect/QTensor/IR/QTensorOps.h"
+#include "qtensor/Kernels/Mixed2416Admission.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/KernelLayout.h"
 
@@ -182,6 +183,9 @@ private:
   LogicalResult addPhase(qt::LinearOp op, const std::string &name,
                          const kernels::OpSignature &sig, kernels::Phase phase,
                          StringRef kernelId);
+  LogicalResult addMixed(qt::LinearOp op, const std::string &name,
+                         const kernels::OpSignature &sig, kernels::Phase phase);
+  void addUse(KernelInstance instance, const KernelInstanceUse &use);
 
   const kernels::Target &target;
   std::vector<KernelInstance> instances;
@@ -218,6 +222,8 @@ LogicalResult Collector::addPhase(qt::LinearOp op, const std::string &name,
     return op.emitError("linear '") << name << "': " << kernels::toString(phase)
                                     << " kernel '" << kernelId << "': ";
   };
+  if (kernelId == kernels::mixed2416KernelCapability().id)
+    return addMixed(op, name, sig, phase);
   const kernels::KernelCapability *kernel =
       kernels::builtinRegistry().findKernel(kernelId.str());
   if (!kernel)
@@ -264,6 +270,51 @@ LogicalResult Collector::addPhase(qt::LinearOp op, const std::string &name,
   return success();
 }
 
+void Collector::addUse(KernelInstance instance, const KernelInstanceUse &use) {
+  std::string key = instance.capability->id + "|" + instance.name;
+  auto [it, inserted] = byKey.try_emplace(key, instances.size());
+  if (inserted)
+    instances.push_back(std::move(instance));
+  instances[it->second].uses.push_back(use);
+}
+
+/// A mixed_2416 linear: one instance per distinct spec, its 16 entries
+/// serving decode and (in chunks) prefill. The weight is stored whole.
+LogicalResult Collector::addMixed(qt::LinearOp op, const std::string &name,
+                                  const kernels::OpSignature &sig,
+                                  kernels::Phase phase) {
+  const kernels::KernelCapability &kernel =
+      kernels::mixed2416KernelCapability();
+  auto fail = [&]() {
+    return op.emitError("linear '") << name << "': " << kernels::toString(phase)
+                                    << " kernel '" << kernel.id << "': ";
+  };
+  if (!sig.mixed)
+    return fail() << "the weight is not a mixed_2416 tensor";
+  if (sig.topology != kernels::Topology::Single)
+    return fail() << "a mixed_2416 tensor is placed whole (tp = 1), this one "
+                  << kernels::toString(sig.topology);
+  if (sig.accumulator != FloatType::F32)
+    return fail() << "accumulator " << toString(sig.accumulator)
+                  << " has no generated kernel (f32)";
+  const bool bias = sig.epilogue == kernels::Epilogue::Bias;
+  Mixed2416GemvSpec spec = mixed2416GemvSpecFor(*sig.mixed, sig.activation,
+                                                sig.output, bias, /*rows=*/1);
+  if (Status s = validateMixed2416GemvSpec(spec); !s)
+    return fail() << s.message();
+  KernelInstance instance;
+  instance.capability = &kernel;
+  instance.mixed = spec;
+  instance.n = sig.n;
+  instance.k = sig.k;
+  instance.activation = sig.activation;
+  instance.output = sig.output;
+  instance.bias = bias;
+  instance.name = mixed2416InstanceName(spec);
+  addUse(std::move(instance), {op, name, 0, 1, phase});
+  return success();
+}
+
 } // namespace
 
 FailureOr<std::vector<KernelInstance>> deriveKernelInstances(ModuleOp module,
@@ -289,6 +340,14 @@ kernelFamilyOf(const kernels::KernelCapability &kernel) {
 }
 
 KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
+  if (instance.mixed) {
+    // One entry per T; the launch does not depend on T.
+    KernelAbi abi = mixed2416GemvAbi(*instance.mixed);
+    abi.entries.clear();
+    for (const Mixed2416GemvSpec &e : mixed2416GemvEntries(*instance.mixed))
+      abi.entries.push_back(mixed2416GemvAbi(e).entries.front());
+    return abi;
+  }
   if (!instance.spec)
     return {};
   return kernelAbiOf(*instance.spec);
@@ -297,6 +356,9 @@ KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
 LogicalResult buildKernelInstance(ModuleOp module,
                                   const KernelInstance &instance,
                                   KernelTarget target, HostCpuLevel hostCpu) {
+  if (instance.mixed)
+    return buildMixed2416GemvKernels(module, *instance.mixed, target,
+                                     instance.name);
   if (!instance.spec)
     return module.emitError("kernel instance '")
            << instance.name << "' is the full-dequant fallback: the runtime "
@@ -311,8 +373,15 @@ hostTwinInstances(ArrayRef<KernelInstance> instances) {
   for (const KernelInstance &instance : instances) {
     if (instance.fullDequant())
       continue;
+    // The mixed GEMV's host build is its own twin (same emitter).
     const kernels::KernelCapability *twin =
-        registry.hostTwin(*instance.capability);
+        instance.mixed ? nullptr : registry.hostTwin(*instance.capability);
+    if (instance.mixed) {
+      KernelInstance host = instance;
+      host.name = instance.name + "_host";
+      twins.push_back(std::move(host));
+      continue;
+    }
     if (!twin || twin == instance.capability)
       continue;
     KernelInstance host = instance;

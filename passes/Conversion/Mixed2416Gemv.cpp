@@ -669,4 +669,59 @@ LogicalResult buildMixed2416GemvKernel(ModuleOp module,
   return success();
 }
 
+std::string mixed2416InstanceName(const Mixed2416GemvSpec &spec) {
+  Mixed2416GemvSpec any = spec;
+  any.rows = 1;
+  std::string name = any.name();
+  // The one name part that differs between the entries: `_t1`.
+  const std::string rows = "_t1_n";
+  size_t at = name.find(rows);
+  if (at != std::string::npos)
+    name.replace(at, rows.size(), "_n");
+  return name;
+}
+
+std::vector<Mixed2416GemvSpec>
+mixed2416GemvEntries(const Mixed2416GemvSpec &spec) {
+  std::vector<Mixed2416GemvSpec> entries;
+  for (int64_t t = 1; t <= 16; ++t) {
+    Mixed2416GemvSpec e = spec;
+    e.rows = t;
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+LogicalResult buildMixed2416GemvKernels(ModuleOp module,
+                                        const Mixed2416GemvSpec &spec,
+                                        KernelTarget target,
+                                        StringRef gpuModuleName) {
+  std::vector<Mixed2416GemvSpec> entries = mixed2416GemvEntries(spec);
+  if (target == KernelTarget::Host) {
+    for (const Mixed2416GemvSpec &e : entries)
+      if (failed(buildMixed2416GemvKernel(module, e, target)))
+        return failure();
+    return success();
+  }
+  for (const Mixed2416GemvSpec &e : entries)
+    if (Status status = validateMixed2416GemvSpec(e); !status)
+      return module.emitError("kernel '")
+             << e.name() << "': " << status.message();
+  if (module.lookupSymbol(gpuModuleName))
+    return module.emitError("kernel module '")
+           << gpuModuleName << "' already exists";
+  MLIRContext *ctx = module.getContext();
+  ImplicitLocOpBuilder b(module.getLoc(), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  auto gpuModule = gpu::GPUModuleOp::create(b, gpuModuleName);
+  for (const Mixed2416GemvSpec &e : entries) {
+    Mixed2416Emitter emitter(e, ctx);
+    b.setInsertionPointToEnd(gpuModule.getBody());
+    conversion::buildWarpRowNVPTXEntry(b, warpRowEntry(ctx, emitter));
+  }
+  return success();
+}
+
 } // namespace qtensor

@@ -14,6 +14,7 @@
 #define QTENSOR_CONVERSION_KERNELINSTANCES_H
 
 #include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Conversion/Mixed2416Kernel.h"
 #include "qtensor/Kernels/Capability.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -40,12 +41,16 @@ struct KernelInstance {
   std::string name; ///< unique in a module: symbol stem and file stem
   const kernels::KernelCapability *capability = nullptr;
   std::optional<QuantKernelSpec> spec;
+  /// A mixed_2416 instance (registry id mixed2416_decode_gemv): the spec
+  /// of its T = 1 entry; it has one entry per T of [1, 16]
+  /// (mixed2416GemvEntries) and serves prefill in chunks of them.
+  std::optional<Mixed2416GemvSpec> mixed;
   int64_t n = 0, k = 0; ///< local shape
   FloatType activation = FloatType::F16, output = FloatType::F16;
   bool bias = false; ///< the instance adds b (never for row-parallel slices)
   std::vector<KernelInstanceUse> uses; ///< in op order, then rank, phase
 
-  bool fullDequant() const { return !spec; }
+  bool fullDequant() const { return !spec && !mixed; }
   /// The phases its uses run in, decode first.
   std::vector<kernels::Phase> phases() const;
 };

@@ -37,6 +37,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qtensor {
 
@@ -99,6 +100,20 @@ KernelAbi mixed2416GemvAbi(const Mixed2416GemvSpec &spec);
 mlir::LogicalResult buildMixed2416GemvKernel(mlir::ModuleOp module,
                                              const Mixed2416GemvSpec &spec,
                                              KernelTarget target);
+
+/// What a compiled artifact holds for one tensor shape: every T of [1, 16]
+/// as its own entry (`spec` with rows 1..16), the runtime running a larger
+/// T in chunks. The name without the rows (`..._f16_n64_k256...`) names
+/// the set: the GPU module holding the 16 entries, the manifest record.
+std::string mixed2416InstanceName(const Mixed2416GemvSpec &spec);
+std::vector<Mixed2416GemvSpec>
+mixed2416GemvEntries(const Mixed2416GemvSpec &spec);
+/// Builds the 16 entries: host functions into `module`, or one
+/// gpu.module `gpuModuleName` holding the 16 kernels.
+mlir::LogicalResult buildMixed2416GemvKernels(mlir::ModuleOp module,
+                                              const Mixed2416GemvSpec &spec,
+                                              KernelTarget target,
+                                              llvm::StringRef gpuModuleName);
 
 } // namespace qtensor
 
