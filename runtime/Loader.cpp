@@ -399,6 +399,19 @@ private:
   Status decodeQParams() {
     uint64_t bytes = 0;
     for (const artifact::TensorEntry &t : m.man.tensors) {
+      // A mixed tensor's streams are verified before any kernel may index
+      // them (CSR bounds, map size, code ranges); the kernels' row table
+      // is derived from the map once.
+      if (t.mixed2416() && m.shards.count(t.file)) {
+        QTENSOR_ASSIGN_OR_RETURN(Mixed2416Streams streams,
+                                 m.mixedStreams(t.name));
+        auto rows =
+            mixed2416RowW4Groups(t.mixed2416()->logical, streams.precisionMap);
+        if (!rows)
+          return makeError(t.name, ": ", rows.message());
+        mixedRowW4.emplace(t.name, rows.take());
+        continue;
+      }
       const artifact::QuantizedTensor *q = t.quantized();
       if (!q || !m.shards.count(t.file))
         continue;
@@ -545,6 +558,8 @@ private:
         (k.nested ? "|nested" : "");
     if (auto it = hostCache.find(key); it != hostCache.end())
       return std::shared_ptr<const WeightOperands>(it->second);
+    if (k.mixed)
+      return mixedHostOperands(op, k, key);
     // A kernel with nested scales reads the levels as stored; view() would
     // decode the first level for it.
     OpTensorViews views;
@@ -576,6 +591,31 @@ private:
       QTENSOR_TRY(
           m.memory.add(MemoryCategory::QParams, key, ops->qparamBytes()));
     }
+    hostCache[key] = ops;
+    return std::shared_ptr<const WeightOperands>(ops);
+  }
+
+  /// A mixed_2416 kernel's host operands: the stored streams and the row
+  /// table decodeQParams derived.
+  Expected<std::shared_ptr<const WeightOperands>>
+  mixedHostOperands(const OpPlan &op, const KernelInstance &k,
+                    const std::string &key) {
+    artifact::Mixed2416Views views;
+    for (const auto &[role, stored] : op.entry->storedTensors())
+      views[role] = m.storedView(op.tensor, role);
+    auto rows = mixedRowW4.find(op.tensor);
+    if (rows == mixedRowW4.end())
+      return makeError("op \"", op.tensor, "\": its streams were not read");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> bias, m.referenceBias(op));
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::shared_ptr<WeightOperands> ops,
+        makeMixed2416HostOperands(k, *op.entry, views, rows->second, bias));
+    for (const auto &[item, bytes] : ops->copies)
+      QTENSOR_TRY(holdHost(item, bytes));
+    QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,
+                             op.tensor + " w2 and w4 codes (" + k.layout + ")",
+                             ops->wBytes));
+    QTENSOR_TRY(m.memory.add(MemoryCategory::QParams, key, ops->qparamBytes()));
     hostCache[key] = ops;
     return std::shared_ptr<const WeightOperands>(ops);
   }
@@ -636,12 +676,21 @@ private:
           continue;
         }
         for (const KernelInstance *k : p.instances) {
+          // A chunked phase runs another phase's instance (mixed_2416
+          // prefill on the decode GEMV): one kernel serves both.
+          if (std::any_of(rt.native.begin(), rt.native.end(),
+                          [&](const auto &n) { return n.first == k; }))
+            continue;
           std::unique_ptr<OpKernel> kernel;
           if (k->isHost()) {
             QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<const WeightOperands> w,
                                      hostOperands(op, *k));
-            kernel = makeHostNativeKernel(*k, functions.at(k), std::move(w),
-                                          op.activation, op.output);
+            kernel =
+                k->mixed
+                    ? makeMixed2416HostKernel(*k, functions.at(k), std::move(w),
+                                              op.activation, op.output)
+                    : makeHostNativeKernel(*k, functions.at(k), std::move(w),
+                                           op.activation, op.output);
           } else {
             QTENSOR_ASSIGN_OR_RETURN(DeviceOperands d, deviceOperands(op, *k));
             std::vector<CudaDevice::Function> fns(functions.at(k).begin(),
@@ -722,6 +771,8 @@ private:
   std::map<const KernelInstance *, std::vector<void *>> functions;
   std::map<std::string, std::shared_ptr<WeightOperands>> hostCache;
   std::map<std::string, DeviceOperands> deviceCache;
+  /// Each mixed_2416 tensor's W4 groups before each row (its kernels' rw4).
+  std::map<std::string, std::vector<int32_t>> mixedRowW4;
   std::vector<std::string> stagedHost;
   std::string noGpu; ///< why `auto` could not use the GPU
 };
@@ -797,13 +848,49 @@ LoadedModel::reconstructedWeight(const OpPlan &op,
                            part);
 }
 
+Expected<Mixed2416Streams>
+LoadedModel::mixedStreams(const std::string &tensor) const {
+  const artifact::TensorEntry *entry = man.findTensor(tensor);
+  if (!entry || !entry->mixed2416())
+    return makeError("\"", tensor, "\" is not a mixed_2416 tensor");
+  artifact::Mixed2416Views views;
+  for (const auto &[role, stored] : entry->storedTensors()) {
+    views[role] = storedView(tensor, role);
+    if (!views[role])
+      return makeError("\"", tensor, "\": its ", role, " stream is not mapped");
+  }
+  return artifact::readMixed2416Streams(tensor, entry->mixed2416()->logical,
+                                        views);
+}
+
+namespace {
+/// A mixed_2416 op's whole W_hat (or its rounding magnitudes) from its
+/// rows.
+Expected<std::vector<double>>
+mixedWeight(const LoadedModel &m, const OpPlan &op, Mixed2416Part part) {
+  QTENSOR_ASSIGN_OR_RETURN(Mixed2416Streams streams, m.mixedStreams(op.tensor));
+  QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<Mixed2416WeightRows> rows,
+                           Mixed2416WeightRows::make(op.tensor, *op.mixed,
+                                                     std::move(streams), part));
+  std::vector<double> w(size_t(rows->rows()) * size_t(rows->cols()));
+  QTENSOR_TRY(rows->fill(0, rows->rows(), w.data()));
+  return w;
+}
+} // namespace
+
 Expected<std::vector<double>>
 LoadedModel::referenceWeight(const OpPlan &op) const {
+  if (op.mixed)
+    return mixedWeight(*this, op, Mixed2416Part::Value);
   return reconstructedWeight(op, ReconstructedPart::Value);
 }
 
 Expected<std::vector<double>>
 LoadedModel::referenceMagnitudes(const OpPlan &op) const {
+  // A mixed kernel sums each outlier's difference from the dense value
+  // after the dense codes: its rounding grows with both.
+  if (op.mixed)
+    return mixedWeight(*this, op, Mixed2416Part::RoundingMagnitude);
   const artifact::QuantizedTensor *q =
       op.entry ? op.entry->quantized() : nullptr;
   if (!q || !hasOwnRoundingMagnitudes(q->logical.descriptor))
@@ -811,21 +898,32 @@ LoadedModel::referenceMagnitudes(const OpPlan &op) const {
   return reconstructedWeight(op, ReconstructedPart::RoundingMagnitude);
 }
 
-Expected<std::unique_ptr<ReferenceRows>>
+Expected<std::unique_ptr<WeightRows>>
 LoadedModel::referenceRows(const OpPlan &op) const {
   return referenceRows(op.tensor);
 }
 
-Expected<std::unique_ptr<ReferenceRows>>
+Expected<std::unique_ptr<WeightRows>>
 LoadedModel::referenceRows(const std::string &tensor) const {
   const artifact::TensorEntry *entry = man.findTensor(tensor);
+  if (entry && entry->mixed2416()) {
+    QTENSOR_ASSIGN_OR_RETURN(Mixed2416Streams streams, mixedStreams(tensor));
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::unique_ptr<Mixed2416WeightRows> rows,
+        Mixed2416WeightRows::make(tensor, entry->mixed2416()->logical,
+                                  std::move(streams)));
+    return std::unique_ptr<WeightRows>(std::move(rows));
+  }
   if (!entry || !entry->quantized())
     return makeError("\"", tensor, "\" is not a quantized tensor");
   const safetensors::TensorView *codes = view(tensor, "codes");
   const safetensors::TensorView *scales = view(tensor, "scales");
   if (!codes || !scales)
     return makeError("\"", tensor, "\": codes or scales not mapped");
-  return ReferenceRows::open(*entry, *codes, *scales, view(tensor, "zeros"));
+  QTENSOR_ASSIGN_OR_RETURN(
+      std::unique_ptr<ReferenceRows> rows,
+      ReferenceRows::open(*entry, *codes, *scales, view(tensor, "zeros")));
+  return std::unique_ptr<WeightRows>(std::move(rows));
 }
 
 Expected<std::vector<double>>
@@ -852,8 +950,9 @@ Status LoadedModel::callInto(OpRuntime &rt, const HostTensor &x, HostTensor &y,
   if (phase->fallback) {
     kernel = rt.fallback.get();
   } else {
+    const KernelInstance *instance = op.instanceFor(t);
     for (auto &[k, impl] : rt.native)
-      if (k->phase == phase->phase && k->entryFor(t)) {
+      if (k == instance) {
         kernel = impl.get();
         break;
       }

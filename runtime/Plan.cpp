@@ -3,6 +3,7 @@
 #include "qtensor/Runtime/Plan.h"
 
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Kernels/Mixed2416Admission.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/KernelLayout.h"
@@ -23,7 +24,7 @@ const PhasePlan *OpPlan::phaseFor(int64_t tokens) const {
   for (const PhasePlan &p : phases) {
     if (p.phase != want)
       continue;
-    if (p.fallback)
+    if (p.fallback || p.chunkRows)
       return &p;
     for (const KernelInstance *k : p.instances)
       if (tokens >= k->tokens.min && tokens <= *k->tokens.max)
@@ -36,6 +37,13 @@ const KernelInstance *OpPlan::instanceFor(int64_t tokens) const {
   const PhasePlan *phase = phaseFor(tokens);
   if (!phase || phase->fallback)
     return nullptr;
+  // A chunked phase calls its (decode) instances on chunks of T.
+  if (phase->chunkRows) {
+    for (const KernelInstance *k : phase->instances)
+      if (k->entryFor(std::min(tokens, phase->chunkRows)))
+        return k;
+    return nullptr;
+  }
   for (const KernelInstance *k : phase->instances)
     if (k->phase == phase->phase && k->entryFor(tokens))
       return k;
@@ -177,11 +185,9 @@ Status checkNestedArgs(const KernelInstance &k,
                    "second-level mins");
 }
 
-/// What the instance claims about `op` against what the manifest stores.
-/// Any mismatch is a corrupt artifact.
-Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
-                              const artifact::QuantizedTensor &q,
-                              bool biasApplies) {
+/// The fields every instance shares with its op: shape, dtypes, bias.
+Status checkSignatureAgainstOp(const KernelInstance &k, const OpPlan &op,
+                               bool biasApplies) {
   std::string where = k.where();
   std::string of = " (tensor \"" + op.tensor + "\")";
   if (k.n != op.n() || k.k != op.k())
@@ -200,8 +206,23 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                      ", but the op", of,
                      biasApplies ? " adds a bias on this rank"
                                  : " adds no bias in this kernel");
+  return Status::ok();
+}
+
+/// What the instance claims about `op` against what the manifest stores.
+/// Any mismatch is a corrupt artifact.
+Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
+                              const artifact::QuantizedTensor &q,
+                              bool biasApplies) {
+  QTENSOR_TRY(checkSignatureAgainstOp(k, op, biasApplies));
   if (k.isReference())
     return Status::ok();
+  std::string where = k.where();
+  std::string of = " (tensor \"" + op.tensor + "\")";
+  if (k.mixed)
+    return makeError(where, ".layout: ", k.layout, ", but", of,
+                     " is an affine tensor, which a mixed_2416 kernel does "
+                     "not read");
 
   const AffineDescriptor &d = q.logical.descriptor;
   if (k.codeBits != d.code.bits || k.codeSigned != d.code.isSigned)
@@ -293,6 +314,48 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
                        ", but", of, " stores zero-points of shape ",
                        shapeToString(q.zeros->shape));
   }
+  return Status::ok();
+}
+
+/// A mixed_2416 kernel's record against the mixed tensor it binds: the
+/// descriptor fields it was specialized for and the streams' dtypes.
+Status checkMixedInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
+                                   const artifact::Mixed2416Tensor &mx,
+                                   bool biasApplies) {
+  QTENSOR_TRY(checkSignatureAgainstOp(k, op, biasApplies));
+  std::string where = k.where();
+  std::string of = " (tensor \"" + op.tensor + "\")";
+  if (!k.mixed)
+    return makeError(where, ".layout: ",
+                     k.isReference() ? std::string("reference (full-dequant)")
+                                     : "\"" + k.layout + "\"",
+                     ", but", of,
+                     " is a mixed_2416 tensor, which only the mixed_2416 "
+                     "GEMV reads");
+  const Mixed2416Descriptor &d = mx.logical;
+  const artifact::KernelEntry::MixedStreams &m = *k.mixed;
+  if (m.firstGroupSize != d.firstGroupSize ||
+      m.secondGroupSize != d.secondGroupSize)
+    return makeError(where, ".mixed: G1 = ", m.firstGroupSize,
+                     ", G2 = ", m.secondGroupSize, ", but", of,
+                     " has G1 = ", d.firstGroupSize,
+                     ", G2 = ", d.secondGroupSize);
+  if (m.secondType != d.secondType ||
+      dtypeOf(argTypeOf(m.secondType)) != mx.secondScales.dtype ||
+      dtypeOf(argTypeOf(m.secondType)) != mx.secondZeroPoints.dtype)
+    return makeError(where,
+                     ".mixed.second_type: ", qtensor::toString(m.secondType),
+                     ", but", of, " stores its second level as ",
+                     safetensors::dtypeName(mx.secondScales.dtype));
+  if (m.sparseType != d.sparseType ||
+      dtypeOf(argTypeOf(m.sparseType)) != mx.sparseValues.dtype)
+    return makeError(where,
+                     ".mixed.sparse_type: ", qtensor::toString(m.sparseType),
+                     ", but", of, " stores its outliers as ",
+                     safetensors::dtypeName(mx.sparseValues.dtype));
+  if (m.sparse != d.sparse)
+    return makeError(where, ".mixed.sparse: ", toString(m.sparse), ", but", of,
+                     " has ", toString(d.sparse), " semantics");
   return Status::ok();
 }
 
@@ -458,6 +521,89 @@ struct Planner {
     return p;
   }
 
+  /// A mixed_2416 op's phase: its decode GEMV records, checked against the
+  /// tensor and re-admitted (Mixed2416Admission.h) at every T an entry
+  /// point takes. Prefill runs the same records on chunks of at most their
+  /// largest T. There is no full-dequant fallback for the family.
+  Expected<PhasePlan> planMixedPhase(OpPlan &op,
+                                     const artifact::PhaseBinding &pb,
+                                     const artifact::Mixed2416Tensor &mx,
+                                     bool biasApplies) {
+    PhasePlan p;
+    p.phase = pb.phase;
+    std::string what =
+        "op \"" + op.tensor + "\" " + kernels::toString(pb.phase);
+    const kernels::Mixed2416Capability &cap =
+        kernels::mixed2416DecodeGemvCapability();
+    if (pb.fallback || pb.kernel != cap.name)
+      return makeError(what, ": its binding selects ", pb.kernel,
+                       pb.fallback ? " (the full-dequant fallback)" : "",
+                       ", but a mixed_2416 weight runs only ", cap.name);
+    std::vector<std::string> rejected;
+    bool any = false;
+    for (const KernelInstance *k : byTensor[op.tensor]) {
+      if (k->phase != Phase::Decode)
+        continue; // the family's records are decode; prefill reuses them
+      any = true;
+      if (k->registryId != cap.name)
+        return makeError(k->where(), ".registry_id: \"", k->registryId,
+                         "\", but the op's binding selects \"", pb.kernel,
+                         "\" for ", what);
+      QTENSOR_TRY(checkMixedInstanceAgainstOp(*k, op, mx, biasApplies));
+      if (k->target.backend != options.target.backend) {
+        rejected.push_back(k->id + ": built for " + k->target.name +
+                           ", this run uses " + options.target.name);
+        continue;
+      }
+      if (options.target.backend == kernels::Backend::Cuda) {
+        rejected.push_back(k->id + ": the CUDA backend does not upload "
+                                   "mixed_2416 streams yet");
+        continue;
+      }
+      std::string refused;
+      for (const EntryPoint &e : k->entries) {
+        kernels::Verdict v = kernels::admitMixed2416(
+            cap, mx.logical, op.activation, e.tokens.min, op.signature.ranks,
+            options.target);
+        if (!v.accepted()) {
+          refused = "T = " + std::to_string(e.tokens.min) + ": " + v.reason();
+          break;
+        }
+      }
+      if (!refused.empty()) {
+        rejected.push_back(k->id + " (" + cap.name + "): " + refused);
+        continue;
+      }
+      if (pb.phase == Phase::Prefill) {
+        if (k->tokens.min != 1) {
+          rejected.push_back(
+              k->id + ": starts at T = " + std::to_string(k->tokens.min) +
+              ", so its entries cannot cover chunks of T");
+          continue;
+        }
+        p.chunkRows = p.chunkRows ? std::min(p.chunkRows, *k->tokens.max)
+                                  : *k->tokens.max;
+      }
+      p.instances.push_back(k);
+    }
+    if (!p.instances.empty()) {
+      p.reason = "admitted by this build's mixed_2416 predicate on " +
+                 options.target.name;
+      if (p.chunkRows)
+        p.reason += ", in chunks of " + std::to_string(p.chunkRows) + " rows";
+      for (const KernelInstance *k : p.instances)
+        plan.files.insert(k->codeFile());
+      return p;
+    }
+    std::string why =
+        !any ? "the artifact has no " + cap.name + " instance for it"
+             : "no kernel instance admitted: ";
+    for (size_t i = 0; i < rejected.size(); ++i)
+      why += (i ? "; " : "") + rejected[i];
+    return makeError(what, ": ", why,
+                     " (a mixed_2416 weight has no full-dequant fallback)");
+  }
+
   Status run() {
     std::map<std::string, const artifact::OpBinding *> bindingOf;
     for (const artifact::OpBinding &b : m.bindings)
@@ -471,10 +617,12 @@ struct Planner {
         matched;
     for (const artifact::TensorEntry &t : m.tensors) {
       const artifact::QuantizedTensor *q = t.quantized();
+      const artifact::Mixed2416Tensor *mx = t.mixed2416();
       // The embedding table is read by the decoder program, not run as an
       // op (validateManifest: no binding names it).
-      if (!q || q->use != artifact::TensorUse::Linear)
+      if (q ? q->use != artifact::TensorUse::Linear : !mx)
         continue;
+      const std::vector<int64_t> &shape = t.logicalShape();
       auto [opName, rankSuffix] = splitRankName(t.name);
       if (rankSuffix && *rankSuffix >= plan.tp)
         return makeError("manifest tensor \"", t.name, "\": rank ", *rankSuffix,
@@ -494,10 +642,15 @@ struct Planner {
           continue;
         matched.insert(wanted.count(t.name) ? t.name : opName);
       }
-      if (t.quantized()->logical.shape.size() != 2)
+      if (shape.size() != 2)
         return makeError("manifest tensor \"", t.name,
                          "\": a linear weight is 2-D, this one has shape ",
-                         shapeToString(q->logical.shape));
+                         shapeToString(shape));
+      if (mx && (rankSuffix || b.ranks.size() > 1))
+        return makeError(
+            "manifest tensor \"", t.name,
+            "\": a mixed_2416 weight runs whole on one rank; op \"", opName,
+            "\" is bound over ", b.ranks.size(), " ranks");
 
       OpPlan op;
       op.tensor = t.name;
@@ -518,17 +671,21 @@ struct Planner {
                          b.ranks.size(), " ranks, topology.tp is ", plan.tp);
       size_t r = b.ranks.size() > 1 ? size_t(plan.rank) : 0;
       op.slice = b.ranks[r];
-      if (q->logical.shape != std::vector<int64_t>{op.slice.n, op.slice.k})
+      if (shape != std::vector<int64_t>{op.slice.n, op.slice.k})
         return makeError("manifest tensor \"", t.name, "\" has shape ",
-                         shapeToString(q->logical.shape),
-                         ", but the binding gives rank ", plan.rank,
-                         " of op \"", opName, "\" the slice [", op.slice.n,
-                         ", ", op.slice.k, "]");
+                         shapeToString(shape), ", but the binding gives rank ",
+                         plan.rank, " of op \"", opName, "\" the slice [",
+                         op.slice.n, ", ", op.slice.k, "]");
       op.activation = b.activation;
       op.output = b.output;
       kernels::OpSignature &sig = op.signature;
-      sig.descriptor = q->logical.descriptor;
-      sig.layout = q->logical.layout;
+      if (q) {
+        sig.descriptor = q->logical.descriptor;
+        sig.layout = q->logical.layout;
+      } else {
+        op.mixed = &mx->logical;
+        sig.representation = "mixed_2416";
+      }
       sig.activation = b.activation;
       sig.accumulator = b.accumulator;
       sig.output = b.output;
@@ -567,7 +724,8 @@ struct Planner {
 
       for (const artifact::PhaseBinding &pb : b.phases) {
         QTENSOR_ASSIGN_OR_RETURN(PhasePlan p,
-                                 planPhase(op, pb, *q, biasApplies));
+                                 q ? planPhase(op, pb, *q, biasApplies)
+                                   : planMixedPhase(op, pb, *mx, biasApplies));
         op.phases.push_back(std::move(p));
       }
       if (op.phases.empty())

@@ -418,3 +418,27 @@ KernelError qtensor::runtime::measureKernelErrorOnRows(
     }
   return e;
 }
+
+Expected<std::unique_ptr<Mixed2416WeightRows>>
+Mixed2416WeightRows::make(const std::string &name, Mixed2416Descriptor d,
+                          Mixed2416Streams s, Mixed2416Part part) {
+  auto rowW4 = mixed2416RowW4Groups(d, s.precisionMap);
+  if (!rowW4)
+    return makeError(name, ": ", rowW4.message());
+  std::unique_ptr<Mixed2416WeightRows> r(new Mixed2416WeightRows());
+  r->name = name;
+  r->d = std::move(d);
+  r->s = std::move(s);
+  r->rowW4 = rowW4.take();
+  r->part = part;
+  return r;
+}
+
+Status Mixed2416WeightRows::fill(int64_t first, int64_t count,
+                                 double *out) const {
+  if (first < 0 || count < 0 || first + count > d.rows())
+    return makeError(name, ": rows [", first, ", ", first + count,
+                     ") are outside [0, ", d.rows(), ")");
+  reconstructMixed2416Rows(d, s, rowW4, first, count, out, part);
+  return Status::ok();
+}

@@ -287,33 +287,70 @@ mixed2416RowW4Groups(const Mixed2416Descriptor &d,
   return before;
 }
 
-Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,
-                                                   const Mixed2416Streams &s) {
-  QTENSOR_ASSIGN_OR_RETURN(std::vector<double> scales,
-                           decodeMixed2416FirstScales(d, s));
-  const int64_t n = d.rows(), k = d.cols(), g1 = d.firstGroupSize;
+void reconstructMixed2416Rows(const Mixed2416Descriptor &d,
+                              const Mixed2416Streams &s,
+                              const std::vector<int32_t> &rowW4Groups,
+                              int64_t first, int64_t count, double *out,
+                              Mixed2416Part part) {
+  const int64_t k = d.cols(), g1 = d.firstGroupSize;
   const int64_t perRow = d.groupsPerRow();
-  std::vector<double> w(static_cast<size_t>(n * k));
-  int64_t w2Seen = 0, w4Seen = 0; // groups of each stream before this one
-  for (int64_t row = 0; row < n; ++row)
+  const bool replace = d.sparse == SparseSemantics::Replacement;
+  std::vector<double> outlierTerms;
+  for (int64_t row = first; row < first + count; ++row) {
+    // Groups of each stream before this row's: the row table's W4 count,
+    // the rest W2.
+    int64_t w4Seen = rowW4Groups[static_cast<size_t>(row)];
+    int64_t w2Seen = row * perRow - w4Seen;
+    double *rowOut = out + (row - first) * k;
     for (int64_t g = 0; g < perRow; ++g) {
       const int64_t group = row * perRow + g;
+      // Second level first: s1 = s2 * (qs - z2).
+      const int64_t second = (row / d.secondGroupSize) * perRow + g;
+      const double scale =
+          s.secondScales[second] *
+          (double(s.firstScaleCodes[group]) - s.secondZeroPoints[second]);
       const bool w4 = isW4Group(s.precisionMap, group);
       const unsigned bits = w4 ? 4 : 2;
       const std::vector<uint8_t> &stream = w4 ? s.w4Codes : s.w2Codes;
       const int64_t base = (w4 ? w4Seen++ : w2Seen++) * g1;
-      const double scale = scales[group], zero = s.firstZeroPoints[group];
-      double *out = w.data() + row * k + g * g1;
+      const double zero = s.firstZeroPoints[group];
+      double *o = rowOut + g * g1;
       for (int64_t j = 0; j < g1; ++j)
-        out[j] = scale * (double(codeAt(stream, base + j, bits)) - zero);
+        o[j] = scale * (double(codeAt(stream, base + j, bits)) - zero);
     }
-  for (int64_t row = 0; row < n; ++row)
-    for (int32_t i = s.sparseRowPointers[row]; i < s.sparseRowPointers[row + 1];
-         ++i) {
-      double &x = w[row * k + s.sparseColumns[i]];
-      x = d.sparse == SparseSemantics::Replacement ? s.sparseValues[i]
-                                                   : x + s.sparseValues[i];
+    const int32_t begin = s.sparseRowPointers[row],
+                  end = s.sparseRowPointers[row + 1];
+    if (part == Mixed2416Part::Value) {
+      for (int32_t i = begin; i < end; ++i) {
+        double &x = rowOut[s.sparseColumns[i]];
+        x = replace ? s.sparseValues[i] : x + s.sparseValues[i];
+      }
+      continue;
     }
+    // A kernel sums the dense code everywhere, then each outlier's
+    // difference from it (replacement) or its value (correction): those
+    // terms are taken while the row still holds signed dense values.
+    outlierTerms.clear();
+    for (int32_t i = begin; i < end; ++i) {
+      const double dense = rowOut[s.sparseColumns[i]];
+      outlierTerms.push_back(
+          std::fabs(replace ? s.sparseValues[i] - dense : s.sparseValues[i]));
+    }
+    for (int64_t c = 0; c < k; ++c)
+      rowOut[c] = std::fabs(rowOut[c]);
+    for (int32_t i = begin; i < end; ++i)
+      rowOut[s.sparseColumns[i]] +=
+          outlierTerms[static_cast<size_t>(i - begin)];
+  }
+}
+
+Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,
+                                                   const Mixed2416Streams &s) {
+  QTENSOR_TRY(verifyMixed2416Streams(d, s));
+  QTENSOR_ASSIGN_OR_RETURN(std::vector<int32_t> rowW4,
+                           mixed2416RowW4Groups(d, s.precisionMap));
+  std::vector<double> w(static_cast<size_t>(d.rows() * d.cols()));
+  reconstructMixed2416Rows(d, s, rowW4, 0, d.rows(), w.data());
   return w;
 }
 

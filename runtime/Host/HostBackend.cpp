@@ -5,6 +5,7 @@
 #include "qtensor/Support/FileIO.h"
 #include "qtensor/Support/ThreadPool.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace qtensor;
 using namespace qtensor::runtime;
@@ -123,13 +125,43 @@ Expected<void *> HostKernelLibrary::resolve(const std::string &symbol) const {
   return p;
 }
 
+namespace {
+
+// Every argument is a pointer, so the C calling convention for N pointer
+// arguments is the same whatever the memrefs' element types.
 // A symbol from dlsym carries no type information, so UBSan's
-// -fsanitize=function check (calls through a pointer of a different function
-// type) cannot apply to it; the C interface's signature is checked against
-// the capability instead (argument count and ranks, docs/kernel-abi.md).
+// -fsanitize=function check (calls through a pointer of a different
+// function type) cannot apply to it.
+template <size_t... I>
 #if defined(__clang__)
 __attribute__((no_sanitize("function")))
 #endif
+void callWithPointers(void *function, void *const *a,
+                      std::index_sequence<I...>) {
+  using P = void *;
+  reinterpret_cast<void (*)(decltype((void)I, P())...)>(function)(a[I]...);
+}
+
+template <size_t N> void callWith(void *function, void *const *a) {
+  callWithPointers(function, a, std::make_index_sequence<N>{});
+}
+
+using Caller = void (*)(void *, void *const *);
+template <size_t... N>
+constexpr std::array<Caller, sizeof...(N)>
+makeCallers(std::index_sequence<N...>) {
+  return {&callWith<N + 1>...};
+}
+/// kCallers[n - 1] calls a function of n pointer arguments.
+constexpr std::array<Caller, kMaxKernelArgs> kCallers =
+    makeCallers(std::make_index_sequence<kMaxKernelArgs>{});
+
+} // namespace
+
+// The call through `function` happens in callWithPointers (a symbol from
+// dlsym carries no type information for UBSan's -fsanitize=function
+// check; the C interface's signature is checked against the capability
+// instead: argument count and ranks, docs/kernel-abi.md).
 Status qtensor::runtime::callMlirCInterface(void *function,
                                             const HostOperand *operands,
                                             size_t count) {
@@ -170,39 +202,7 @@ Status qtensor::runtime::callMlirCInterface(void *function,
   void *a[kMaxKernelArgs] = {};
   for (size_t i = 0; i < count; ++i)
     a[i] = descriptors[i];
-  // Every argument is a pointer, so the C calling convention for N pointer
-  // arguments is the same whatever the memrefs' element types.
-  using P = void *;
-  switch (count) {
-  case 1:
-    reinterpret_cast<void (*)(P)>(function)(a[0]);
-    break;
-  case 2:
-    reinterpret_cast<void (*)(P, P)>(function)(a[0], a[1]);
-    break;
-  case 3:
-    reinterpret_cast<void (*)(P, P, P)>(function)(a[0], a[1], a[2]);
-    break;
-  case 4:
-    reinterpret_cast<void (*)(P, P, P, P)>(function)(a[0], a[1], a[2], a[3]);
-    break;
-  case 5:
-    reinterpret_cast<void (*)(P, P, P, P, P)>(function)(a[0], a[1], a[2], a[3],
-                                                        a[4]);
-    break;
-  case 6:
-    reinterpret_cast<void (*)(P, P, P, P, P, P)>(function)(a[0], a[1], a[2],
-                                                           a[3], a[4], a[5]);
-    break;
-  case 7:
-    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(function)(
-        a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-    break;
-  case 8:
-    reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(function)(
-        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-    break;
-  }
+  kCallers[count - 1](function, a);
   return Status::ok();
 }
 

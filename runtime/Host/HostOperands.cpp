@@ -4,6 +4,8 @@
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Runtime/OpKernel.h"
 
+#include <algorithm>
+
 using namespace qtensor;
 using namespace qtensor::runtime;
 
@@ -129,6 +131,72 @@ Expected<std::shared_ptr<WeightOperands>> qtensor::runtime::makeHostOperands(
                  : zeros->data;
     ops->zBytes = zeros->byteSize();
   }
+  return withBias(k, name, bias, std::move(ops));
+}
+
+Expected<std::shared_ptr<WeightOperands>>
+qtensor::runtime::makeMixed2416HostOperands(
+    const KernelInstance &k, const artifact::TensorEntry &entry,
+    const std::map<std::string, const safetensors::TensorView *, std::less<>>
+        &views,
+    const std::vector<int32_t> &rw4, const std::vector<double> &bias) {
+  const artifact::Mixed2416Tensor *mixed = entry.mixed2416();
+  if (!mixed || !k.mixed)
+    return makeError(k.where(), ": no mixed_2416 operands for \"", entry.name,
+                     "\"");
+  // What the kernel never reads (an empty stream) still needs an address.
+  alignas(16) static const uint8_t kEmpty[16] = {};
+  auto ops = std::make_shared<WeightOperands>();
+  const std::string &name = entry.name;
+  const std::pair<ArgRole, const char *> stored[] = {
+      {ArgRole::Map, "precision_map"},
+      {ArgRole::W2, "w2_codes"},
+      {ArgRole::W4, "w4_codes"},
+      {ArgRole::QS, "first_scale_codes"},
+      {ArgRole::Z1, "first_zero_points"},
+      {ArgRole::S2, "second_scales"},
+      {ArgRole::Z2, "second_zero_points"},
+      {ArgRole::SV, "sparse_values"},
+      {ArgRole::SC, "sparse_columns"},
+      {ArgRole::SR, "sparse_row_pointers"}};
+  for (const auto &[role, key] : stored) {
+    const KernelArg *a = k.arg(role);
+    auto view = views.find(key);
+    if (!a || view == views.end() || !view->second)
+      return makeError(name, ": its ", key, " stream is not mapped for ", k.id);
+    const safetensors::TensorView &v = *view->second;
+    const size_t width = byteWidth(a->type);
+    if (v.byteSize() % width != 0)
+      return makeError(name, ": ", v.name, " holds ", v.byteSize(),
+                       " bytes, not whole ", toString(a->type), " elements");
+    const int64_t count = int64_t(v.byteSize() / width);
+    bool dynamic =
+        std::find(a->shape.begin(), a->shape.end(), kDynamic) != a->shape.end();
+    if (!dynamic && uint64_t(count) != elements(*a))
+      return makeError(name, ": ", v.name, " holds ", count, " ",
+                       toString(a->type), " elements, but ", k.id, " reads ",
+                       elements(*a), " as ", toString(role));
+    // The code streams meet 16-byte vector loads; the rest element loads.
+    const size_t alignment =
+        role == ArgRole::W2 || role == ArgRole::W4 ? 16 : width;
+    WeightOperands::Stream s;
+    s.data = count == 0 ? kEmpty : inPlaceOrCopy(v, alignment, v.name, *ops);
+    s.bytes = v.byteSize();
+    s.elements = count;
+    ops->streams[role] = s;
+  }
+  ops->wBytes =
+      ops->streams[ArgRole::W2].bytes + ops->streams[ArgRole::W4].bytes;
+  if (int64_t(rw4.size()) != k.n + 1)
+    return makeError(name, ": ", rw4.size(),
+                     " row counts of W4 groups, N + 1 = ", k.n + 1);
+  const uint8_t *rw4Bytes = reinterpret_cast<const uint8_t *>(rw4.data());
+  ops->owned.emplace_back(rw4Bytes, rw4Bytes + rw4.size() * sizeof(int32_t));
+  ops->streams[ArgRole::RW4] = {ops->owned.back().data(),
+                                uint64_t(ops->owned.back().size()),
+                                int64_t(rw4.size())};
+  ops->copies.emplace_back("W4 groups before each row of " + name,
+                           ops->owned.back().size());
   return withBias(k, name, bias, std::move(ops));
 }
 

@@ -266,7 +266,7 @@ Status Decoder::init(int64_t chunk) {
     l.n = n;
     l.k = k;
     const artifact::TensorEntry *t = m.findTensor(pl.tensor);
-    if (t->isQuantized()) {
+    if (t->isQuantized() || t->mixed2416()) {
       l.quantized = true;
       QTENSOR_ASSIGN_OR_RETURN(l.op, model.opIndex(pl.tensor));
       const OpPlan &op = model.plan().ops[l.op];

@@ -182,7 +182,7 @@ private:
                           const artifact::ProgramLinear &l, int64_t first = 0,
                           bool head = false) {
     const artifact::TensorEntry *e = m.manifest().findTensor(l.tensor);
-    if (e && e->isQuantized()) {
+    if (e && (e->isQuantized() || e->mixed2416())) {
       QTENSOR_ASSIGN_OR_RETURN(size_t i, m.opIndex(l.tensor));
       const Matrix &x =
           singleTokenFrom
@@ -197,7 +197,7 @@ private:
       // A block of rows at a time: the float64 weight is never whole (8
       // bytes a weight).
       if (other) {
-        const std::vector<int64_t> &shape = e->quantized()->logical.shape;
+        const std::vector<int64_t> &shape = e->logicalShape();
         auto rows = FloatWeightRows::make(
             std::move(*other), shape[0], shape[1],
             "reference decoder: the float weights given for " + l.tensor);
@@ -205,7 +205,7 @@ private:
           return rows.error();
         return referenceLinear(x, **rows, t, bias);
       }
-      QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<ReferenceRows> rows,
+      QTENSOR_ASSIGN_OR_RETURN(std::unique_ptr<WeightRows> rows,
                                m.referenceRows(m.plan().ops[i]));
       return referenceLinear(x, *rows, t, bias);
     }
@@ -306,8 +306,8 @@ private:
   const artifact::DecoderConfig &c;
   const ReferenceWeights &weights;
   std::optional<int64_t> singleTokenFrom;
-  Matrix scratch;                           ///< singleTokenActivations' result
-  std::unique_ptr<ReferenceRows> embedRows; ///< a quantized embedding
+  Matrix scratch;                        ///< singleTokenActivations' result
+  std::unique_ptr<WeightRows> embedRows; ///< a quantized embedding
 };
 
 } // namespace

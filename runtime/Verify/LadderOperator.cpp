@@ -112,11 +112,16 @@ std::vector<int64_t> tokensFor(const KernelInstance &k, bool sampled) {
   if (!sampled)
     t = k.phase == kernels::Phase::Decode ? std::set<int64_t>{1, 5, 16}
                                           : std::set<int64_t>{17, 64};
+  // A mixed_2416 GEMV also runs prefill, as chunks of its entries' T: one
+  // whole chunk and a tail.
+  const bool chunked = k.mixed && !sampled;
+  if (chunked)
+    t.insert({*k.tokens.max + 1, 2 * *k.tokens.max + 7});
   for (const EntryPoint &e : k.entries)
     t.insert(std::max(e.tokens.min, k.tokens.min));
   std::vector<int64_t> out;
   for (int64_t v : t)
-    if (v >= k.tokens.min && v <= *k.tokens.max)
+    if (v >= k.tokens.min && (chunked || v <= *k.tokens.max))
       out.push_back(v);
   return out;
 }
@@ -354,32 +359,66 @@ LevelResult hostLevel(const artifact::Artifact &a,
       return r;
     }
     const artifact::QuantizedTensor *q = t->entry->quantized();
-    if (!q || q->logical.shape.size() != 2) {
+    const artifact::Mixed2416Tensor *mixed = t->entry->mixed2416();
+    if ((!q && !mixed) || t->entry->logicalShape().size() != 2) {
       r.detail = op + ": not a quantized [N, K] weight";
       return r;
     }
-    const std::vector<int64_t> &shape = q->logical.shape;
+    const std::vector<int64_t> &shape = t->entry->logicalShape();
     bool sampled = sampledOp(shape[0], shape[1], options);
     coverage.sampled += sampled;
     bool shared = false;
     const std::vector<int64_t> rows =
         sampled ? sampledRows(shape[0], op) : std::vector<int64_t>();
-    auto reconstruct = [&](ReconstructedPart part) {
-      return sampled ? reconstructWeightRows(*t->entry, *t->codes, *t->scales,
-                                             t->zeros, rows, part)
-                     : reconstructWeight(*t->entry, *t->codes, *t->scales,
-                                         t->zeros, part);
-    };
-    auto rec = reconstruct(ReconstructedPart::Value);
-    // With a min the bound scales with |s q| + |m|, not |W_hat|.
-    auto mag = hasOwnRoundingMagnitudes(q->logical.descriptor)
-                   ? reconstruct(ReconstructedPart::RoundingMagnitude)
-                   : Expected<std::vector<double>>(std::vector<double>());
-    if (!rec || !mag) {
-      r.detail = !rec ? rec.message() : mag.message();
-      return r;
+    std::vector<double> w, magnitudes;
+    std::vector<int32_t> rowW4; // a mixed tensor's kernels' row table
+    if (mixed) {
+      auto streams =
+          artifact::readMixed2416Streams(op, mixed->logical, t->streams);
+      auto table =
+          streams ? mixed2416RowW4Groups(mixed->logical, streams->precisionMap)
+                  : Expected<std::vector<int32_t>>(streams.error());
+      if (!table) {
+        r.detail = op + ": " + table.message();
+        return r;
+      }
+      rowW4 = table.take();
+      // The kernel sums the dense codes, then each outlier's term: the
+      // bound scales with both (Mixed2416Part::RoundingMagnitude).
+      for (auto [part, out] :
+           {std::pair{Mixed2416Part::Value, &w},
+            {Mixed2416Part::RoundingMagnitude, &magnitudes}}) {
+        const int64_t k = shape[1];
+        if (sampled) {
+          out->resize(rows.size() * size_t(k));
+          for (size_t i = 0; i < rows.size(); ++i)
+            reconstructMixed2416Rows(mixed->logical, *streams, rowW4, rows[i],
+                                     1, out->data() + i * size_t(k), part);
+        } else {
+          out->resize(size_t(shape[0]) * size_t(k));
+          reconstructMixed2416Rows(mixed->logical, *streams, rowW4, 0, shape[0],
+                                   out->data(), part);
+        }
+      }
+    } else {
+      auto reconstruct = [&](ReconstructedPart part) {
+        return sampled ? reconstructWeightRows(*t->entry, *t->codes, *t->scales,
+                                               t->zeros, rows, part)
+                       : reconstructWeight(*t->entry, *t->codes, *t->scales,
+                                           t->zeros, part);
+      };
+      auto rec = reconstruct(ReconstructedPart::Value);
+      // With a min the bound scales with |s q| + |m|, not |W_hat|.
+      auto mag = hasOwnRoundingMagnitudes(q->logical.descriptor)
+                     ? reconstruct(ReconstructedPart::RoundingMagnitude)
+                     : Expected<std::vector<double>>(std::vector<double>());
+      if (!rec || !mag) {
+        r.detail = !rec ? rec.message() : mag.message();
+        return r;
+      }
+      w = rec.take();
+      magnitudes = mag.take();
     }
-    std::vector<double> w = rec.take(), magnitudes = mag.take();
     for (size_t index : kernelsOf[op]) {
       const KernelInstance &k = *kernels[index].instance;
       std::vector<double> bias;
@@ -403,6 +442,35 @@ LevelResult hostLevel(const artifact::Artifact &a,
           return r;
         }
         bias = values.take();
+      }
+      if (mixed) {
+        auto operands =
+            makeMixed2416HostOperands(k, *t->entry, t->streams, rowW4, bias);
+        if (!operands) {
+          r.detail = operands.message();
+          return r;
+        }
+        std::unique_ptr<OpKernel> kernel = makeMixed2416HostKernel(
+            k, kernels[index].fns,
+            std::shared_ptr<const WeightOperands>(operands.take()),
+            k.activation, k.output);
+        for (int64_t tokens : tokensFor(k, sampled)) {
+          auto e = runAndMeasure(*kernel, k, op, {w, magnitudes}, bias, tokens,
+                                 sampled ? &rows : nullptr);
+          if (!e) {
+            r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
+                       "): " + e.message();
+            return r;
+          }
+          ++calls;
+          worst.update(*e, op + " T=" + std::to_string(tokens));
+          if (!e->within()) {
+            r.detail = describeFailure(*e, k, op, tokens) + "; " +
+                       quantizationSummary(a);
+            return r;
+          }
+        }
+        continue;
       }
       OpTensorViews views;
       views.codes = t->codes;
@@ -459,6 +527,9 @@ LevelResult hostLevel(const artifact::Artifact &a,
     }
     coverage.shared += shared;
     for (const safetensors::TensorView *v : {t->codes, t->scales, t->zeros})
+      if (v)
+        releaseMappedPages(v->data, v->byteSize());
+    for (const auto &[key, v] : t->streams)
       if (v)
         releaseMappedPages(v->data, v->byteSize());
   }

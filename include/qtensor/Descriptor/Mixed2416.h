@@ -148,6 +148,27 @@ Expected<std::vector<int32_t>>
 mixed2416RowW4Groups(const Mixed2416Descriptor &d,
                      const std::vector<uint8_t> &map);
 
+/// What reconstructMixed2416Rows writes.
+enum class Mixed2416Part : uint8_t {
+  Value, ///< W_hat
+  /// What a kernel's rounding grows with at each element: it sums the
+  /// dense code everywhere, then at each outlier the difference from it
+  /// (replacement) or the value (correction): |dense| + |v - dense|,
+  /// |dense| + |v|, and |dense| elsewhere.
+  RoundingMagnitude,
+};
+
+/// Rows [first, first + count) of the reference decoder's result into
+/// `out` ([count, K] row-major), from streams that passed
+/// verifyMixed2416Streams and their row table (mixed2416RowW4Groups): the
+/// values reconstructMixed2416 gives those rows, which it computes this
+/// way. The caller keeps the rows within [0, N).
+void reconstructMixed2416Rows(const Mixed2416Descriptor &d,
+                              const Mixed2416Streams &s,
+                              const std::vector<int32_t> &rowW4Groups,
+                              int64_t first, int64_t count, double *out,
+                              Mixed2416Part part = Mixed2416Part::Value);
+
 /// The reference decoder (parity level 2): every element, row-major, by
 /// the formulas above. Verifies the descriptor and the streams first.
 Expected<std::vector<double>> reconstructMixed2416(const Mixed2416Descriptor &d,

@@ -61,7 +61,9 @@ private:
 
 /// The largest memref rank and argument count callMlirCInterface handles.
 constexpr size_t kMaxMemRefRank = 4;
-constexpr size_t kMaxKernelArgs = 8;
+/// (14: the mixed 2/4/16 GEMV's x, ten streams, the derived row counts, a
+/// bias and y; Conversion/Mixed2416Kernel.h).
+constexpr size_t kMaxKernelArgs = 14;
 
 /// A memref's sizes or strides, held in place: a decode step makes hundreds
 /// of kernel calls, and none of them allocates. It keeps up to

@@ -57,6 +57,7 @@
 namespace qtensor::runtime {
 
 class ReferenceRows;
+class WeightRows;
 
 class CudaDevice;
 class HostKernelLibrary;
@@ -160,12 +161,14 @@ public:
   /// zero-point).
   Expected<std::vector<double>> referenceMagnitudes(const OpPlan &op) const;
   /// The same W_hat by rows, for references that never need it whole.
-  Expected<std::unique_ptr<ReferenceRows>>
-  referenceRows(const OpPlan &op) const;
-  /// The same for any quantized tensor of the manifest (the embedding
-  /// table, which is no op).
-  Expected<std::unique_ptr<ReferenceRows>>
+  Expected<std::unique_ptr<WeightRows>> referenceRows(const OpPlan &op) const;
+  /// The same for any quantized or mixed_2416 tensor of the manifest (the
+  /// embedding table, which is no op).
+  Expected<std::unique_ptr<WeightRows>>
   referenceRows(const std::string &tensor) const;
+  /// A mixed_2416 tensor's streams read out of its shard and verified
+  /// (readMixed2416Streams: sizes, codes, CSR order and bounds).
+  Expected<Mixed2416Streams> mixedStreams(const std::string &tensor) const;
 
   // The decoder program (LoadOptions::decoder).
   const std::optional<artifact::DecoderProgram> &program() const {

@@ -18,6 +18,7 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,14 +72,28 @@ struct WeightOperands {
   uint64_t s2Bytes = 0, z2Bytes = 0;
   const void *b = nullptr;
   uint64_t bBytes = 0;
+  /// A mixed_2416 kernel's operands besides x, b and y (KernelEntry::mixed),
+  /// by argument role: the stored streams (in place where aligned) and
+  /// rw4, derived at load. `elements` fills a stream's dynamic length.
+  struct Stream {
+    const void *data = nullptr;
+    uint64_t bytes = 0;
+    int64_t elements = 0;
+  };
+  std::map<ArgRole, Stream> streams;
   std::vector<std::vector<uint8_t>> owned;
   /// What was copied rather than read in place ("aligned copy X.codes",
   /// "repacked X.codes (decode_gemv)", "bias X"), with its bytes.
   std::vector<std::pair<std::string, uint64_t>> copies;
   bool repacked = false; ///< codes repacked into the kernel's layout
 
+  /// Everything but the codes (w, or a mixed tensor's w2 and w4).
   uint64_t qparamBytes() const {
-    return sBytes + s2Bytes + zBytes + z2Bytes + bBytes;
+    uint64_t bytes = sBytes + s2Bytes + zBytes + z2Bytes + bBytes;
+    for (const auto &[role, stream] : streams)
+      if (role != ArgRole::W2 && role != ArgRole::W4)
+        bytes += stream.bytes;
+    return bytes;
   }
 };
 
@@ -104,6 +119,28 @@ struct OpTensorViews {
 Expected<std::shared_ptr<WeightOperands>>
 makeHostOperands(const KernelInstance &k, const artifact::TensorEntry &entry,
                  const OpTensorViews &views, const std::vector<double> &bias);
+
+/// A mixed_2416 kernel's host operands (KernelEntry::mixed): each stream
+/// of `entry` (`views` by manifest key, as the artifact stores them; 16-byte
+/// aligned copies of w2 and w4 where the shard does not align them), `rw4`
+/// (mixed2416RowW4Groups of the streams, which the caller has verified),
+/// and the bias as makeHostOperands gives it. Sizes are checked against the
+/// record's shapes; an empty stream gets a valid pointer the kernel never
+/// reads.
+Expected<std::shared_ptr<WeightOperands>> makeMixed2416HostOperands(
+    const KernelInstance &k, const artifact::TensorEntry &entry,
+    const std::map<std::string, const safetensors::TensorView *, std::less<>>
+        &views,
+    const std::vector<int32_t> &rw4, const std::vector<double> &bias);
+
+/// A host mixed_2416 kernel instance: T rows as calls of at most the
+/// instance's largest T (each entry point takes one T), each on the whole
+/// N (the kernel indexes its streams by absolute row).
+std::unique_ptr<OpKernel>
+makeMixed2416HostKernel(const KernelInstance &instance,
+                        std::vector<void *> functions,
+                        std::shared_ptr<const WeightOperands> operands,
+                        FloatType activation, FloatType output);
 
 /// A host kernel instance: calls the entry point whose T range holds T
 /// (`functions` parallel to instance.entries) through callMlirCInterface

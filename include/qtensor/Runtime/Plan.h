@@ -27,7 +27,11 @@
 // admission rejection is subject to the fallback policy. On a GPU, a cubin
 // entry is used when built for exactly this device, its PTX twin otherwise.
 // A row-parallel slice adds no bias: its kernels write partial sums and the
-// bias follows the all-reduce (docs/kernel-abi.md).
+// bias follows the all-reduce (docs/kernel-abi.md). A mixed_2416 weight
+// (Descriptor/Mixed2416.h) is planned the same way against its own record
+// (KernelEntry::mixed) and its own admission predicate
+// (Kernels/Mixed2416Admission.h), on one rank; its prefill runs through
+// the decode GEMV in chunks of at most 16 rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef QTENSOR_RUNTIME_PLAN_H
@@ -55,12 +59,18 @@ struct PhasePlan {
   std::string reason;
   /// The stored layout differs from the kernel's: repacked at load.
   bool loadTimeRepack = false;
+  /// Non-zero: T beyond the instances' range runs as calls of at most this
+  /// many rows (a mixed_2416 op's prefill, through its decode GEMV, whose
+  /// T is static up to 16).
+  int64_t chunkRows = 0;
 };
 
 struct OpPlan {
   std::string tensor; ///< manifest tensor (with @rank<r> when sharded)
   std::string op;     ///< the binding's op name (the weight)
   const artifact::TensorEntry *entry = nullptr;
+  /// A mixed_2416 weight's descriptor (in the manifest); null for affine.
+  const Mixed2416Descriptor *mixed = nullptr;
   kernels::RankSlice slice; ///< what this rank holds
   kernels::OpSignature signature;
   FloatType activation = FloatType::F16;

@@ -12,6 +12,7 @@
 #define QTENSOR_RUNTIME_REFERENCE_H
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Descriptor/Reconstruct.h"
 #include "qtensor/Formats/Manifest.h"
 #include "qtensor/Formats/Safetensors.h"
@@ -107,6 +108,28 @@ private:
   ReconstructedPart part = ReconstructedPart::Value;
   std::unique_ptr<Parts> parts;
   std::unique_ptr<AffineReconstruction> reconstruction;
+};
+
+/// W_hat of a mixed_2416 tensor by rows (reconstructMixed2416Rows), from
+/// its verified streams: the values reconstructMixed2416 gives, or their
+/// rounding magnitudes.
+class Mixed2416WeightRows : public WeightRows {
+public:
+  /// Errors name the tensor (the row table's limit).
+  static Expected<std::unique_ptr<Mixed2416WeightRows>>
+  make(const std::string &name, Mixed2416Descriptor d, Mixed2416Streams s,
+       Mixed2416Part part = Mixed2416Part::Value);
+  int64_t rows() const override { return d.rows(); }
+  int64_t cols() const override { return d.cols(); }
+  Status fill(int64_t first, int64_t count, double *out) const override;
+
+private:
+  Mixed2416WeightRows() = default;
+  std::string name;
+  Mixed2416Descriptor d;
+  Mixed2416Streams s;
+  std::vector<int32_t> rowW4;
+  Mixed2416Part part = Mixed2416Part::Value;
 };
 
 /// Y [T, N] = X [T, K] W [N, K]^T (+ b [N]) in float64.

@@ -307,3 +307,59 @@ TEST(Mixed2416Json, StrictAndVerified) {
   refused([](nlohmann::json &j) { j["descriptor"]["decoder_version"] = 2; },
           "decoder version 2 is unknown");
 }
+
+// Any run of rows decodes to the rows of the whole (the reference decoder
+// is defined by the row decoder); the rounding magnitudes are |dense|,
+// plus each outlier's term where there is one.
+TEST(Mixed2416, RowsAreTheWholesRowsAndMagnitudesTheKernelsTerms) {
+  Mixed2416Descriptor d = smallDescriptor();
+  Mixed2416Streams s = smallStreams(3, 1, 5, 2, 0.25, 1); // W4 1, W2 -1
+  s.precisionMap = {0x05, 0x40, 0x00, 0x81}; // W4 groups 0, 2, 14, 24, 31
+  s.w4Codes.assign(5 * 32, 0);
+  for (int64_t i = 0; i < 5 * 64; ++i)
+    putCode(s.w4Codes, i, 4, unsigned(i % 16));
+  s.w2Codes.assign(27 * 16, 0);
+  for (int64_t i = 0; i < 27 * 64; ++i)
+    putCode(s.w2Codes, i, 2, unsigned(i % 4));
+  s.sparseValues = {-8.5, 4.0};
+  s.sparseColumns = {70, 100};
+  s.sparseRowPointers = {0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  auto whole = reconstructMixed2416(d, s);
+  ASSERT_TRUE(whole) << whole.message();
+  auto table = mixed2416RowW4Groups(d, s.precisionMap);
+  ASSERT_TRUE(table) << table.message();
+  // W4 groups 0 and 2 are rows 0 and 1's first, 14 row 7's, 24 row 12's,
+  // 31 row 15's second.
+  EXPECT_EQ(*table, (std::vector<int32_t>{0, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3,
+                                          4, 4, 4, 5}));
+  for (auto [first, count] :
+       {std::pair<int64_t, int64_t>{0, 16}, {1, 1}, {2, 5}, {7, 9}, {15, 1}}) {
+    std::vector<double> rows(size_t(count) * 128);
+    reconstructMixed2416Rows(d, s, *table, first, count, rows.data());
+    for (size_t i = 0; i < rows.size(); ++i)
+      ASSERT_EQ(rows[i], (*whole)[size_t(first) * 128 + i])
+          << "rows from " << first << ", element " << i;
+  }
+  // Row 2: two W2 groups, outliers at columns 70 and 100 of the second.
+  std::vector<double> dense(128), magnitude(128);
+  Mixed2416Streams noOutliers = s;
+  noOutliers.sparseValues.clear();
+  noOutliers.sparseColumns.clear();
+  noOutliers.sparseRowPointers.assign(17, 0);
+  reconstructMixed2416Rows(d, noOutliers, *table, 2, 1, dense.data());
+  reconstructMixed2416Rows(d, s, *table, 2, 1, magnitude.data(),
+                           Mixed2416Part::RoundingMagnitude);
+  for (int64_t c = 0; c < 128; ++c) {
+    double want = std::fabs(dense[c]);
+    if (c == 70)
+      want += std::fabs(-8.5 - dense[c]);
+    if (c == 100)
+      want += std::fabs(4.0 - dense[c]);
+    EXPECT_EQ(magnitude[c], want) << c;
+  }
+  d.sparse = SparseSemantics::Correction;
+  reconstructMixed2416Rows(d, s, *table, 2, 1, magnitude.data(),
+                           Mixed2416Part::RoundingMagnitude);
+  EXPECT_EQ(magnitude[70], std::fabs(dense[70]) + 8.5);
+  EXPECT_EQ(magnitude[100], std::fabs(dense[100]) + 4.0);
+}

@@ -106,8 +106,11 @@ TEST(CallMlirCInterface, RefusesWhatItCannotDescribe) {
   void *f = reinterpret_cast<void *>(&dummy);
   Status none = callMlirCInterface(f, {});
   EXPECT_FALSE(bool(none));
-  std::vector<HostOperand> nine(9, HostOperand{&dummy, {1}});
-  EXPECT_NE(callMlirCInterface(f, nine).message().find("9 arguments"),
+  std::vector<HostOperand> tooMany(kMaxKernelArgs + 1,
+                                   HostOperand{&dummy, {1}});
+  EXPECT_NE(callMlirCInterface(f, tooMany)
+                .message()
+                .find(std::to_string(kMaxKernelArgs + 1) + " arguments"),
             std::string::npos);
   EXPECT_NE(callMlirCInterface(f, {{&dummy, {1, 1, 1, 1, 1}}})
                 .message()
@@ -118,4 +121,36 @@ TEST(CallMlirCInterface, RefusesWhatItCannotDescribe) {
   EXPECT_NE(callMlirCInterface(f, {{&dummy, {-1}}}).message().find("negative"),
             std::string::npos);
   EXPECT_FALSE(bool(callMlirCInterface(nullptr, {{&dummy, {1}}})));
+}
+
+namespace {
+/// The descriptors a 14-argument C interface receives.
+void *received[14];
+void recordFourteen(void *a0, void *a1, void *a2, void *a3, void *a4, void *a5,
+                    void *a6, void *a7, void *a8, void *a9, void *a10,
+                    void *a11, void *a12, void *a13) {
+  void *all[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+  std::copy(std::begin(all), std::end(all), received);
+}
+} // namespace
+
+// The mixed 2/4/16 GEMV takes 14 memrefs: each reaches its parameter as a
+// descriptor of its own data and shape.
+TEST(CallMlirCInterface, PassesEveryArgumentUpToTheMost) {
+  static_assert(kMaxKernelArgs == 14);
+  int64_t data[14] = {};
+  std::vector<HostOperand> operands;
+  for (int64_t i = 0; i < 14; ++i)
+    operands.push_back(HostOperand{&data[i], {i + 1, 2}});
+  Status s = callMlirCInterface(reinterpret_cast<void *>(&recordFourteen),
+                                operands.data(), operands.size());
+  ASSERT_TRUE(bool(s)) << s.message();
+  for (int64_t i = 0; i < 14; ++i) {
+    const int64_t *d = static_cast<const int64_t *>(received[i]);
+    EXPECT_EQ(d[1], int64_t(reinterpret_cast<intptr_t>(&data[i]))) << i;
+    EXPECT_EQ(d[3], i + 1) << i; // sizes
+    EXPECT_EQ(d[4], 2) << i;
+    EXPECT_EQ(d[5], 2) << i; // row-major strides
+    EXPECT_EQ(d[6], 1) << i;
+  }
 }
