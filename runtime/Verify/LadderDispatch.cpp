@@ -15,6 +15,7 @@
 #include "LadderLevels.h"
 
 #include "qtensor/Kernels/Admission.h"
+#include "qtensor/Kernels/Mixed2416Admission.h"
 #include "qtensor/Kernels/Registry.h"
 
 #include <map>
@@ -63,7 +64,13 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
   if (!e["selected"].is_string())
     return where + ".selected: expected a kernel id or null";
   std::string selected = e["selected"];
-  const kernels::KernelCapability *kernel = registry.findKernel(selected);
+  // The mixed 2/4/16 GEMV is no registry kernel: its own predicate
+  // (Mixed2416Admission.h) admits it, through planDispatch below.
+  const kernels::KernelCapability &mixedKernel =
+      kernels::mixed2416KernelCapability();
+  const bool mixed = selected == mixedKernel.id;
+  const kernels::KernelCapability *kernel =
+      mixed ? &mixedKernel : registry.findKernel(selected);
   if (!kernel)
     return *op + " (" + *phaseName + "): kernel \"" + selected +
            "\" is not in this build's registry";
@@ -114,6 +121,18 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
                            ? *op + "@rank" + std::to_string(r)
                            : *op;
     const artifact::TensorEntry *entry = a.manifest().findTensor(name);
+    if (mixed) {
+      if (!entry || !entry->mixed2416() || count != 1)
+        return *op + ": the manifest has no mixed_2416 tensor \"" + name +
+               "\" for " + selected + " (on one rank)";
+      const Mixed2416Descriptor &d = entry->mixed2416()->logical;
+      if (d.shape != std::vector<int64_t>{rank["n"], rank["k"]})
+        return name + ": stored shape differs from the trace's slice";
+      sig.representation = "mixed_2416";
+      sig.mixed = d;
+      sig.ranks.push_back({0, d.rows(), 0, d.cols()});
+      break;
+    }
     if (!entry || !entry->isQuantized())
       return *op + ": the manifest has no quantized tensor \"" + name + "\"";
     const QuantizedTensorDescriptor &d = entry->quantized()->logical;
@@ -165,7 +184,8 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
 
   kernels::PhaseQuery query = phaseQuery(e, *phase);
   kernels::Verdict verdict =
-      kernels::admit(registry, *kernel, sig, query, target, policy);
+      mixed ? kernels::Verdict{}
+            : kernels::admit(registry, *kernel, sig, query, target, policy);
   if (!verdict.accepted())
     return *op + " (" + *phaseName + "): this build's registry rejects \"" +
            selected + "\": " + verdict.reason();

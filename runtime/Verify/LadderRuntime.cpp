@@ -51,7 +51,10 @@ Expected<std::string> observeRuntime(
           continue;
         }
         int64_t t = 1;
-        if (!p.instances.empty()) {
+        if (p.chunkRows) {
+          // A chunked prefill (mixed_2416): two chunks, the second short.
+          t = p.chunkRows + 1;
+        } else if (!p.instances.empty()) {
           t = p.instances.front()->tokens.min;
           for (const KernelInstance *k : p.instances)
             t = std::min(t, k->tokens.min);
