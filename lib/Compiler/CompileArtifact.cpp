@@ -329,17 +329,37 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   // one at a time as they are exported (memory follows the largest one).
   clock.stage("plan", "plan (" + spec->text + ")");
   std::vector<QuantizedTensorDescriptor> planned;
+  // Under --quant mixed2416, a float linear's mixed_2416 descriptor (its
+  // `planned` entry then holds nothing).
+  std::vector<std::optional<Mixed2416Descriptor>> plannedMixed;
   planned.reserve(checkpoint->linears().size());
-  size_t keptCodes = 0; // GGUF codes are whatever the file had
+  size_t keptCodes = 0, mixedLinears = 0; // GGUF codes: what the file had
   for (const SourceLinear &l : checkpoint->linears()) {
-    auto d = describeLinear(l, *spec, l.elementType.value_or(element));
+    const FloatType type = l.elementType.value_or(element);
+    QTENSOR_ASSIGN_OR_RETURN(std::optional<Mixed2416Descriptor> mixed,
+                             describeMixed2416Linear(l, *spec, type));
+    if (mixed) {
+      if (userModule)
+        return makeError("tensor ", l.name, ": --quant mixed2416 compiles ",
+                         "a checkpoint's linears; an MLIR module's are not "
+                         "formed over mixed_2416 weights yet");
+      planned.emplace_back();
+      plannedMixed.push_back(std::move(mixed));
+      ++mixedLinears;
+      continue;
+    }
+    auto d = describeLinear(l, *spec, type);
     if (!d)
       return d.error();
     planned.push_back(d.take());
+    plannedMixed.emplace_back();
     keptCodes += keepsStoredCodes(l);
   }
   clock.finish(std::to_string(planned.size()) + " linears, " +
-               std::to_string(keptCodes) + " keeping their stored codes");
+               std::to_string(keptCodes) + " keeping their stored codes" +
+               (mixedLinears
+                    ? ", " + std::to_string(mixedLinears) + " mixed_2416"
+                    : std::string()));
 
   clock.stage("graph", "graph and --qtensor-compile (target " + request.target +
                            ", tp " + std::to_string(request.tp) + ", phase " +
@@ -390,8 +410,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   } else {
     std::vector<GraphLinear> graphLinears;
     for (size_t i = 0; i < planned.size(); ++i)
-      graphLinears.push_back({&checkpoint->linears()[i], planned[i],
-                              checkpoint->linears()[i].bias.has_value()});
+      graphLinears.push_back(
+          {&checkpoint->linears()[i],
+           plannedMixed[i]
+               ? std::nullopt
+               : std::optional<QuantizedTensorDescriptor>(planned[i]),
+           checkpoint->linears()[i].bias.has_value(), plannedMixed[i]});
     for (const SourceLinear &l : checkpoint->floatLinears())
       graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
     auto built = checkpoint->format() == "onnx"
@@ -462,7 +486,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (decoder)
     for (size_t i = 0; i < checkpoint->linears().size(); ++i) {
       const SourceLinear &l = checkpoint->linears()[i];
-      if (l.role != "lm_head")
+      if (l.role != "lm_head" || plannedMixed[i])
         continue;
       QuantizedTensorDescriptor head = planned[i];
       head.layout = dispatch->linears[i].layout;
@@ -544,7 +568,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     input.linears.push_back({&checkpoint->linears()[i],
                              artifact::TensorUse::Linear, nullptr, planned[i],
                              dispatch->linears[i].placement,
-                             dispatch->linears[i].layout});
+                             dispatch->linears[i].layout, plannedMixed[i]});
   if (embeddingTable) { // stored with the weights, not as a plain tensor
     input.notStored[embeddingTable->source->name] =
         "stored as its checkpoint's codes";
@@ -573,8 +597,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
           ? "float"
           : (keptCodes == planned.size()
                  ? "kept"
-                 : (keptCodes
-                        ? "mixed"
+                 : (keptCodes ? "mixed"
+                    : mixedLinears
+                        ? "mixed_2416"
                         : "affine_w" + std::to_string(spec->bits) + "a16"));
   input.quantization.config = {
       {"quant", spec->text},

@@ -131,6 +131,52 @@ std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
   return args;
 }
 
+/// A mixed_2416 instance's arguments, mixed2416ArgOrder with each stream's
+/// dtype and shape (Conversion/Mixed2416Kernel.h); the code and outlier
+/// streams' lengths are the tensor's, and T is dynamic across the entries.
+std::vector<KernelArg> mixedArgs(const KernelInstance &instance) {
+  const Mixed2416GemvSpec &spec = *instance.mixed;
+  const int64_t n = spec.n, groups = spec.groupsPerRow();
+  std::vector<KernelArg> args;
+  for (ArgRole role : artifact::mixed2416ArgOrder(spec.bias)) {
+    KernelArg a{role, ArgType::I32, {artifact::kDynamic}};
+    switch (role) {
+    case ArgRole::X:
+      a = {role, argTypeOf(spec.activation), {artifact::kDynamic, spec.k}};
+      break;
+    case ArgRole::Map:
+      a = {role, ArgType::U8, {(n * groups + 7) / 8}};
+      break;
+    case ArgRole::RW4:
+    case ArgRole::SR:
+      a = {role, ArgType::I32, {n + 1}};
+      break;
+    case ArgRole::QS:
+    case ArgRole::Z1:
+      a = {role, ArgType::U8, {n, groups}};
+      break;
+    case ArgRole::S2:
+    case ArgRole::Z2:
+      a = {
+          role, argTypeOf(spec.secondType), {n / spec.secondGroupSize, groups}};
+      break;
+    case ArgRole::SV:
+      a = {role, argTypeOf(spec.sparseType), {artifact::kDynamic}};
+      break;
+    case ArgRole::B:
+      a = {role, argTypeOf(spec.output), {n}};
+      break;
+    case ArgRole::Y:
+      a = {role, argTypeOf(spec.output), {artifact::kDynamic, n}};
+      break;
+    default: // w2, w4, sc: i32 words of the tensor's length
+      break;
+    }
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
 /// The fallback's operands: what the runtime's reference path reads and
 /// writes besides the stored weight tensors the manifest describes.
 std::vector<KernelArg> fallbackArgs(const KernelInstance &instance) {
@@ -171,24 +217,35 @@ KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
   e.activation = instance.activation;
   e.output = instance.output;
   e.bias = instance.bias;
-  if (!instance.spec) {
+  if (instance.mixed) {
+    // The tensor's streams, as stored; one entry per T of [1, 16].
+    const Mixed2416GemvSpec &spec = *instance.mixed;
+    e.layout = artifact::kMixed2416Layout;
+    e.mixed = artifact::KernelEntry::MixedStreams{
+        spec.firstGroupSize, spec.secondGroupSize, spec.secondType,
+        spec.sparseType, spec.sparse};
+    e.args = mixedArgs(instance);
+  }
+  if (!instance.spec && !instance.mixed) {
     // No generated code: the runtime decodes the stored weight with the
     // reference decoder (docs/kernel-abi.md, "reference").
     e.args = fallbackArgs(instance);
     return e;
   }
-  const QuantKernelSpec &spec = *instance.spec;
-  e.layout = instance.capability->layout->family;
-  e.codeBits = spec.bits;
-  e.codeSigned = spec.symmetric;
-  e.minZero = spec.minZero;
-  e.codebook = spec.codebook;
-  e.groupSize = spec.groupSize;
-  e.scale = spec.scaleType();
-  if (spec.nested)
-    e.nested = artifact::KernelEntry::NestedScales{spec.nested->superGroupSize,
-                                                   spec.nested->superType};
-  e.splitK = spec.splitK;
+  if (instance.spec) {
+    const QuantKernelSpec &spec = *instance.spec;
+    e.layout = instance.capability->layout->family;
+    e.codeBits = spec.bits;
+    e.codeSigned = spec.symmetric;
+    e.minZero = spec.minZero;
+    e.codebook = spec.codebook;
+    e.groupSize = spec.groupSize;
+    e.scale = spec.scaleType();
+    if (spec.nested)
+      e.nested = artifact::KernelEntry::NestedScales{
+          spec.nested->superGroupSize, spec.nested->superType};
+    e.splitK = spec.splitK;
+  }
   KernelAbi abi = kernelInstanceAbi(instance);
   e.zeroOutput = abi.zeroOutput;
   e.rowSplit = abi.rowSplit;
@@ -220,6 +277,22 @@ void addEntries(const KernelInstance &instance, const KernelEntry &base,
                 const std::string &idSuffix = "") {
   std::vector<Phase> phases = instance.phases();
   KernelAbi abi = kernelInstanceAbi(instance);
+  if (instance.mixed) {
+    // One decode record: the runtime runs prefill through its entries in
+    // chunks of at most 16 rows, so its ops are every phase's.
+    KernelEntry entry = base;
+    entry.id = instance.name + idSuffix;
+    entry.file = file;
+    entry.phase = Phase::Decode;
+    entry.tokens = phaseTokens(Phase::Decode, abi);
+    std::set<std::string> seen;
+    for (Phase phase : phases)
+      for (std::string &op : opsOf(instance, phase))
+        if (seen.insert(op).second)
+          entry.ops.push_back(std::move(op));
+    entries.push_back(std::move(entry));
+    return;
+  }
   for (Phase phase : phases) {
     KernelEntry entry = base;
     entry.id =
@@ -291,7 +364,8 @@ Status compileGpu(mlir::MLIRContext &context, mlir::ModuleOp module,
       return makeError(missingKernel(instance, "gpu.module @" + instance.name +
                                                    " with @" + symbol));
     KernelEntry entry = baseEntry(instance, target, KernelFormat::Ptx);
-    entry.args = argsOf(func.getFunctionType().getInputs(), instance);
+    if (!instance.mixed)
+      entry.args = argsOf(func.getFunctionType().getInputs(), instance);
     native.emplace(instance.name, std::move(entry));
   }
   if (!native.empty()) {
@@ -377,7 +451,8 @@ Status compileHost(mlir::MLIRContext &context, mlir::ModuleOp module,
       library->push_back(func);
     }
     KernelEntry e = baseEntry(instance, "host", KernelFormat::HostSharedObject);
-    e.args = argsOf(hostEntryInputs(*library, instance), instance);
+    if (!instance.mixed)
+      e.args = argsOf(hostEntryInputs(*library, instance), instance);
     e.cpu = hostCpu;
     for (const artifact::EntryPoint &p : e.entries)
       expected.insert(p.symbol);

@@ -98,7 +98,7 @@ public:
     for (const ModelKernelSpec &k : kernels)
       specs.emplace(k.symbol(), k);
     for (const GraphLinear &l : linears)
-      if (l.logical)
+      if (l.logical || l.mixed)
         quantized[l.source->name] = &l;
   }
 

@@ -57,6 +57,10 @@ struct ExportLinear {
   QuantizedTensorDescriptor logical;
   WeightPlacement placement;
   LayoutDescriptor layout; ///< the stored (kernel) layout of every rank
+  /// A mixed_2416 linear (--quant mixed2416): quantized by
+  /// quantizeMixed2416 and stored as its streams, whole (`logical` and
+  /// `layout` do not apply).
+  std::optional<Mixed2416Descriptor> mixed;
 };
 
 /// The stored bytes of a staged export (Export.cpp).

@@ -87,7 +87,7 @@ Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, const GraphLinear &l,
   // Weight ops are named by the checkpoint; `loc` carries the name too so
   // diagnostics of later passes point at the tensor.
   mlir::Location wloc = mlir::NameLoc::get(b.getStringAttr(l.source->name));
-  if (!l.logical) {
+  if (!l.logical && !l.mixed) {
     const SourceTensor &t = l.source->weight;
     mlir::Value w = mlir::qt::WeightOp::create(
         b, wloc, mlir::RankedTensorType::get(t.shape, storedElementType(b, t)),
@@ -124,14 +124,15 @@ Expected<mlir::Value> emitLinear(mlir::OpBuilder &b, const GraphLinear &l,
     }
     return y;
   }
-  auto wtype = mlir::qt::toType(&context, *l.logical);
+  auto wtype = l.mixed ? mlir::qt::toType(&context, *l.mixed)
+                       : mlir::qt::toType(&context, *l.logical);
   if (!wtype)
     return makeError("tensor ", l.source->name, ": ", wtype.message());
   mlir::Value w = mlir::qt::WeightOp::create(b, wloc, *wtype, l.source->name);
   mlir::Value bias;
   if (l.hasBias)
     bias = mlir::qt::WeightOp::create(
-        b, wloc, mlir::RankedTensorType::get({l.logical->shape[0]}, element),
+        b, wloc, mlir::RankedTensorType::get({l.source->n()}, element),
         l.source->bias->name);
   return mlir::qt::LinearOp::create(b, wloc, resultType, x, w, bias,
                                     b.getF32Type())

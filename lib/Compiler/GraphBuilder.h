@@ -21,6 +21,7 @@
 #include "Checkpoint.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Descriptor/Mixed2416.h"
 #include "qtensor/Support/Expected.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -41,6 +42,8 @@ struct GraphLinear {
   /// The quantized weight's type; none: the linear is kept in float.
   std::optional<QuantizedTensorDescriptor> logical;
   bool hasBias = false;
+  /// A mixed_2416 linear's descriptor (instead of `logical`).
+  std::optional<Mixed2416Descriptor> mixed;
 };
 
 /// `linears`: every block linear (7 per layer, roles as Checkpoint names

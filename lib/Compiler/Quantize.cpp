@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -21,7 +22,9 @@ namespace {
 
 const char *kQuantForms = "w4a16:gG[:sym|:asym], w8a16[:gG][:sym|:asym] "
                           "(G in 32, 64, 128, 256; no group: per output "
-                          "channel), mxfp4, nvfp4, fp8 or keep";
+                          "channel), mxfp4, nvfp4, fp8, "
+                          "mixed2416[:budget=B] (B bits per weight, "
+                          "default 3) or keep";
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -271,6 +274,30 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
     spec.groupSize = 0;
     return spec;
   }
+  if (parts[0] == "mixed2416") {
+    spec.mixed2416Budget = Mixed2416Options().budget;
+    if (parts.size() > 2)
+      return makeError("--quant ", text, ": expected mixed2416[:budget=B]");
+    if (parts.size() == 2) {
+      std::string_view p = parts[1];
+      const std::string_view key = "budget=";
+      if (p.substr(0, key.size()) != key)
+        return makeError("--quant ", text, ": unexpected \"", p,
+                         "\"; expected mixed2416[:budget=B]");
+      std::string digits(p.substr(key.size()));
+      char *end = nullptr;
+      double b = digits.empty() ? 0.0 : std::strtod(digits.c_str(), &end);
+      if (digits.empty() || end != digits.c_str() + digits.size() ||
+          !std::isfinite(b) || b <= 0.0)
+        return makeError("--quant ", text, ": budget \"", digits,
+                         "\" is not a positive finite number of bits per "
+                         "weight");
+      spec.mixed2416Budget = b;
+    }
+    spec.bits = 4;
+    spec.groupSize = 64;
+    return spec;
+  }
   if (parts[0] == "w4a16") {
     spec.bits = 4;
     spec.groupSize = 128;
@@ -307,12 +334,63 @@ bool keepsStoredCodes(const SourceLinear &linear) {
   return dtype != "F32" && dtype != "F16" && dtype != "BF16";
 }
 
+Expected<std::optional<Mixed2416Descriptor>>
+describeMixed2416Linear(const SourceLinear &linear, const QuantSpec &spec,
+                        FloatType elementType) {
+  if (!spec.mixed2416Budget || keepsStoredCodes(linear))
+    return std::optional<Mixed2416Descriptor>();
+  if (elementType != FloatType::F16 && elementType != FloatType::BF16)
+    return makeError("tensor ", linear.name,
+                     ": --quant mixed2416 needs f16 "
+                     "or bf16 activations, the linear has ",
+                     toString(elementType));
+  Mixed2416Descriptor d;
+  d.shape = {linear.n(), linear.k()};
+  d.elementType = elementType;
+  d.firstGroupSize = 64;
+  if (d.cols() % d.firstGroupSize != 0)
+    return makeError("tensor ", linear.name, ": --quant mixed2416 groups K ",
+                     "by 64 (first level), and K = ", d.cols(),
+                     " is not a multiple of 64");
+  d.secondGroupSize = 0;
+  for (int64_t g2 : {16, 8, 4, 2})
+    if (d.rows() % g2 == 0) {
+      d.secondGroupSize = g2;
+      break;
+    }
+  if (d.secondGroupSize == 0)
+    return makeError(
+        "tensor ", linear.name, ": --quant mixed2416 groups N ",
+        "by 16, 8, 4 or 2 (second level), and none divides N = ", d.rows());
+  d.secondType = elementType;
+  d.sparseType = elementType;
+  if (Status s = verifyMixed2416(d); !s)
+    return makeError("tensor ", linear.name, ": ", s.message());
+  return std::optional<Mixed2416Descriptor>(std::move(d));
+}
+
+Mixed2416Options mixed2416OptionsFor(const Mixed2416Descriptor &d,
+                                     const QuantSpec &spec) {
+  Mixed2416Options o;
+  o.budget = spec.mixed2416Budget.value_or(o.budget);
+  o.firstGroupSize = d.firstGroupSize;
+  o.secondGroupSize = d.secondGroupSize;
+  o.elementType = d.elementType;
+  o.secondType = d.secondType;
+  o.sparseType = d.sparseType;
+  return o;
+}
+
 Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
                                                    const QuantSpec &spec,
                                                    FloatType elementType) {
   const std::string &dtype = linear.weight.dtype;
   if (keepsStoredCodes(linear))
     return keptLogical(linear, elementType);
+  if (spec.mixed2416Budget)
+    return makeError("tensor ", linear.name, " is ", dtype,
+                     ": --quant mixed2416 makes it a mixed_2416 tensor, "
+                     "which has no affine descriptor");
   if (spec.keep)
     return makeError("tensor ", linear.name, " is ", dtype,
                      ": --quant keep keeps existing codes, and this weight "

@@ -1,7 +1,7 @@
 //===- Quantize.h - Freezing codes and qparams for qtc compile --*- C++ -*-===//
 //
 // `--quant w4a16:g128[:sym|:asym] | w8a16[:gG][:sym|:asym] | mxfp4 | nvfp4
-// | fp8 | keep`. A float
+// | fp8 | mixed2416[:budget=B] | keep`. A float
 // weight is quantized group-wise with its scales rounded to f16 before any
 // code is computed; a weight that already has codes (a GGUF type with an
 // affine spelling, GGUFDescriptor.h) keeps them bit for bit, whatever --quant says (seed M8.9 0x04A: never
@@ -15,6 +15,7 @@
 #include "Checkpoint.h"
 #include "QuantizeFP4.h"
 #include "QuantizeFP8.h"
+#include "QuantizeMixed2416.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Numerics/Groupwise.h"
@@ -37,11 +38,29 @@ struct QuantSpec {
   std::optional<FP4Format> fp4;
   /// fp8: E4M3 codes with a scale per output channel (QuantizeFP8.h).
   bool fp8 = false;
+  /// mixed2416[:budget=B]: float linears become the mixed 2/4/16 family
+  /// (QuantizeMixed2416.h) at B bits per weight, whole tensor.
+  std::optional<double> mixed2416Budget;
   std::string text; ///< as given, for the report
 };
 
 /// Parses the --quant value; errors list the accepted forms.
 Expected<QuantSpec> parseQuantSpec(std::string_view text);
+
+/// The mixed_2416 descriptor `linear` gets under --quant mixed2416, or
+/// none when the linear keeps the codes its checkpoint stores (a ggml
+/// type: the family applies to float linears only). G1 = 64 along K (it
+/// must divide K: the kernel's vector steps and the finest precision map);
+/// G2 = the largest of 16, 8, 4, 2 dividing N; the element, second-level
+/// and outlier types are the activation type `elementType` (f16 or bf16).
+/// Errors name the tensor and the extent no group divides.
+Expected<std::optional<Mixed2416Descriptor>>
+describeMixed2416Linear(const SourceLinear &linear, const QuantSpec &spec,
+                        FloatType elementType);
+
+/// The converter's options for a linear planned as `d` under `spec`.
+Mixed2416Options mixed2416OptionsFor(const Mixed2416Descriptor &d,
+                                     const QuantSpec &spec);
 
 /// A linear weight in logical form.
 struct QuantizedWeight {

@@ -93,7 +93,9 @@ void quantizeScales(const double *s1, int64_t count, int64_t stride,
     smax = std::max(smax, s1[i * stride]);
   }
   const FloatFormat f = floatFormatOf(type);
-  if (smax == smin) { // one value: qs = 1 (0 when every group is zero)
+  // One value, or a spread below the type's smallest step: qs = 1 (0 when
+  // every group is zero).
+  if (smax == smin || roundToFormat((smax - smin) / levels, f) == 0) {
     s2 = roundToFormat(smax, f);
     z2 = 0;
     for (int64_t i = 0; i < count; ++i)
@@ -118,7 +120,8 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
   d.elementType = o.elementType;
   d.firstGroupSize = o.firstGroupSize;
   d.secondGroupSize = o.secondGroupSize;
-  d.secondType = FloatType::BF16;
+  d.secondType = o.secondType;
+  d.sparseType = o.sparseType;
   QTENSOR_TRY(verifyMixed2416(d));
   if (!o.columnImportance.empty() &&
       o.columnImportance.size() != static_cast<size_t>(k))

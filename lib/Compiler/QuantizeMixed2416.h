@@ -36,6 +36,9 @@ struct Mixed2416Options {
   int64_t firstGroupSize = 64;
   int64_t secondGroupSize = 16;
   FloatType elementType = FloatType::F16;
+  /// s2 and z2 (bf16 by default: its range keeps small scales normal).
+  FloatType secondType = FloatType::BF16;
+  FloatType sparseType = FloatType::F16; ///< outlier values
   /// E[x_k^2] per input channel from calibration activations; empty: every
   /// channel weighs the same.
   std::vector<double> columnImportance;
