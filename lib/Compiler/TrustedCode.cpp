@@ -6,10 +6,12 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 #include "qtensor/Conversion/KernelInstances.h"
+#include "qtensor/Conversion/Mixed2416Kernel.h"
 #include "qtensor/Conversion/ModelKernels.h"
 #include "qtensor/Conversion/Passes.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/InitAll.h"
+#include "qtensor/Kernels/Mixed2416Admission.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Runtime/KernelInstance.h"
 #include "qtensor/Support/FileIO.h"
@@ -95,6 +97,54 @@ Expected<QuantKernelSpec> specOfRecord(const runtime::KernelInstance &k) {
   return spec;
 }
 
+/// A mixed_2416 record's kernels: one spec per entry point, each T's spec
+/// for the record's streams (mixed2416GemvSpecFor), checked against the
+/// symbols and, on a GPU, the launch the record lists.
+Expected<std::vector<Mixed2416GemvSpec>>
+mixedSpecsOfRecord(const runtime::KernelInstance &k) {
+  const std::string where = k.where();
+  if (k.registryId != kernels::mixed2416KernelCapability().id)
+    return makeError(where, ": a mixed_2416 record names registry kernel \"",
+                     k.registryId, "\", not ",
+                     kernels::mixed2416KernelCapability().id);
+  Mixed2416Descriptor d;
+  d.shape = {k.n, k.k};
+  d.elementType = k.activation;
+  d.firstGroupSize = k.mixed->firstGroupSize;
+  d.secondGroupSize = k.mixed->secondGroupSize;
+  d.secondType = k.mixed->secondType;
+  d.sparseType = k.mixed->sparseType;
+  d.sparse = k.mixed->sparse;
+  std::vector<Mixed2416GemvSpec> specs;
+  for (const runtime::EntryPoint &e : k.entries) {
+    if (e.tokens.min != *e.tokens.max)
+      return makeError(where, ": entry \"", e.symbol,
+                       "\" takes T in a range; a mixed_2416 entry takes one");
+    Mixed2416GemvSpec spec =
+        mixed2416GemvSpecFor(d, k.activation, k.output, k.bias, e.tokens.min);
+    if (Status s = validateMixed2416GemvSpec(spec); !s)
+      return makeError(where, ": ", s.message());
+    const std::string built =
+        k.isHost() ? "_mlir_ciface_" + spec.name() : spec.name();
+    if (built != e.symbol)
+      return makeError(where, ": entry \"", e.symbol,
+                       "\" for T = ", e.tokens.min,
+                       " is not the symbol its record's kernel "
+                       "builds (\"",
+                       built, "\")");
+    if (k.isGpu()) {
+      const runtime::LaunchConfig &l = *k.launch;
+      const KernelLaunch want = mixed2416GemvAbi(spec).launch;
+      if (l.grid != want.grid || l.block != want.block ||
+          l.sharedBytes != uint64_t(want.sharedBytes) || l.tokenAxis >= 0)
+        return makeError(where, ": its launch geometry is not the one its "
+                                "kernel builds");
+    }
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
 /// The cache key of generated code: what was generated (`module`, before
 /// lowering), for which target, by which source.
 Expected<std::string> cacheKey(mlir::ModuleOp module,
@@ -160,6 +210,7 @@ rebuildHostKernels(const artifact::Manifest &manifest,
                    const TrustedCodeOptions &options) {
   auto start = std::chrono::steady_clock::now();
   std::vector<QuantKernelSpec> quant;
+  std::vector<Mixed2416GemvSpec> mixed;
   std::set<std::string> names, expected;
   std::optional<HostCpuLevel> cpu;
   auto sameCpu = [&](HostCpuLevel level, const std::string &where) -> Status {
@@ -175,6 +226,16 @@ rebuildHostKernels(const artifact::Manifest &manifest,
     if (!k.isHost())
       continue;
     QTENSOR_TRY(sameCpu(k.cpu, k.where()));
+    if (k.mixed) {
+      QTENSOR_ASSIGN_OR_RETURN(std::vector<Mixed2416GemvSpec> specs,
+                               mixedSpecsOfRecord(k));
+      for (const Mixed2416GemvSpec &spec : specs) {
+        expected.insert("_mlir_ciface_" + spec.name());
+        if (names.insert(spec.name()).second)
+          mixed.push_back(spec);
+      }
+      continue;
+    }
     QTENSOR_ASSIGN_OR_RETURN(QuantKernelSpec spec, specOfRecord(k));
     for (const runtime::EntryPoint &e : k.entries)
       expected.insert(e.symbol);
@@ -201,15 +262,21 @@ rebuildHostKernels(const artifact::Manifest &manifest,
   for (const QuantKernelSpec &spec : quant)
     if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::Host, *cpu)))
       return diagnostics.error("generating " + spec.name() + " failed");
+  for (const Mixed2416GemvSpec &spec : mixed)
+    if (mlir::failed(
+            buildMixed2416GemvKernel(*module, spec, KernelTarget::Host)))
+      return diagnostics.error("generating " + spec.name() + " failed");
   for (const ModelKernelSpec &spec : model)
     if (mlir::failed(buildModelKernel(*module, spec)))
       return diagnostics.error("generating " + spec.name() + " failed");
 
   QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, toString(*cpu)));
-  const std::string what = std::to_string(quant.size() + model.size()) +
-                           " kernels (" + std::to_string(quant.size()) +
-                           " quantized linears, " +
-                           std::to_string(model.size()) + " model kernels)";
+  const std::string what =
+      std::to_string(quant.size() + mixed.size() + model.size()) +
+      " kernels (" + std::to_string(quant.size()) + " quantized linears, " +
+      (mixed.empty() ? std::string()
+                     : std::to_string(mixed.size()) + " mixed_2416 entries, ") +
+      std::to_string(model.size()) + " model kernels)";
   const std::string cacheDir =
       options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
   const bool caching = cacheDir != "off";
@@ -264,7 +331,19 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   const runtime::KernelInstance k = runtime::kernelInstanceOf(manifest, index);
   if (!k.isGpu())
     return makeError(k.where(), ": not a GPU kernel");
-  QTENSOR_ASSIGN_OR_RETURN(QuantKernelSpec spec, specOfRecord(k));
+  std::optional<QuantKernelSpec> quant;
+  std::vector<Mixed2416GemvSpec> mixed;
+  if (k.mixed) {
+    QTENSOR_ASSIGN_OR_RETURN(mixed, mixedSpecsOfRecord(k));
+    // Its PTX holds the 16 entries, T = 1..16, as compiled.
+    if (mixed.size() != 16 || mixed.front().rows != 1)
+      return makeError(k.where(), ": a mixed_2416 GPU record lists ",
+                       mixed.size(), " entries; its PTX holds T = 1..16");
+  } else {
+    QTENSOR_ASSIGN_OR_RETURN(quant, specOfRecord(k));
+  }
+  const std::string name =
+      quant ? quant->name() : mixed2416InstanceName(mixed.front());
   std::string error;
   mlir::FailureOr<PTXTarget> ptxTarget =
       resolvePTXTarget(k.target.name, 0, 3, error);
@@ -275,9 +354,12 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   DiagnosticCapture diagnostics(kc.context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&kc.context));
-  if (mlir::failed(buildKernelOf(*module, spec, KernelTarget::NVPTX,
-                                 HostCpuLevel::Generic)))
-    return diagnostics.error("generating " + spec.name() + " failed");
+  // A mixed record's entries are one GPU module, as compiled.
+  if (quant ? mlir::failed(buildKernelOf(*module, *quant, KernelTarget::NVPTX,
+                                         HostCpuLevel::Generic))
+            : mlir::failed(buildMixed2416GemvKernels(
+                  *module, mixed.front(), KernelTarget::NVPTX, name)))
+    return diagnostics.error("generating " + name + " failed");
   QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, k.target.name));
   const std::string cacheDir =
       options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
@@ -290,7 +372,7 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   mlir::PassManager pm(&kc.context);
   buildLowerToPTXPipeline(pm, *ptxTarget);
   if (mlir::failed(pm.run(*module)))
-    return diagnostics.error("lowering " + spec.name() + " to PTX failed");
+    return diagnostics.error("lowering " + name + " to PTX failed");
   std::vector<std::pair<std::string, std::string>> ptx = collectPTX(*module);
   if (ptx.size() != 1)
     return makeError(k.where(), ": lowering produced ", ptx.size(),
