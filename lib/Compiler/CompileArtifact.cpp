@@ -343,6 +343,12 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
         return makeError("tensor ", l.name, ": --quant mixed2416 compiles ",
                          "a checkpoint's linears; an MLIR module's are not "
                          "formed over mixed_2416 weights yet");
+      // Its streams are per tensor (a CSR over rows, a map over groups):
+      // slicing them over ranks is not built.
+      if (request.tp > 1)
+        return makeError("tensor ", l.name, ": --quant mixed2416 stores a ",
+                         "mixed_2416 tensor whole, on one rank; --tp ",
+                         request.tp, " would slice it (use --tp 1)");
       planned.emplace_back();
       plannedMixed.push_back(std::move(mixed));
       ++mixedLinears;
