@@ -612,10 +612,14 @@ private:
         makeMixed2416HostOperands(k, *op.entry, views, rows->second, bias));
     for (const auto &[item, bytes] : ops->copies)
       QTENSOR_TRY(holdHost(item, bytes));
-    QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,
-                             op.tensor + " w2 and w4 codes (" + k.layout + ")",
-                             ops->wBytes));
-    QTENSOR_TRY(m.memory.add(MemoryCategory::QParams, key, ops->qparamBytes()));
+    // Where the host kernel reads them (a device counts its own copies).
+    if (!m.device) {
+      QTENSOR_TRY(m.memory.add(
+          MemoryCategory::DeviceCodes,
+          op.tensor + " w2 and w4 codes (" + k.layout + ")", ops->wBytes));
+      QTENSOR_TRY(
+          m.memory.add(MemoryCategory::QParams, key, ops->qparamBytes()));
+    }
     hostCache[key] = ops;
     return std::shared_ptr<const WeightOperands>(ops);
   }
@@ -642,6 +646,33 @@ private:
       moved += bytes;
       return m.device->copyToDevice(out, src, bytes, op.tensor + what);
     };
+    if (k.mixed) {
+      // Each stream its own buffer (an empty one still has an address).
+      for (const auto &[role, stream] : host->streams) {
+        DeviceOperands::Stream &out = d.streams[role];
+        out.elements = stream.elements;
+        const std::string what = std::string(".") + toString(role);
+        QTENSOR_ASSIGN_OR_RETURN(
+            out.ptr, m.device->allocate(std::max<uint64_t>(stream.bytes, 16),
+                                        op.tensor + what));
+        moved += stream.bytes;
+        if (stream.bytes)
+          QTENSOR_TRY(m.device->copyToDevice(out.ptr, stream.data, stream.bytes,
+                                             op.tensor + what));
+      }
+      if (host->b)
+        QTENSOR_TRY(upload(host->b, host->bBytes, ".bias", d.b));
+      QTENSOR_TRY(m.memory.add(
+          MemoryCategory::DeviceCodes,
+          op.tensor + " w2 and w4 codes (" + k.layout + ")", host->wBytes));
+      QTENSOR_TRY(
+          m.memory.add(MemoryCategory::QParams, key, moved - host->wBytes));
+      m.times.record(Stage::Transfer, secondsSince(start),
+                     op.tensor + ": " + formatBytes(moved) + " to " +
+                         target.name);
+      deviceCache[key] = d;
+      return d;
+    }
     QTENSOR_TRY(upload(host->w, host->wBytes, ".codes", d.w));
     QTENSOR_TRY(upload(host->s, host->sBytes, ".scales", d.s));
     if (host->s2)

@@ -555,11 +555,6 @@ struct Planner {
                            ", this run uses " + options.target.name);
         continue;
       }
-      if (options.target.backend == kernels::Backend::Cuda) {
-        rejected.push_back(k->id + ": the CUDA backend does not upload "
-                                   "mixed_2416 streams yet");
-        continue;
-      }
       std::string refused;
       for (const EntryPoint &e : k->entries) {
         kernels::Verdict v = kernels::admitMixed2416(

@@ -4,6 +4,8 @@
 
 #include "qtensor/Support/CheckedMath.h"
 
+#include <algorithm>
+
 using namespace qtensor;
 using namespace qtensor::runtime;
 
@@ -15,36 +17,42 @@ Expected<KernelParams> KernelParams::build(const KernelInstance &instance,
   KernelParams p;
   for (const KernelArg &a : instance.args) {
     CudaDevice::DevicePtr ptr = 0;
-    switch (a.role) {
-    case ArgRole::X:
-      ptr = x;
-      break;
-    case ArgRole::Y:
-      ptr = y;
-      break;
-    case ArgRole::W:
-      ptr = weights.w;
-      break;
-    case ArgRole::S:
-      ptr = weights.s;
-      break;
-    case ArgRole::Z:
-      ptr = weights.z;
-      break;
-    case ArgRole::B:
-      ptr = weights.b;
-      break;
-    case ArgRole::S2:
-      ptr = weights.s2;
-      break;
-    case ArgRole::Z2:
-      ptr = weights.z2;
-      break;
-    default:
-      // A mixed_2416 stream: the CUDA backend has no buffers for them yet.
-      return makeError(instance.id, ": argument ", toString(a.role),
-                       " is a mixed_2416 stream, which the CUDA backend "
-                       "does not upload yet");
+    // A mixed_2416 kernel reads every weight operand but its bias from
+    // `streams` (its s2 and z2 are the second level of its own family).
+    const bool stream = instance.mixed && a.role != ArgRole::X &&
+                        a.role != ArgRole::Y && a.role != ArgRole::B;
+    if (stream) {
+      if (auto s = weights.streams.find(a.role); s != weights.streams.end())
+        ptr = s->second.ptr;
+    } else {
+      switch (a.role) {
+      case ArgRole::X:
+        ptr = x;
+        break;
+      case ArgRole::Y:
+        ptr = y;
+        break;
+      case ArgRole::W:
+        ptr = weights.w;
+        break;
+      case ArgRole::S:
+        ptr = weights.s;
+        break;
+      case ArgRole::Z:
+        ptr = weights.z;
+        break;
+      case ArgRole::B:
+        ptr = weights.b;
+        break;
+      case ArgRole::S2:
+        ptr = weights.s2;
+        break;
+      case ArgRole::Z2:
+        ptr = weights.z2;
+        break;
+      default: // a mixed_2416 stream in a record without `mixed`
+        break;
+      }
     }
     if (!ptr)
       return makeError(instance.id, ": argument ", toString(a.role),
@@ -52,6 +60,15 @@ Expected<KernelParams> KernelParams::build(const KernelInstance &instance,
     std::vector<int64_t> shape = a.shape;
     if (a.role == ArgRole::X || a.role == ArgRole::Y)
       shape[0] = tokens;
+    // A stream's -1 is its own length.
+    for (int64_t &d : shape)
+      if (d == kDynamic) {
+        auto s = weights.streams.find(a.role);
+        if (s == weights.streams.end())
+          return makeError(instance.id, ": argument ", toString(a.role),
+                           " has a stream length but no stream");
+        d = s->second.elements;
+      }
     p.values.push_back(int64_t(ptr)); // allocated
     p.values.push_back(int64_t(ptr)); // aligned
     p.values.push_back(0);            // offset
@@ -87,6 +104,10 @@ public:
       return makeError(instance.id, ": activations must be [T, ", instance.k,
                        "] ", qtensor::toString(activation));
     int64_t t = x.rows;
+    // The mixed 2/4/16 GEMV's T is static up to its largest entry: more
+    // rows run as chunks of it.
+    if (instance.mixed && t > *instance.tokens.max)
+      return runInChunks(x, y);
     const EntryPoint *entry = instance.entryFor(t);
     if (!entry)
       return makeError(instance.id, ": no entry point accepts T = ", t);
@@ -121,6 +142,26 @@ public:
   const std::string &name() const override { return instance.id; }
 
 private:
+  Status runInChunks(const HostTensor &x, HostTensor &y) {
+    const int64_t t = x.rows, chunk = *instance.tokens.max;
+    const size_t inRow = size_t(x.cols) * HostTensor::elementBytes(x.dtype);
+    const size_t outRow = size_t(instance.n) * HostTensor::elementBytes(output);
+    QTENSOR_ASSIGN_OR_RETURN(HostTensor out,
+                             HostTensor::zeros(output, t, instance.n));
+    HostTensor part{x.dtype, 0, x.cols, {}}, partOut;
+    for (int64_t t0 = 0; t0 < t; t0 += chunk) {
+      part.rows = std::min(chunk, t - t0);
+      part.bytes.assign(x.bytes.begin() + ptrdiff_t(size_t(t0) * inRow),
+                        x.bytes.begin() +
+                            ptrdiff_t(size_t(t0 + part.rows) * inRow));
+      QTENSOR_TRY(run(part, partOut));
+      std::copy(partOut.bytes.begin(), partOut.bytes.end(),
+                out.bytes.begin() + ptrdiff_t(size_t(t0) * outRow));
+    }
+    y = std::move(out);
+    return Status::ok();
+  }
+
   Status launch(CudaDevice::Function f, const HostTensor &x, HostTensor &out,
                 CudaDevice::DevicePtr dx, CudaDevice::DevicePtr dy, int64_t t,
                 const std::string &what) {

@@ -20,6 +20,7 @@
 #include "qtensor/Runtime/MemoryLedger.h"
 #include "qtensor/Runtime/OpKernel.h"
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -31,6 +32,13 @@ struct DeviceOperands {
   /// A nested descriptor's second levels, for kernels that read it as
   /// stored (s and z then hold its scale and min codes).
   CudaDevice::DevicePtr s2 = 0, z2 = 0;
+  /// A mixed_2416 kernel's streams and row table by argument role, each
+  /// with its element count (what a record's -1 length stands for).
+  struct Stream {
+    CudaDevice::DevicePtr ptr = 0;
+    int64_t elements = 0;
+  };
+  std::map<ArgRole, Stream> streams;
 };
 
 /// Kernel parameters for one call: the expanded memref descriptors of

@@ -81,6 +81,49 @@ TEST(KernelParams, NestedLevelsTakeTheirOwnBuffers) {
   EXPECT_EQ(missing.message(), "q4k: argument z2 has no device buffer");
 }
 
+// A mixed 2/4/16 kernel's streams come from their own buffers, their -1
+// lengths from the tensor's streams.
+TEST(KernelParams, MixedStreamsTakeTheirBuffersAndLengths) {
+  KernelInstance k;
+  k.id = "mixed";
+  k.n = 16;
+  k.k = 128;
+  k.layout = artifact::kMixed2416Layout;
+  k.mixed = artifact::KernelEntry::MixedStreams{};
+  const std::pair<ArgRole, std::vector<int64_t>> shapes[] = {
+      {ArgRole::X, {kDynamic, 128}}, {ArgRole::Map, {4}},
+      {ArgRole::W2, {kDynamic}},     {ArgRole::W4, {kDynamic}},
+      {ArgRole::RW4, {17}},          {ArgRole::QS, {16, 2}},
+      {ArgRole::Z1, {16, 2}},        {ArgRole::S2, {1, 2}},
+      {ArgRole::Z2, {1, 2}},         {ArgRole::SV, {kDynamic}},
+      {ArgRole::SC, {kDynamic}},     {ArgRole::SR, {17}},
+      {ArgRole::Y, {kDynamic, 16}}};
+  for (const auto &[role, shape] : shapes)
+    k.args.push_back({role, ArgType::I32, shape});
+  DeviceOperands d;
+  int64_t next = 0x10000;
+  for (const auto &[role, shape] : shapes)
+    if (role != ArgRole::X && role != ArgRole::Y)
+      d.streams[role] = {CudaDevice::DevicePtr(next += 0x1000),
+                         role == ArgRole::W2 ? 40 : 3};
+  auto p = KernelParams::build(k, d, /*x=*/0x1000, /*y=*/0x4000, /*T=*/3);
+  ASSERT_TRUE(bool(p)) << p.message();
+  // x: [3, 128]; map: [4]; w2: [40]; w4: [3] ... y: [3, 16].
+  const std::vector<int64_t> &w = p->words();
+  EXPECT_EQ(std::vector<int64_t>(w.begin(), w.begin() + 7),
+            (std::vector<int64_t>{0x1000, 0x1000, 0, 3, 128, 128, 1}));
+  EXPECT_EQ(std::vector<int64_t>(w.begin() + 7, w.begin() + 12),
+            (std::vector<int64_t>{0x11000, 0x11000, 0, 4, 1}));
+  EXPECT_EQ(std::vector<int64_t>(w.begin() + 12, w.begin() + 17),
+            (std::vector<int64_t>{0x12000, 0x12000, 0, 40, 1}));
+  EXPECT_EQ(std::vector<int64_t>(w.begin() + 17, w.begin() + 22),
+            (std::vector<int64_t>{0x13000, 0x13000, 0, 3, 1}));
+  d.streams.erase(ArgRole::SC);
+  auto missing = KernelParams::build(k, d, 0x1000, 0x4000, 3);
+  ASSERT_FALSE(bool(missing));
+  EXPECT_EQ(missing.message(), "mixed: argument sc has no device buffer");
+}
+
 TEST(CudaDevice, NoDriverIsACleanError) {
   auto d = CudaDevice::open(0, "libqtensor-no-such-driver.so.1");
   ASSERT_FALSE(bool(d));
