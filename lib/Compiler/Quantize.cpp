@@ -366,6 +366,13 @@ describeMixed2416Linear(const SourceLinear &linear, const QuantSpec &spec,
   d.sparseType = elementType;
   if (Status s = verifyMixed2416(d); !s)
     return makeError("tensor ", linear.name, ": ", s.message());
+  // Refused here, before any kernel is built or value read.
+  const double floor = mixed2416MinimumRate(d, mixed2416OptionsFor(d, spec));
+  if (*spec.mixed2416Budget < floor)
+    return makeError("tensor ", linear.name, ": --quant ", spec.text,
+                     ": a budget of ", *spec.mixed2416Budget,
+                     " bits per weight is below this tensor's smallest rate, ",
+                     floor, " (every group 2-bit, with its outliers)");
   return std::optional<Mixed2416Descriptor>(std::move(d));
 }
 

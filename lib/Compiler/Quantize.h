@@ -53,7 +53,8 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text);
 /// must divide K: the kernel's vector steps and the finest precision map);
 /// G2 = the largest of 16, 8, 4, 2 dividing N; the element, second-level
 /// and outlier types are the activation type `elementType` (f16 or bf16).
-/// Errors name the tensor and the extent no group divides.
+/// Errors name the tensor and the extent no group divides, or the
+/// tensor's smallest rate when the budget is below it.
 Expected<std::optional<Mixed2416Descriptor>>
 describeMixed2416Linear(const SourceLinear &linear, const QuantSpec &spec,
                         FloatType elementType);

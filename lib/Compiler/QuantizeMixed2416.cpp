@@ -109,7 +109,19 @@ void quantizeScales(const double *s1, int64_t count, int64_t stride,
         std::clamp(std::round(s1[i * stride] / s2 + z2), 0.0, double(levels)));
 }
 
+int64_t outliersPerRow(const Mixed2416Options &o, int64_t k) {
+  return static_cast<int64_t>(std::floor(o.outlierFraction * double(k)));
+}
+
 } // namespace
+
+double mixed2416MinimumRate(const Mixed2416Descriptor &d,
+                            const Mixed2416Options &o) {
+  const double weights = double(d.rows()) * double(d.cols());
+  return double(mixed2416StreamBytes(d, 0,
+                                     outliersPerRow(o, d.cols()) * d.rows())) *
+         8.0 / weights;
+}
 
 Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
                                                int64_t k,
@@ -141,8 +153,7 @@ Expected<Mixed2416Quantized> quantizeMixed2416(const float *values, int64_t n,
       o.columnImportance.empty() ? nullptr : o.columnImportance.data();
 
   // How many groups the budget pays 4 bits for, after everything else.
-  const int64_t perRowOutliers =
-      static_cast<int64_t>(std::floor(o.outlierFraction * double(k)));
+  const int64_t perRowOutliers = outliersPerRow(o, k);
   const double budgetBytes = o.budget * double(n) * double(k) / 8.0;
   const double minimumBytes =
       double(mixed2416StreamBytes(d, 0, perRowOutliers * n));

@@ -50,6 +50,13 @@ struct Mixed2416Quantized {
   Mixed2416Rates rates;
 };
 
+/// The smallest bits per weight `d`'s tensor can take under `options`:
+/// every group W2, with the planned outliers (floor(outlierFraction * K)
+/// per row). A budget below it is refused; the plan checks it before any
+/// value is read.
+double mixed2416MinimumRate(const Mixed2416Descriptor &d,
+                            const Mixed2416Options &options);
+
 /// Quantizes a row-major [n, k] float weight. Errors: a shape the
 /// descriptor refuses, a budget below the tensor's smallest rate (every
 /// group W2, the planned outliers; the message gives that rate), a

@@ -157,6 +157,17 @@ TEST(Mixed2416Quant, DescribesFloatLinearsOnly) {
                               FloatType::F32);
   ASSERT_FALSE(bool(d));
   EXPECT_NE(d.message().find("tensor blk.0.f32: "), std::string::npos);
+  // A budget below the tensor's smallest rate is refused by the plan.
+  d = describeMixed2416Linear(floatLinear("blk.0.small", 64, 256),
+                              *parseQuantSpec("mixed2416:budget=2"),
+                              FloatType::F16);
+  ASSERT_FALSE(bool(d));
+  EXPECT_NE(d.message().find("tensor blk.0.small: --quant mixed2416:budget=2: "
+                             "a budget of 2"),
+            std::string::npos)
+      << d.message();
+  EXPECT_NE(d.message().find("below this tensor's smallest rate"),
+            std::string::npos);
   // The affine path refuses what the mixed path describes.
   auto affine =
       describeLinear(floatLinear("blk.0.q", 64, 256), spec, FloatType::F16);
