@@ -663,6 +663,12 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       "duplication; "
       "stored_quantized_bytes counts what is stored for the quantized "
       "linears (codes with padding, scales, zero-points, every rank)";
+  if (!out->mixed.empty())
+    ledger["statement"] =
+        ledger["statement"].get<std::string>() +
+        "; for mixed_2416 tensors code_bits are the W2 and W4 code streams "
+        "and qparam_bits the precision map, both qparam levels and the "
+        "outlier stream (tensors[i].mixed_2416 itemizes them)";
   ledger["quantized_weights"] = linears.values;
   ledger["code_bits"] = linears.codeBits;
   ledger["qparam_bits"] = linears.qparamBits;
