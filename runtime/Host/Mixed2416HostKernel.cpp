@@ -4,12 +4,14 @@
 // point per T up to 16 and reads its streams by absolute row, so a call
 // covers the whole N and T beyond the largest entry runs as consecutive
 // chunks of rows: the kernel's result for each chunk is exactly what one
-// call with those rows gives, so chunking changes no bit.
+// call with those rows gives, so chunking changes no bit, and chunks run on
+// the thread pool.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Runtime/OpKernel.h"
+#include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
 
@@ -42,8 +44,20 @@ public:
     } else {
       QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
     }
-    for (int64_t t0 = 0; t0 < t; t0 += chunk)
-      QTENSOR_TRY(callRows(x, y, t0, std::min(chunk, t - t0)));
+    // Chunks write disjoint rows of y: they run on the pool's threads (a
+    // prefill's weight is read once per chunk either way). The first
+    // failing chunk in order is the one reported.
+    const int64_t chunks = (t + chunk - 1) / chunk;
+    if (chunks == 1)
+      return callRows(x, y, 0, t);
+    std::vector<Status> results(size_t(chunks), Status::ok());
+    defaultThreadPool().parallelFor(size_t(chunks), [&](size_t c) {
+      const int64_t t0 = int64_t(c) * chunk;
+      results[c] = callRows(x, y, t0, std::min(chunk, t - t0));
+    });
+    for (Status &s : results)
+      if (!s)
+        return std::move(s);
     return Status::ok();
   }
   const char *backend() const override { return "host"; }
