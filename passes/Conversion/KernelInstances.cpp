@@ -260,16 +260,12 @@ LogicalResult Collector::addPhase(qt::LinearOp op, const std::string &name,
     } else {
       instance.name = fullDequantName(slice, sig.activation, sig.output, bias);
     }
-    std::string key = kernel->id + "|" + instance.name;
-    auto [it, inserted] = byKey.try_emplace(key, instances.size());
-    if (inserted)
-      instances.push_back(std::move(instance));
-    instances[it->second].uses.push_back(
-        {op, name, slice.rank, slice.ranks, phase});
+    addUse(std::move(instance), {op, name, slice.rank, slice.ranks, phase});
   }
   return success();
 }
 
+/// Keeps one instance per (kernel, name) and records the use on it.
 void Collector::addUse(KernelInstance instance, const KernelInstanceUse &use) {
   std::string key = instance.capability->id + "|" + instance.name;
   auto [it, inserted] = byKey.try_emplace(key, instances.size());
@@ -374,14 +370,14 @@ hostTwinInstances(ArrayRef<KernelInstance> instances) {
     if (instance.fullDequant())
       continue;
     // The mixed GEMV's host build is its own twin (same emitter).
-    const kernels::KernelCapability *twin =
-        instance.mixed ? nullptr : registry.hostTwin(*instance.capability);
     if (instance.mixed) {
       KernelInstance host = instance;
       host.name = instance.name + "_host";
       twins.push_back(std::move(host));
       continue;
     }
+    const kernels::KernelCapability *twin =
+        registry.hostTwin(*instance.capability);
     if (!twin || twin == instance.capability)
       continue;
     KernelInstance host = instance;
