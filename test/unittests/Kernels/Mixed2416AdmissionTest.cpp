@@ -1,6 +1,7 @@
 //===- Mixed2416AdmissionTest.cpp - Seed 0x07D's admission clauses --------===//
 
 #include "qtensor/Kernels/Mixed2416Admission.h"
+#include "qtensor/Kernels/Registry.h"
 
 #include <gtest/gtest.h>
 
@@ -111,3 +112,82 @@ TEST(Mixed2416Admission, EveryClauseSaysWhy) {
 }
 
 } // namespace
+
+namespace {
+
+OpSignature mixedSignature(const Mixed2416Descriptor &d) {
+  OpSignature sig;
+  sig.representation = "mixed_2416";
+  sig.mixed = d;
+  sig.layout.family = d.layoutFamily;
+  sig.layout.version = d.layoutVersion;
+  sig.layout.encoding = d.layoutEncoding;
+  sig.n = d.rows();
+  sig.k = d.cols();
+  sig.ranks = whole(d);
+  return sig;
+}
+
+DispatchQuery bothPhases(const Target &target) {
+  DispatchQuery q;
+  q.target = target;
+  q.phases = {{Phase::Decode, phaseTokens(Phase::Decode)},
+              {Phase::Prefill, phaseTokens(Phase::Prefill)}};
+  return q;
+}
+
+} // namespace
+
+// planDispatch hands a mixed_2416 signature to the mixed predicate: decode
+// for T in [1, 16], prefill as chunks of at most 16 rows, the weight's own
+// layout, every registry kernel listed with why it does not read it.
+TEST(Mixed2416Admission, PlanDispatchSelectsTheGemvForBothPhases) {
+  const KernelRegistry &registry = builtinRegistry();
+  DispatchPlan plan = planDispatch(registry, mixedSignature(llamaProjection()),
+                                   bothPhases(kSm90));
+  ASSERT_EQ(plan.phases.size(), 2u);
+  for (const PhaseSelection &sel : plan.phases) {
+    ASSERT_NE(sel.selected, nullptr) << toString(sel.query.phase);
+    EXPECT_EQ(sel.selected, &mixed2416KernelCapability());
+    EXPECT_EQ(sel.selected->id, "mixed2416_decode_gemv");
+    EXPECT_FALSE(sel.fallback);
+    ASSERT_EQ(sel.candidates.size(), 1 + registry.kernels.size());
+    EXPECT_EQ(sel.candidates[0].kernel, "mixed2416_decode_gemv");
+    for (size_t i = 1; i < sel.candidates.size(); ++i)
+      EXPECT_NE(sel.candidates[i].reason.find(
+                    "representation mixed_2416 not in {affine}"),
+                std::string::npos)
+          << sel.candidates[i].kernel;
+  }
+  EXPECT_EQ(plan.phases[0].candidates[0].reason, "selected");
+  EXPECT_EQ(plan.phases[1].candidates[0].reason,
+            "selected: runs T > 16 in chunks of at most 16 rows through its "
+            "decode entries (T = 1..16)");
+  ASSERT_TRUE(plan.layout.has_value());
+  EXPECT_EQ(*plan.layout, (LayoutId{"mixed_2416", 1, "group_major_lsb_first"}));
+  EXPECT_FALSE(plan.secondaryLayout.has_value());
+  EXPECT_NE(describeRequest(mixedSignature(llamaProjection()))
+                .find("mixed_2416 g64 z16 s2=f16 sparse=replacement:f16"),
+            std::string::npos);
+}
+
+TEST(Mixed2416Admission, PlanDispatchSaysWhyNothingRuns) {
+  Mixed2416Descriptor wide = llamaProjection();
+  wide.shape = {4096, 640 * 16};
+  wide.firstGroupSize = 320;
+  OpSignature sig = mixedSignature(wide);
+  sig.accumulator = FloatType::F16;
+  sig.topology = Topology::Column;
+  DispatchPlan plan = planDispatch(builtinRegistry(), sig, bothPhases(kHost));
+  for (const PhaseSelection &sel : plan.phases) {
+    EXPECT_EQ(sel.selected, nullptr);
+    EXPECT_FALSE(sel.candidates[0].accepted);
+    EXPECT_EQ(sel.candidates[0].reason,
+              "first-level group size 320 not in {64, 128, 192, 256}; "
+              "accumulator f16; the kernel accumulates in f32; topology "
+              "column: a mixed_2416 tensor is placed whole (tp = 1)");
+  }
+  EXPECT_FALSE(plan.layout.has_value());
+  EXPECT_EQ(plan.resolution,
+            "no kernel-native layout admitted; the stored layout stays");
+}
