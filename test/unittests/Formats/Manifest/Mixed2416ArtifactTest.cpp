@@ -153,18 +153,23 @@ TEST(Mixed2416Artifact, MalformedRecordsAreRefusedByField) {
   }
 }
 
-TEST(Mixed2416Artifact, KernelsAndBindingsCannotNameIt) {
-  // Until a kernel record can describe the family's arguments, the
-  // records refuse it by name rather than handing it to an affine kernel.
+TEST(Mixed2416Artifact, BindingsNameItAndOnlyAMixedKernelReadsIt) {
+  // A binding may bind the mixed tensor (its kernel is the mixed GEMV,
+  // KernelEntry::mixed); an affine kernel record may not name it.
   Manifest m = mixedManifest();
   OpBinding b;
   b.op = kWeight;
   b.n = 16;
   b.k = 128;
   b.ranks = {{0, 16, 0, 128}};
-  b.phases = {{kernels::Phase::Decode, "affine_gemv_decode_sm80", false}};
+  b.phases = {{kernels::Phase::Decode, "mixed2416_decode_gemv", false}};
   m.bindings = {b};
+  EXPECT_TRUE(validateManifest(m)) << validateManifest(m).message();
+  m.files.push_back({"kernels/gemm_w4.ptx", 20, hexOf('3'), FileRole::Kernel});
+  m.kernels = {
+      gemvEntry("gemv_w4a16_g32", "kernels/gemm_w4.ptx", kWeight, 16, 128)};
   EXPECT_ERROR_CONTAINS(validateManifest(m),
+                        "manifest.kernels[0].ops[0]: "
                         "\"layers.0.mlp.down.weight\" is not a quantized "
                         "tensor");
 }
