@@ -423,7 +423,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
                : std::optional<QuantizedTensorDescriptor>(planned[i]),
            checkpoint->linears()[i].bias.has_value(), plannedMixed[i]});
     for (const SourceLinear &l : checkpoint->floatLinears())
-      graphLinears.push_back({&l, std::nullopt, l.bias.has_value()});
+      graphLinears.push_back(
+          {&l, std::nullopt, l.bias.has_value(), std::nullopt});
     auto built = checkpoint->format() == "onnx"
                      ? buildLinearsGraph(context, graphLinears, element)
                  : decoder
