@@ -660,31 +660,22 @@ private:
           QTENSOR_TRY(m.device->copyToDevice(out.ptr, stream.data, stream.bytes,
                                              op.tensor + what));
       }
-      if (host->b)
-        QTENSOR_TRY(upload(host->b, host->bBytes, ".bias", d.b));
-      QTENSOR_TRY(m.memory.add(
-          MemoryCategory::DeviceCodes,
-          op.tensor + " w2 and w4 codes (" + k.layout + ")", host->wBytes));
-      QTENSOR_TRY(
-          m.memory.add(MemoryCategory::QParams, key, moved - host->wBytes));
-      m.times.record(Stage::Transfer, secondsSince(start),
-                     op.tensor + ": " + formatBytes(moved) + " to " +
-                         target.name);
-      deviceCache[key] = d;
-      return d;
+    } else {
+      QTENSOR_TRY(upload(host->w, host->wBytes, ".codes", d.w));
+      QTENSOR_TRY(upload(host->s, host->sBytes, ".scales", d.s));
+      if (host->s2)
+        QTENSOR_TRY(upload(host->s2, host->s2Bytes, ".super_scales", d.s2));
+      if (host->z)
+        QTENSOR_TRY(upload(host->z, host->zBytes, ".zeros", d.z));
+      if (host->z2)
+        QTENSOR_TRY(upload(host->z2, host->z2Bytes, ".super_zeros", d.z2));
     }
-    QTENSOR_TRY(upload(host->w, host->wBytes, ".codes", d.w));
-    QTENSOR_TRY(upload(host->s, host->sBytes, ".scales", d.s));
-    if (host->s2)
-      QTENSOR_TRY(upload(host->s2, host->s2Bytes, ".super_scales", d.s2));
-    if (host->z)
-      QTENSOR_TRY(upload(host->z, host->zBytes, ".zeros", d.z));
-    if (host->z2)
-      QTENSOR_TRY(upload(host->z2, host->z2Bytes, ".super_zeros", d.z2));
     if (host->b)
       QTENSOR_TRY(upload(host->b, host->bBytes, ".bias", d.b));
     QTENSOR_TRY(m.memory.add(MemoryCategory::DeviceCodes,
-                             op.tensor + ".codes (" + k.layout + ")",
+                             op.tensor +
+                                 (k.mixed ? " w2 and w4 codes (" : ".codes (") +
+                                 k.layout + ")",
                              host->wBytes));
     QTENSOR_TRY(
         m.memory.add(MemoryCategory::QParams, key, moved - host->wBytes));

@@ -386,6 +386,27 @@ struct Planner {
            k.target.backend == kernels::Backend::Host;
   }
 
+  /// A cubin runs only on its own architecture; elsewhere the driver JITs
+  /// the PTX (docs/kernel-abi.md). Keeps one format per phase. A cubin is
+  /// machine code from the artifact: only a trusted one's.
+  void keepOneGpuFormat(PhasePlan &p) const {
+    if (options.target.backend != kernels::Backend::Cuda)
+      return;
+    bool exactCubin =
+        options.cubins &&
+        std::any_of(p.instances.begin(), p.instances.end(),
+                    [&](const KernelInstance *k) {
+                      return k->format == KernelFormat::Cubin &&
+                             k->target.name == options.target.name;
+                    });
+    KernelFormat keep = exactCubin ? KernelFormat::Cubin : KernelFormat::Ptx;
+    p.instances.erase(std::remove_if(p.instances.begin(), p.instances.end(),
+                                     [&](const KernelInstance *k) {
+                                       return k->format != keep;
+                                     }),
+                      p.instances.end());
+  }
+
   /// The full-dequant kernel must itself be admitted (policy, target,
   /// representation) before an op may fall back to it.
   Status admitFallback(const OpPlan &op, Phase phase, PhasePlan &out,
@@ -484,24 +505,7 @@ struct Planner {
       p.instances.push_back(k);
       p.loadTimeRepack |= op.signature.layout.family != k->layout;
     }
-    // A cubin runs only on its own architecture; elsewhere the driver JITs
-    // the PTX (docs/kernel-abi.md). Keep one format per phase. A cubin is
-    // machine code from the artifact: only a trusted one's.
-    if (options.target.backend == kernels::Backend::Cuda) {
-      bool exactCubin =
-          options.cubins &&
-          std::any_of(p.instances.begin(), p.instances.end(),
-                      [&](const KernelInstance *k) {
-                        return k->format == KernelFormat::Cubin &&
-                               k->target.name == options.target.name;
-                      });
-      KernelFormat keep = exactCubin ? KernelFormat::Cubin : KernelFormat::Ptx;
-      p.instances.erase(std::remove_if(p.instances.begin(), p.instances.end(),
-                                       [&](const KernelInstance *k) {
-                                         return k->format != keep;
-                                       }),
-                        p.instances.end());
-    }
+    keepOneGpuFormat(p);
     if (!p.instances.empty()) {
       p.reason = "admitted by this build's registry on " + options.target.name;
       for (const KernelInstance *k : p.instances)
@@ -581,6 +585,7 @@ struct Planner {
       }
       p.instances.push_back(k);
     }
+    keepOneGpuFormat(p);
     if (!p.instances.empty()) {
       p.reason = "admitted by this build's mixed_2416 predicate on " +
                  options.target.name;

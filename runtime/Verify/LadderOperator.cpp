@@ -443,6 +443,7 @@ LevelResult hostLevel(const artifact::Artifact &a,
         }
         bias = values.take();
       }
+      std::unique_ptr<OpKernel> kernel;
       if (mixed) {
         auto operands =
             makeMixed2416HostOperands(k, *t->entry, t->streams, rowW4, bias);
@@ -450,48 +451,31 @@ LevelResult hostLevel(const artifact::Artifact &a,
           r.detail = operands.message();
           return r;
         }
-        std::unique_ptr<OpKernel> kernel = makeMixed2416HostKernel(
+        kernel = makeMixed2416HostKernel(
             k, kernels[index].fns,
             std::shared_ptr<const WeightOperands>(operands.take()),
             k.activation, k.output);
-        for (int64_t tokens : tokensFor(k, sampled)) {
-          auto e = runAndMeasure(*kernel, k, op, {w, magnitudes}, bias, tokens,
-                                 sampled ? &rows : nullptr);
-          if (!e) {
-            r.detail = op + " via " + k.id + " (T = " + std::to_string(tokens) +
-                       "): " + e.message();
-            return r;
-          }
-          ++calls;
-          worst.update(*e, op + " T=" + std::to_string(tokens));
-          if (!e->within()) {
-            r.detail = describeFailure(*e, k, op, tokens) + "; " +
-                       quantizationSummary(a);
-            return r;
-          }
+      } else {
+        OpTensorViews views;
+        views.codes = t->codes;
+        views.scales = t->scales;
+        views.zeros = t->zeros;
+        views.scaleCodes = t->scaleCodes;
+        views.minCodes = t->minCodes;
+        views.superScales = t->superScales;
+        views.superMins = t->superZeros;
+        auto operands = makeHostOperands(k, *t->entry, views, bias);
+        if (!operands) {
+          r.detail = operands.message();
+          return r;
         }
-        continue;
+        kernel = makeHostNativeKernel(
+            k, kernels[index].fns,
+            std::shared_ptr<const WeightOperands>(operands.take()),
+            k.activation, k.output);
+        if (const auto &perm = q->logical.descriptor.permutation)
+          kernel = makePermutedInputKernel(*perm, std::move(kernel));
       }
-      OpTensorViews views;
-      views.codes = t->codes;
-      views.scales = t->scales;
-      views.zeros = t->zeros;
-      views.scaleCodes = t->scaleCodes;
-      views.minCodes = t->minCodes;
-      views.superScales = t->superScales;
-      views.superMins = t->superZeros;
-      auto operands = makeHostOperands(k, *t->entry, views, bias);
-      if (!operands) {
-        r.detail = operands.message();
-        return r;
-      }
-      std::unique_ptr<OpKernel> kernel = makeHostNativeKernel(
-          k, kernels[index].fns,
-          std::shared_ptr<const WeightOperands>(operands.take()), k.activation,
-          k.output);
-      if (const auto &perm =
-              t->entry->quantized()->logical.descriptor.permutation)
-        kernel = makePermutedInputKernel(*perm, std::move(kernel));
       // A kernel is one compiled code for every op it serves (its N and K
       // included): what T exercises in it (tails, tiles, entry points) is
       // the same for each, so its spread of T runs on the first unsampled
