@@ -420,86 +420,89 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
     out->plain.emplace_back("biases.safetensors", std::move(bias));
     return Status::ok();
   };
+  // A mixed_2416 linear: quantized from its floats by the mixed 2/4/16
+  // converter and stored whole, one physical tensor per stream.
+  auto stageMixed = [&](const ExportLinear &l) -> Status {
+    const Mixed2416Descriptor &planned = *l.mixed;
+    const std::string &name = l.source->name;
+    if (l.placement.ranks() != 1)
+      return makeError(name, ": a mixed_2416 tensor is stored whole; the "
+                             "placement slices it");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
+                             input.checkpoint->readFloat(l.source->weight));
+    input.checkpoint->releaseSource(l.source->weight);
+    auto q = quantizeMixed2416(values.data(), planned.rows(), planned.cols(),
+                               mixed2416OptionsFor(planned, input.spec));
+    if (!q)
+      return makeError(name, ": --quant ", input.spec.text, ": ", q.message());
+    if (q->descriptor != planned)
+      return makeError(name, ": the mixed_2416 converter returned another "
+                             "descriptor than the one planned");
+    QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w,
+                             reconstructMixed2416(q->descriptor, q->streams));
+    double err2 = 0, ref2 = 0, maxAbs = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double e = w[i] - double(values[i]);
+      err2 += e * e;
+      ref2 += double(values[i]) * double(values[i]);
+      maxAbs = std::max(maxAbs, std::abs(e));
+    }
+    values = {};
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::string digest,
+        artifact::mixed2416ReconstructionDigest(q->descriptor, q->streams));
+    QTENSOR_ASSIGN_OR_RETURN(
+        std::vector<StoredStream> streams,
+        mixed2416StoredStreams(name, q->descriptor, q->streams));
+    StagedMixed m{"weights.safetensors", name, q->descriptor, {}};
+    uint64_t stored = 0;
+    for (StoredStream &st : streams) {
+      QTENSOR_ASSIGN_OR_RETURN(
+          TensorData t,
+          spooled(name + "." + st.key, st.dtype, st.shape, st.bytes));
+      QTENSOR_TRY(digestOf(t));
+      stored += t.size;
+      m.streams.push_back(std::move(t));
+    }
+    if (stored != uint64_t(q->rates.totalBytes))
+      return makeError(name, ": ", stored,
+                       " stream bytes stored, the "
+                       "rates count ",
+                       q->rates.totalBytes);
+    linears.values += uint64_t(q->rates.weights);
+    linears.codeBits += uint64_t(q->rates.codeBytes) * 8;
+    linears.qparamBits += uint64_t(stored - uint64_t(q->rates.codeBytes)) * 8;
+    linears.storedBytes += stored;
+    if (l.source->bias) {
+      QTENSOR_ASSIGN_OR_RETURN(
+          std::vector<uint16_t> bias,
+          readBias(*input.checkpoint, *l.source, planned.elementType));
+      QTENSOR_TRY(stageBias(*l.source, planned.elementType, bias));
+    }
+    const double relative = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
+    nlohmann::ordered_json t;
+    t["name"] = name;
+    t["source"] = name;
+    t["rank"] = 0;
+    t["shape"] = q->descriptor.shape;
+    t["layout"] = q->descriptor.layoutFamily;
+    t["source_dtype"] = l.source->weight.dtype;
+    t["kept_codes"] = false;
+    t["relative_error"] = relative;
+    t["max_abs_error"] = maxAbs;
+    t["sqnr_db"] =
+        finiteOrNull(err2 > 0 ? 10.0 * std::log10(ref2 / err2)
+                              : std::numeric_limits<double>::infinity());
+    t["reconstruction_sha256"] = digest;
+    t["stored_bytes"] = stored;
+    t["mixed_2416"] = mixed2416Report(q->descriptor, q->rates);
+    tensors.push_back(std::move(t));
+    out->mixed.push_back(std::move(m));
+    return Status::ok();
+  };
   for (const ExportLinear &l : input.linears) {
     if (l.mixed) {
-      // Quantized from its floats by the mixed 2/4/16 converter and stored
-      // whole, one physical tensor per stream.
-      const Mixed2416Descriptor &planned = *l.mixed;
-      const std::string &name = l.source->name;
-      if (l.placement.ranks() != 1)
-        return makeError(name, ": a mixed_2416 tensor is stored whole; the "
-                               "placement slices it");
-      QTENSOR_ASSIGN_OR_RETURN(std::vector<float> values,
-                               input.checkpoint->readFloat(l.source->weight));
-      input.checkpoint->releaseSource(l.source->weight);
-      auto q = quantizeMixed2416(values.data(), planned.rows(), planned.cols(),
-                                 mixed2416OptionsFor(planned, input.spec));
-      if (!q)
-        return makeError(name, ": --quant ", input.spec.text, ": ",
-                         q.message());
-      if (q->descriptor != planned)
-        return makeError(name, ": the mixed_2416 converter returned another "
-                               "descriptor than the one planned");
-      QTENSOR_ASSIGN_OR_RETURN(std::vector<double> w,
-                               reconstructMixed2416(q->descriptor, q->streams));
-      double err2 = 0, ref2 = 0, maxAbs = 0;
-      for (size_t i = 0; i < w.size(); ++i) {
-        const double e = w[i] - double(values[i]);
-        err2 += e * e;
-        ref2 += double(values[i]) * double(values[i]);
-        maxAbs = std::max(maxAbs, std::abs(e));
-      }
-      values = {};
-      QTENSOR_ASSIGN_OR_RETURN(
-          std::string digest,
-          artifact::mixed2416ReconstructionDigest(q->descriptor, q->streams));
-      QTENSOR_ASSIGN_OR_RETURN(
-          std::vector<StoredStream> streams,
-          mixed2416StoredStreams(name, q->descriptor, q->streams));
-      StagedMixed m{"weights.safetensors", name, q->descriptor, {}};
-      uint64_t stored = 0;
-      for (StoredStream &st : streams) {
-        QTENSOR_ASSIGN_OR_RETURN(
-            TensorData t,
-            spooled(name + "." + st.key, st.dtype, st.shape, st.bytes));
-        QTENSOR_TRY(digestOf(t));
-        stored += t.size;
-        m.streams.push_back(std::move(t));
-      }
-      if (stored != uint64_t(q->rates.totalBytes))
-        return makeError(name, ": ", stored,
-                         " stream bytes stored, the "
-                         "rates count ",
-                         q->rates.totalBytes);
-      linears.values += uint64_t(q->rates.weights);
-      linears.codeBits += uint64_t(q->rates.codeBytes) * 8;
-      linears.qparamBits += uint64_t(stored - uint64_t(q->rates.codeBytes)) * 8;
-      linears.storedBytes += stored;
-      if (l.source->bias) {
-        QTENSOR_ASSIGN_OR_RETURN(
-            std::vector<uint16_t> bias,
-            readBias(*input.checkpoint, *l.source, planned.elementType));
-        QTENSOR_TRY(stageBias(*l.source, planned.elementType, bias));
-      }
-      const double relative = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
-      nlohmann::ordered_json t;
-      t["name"] = name;
-      t["source"] = name;
-      t["rank"] = 0;
-      t["shape"] = q->descriptor.shape;
-      t["layout"] = q->descriptor.layoutFamily;
-      t["source_dtype"] = l.source->weight.dtype;
-      t["kept_codes"] = false;
-      t["relative_error"] = relative;
-      t["max_abs_error"] = maxAbs;
-      t["sqnr_db"] =
-          finiteOrNull(err2 > 0 ? 10.0 * std::log10(ref2 / err2)
-                                : std::numeric_limits<double>::infinity());
-      t["reconstruction_sha256"] = digest;
-      t["stored_bytes"] = stored;
-      t["mixed_2416"] = mixed2416Report(q->descriptor, q->rates);
-      tensors.push_back(std::move(t));
-      out->mixed.push_back(std::move(m));
+      QTENSOR_TRY(stageMixed(l));
       progress.advance(++done, input.linears.size(), "weights packed");
       continue;
     }
