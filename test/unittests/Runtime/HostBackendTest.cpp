@@ -124,13 +124,15 @@ TEST(CallMlirCInterface, RefusesWhatItCannotDescribe) {
 }
 
 namespace {
-/// The descriptors a 14-argument C interface receives.
-void *received[14];
+/// The descriptors a 14-argument C interface receives, copied while they
+/// live (they are the caller's stack): rank 2, so 7 words each.
+int64_t received[14][7];
 void recordFourteen(void *a0, void *a1, void *a2, void *a3, void *a4, void *a5,
                     void *a6, void *a7, void *a8, void *a9, void *a10,
                     void *a11, void *a12, void *a13) {
   void *all[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
-  std::copy(std::begin(all), std::end(all), received);
+  for (size_t i = 0; i < 14; ++i)
+    std::memcpy(received[i], all[i], sizeof(received[i]));
 }
 } // namespace
 
@@ -146,7 +148,7 @@ TEST(CallMlirCInterface, PassesEveryArgumentUpToTheMost) {
                                 operands.data(), operands.size());
   ASSERT_TRUE(bool(s)) << s.message();
   for (int64_t i = 0; i < 14; ++i) {
-    const int64_t *d = static_cast<const int64_t *>(received[i]);
+    const int64_t *d = received[i];
     EXPECT_EQ(d[1], int64_t(reinterpret_cast<intptr_t>(&data[i]))) << i;
     EXPECT_EQ(d[3], i + 1) << i; // sizes
     EXPECT_EQ(d[4], 2) << i;
