@@ -52,7 +52,8 @@ bool KernelCapability::operator==(const KernelCapability &o) const {
                     k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
                     k.activations, k.accumulators, k.outputs, k.topologies,
                     k.tileN, k.tileK, k.tokens, k.epilogues, k.priority,
-                    k.fullDequant, k.rowSplit, k.activationBlock, k.maxK);
+                    k.fullDequant, k.rowSplit, k.activationBlock, k.maxK,
+                    k.activationQuants, k.chunkRows);
   };
   return fields(*this) == fields(o);
 }
@@ -78,12 +79,12 @@ KernelRegistry::hostTwin(const KernelCapability &kernel) const {
   // The same layout, phases and numeric contract: what it admits, it
   // computes the same way (the same emitter builds both).
   auto contract = [](const KernelCapability &k) {
-    return std::tie(k.layout, k.phases, k.representations, k.codes,
-                    k.signedZeroPoints, k.unsignedZeroPoints, k.codebooks,
-                    k.scaleTypes, k.groupSizes, k.perChannel, k.perTensor,
-                    k.actOrder, k.decoderVersion, k.groupAxis, k.channelAxis,
-                    k.activations, k.accumulators, k.outputs, k.epilogues,
-                    k.tokens, k.activationBlock, k.maxK);
+    return std::tie(
+        k.layout, k.phases, k.representations, k.codes, k.signedZeroPoints,
+        k.unsignedZeroPoints, k.codebooks, k.scaleTypes, k.groupSizes,
+        k.perChannel, k.perTensor, k.actOrder, k.decoderVersion, k.groupAxis,
+        k.channelAxis, k.activations, k.accumulators, k.outputs, k.epilogues,
+        k.tokens, k.activationBlock, k.maxK, k.activationQuants, k.chunkRows);
   };
   for (const KernelCapability &k : kernels)
     if (!k.fullDequant && onHost(k) && contract(k) == contract(kernel))
@@ -137,8 +138,19 @@ const std::pair<const char *, RepackKind> kRepackKinds[] = {
     {"none", RepackKind::None},
     {"prepacked", RepackKind::Prepacked},
     {"load_time", RepackKind::LoadTime}};
+const std::pair<const char *, ActivationQuant> kActivationQuants[] = {
+    {"none", ActivationQuant::None},
+    {"per_token_sym", ActivationQuant::PerTokenSym},
+    {"per_token_asym", ActivationQuant::PerTokenAsym}};
 } // namespace
 
+const char *kernels::toString(ActivationQuant a) {
+  return spellEnum(a, kActivationQuants);
+}
+std::optional<ActivationQuant>
+kernels::parseActivationQuant(const std::string &s) {
+  return lookupEnum(s, kActivationQuants);
+}
 const char *kernels::toString(Phase p) { return spellEnum(p, kPhases); }
 const char *kernels::toString(PhaseChoice s) {
   return spellEnum(s, kPhaseChoices);

@@ -40,6 +40,10 @@ struct OpSignature {
   std::optional<Mixed2416Descriptor> mixed;
   LayoutDescriptor layout; ///< as stored
   FloatType activation = FloatType::F16;
+  /// How the op's activations enter the matmul (`--quant w8a8`: per token,
+  /// by the kernel's own quantizer); a kernel admits only the ones in its
+  /// KernelCapability::activationQuants.
+  ActivationQuant activationQuant = ActivationQuant::None;
   FloatType accumulator = FloatType::F32;
   FloatType output = FloatType::F16;
   Epilogue epilogue = Epilogue::None;

@@ -42,6 +42,14 @@ enum class LayoutMode : uint8_t { Shared, PerPhase };
 /// (`prepacked`), or repacked by the loader (`load_time`).
 enum class RepackKind : uint8_t { None, Prepacked, LoadTime };
 
+/// How a kernel takes its activations (seed M8.1 0x05): as given (`none`),
+/// or quantized to int8 per token at run time by its own quantizer, with a
+/// scale per row (`per_token_sym`: i8 codes) or a scale and a zero-point
+/// per row (`per_token_asym`: u8 codes), the integer GEMM then applying
+/// the zero-point correction terms (W8A8, Conversion/W8A8Kernel.h;
+/// Numerics/ActivationQuant.h is the arithmetic, bit for bit).
+enum class ActivationQuant : uint8_t { None, PerTokenSym, PerTokenAsym };
+
 /// The largest T of decode; prefill starts above it.
 constexpr int64_t kMaxDecodeTokens = 16;
 
@@ -170,6 +178,13 @@ struct KernelCapability {
   int64_t activationBlock = 0;
   /// The largest (local) K it takes, if it has a limit.
   std::optional<int64_t> maxK;
+  /// How it takes its activations; an op's signature (OpSignature::
+  /// activationQuant) must ask for one of these.
+  std::vector<ActivationQuant> activationQuants{ActivationQuant::None};
+  /// Non-zero: each entry point takes one T up to this, and a larger T
+  /// (prefill) runs as consecutive calls of at most this many rows (the
+  /// W8A8 GEMV: its quantizer and GEMV are specialized per T).
+  int64_t chunkRows = 0;
 
   bool operator==(const KernelCapability &o) const;
   bool operator!=(const KernelCapability &o) const { return !(*this == o); }
@@ -208,6 +223,7 @@ const char *toString(Topology t);
 const char *toString(FallbackPolicy p);
 const char *toString(LayoutMode m);
 const char *toString(RepackKind k);
+const char *toString(ActivationQuant a);
 std::optional<Phase> parsePhase(const std::string &s);
 std::optional<PhaseChoice> parsePhaseChoice(const std::string &s);
 std::optional<Backend> parseBackend(const std::string &s);
@@ -216,6 +232,7 @@ std::optional<Topology> parseTopology(const std::string &s);
 std::optional<FallbackPolicy> parseFallbackPolicy(const std::string &s);
 std::optional<LayoutMode> parseLayoutMode(const std::string &s);
 std::optional<RepackKind> parseRepackKind(const std::string &s);
+std::optional<ActivationQuant> parseActivationQuant(const std::string &s);
 
 /// "sm_80", "sm_86", "sm_89", "sm_90" or "host".
 std::optional<Target> parseTarget(const std::string &s);
