@@ -31,6 +31,7 @@ std::string spellOne(Codebook c) { return qtensor::toString(c); }
 std::string spellOne(Epilogue e) { return toString(e); }
 std::string spellOne(Topology t) { return toString(t); }
 std::string spellOne(const CodeContract &c) { return toString(c); }
+std::string spellOne(ActivationQuant a) { return toString(a); }
 
 /// "{32, 64, 128}".
 template <typename T> std::string spellSet(const std::vector<T> &set) {
@@ -66,6 +67,9 @@ void checkTarget(const KernelCapability &k, const Target &target,
 
 void checkTokens(const KernelCapability &k, const PhaseQuery &q, Reasons &out) {
   if (k.tokens.contains(q.tokens))
+    return;
+  // Entries for every T up to its chunk run any larger T in chunks.
+  if (k.chunkRows > 0 && q.tokens.min >= k.tokens.min)
     return;
   std::string seen = toString(q.tokens) + " (" + toString(q.phase) + ")";
   if (q.tokens.min < k.tokens.min)
@@ -291,6 +295,10 @@ Verdict kernels::admit(const KernelRegistry &registry,
   }
   checkLayout(registry, kernel, sig.descriptor, sig.layout, v.reasons);
   checkDtypes(kernel, sig, v.reasons);
+  if (!contains(kernel.activationQuants, sig.activationQuant))
+    v.reasons.push_back(std::string("activations ") +
+                        toString(sig.activationQuant) + " not in " +
+                        spellSet(kernel.activationQuants));
   if (!contains(kernel.topologies, sig.topology))
     v.reasons.push_back(std::string("topology ") + toString(sig.topology) +
                         " not in " + spellSet(kernel.topologies));
@@ -334,6 +342,8 @@ std::string kernels::describeRequest(const OpSignature &sig) {
      << " out=" << qtensor::toString(sig.output)
      << " epilogue=" << toString(sig.epilogue)
      << " layout=" << toString(LayoutId::of(sig.layout));
+  if (sig.activationQuant != ActivationQuant::None)
+    os << " activations=" << toString(sig.activationQuant);
   return os.str();
 }
 

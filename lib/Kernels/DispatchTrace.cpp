@@ -65,6 +65,9 @@ json kernels::signatureToJson(const OpSignature &sig) {
   j["accumulator"] = qtensor::toString(sig.accumulator);
   j["output"] = qtensor::toString(sig.output);
   j["epilogue"] = toString(sig.epilogue);
+  // Only W8A8 ops spell it: every other trace stays as it was.
+  if (sig.activationQuant != ActivationQuant::None)
+    j["activation_quant"] = toString(sig.activationQuant);
   return j;
 }
 

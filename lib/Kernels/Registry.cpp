@@ -210,6 +210,46 @@ KernelCapability hostGemmInt8Activations() {
   return k;
 }
 
+/// The W8A8 GEMV (passes/Conversion/W8A8Gemv.cpp, seed M8.1 0x05): its
+/// own quantizer makes X int8 per token (i8 and a scale per row, or u8
+/// with a zero-point too), then an integer GEMV over the decode_gemv W8
+/// rows applies the zero-point correction terms per 16-code chunk. Each
+/// entry point is built for one T (1..16); a prefill runs in chunks of 16
+/// rows. K whole chunks (no padded code may enter the corrections), groups
+/// a multiple of 16 or per channel. Admitted only for an op that asks for
+/// per-token activations (`--quant w8a8`), which it then serves in both
+/// phases: above every other kernel of its backend.
+KernelCapability w8a8Gemv(std::string id, std::string summary, Backend backend,
+                          uint32_t minCapability) {
+  KernelCapability k;
+  k.id = std::move(id);
+  k.summary = std::move(summary);
+  k.phases = {Phase::Decode};
+  k.backends = {backend};
+  k.minCapability = minCapability;
+  k.representations = {"affine"};
+  k.layout = layoutOf(KernelLayoutKind::DecodeGemv);
+  k.codes = {kSI8, kUI8};
+  k.signedZeroPoints = {ZeroPointKind::None};
+  k.unsignedZeroPoints = {ZeroPointKind::Integer};
+  k.scaleTypes = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.groupSizes = {16, 32, 64, 128, 256};
+  k.perChannel = true;
+  k.activations = {FloatType::F16, FloatType::BF16};
+  k.accumulators = {FloatType::F32};
+  k.outputs = {FloatType::F16, FloatType::BF16, FloatType::F32};
+  k.topologies = {Topology::Single};
+  k.epilogues = {Epilogue::None, Epilogue::Bias};
+  k.tileN = 1;
+  k.tileK = 16;
+  k.tokens = {1, kMaxDecodeTokens};
+  k.priority = 200;
+  k.activationQuants = {ActivationQuant::PerTokenSym,
+                        ActivationQuant::PerTokenAsym};
+  k.chunkRows = kMaxDecodeTokens;
+  return k;
+}
+
 /// Dequantize the whole weight with the reference decoder, then a dense
 /// matmul: any affine descriptor, any stored layout, any shape. Admitted
 /// only when the fallback policy allows it, and then counted.
@@ -289,6 +329,14 @@ KernelRegistry makeBuiltinRegistry() {
       hostGemmInt8Activations(),
       hostGemm(),
       fullDequant(),
+      // Last, so every affine kernel keeps its place in the traces.
+      w8a8Gemv("w8a8_gemv_decode_sm80",
+               "W8A8 decode GEMV: per-token int8 activations, integer dot "
+               "with zero-point corrections; prefill in chunks of 16",
+               Backend::Cuda, 80),
+      w8a8Gemv("w8a8_gemv_decode_host",
+               "host build of the W8A8 GEMV and its quantizer (CI parity)",
+               Backend::Host, 0),
   };
   return r;
 }
@@ -364,6 +412,13 @@ Status verifyKernel(const KernelRegistry &r, const KernelCapability &k) {
   if (k.tokens.min < 1 || (k.tokens.max && *k.tokens.max < k.tokens.min))
     return makeError(what, ": token range ", toString(k.tokens),
                      " must be non-empty and start at T >= 1");
+  if (k.activationQuants.empty())
+    return empty("activation_quants");
+  // A chunked kernel covers T = 1..chunk_rows with its entries.
+  if (k.chunkRows < 0 ||
+      (k.chunkRows > 0 && (k.tokens.min != 1 || k.tokens.max != k.chunkRows)))
+    return makeError(what, ": chunk_rows ", k.chunkRows,
+                     " must be 0 or the token range's maximum, from T = 1");
   if (contains(k.backends, Backend::Cuda) && k.minCapability == 0)
     return makeError(what, ": a CUDA kernel needs a minimum capability");
   // The phases it claims are exactly those its token range reaches.

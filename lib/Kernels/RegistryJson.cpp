@@ -79,6 +79,9 @@ json kernelToJson(const KernelCapability &k) {
   j["row_split"] = k.rowSplit;
   j["activation_block"] = k.activationBlock;
   j["max_k"] = k.maxK ? json(*k.maxK) : json(nullptr);
+  j["activation_quants"] = spellAll(
+      k.activationQuants, [](ActivationQuant a) { return toString(a); });
+  j["chunk_rows"] = k.chunkRows;
   return j;
 }
 
@@ -218,6 +221,9 @@ Expected<KernelCapability> kernelFromJson(const json &j,
     QTENSOR_TRY(JsonObjectReader::toInt(*maxK, r.at("max_k"), 1, INT64_MAX, m));
     k.maxK = m;
   }
+  QTENSOR_TRY(readSpelled(r, "activation_quants", parseActivationQuant,
+                          k.activationQuants));
+  QTENSOR_TRY(r.readInt("chunk_rows", 0, kMaxDecodeTokens, k.chunkRows));
   QTENSOR_TRY(r.noUnknownKeys());
   return k;
 }
@@ -370,7 +376,10 @@ std::string kernels::registryToText(const KernelRegistry &registry) {
     os << "  summary         " << k.summary << "\n";
     os << "  phases          "
        << joined(k.phases, [](Phase p) { return toString(p); }) << " ("
-       << toString(k.tokens) << ")\n";
+       << toString(k.tokens) << ")";
+    if (k.chunkRows)
+      os << "; prefill in chunks of " << k.chunkRows << " rows";
+    os << "\n";
     os << "  targets         ";
     for (size_t i = 0; i < k.backends.size(); ++i) {
       os << (i ? ", " : "");
@@ -413,6 +422,12 @@ std::string kernels::registryToText(const KernelRegistry &registry) {
     os << "  activations     " << joined(k.activations, floats);
     if (k.activationBlock)
       os << " (quantized to int8 per " << k.activationBlock << " at T = 1)";
+    if (k.activationQuants !=
+        std::vector<ActivationQuant>{ActivationQuant::None})
+      os << " (quantized to int8 at run time: "
+         << joined(k.activationQuants,
+                   [](ActivationQuant a) { return toString(a); })
+         << ")";
     os << "\n";
     os << "  accumulator     " << joined(k.accumulators, floats) << "\n";
     os << "  outputs         " << joined(k.outputs, floats) << "\n";

@@ -501,3 +501,38 @@ TEST(Admission, RequestIsDescribedInFull) {
             "affine si4 twos_complement zp=none g128 scale=f16 act=f16 "
             "acc=f32 out=f16 epilogue=bias layout=(logical, 1, lsb_first)");
 }
+
+namespace {
+/// W8 symmetric per channel, activations quantized per token (w8a8).
+OpSignature w8a8(ActivationQuant a = ActivationQuant::PerTokenSym,
+                 int64_t k = 4096) {
+  OpSignature sig = w4g128(4096, k);
+  sig.descriptor.code = {8, true};
+  sig.descriptor.granularity = Granularity::PerAxis;
+  sig.descriptor.axis = 0;
+  sig.descriptor.groupSize = 0;
+  sig.activationQuant = a;
+  return sig;
+}
+constexpr const char *kW8A8 = "w8a8_gemv_decode_sm80";
+} // namespace
+
+TEST(Admission, ActivationQuantMustBeTheKernels) {
+  EXPECT_TRUE(admitOn(kW8A8, w8a8()).accepted());
+  EXPECT_TRUE(admitOn(kW8A8, w8a8(ActivationQuant::PerTokenAsym)).accepted());
+  EXPECT_TRUE(
+      admitOn("w8a8_gemv_decode_host", w8a8(), decode(), "host").accepted());
+  EXPECT_EQ(reasons(admitOn(kGemv, w8a8())),
+            Reasons{"activations per_token_sym not in {none}"});
+  OpSignature plain = w8a8(ActivationQuant::None);
+  EXPECT_EQ(reasons(admitOn(kW8A8, plain)),
+            Reasons{"activations none not in {per_token_sym, "
+                    "per_token_asym}"});
+}
+
+TEST(Admission, ChunkedKernelTakesPrefill) {
+  // Entries for T = 1..16 run any T above in chunks of 16 rows.
+  EXPECT_TRUE(admitOn(kW8A8, w8a8(), prefill()).accepted());
+  EXPECT_EQ(reasons(admitOn(kW8A8, w8a8(ActivationQuant::PerTokenSym, 4100))),
+            Reasons{"K 4100 not a multiple of tile 16"});
+}

@@ -31,7 +31,8 @@ TEST(Registry, BuiltinHoldsItsInvariants) {
                      "affine_gemv_decode_sm80", "affine_mma_prefill_sm80",
                      "affine_gemv_decode_host", "affine_gemm_prefill_host",
                      "affine_gemm_host", "affine_gemm_host_xq8",
-                     "full_dequant_linear"}));
+                     "full_dequant_linear", "w8a8_gemv_decode_sm80",
+                     "w8a8_gemv_decode_host"}));
 }
 
 TEST(Registry, ActivationBlockIsTheOneTheChecksKnow) {
@@ -183,10 +184,68 @@ TEST(Registry, JsonSpelledAsDocumented) {
       json::parse(R"({"signed": ["none"], "unsigned": ["integer", "min"]})"));
   EXPECT_EQ(gemv["tokens"], json::parse(R"({"min": 1, "max": 16})"));
   EXPECT_EQ(gemv["min_capability"], 80);
-  const json &fallback = j["kernels"].back();
+  EXPECT_EQ(gemv["activation_quants"], json::parse(R"(["none"])"));
+  EXPECT_EQ(gemv["chunk_rows"], 0);
+  auto byId = [&](const std::string &id) -> const json & {
+    for (const json &k : j["kernels"])
+      if (k["id"] == id)
+        return k;
+    ADD_FAILURE() << id;
+    return j;
+  };
+  const json &fallback = byId("full_dequant_linear");
   EXPECT_EQ(fallback["layout"], nullptr);
   EXPECT_EQ(fallback["qparams"]["group_sizes"], "any");
   EXPECT_EQ(fallback["full_dequant"], true);
+  const json &w8a8 = byId("w8a8_gemv_decode_sm80");
+  EXPECT_EQ(w8a8["activation_quants"],
+            json::parse(R"(["per_token_sym", "per_token_asym"])"));
+  EXPECT_EQ(w8a8["chunk_rows"], 16);
+  EXPECT_EQ(w8a8["tile"], json::parse(R"({"n": 1, "k": 16})"));
+}
+
+TEST(Registry, W8A8GemvHasItsHostTwin) {
+  const KernelRegistry &r = builtin();
+  const KernelCapability *gpu = r.findKernel("w8a8_gemv_decode_sm80");
+  ASSERT_TRUE(gpu);
+  const KernelCapability *twin = r.hostTwin(*gpu);
+  ASSERT_TRUE(twin);
+  EXPECT_EQ(twin->id, "w8a8_gemv_decode_host");
+  for (const KernelCapability &k : r.kernels)
+    if (k.backends == gpu->backends && &k != gpu)
+      EXPECT_LT(k.priority, gpu->priority) << k.id;
+}
+
+TEST(Registry, ChunkRowsMustBeTheTokenMaximum) {
+  KernelRegistry r = builtin();
+  for (KernelCapability &k : r.kernels)
+    if (k.id == "w8a8_gemv_decode_host")
+      k.chunkRows = 8;
+  EXPECT_EQ(failure(r), "kernel 'w8a8_gemv_decode_host': chunk_rows 8 must "
+                        "be 0 or the token range's maximum, from T = 1");
+  for (KernelCapability &k : r.kernels)
+    if (k.id == "w8a8_gemv_decode_host") {
+      k.chunkRows = 16;
+      k.activationQuants.clear();
+    }
+  EXPECT_EQ(failure(r), "kernel 'w8a8_gemv_decode_host': activation_quants "
+                        "must not be empty");
+}
+
+TEST(Registry, JsonReadsActivationQuantsStrictly) {
+  json j = registryToJson(builtin());
+  j["kernels"][0]["activation_quants"] = json::parse(R"(["per_row"])");
+  auto a = registryFromJson(j);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.message(),
+            "registry.kernels[0].activation_quants[0]: unknown value "
+            "\"per_row\"");
+  j = registryToJson(builtin());
+  j["kernels"][0].erase("chunk_rows");
+  auto b = registryFromJson(j);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.message(),
+            "registry.kernels[0].chunk_rows: required field is missing");
 }
 
 TEST(Registry, JsonIsStrict) {
