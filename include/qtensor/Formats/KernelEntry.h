@@ -69,6 +69,9 @@ enum class ArgRole : uint8_t {
   SV,  ///< outlier values
   SC,  ///< outlier columns (i32)
   SR,  ///< outlier row pointers (N + 1 i32)
+  XQ,  ///< W8A8: the activations' int8 codes ([T, K], i8 or u8)
+  SX,  ///< their scale per token ([T] f32)
+  ZX,  ///< their zero-point per token ([T] i32; asymmetric only)
 };
 const char *toString(ArgRole r);
 
@@ -182,6 +185,23 @@ struct KernelEntry {
     }
   };
   std::optional<MixedStreams> mixed;
+  /// A kernel that quantizes its activations per token before its integer
+  /// GEMV (W8A8, kernels::ActivationQuant; Conversion/W8A8Kernel.h): the
+  /// quantizer's entry points, one per T as the GEMV's `entries` (the same
+  /// Ts), and on a GPU its launch (grid over T). The quantizer's arguments
+  /// are fixed: x [T, K] in `activation`, then xq, sx, [zx] as the GEMV
+  /// takes them; the record's `args` are the GEMV's: xq, sx, [zx], w, s,
+  /// [z], [b], y.
+  struct ActivationQuantizer {
+    bool symmetric = true; ///< i8 codes; else u8 codes and a zero-point
+    std::vector<EntryPoint> entries;
+    std::optional<LaunchConfig> launch;
+    bool operator==(const ActivationQuantizer &o) const {
+      return symmetric == o.symmetric && entries == o.entries &&
+             launch == o.launch;
+    }
+  };
+  std::optional<ActivationQuantizer> activationQuant;
   /// Ascending, disjoint, covering `tokens` (the GEMM's one entry point
   /// accepts any T; each phase's manifest entry narrows it).
   std::vector<EntryPoint> entries;
@@ -217,6 +237,9 @@ inline constexpr const char *kMixed2416Layout = "mixed_2416";
 
 /// A mixed_2416 kernel's arguments in call order (with or without a bias).
 std::vector<ArgRole> mixed2416ArgOrder(bool bias);
+/// A W8A8 GEMV's arguments in call order (KernelEntry::activationQuant).
+std::vector<ArgRole> w8a8ArgOrder(bool symmetricActivations,
+                                  bool weightZeroPoints, bool bias);
 
 /// The entry as manifest.json spells it (docs/manifest.schema.json).
 nlohmann::json toJson(const KernelEntry &e);

@@ -54,6 +54,9 @@ struct OpBinding {
   /// all-reduce.
   bool biasAfterReduce = false;
   FloatType activation = FloatType::F16;
+  /// How the activations enter the matmul: as given, or quantized per token
+  /// by the kernel (`--quant w8a8`; JSON "activation_quant", absent: none).
+  kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None;
   FloatType accumulator = FloatType::F32;
   FloatType output = FloatType::F16;
   kernels::Epilogue epilogue = kernels::Epilogue::None;

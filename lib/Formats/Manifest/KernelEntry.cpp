@@ -94,18 +94,41 @@ const char *qtensor::artifact::toString(ArgRole r) {
     return "sc";
   case ArgRole::SR:
     return "sr";
+  case ArgRole::XQ:
+    return "xq";
+  case ArgRole::SX:
+    return "sx";
+  case ArgRole::ZX:
+    return "zx";
   }
   return "?";
 }
 
 static std::optional<ArgRole> parseArgRole(const std::string &s) {
-  for (ArgRole r : {ArgRole::X, ArgRole::W, ArgRole::S, ArgRole::S2, ArgRole::Z,
-                    ArgRole::Z2, ArgRole::B, ArgRole::Y, ArgRole::Map,
-                    ArgRole::W2, ArgRole::W4, ArgRole::RW4, ArgRole::QS,
-                    ArgRole::Z1, ArgRole::SV, ArgRole::SC, ArgRole::SR})
+  for (ArgRole r :
+       {ArgRole::X,  ArgRole::W,   ArgRole::S,  ArgRole::S2,  ArgRole::Z,
+        ArgRole::Z2, ArgRole::B,   ArgRole::Y,  ArgRole::Map, ArgRole::W2,
+        ArgRole::W4, ArgRole::RW4, ArgRole::QS, ArgRole::Z1,  ArgRole::SV,
+        ArgRole::SC, ArgRole::SR,  ArgRole::XQ, ArgRole::SX,  ArgRole::ZX})
     if (s == toString(r))
       return r;
   return std::nullopt;
+}
+
+std::vector<ArgRole> qtensor::artifact::w8a8ArgOrder(bool symmetricActivations,
+                                                     bool weightZeroPoints,
+                                                     bool bias) {
+  std::vector<ArgRole> order = {ArgRole::XQ, ArgRole::SX};
+  if (!symmetricActivations)
+    order.push_back(ArgRole::ZX);
+  order.push_back(ArgRole::W);
+  order.push_back(ArgRole::S);
+  if (weightZeroPoints)
+    order.push_back(ArgRole::Z);
+  if (bias)
+    order.push_back(ArgRole::B);
+  order.push_back(ArgRole::Y);
+  return order;
 }
 
 std::vector<ArgRole> qtensor::artifact::mixed2416ArgOrder(bool bias) {
@@ -175,9 +198,10 @@ bool KernelEntry::operator==(const KernelEntry &o) const {
          codeSigned == o.codeSigned && minZero == o.minZero &&
          codebook == o.codebook && groupSize == o.groupSize &&
          scale == o.scale && nested == o.nested && mixed == o.mixed &&
-         entries == o.entries && args == o.args && launch == o.launch &&
-         splitK == o.splitK && zeroOutput == o.zeroOutput &&
-         rowSplit == o.rowSplit && cpu == o.cpu && ops == o.ops;
+         activationQuant == o.activationQuant && entries == o.entries &&
+         args == o.args && launch == o.launch && splitK == o.splitK &&
+         zeroOutput == o.zeroOutput && rowSplit == o.rowSplit && cpu == o.cpu &&
+         ops == o.ops;
 }
 
 namespace {
@@ -274,7 +298,9 @@ Status readArg(const json &v, const std::string &where, KernelArg &out) {
                             out.role == ArgRole::SV || out.role == ArgRole::SC;
   for (size_t i = 0; i < out.shape.size(); ++i) {
     int64_t d = out.shape[i];
-    bool tDim = i == 0 && (out.role == ArgRole::X || out.role == ArgRole::Y);
+    bool tDim = i == 0 && (out.role == ArgRole::X || out.role == ArgRole::Y ||
+                           out.role == ArgRole::XQ || out.role == ArgRole::SX ||
+                           out.role == ArgRole::ZX);
     if (d == kDynamic && (tDim || streamLength))
       continue;
     if (d < 1 || d > kMaxDimension)
@@ -349,12 +375,15 @@ Status readFloat(JsonObjectReader &r, const char *key, FloatType &out) {
 /// The arguments in call order: names, dtypes and shapes, and their
 /// agreement with the capability's own fields.
 Status readMixedArgs(JsonObjectReader &r, const json &args, KernelEntry &k);
+Status readW8A8Args(JsonObjectReader &r, const json &args, KernelEntry &k);
 
 Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   const json *args;
   QTENSOR_TRY(r.readArray("args", args));
   if (k.mixed)
     return readMixedArgs(r, *args, k);
+  if (k.activationQuant)
+    return readW8A8Args(r, *args, k);
   if (args->size() < 2 || args->size() > 8)
     return makeError(r.at("args"), ": expected 2 to 8 arguments, got ",
                      args->size());
@@ -364,9 +393,13 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
     QTENSOR_TRY(
         readArg((*args)[i], JsonObjectReader::indexed(r.at("args"), i), a));
     if (a.role > ArgRole::Y)
-      return makeError(r.at("args"), ": argument \"", toString(a.role),
-                       "\" is not expected (a mixed_2416 stream; the layout "
-                       "is not mixed_2416)");
+      return makeError(
+          r.at("args"), ": argument \"", toString(a.role),
+          "\" is not expected (",
+          a.role >= ArgRole::XQ
+              ? "quantized activations; the record has no activation_quant"
+              : "a mixed_2416 stream; the layout is not mixed_2416",
+          ")");
     if (!roles.insert(a.role).second)
       return makeError(JsonObjectReader::indexed(r.at("args"), i),
                        ": argument \"", toString(a.role), "\" appears twice");
@@ -457,6 +490,131 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
     else if (z->type != ArgType::U8)
       return makeError(r.at("args"), ": z is ", toString(z->type),
                        ", expected u8 zero-points");
+  }
+  return Status::ok();
+}
+
+/// `activation_quant`: a W8A8 record's quantizer (KernelEntry::
+/// ActivationQuantizer), after the GEMV's entries: 8-bit codes in the
+/// decode_gemv layout, no nested levels or codebook, decode T up to 16,
+/// and one quantizer entry point for each GEMV entry's single T.
+Status readActivationQuantizer(const json &v, JsonObjectReader &parent,
+                               KernelEntry &k) {
+  const std::string where = parent.at("activation_quant");
+  JsonObjectReader r(v, where);
+  QTENSOR_TRY(r.expectObject());
+  if (k.layout != "decode_gemv" || k.codeBits != 8 || k.nested ||
+      k.codebook != Codebook::None || k.minZero)
+    return makeError(where,
+                     ": per-token activations run the W8A8 GEMV, which reads "
+                     "8-bit codes in the decode_gemv layout with integer or "
+                     "no zero-points (no nested levels, codebook or min)");
+  if (k.phase != kernels::Phase::Decode || *k.tokens.max > 16)
+    return makeError(where,
+                     ": the W8A8 GEMV's entries take T in [1, 16] (decode); a "
+                     "larger T runs in chunks of them");
+  for (size_t i = 0; i < k.entries.size(); ++i)
+    if (k.entries[i].tokens.min != *k.entries[i].tokens.max)
+      return makeError(parent.at("entries"), "[", i,
+                       "].tokens: a W8A8 GEMV entry point takes one T (the "
+                       "kernel's T is static)");
+  KernelEntry::ActivationQuantizer q;
+  QTENSOR_TRY(r.readBool("symmetric", q.symmetric));
+  const json *entries;
+  QTENSOR_TRY(r.readArray("entries", entries));
+  if (entries->size() != k.entries.size())
+    return makeError(r.at("entries"), ": ", entries->size(),
+                     " quantizer entry points for ", k.entries.size(),
+                     " GEMV entry points");
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const std::string at = JsonObjectReader::indexed(r.at("entries"), i);
+    JsonObjectReader er((*entries)[i], at);
+    EntryPoint ep;
+    QTENSOR_TRY(readEntryPoint(er, k, ep));
+    if (!(ep.tokens == k.entries[i].tokens))
+      return makeError(at, ".tokens: each quantizer entry takes the one T of "
+                           "the GEMV entry beside it");
+    q.entries.push_back(std::move(ep));
+  }
+  if (const json *launch = r.find("launch")) {
+    if (k.isHost())
+      return makeError(r.at("launch"), ": a host kernel has no launch "
+                                       "configuration");
+    LaunchConfig l;
+    QTENSOR_TRY(readLaunch(*launch, r.at("launch"), l));
+    q.launch = l;
+  } else if (k.isGpu()) {
+    return makeError(r.at("launch"), ": required field is missing (a GPU "
+                                     "quantizer has a launch configuration)");
+  }
+  QTENSOR_TRY(r.noUnknownKeys());
+  k.activationQuant = std::move(q);
+  return Status::ok();
+}
+
+/// A W8A8 GEMV's arguments: exactly w8a8ArgOrder, the quantized
+/// activations [T, K] (i8, or u8 with a zero-point per token), their scale
+/// (and zero-point) per token, then the affine weight operands.
+Status readW8A8Args(JsonObjectReader &r, const json &args, KernelEntry &k) {
+  const bool symmetric = k.activationQuant->symmetric;
+  const std::vector<ArgRole> order =
+      w8a8ArgOrder(symmetric, k.takesZeroPoints(), k.bias);
+  std::string spelled;
+  for (ArgRole role : order)
+    spelled += std::string(spelled.empty() ? "" : ", ") + toString(role);
+  if (args.size() != order.size())
+    return makeError(r.at("args"), ": a W8A8 GEMV takes ", order.size(),
+                     " arguments (", spelled, "), got ", args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string where = JsonObjectReader::indexed(r.at("args"), i);
+    KernelArg a;
+    QTENSOR_TRY(readArg(args[i], where, a));
+    if (a.role != order[i])
+      return makeError(where, ": argument \"", toString(a.role),
+                       "\", expected \"", toString(order[i]), "\" (", spelled,
+                       ")");
+    std::optional<KernelArg> want;
+    switch (a.role) {
+    case ArgRole::XQ:
+      want = KernelArg{
+          a.role, symmetric ? ArgType::I8 : ArgType::U8, {kDynamic, k.k}};
+      break;
+    case ArgRole::SX:
+      want = KernelArg{a.role, ArgType::F32, {kDynamic}};
+      break;
+    case ArgRole::ZX:
+      want = KernelArg{a.role, ArgType::I32, {kDynamic}};
+      break;
+    case ArgRole::Y:
+      want = KernelArg{a.role, argTypeOf(k.output), {kDynamic, k.n}};
+      break;
+    case ArgRole::B:
+      want = KernelArg{a.role, argTypeOf(k.output), {k.n}};
+      break;
+    case ArgRole::W:
+      if (a.type != ArgType::I32)
+        return makeError(where, ": w is ", toString(a.type),
+                         ", expected i32 (packed code words)");
+      break;
+    case ArgRole::S:
+      if (a.type != argTypeOf(k.scale))
+        return makeError(where, ": s is ", toString(a.type),
+                         ", but \"scale\" is ", qtensor::toString(k.scale));
+      break;
+    default: // z
+      if (a.type != ArgType::U8)
+        return makeError(where, ": z is ", toString(a.type),
+                         ", expected u8 zero-points");
+      break;
+    }
+    if (want && a.type != want->type)
+      return makeError(where, ": ", toString(a.role), " is ", toString(a.type),
+                       ", expected ", toString(want->type));
+    if (want && a.shape != want->shape)
+      return makeError(where, ": ", toString(a.role), " has shape ",
+                       shapeToString(a.shape), ", expected ",
+                       shapeToString(want->shape));
+    k.args.push_back(std::move(a));
   }
   return Status::ok();
 }
@@ -761,6 +919,8 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
         return makeError(r.at("entries"), "[", i,
                          "].tokens: a mixed_2416 entry point takes one T (the "
                          "kernel's T is static)");
+  if (const json *quant = r.find("activation_quant"))
+    QTENSOR_TRY(readActivationQuantizer(*quant, r, k));
   QTENSOR_TRY(readArgs(r, k));
   if (const json *launch = r.find("launch")) {
     if (k.isHost())
@@ -805,6 +965,16 @@ namespace {
 json tokensJson(const kernels::TokenRange &t) {
   const bool unbounded = !t.max || *t.max == kMaxDimension;
   return json::array({t.min, unbounded ? json(nullptr) : json(*t.max)});
+}
+
+json launchJson(const LaunchConfig &l) {
+  json launch = {
+      {"grid", l.grid}, {"block", l.block}, {"shared_bytes", l.sharedBytes}};
+  if (l.tokenAxis >= 0) {
+    launch["token_axis"] = l.tokenAxis;
+    launch["tokens_per_block"] = l.tokensPerBlock;
+  }
+  return launch;
 }
 
 json argJson(const KernelArg &a) {
@@ -858,20 +1028,23 @@ json qtensor::artifact::toJson(const KernelEntry &e) {
       j["nested"] = {{"super_group_size", e.nested->superGroupSize},
                      {"super_type", toString(e.nested->superType)}};
   }
-  json entries = json::array();
-  for (const EntryPoint &p : e.entries)
-    entries.push_back({{"symbol", p.symbol}, {"tokens", tokensJson(p.tokens)}});
-  j["entries"] = std::move(entries);
-  if (e.launch) {
-    json launch = {{"grid", e.launch->grid},
-                   {"block", e.launch->block},
-                   {"shared_bytes", e.launch->sharedBytes}};
-    if (e.launch->tokenAxis >= 0) {
-      launch["token_axis"] = e.launch->tokenAxis;
-      launch["tokens_per_block"] = e.launch->tokensPerBlock;
-    }
-    j["launch"] = std::move(launch);
+  auto entriesJson = [](const std::vector<EntryPoint> &points) {
+    json entries = json::array();
+    for (const EntryPoint &p : points)
+      entries.push_back(
+          {{"symbol", p.symbol}, {"tokens", tokensJson(p.tokens)}});
+    return entries;
+  };
+  j["entries"] = entriesJson(e.entries);
+  if (e.activationQuant) {
+    json q = {{"symmetric", e.activationQuant->symmetric},
+              {"entries", entriesJson(e.activationQuant->entries)}};
+    if (e.activationQuant->launch)
+      q["launch"] = launchJson(*e.activationQuant->launch);
+    j["activation_quant"] = std::move(q);
   }
+  if (e.launch)
+    j["launch"] = launchJson(*e.launch);
   j["split_k"] = e.splitK;
   j["zero_output"] = e.zeroOutput;
   if (e.isHost()) {

@@ -117,7 +117,8 @@ bool OpBinding::operator==(const OpBinding &o) const {
          ranks == o.ranks && biasAfterReduce == o.biasAfterReduce &&
          activation == o.activation && accumulator == o.accumulator &&
          output == o.output && epilogue == o.epilogue && phases == o.phases &&
-         fallbackPolicy == o.fallbackPolicy;
+         fallbackPolicy == o.fallbackPolicy &&
+         activationQuant == o.activationQuant;
 }
 
 json qtensor::artifact::toJson(const OpBinding &b) {
@@ -145,6 +146,8 @@ json qtensor::artifact::toJson(const OpBinding &b) {
             {"fallback_policy", kernels::toString(b.fallbackPolicy)}};
   if (b.biasAfterReduce)
     j["bias_after_reduce"] = true;
+  if (b.activationQuant != kernels::ActivationQuant::None)
+    j["activation_quant"] = kernels::toString(b.activationQuant);
   return j;
 }
 
@@ -163,6 +166,13 @@ qtensor::artifact::opBindingFromJson(const json &j, const std::string &where) {
     QTENSOR_TRY(r.readBool("bias_after_reduce", b.biasAfterReduce));
   QTENSOR_TRY(readRanks(r, b));
   QTENSOR_TRY(readFloatType(r, "activation", b.activation));
+  if (r.find("activation_quant")) {
+    QTENSOR_TRY(r.readEnum("activation_quant", &kernels::parseActivationQuant,
+                           b.activationQuant));
+    if (b.activationQuant == kernels::ActivationQuant::None)
+      return makeError(r.at("activation_quant"),
+                       ": \"none\" is spelled by leaving the field out");
+  }
   QTENSOR_TRY(readFloatType(r, "accumulator", b.accumulator));
   QTENSOR_TRY(readFloatType(r, "output", b.output));
   QTENSOR_TRY(r.readEnum("epilogue", &kernels::parseEpilogue, b.epilogue));

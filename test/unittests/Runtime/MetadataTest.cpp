@@ -591,3 +591,129 @@ TEST(KernelEntry, MixedKernelTakesItsStreamsInOrder) {
             "manifest.kernels[0].args: argument \"sr\" is not expected (a "
             "mixed_2416 stream; the layout is not mixed_2416)");
 }
+
+namespace {
+
+/// A host W8A8 record: N = 6, K = 256, per-channel i8 weights, T = 1..4
+/// each its own GEMV and quantizer entry point.
+json w8a8Record(bool symmetricActivations) {
+  const int64_t n = 6, k = 256;
+  auto arg = [](const char *name, const char *dtype,
+                std::vector<int64_t> shape) {
+    return json{{"name", name}, {"dtype", dtype}, {"shape", shape}};
+  };
+  json args = {arg("xq", symmetricActivations ? "i8" : "u8", {-1, k}),
+               arg("sx", "f32", {-1})};
+  if (!symmetricActivations)
+    args.push_back(arg("zx", "i32", {-1}));
+  args.push_back(arg("w", "i32", {n, k / 4}));
+  args.push_back(arg("s", "f16", {n, 1}));
+  args.push_back(arg("y", "f16", {-1, n}));
+  json gemv = json::array(), quant = json::array();
+  for (int t = 1; t <= 4; ++t) {
+    gemv.push_back({{"symbol", "_mlir_ciface_qt_w8a8_t" + std::to_string(t)},
+                    {"tokens", {t, t}}});
+    quant.push_back(
+        {{"symbol", "_mlir_ciface_qt_quantize_t" + std::to_string(t)},
+         {"tokens", {t, t}}});
+  }
+  return {{"id", "w8a8_0"},
+          {"file", "kernels-host.so"},
+          {"registry_id", "w8a8_gemv_decode_host"},
+          {"target", "host"},
+          {"format", "host_so"},
+          {"phase", "decode"},
+          {"tokens", {1, 4}},
+          {"n", n},
+          {"k", k},
+          {"activation", "f16"},
+          {"output", "f16"},
+          {"bias", false},
+          {"layout", "decode_gemv"},
+          {"code", {{"bits", 8}, {"signed", true}}},
+          {"group_size", "per_channel"},
+          {"scale", "f16"},
+          {"entries", gemv},
+          {"activation_quant",
+           {{"symmetric", symmetricActivations}, {"entries", quant}}},
+          {"args", args},
+          {"split_k", 1},
+          {"zero_output", false},
+          {"cpu", "generic"},
+          {"ops", {"layer.a.weight"}}};
+}
+
+} // namespace
+
+// A W8A8 record names its quantizer's entry points beside the GEMV's and
+// takes the quantized activations where an affine GEMV takes x.
+TEST(KernelEntry, W8A8TakesItsQuantizedActivations) {
+  for (bool symmetric : {true, false}) {
+    json c = w8a8Record(symmetric);
+    auto e = readRecord(c);
+    ASSERT_TRUE(bool(e)) << e.message();
+    ASSERT_TRUE(e->activationQuant.has_value());
+    EXPECT_EQ(e->activationQuant->symmetric, symmetric);
+    EXPECT_EQ(e->activationQuant->entries[2].symbol,
+              "_mlir_ciface_qt_quantize_t3");
+    EXPECT_EQ(e->arg(ArgRole::X), nullptr);
+    EXPECT_NE(e->arg(ArgRole::XQ), nullptr);
+    EXPECT_EQ(e->arg(ArgRole::ZX) != nullptr, !symmetric);
+    EXPECT_EQ(toJson(*e), c);
+    auto again = readRecord(toJson(*e));
+    ASSERT_TRUE(bool(again)) << again.message();
+    EXPECT_EQ(*again, *e);
+  }
+  auto errorWith = [](const std::function<void(json &)> &edit) {
+    json bad = w8a8Record(true);
+    edit(bad);
+    return errorOf(readRecord(bad));
+  };
+  EXPECT_EQ(errorWith([](json &r) { r["args"][0]["dtype"] = "u8"; }),
+            "manifest.kernels[0].args[0]: xq is u8, expected i8");
+  EXPECT_EQ(errorWith([](json &r) { r["args"].erase(1); }),
+            "manifest.kernels[0].args: a W8A8 GEMV takes 5 arguments (xq, sx, "
+            "w, s, y), got 4");
+  EXPECT_EQ(errorWith([](json &r) { r["args"][0]["name"] = "x"; }),
+            "manifest.kernels[0].args[0]: argument \"x\", expected \"xq\" "
+            "(xq, sx, w, s, y)");
+  EXPECT_EQ(errorWith([](json &r) { r["code"]["bits"] = 4; }),
+            "manifest.kernels[0].activation_quant: per-token activations run "
+            "the W8A8 GEMV, which reads 8-bit codes in the decode_gemv layout "
+            "with integer or no zero-points (no nested levels, codebook or "
+            "min)");
+  EXPECT_EQ(errorWith([](json &r) {
+              r["activation_quant"]["entries"][1]["tokens"] = {3, 3};
+            }),
+            "manifest.kernels[0].activation_quant.entries[1].tokens: each "
+            "quantizer entry takes the one T of the GEMV entry beside it");
+  EXPECT_EQ(
+      errorWith([](json &r) { r["activation_quant"]["entries"].erase(3); }),
+      "manifest.kernels[0].activation_quant.entries: 3 quantizer entry "
+      "points for 4 GEMV entry points");
+  EXPECT_EQ(errorWith([](json &r) { r["activation_quant"]["extra"] = 1; }),
+            "manifest.kernels[0].activation_quant: unknown field \"extra\"");
+  // An affine record does not take quantized activations.
+  json affine = kernelRecordOf(TestLinear{}, 0, "affine_gemv_decode_host");
+  affine["args"][0]["name"] = "xq";
+  EXPECT_EQ(errorOf(readRecord(affine)),
+            "manifest.kernels[0].args: argument \"xq\" is not expected "
+            "(quantized activations; the record has no activation_quant)");
+}
+
+// A binding records the op's activation form, none by leaving it out.
+TEST(OpBinding, RecordsPerTokenActivations) {
+  json b = bindingOf(TestLinear{}, "w8a8_gemv_decode_host", false, "forbid");
+  b["activation_quant"] = "per_token_asym";
+  auto read = readBinding(b);
+  ASSERT_TRUE(bool(read)) << read.message();
+  EXPECT_EQ(read->activationQuant, kernels::ActivationQuant::PerTokenAsym);
+  EXPECT_EQ(toJson(*read), b);
+  b["activation_quant"] = "none";
+  EXPECT_EQ(errorOf(readBinding(b)),
+            "manifest.bindings[0].activation_quant: \"none\" is spelled by "
+            "leaving the field out");
+  b["activation_quant"] = "int4";
+  EXPECT_EQ(errorOf(readBinding(b)),
+            "manifest.bindings[0].activation_quant: unknown value \"int4\"");
+}
