@@ -460,6 +460,12 @@ private:
           QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(e.symbol));
           fns.push_back(fn);
         }
+        // A W8A8 record's quantizer entries follow its GEMV's.
+        if (k->activationQuant)
+          for (const EntryPoint &e : k->activationQuant->entries) {
+            QTENSOR_ASSIGN_OR_RETURN(void *fn, lib->resolve(e.symbol));
+            fns.push_back(fn);
+          }
       } else {
         auto &module = modules[k->codeFile()];
         if (!module && options.code.trustArtifactCode) {
@@ -707,12 +713,15 @@ private:
           if (k->isHost()) {
             QTENSOR_ASSIGN_OR_RETURN(std::shared_ptr<const WeightOperands> w,
                                      hostOperands(op, *k));
-            kernel =
-                k->mixed
-                    ? makeMixed2416HostKernel(*k, functions.at(k), std::move(w),
-                                              op.activation, op.output)
-                    : makeHostNativeKernel(*k, functions.at(k), std::move(w),
-                                           op.activation, op.output);
+            if (k->mixed)
+              kernel = makeMixed2416HostKernel(
+                  *k, functions.at(k), std::move(w), op.activation, op.output);
+            else if (k->activationQuant)
+              kernel = makeW8A8HostKernel(*k, functions.at(k), std::move(w),
+                                          op.activation, op.output);
+            else
+              kernel = makeHostNativeKernel(*k, functions.at(k), std::move(w),
+                                            op.activation, op.output);
           } else {
             QTENSOR_ASSIGN_OR_RETURN(DeviceOperands d, deviceOperands(op, *k));
             std::vector<CudaDevice::Function> fns(functions.at(k).begin(),

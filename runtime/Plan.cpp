@@ -51,8 +51,12 @@ const KernelInstance *OpPlan::instanceFor(int64_t tokens) const {
 }
 
 namespace {
-/// Whether `kernel`, called on T rows, quantizes its activations.
+/// Whether `kernel`, called on T rows, quantizes its activations: per
+/// token at every T (W8A8), or per block at T = 1 (the host GEMM's int8
+/// path).
 bool quantizes(const KernelInstance &kernel, int64_t tokens) {
+  if (kernel.activationQuant)
+    return true;
   const kernels::KernelCapability *cap =
       kernels::builtinRegistry().findKernel(kernel.registryId);
   return cap && cap->activationBlock != 0 && tokens == 1;
@@ -75,6 +79,9 @@ std::vector<double> runtime::kernelActivations(std::vector<double> x,
                                                const KernelInstance &kernel) {
   if (!quantizes(kernel, tokens))
     return x;
+  if (kernel.activationQuant)
+    return tokenQuantizedActivations(x, tokens, kernel.k,
+                                     kernel.activationQuant->symmetric);
   return blockQuantizedActivations(x, tokens, kernel.k);
 }
 
@@ -223,6 +230,14 @@ Status checkInstanceAgainstOp(const KernelInstance &k, const OpPlan &op,
     return makeError(where, ".layout: ", k.layout, ", but", of,
                      " is an affine tensor, which a mixed_2416 kernel does "
                      "not read");
+  const kernels::ActivationQuant form =
+      !k.activationQuant             ? kernels::ActivationQuant::None
+      : k.activationQuant->symmetric ? kernels::ActivationQuant::PerTokenSym
+                                     : kernels::ActivationQuant::PerTokenAsym;
+  if (form != op.signature.activationQuant)
+    return makeError(where, ": takes activations ", kernels::toString(form),
+                     ", but the op's binding", of, " gives them ",
+                     kernels::toString(op.signature.activationQuant));
 
   const AffineDescriptor &d = q.logical.descriptor;
   if (k.codeBits != d.code.bits || k.codeSigned != d.code.isSigned)
@@ -463,8 +478,14 @@ struct Planner {
     }
     std::vector<std::string> rejected;
     bool any = false;
+    // A kernel whose entries each take one T up to chunkRows (W8A8) runs
+    // prefill through its decode records, in chunks.
+    const kernels::KernelCapability *bound = registry.findKernel(pb.kernel);
+    const bool chunked =
+        pb.phase == Phase::Prefill && bound && bound->chunkRows > 0;
+    const Phase recordPhase = chunked ? Phase::Decode : pb.phase;
     for (const KernelInstance *k : byTensor[op.tensor]) {
-      if (k->phase != pb.phase || k->isReference())
+      if (k->phase != recordPhase || k->isReference())
         continue;
       any = true;
       if (k->registryId != pb.kernel && !isHostTwinOf(*k, pb.kernel))
@@ -495,8 +516,14 @@ struct Planner {
                          ".row_split: true, but "
                          "registry kernel ",
                          cap->id, " computes whole outputs only");
+      if (k->activationQuant &&
+          options.target.backend == kernels::Backend::Cuda) {
+        rejected.push_back(k->id + ": the CUDA backend does not run the "
+                                   "per-token activation quantizer yet");
+        continue;
+      }
       kernels::Verdict v =
-          kernels::admit(registry, *cap, op.signature, {pb.phase, k->tokens},
+          kernels::admit(registry, *cap, op.signature, {recordPhase, k->tokens},
                          options.target, policy);
       if (!v.accepted()) {
         rejected.push_back(k->id + " (" + cap->id + "): " + v.reason());
@@ -506,8 +533,13 @@ struct Planner {
       p.loadTimeRepack |= op.signature.layout.family != k->layout;
     }
     keepOneGpuFormat(p);
+    if (!p.instances.empty() && chunked)
+      p.chunkRows = bound->chunkRows;
     if (!p.instances.empty()) {
       p.reason = "admitted by this build's registry on " + options.target.name;
+      if (chunked)
+        p.reason += ", its decode entries in chunks of " +
+                    std::to_string(p.chunkRows) + " rows";
       for (const KernelInstance *k : p.instances)
         plan.files.insert(k->codeFile());
       return p;
@@ -687,6 +719,7 @@ struct Planner {
         sig.representation = "mixed_2416";
       }
       sig.activation = b.activation;
+      sig.activationQuant = b.activationQuant;
       sig.accumulator = b.accumulator;
       sig.output = b.output;
       sig.epilogue = b.epilogue;

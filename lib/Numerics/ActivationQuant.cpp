@@ -83,4 +83,36 @@ std::vector<double> blockQuantizedActivations(const std::vector<double> &x,
   return out;
 }
 
+std::vector<double> tokenQuantizedActivations(const std::vector<double> &x,
+                                              int64_t rows, int64_t cols,
+                                              bool symmetric) {
+  std::vector<double> out(x.size());
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t m = 0; m < rows; ++m) {
+    const double *in = x.data() + m * cols;
+    double *q = out.data() + m * cols;
+    bool finite = true;
+    for (int64_t k = 0; k < cols; ++k) {
+      finite = finite && std::isfinite(in[k]);
+      row[static_cast<size_t>(k)] = static_cast<float>(in[k]);
+    }
+    // The kernel's scale, and with it every output, is then not finite.
+    if (!finite) {
+      std::fill(q, q + cols, std::nan(""));
+      continue;
+    }
+    Expected<QuantizedActivations> a =
+        quantizeActivationsPerToken(row.data(), 1, cols, symmetric);
+    if (!a) { // no columns: nothing to quantize
+      std::fill(q, q + cols, std::nan(""));
+      continue;
+    }
+    const double s = a->scales[0];
+    const double z = a->zeroPoints.empty() ? 0.0 : a->zeroPoints[0];
+    for (int64_t k = 0; k < cols; ++k)
+      q[k] = s * (static_cast<double>(a->codes[static_cast<size_t>(k)]) - z);
+  }
+  return out;
+}
+
 } // namespace qtensor

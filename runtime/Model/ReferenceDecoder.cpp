@@ -223,14 +223,18 @@ private:
   }
 
   /// x with its rows from `from` on as `op`'s T = 1 kernel multiplies
-  /// them: quantized, where that kernel quantizes its activations.
+  /// them: quantized, where that kernel quantizes its activations (every
+  /// row, where its kernels quantize per token at every T).
   const Matrix &singleTokenActivations(const Matrix &x, int64_t t,
                                        const OpPlan &op, int64_t from) {
     if (!op.quantizesActivations(1))
       return x;
     const int64_t k = t > 0 ? int64_t(x.size()) / t : 0;
     scratch = x;
-    for (int64_t r = std::max<int64_t>(from, 0); r < t; ++r) {
+    // A kernel that quantizes per token at every T (W8A8) quantized the
+    // prompt's rows too.
+    const bool everyT = op.quantizesActivations(kernels::kMaxDecodeTokens + 1);
+    for (int64_t r = everyT ? 0 : std::max<int64_t>(from, 0); r < t; ++r) {
       auto row = scratch.begin() + r * k;
       std::vector<double> q = op.kernelActivations({row, row + k}, 1);
       std::copy(q.begin(), q.end(), row);

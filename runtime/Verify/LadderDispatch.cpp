@@ -93,6 +93,17 @@ std::string checkEntry(const artifact::Artifact &a, const json &e,
      : std::string(key) == "accumulator" ? sig.accumulator
                                          : sig.output) = *t;
   }
+  // W8A8 ops spell how their activations are quantized; others leave it.
+  if (sigJson.contains("activation_quant")) {
+    auto form = field(sigJson, "activation_quant", where + ".signature");
+    if (!form)
+      return form.message();
+    auto parsed = kernels::parseActivationQuant(*form);
+    if (!parsed)
+      return where + ".signature.activation_quant: unknown form \"" + *form +
+             "\"";
+    sig.activationQuant = *parsed;
+  }
   auto epilogue = field(sigJson, "epilogue", where + ".signature");
   auto topology = field(topo, "kind", where + ".topology");
   if (!epilogue || !topology)

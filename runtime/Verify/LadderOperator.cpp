@@ -112,9 +112,9 @@ std::vector<int64_t> tokensFor(const KernelInstance &k, bool sampled) {
   if (!sampled)
     t = k.phase == kernels::Phase::Decode ? std::set<int64_t>{1, 5, 16}
                                           : std::set<int64_t>{17, 64};
-  // A mixed_2416 GEMV also runs prefill, as chunks of its entries' T: one
-  // whole chunk and a tail.
-  const bool chunked = k.mixed && !sampled;
+  // A mixed_2416 or W8A8 GEMV also runs prefill, as chunks of its entries'
+  // T: one whole chunk and a tail.
+  const bool chunked = (k.mixed || k.activationQuant) && !sampled;
   if (chunked)
     t.insert({*k.tokens.max + 1, 2 * *k.tokens.max + 7});
   for (const EntryPoint &e : k.entries)
@@ -332,7 +332,12 @@ LevelResult hostLevel(const artifact::Artifact &a,
       codeNote = *found->how;
     const std::shared_ptr<HostKernelLibrary> &lib = found->library;
     Resolved resolved{&k, {}};
-    for (const EntryPoint &e : k.entries) {
+    // A W8A8 record's quantizer entries follow its GEMV's.
+    std::vector<EntryPoint> points = k.entries;
+    if (k.activationQuant)
+      points.insert(points.end(), k.activationQuant->entries.begin(),
+                    k.activationQuant->entries.end());
+    for (const EntryPoint &e : points) {
       auto fn = lib->resolve(e.symbol);
       if (!fn) {
         r.detail = k.where() + ": " + fn.message();
@@ -469,10 +474,12 @@ LevelResult hostLevel(const artifact::Artifact &a,
           r.detail = operands.message();
           return r;
         }
-        kernel = makeHostNativeKernel(
-            k, kernels[index].fns,
-            std::shared_ptr<const WeightOperands>(operands.take()),
-            k.activation, k.output);
+        auto shared = std::shared_ptr<const WeightOperands>(operands.take());
+        kernel = k.activationQuant
+                     ? makeW8A8HostKernel(k, kernels[index].fns, shared,
+                                          k.activation, k.output)
+                     : makeHostNativeKernel(k, kernels[index].fns, shared,
+                                            k.activation, k.output);
         if (const auto &perm = q->logical.descriptor.permutation)
           kernel = makePermutedInputKernel(*perm, std::move(kernel));
       }

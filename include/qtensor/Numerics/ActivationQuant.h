@@ -45,6 +45,14 @@ constexpr int64_t kMaxQuantizedActivationRow = 32768;
 std::vector<double> blockQuantizedActivations(const std::vector<double> &x,
                                               int64_t rows, int64_t cols);
 
+/// X [rows, cols] with every row (token) quantized by the rule above and
+/// dequantized, s (q - z) in float64: the X a W8A8 GEMV multiplies, for
+/// the parity checks. `x` holds f16 or bf16 values (exact in f32); a row
+/// with a non-finite value becomes NaN, as the kernel's outputs do.
+std::vector<double> tokenQuantizedActivations(const std::vector<double> &x,
+                                              int64_t rows, int64_t cols,
+                                              bool symmetric);
+
 /// Quantizes X: [rows, cols] row-major f32 values. Errors on a non-positive
 /// shape or a non-finite value (naming its row and column).
 Expected<QuantizedActivations> quantizeActivationsPerToken(const float *x,

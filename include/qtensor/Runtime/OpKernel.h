@@ -142,6 +142,17 @@ makeMixed2416HostKernel(const KernelInstance &instance,
                         std::shared_ptr<const WeightOperands> operands,
                         FloatType activation, FloatType output);
 
+/// A host W8A8 instance (KernelEntry::activationQuant): per chunk of at
+/// most its largest T, the quantizer's entry for that T (x -> xq, sx, [zx]
+/// in per-thread scratch), then the GEMV's; `functions` holds the GEMV's
+/// entry points followed by the quantizer's. The affine operands (w, s,
+/// [z], [b]) are makeHostOperands'.
+std::unique_ptr<OpKernel>
+makeW8A8HostKernel(const KernelInstance &instance,
+                   std::vector<void *> functions,
+                   std::shared_ptr<const WeightOperands> operands,
+                   FloatType activation, FloatType output);
+
 /// A host kernel instance: calls the entry point whose T range holds T
 /// (`functions` parallel to instance.entries) through callMlirCInterface
 /// with the operands in the instance's argument order.

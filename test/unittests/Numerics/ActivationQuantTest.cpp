@@ -81,3 +81,34 @@ TEST(ActivationQuant, BlocksOf32HaveTheirOwnScale) {
 }
 
 } // namespace
+
+// What a W8A8 GEMV multiplies: each row quantized on its own and taken back
+// to s (q - z), within half a step of x; an all-zero row stays zero and a
+// non-finite row is NaN.
+TEST(ActivationQuant, TokenRowsDequantizeWithinHalfAStep) {
+  const std::vector<double> x = {0.5, -1.0, 0.25, 0.125, // row 0
+                                 3.0, 2.0,  1.0,  -0.5,  // row 1
+                                 0.0, 0.0,  0.0,  0.0,   // row 2
+                                 1.0, NAN,  2.0,  3.0};  // row 3
+  for (bool symmetric : {true, false}) {
+    SCOPED_TRACE(symmetric ? "symmetric" : "asymmetric");
+    std::vector<double> q = tokenQuantizedActivations(x, 4, 4, symmetric);
+    for (int64_t row = 0; row < 3; ++row) {
+      std::vector<float> in(x.begin() + row * 4, x.begin() + row * 4 + 4);
+      auto codes = quantizeActivationsPerToken(in.data(), 1, 4, symmetric);
+      ASSERT_TRUE(codes) << codes.message();
+      const double s = codes->scales[0];
+      const double z = symmetric ? 0.0 : codes->zeroPoints[0];
+      for (int64_t c = 0; c < 4; ++c) {
+        const double got = q[size_t(row * 4 + c)];
+        EXPECT_EQ(got, s * (codes->codes[size_t(c)] - z)) << row << "," << c;
+        EXPECT_LE(std::fabs(got - x[size_t(row * 4 + c)]), s / 2 + 1e-12)
+            << row << "," << c;
+      }
+    }
+    for (int64_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(q[size_t(8 + c)], 0.0);
+      EXPECT_TRUE(std::isnan(q[size_t(12 + c)]));
+    }
+  }
+}

@@ -1,0 +1,152 @@
+//===- W8A8HostKernel.cpp - Per-token int8 activations on the host --------===//
+//
+// A W8A8 instance is two compiled functions per T (Conversion/W8A8Kernel.h):
+// the quantizer turns x [T, K] into i8/u8 codes with a scale (and a
+// zero-point) per token, the integer GEMV multiplies them with the int8
+// weight. Both take one static T up to 16 and index rows absolutely, so T
+// beyond that runs as chunks (each row is quantized on its own: chunking
+// changes no bit), on the thread pool. The codes live in per-thread scratch
+// that only grows, so the decode loop allocates nothing once warm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtensor/Runtime/HostBackend.h"
+#include "qtensor/Runtime/OpKernel.h"
+#include "qtensor/Support/ThreadPool.h"
+
+#include <algorithm>
+
+using namespace qtensor;
+using namespace qtensor::runtime;
+
+namespace {
+
+class HostW8A8Kernel final : public OpKernel {
+public:
+  HostW8A8Kernel(const KernelInstance &instance, std::vector<void *> functions,
+                 std::shared_ptr<const WeightOperands> operands,
+                 FloatType activation, FloatType output)
+      : instance(instance), functions(std::move(functions)),
+        operands(std::move(operands)), activation(activation), output(output) {}
+
+  Status run(const HostTensor &x, HostTensor &y) override {
+    if (x.dtype != activation || x.cols != instance.k || x.rows < 1)
+      return makeError(instance.id, ": activations are [", x.rows, ", ", x.cols,
+                       "] ", qtensor::toString(x.dtype), ", the op reads [T, ",
+                       instance.k, "] ", qtensor::toString(activation));
+    if (functions.size() != 2 * instance.entries.size())
+      return makeError(instance.id, ": ", functions.size(), " functions for ",
+                       instance.entries.size(),
+                       " GEMV and quantizer entries each");
+    const int64_t t = x.rows, chunk = *instance.tokens.max;
+    const size_t outBytes =
+        size_t(t) * size_t(instance.n) * HostTensor::elementBytes(output);
+    if (y.dtype == output && y.bytes.capacity() >= outBytes) {
+      y.rows = t;
+      y.cols = instance.n;
+      y.bytes.assign(outBytes, 0);
+    } else {
+      QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
+    }
+    const int64_t chunks = (t + chunk - 1) / chunk;
+    if (chunks == 1)
+      return callRows(x, y, 0, t);
+    std::vector<Status> results(size_t(chunks), Status::ok());
+    defaultThreadPool().parallelFor(size_t(chunks), [&](size_t c) {
+      const int64_t t0 = int64_t(c) * chunk;
+      results[c] = callRows(x, y, t0, std::min(chunk, t - t0));
+    });
+    for (Status &s : results)
+      if (!s)
+        return std::move(s);
+    return Status::ok();
+  }
+  const char *backend() const override { return "host"; }
+  const std::string &name() const override { return instance.id; }
+
+private:
+  /// Rows [t0, t0 + rows) of x, quantized, into the same rows of y.
+  Status callRows(const HostTensor &x, HostTensor &y, int64_t t0,
+                  int64_t rows) const {
+    const EntryPoint *entry = instance.entryFor(rows);
+    if (!entry)
+      return makeError(instance.id, ": no entry point takes T = ", rows);
+    const size_t e = size_t(entry - instance.entries.data());
+    void *gemv = functions[e];
+    void *quantize = functions[instance.entries.size() + e];
+    // Per-thread scratch: the codes (i8 or u8), a scale and a zero-point
+    // per token. Rows of i32/f32 only grow.
+    thread_local std::vector<uint8_t> codes;
+    thread_local std::vector<float> scales;
+    thread_local std::vector<int32_t> zeros;
+    codes.resize(size_t(rows) * size_t(instance.k));
+    scales.resize(size_t(rows));
+    zeros.resize(size_t(rows));
+    const bool symmetric = instance.activationQuant->symmetric;
+    void *xRows =
+        const_cast<uint8_t *>(x.bytes.data()) +
+        size_t(t0) * size_t(instance.k) * HostTensor::elementBytes(activation);
+    HostOperand quantizerArgs[4] = {{xRows, {rows, instance.k}},
+                                    {codes.data(), {rows, instance.k}},
+                                    {scales.data(), {rows}},
+                                    {zeros.data(), {rows}}};
+    QTENSOR_TRY(callMlirCInterface(quantize, quantizerArgs, symmetric ? 3 : 4));
+    if (instance.args.size() > kMaxKernelArgs)
+      return makeError(instance.id, ": ", instance.args.size(),
+                       " arguments, the host ABI takes at most ",
+                       kMaxKernelArgs);
+    HostOperand args[kMaxKernelArgs];
+    size_t count = 0;
+    for (const KernelArg &a : instance.args) {
+      HostOperand &o = args[count++];
+      o.shape = a.shape;
+      switch (a.role) {
+      case ArgRole::XQ:
+        o = {codes.data(), {rows, instance.k}};
+        break;
+      case ArgRole::SX:
+        o = {scales.data(), {rows}};
+        break;
+      case ArgRole::ZX:
+        o = {zeros.data(), {rows}};
+        break;
+      case ArgRole::W:
+        o.data = const_cast<void *>(operands->w);
+        break;
+      case ArgRole::S:
+        o.data = const_cast<void *>(operands->s);
+        break;
+      case ArgRole::Z:
+        o.data = const_cast<void *>(operands->z);
+        break;
+      case ArgRole::B:
+        o.data = const_cast<void *>(operands->b);
+        break;
+      case ArgRole::Y:
+        o = {y.bytes.data() +
+                 size_t(t0) * size_t(instance.n) * byteWidth(a.type),
+             {rows, instance.n}};
+        break;
+      default:
+        return makeError(instance.id, ": argument ", toString(a.role),
+                         " is not a W8A8 GEMV operand");
+      }
+    }
+    return callMlirCInterface(gemv, args, count);
+  }
+
+  const KernelInstance &instance;
+  std::vector<void *> functions;
+  std::shared_ptr<const WeightOperands> operands;
+  FloatType activation, output;
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> qtensor::runtime::makeW8A8HostKernel(
+    const KernelInstance &instance, std::vector<void *> functions,
+    std::shared_ptr<const WeightOperands> operands, FloatType activation,
+    FloatType output) {
+  return std::make_unique<HostW8A8Kernel>(
+      instance, std::move(functions), std::move(operands), activation, output);
+}
