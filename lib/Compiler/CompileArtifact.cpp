@@ -207,8 +207,14 @@ Status validateCompileRequest(const CompileRequest &request) {
   if (!isModulePath(request.input) && !request.weights.empty())
     return makeError("--weights is for an MLIR module INPUT (.mlir); ",
                      request.input, " holds its own weights");
-  if (auto spec = parseQuantSpec(request.quant); !spec)
+  auto spec = parseQuantSpec(request.quant);
+  if (!spec)
     return spec.error();
+  // The W8A8 kernels run a linear whole (topology single).
+  if (spec->activationQuant != kernels::ActivationQuant::None && request.tp > 1)
+    return makeError("--quant ", spec->text, " runs every linear whole on ",
+                     "one rank (the W8A8 kernels take topology single); --tp ",
+                     request.tp, " would slice them (use --tp 1)");
   if (auto selection =
           WeightSelection::create(request.excludes, request.includes);
       !selection)
@@ -445,6 +451,7 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   pipeline.phase = request.phase;
   pipeline.fallback = request.fallback;
   pipeline.int8Activations = request.hostActivations == "int8";
+  pipeline.activationQuant = spec->activationQuant;
   pipeline.groupPolicy = request.groupPolicy == GroupPolicyChoice::Align
                              ? mlir::qt::GroupPolicy::Align
                              : mlir::qt::GroupPolicy::Error;
@@ -604,10 +611,13 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
           ? "float"
           : (keptCodes == planned.size()
                  ? "kept"
-                 : (keptCodes ? "mixed"
-                    : mixedLinears
-                        ? "mixed_2416"
-                        : "affine_w" + std::to_string(spec->bits) + "a16"));
+                 : (keptCodes      ? "mixed"
+                    : mixedLinears ? "mixed_2416"
+                                   : "affine_w" + std::to_string(spec->bits) +
+                                         (spec->activationQuant !=
+                                                  kernels::ActivationQuant::None
+                                              ? "a8"
+                                              : "a16")));
   input.quantization.config = {
       {"quant", spec->text},
       {"target", request.target},
@@ -616,6 +626,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       {"host_activations", request.hostActivations},
       {"group_policy", toString(request.groupPolicy)},
       {"activation", element == FloatType::BF16 ? "bf16" : "f16"}};
+  // What L5 re-admits the w8a8 kernels with; absent for every other form.
+  if (spec->activationQuant != kernels::ActivationQuant::None)
+    input.quantization.config["activation_quant"] =
+        kernels::toString(spec->activationQuant);
   input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
   input.provenance.converterName = "qtc";
   // The commit the compiler was built from ("-dirty" with local changes,

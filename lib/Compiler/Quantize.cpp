@@ -22,7 +22,9 @@ namespace {
 
 const char *kQuantForms = "w4a16:gG[:sym|:asym], w8a16[:gG][:sym|:asym] "
                           "(G in 32, 64, 128, 256; no group: per output "
-                          "channel), mxfp4, nvfp4, fp8, "
+                          "channel), w8a8[:gG|:gch][:sym|:asym][:a8sym|"
+                          ":a8asym] (G in 16, 32, 64, 128, 256), mxfp4, "
+                          "nvfp4, fp8, "
                           "mixed2416[:budget=B] (B bits per weight, "
                           "default 3) or keep";
 
@@ -301,26 +303,41 @@ Expected<QuantSpec> parseQuantSpec(std::string_view text) {
   if (parts[0] == "w4a16") {
     spec.bits = 4;
     spec.groupSize = 128;
-  } else if (parts[0] == "w8a16") {
+  } else if (parts[0] == "w8a16" || parts[0] == "w8a8") {
     spec.bits = 8;
     spec.groupSize = 0;
   } else {
     return makeError("--quant ", text, ": expected ", kQuantForms);
   }
-  bool sawGroup = false, sawScheme = false;
+  // w8a8: the weights as w8a16's, the activations quantized per token at
+  // run time by the W8A8 kernels (symmetric unless a8asym); its GEMV also
+  // takes groups of 16 (whole 16-code chunks) and spells per channel gch.
+  const bool w8a8 = parts[0] == "w8a8";
+  if (w8a8)
+    spec.activationQuant = kernels::ActivationQuant::PerTokenSym;
+  bool sawGroup = false, sawScheme = false, sawActivations = false;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::string_view p = parts[i];
-    if (!sawGroup && p.size() > 1 && p[0] == 'g') {
+    if (!sawGroup && w8a8 && p == "gch") {
+      spec.groupSize = 0;
+      sawGroup = true;
+    } else if (!sawGroup && p.size() > 1 && p[0] == 'g') {
       std::string digits(p.substr(1));
-      if (digits != "32" && digits != "64" && digits != "128" &&
-          digits != "256")
+      if (!(w8a8 && digits == "16") && digits != "32" && digits != "64" &&
+          digits != "128" && digits != "256")
         return makeError("--quant ", text, ": group size ", digits,
-                         " is not one of 32, 64, 128, 256");
+                         " is not one of ", w8a8 ? "16, " : "",
+                         "32, 64, 128, 256", w8a8 ? " or ch" : "");
       spec.groupSize = std::stoll(digits);
       sawGroup = true;
     } else if (!sawScheme && (p == "sym" || p == "asym")) {
       spec.symmetric = p == "sym";
       sawScheme = true;
+    } else if (w8a8 && !sawActivations && (p == "a8sym" || p == "a8asym")) {
+      spec.activationQuant = p == "a8sym"
+                                 ? kernels::ActivationQuant::PerTokenSym
+                                 : kernels::ActivationQuant::PerTokenAsym;
+      sawActivations = true;
     } else {
       return makeError("--quant ", text, ": unexpected \"", p, "\"; expected ",
                        kQuantForms);

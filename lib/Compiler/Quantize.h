@@ -18,6 +18,7 @@
 #include "QuantizeMixed2416.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
+#include "qtensor/Kernels/Capability.h"
 #include "qtensor/Numerics/Groupwise.h"
 #include "qtensor/Support/Expected.h"
 
@@ -41,6 +42,10 @@ struct QuantSpec {
   /// mixed2416[:budget=B]: float linears become the mixed 2/4/16 family
   /// (QuantizeMixed2416.h) at B bits per weight, whole tensor.
   std::optional<double> mixed2416Budget;
+  /// w8a8: the weights as w8a16's; the activations quantized per token at
+  /// run time (per_token_sym, or per_token_asym with :a8asym), which only
+  /// the W8A8 kernels admit. None for every other form.
+  kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None;
   std::string text; ///< as given, for the report
 };
 

@@ -475,6 +475,11 @@ DispatchPlan kernels::planDispatch(const KernelRegistry &registry,
                                               "fallback (fallback=") +
                                       toString(query.policy) + ")"
                                 : "selected";
+        // Say when its entries run the phase's T in chunks.
+        if (k.chunkRows > 0 && !k.tokens.contains(sel.query.tokens))
+          c.reason += ": T above " + std::to_string(k.chunkRows) +
+                      " runs in chunks of " + std::to_string(k.chunkRows) +
+                      " rows";
       } else if (sel.selected && k.priority < sel.selected->priority) {
         c.reason = priorityReason(k, *sel.selected);
       } else if (!k.fullDequant && plan.layout && k.layout != plan.layout &&

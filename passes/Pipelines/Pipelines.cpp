@@ -37,6 +37,7 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
   select.fallback = options.fallback;
   select.traceFile = options.traceFile;
   select.int8Activations = options.int8Activations;
+  select.activationQuant = options.activationQuant;
   pm.addPass(qt::createQTensorSelectLayoutsPass(select));
 
   if (options.lower || !options.ptxDir.empty() || options.hostTwins) {
@@ -83,6 +84,11 @@ struct CompilePipelineOptions
       llvm::cl::desc("Admit host kernels that quantize their T = 1 "
                      "activations to int8 per 32"),
       llvm::cl::init(true)};
+  Option<kernels::ActivationQuant> activationQuant{
+      *this, "activation-quant",
+      llvm::cl::desc("none, or per_token_sym / per_token_asym (w8a8)"),
+      llvm::cl::init(kernels::ActivationQuant::None),
+      qt::activationQuantValues()};
   Option<qt::KernelLowering> lower{
       *this, "lower",
       llvm::cl::desc("Generate the kernel instances: none (in the IR) or "
@@ -112,6 +118,7 @@ struct CompilePipelineOptions
     options.strategies.assign(strategies.begin(), strategies.end());
     options.traceFile = traceFile;
     options.int8Activations = int8Activations;
+    options.activationQuant = activationQuant;
     if (lower.hasValue())
       options.lower = lower;
     options.ptxDir = ptxDir;

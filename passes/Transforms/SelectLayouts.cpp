@@ -125,6 +125,9 @@ LogicalResult SelectLayoutsPass::analyze(LinearDispatch &d,
   if (failed(sig))
     return failure();
   d.sig = std::move(*sig);
+  // The compile's activation form is every affine linear's (w8a8).
+  if (!d.sig.mixed)
+    d.sig.activationQuant = activationQuant;
 
   kernels::DispatchQuery query{
       policy.target, policy.fallback, policy.layouts, {}, int8Activations};

@@ -35,6 +35,9 @@ struct CompileOptions {
   std::string traceFile;               ///< dispatch trace JSON, when not empty
   /// Host kernels may quantize their T = 1 activations to int8 per 32.
   bool int8Activations = true;
+  /// How every affine linear's activations enter its matmul (`--quant
+  /// w8a8`: per token at run time, the W8A8 kernels).
+  kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None;
   /// After select-layouts, generate the kernel instances the linears need
   /// (qtensor-instantiate-kernels): none skips it, KernelLowering::None
   /// leaves them in the IR, KernelLowering::PTX lowers them to gpu.binary

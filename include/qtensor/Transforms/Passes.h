@@ -39,6 +39,15 @@ inline llvm::cl::ValuesClass fallbackPolicyValues() {
       clEnumValN(FallbackPolicy::Allow, "allow",
                  "run the full-dequant fallback"));
 }
+inline llvm::cl::ValuesClass activationQuantValues() {
+  using qtensor::kernels::ActivationQuant;
+  return llvm::cl::values(
+      clEnumValN(ActivationQuant::None, "none", "activations as given"),
+      clEnumValN(ActivationQuant::PerTokenSym, "per_token_sym",
+                 "int8 per token at run time, a scale per row (w8a8)"),
+      clEnumValN(ActivationQuant::PerTokenAsym, "per_token_asym",
+                 "uint8 per token, a scale and a zero-point per row"));
+}
 inline llvm::cl::ValuesClass layoutModeValues() {
   using qtensor::kernels::LayoutMode;
   return llvm::cl::values(

@@ -217,6 +217,13 @@ def QTensorSelectLayoutsPass : Pass<"qtensor-select-layouts", "::mlir::ModuleOp"
            "Admit kernels that quantize their activations to int8 per 32 "
            "at T = 1 (the host GEMM's ggml-style path); false keeps them "
            "float">,
+    Option<"activationQuant", "activation-quant",
+           "::qtensor::kernels::ActivationQuant",
+           "::qtensor::kernels::ActivationQuant::None",
+           "How every affine linear's activations enter its matmul: none, "
+           "or per token at run time (per_token_sym, per_token_asym: "
+           "--quant w8a8), which only the W8A8 kernels admit",
+           [{::mlir::qt::activationQuantValues()}]>,
     Option<"remarks", "remarks", "bool", "false",
            "Emit the dispatch trace of each op as a remark, and a summary">,
   ];

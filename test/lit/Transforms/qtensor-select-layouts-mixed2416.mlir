@@ -14,7 +14,8 @@
 // SELECT: remark: dispatch 'blk.0.attn_q': requested mixed_2416 g64 z16 s2=f16 sparse=replacement:f16 act=f16 acc=f32 out=f16 epilogue=bias
 // SELECT-SAME: | decode (T in [1, 16]): [mixed2416_decode_gemv -> accepted: selected]
 // SELECT-SAME: | prefill (T in [17, inf)): [mixed2416_decode_gemv -> accepted: selected: runs T > 16 in chunks of at most 16 rows through its decode entries (T = 1..16)]
-// SELECT-SAME: [full_dequant_linear -> rejected: full-dequant fallback forbidden by fallback=forbid; representation mixed_2416 not in {affine}] selected=mixed2416_decode_gemv
+// SELECT-SAME: [full_dequant_linear -> rejected: full-dequant fallback forbidden by fallback=forbid; representation mixed_2416 not in {affine}]
+// SELECT-SAME: [w8a8_gemv_decode_host -> rejected: representation mixed_2416 not in {affine}; {{.*}}; activations none not in {per_token_sym, per_token_asym}] selected=mixed2416_decode_gemv
 // SELECT-SAME: repack none
 // SELECT: qtensor.dispatch = #qtensor.dispatch<target = "host", decode = "mixed2416_decode_gemv", prefill = "mixed2416_decode_gemv", layout = <family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>
 // SELECT: remark: qtensor-select-layouts on host: 1 linears, 0 fallbacks, 0 prepacked, 0 load-time repacks, 0 secondary layouts

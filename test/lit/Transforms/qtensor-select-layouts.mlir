@@ -182,14 +182,16 @@ func.func @row_parallel_admitted_on_every_rank(%x: tensor<?x1024xf16>) -> tensor
 #W4 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 64, scale = f16>
 func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tensor<32x256xf16> {
   %w = qtensor.weight "model.layers.3.mlp.down_proj" : !qtensor.tensor<256x4100xf16, #W4>
-  // expected-error @+8 {{no kernel admits 'model.layers.3.mlp.down_proj' for prefill (T = 32) on sm_90 with fallback=forbid}}
-  // expected-note @+7 {{affine_gemv_decode_sm80: T = 32 (prefill) above the kernel's maximum T = 16}}
-  // expected-note @+6 {{affine_mma_prefill_sm80: local K 1028 not a multiple of tile 8 on rank 3}}
-  // expected-note @+5 {{affine_gemv_decode_host: runs on the host, target is sm_90; T = 32 (prefill) above the kernel's maximum T = 16}}
-  // expected-note @+4 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1028 not a multiple of tile 8 on rank 3}}
-  // expected-note @+3 {{affine_gemm_host_xq8: runs on the host, target is sm_90; topology row not in {single, replicated, column}}}
-  // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90}}
-  // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
+  // expected-error @+10 {{no kernel admits 'model.layers.3.mlp.down_proj' for prefill (T = 32) on sm_90 with fallback=forbid}}
+  // expected-note @+9 {{affine_gemv_decode_sm80: T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+8 {{affine_mma_prefill_sm80: local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-note @+7 {{affine_gemv_decode_host: runs on the host, target is sm_90; T = 32 (prefill) above the kernel's maximum T = 16}}
+  // expected-note @+6 {{affine_gemm_prefill_host: runs on the host, target is sm_90; local K 1028 not a multiple of tile 8 on rank 3}}
+  // expected-note @+5 {{affine_gemm_host_xq8: runs on the host, target is sm_90; topology row not in {single, replicated, column}}}
+  // expected-note @+4 {{affine_gemm_host: runs on the host, target is sm_90}}
+  // expected-note @+3 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
+  // expected-note @+2 {{w8a8_gemv_decode_sm80: code si4 twos_complement not in {si8 twos_complement, ui8}; activations none not in {per_token_sym, per_token_asym}; topology row not in {single}; local K 1028 not a multiple of tile 16 on rank 3}}
+  // expected-note @+1 {{w8a8_gemv_decode_host: runs on the host, target is sm_90; code si4 twos_complement not in {si8 twos_complement, ui8}; activations none not in {per_token_sym, per_token_asym}; topology row not in {single}; local K 1028 not a multiple of tile 16 on rank 3}}
   %y = qtensor.linear %x, %w accumulate(f32) {qtensor.placement = #qtensor.placement<strategy = row, ranks = 4, dim = 1, bounds = [0, 1024, 2048, 3072, 4100], group_policy = align, qparams = [0, 16, 16, 32, 32, 48, 48, 65]>} : tensor<32x4100xf16>, !qtensor.tensor<256x4100xf16, #W4> -> tensor<32x256xf16>
   return %y : tensor<32x256xf16>
 }
@@ -201,14 +203,16 @@ func.func @local_k_misses_the_tile_on_one_rank(%x: tensor<32x4100xf16>) -> tenso
 #G96 = #qtensor.affine<code = si4, scheme = symmetric, granularity = group, axis = 1, group_size = 96, scale = f16>
 func.func @group_size_no_kernel_admits(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-  // expected-error @+8 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
-  // expected-note @+7 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+6 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+5 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+4 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+3 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+2 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+1 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
+  // expected-error @+10 {{no kernel admits 'model.layers.0.mlp.gate_proj' for decode (T = 1) on sm_90 with fallback=forbid}}
+  // expected-note @+9 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+8 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+7 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+6 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+5 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+4 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+3 {{full_dequant_linear: full-dequant fallback forbidden by fallback=forbid}}
+  // expected-note @+2 {{w8a8_gemv_decode_sm80: code si4 twos_complement not in {si8 twos_complement, ui8}; group size 96 not in {16, 32, 64, 128, 256}; activations none not in {per_token_sym, per_token_asym}}}
+  // expected-note @+1 {{w8a8_gemv_decode_host: runs on the host, target is sm_90; code si4 twos_complement not in {si8 twos_complement, ui8}; group size 96 not in {16, 32, 64, 128, 256}; activations none not in {per_token_sym, per_token_asym}}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
@@ -317,10 +321,10 @@ func.func @signed_on_host(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
 module {
   func.func @fallback_allowed(%x: tensor<?x768xf16>, %x2: tensor<?x512xf16>) -> (tensor<?x256xf16>, tensor<?x256xf16>) {
     %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-    // expected-remark-re @+1 {{dispatch 'model.layers.0.mlp.gate_proj': requested affine si4 twos_complement zp=none g96 scale=f16 {{.*}} | decode (T in [1, 16]): [affine_gemv_decode_sm80 -> rejected: group size 96 not in {16, 32, 64, 128}] {{.*}} [full_dequant_linear -> accepted: selected: full-dequant fallback (fallback=allow)] selected=full_dequant_linear (fallback) | prefill {{.*}} | layout (logical, 1, lsb_first) (no kernel-native layout admitted; the stored layout stays), repack none}}
+    // expected-remark-re @+1 {{dispatch 'model.layers.0.mlp.gate_proj': requested affine si4 twos_complement zp=none g96 scale=f16 {{.*}} | decode (T in [1, 16]): [affine_gemv_decode_sm80 -> rejected: group size 96 not in {16, 32, 64, 128}] {{.*}} [full_dequant_linear -> accepted: selected: full-dequant fallback (fallback=allow)] {{.*}} selected=full_dequant_linear (fallback) | prefill {{.*}} | layout (logical, 1, lsb_first) (no kernel-native layout admitted; the stored layout stays), repack none}}
     %y = qtensor.linear %x, %w accumulate(f32) : tensor<?x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<?x256xf16>
     %w2 = qtensor.weight "model.layers.0.mlp.up_proj" : !qtensor.tensor<256x512xf16, #W4>
-    // expected-remark @+1 {{[full_dequant_linear -> accepted: admitted; lower priority than affine_mma_prefill_sm80 (0 < 90)] selected=affine_mma_prefill_sm80}}
+    // expected-remark @+1 {{[full_dequant_linear -> accepted: admitted; lower priority than affine_mma_prefill_sm80 (0 < 90)] [w8a8_gemv_decode_sm80 -> rejected: code si4 twos_complement not in {si8 twos_complement, ui8}; activations none not in {per_token_sym, per_token_asym}] [w8a8_gemv_decode_host -> rejected: runs on the host, target is sm_90; code si4 twos_complement not in {si8 twos_complement, ui8}; activations none not in {per_token_sym, per_token_asym}] selected=affine_mma_prefill_sm80}}
     %y2 = qtensor.linear %x2, %w2 accumulate(f32) : tensor<?x512xf16>, !qtensor.tensor<256x512xf16, #W4> -> tensor<?x256xf16>
     return %y, %y2 : tensor<?x256xf16>, tensor<?x256xf16>
   }
@@ -372,13 +376,15 @@ module {
 // CHECK: qtensor.dispatch = #qtensor.dispatch<target = "sm_90", decode = "full_dequant_linear", decode_fallback = true, layout = #{{.+}}>
 func.func @fallback_warned(%x: tensor<1x768xf16>) -> tensor<1x256xf16> {
   %w = qtensor.weight "model.layers.0.mlp.gate_proj" : !qtensor.tensor<256x768xf16, #G96>
-  // expected-warning @+7 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
-  // expected-note @+6 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+5 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+4 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+3 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+2 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
-  // expected-note @+1 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-warning @+9 {{'model.layers.0.mlp.gate_proj' runs the full-dequant fallback for decode (T = 1) on sm_90 (fallback=warn)}}
+  // expected-note @+8 {{affine_gemv_decode_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+7 {{affine_mma_prefill_sm80: group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+6 {{affine_gemv_decode_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+5 {{affine_gemm_prefill_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+4 {{affine_gemm_host_xq8: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+3 {{affine_gemm_host: runs on the host, target is sm_90; group size 96 not in {16, 32, 64, 128}}}
+  // expected-note @+2 {{w8a8_gemv_decode_sm80: code si4 twos_complement not in {si8 twos_complement, ui8}; group size 96 not in {16, 32, 64, 128, 256}; activations none not in {per_token_sym, per_token_asym}}}
+  // expected-note @+1 {{w8a8_gemv_decode_host: runs on the host, target is sm_90; code si4 twos_complement not in {si8 twos_complement, ui8}; group size 96 not in {16, 32, 64, 128, 256}; activations none not in {per_token_sym, per_token_asym}}}
   %y = qtensor.linear %x, %w accumulate(f32) : tensor<1x768xf16>, !qtensor.tensor<256x768xf16, #G96> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }

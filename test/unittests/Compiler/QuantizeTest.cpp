@@ -160,3 +160,33 @@ TEST(QuantizeFP8, CodesAreE4M3ValuesUnderAChannelScale) {
   ASSERT_FALSE(inf);
   EXPECT_EQ(inf.message(), "element 200 (row 2, column 8) is not finite");
 }
+
+// w8a8: weights as w8a16 (per channel, symmetric by default; groups of 16
+// too), activations per token, symmetric unless a8asym.
+TEST(QuantSpec, W8A8FormsAndRefusals) {
+  auto plain = parseQuantSpec("w8a8");
+  ASSERT_TRUE(plain) << plain.message();
+  EXPECT_EQ(plain->bits, 8u);
+  EXPECT_EQ(plain->groupSize, 0);
+  EXPECT_TRUE(plain->symmetric);
+  EXPECT_EQ(plain->activationQuant, kernels::ActivationQuant::PerTokenSym);
+  auto full = parseQuantSpec("w8a8:g16:asym:a8asym");
+  ASSERT_TRUE(full) << full.message();
+  EXPECT_EQ(full->groupSize, 16);
+  EXPECT_FALSE(full->symmetric);
+  EXPECT_EQ(full->activationQuant, kernels::ActivationQuant::PerTokenAsym);
+  auto ch = parseQuantSpec("w8a8:gch:a8sym");
+  ASSERT_TRUE(ch) << ch.message();
+  EXPECT_EQ(ch->groupSize, 0);
+  EXPECT_EQ(parseQuantSpec("w8a16")->activationQuant,
+            kernels::ActivationQuant::None);
+  EXPECT_FALSE(parseQuantSpec("w8a16:g16"));
+  EXPECT_FALSE(parseQuantSpec("w8a16:a8sym"));
+  auto g48 = parseQuantSpec("w8a8:g48");
+  ASSERT_FALSE(g48);
+  EXPECT_EQ(g48.message(), "--quant w8a8:g48: group size 48 is not one of "
+                           "16, 32, 64, 128, 256 or ch");
+  auto twice = parseQuantSpec("w8a8:a8sym:a8asym");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.message().find("unexpected \"a8asym\""), std::string::npos);
+}

@@ -19,7 +19,8 @@
 // ADMIT: remark: dispatch 'blk.0.attn_q': requested mixed_2416 g64 z16 s2=bf16 sparse=replacement:f16 act=f16 acc=f32 out=f16 epilogue=none layout=(mixed_2416, 1, group_major_lsb_first); shape [N=64, K=256, T=1]; device sm_90; topology single | decode (T = 1): [mixed2416_decode_gemv -> accepted: selected] [affine_gemv_decode_sm80 -> rejected: representation mixed_2416 not in {affine}; stored layout (mixed_2416, 1, group_major_lsb_first) is not (decode_gemv, 1, offset_binary) and no code-preserving repack converts it]
 // ADMIT-SAME: selected=mixed2416_decode_gemv | layout (mixed_2416, 1, group_major_lsb_first) (the mixed_2416 streams as stored (the kernel reads the tensor's layout; no repack)), repack none
 // ADMIT: qtensor.linear %{{.*}} {qtensor.dispatch = #qtensor.dispatch<target = "sm_90", decode = "mixed2416_decode_gemv", layout = #[[ALAYOUT:layout[0-9]*]]>}
-// FALLBACK: [full_dequant_linear -> rejected: representation mixed_2416 not in {affine}] selected=mixed2416_decode_gemv
+// FALLBACK: [full_dequant_linear -> rejected: representation mixed_2416 not in {affine}]
+// FALLBACK-SAME: [w8a8_gemv_decode_host -> rejected: representation mixed_2416 not in {affine}; {{.*}}] selected=mixed2416_decode_gemv
 // PLACE: cannot place weight "blk.0.attn_q": placement does not know how the qparams of a 'mixed_2416' descriptor follow a slice
 func.func @mixed(%x: tensor<1x256xf16>) -> (tensor<1x64xf16>, tensor<64x256xf16>) {
   %w = qtensor.weight "blk.0.attn_q" : !qtensor.tensor<64x256xf16, #qtensor.mixed_2416<first_group_size = 64, second_group_size = 16, first_scale_code = ui8, second_scale = bf16, sparse = replacement, sparse_value = f16, required_kernel = "mixed2416_decode_gemv">, #qtensor.layout<family = "mixed_2416", version = 1, encoding = "group_major_lsb_first">>
