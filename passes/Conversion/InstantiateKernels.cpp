@@ -91,8 +91,15 @@ struct InstantiateKernelsPass
       ptx = *resolved;
     }
 
+    std::optional<qtensor::kernels::ActivationQuant> activations =
+        qtensor::kernels::parseActivationQuant(activationQuant);
+    if (!activations) {
+      fail() << "unknown activation-quant '" << activationQuant
+             << "', expected none, per_token_sym or per_token_asym";
+      return;
+    }
     FailureOr<std::vector<qtensor::KernelInstance>> instances =
-        qtensor::deriveKernelInstances(module, target);
+        qtensor::deriveKernelInstances(module, target, *activations);
     if (failed(instances))
       return signalPassFailure();
     qtensor::KernelTarget kernelTarget =

@@ -173,7 +173,9 @@ std::string fullDequantName(const StoredSlice &slice, FloatType act,
 /// Collects instances, one per distinct (kernel, name).
 class Collector {
 public:
-  explicit Collector(const kernels::Target &target) : target(target) {}
+  Collector(const kernels::Target &target,
+            kernels::ActivationQuant activationQuant)
+      : target(target), activationQuant(activationQuant) {}
 
   LogicalResult addLinear(qt::LinearOp op, int64_t index);
 
@@ -185,9 +187,13 @@ private:
                          StringRef kernelId);
   LogicalResult addMixed(qt::LinearOp op, const std::string &name,
                          const kernels::OpSignature &sig, kernels::Phase phase);
+  LogicalResult addW8A8(qt::LinearOp op, const std::string &name,
+                        const kernels::OpSignature &sig, kernels::Phase phase,
+                        const kernels::KernelCapability &kernel);
   void addUse(KernelInstance instance, const KernelInstanceUse &use);
 
   const kernels::Target &target;
+  kernels::ActivationQuant activationQuant;
   std::vector<KernelInstance> instances;
   std::map<std::string, size_t> byKey;
 };
@@ -230,6 +236,9 @@ LogicalResult Collector::addPhase(qt::LinearOp op, const std::string &name,
     return fail() << "not in the kernel registry";
   if (!llvm::is_contained(kernel->backends, target.backend))
     return fail() << "does not run on " << target.name;
+  if (!llvm::is_contained(kernel->activationQuants,
+                          kernels::ActivationQuant::None))
+    return addW8A8(op, name, sig, phase, *kernel);
 
   std::optional<QuantKernelSpec> base;
   if (!kernel->fullDequant) {
@@ -311,15 +320,69 @@ LogicalResult Collector::addMixed(qt::LinearOp op, const std::string &name,
   return success();
 }
 
+/// A linear dispatched to the W8A8 GEMV: one instance per distinct spec,
+/// its 16 quantizer + GEMV pairs serving decode and (in chunks) prefill.
+LogicalResult Collector::addW8A8(qt::LinearOp op, const std::string &name,
+                                 const kernels::OpSignature &sig,
+                                 kernels::Phase phase,
+                                 const kernels::KernelCapability &kernel) {
+  auto fail = [&]() {
+    return op.emitError("linear '") << name << "': " << kernels::toString(phase)
+                                    << " kernel '" << kernel.id << "': ";
+  };
+  if (!llvm::is_contained(kernel.activationQuants, activationQuant)) {
+    auto diag = fail() << "takes activations";
+    for (kernels::ActivationQuant a : kernel.activationQuants)
+      diag << " " << kernels::toString(a);
+    return diag << ", the compile's are activation-quant="
+                << kernels::toString(activationQuant);
+  }
+  const AffineDescriptor &d = sig.descriptor;
+  if (sig.representation != "affine" || d.code.bits != 8)
+    return fail() << "the weight is not an affine 8-bit tensor";
+  if (sig.topology != kernels::Topology::Single)
+    return fail() << "runs a linear whole (tp = 1), this one is "
+                  << kernels::toString(sig.topology);
+  if (sig.accumulator != FloatType::F32)
+    return fail() << "accumulator " << toString(sig.accumulator)
+                  << " has no generated kernel (f32)";
+  W8A8GemvSpec spec;
+  spec.weightSymmetric = d.code.isSigned;
+  spec.activationSymmetric =
+      activationQuant == kernels::ActivationQuant::PerTokenSym;
+  spec.groupSize = d.granularity == Granularity::Group ? d.groupSize : 0;
+  spec.activation = sig.activation;
+  spec.scale = d.scaleType;
+  spec.output = sig.output;
+  spec.bias = sig.epilogue == kernels::Epilogue::Bias;
+  spec.rows = 1;
+  spec.n = sig.n;
+  spec.k = sig.k;
+  if (Status s = validateW8A8GemvSpec(spec); !s)
+    return fail() << s.message();
+  KernelInstance instance;
+  instance.capability = &kernel;
+  instance.w8a8 = spec;
+  instance.n = sig.n;
+  instance.k = sig.k;
+  instance.activation = sig.activation;
+  instance.output = sig.output;
+  instance.bias = spec.bias;
+  instance.name = w8a8InstanceName(spec);
+  addUse(std::move(instance), {op, name, 0, 1, phase});
+  return success();
+}
+
 } // namespace
 
-FailureOr<std::vector<KernelInstance>> deriveKernelInstances(ModuleOp module,
-                                                             StringRef target) {
+FailureOr<std::vector<KernelInstance>>
+deriveKernelInstances(ModuleOp module, StringRef target,
+                      kernels::ActivationQuant activationQuant) {
   std::optional<kernels::Target> parsed = kernels::parseTarget(target.str());
   if (!parsed || (target != "sm_80" && target != "sm_90" && target != "host"))
     return module.emitError("unknown kernel target '")
            << target << "', expected sm_80, sm_90 or host";
-  Collector collector(*parsed);
+  Collector collector(*parsed, activationQuant);
   int64_t index = 0;
   WalkResult walk = module.walk([&](qt::LinearOp op) {
     return failed(collector.addLinear(op, index++)) ? WalkResult::interrupt()
@@ -336,6 +399,15 @@ kernelFamilyOf(const kernels::KernelCapability &kernel) {
 }
 
 KernelAbi kernelInstanceAbi(const KernelInstance &instance) {
+  if (instance.w8a8) {
+    // The GEMVs, one entry per T; their launch does not depend on T. The
+    // quantizers' entries are w8a8QuantizerAbi's.
+    KernelAbi abi = w8a8GemvAbi(*instance.w8a8);
+    abi.entries.clear();
+    for (const W8A8GemvSpec &e : w8a8GemvEntries(*instance.w8a8))
+      abi.entries.push_back(w8a8GemvAbi(e).entries.front());
+    return abi;
+  }
   if (instance.mixed) {
     // One entry per T; the launch does not depend on T.
     KernelAbi abi = mixed2416GemvAbi(*instance.mixed);
@@ -355,6 +427,14 @@ LogicalResult buildKernelInstance(ModuleOp module,
   if (instance.mixed)
     return buildMixed2416GemvKernels(module, *instance.mixed, target,
                                      instance.name);
+  if (instance.w8a8) {
+    // As buildW8A8Kernels makes them: per T a GEMV (a gpu.module each on
+    // a GPU) and a quantizer, shared by the shapes of one K.
+    for (const W8A8GemvSpec &e : w8a8GemvEntries(*instance.w8a8))
+      if (failed(buildW8A8Kernels(module, e, target)))
+        return failure();
+    return success();
+  }
   if (!instance.spec)
     return module.emitError("kernel instance '")
            << instance.name << "' is the full-dequant fallback: the runtime "

@@ -571,6 +571,27 @@ KernelAbi w8a8GemvAbi(const W8A8GemvSpec &spec) {
   return abi;
 }
 
+std::string w8a8InstanceName(const W8A8GemvSpec &spec) {
+  W8A8GemvSpec any = spec;
+  any.rows = 1;
+  std::string name = any.name();
+  // The one name part that differs between the entries: `_t1`.
+  const std::string rows = "_t1_n";
+  if (size_t at = name.find(rows); at != std::string::npos)
+    name.replace(at, rows.size(), "_n");
+  return name;
+}
+
+std::vector<W8A8GemvSpec> w8a8GemvEntries(const W8A8GemvSpec &spec) {
+  std::vector<W8A8GemvSpec> entries;
+  for (int64_t t = 1; t <= 16; ++t) {
+    W8A8GemvSpec e = spec;
+    e.rows = t;
+    entries.push_back(e);
+  }
+  return entries;
+}
+
 LogicalResult buildW8A8Kernels(ModuleOp module, const W8A8GemvSpec &spec,
                                KernelTarget target) {
   if (Status status = validateW8A8GemvSpec(spec); !status)

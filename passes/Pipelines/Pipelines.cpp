@@ -47,6 +47,7 @@ void qtensor::buildCompilePipeline(OpPassManager &pm,
     instantiate.ptxDir = options.ptxDir;
     instantiate.hostTwins = options.hostTwins;
     instantiate.hostCpu = options.hostCpu;
+    instantiate.activationQuant = kernels::toString(options.activationQuant);
     pm.addPass(qt::createQTensorInstantiateKernelsPass(instantiate));
   }
 }

@@ -15,6 +15,7 @@
 
 #include "qtensor/Conversion/KernelBuilders.h"
 #include "qtensor/Conversion/Mixed2416Kernel.h"
+#include "qtensor/Conversion/W8A8Kernel.h"
 #include "qtensor/Kernels/Capability.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -45,12 +46,16 @@ struct KernelInstance {
   /// of its T = 1 entry; it has one entry per T of [1, 16]
   /// (mixed2416GemvEntries) and serves prefill in chunks of them.
   std::optional<Mixed2416GemvSpec> mixed;
+  /// A W8A8 instance (a kernel whose activation_quants is not none): the
+  /// spec of its T = 1 GEMV; the quantizer and GEMV for every T of
+  /// [1, 16] (w8a8GemvEntries), prefill in chunks of them.
+  std::optional<W8A8GemvSpec> w8a8;
   int64_t n = 0, k = 0; ///< local shape
   FloatType activation = FloatType::F16, output = FloatType::F16;
   bool bias = false; ///< the instance adds b (never for row-parallel slices)
   std::vector<KernelInstanceUse> uses; ///< in op order, then rank, phase
 
-  bool fullDequant() const { return !spec && !mixed; }
+  bool fullDequant() const { return !spec && !mixed && !w8a8; }
   /// The phases its uses run in, decode first.
   std::vector<kernels::Phase> phases() const;
 };
@@ -61,9 +66,12 @@ struct KernelInstance {
 /// a diagnostic on the op naming the linear and the kernel, when a dispatch
 /// names another target, an unknown kernel, a kernel for another backend,
 /// or a kernel no builder generates, or when the linear's signature is
-/// outside what the generated kernels take.
-mlir::FailureOr<std::vector<KernelInstance>>
-deriveKernelInstances(mlir::ModuleOp module, llvm::StringRef target);
+/// outside what the generated kernels take. `activationQuant` is the
+/// compile's activation form (select-layouts' activation-quant), which a
+/// W8A8 kernel's instance is built for.
+mlir::FailureOr<std::vector<KernelInstance>> deriveKernelInstances(
+    mlir::ModuleOp module, llvm::StringRef target,
+    kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None);
 
 /// The generator family that builds registry kernel `kernel`, or none (the
 /// full-dequant fallback, an unknown id).

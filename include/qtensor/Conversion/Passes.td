@@ -149,6 +149,11 @@ def QTensorInstantiateKernelsPass
     Option<"hostTwins", "host-twins", "bool", /*default=*/"false",
            "sm_80 and sm_90: also generate each native instance's host "
            "twin into a nested module @qtensor_host_twins">,
+    Option<"activationQuant", "activation-quant", "std::string",
+           /*default=*/"\"none\"",
+           "The compile's activation form (select-layouts' "
+           "activation-quant): none, per_token_sym or per_token_asym, "
+           "which a W8A8 kernel's instances are built for">,
     Option<"hostCpu", "host-cpu", "std::string", /*default=*/"\"generic\"",
            "CPU level host kernels are built for: generic, x86-64-v2, "
            "x86-64-v3 or x86-64-v4 (qtc compile --host-cpu); at v3 and v4 "

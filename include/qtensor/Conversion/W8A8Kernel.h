@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qtensor {
 
@@ -74,6 +75,12 @@ KernelAbi w8a8GemvAbi(const W8A8GemvSpec &spec);
 mlir::LogicalResult buildW8A8Kernels(mlir::ModuleOp module,
                                      const W8A8GemvSpec &spec,
                                      KernelTarget target);
+
+/// What a compiled artifact holds for one shape: the quantizer and GEMV
+/// for every T of [1, 16] (`spec` with rows 1..16), the runtime running a
+/// larger T in chunks. The GEMV's name without its rows names the set.
+std::string w8a8InstanceName(const W8A8GemvSpec &spec);
+std::vector<W8A8GemvSpec> w8a8GemvEntries(const W8A8GemvSpec &spec);
 
 } // namespace qtensor
 
