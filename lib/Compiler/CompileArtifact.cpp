@@ -485,7 +485,8 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
       return makeError("--qtensor-compile failed:\n" + diagnostics);
   }
   result.diagnostics = diagnostics;
-  auto dispatch = readDispatch(*module, checkpoint->linears());
+  auto dispatch =
+      readDispatch(*module, checkpoint->linears(), spec->activationQuant);
   if (!dispatch)
     return makeError(dispatch.message());
   clock.finish(std::to_string(dispatch->fallbacks) + " fallbacks" +
@@ -554,9 +555,9 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (decoder) {
     QTENSOR_ASSIGN_OR_RETURN(modelKernels, graphModelKernels(*module));
   }
-  auto kernels =
-      compileKernels(context, *module, *dispatch, request.target, modelKernels,
-                     scratch.path, request.hostCpu, sink);
+  auto kernels = compileKernels(context, *module, *dispatch, request.target,
+                                modelKernels, scratch.path, request.hostCpu,
+                                sink, spec->activationQuant);
   if (!kernels)
     return makeError(kernels.message());
   clock.finish(

@@ -131,6 +131,57 @@ std::vector<KernelArg> argsOf(mlir::TypeRange inputs,
   return args;
 }
 
+/// A W8A8 GEMV's arguments (w8a8ArgOrder) from its entry's memrefs: T
+/// dynamic in xq, sx, zx and y; the codes of asymmetric activations and
+/// the weights' zero-points are bytes the kernel zero-extends (u8).
+std::vector<KernelArg> w8a8Args(mlir::TypeRange inputs,
+                                const KernelInstance &instance) {
+  const W8A8GemvSpec &spec = *instance.w8a8;
+  std::vector<ArgRole> roles = artifact::w8a8ArgOrder(
+      spec.activationSymmetric, !spec.weightSymmetric, spec.bias);
+  std::vector<KernelArg> args;
+  for (size_t i = 0; i < inputs.size() && i < roles.size(); ++i) {
+    auto memref = mlir::cast<mlir::MemRefType>(inputs[i]);
+    const ArgRole role = roles[i];
+    const bool hasT = role == ArgRole::XQ || role == ArgRole::SX ||
+                      role == ArgRole::ZX || role == ArgRole::Y;
+    KernelArg arg;
+    arg.role = role;
+    for (auto [dim, extent] : llvm::enumerate(memref.getShape()))
+      arg.shape.push_back(hasT && dim == 0 ? artifact::kDynamic : extent);
+    arg.type = argTypeOf(memref.getElementType());
+    if ((role == ArgRole::XQ && !spec.activationSymmetric) ||
+        role == ArgRole::Z)
+      arg.type = ArgType::U8;
+    args.push_back(std::move(arg));
+  }
+  return args;
+}
+
+/// The quantizer's entries (and GPU launch) of a W8A8 instance.
+artifact::KernelEntry::ActivationQuantizer
+w8a8Quantizer(const KernelInstance &instance, const std::string &target) {
+  artifact::KernelEntry::ActivationQuantizer q;
+  q.symmetric = instance.w8a8->activationSymmetric;
+  for (const W8A8GemvSpec &e : w8a8GemvEntries(*instance.w8a8)) {
+    KernelAbi abi = w8a8QuantizerAbi(e);
+    const KernelEntryPoint &p = abi.entries.front();
+    q.entries.push_back(
+        {target == "host" ? "_mlir_ciface_" + p.symbol : p.symbol,
+         tokenRange(p.minRows, p.maxRows)});
+    if (target != "host" && !q.launch) {
+      // Over T: a block per kDecodeWarpsPerBlock tokens.
+      artifact::LaunchConfig launch;
+      launch.grid = {1, 1, 1};
+      launch.block = abi.launch.block;
+      launch.tokenAxis = 0;
+      launch.tokensPerBlock = kDecodeWarpsPerBlock;
+      q.launch = launch;
+    }
+  }
+  return q;
+}
+
 /// A mixed_2416 instance's arguments, mixed2416ArgOrder with each stream's
 /// dtype and shape (Conversion/Mixed2416Kernel.h); the code and outlier
 /// streams' lengths are the tensor's, and T is dynamic across the entries.
@@ -226,7 +277,18 @@ KernelEntry baseEntry(const KernelInstance &instance, const std::string &target,
         spec.sparseType, spec.sparse};
     e.args = mixedArgs(instance);
   }
-  if (!instance.spec && !instance.mixed) {
+  if (instance.w8a8) {
+    // The affine W8 weights in the decode_gemv layout, with the quantizer
+    // beside the GEMV; the callers fill the GEMV's arguments.
+    const W8A8GemvSpec &spec = *instance.w8a8;
+    e.layout = instance.capability->layout->family;
+    e.codeBits = 8;
+    e.codeSigned = spec.weightSymmetric;
+    e.groupSize = spec.groupSize;
+    e.scale = spec.scaleType();
+    e.activationQuant = w8a8Quantizer(instance, target);
+  }
+  if (instance.fullDequant()) {
     // No generated code: the runtime decodes the stored weight with the
     // reference decoder (docs/kernel-abi.md, "reference").
     e.args = fallbackArgs(instance);
@@ -277,7 +339,7 @@ void addEntries(const KernelInstance &instance, const KernelEntry &base,
                 const std::string &idSuffix = "") {
   std::vector<Phase> phases = instance.phases();
   KernelAbi abi = kernelInstanceAbi(instance);
-  if (instance.mixed) {
+  if (instance.mixed || instance.w8a8) {
     // One decode record: the runtime runs prefill through its entries in
     // chunks of at most 16 rows, so its ops are every phase's.
     KernelEntry entry = base;
@@ -355,6 +417,13 @@ Status compileGpu(mlir::MLIRContext &context, mlir::ModuleOp module,
   for (const KernelInstance &instance : instances) {
     if (instance.fullDequant())
       continue;
+    // buildW8A8Kernels makes a gpu.module per GEMV and per quantizer; a
+    // record names one file, so they must first share one module.
+    if (instance.w8a8)
+      return makeError("kernel instance '", instance.name, "' (for ",
+                       describeUses(instance),
+                       "): W8A8 GPU records are not built yet (--target "
+                       "host builds them)");
     auto gpuModule = module.lookupSymbol<mlir::gpu::GPUModuleOp>(instance.name);
     const std::string symbol =
         kernelInstanceAbi(instance).entries.front().symbol;
@@ -443,19 +512,33 @@ Status compileHost(mlir::MLIRContext &context, mlir::ModuleOp module,
       bases.push_back(baseEntry(instance, "host", KernelFormat::Reference));
       continue;
     }
-    for (const KernelEntryPoint &p : kernelInstanceAbi(instance).entries) {
-      auto func = module.lookupSymbol<mlir::func::FuncOp>(p.symbol);
+    std::vector<std::string> symbols;
+    for (const KernelEntryPoint &p : kernelInstanceAbi(instance).entries)
+      symbols.push_back(p.symbol);
+    // A W8A8 instance's quantizers too, shared by the shapes of one K.
+    if (instance.w8a8)
+      for (const W8A8GemvSpec &e : w8a8GemvEntries(*instance.w8a8))
+        symbols.push_back(e.quantizerName());
+    for (const std::string &symbol : symbols) {
+      if (library->lookupSymbol(symbol))
+        continue;
+      auto func = module.lookupSymbol<mlir::func::FuncOp>(symbol);
       if (!func)
-        return makeError(missingKernel(instance, "func.func @" + p.symbol));
+        return makeError(missingKernel(instance, "func.func @" + symbol));
       func->remove();
       library->push_back(func);
     }
     KernelEntry e = baseEntry(instance, "host", KernelFormat::HostSharedObject);
-    if (!instance.mixed)
+    if (instance.w8a8)
+      e.args = w8a8Args(hostEntryInputs(*library, instance), instance);
+    else if (!instance.mixed)
       e.args = argsOf(hostEntryInputs(*library, instance), instance);
     e.cpu = hostCpu;
     for (const artifact::EntryPoint &p : e.entries)
       expected.insert(p.symbol);
+    if (e.activationQuant)
+      for (const artifact::EntryPoint &p : e.activationQuant->entries)
+        expected.insert(p.symbol);
     bases.push_back(std::move(e));
   }
   // The decoder program's kernels share the library (ModelKernels.h): the
@@ -505,12 +588,13 @@ compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
                const DispatchResult &dispatch, const std::string &target,
                const std::vector<ModelKernelSpec> &modelKernels,
                const std::string &scratchDir, HostCpuLevel hostCpu,
-               ProgressSink &progress) {
+               ProgressSink &progress,
+               kernels::ActivationQuant activationQuant) {
   std::vector<KernelInstance> instances;
   {
     DiagnosticCapture diagnostics(context);
     mlir::FailureOr<std::vector<KernelInstance>> derived =
-        deriveKernelInstances(module, target);
+        deriveKernelInstances(module, target, activationQuant);
     if (mlir::failed(derived))
       return diagnostics.error("deriving the kernel instances failed");
     instances = std::move(*derived);

@@ -38,13 +38,14 @@ struct KernelBuild {
 /// sm_80/sm_90, their host twins); the kernels are lowered there and taken
 /// out, leaving the graph. A missing instance is an error naming it.
 /// `hostCpu` is the CPU level of kernels-host.so (every host entry records
-/// it as "cpu").
-Expected<KernelBuild>
-compileKernels(mlir::MLIRContext &context, mlir::ModuleOp module,
-               const DispatchResult &dispatch, const std::string &target,
-               const std::vector<ModelKernelSpec> &modelKernels,
-               const std::string &scratchDir, HostCpuLevel hostCpu,
-               ProgressSink &progress);
+/// it as "cpu"). `activationQuant` is the compile's activation form (the
+/// W8A8 instances are derived for it).
+Expected<KernelBuild> compileKernels(
+    mlir::MLIRContext &context, mlir::ModuleOp module,
+    const DispatchResult &dispatch, const std::string &target,
+    const std::vector<ModelKernelSpec> &modelKernels,
+    const std::string &scratchDir, HostCpuLevel hostCpu, ProgressSink &progress,
+    kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None);
 
 } // namespace qtensor::compiler
 

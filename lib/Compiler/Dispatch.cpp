@@ -13,7 +13,8 @@
 namespace qtensor::compiler {
 
 Expected<DispatchResult>
-readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
+readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears,
+             kernels::ActivationQuant activationQuant) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < linears.size(); ++i)
     index[linears[i].name] = i;
@@ -92,6 +93,11 @@ readDispatch(mlir::ModuleOp module, const std::vector<SourceLinear> &linears) {
     b.accumulator = sig->accumulator;
     b.output = sig->output;
     b.epilogue = sig->epilogue;
+    // The compile's activation form is every affine linear's (select-
+    // layouts' activation-quant); the signature read back from the IR does
+    // not hold it.
+    if (!sig->mixed)
+      b.activationQuant = activationQuant;
     if (d.decodeKernel)
       b.phases.push_back({kernels::Phase::Decode, *d.decodeKernel,
                           dispatch.getDecodeFallback()});

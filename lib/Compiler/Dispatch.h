@@ -40,8 +40,11 @@ struct DispatchResult {
   std::set<std::string> kernelIds;     ///< every selected kernel
 };
 
-Expected<DispatchResult> readDispatch(mlir::ModuleOp module,
-                                      const std::vector<SourceLinear> &linears);
+/// `activationQuant` is the compile's activation form (`--quant w8a8`),
+/// which every affine linear's binding records.
+Expected<DispatchResult> readDispatch(
+    mlir::ModuleOp module, const std::vector<SourceLinear> &linears,
+    kernels::ActivationQuant activationQuant = kernels::ActivationQuant::None);
 
 } // namespace qtensor::compiler
 
