@@ -9,6 +9,7 @@
 #include "qtensor/Conversion/Mixed2416Kernel.h"
 #include "qtensor/Conversion/ModelKernels.h"
 #include "qtensor/Conversion/Passes.h"
+#include "qtensor/Conversion/W8A8Kernel.h"
 #include "qtensor/Formats/ModelKernelSpec.h"
 #include "qtensor/InitAll.h"
 #include "qtensor/Kernels/Mixed2416Admission.h"
@@ -145,6 +146,54 @@ mixedSpecsOfRecord(const runtime::KernelInstance &k) {
   return specs;
 }
 
+/// A W8A8 record's kernels: one spec per entry point T (the weights' code,
+/// groups and scale, the activation form, dtypes, bias), each checked to
+/// build the GEMV and quantizer symbols the record lists for that T.
+Expected<std::vector<W8A8GemvSpec>>
+w8a8SpecsOfRecord(const runtime::KernelInstance &k) {
+  const std::string where = k.where();
+  const artifact::KernelEntry::ActivationQuantizer &q = *k.activationQuant;
+  if (k.layout != "decode_gemv" || k.codeBits != 8 ||
+      k.codebook != Codebook::None || k.minZero || k.nested || k.mixed)
+    return makeError(where, ": a W8A8 record holds 8-bit affine codes in "
+                            "the decode_gemv layout");
+  if (q.entries.size() != k.entries.size())
+    return makeError(where, ": ", q.entries.size(), " quantizer entries for ",
+                     k.entries.size(), " GEMV entries");
+  std::vector<W8A8GemvSpec> specs;
+  for (size_t i = 0; i < k.entries.size(); ++i) {
+    const runtime::EntryPoint &e = k.entries[i];
+    const kernels::TokenRange &qt = q.entries[i].tokens;
+    if (e.tokens.min != *e.tokens.max || qt.min != e.tokens.min ||
+        qt.max != e.tokens.max)
+      return makeError(where, ": entry \"", e.symbol,
+                       "\" and its quantizer must take the same one T");
+    W8A8GemvSpec spec;
+    spec.weightSymmetric = k.codeSigned;
+    spec.activationSymmetric = q.symmetric;
+    spec.groupSize = k.groupSize;
+    spec.activation = k.activation;
+    spec.scale = k.scale;
+    spec.output = k.output;
+    spec.bias = k.bias;
+    spec.rows = e.tokens.min;
+    spec.n = k.n;
+    spec.k = k.k;
+    if (Status s = validateW8A8GemvSpec(spec); !s)
+      return makeError(where, ": ", s.message());
+    const std::string prefix = k.isHost() ? "_mlir_ciface_" : "";
+    for (auto [listed, built] :
+         {std::pair{e.symbol, prefix + spec.name()},
+          std::pair{q.entries[i].symbol, prefix + spec.quantizerName()}})
+      if (listed != built)
+        return makeError(
+            where, ": entry \"", listed, "\" for T = ", e.tokens.min,
+            " is not the symbol its record's kernel builds (\"", built, "\")");
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
 /// The cache key of generated code: what was generated (`module`, before
 /// lowering), for which target, by which source.
 Expected<std::string> cacheKey(mlir::ModuleOp module,
@@ -211,6 +260,7 @@ rebuildHostKernels(const artifact::Manifest &manifest,
   auto start = std::chrono::steady_clock::now();
   std::vector<QuantKernelSpec> quant;
   std::vector<Mixed2416GemvSpec> mixed;
+  std::vector<W8A8GemvSpec> w8a8;
   std::set<std::string> names, expected;
   std::optional<HostCpuLevel> cpu;
   auto sameCpu = [&](HostCpuLevel level, const std::string &where) -> Status {
@@ -226,6 +276,17 @@ rebuildHostKernels(const artifact::Manifest &manifest,
     if (!k.isHost())
       continue;
     QTENSOR_TRY(sameCpu(k.cpu, k.where()));
+    if (k.activationQuant) {
+      QTENSOR_ASSIGN_OR_RETURN(std::vector<W8A8GemvSpec> specs,
+                               w8a8SpecsOfRecord(k));
+      for (const W8A8GemvSpec &spec : specs) {
+        expected.insert("_mlir_ciface_" + spec.name());
+        expected.insert("_mlir_ciface_" + spec.quantizerName());
+        if (names.insert(spec.name()).second)
+          w8a8.push_back(spec);
+      }
+      continue;
+    }
     if (k.mixed) {
       QTENSOR_ASSIGN_OR_RETURN(std::vector<Mixed2416GemvSpec> specs,
                                mixedSpecsOfRecord(k));
@@ -266,16 +327,23 @@ rebuildHostKernels(const artifact::Manifest &manifest,
     if (mlir::failed(
             buildMixed2416GemvKernel(*module, spec, KernelTarget::Host)))
       return diagnostics.error("generating " + spec.name() + " failed");
+  // Quantizers are shared by the GEMVs of one K (buildW8A8Kernels).
+  for (const W8A8GemvSpec &spec : w8a8)
+    if (mlir::failed(buildW8A8Kernels(*module, spec, KernelTarget::Host)))
+      return diagnostics.error("generating " + spec.name() + " failed");
   for (const ModelKernelSpec &spec : model)
     if (mlir::failed(buildModelKernel(*module, spec)))
       return diagnostics.error("generating " + spec.name() + " failed");
 
   QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, toString(*cpu)));
   const std::string what =
-      std::to_string(quant.size() + mixed.size() + model.size()) +
+      std::to_string(quant.size() + mixed.size() + w8a8.size() + model.size()) +
       " kernels (" + std::to_string(quant.size()) + " quantized linears, " +
       (mixed.empty() ? std::string()
                      : std::to_string(mixed.size()) + " mixed_2416 entries, ") +
+      (w8a8.empty() ? std::string()
+                    : std::to_string(w8a8.size()) +
+                          " W8A8 entries with their quantizers, ") +
       std::to_string(model.size()) + " model kernels)";
   const std::string cacheDir =
       options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
@@ -333,6 +401,9 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
     return makeError(k.where(), ": not a GPU kernel");
   std::optional<QuantKernelSpec> quant;
   std::vector<Mixed2416GemvSpec> mixed;
+  if (k.activationQuant)
+    return makeError(k.where(), ": W8A8 GPU records are not rebuilt yet "
+                                "(the compile builds them for the host)");
   if (k.mixed) {
     QTENSOR_ASSIGN_OR_RETURN(mixed, mixedSpecsOfRecord(k));
     // Its PTX holds the 16 entries, T = 1..16, as compiled.
