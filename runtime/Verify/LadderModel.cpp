@@ -345,9 +345,17 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
   if (int8) {
     char factor[16];
     std::snprintf(factor, sizeof(factor), "%g", kInt8EffectFactor);
-    r.detail += ", int8 per " + std::to_string(kActivationBlock) +
-                " into the T = 1 linears as ggml quantizes them: " +
-                percent(kLogitsBound) + " + " + factor + " x their own effect";
+    // W8A8 ops quantize per token at every T; the host GEMM's int8 path
+    // per 32 at T = 1.
+    const bool perToken = std::any_of(
+        model.plan().ops.begin(), model.plan().ops.end(), [](const OpPlan &op) {
+          return op.quantizesActivations(kernels::kMaxDecodeTokens + 1);
+        });
+    r.detail += perToken ? ", int8 per token into the W8A8 linears"
+                         : ", int8 per " + std::to_string(kActivationBlock) +
+                               " into the T = 1 linears as ggml quantizes them";
+    r.detail +=
+        ": " + percent(kLogitsBound) + " + " + factor + " x their own effect";
   }
   r.detail += "); " + greedy + "; decode after prefill vs longer prefill: " +
               percent(cacheError);
