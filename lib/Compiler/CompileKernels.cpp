@@ -417,13 +417,6 @@ Status compileGpu(mlir::MLIRContext &context, mlir::ModuleOp module,
   for (const KernelInstance &instance : instances) {
     if (instance.fullDequant())
       continue;
-    // buildW8A8Kernels makes a gpu.module per GEMV and per quantizer; a
-    // record names one file, so they must first share one module.
-    if (instance.w8a8)
-      return makeError("kernel instance '", instance.name, "' (for ",
-                       describeUses(instance),
-                       "): W8A8 GPU records are not built yet (--target "
-                       "host builds them)");
     auto gpuModule = module.lookupSymbol<mlir::gpu::GPUModuleOp>(instance.name);
     const std::string symbol =
         kernelInstanceAbi(instance).entries.front().symbol;
@@ -433,7 +426,9 @@ Status compileGpu(mlir::MLIRContext &context, mlir::ModuleOp module,
       return makeError(missingKernel(instance, "gpu.module @" + instance.name +
                                                    " with @" + symbol));
     KernelEntry entry = baseEntry(instance, target, KernelFormat::Ptx);
-    if (!instance.mixed)
+    if (instance.w8a8)
+      entry.args = w8a8Args(func.getFunctionType().getInputs(), instance);
+    else if (!instance.mixed)
       entry.args = argsOf(func.getFunctionType().getInputs(), instance);
     native.emplace(instance.name, std::move(entry));
   }

@@ -19,6 +19,7 @@
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/KernelLayout.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
 #include <map>
@@ -428,11 +429,31 @@ LogicalResult buildKernelInstance(ModuleOp module,
     return buildMixed2416GemvKernels(module, *instance.mixed, target,
                                      instance.name);
   if (instance.w8a8) {
-    // As buildW8A8Kernels makes them: per T a GEMV (a gpu.module each on
-    // a GPU) and a quantizer, shared by the shapes of one K.
-    for (const W8A8GemvSpec &e : w8a8GemvEntries(*instance.w8a8))
+    // Per T a GEMV and a quantizer (host functions, the quantizers shared
+    // by the shapes of one K). On a GPU buildW8A8Kernels makes a gpu.module
+    // of each; they are gathered into one named by the instance, so its
+    // PTX is one file holding its own quantizers.
+    std::vector<W8A8GemvSpec> entries = w8a8GemvEntries(*instance.w8a8);
+    for (const W8A8GemvSpec &e : entries)
       if (failed(buildW8A8Kernels(module, e, target)))
         return failure();
+    if (target == KernelTarget::Host)
+      return success();
+    if (module.lookupSymbol(instance.name))
+      return module.emitError("kernel module '")
+             << instance.name << "' already exists";
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto gathered = gpu::GPUModuleOp::create(b, module.getLoc(), instance.name);
+    for (const W8A8GemvSpec &e : entries)
+      for (const std::string &name : {e.quantizerName(), e.name()}) {
+        auto one = module.lookupSymbol<gpu::GPUModuleOp>(name);
+        if (!one)
+          return module.emitError("kernel module '") << name << "' is missing";
+        for (Operation &op :
+             llvm::make_early_inc_range(one.getBody()->getOperations()))
+          op.moveBefore(gathered.getBody(), gathered.getBody()->end());
+        one.erase();
+      }
     return success();
   }
   if (!instance.spec)
