@@ -401,10 +401,23 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
     return makeError(k.where(), ": not a GPU kernel");
   std::optional<QuantKernelSpec> quant;
   std::vector<Mixed2416GemvSpec> mixed;
-  if (k.activationQuant)
-    return makeError(k.where(), ": W8A8 GPU records are not rebuilt yet "
-                                "(the compile builds them for the host)");
-  if (k.mixed) {
+  std::vector<W8A8GemvSpec> w8a8;
+  if (k.activationQuant) {
+    QTENSOR_ASSIGN_OR_RETURN(w8a8, w8a8SpecsOfRecord(k));
+    // Its PTX holds the 16 GEMVs and quantizers, T = 1..16, as compiled.
+    if (w8a8.size() != 16 || w8a8.front().rows != 1)
+      return makeError(k.where(), ": a W8A8 GPU record lists ", w8a8.size(),
+                       " entries; its PTX holds T = 1..16");
+    const KernelLaunch gemv = w8a8GemvAbi(w8a8.front()).launch;
+    const KernelLaunch quantizer = w8a8QuantizerAbi(w8a8.front()).launch;
+    const std::optional<runtime::LaunchConfig> &ql = k.activationQuant->launch;
+    if (!k.launch || k.launch->grid != gemv.grid ||
+        k.launch->block != gemv.block || k.launch->tokenAxis >= 0 || !ql ||
+        ql->block != quantizer.block || ql->tokenAxis != 0 ||
+        ql->tokensPerBlock != kDecodeWarpsPerBlock)
+      return makeError(k.where(), ": its launch geometry is not the one its "
+                                  "kernels build");
+  } else if (k.mixed) {
     QTENSOR_ASSIGN_OR_RETURN(mixed, mixedSpecsOfRecord(k));
     // Its PTX holds the 16 entries, T = 1..16, as compiled.
     if (mixed.size() != 16 || mixed.front().rows != 1)
@@ -413,8 +426,10 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   } else {
     QTENSOR_ASSIGN_OR_RETURN(quant, specOfRecord(k));
   }
-  const std::string name =
-      quant ? quant->name() : mixed2416InstanceName(mixed.front());
+  const std::string name = quant ? quant->name()
+                           : !mixed.empty()
+                               ? mixed2416InstanceName(mixed.front())
+                               : w8a8InstanceName(w8a8.front());
   std::string error;
   mlir::FailureOr<PTXTarget> ptxTarget =
       resolvePTXTarget(k.target.name, 0, 3, error);
@@ -425,11 +440,18 @@ Expected<std::string> rebuildGpuKernel(const artifact::Manifest &manifest,
   DiagnosticCapture diagnostics(kc.context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&kc.context));
-  // A mixed record's entries are one GPU module, as compiled.
+  // A mixed or W8A8 record's entries are one GPU module, as compiled.
+  KernelInstance instance;
+  instance.name = name;
+  if (!w8a8.empty())
+    instance.w8a8 = w8a8.front();
   if (quant ? mlir::failed(buildKernelOf(*module, *quant, KernelTarget::NVPTX,
                                          HostCpuLevel::Generic))
-            : mlir::failed(buildMixed2416GemvKernels(
-                  *module, mixed.front(), KernelTarget::NVPTX, name)))
+      : !mixed.empty()
+          ? mlir::failed(buildMixed2416GemvKernels(*module, mixed.front(),
+                                                   KernelTarget::NVPTX, name))
+          : mlir::failed(buildKernelInstance(
+                *module, instance, KernelTarget::NVPTX, HostCpuLevel::Generic)))
     return diagnostics.error("generating " + name + " failed");
   QTENSOR_ASSIGN_OR_RETURN(std::string key, cacheKey(*module, k.target.name));
   const std::string cacheDir =

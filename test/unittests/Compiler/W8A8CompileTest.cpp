@@ -120,3 +120,35 @@ TEST(W8A8Compile, HostRecordsBindingsAndTrustedRebuild) {
             std::string::npos)
       << refused.message();
 }
+
+TEST(W8A8Compile, GpuRecordsRebuildToTheCompilersPtx) {
+  if (!std::filesystem::exists(kCorpusF32))
+    GTEST_SKIP() << "corpus absent: " << kCorpusF32;
+  test::TempDir dir("qtc-w8a8-gpu");
+  const std::string out = (dir / "a").string();
+  CompileRequest request;
+  request.input = kCorpusF32;
+  request.outputDir = out;
+  request.target = "sm_90";
+  request.quant = "w8a8";
+  auto result = compileArtifact(request);
+  ASSERT_TRUE(bool(result)) << result.message();
+  auto manifest =
+      artifact::manifestFromJson(json::parse(fileText(out + "/manifest.json")));
+  ASSERT_TRUE(bool(manifest)) << manifest.message();
+  size_t checked = 0;
+  for (size_t i = 0; i < manifest->kernels.size(); ++i) {
+    const artifact::KernelEntry &e = manifest->kernels[i];
+    if (!e.activationQuant || e.format != artifact::KernelFormat::Ptx)
+      continue;
+    SCOPED_TRACE(e.id);
+    ASSERT_TRUE(e.activationQuant->launch.has_value());
+    EXPECT_EQ(e.activationQuant->launch->tokenAxis, 0);
+    EXPECT_EQ(e.activationQuant->launch->tokensPerBlock, 4);
+    auto ptx = rebuildGpuKernel(*manifest, i, {"off"});
+    ASSERT_TRUE(bool(ptx)) << ptx.message();
+    EXPECT_EQ(*ptx, fileText(out + "/" + *e.file));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4u);
+}
