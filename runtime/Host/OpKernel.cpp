@@ -5,7 +5,9 @@
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Support/CheckedMath.h"
+#include "qtensor/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace qtensor;
@@ -73,6 +75,41 @@ std::vector<double> HostTensor::toDoubles() const {
   return out;
 }
 
+Status qtensor::runtime::zeroedOutput(HostTensor &y, FloatType dtype,
+                                      int64_t rows, int64_t cols) {
+  // A caller's buffer of the right dtype is reused (assign stays within its
+  // capacity).
+  if (y.dtype == dtype && rows >= 0 && cols >= 0 &&
+      y.bytes.capacity() >=
+          size_t(rows) * size_t(cols) * HostTensor::elementBytes(dtype)) {
+    y.rows = rows;
+    y.cols = cols;
+    y.bytes.assign(y.size() * HostTensor::elementBytes(dtype), 0);
+    return Status::ok();
+  }
+  QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(dtype, rows, cols));
+  return Status::ok();
+}
+
+Status qtensor::runtime::forTokenChunks(
+    int64_t tokens, int64_t chunk,
+    const std::function<Status(int64_t, int64_t)> &body) {
+  if (chunk < 1)
+    return makeError("token chunks of ", chunk, " rows");
+  const int64_t chunks = (tokens + chunk - 1) / chunk;
+  if (chunks <= 1)
+    return body(0, tokens);
+  std::vector<Status> results(size_t(chunks), Status::ok());
+  defaultThreadPool().parallelFor(size_t(chunks), [&](size_t c) {
+    const int64_t t0 = int64_t(c) * chunk;
+    results[c] = body(t0, std::min(chunk, tokens - t0));
+  });
+  for (Status &s : results)
+    if (!s)
+      return std::move(s);
+  return Status::ok();
+}
+
 namespace {
 
 Status checkShapes(const HostTensor &x, FloatType activation, int64_t k) {
@@ -104,17 +141,8 @@ public:
                        " (the instance's T range is [", instance.tokens.min,
                        ", ", *instance.tokens.max, "])");
     void *function = functions[size_t(entry - instance.entries.data())];
-    // zero_output: the buffer is zero-filled already. A caller's buffer of
-    // the right dtype is reused (assign stays within its capacity).
-    if (y.dtype == output &&
-        y.bytes.capacity() >=
-            size_t(t) * size_t(instance.n) * HostTensor::elementBytes(output)) {
-      y.rows = t;
-      y.cols = instance.n;
-      y.bytes.assign(y.size() * HostTensor::elementBytes(output), 0);
-    } else {
-      QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
-    }
+    // zero_output: the buffer is zero-filled already.
+    QTENSOR_TRY(zeroedOutput(y, output, t, instance.n));
     if (!instance.rowSplit)
       return callRows(function, x, y, t, 0, instance.n);
     return forRowRanges(instance.n, instance.k, [&](int64_t n0, int64_t n1) {

@@ -12,7 +12,6 @@
 
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Runtime/OpKernel.h"
-#include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
 
@@ -38,28 +37,10 @@ public:
       return makeError(instance.id, ": ", functions.size(), " functions for ",
                        instance.entries.size(),
                        " GEMV and quantizer entries each");
-    const int64_t t = x.rows, chunk = *instance.tokens.max;
-    const size_t outBytes =
-        size_t(t) * size_t(instance.n) * HostTensor::elementBytes(output);
-    if (y.dtype == output && y.bytes.capacity() >= outBytes) {
-      y.rows = t;
-      y.cols = instance.n;
-      y.bytes.assign(outBytes, 0);
-    } else {
-      QTENSOR_ASSIGN_OR_RETURN(y, HostTensor::zeros(output, t, instance.n));
-    }
-    const int64_t chunks = (t + chunk - 1) / chunk;
-    if (chunks == 1)
-      return callRows(x, y, 0, t);
-    std::vector<Status> results(size_t(chunks), Status::ok());
-    defaultThreadPool().parallelFor(size_t(chunks), [&](size_t c) {
-      const int64_t t0 = int64_t(c) * chunk;
-      results[c] = callRows(x, y, t0, std::min(chunk, t - t0));
-    });
-    for (Status &s : results)
-      if (!s)
-        return std::move(s);
-    return Status::ok();
+    QTENSOR_TRY(zeroedOutput(y, output, x.rows, instance.n));
+    return forTokenChunks(
+        x.rows, *instance.tokens.max,
+        [&](int64_t t0, int64_t rows) { return callRows(x, y, t0, rows); });
   }
   const char *backend() const override { return "host"; }
   const std::string &name() const override { return instance.id; }

@@ -18,6 +18,7 @@
 #include "qtensor/Support/Expected.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,17 @@ struct HostTensor {
   double at(size_t i) const;
   size_t size() const { return size_t(rows) * size_t(cols); }
 };
+
+/// `y` as [rows, cols] zeros in `dtype`, reusing its buffer when it holds
+/// them (the decode loop then allocates nothing).
+Status zeroedOutput(HostTensor &y, FloatType dtype, int64_t rows, int64_t cols);
+
+/// body(t0, rows) for consecutive chunks of at most `chunk` of `tokens`
+/// rows: on the thread pool when there are several (a static-T kernel's
+/// chunks write disjoint rows of y), else on this thread. The first failing
+/// chunk in order is the one reported.
+Status forTokenChunks(int64_t tokens, int64_t chunk,
+                      const std::function<Status(int64_t, int64_t)> &body);
 
 class OpKernel {
 public:

@@ -494,6 +494,23 @@ Status readArgs(JsonObjectReader &r, KernelEntry &k) {
   return Status::ok();
 }
 
+/// `r`'s "launch": required of a GPU kernel, refused on a host one.
+Status readLaunchOf(JsonObjectReader &r, const KernelEntry &k,
+                    std::optional<LaunchConfig> &out) {
+  if (const json *launch = r.find("launch")) {
+    if (k.isHost())
+      return makeError(r.at("launch"), ": a host kernel has no launch "
+                                       "configuration");
+    LaunchConfig l;
+    QTENSOR_TRY(readLaunch(*launch, r.at("launch"), l));
+    out = l;
+  } else if (k.isGpu()) {
+    return makeError(r.at("launch"), ": required field is missing (a GPU "
+                                     "kernel has a launch configuration)");
+  }
+  return Status::ok();
+}
+
 /// `activation_quant`: a W8A8 record's quantizer (KernelEntry::
 /// ActivationQuantizer), after the GEMV's entries: 8-bit codes in the
 /// decode_gemv layout, no nested levels or codebook, decode T up to 16,
@@ -536,17 +553,7 @@ Status readActivationQuantizer(const json &v, JsonObjectReader &parent,
                            "the GEMV entry beside it");
     q.entries.push_back(std::move(ep));
   }
-  if (const json *launch = r.find("launch")) {
-    if (k.isHost())
-      return makeError(r.at("launch"), ": a host kernel has no launch "
-                                       "configuration");
-    LaunchConfig l;
-    QTENSOR_TRY(readLaunch(*launch, r.at("launch"), l));
-    q.launch = l;
-  } else if (k.isGpu()) {
-    return makeError(r.at("launch"), ": required field is missing (a GPU "
-                                     "quantizer has a launch configuration)");
-  }
+  QTENSOR_TRY(readLaunchOf(r, k, q.launch));
   QTENSOR_TRY(r.noUnknownKeys());
   k.activationQuant = std::move(q);
   return Status::ok();
@@ -922,17 +929,7 @@ qtensor::artifact::kernelEntryFromJson(const json &j,
   if (const json *quant = r.find("activation_quant"))
     QTENSOR_TRY(readActivationQuantizer(*quant, r, k));
   QTENSOR_TRY(readArgs(r, k));
-  if (const json *launch = r.find("launch")) {
-    if (k.isHost())
-      return makeError(r.at("launch"), ": a host kernel has no launch "
-                                       "configuration");
-    LaunchConfig l;
-    QTENSOR_TRY(readLaunch(*launch, r.at("launch"), l));
-    k.launch = l;
-  } else if (k.isGpu()) {
-    return makeError(r.at("launch"), ": required field is missing (a GPU "
-                                     "kernel has a launch configuration)");
-  }
+  QTENSOR_TRY(readLaunchOf(r, k, k.launch));
   QTENSOR_TRY(r.readInt("split_k", 1, 1024, k.splitK));
   QTENSOR_TRY(r.readBool("zero_output", k.zeroOutput));
   if (k.isHost()) {
