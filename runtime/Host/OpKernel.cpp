@@ -91,6 +91,18 @@ Status qtensor::runtime::zeroedOutput(HostTensor &y, FloatType dtype,
   return Status::ok();
 }
 
+Status qtensor::runtime::checkActivations(const HostTensor &x,
+                                          FloatType activation, int64_t k) {
+  if (x.dtype != activation)
+    return makeError("activations are ", qtensor::toString(x.dtype),
+                     ", the op reads ", qtensor::toString(activation));
+  if (x.cols != k)
+    return makeError("activations have K = ", x.cols, ", the op needs ", k);
+  if (x.rows < 1)
+    return makeError("activations have T = ", x.rows, " rows, need at least 1");
+  return Status::ok();
+}
+
 Status qtensor::runtime::forTokenChunks(
     int64_t tokens, int64_t chunk,
     const std::function<Status(int64_t, int64_t)> &body) {
@@ -112,17 +124,6 @@ Status qtensor::runtime::forTokenChunks(
 
 namespace {
 
-Status checkShapes(const HostTensor &x, FloatType activation, int64_t k) {
-  if (x.dtype != activation)
-    return makeError("activations are ", qtensor::toString(x.dtype),
-                     ", the op reads ", qtensor::toString(activation));
-  if (x.cols != k)
-    return makeError("activations have K = ", x.cols, ", the op needs ", k);
-  if (x.rows < 1)
-    return makeError("activations have T = ", x.rows, " rows, need at least 1");
-  return Status::ok();
-}
-
 class HostNativeKernel final : public OpKernel {
 public:
   HostNativeKernel(const KernelInstance &instance,
@@ -133,7 +134,7 @@ public:
         operands(std::move(operands)), activation(activation), output(output) {}
 
   Status run(const HostTensor &x, HostTensor &y) override {
-    QTENSOR_TRY(checkShapes(x, activation, instance.k));
+    QTENSOR_TRY(checkActivations(x, activation, instance.k));
     int64_t t = x.rows;
     const EntryPoint *entry = instance.entryFor(t);
     if (!entry)
@@ -233,7 +234,7 @@ public:
         activation(activation), output(output) {}
 
   Status run(const HostTensor &x, HostTensor &y) override {
-    QTENSOR_TRY(checkShapes(x, activation, k));
+    QTENSOR_TRY(checkActivations(x, activation, k));
     std::vector<double> xs = x.toDoubles();
     std::vector<double> ys(size_t(x.rows) * size_t(n));
     for (int64_t t = 0; t < x.rows; ++t)

@@ -29,10 +29,8 @@ public:
         operands(std::move(operands)), activation(activation), output(output) {}
 
   Status run(const HostTensor &x, HostTensor &y) override {
-    if (x.dtype != activation || x.cols != instance.k || x.rows < 1)
-      return makeError(instance.id, ": activations are [", x.rows, ", ", x.cols,
-                       "] ", qtensor::toString(x.dtype), ", the op reads [T, ",
-                       instance.k, "] ", qtensor::toString(activation));
+    if (Status s = checkActivations(x, activation, instance.k); !s)
+      return makeError(instance.id, ": ", s.message());
     if (functions.size() != 2 * instance.entries.size())
       return makeError(instance.id, ": ", functions.size(), " functions for ",
                        instance.entries.size(),

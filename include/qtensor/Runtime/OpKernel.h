@@ -47,6 +47,9 @@ struct HostTensor {
   size_t size() const { return size_t(rows) * size_t(cols); }
 };
 
+/// X is [T >= 1, k] in the op's activation dtype; errors say what it is.
+Status checkActivations(const HostTensor &x, FloatType activation, int64_t k);
+
 /// `y` as [rows, cols] zeros in `dtype`, reusing its buffer when it holds
 /// them (the decode loop then allocates nothing).
 Status zeroedOutput(HostTensor &y, FloatType dtype, int64_t rows, int64_t cols);
