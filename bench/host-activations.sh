@@ -7,14 +7,15 @@
 #   LLAMA_CPP_BIN=.../build/bin bench/host-activations.sh FILE.gguf... [REPS]
 #
 # Prints one line per run: model, activations, threads, prefill and decode
-# tok/s (32-token prompt, ids 100 + 7 i, then 32 decoded tokens), and for
-# llama.cpp pp32, tg32 and tg32 at depth 32 (decode after the prompt, as
-# qtc decodes). Artifacts go to $OUT (default /tmp/qtc-host-activations).
+# tok/s (a P-token prompt, ids 100 + 7 i, then 32 decoded tokens), and for
+# llama.cpp ppP, tg32 and tg32 at depth P (decode after the prompt, as qtc
+# decodes). P is $PROMPT_TOKENS (default 32). Artifacts go to $OUT (default
+# /tmp/qtc-host-activations).
 #
 # QTC_BASELINE=.../qtc adds a third form, `int8-base`: the same int8
 # compile and run by another build of qtc (an earlier commit's), alternated
 # with the others, so a kernel change is measured against its predecessor
-# in the same session. HOST_CPUS="x86-64-v4 x86-64-v4-vnni" adds a form
+# in the same session. HOST_CPUS="x86-64-v4-vnni x86-64-v4-amx" adds a form
 # `int8@LEVEL` per level: the int8 compile with --host-cpu LEVEL (the
 # others take qtc's default level).
 set -euo pipefail
@@ -22,6 +23,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 qtc="${QTC:-$root/build/bin/qtc}"
 out="${OUT:-/tmp/qtc-host-activations}"
 reps=3
+prompt="${PROMPT_TOKENS:-32}"
 files=()
 for a in "$@"; do
   if [[ "$a" =~ ^[0-9]+$ ]]; then reps="$a"; else files+=("$a"); fi
@@ -45,7 +47,7 @@ for f in "${files[@]}"; do
       $(host_cpu_of "$act") -o "$art" --quiet >/dev/null
   done
 done
-ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range(32)))")
+ids=$(python3 -c "print(','.join(str(100 + 7 * i) for i in range($prompt)))")
 for ((rep = 1; rep <= reps; ++rep)); do
   for f in "${files[@]}"; do
     for act in "${forms[@]}"; do
@@ -58,15 +60,16 @@ for ((rep = 1; rep <= reps; ++rep)); do
     done
     if [ -n "${LLAMA_CPP_BIN:-}" ]; then
       for threads in 1 2; do
-        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p 32 -n 32 -t "$threads" -o json >"$out/pp-tg.json"
-        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p 0 -n 32 -d 32 -t "$threads" -o json >"$out/tg-d32.json"
-        python3 - "$out/pp-tg.json" "$out/tg-d32.json" "$(basename "$f")" "$threads" <<'PY'
+        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p "$prompt" -n 32 -t "$threads" -o json >"$out/pp-tg.json"
+        "$LLAMA_CPP_BIN/llama-bench" -m "$f" -p 0 -n 32 -d "$prompt" -t "$threads" -o json >"$out/tg-d.json"
+        python3 - "$out/pp-tg.json" "$out/tg-d.json" "$(basename "$f")" "$threads" "$prompt" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))
 pp = next(r["avg_ts"] for r in a if r["n_prompt"] > 0)
 tg = next(r["avg_ts"] for r in a if r["n_gen"] > 0)
 d = next(r["avg_ts"] for r in json.load(open(sys.argv[2])) if r["n_gen"] > 0)
-print("%s llama.cpp t%s pp32 %.1f tg32 %.2f tg32@d32 %.2f" % (sys.argv[3], sys.argv[4], pp, tg, d))
+p = sys.argv[5]
+print("%s llama.cpp t%s pp%s %.1f tg32 %.2f tg32@d%s %.2f" % (sys.argv[3], sys.argv[4], p, pp, tg, p, d))
 PY
       done
     fi

@@ -3,6 +3,7 @@
 #include "qtensor/Runtime/Plan.h"
 
 #include "qtensor/Formats/QuantizedStorage.h"
+#include "qtensor/Kernels/HostInt8Tiles.h"
 #include "qtensor/Kernels/Mixed2416Admission.h"
 #include "qtensor/Kernels/Registry.h"
 #include "qtensor/Numerics/ActivationQuant.h"
@@ -53,13 +54,19 @@ const KernelInstance *OpPlan::instanceFor(int64_t tokens) const {
 namespace {
 /// Whether `kernel`, called on T rows, quantizes its activations: per
 /// token at every T (W8A8), or per block at T = 1 (the host GEMM's int8
-/// path).
+/// path), and at every T where that GEMM runs T > 1 on AMX tiles.
 bool quantizes(const KernelInstance &kernel, int64_t tokens) {
   if (kernel.activationQuant)
     return true;
   const kernels::KernelCapability *cap =
       kernels::builtinRegistry().findKernel(kernel.registryId);
-  return cap && cap->activationBlock != 0 && tokens == 1;
+  if (!cap || cap->activationBlock == 0)
+    return false;
+  return tokens == 1 ||
+         (kernel.isHost() &&
+          kernels::hostGemmUsesInt8Tiles(
+              kernel.cpu, {kernel.codeSigned, kernel.minZero, kernel.codebook,
+                           kernel.groupSize, kernel.k}));
 }
 } // namespace
 

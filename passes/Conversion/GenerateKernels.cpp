@@ -10,6 +10,7 @@
 #include "qtensor/Conversion/Passes.h"
 #include "qtensor/Conversion/W8A8Kernel.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -49,6 +49,12 @@
 //    Integer sums are exact, so the error bound is the f32 one on the
 //    quantized X, scaled with a min by |s q| + |m| rather than |s q + m|
 //    (Runtime/Reference.h);
+//  - T > 1 built for x86-64-v4-amx, signed codes in groups of whole 32s
+//    (Kernels/HostInt8Tiles.h): X quantized per 32 as at T = 1, into the
+//    layout of a tile's second operand, weight rows' codes as signed bytes
+//    16 rows at a time, one tdpbssd per 16 rows x 16 tokens x 32 codes,
+//    each exact product scaled by the tokens' block scales and the row's
+//    group scale (emitInt8Tiles);
 //  - T > 1: two weight rows at a time (four at x86-64-v4) are decoded
 //    into stack buffers as s * (q - z) in f32 (0 past K), then dotted with
 //    four rows of X at a time, 8 lanes per step (16 at x86-64-v4): eight
@@ -82,6 +88,9 @@
 #include "KernelTypes.h"
 #include "RowDots.h"
 
+#include "qtensor/Kernels/HostInt8Tiles.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -89,6 +98,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -255,6 +266,7 @@ private:
   /// multiplies).
   struct QuantizedRow {
     Value xq, xs, xc, xm;
+    Value t; ///< the row of X quantized; none: row 0
   };
   void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
                        const QuantizedRow &row) const;
@@ -265,6 +277,26 @@ private:
   /// 16-bit ones widened 8 at a time, then one at a time.
   void emitWidenRowQParams(ImplicitLocOpBuilder &b, ValueRange args,
                            Value n) const;
+  /// Whether T > 1 runs on AMX int8 tiles (Kernels/HostInt8Tiles.h): X
+  /// quantized at every T as at T = 1, then 16 weight rows by 16 tokens by
+  /// 32 codes a tdpbssd, each product scaled by its token's block scale and
+  /// its row's group scale (the T = 1 path's two roundings).
+  bool usesInt8Tiles() const {
+    return spec.quantizedActivations &&
+           kernels::hostGemmUsesInt8Tiles(cpu, {spec.symmetric, spec.minZero,
+                                                spec.codebook, spec.groupSize,
+                                                spec.k});
+  }
+  /// Tokens quantized into one pass's tile buffers: up to 64, fewer for
+  /// long rows (64 x K bytes stay within 1 MiB of stack).
+  int64_t tileTokensPerPass() const {
+    const int64_t fit = (int64_t(1) << 20) / (kernels::kInt8TileRows * spec.k);
+    return kernels::kInt8TileRows * std::clamp<int64_t>(fit, 1, 4);
+  }
+  /// The T > 1 path on AMX tiles (usesInt8Tiles); `row` holds one
+  /// quantized row of X (xq, xs) as scratch.
+  void emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args, Value tokens,
+                     Value outputs, const QuantizedRow &row) const;
   /// Whether int8 activations meet the codes in x86's u8 x s8 pair
   /// multiply (AVX2, so x86-64-v3 and up): fields below 2^7 as they are,
   /// with their offset subtracted after (subtractsFieldOffset), 8-bit
@@ -284,11 +316,12 @@ private:
     return atLeast(cpu, HostCpuLevel::X86_64_V4) ? 16 : 8;
   }
   /// Whether the same u8 x s8 products are summed four to an i32 lane by
-  /// one VNNI vpdpbusd (x86-64-v4-vnni) instead of vpmaddubsw and
+  /// one VNNI vpdpbusd (x86-64-v4-vnni and up) instead of vpmaddubsw and
   /// vpmaddwd: exact in i32 (no saturation at all), the offsets' products
   /// subtracted through its accumulator operand.
   bool usesVnni() const {
-    return spec.quantizedActivations && cpu == HostCpuLevel::X86_64_V4_VNNI;
+    return spec.quantizedActivations &&
+           atLeast(cpu, HostCpuLevel::X86_64_V4_VNNI);
   }
   /// Integer zero-points (GPTQ, AWQ, `asym`): codes q - z.
   bool integerZeroPoints() const {
@@ -693,8 +726,8 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
   auto quantize = [&](ImplicitLocOpBuilder &cb, Value blk, bool isTail) {
     Value col = arith::MulIOp::create(cb, blk, indexConst(cb, block));
     // Lanes past K quantize to 0, so padded codes meet 0.
-    Value x = emitLoadX(cb, args[0], indexConst(cb, 0), col, block,
-                        isTail ? rest : block);
+    Value x = emitLoadX(cb, args[0], row.t ? row.t : indexConst(cb, 0), col,
+                        block, isTail ? rest : block);
     Value v = arith::ExtFOp::create(cb, valuesTy, x);
     // max |x| (NaN propagates into the scale, and so into every output).
     Value magnitude =
@@ -1147,6 +1180,216 @@ void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
                 sums[size_t(r) * decoded.size() + i], decoded[i].bias);
 }
 
+void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
+                                    Value tokens, Value outputs,
+                                    const QuantizedRow &row) const {
+  using kernels::kInt8TileDepth;
+  using kernels::kInt8TileRows;
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  const int64_t tile = kInt8TileRows, depth = kInt8TileDepth;
+  const int64_t steps = spec.k / depth, quads = spec.k / 4;
+  const int64_t pass = tileTokensPerPass(), blocksPerPass = pass / tile;
+  // X of one pass in the layout a tile's second operand takes (VNNI: row
+  // q of block tb holds four consecutive codes of each of its 16 tokens),
+  // its block scales by token; 16 weight rows' signed codes as bytes and
+  // their scales per step; one product tile.
+  Value xTiles = memref::AllocaOp::create(
+      b, MemRefType::get({blocksPerPass, quads, 4 * tile}, i8));
+  Value xScales = memref::AllocaOp::create(
+      b, MemRefType::get({blocksPerPass, steps, tile}, f32));
+  Value wTiles =
+      memref::AllocaOp::create(b, MemRefType::get({tile, spec.k}, i8));
+  Value wScales =
+      memref::AllocaOp::create(b, MemRefType::get({tile, steps}, f32));
+  Value product =
+      memref::AllocaOp::create(b, MemRefType::get({tile, tile}, i32));
+  Value sums = memref::AllocaOp::create(b, MemRefType::get({tile, tile}, f32));
+  auto quadTy = VectorType::get({4}, i8);
+  auto laneTy = VectorType::get({tile}, f32);
+  Value zeroQuad = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(quadTy, b.getIntegerAttr(i8, 0)));
+  Value zeroF = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0));
+  Value zeroLanes = arith::ConstantOp::create(
+      b, SplatElementsAttr::get(laneTy, b.getF32FloatAttr(0.0)));
+  auto minIndex = [](ImplicitLocOpBuilder &cb, Value a, Value c) -> Value {
+    return arith::MinUIOp::create(cb, a, c);
+  };
+
+  // Token r of the pass (its block, its column in the block): quantized
+  // X, or zeros past T.
+  auto placeToken = [&](ImplicitLocOpBuilder &tb, Value r, bool real) {
+    Value blk = arith::DivUIOp::create(tb, r, indexConst(tb, tile));
+    Value col = arith::MulIOp::create(
+        tb, arith::RemUIOp::create(tb, r, indexConst(tb, tile)),
+        indexConst(tb, 4));
+    emitForLoop(tb, indexConst(tb, 0), indexConst(tb, quads), 1,
+                [&](ImplicitLocOpBuilder &qb, Value q) {
+                  Value v = real ? Value(vector::LoadOp::create(
+                                       qb, quadTy, row.xq,
+                                       ValueRange{arith::MulIOp::create(
+                                           qb, q, indexConst(qb, 4))}))
+                                 : zeroQuad;
+                  vector::StoreOp::create(qb, v, xTiles,
+                                          ValueRange{blk, q, col});
+                });
+    Value lane = arith::RemUIOp::create(tb, r, indexConst(tb, tile));
+    emitForLoop(
+        tb, indexConst(tb, 0), indexConst(tb, steps), 1,
+        [&](ImplicitLocOpBuilder &kb, Value k) {
+          Value sx =
+              real ? Value(memref::LoadOp::create(kb, row.xs, ValueRange{k}))
+                   : zeroF;
+          memref::StoreOp::create(kb, sx, xScales, ValueRange{blk, k, lane});
+        });
+  };
+
+  emitForLoop(
+      b, indexConst(b, 0), tokens, pass,
+      [&](ImplicitLocOpBuilder &pb, Value t0) {
+        Value count = minIndex(pb, arith::SubIOp::create(pb, tokens, t0),
+                               indexConst(pb, pass));
+        // Quantized once per pass (per 32, the T = 1 rule), for every strip of
+        // weight rows below.
+        emitForLoop(pb, indexConst(pb, 0), count, 1,
+                    [&](ImplicitLocOpBuilder &rb, Value r) {
+                      QuantizedRow one = row;
+                      one.xc = one.xm = Value();
+                      one.t = arith::AddIOp::create(rb, t0, r);
+                      emitQuantizeRow(rb, args, one);
+                      placeToken(rb, r, /*real=*/true);
+                    });
+        Value blocks = arith::DivUIOp::create(
+            pb, arith::AddIOp::create(pb, count, indexConst(pb, tile - 1)),
+            indexConst(pb, tile));
+        emitForLoop(pb, count,
+                    arith::MulIOp::create(pb, blocks, indexConst(pb, tile)), 1,
+                    [&](ImplicitLocOpBuilder &rb, Value r) {
+                      placeToken(rb, r, /*real=*/false);
+                    });
+
+        emitForLoop(
+            pb, indexConst(pb, 0), outputs, tile,
+            [&](ImplicitLocOpBuilder &nb, Value n0) {
+              // 16 weight rows' codes as signed bytes (W4 in nibble order, as X's
+              // blocks are stored) and their scales per step; a strip past the
+              // last row repeats it (its outputs are not stored).
+              Value last =
+                  arith::SubIOp::create(nb, outputs, indexConst(nb, 1));
+              for (int64_t i = 0; i < tile; ++i) {
+                Value n = minIndex(
+                    nb, arith::AddIOp::create(nb, n0, indexConst(nb, i)), last);
+                if (widensRowQParams())
+                  emitWidenRowQParams(nb, args, n);
+                Value at = indexConst(nb, i);
+                emitForLoop(
+                    nb, indexConst(nb, 0), indexConst(nb, chunks), 1,
+                    [&](ImplicitLocOpBuilder &cb, Value c) {
+                      Value q = emitSignedCodes(
+                          cb, emitFields(cb, args, n, c, splitsNibbles()));
+                      vector::StoreOp::create(
+                          cb, q, wTiles,
+                          ValueRange{at, arith::MulIOp::create(
+                                             cb, c, indexConst(cb, chunk))});
+                    });
+                emitForLoop(
+                    nb, indexConst(nb, 0), indexConst(nb, steps), 1,
+                    [&](ImplicitLocOpBuilder &kb, Value k) {
+                      Value g = spec.groupSize == 0
+                                    ? indexConst(kb, 0)
+                                    : Value(arith::DivUIOp::create(
+                                          kb,
+                                          arith::MulIOp::create(
+                                              kb, k, indexConst(kb, depth)),
+                                          indexConst(kb, spec.groupSize)));
+                      memref::StoreOp::create(kb, emitScale(kb, args, n, g),
+                                              wScales, ValueRange{at, k});
+                    });
+              }
+              Value rows = minIndex(nb, arith::SubIOp::create(nb, outputs, n0),
+                                    indexConst(nb, tile));
+              emitForLoop(
+                  nb, indexConst(nb, 0), blocks, 1,
+                  [&](ImplicitLocOpBuilder &tb, Value blk) {
+                    // One tdpbssd a step: C[n][t] = sum of 32 code x activation
+                    // products (exact: |C| <= 32 * 128 * 127 < 2^24), then
+                    // acc[n] += (C[n] * s_x[t]) * s_w[n], as the T = 1 path rounds.
+                    SmallVector<Value> init(size_t(tile), zeroLanes);
+                    auto loop = scf::ForOp::create(
+                        tb, indexConst(tb, 0), indexConst(tb, steps),
+                        indexConst(tb, 1), init,
+                        [&](OpBuilder &nested, Location loc, Value k,
+                            ValueRange acc) {
+                          ImplicitLocOpBuilder kb(loc, nested);
+                          auto cTy = amx::TileType::get({tile, tile}, i32);
+                          Value c = amx::TileZeroOp::create(kb, cTy);
+                          Value a = amx::TileLoadOp::create(
+                              kb, amx::TileType::get({tile, depth}, i8), wTiles,
+                              ValueRange{indexConst(kb, 0),
+                                         arith::MulIOp::create(
+                                             kb, k, indexConst(kb, depth))});
+                          Value x = amx::TileLoadOp::create(
+                              kb, amx::TileType::get({depth / 4, 4 * tile}, i8),
+                              xTiles,
+                              ValueRange{blk,
+                                         arith::MulIOp::create(
+                                             kb, k, indexConst(kb, depth / 4)),
+                                         indexConst(kb, 0)});
+                          c = amx::TileMulIOp::create(kb, cTy, a, x, c);
+                          amx::TileStoreOp::create(
+                              kb, product,
+                              ValueRange{indexConst(kb, 0), indexConst(kb, 0)},
+                              c);
+                          Value sx = vector::LoadOp::create(
+                              kb, laneTy, xScales,
+                              ValueRange{blk, k, indexConst(kb, 0)});
+                          SmallVector<Value> next;
+                          for (int64_t i = 0; i < tile; ++i) {
+                            Value at = indexConst(kb, i);
+                            Value ints = vector::LoadOp::create(
+                                kb, VectorType::get({tile}, i32), product,
+                                ValueRange{at, indexConst(kb, 0)});
+                            Value scaled = arith::MulFOp::create(
+                                kb, arith::SIToFPOp::create(kb, laneTy, ints),
+                                sx);
+                            Value sw = vector::BroadcastOp::create(
+                                kb, laneTy,
+                                memref::LoadOp::create(kb, wScales,
+                                                       ValueRange{at, k}));
+                            next.push_back(vector::FMAOp::create(
+                                kb, scaled, sw, acc[size_t(i)]));
+                          }
+                          scf::YieldOp::create(kb, next);
+                        });
+                    for (int64_t i = 0; i < tile; ++i)
+                      vector::StoreOp::create(
+                          tb, loop.getResult(unsigned(i)), sums,
+                          ValueRange{indexConst(tb, i), indexConst(tb, 0)});
+                    Value first =
+                        arith::MulIOp::create(tb, blk, indexConst(tb, tile));
+                    Value valid =
+                        minIndex(tb, arith::SubIOp::create(tb, count, first),
+                                 indexConst(tb, tile));
+                    emitForLoop(
+                        tb, indexConst(tb, 0), rows, 1,
+                        [&](ImplicitLocOpBuilder &ob, Value i) {
+                          Value n = arith::AddIOp::create(ob, n0, i);
+                          Value biasValue = emitBias(ob, args, n);
+                          emitForLoop(
+                              ob, indexConst(ob, 0), valid, 1,
+                              [&](ImplicitLocOpBuilder &sb, Value j) {
+                                Value t = arith::AddIOp::create(
+                                    sb, t0,
+                                    arith::AddIOp::create(sb, first, j));
+                                Value v = memref::LoadOp::create(
+                                    sb, sums, ValueRange{i, j});
+                                emitStore(sb, args, n, t, v, biasValue);
+                              });
+                        });
+                  });
+            });
+      });
+}
+
 Value HostGemmEmitter::emitBias(ImplicitLocOpBuilder &b, ValueRange args,
                                 Value n) const {
   Value bv = bias(args);
@@ -1182,6 +1425,35 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
   Value one = indexConst(b, 1);
   Value single =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tokens, one);
+  if (usesInt8Tiles()) {
+    // X quantized at every T: T = 1 is the integer GEMV below, T > 1 AMX
+    // tiles; neither decodes weights to f32.
+    quantized.xq =
+        memref::AllocaOp::create(b, MemRefType::get({spec.k}, b.getI8Type()));
+    quantized.xs =
+        memref::AllocaOp::create(b, MemRefType::get({activationBlocks()}, f32));
+    if (subtractsFieldOffset())
+      quantized.xc = memref::AllocaOp::create(
+          b, MemRefType::get({spec.k / 4}, b.getI32Type()));
+    scf::IfOp::create(
+        b, single,
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          emitQuantizeRow(ib, args, quantized);
+          emitForLoop(ib, indexConst(ib, 0), outputs, 1,
+                      [&](ImplicitLocOpBuilder &nb, Value n) {
+                        emitInt8Row(nb, args, n, emitBias(nb, args, n),
+                                    quantized);
+                      });
+          scf::YieldOp::create(ib);
+        },
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder ib(loc, nested);
+          emitInt8Tiles(ib, args, tokens, outputs, quantized);
+          scf::YieldOp::create(ib);
+        });
+    return;
+  }
   if (rowBuffer) {
     wrow = memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
     // T = 1: X widened to f32 (or quantized to int8) once per call, not

@@ -9,6 +9,7 @@
 #include "qtensor/Conversion/KernelInstances.h"
 #include "qtensor/Conversion/Passes.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

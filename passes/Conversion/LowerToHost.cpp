@@ -37,7 +37,11 @@ void qtensor::buildLowerKernelsToHostPipeline(OpPassManager &pm) {
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // AMX tile ops (the host GEMM's T > 1 at x86-64-v4-amx) become LLVM's
+  // x86 tile intrinsics beside the vector ops.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.amx = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

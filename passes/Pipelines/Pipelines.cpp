@@ -106,7 +106,8 @@ struct CompilePipelineOptions
   Option<std::string> hostCpu{
       *this, "host-cpu",
       llvm::cl::desc("CPU level of generated host kernels: generic, "
-                     "x86-64-v2, x86-64-v3, x86-64-v4 or x86-64-v4-vnni"),
+                     "x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni or "
+                     "x86-64-v4-amx"),
       llvm::cl::init("generic")};
 
   qtensor::CompileOptions toCompileOptions() const {

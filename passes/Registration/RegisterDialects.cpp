@@ -4,6 +4,7 @@
 
 #include "qtensor/Dialect/QTensor/IR/QTensorDialect.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -32,7 +33,8 @@ void qtensor::registerQTensorDialect(mlir::DialectRegistry &registry) {
 
 void qtensor::registerDialects(mlir::DialectRegistry &registry) {
   registerQTensorDialect(registry);
-  registry.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::amx::AMXDialect, mlir::affine::AffineDialect,
+                  mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::index::IndexDialect, mlir::linalg::LinalgDialect,

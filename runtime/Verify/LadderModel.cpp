@@ -346,14 +346,24 @@ LevelResult levelModel(const artifact::Artifact &a, const std::string &dir,
     char factor[16];
     std::snprintf(factor, sizeof(factor), "%g", kInt8EffectFactor);
     // W8A8 ops quantize per token at every T; the host GEMM's int8 path
-    // per 32 at T = 1.
-    const bool perToken = std::any_of(
-        model.plan().ops.begin(), model.plan().ops.end(), [](const OpPlan &op) {
-          return op.quantizesActivations(kernels::kMaxDecodeTokens + 1);
+    // per 32 at T = 1, and at every T where it runs on AMX tiles.
+    const int64_t prefillRows = kernels::kMaxDecodeTokens + 1;
+    const auto &ops = model.plan().ops;
+    const bool perToken =
+        std::any_of(ops.begin(), ops.end(), [&](const OpPlan &op) {
+          const KernelInstance *k = op.instanceFor(prefillRows);
+          return k && k->activationQuant;
         });
+    const bool everyT =
+        std::any_of(ops.begin(), ops.end(), [&](const OpPlan &op) {
+          return op.quantizesActivations(prefillRows);
+        });
+    const std::string perBlock =
+        ", int8 per " + std::to_string(kActivationBlock) + " into the ";
     r.detail += perToken ? ", int8 per token into the W8A8 linears"
-                         : ", int8 per " + std::to_string(kActivationBlock) +
-                               " into the T = 1 linears as ggml quantizes them";
+                : everyT ? perBlock + "linears at every T (AMX tiles at "
+                                      "T > 1) as ggml quantizes them"
+                         : perBlock + "T = 1 linears as ggml quantizes them";
     r.detail +=
         ": " + percent(kLogitsBound) + " + " + factor + " x their own effect";
   }

@@ -94,7 +94,9 @@ struct QuantKernelSpec {
   /// Host GEMM only: at T = 1 the kernel quantizes X to int8 per block of
   /// kActivationBlock (ggml Q8_0's rule, Numerics/ActivationQuant.h) and
   /// multiplies codes and activations as integers, scaling each chunk's
-  /// sum once; T > 1 keeps X in f32. Signed codes without a zero-point or
+  /// sum once; T > 1 keeps X in f32 (built for x86-64-v4-amx, the forms
+  /// of kernels::hostGemmUsesInt8Tiles quantize it too and run T > 1 on
+  /// AMX tiles). Signed codes without a zero-point or
   /// codebook, groups whole chunks, K at most kMaxQuantizedActivationRow.
   bool quantizedActivations = false;
 

@@ -52,10 +52,12 @@ def QTensorGenerateKernelsPass
            "sm_80, sm_90 (gpu.module kernels) or host (func.func)">,
     Option<"hostCpu", "host-cpu", "std::string", /*default=*/"\"generic\"",
            "CPU level host kernels are built for: generic, x86-64-v2, "
-           "x86-64-v3 or x86-64-v4 (qtc compile --host-cpu); at v3 and v4 "
-           "the host GEMM's int8 activations use AVX2's u8 x s8 multiply">,
+           "x86-64-v3, x86-64-v4, x86-64-v4-vnni or x86-64-v4-amx (qtc "
+           "compile --host-cpu); from v3 the host GEMM's int8 activations "
+           "use AVX2's u8 x s8 multiply, at v4-amx its T > 1 AMX tiles">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
@@ -156,10 +158,12 @@ def QTensorInstantiateKernelsPass
            "which a W8A8 kernel's instances are built for">,
     Option<"hostCpu", "host-cpu", "std::string", /*default=*/"\"generic\"",
            "CPU level host kernels are built for: generic, x86-64-v2, "
-           "x86-64-v3 or x86-64-v4 (qtc compile --host-cpu); at v3 and v4 "
-           "the host GEMM's int8 activations use AVX2's u8 x s8 multiply">,
+           "x86-64-v3, x86-64-v4, x86-64-v4-vnni or x86-64-v4-amx (qtc "
+           "compile --host-cpu); from v3 the host GEMM's int8 activations "
+           "use AVX2's u8 x s8 multiply, at v4-amx its T > 1 AMX tiles">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",

@@ -4,7 +4,9 @@
 // baseline: SSE2 on x86-64) or an x86-64 micro-architecture level
 // (`x86-64-v2`: SSE4.2, POPCNT; `x86-64-v3`: AVX2, FMA, F16C, BMI2;
 // `x86-64-v4`: AVX-512 F/BW/CD/DQ/VL; `x86-64-v4-vnni`: and AVX-512 VNNI,
-// as Cascade Lake, Ice Lake, Sapphire Rapids and Zen 4 have). The level
+// as Cascade Lake, Ice Lake, Sapphire Rapids and Zen 4 have;
+// `x86-64-v4-amx`: and AMX-TILE and AMX-INT8, as Sapphire Rapids and later
+// Xeons have, the process granted the tile state by Linux). The level
 // gives LLVM's CPU name and features for the host object and is recorded
 // with the code (each host kernel entry, the
 // decoder program), so a runtime on a CPU without those instructions refuses
@@ -29,17 +31,20 @@ enum class HostCpuLevel : uint8_t {
   X86_64_V3,
   X86_64_V4,
   X86_64_V4_VNNI,
+  X86_64_V4_AMX,
 };
 
-/// "generic", "x86-64-v2", "x86-64-v3", "x86-64-v4", "x86-64-v4-vnni".
+/// "generic", "x86-64-v2", "x86-64-v3", "x86-64-v4", "x86-64-v4-vnni",
+/// "x86-64-v4-amx".
 const char *toString(HostCpuLevel level);
 std::optional<HostCpuLevel> parseHostCpuLevel(const std::string &s);
 /// "generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni", for
 /// messages.
 const char *knownHostCpuLevels();
 
-/// LLVM's CPU name for the level (x86-64-v4 for x86-64-v4-vnni) and the
-/// features it adds to it ("+avx512vnni" for x86-64-v4-vnni, else none).
+/// LLVM's CPU name for the level (x86-64-v4 for the levels above it) and
+/// the features it adds to it ("+avx512vnni" for x86-64-v4-vnni, and
+/// "+amx-tile,+amx-int8" for x86-64-v4-amx, else none).
 const char *llvmCpuName(HostCpuLevel level);
 const char *llvmCpuFeatures(HostCpuLevel level);
 /// Whether code built for `level` may use `base`'s instructions (the
@@ -48,7 +53,9 @@ inline bool atLeast(HostCpuLevel level, HostCpuLevel base) {
   return static_cast<uint8_t>(level) >= static_cast<uint8_t>(base);
 }
 
-/// Whether this process's CPU runs code built for `level`.
+/// Whether this process's CPU runs code built for `level`. For
+/// x86-64-v4-amx this asks Linux for the AMX tile state (once), which the
+/// process must hold before a tile instruction runs.
 bool hostCpuSupports(HostCpuLevel level);
 /// The highest level this CPU runs.
 HostCpuLevel nativeHostCpuLevel();

@@ -107,8 +107,8 @@
 // GENERIC-NOT: llvm.call_intrinsic
 // GENERIC-NOT: memref<16xi32>
 
-// BADCPU: error: qtensor-generate-kernels: unknown host-cpu 'x86-64-v9', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni
-// BADINST: error: qtensor-instantiate-kernels: unknown host-cpu 'avx2', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni
+// BADCPU: error: qtensor-generate-kernels: unknown host-cpu 'x86-64-v9', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni, x86-64-v4-amx
+// BADINST: error: qtensor-instantiate-kernels: unknown host-cpu 'avx2', expected one of generic, x86-64-v2, x86-64-v3, x86-64-v4, x86-64-v4-vnni, x86-64-v4-amx
 
 // At x86-64-v4-vnni one vpdpbusd replaces the pair multiply and its pair
 // sum, its accumulator starting at minus the offsets' products; 8-bit codes

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Conversion/KernelBuilders.h"
+#include "qtensor/Kernels/HostInt8Tiles.h"
 #include "qtensor/Numerics/ActivationQuant.h"
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/Groupwise.h"
@@ -258,9 +259,11 @@ llvm::Error callRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
 }
 
 /// Runs T rows whole and split; checks every output against float64.
+/// `int8EveryT`: the kernel quantizes X at every T (AMX tiles), not at
+/// T = 1 only.
 void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
-             Weights &w, int64_t t, std::mt19937 &rng, double &worst,
-             double &quantMax) {
+             Weights &w, int64_t t, bool int8EveryT, std::mt19937 &rng,
+             double &worst, double &quantMax) {
   std::vector<uint16_t> x(size_t(t * spec.k));
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (uint16_t &v : x)
@@ -291,12 +294,13 @@ void runRows(mlir::ExecutionEngine &engine, const QuantKernelSpec &spec,
   const double outU = spec.output == FloatType::F16    ? std::ldexp(1.0, -11)
                       : spec.output == FloatType::BF16 ? std::ldexp(1.0, -8)
                                                        : 0.0;
-  // The X the kernel multiplies: with int8 activations at T = 1, X
-  // quantized per 32 (its error is quantization error, counted below).
+  // The X the kernel multiplies: with int8 activations at T = 1 (at every
+  // T on AMX tiles), X quantized per 32 (its error is quantization error,
+  // counted below).
   std::vector<double> xs;
   for (uint16_t v : x)
     xs.push_back(fromBits(v, spec.activation));
-  std::vector<double> xk = spec.quantizedActivations && t == 1
+  std::vector<double> xk = spec.quantizedActivations && (t == 1 || int8EveryT)
                                ? blockQuantizedActivations(xs, t, spec.k)
                                : xs;
   for (int64_t row = 0; row < t; ++row)
@@ -430,7 +434,18 @@ std::vector<Case> allCases() {
   // 32), Q4_1 (f16), Q2_K (per 16), with K tails, and the longest row;
   // then integer zero-points (GPTQ's and `asym`'s form): W4 per 128 and
   // per channel, 5-bit per 32 and 3-bit per 16 in bytes, the longest row.
+  // The forms x86-64-v4-amx runs on int8 tiles at T > 1 as well (signed
+  // codes, groups of whole 32s, K a multiple of 32): Q4_0, Q8_0, W4 per
+  // 128 with bf16 outputs, Q5_0, with N not a multiple of the 16-row strip.
   for (Case c : {
+           Case{4, true, 32, f16, FloatType::F16, FloatType::F32, true, 37,
+                512},
+           Case{8, true, 32, bf16, FloatType::BF16, FloatType::F16, true, 50,
+                256},
+           Case{4, true, 128, f16, FloatType::F16, FloatType::BF16, true, 33,
+                1024},
+           Case{5, true, 32, f16, FloatType::F16, FloatType::F16, false, 20,
+                320},
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
            Case{8, true, 32, bf16, FloatType::BF16, FloatType::F16, true, 13,
@@ -507,6 +522,12 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
       else
         std::cout << "[parity] " << spec.name()
                   << ": this CPU has no AVX-512 VNNI, its VNNI form not run\n";
+      if (hostCpuSupports(HostCpuLevel::X86_64_V4_AMX))
+        levels.push_back(HostCpuLevel::X86_64_V4_AMX);
+      else
+        std::cout << "[parity] " << spec.name()
+                  << ": this CPU (or its OS) gives no AMX tiles, its "
+                     "x86-64-v4-amx form not run\n";
     }
     for (HostCpuLevel level : levels) {
       std::unique_ptr<mlir::ExecutionEngine> engine = jit.compile(
@@ -515,10 +536,19 @@ TEST(HostGemmHost, MatchesFloat64WithinTheBoundWholeAndSplit) {
             return buildHostGemmKernel(module, s, target, level);
           });
       ASSERT_NE(engine, nullptr) << toString(level);
+      // On tiles: several 16-token blocks, a pass of 64 tokens and the
+      // next one, partly filled.
+      const bool tiles = kernels::hostGemmUsesInt8Tiles(
+          level, {spec.symmetric, spec.minZero, spec.codebook, spec.groupSize,
+                  spec.k});
+      std::vector<int64_t> counts = {1, 3, 4, 5, 9};
+      if (tiles)
+        counts.insert(counts.end(), {17, 40, 70});
       double worst = 0, quantMax = 0;
-      for (int64_t t : {1, 3, 4, 5, 9})
-        runRows(*engine, spec, w, t, rng, worst, quantMax);
+      for (int64_t t : counts)
+        runRows(*engine, spec, w, t, tiles, rng, worst, quantMax);
       std::cout << "[parity] " << spec.name() << " (" << toString(level)
+                << (tiles ? ", T > 1 on int8 tiles" : "")
                 << "): worst kernel error " << worst
                 << " of its bound; max quantization error " << quantMax << "\n";
     }

@@ -13,6 +13,7 @@
 #include "qtensor/Conversion/Passes.h"
 #include "qtensor/Numerics/FloatFormats.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -71,10 +72,10 @@ public:
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     mlir::DialectRegistry registry;
-    registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                    mlir::LLVM::LLVMDialect, mlir::math::MathDialect,
-                    mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                    mlir::vector::VectorDialect>();
+    registry.insert<mlir::amx::AMXDialect, mlir::arith::ArithDialect,
+                    mlir::func::FuncDialect, mlir::LLVM::LLVMDialect,
+                    mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                    mlir::scf::SCFDialect, mlir::vector::VectorDialect>();
     mlir::registerBuiltinDialectTranslation(registry);
     mlir::registerLLVMDialectTranslation(registry);
     context.appendDialectRegistry(registry);

@@ -17,7 +17,8 @@ using namespace qtensor;
 TEST(HostCpuLevel, SpellingsRoundTrip) {
   for (HostCpuLevel level :
        {HostCpuLevel::Generic, HostCpuLevel::X86_64_V2, HostCpuLevel::X86_64_V3,
-        HostCpuLevel::X86_64_V4, HostCpuLevel::X86_64_V4_VNNI}) {
+        HostCpuLevel::X86_64_V4, HostCpuLevel::X86_64_V4_VNNI,
+        HostCpuLevel::X86_64_V4_AMX}) {
     std::optional<HostCpuLevel> back = parseHostCpuLevel(toString(level));
     ASSERT_TRUE(back.has_value()) << toString(level);
     EXPECT_EQ(*back, level);
@@ -26,6 +27,8 @@ TEST(HostCpuLevel, SpellingsRoundTrip) {
   }
   EXPECT_EQ(std::string(toString(HostCpuLevel::X86_64_V4_VNNI)),
             "x86-64-v4-vnni");
+  EXPECT_EQ(std::string(toString(HostCpuLevel::X86_64_V4_AMX)),
+            "x86-64-v4-amx");
   EXPECT_FALSE(parseHostCpuLevel("x86-64-v5").has_value());
   EXPECT_FALSE(parseHostCpuLevel("avx512vnni").has_value());
 }
@@ -38,18 +41,27 @@ TEST(HostCpuLevel, LlvmNamesAndFeatures) {
             "x86-64-v4");
   EXPECT_EQ(std::string(llvmCpuFeatures(HostCpuLevel::X86_64_V4_VNNI)),
             "+avx512vnni");
+  // AMX adds its tile and int8 features on top of VNNI's.
+  EXPECT_EQ(std::string(llvmCpuName(HostCpuLevel::X86_64_V4_AMX)), "x86-64-v4");
+  EXPECT_EQ(std::string(llvmCpuFeatures(HostCpuLevel::X86_64_V4_AMX)),
+            "+avx512vnni,+amx-tile,+amx-int8");
 }
 
 TEST(HostCpuLevel, LevelsAreOrderedAndTheNativeOneRuns) {
   EXPECT_TRUE(atLeast(HostCpuLevel::X86_64_V4_VNNI, HostCpuLevel::X86_64_V3));
   EXPECT_TRUE(atLeast(HostCpuLevel::X86_64_V4, HostCpuLevel::X86_64_V4));
   EXPECT_FALSE(atLeast(HostCpuLevel::X86_64_V4, HostCpuLevel::X86_64_V4_VNNI));
+  EXPECT_TRUE(
+      atLeast(HostCpuLevel::X86_64_V4_AMX, HostCpuLevel::X86_64_V4_VNNI));
   EXPECT_FALSE(atLeast(HostCpuLevel::Generic, HostCpuLevel::X86_64_V2));
   const HostCpuLevel native = nativeHostCpuLevel();
   EXPECT_TRUE(hostCpuSupports(native)) << toString(native);
   EXPECT_TRUE(hostCpuSupports(HostCpuLevel::Generic));
   // A CPU that runs a level runs every level below it.
-  if (hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI)) {
+  if (hostCpuSupports(HostCpuLevel::X86_64_V4_AMX)) {
+    EXPECT_TRUE(hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI));
+    EXPECT_EQ(native, HostCpuLevel::X86_64_V4_AMX);
+  } else if (hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI)) {
     EXPECT_TRUE(hostCpuSupports(HostCpuLevel::X86_64_V4));
     EXPECT_EQ(native, HostCpuLevel::X86_64_V4_VNNI);
   }
