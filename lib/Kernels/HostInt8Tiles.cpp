@@ -6,14 +6,17 @@
 
 namespace qtensor::kernels {
 
-static_assert(kInt8TileDepth == kActivationBlock,
-              "a tile step is one activation block: one scale per token");
-
 bool hostGemmUsesInt8Tiles(HostCpuLevel cpu, const HostGemmCodes &codes) {
-  return cpu == HostCpuLevel::X86_64_V4_AMX && codes.codeSigned &&
-         !codes.minZero && codes.codebook == Codebook::None &&
-         codes.groupSize % kInt8TileDepth == 0 &&
-         codes.k % kInt8TileDepth == 0 && codes.k > 0;
+  const bool bytes = codes.codebook == Codebook::None &&
+                     (codes.codeSigned ? !codes.minZero : codes.minZero);
+  const bool groups =
+      codes.groupSize == 16 || codes.groupSize % kActivationBlock == 0;
+  return cpu == HostCpuLevel::X86_64_V4_AMX && bytes && groups && codes.k > 0 &&
+         codes.k % kActivationBlock == 0;
+}
+
+int64_t int8TileDepth(int64_t groupSize) {
+  return groupSize == 16 ? 16 : kActivationBlock;
 }
 
 } // namespace qtensor::kernels

@@ -49,12 +49,13 @@
 //    Integer sums are exact, so the error bound is the f32 one on the
 //    quantized X, scaled with a min by |s q| + |m| rather than |s q + m|
 //    (Runtime/Reference.h);
-//  - T > 1 built for x86-64-v4-amx, signed codes in groups of whole 32s
-//    (Kernels/HostInt8Tiles.h): X quantized per 32 as at T = 1, into the
-//    layout of a tile's second operand, weight rows' codes as signed bytes
-//    16 rows at a time, one tdpbssd per 16 rows x 16 tokens x 32 codes,
-//    each exact product scaled by the tokens' block scales and the row's
-//    group scale (emitInt8Tiles);
+//  - T > 1 built for x86-64-v4-amx, signed codes or codes with a min in
+//    groups of 16 or whole 32s (Kernels/HostInt8Tiles.h): X quantized per
+//    32 as at T = 1, into the layout of a tile's second operand, weight
+//    rows' codes as bytes 16 rows at a time, one tdpbssd (tdpbusd with a
+//    min) per 16 rows x 16 tokens x 32 (or 16) codes, each exact sum
+//    scaled by the tokens' block scales and the row's group scale, a min
+//    meeting X's sums per step (emitInt8Tiles);
 //  - T > 1: two weight rows at a time (four at x86-64-v4) are decoded
 //    into stack buffers as s * (q - z) in f32 (0 past K), then dotted with
 //    four rows of X at a time, 8 lanes per step (16 at x86-64-v4): eight
@@ -279,8 +280,8 @@ private:
                            Value n) const;
   /// Whether T > 1 runs on AMX int8 tiles (Kernels/HostInt8Tiles.h): X
   /// quantized at every T as at T = 1, then 16 weight rows by 16 tokens by
-  /// 32 codes a tdpbssd, each product scaled by its token's block scale and
-  /// its row's group scale (the T = 1 path's two roundings).
+  /// one step of codes a tile product, each sum scaled by its token's block
+  /// scale and its row's group scale (the T = 1 path's two roundings).
   bool usesInt8Tiles() const {
     return spec.quantizedActivations &&
            kernels::hostGemmUsesInt8Tiles(cpu, {spec.symmetric, spec.minZero,
@@ -288,7 +289,9 @@ private:
                                                 spec.k});
   }
   /// Tokens quantized into one pass's tile buffers: up to 64, fewer for
-  /// long rows (64 x K bytes stay within 1 MiB of stack).
+  /// long rows (64 x K bytes stay within 1 MiB of stack). Passes of up to
+  /// 256 tokens (one weight unpacking for a 128-token prompt) measured no
+  /// faster on the 7B-shaped Q4_0 model.
   int64_t tileTokensPerPass() const {
     const int64_t fit = (int64_t(1) << 20) / (kernels::kInt8TileRows * spec.k);
     return kernels::kInt8TileRows * std::clamp<int64_t>(fit, 1, 4);
@@ -1183,27 +1186,39 @@ void HostGemmEmitter::emitDotRows(ImplicitLocOpBuilder &b, ValueRange args,
 void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
                                     Value tokens, Value outputs,
                                     const QuantizedRow &row) const {
-  using kernels::kInt8TileDepth;
-  using kernels::kInt8TileRows;
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  const int64_t tile = kInt8TileRows, depth = kInt8TileDepth;
+  const int64_t tile = kernels::kInt8TileRows;
+  const int64_t depth = kernels::int8TileDepth(spec.groupSize);
   const int64_t steps = spec.k / depth, quads = spec.k / 4;
+  const int64_t blocksOfX = activationBlocks();
   const int64_t pass = tileTokensPerPass(), blocksPerPass = pass / tile;
+  // Codes with a min go in as their unsigned fields (tdpbusd), the min
+  // meeting X's dequantized sums per step: sum x (s q + m) = s sum x q +
+  // m sum x, as the T = 1 path splits it.
+  const bool withMin = spec.minZero;
   // X of one pass in the layout a tile's second operand takes (VNNI: row
   // q of block tb holds four consecutive codes of each of its 16 tokens),
-  // its block scales by token; 16 weight rows' signed codes as bytes and
-  // their scales per step; one product tile.
+  // its block scales by token (and with a min its sums per step); 16 weight
+  // rows' codes as bytes and their scales (and mins) per step; one product
+  // tile and the 16 x 16 results.
   Value xTiles = memref::AllocaOp::create(
       b, MemRefType::get({blocksPerPass, quads, 4 * tile}, i8));
   Value xScales = memref::AllocaOp::create(
-      b, MemRefType::get({blocksPerPass, steps, tile}, f32));
+      b, MemRefType::get({blocksPerPass, blocksOfX, tile}, f32));
+  Value xSums, wMins;
+  if (withMin) {
+    xSums = memref::AllocaOp::create(
+        b, MemRefType::get({blocksPerPass, steps, tile}, f32));
+    wMins = memref::AllocaOp::create(b, MemRefType::get({tile, steps}, f32));
+  }
   Value wTiles =
       memref::AllocaOp::create(b, MemRefType::get({tile, spec.k}, i8));
   Value wScales =
       memref::AllocaOp::create(b, MemRefType::get({tile, steps}, f32));
   Value product =
       memref::AllocaOp::create(b, MemRefType::get({tile, tile}, i32));
-  Value sums = memref::AllocaOp::create(b, MemRefType::get({tile, tile}, f32));
+  Value results =
+      memref::AllocaOp::create(b, MemRefType::get({tile, tile}, f32));
   auto quadTy = VectorType::get({4}, i8);
   auto laneTy = VectorType::get({tile}, f32);
   Value zeroQuad = arith::ConstantOp::create(
@@ -1214,32 +1229,156 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
   auto minIndex = [](ImplicitLocOpBuilder &cb, Value a, Value c) -> Value {
     return arith::MinUIOp::create(cb, a, c);
   };
+  auto times = [](ImplicitLocOpBuilder &cb, Value v, int64_t f) -> Value {
+    return arith::MulIOp::create(cb, v, indexConst(cb, f));
+  };
+  auto forRange = [&](ImplicitLocOpBuilder &cb, int64_t count,
+                      function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+    emitForLoop(cb, indexConst(cb, 0), indexConst(cb, count), 1, body);
+  };
 
-  // Token r of the pass (its block, its column in the block): quantized
-  // X, or zeros past T.
+  // Token r of the pass (block r / 16, column r % 16): the quantized row
+  // in `row`, or zeros past T.
   auto placeToken = [&](ImplicitLocOpBuilder &tb, Value r, bool real) {
     Value blk = arith::DivUIOp::create(tb, r, indexConst(tb, tile));
-    Value col = arith::MulIOp::create(
-        tb, arith::RemUIOp::create(tb, r, indexConst(tb, tile)),
-        indexConst(tb, 4));
-    emitForLoop(tb, indexConst(tb, 0), indexConst(tb, quads), 1,
-                [&](ImplicitLocOpBuilder &qb, Value q) {
-                  Value v = real ? Value(vector::LoadOp::create(
-                                       qb, quadTy, row.xq,
-                                       ValueRange{arith::MulIOp::create(
-                                           qb, q, indexConst(qb, 4))}))
-                                 : zeroQuad;
-                  vector::StoreOp::create(qb, v, xTiles,
-                                          ValueRange{blk, q, col});
-                });
     Value lane = arith::RemUIOp::create(tb, r, indexConst(tb, tile));
+    Value col = times(tb, lane, 4);
+    forRange(tb, quads, [&](ImplicitLocOpBuilder &qb, Value q) {
+      Value v = real ? Value(vector::LoadOp::create(
+                           qb, quadTy, row.xq, ValueRange{times(qb, q, 4)}))
+                     : zeroQuad;
+      vector::StoreOp::create(qb, v, xTiles, ValueRange{blk, q, col});
+    });
+    forRange(tb, blocksOfX, [&](ImplicitLocOpBuilder &kb, Value k) {
+      Value sx = real ? Value(memref::LoadOp::create(kb, row.xs, ValueRange{k}))
+                      : zeroF;
+      memref::StoreOp::create(kb, sx, xScales, ValueRange{blk, k, lane});
+    });
+    if (!withMin)
+      return;
+    // The step's codes summed exactly in i32, then scaled by their block's
+    // scale: the X a min multiplies.
+    forRange(tb, steps, [&](ImplicitLocOpBuilder &kb, Value k) {
+      Value sum = zeroF;
+      if (real) {
+        Value codes =
+            vector::LoadOp::create(kb, VectorType::get({depth}, i8), row.xq,
+                                   ValueRange{times(kb, k, depth)});
+        Value total = vector::ReductionOp::create(
+            kb, vector::CombiningKind::ADD,
+            arith::ExtSIOp::create(kb, VectorType::get({depth}, i32), codes));
+        Value sx = memref::LoadOp::create(
+            kb, row.xs,
+            ValueRange{arith::DivUIOp::create(
+                kb, times(kb, k, depth), indexConst(kb, kActivationBlock))});
+        sum = arith::MulFOp::create(kb, arith::SIToFPOp::create(kb, f32, total),
+                                    sx);
+      }
+      memref::StoreOp::create(kb, sum, xSums, ValueRange{blk, k, lane});
+    });
+  };
+
+  // Weight row n into strip row i: its codes as bytes (signed codes less
+  // their offset, fields as they are with a min; W4 in nibble order, as X's
+  // blocks are stored), its scales (and mins) per step.
+  auto placeRow = [&](ImplicitLocOpBuilder &nb, Value n, int64_t i) {
+    if (widensRowQParams())
+      emitWidenRowQParams(nb, args, n);
+    Value at = indexConst(nb, i);
+    forRange(nb, chunks, [&](ImplicitLocOpBuilder &cb, Value c) {
+      Value fields = emitFields(cb, args, n, c, splitsNibbles());
+      Value q = withMin ? fields : emitSignedCodes(cb, fields);
+      vector::StoreOp::create(cb, q, wTiles,
+                              ValueRange{at, times(cb, c, chunk)});
+    });
+    forRange(nb, steps, [&](ImplicitLocOpBuilder &kb, Value k) {
+      Value g =
+          spec.groupSize == 0
+              ? indexConst(kb, 0)
+              : Value(arith::DivUIOp::create(kb, times(kb, k, depth),
+                                             indexConst(kb, spec.groupSize)));
+      memref::StoreOp::create(kb, emitScale(kb, args, n, g), wScales,
+                              ValueRange{at, k});
+      if (withMin)
+        memref::StoreOp::create(kb, emitMin(kb, args, n, g), wMins,
+                                ValueRange{at, k});
+    });
+  };
+
+  // Step k of token block blk: one tdpbssd (tdpbusd with a min) gives
+  // C[n][t], the exact sum of `depth` products (|C| <= 32 * 255 * 127 <
+  // 2^24), then acc[n] += (C[n] * s_x[t]) * s_w[n] (+ m[n] * xsum[t]).
+  auto step = [&](ImplicitLocOpBuilder &kb, Value blk, Value k,
+                  ValueRange acc) -> SmallVector<Value> {
+    Value zero = indexConst(kb, 0);
+    auto cTy = amx::TileType::get({tile, tile}, i32);
+    Value a =
+        amx::TileLoadOp::create(kb, amx::TileType::get({tile, depth}, i8),
+                                wTiles, ValueRange{zero, times(kb, k, depth)});
+    Value x = amx::TileLoadOp::create(
+        kb, amx::TileType::get({depth / 4, 4 * tile}, i8), xTiles,
+        ValueRange{blk, times(kb, k, depth / 4), zero});
+    Value c =
+        amx::TileMulIOp::create(kb, cTy, a, x, amx::TileZeroOp::create(kb, cTy),
+                                /*isZextLhs=*/withMin,
+                                /*isZextRhs=*/false);
+    amx::TileStoreOp::create(kb, product, ValueRange{zero, zero}, c);
+    Value block = arith::DivUIOp::create(kb, times(kb, k, depth),
+                                         indexConst(kb, kActivationBlock));
+    Value sx = vector::LoadOp::create(kb, laneTy, xScales,
+                                      ValueRange{blk, block, zero});
+    Value xsum = withMin ? Value(vector::LoadOp::create(
+                               kb, laneTy, xSums, ValueRange{blk, k, zero}))
+                         : Value();
+    SmallVector<Value> next;
+    for (int64_t i = 0; i < tile; ++i) {
+      Value at = indexConst(kb, i);
+      Value ints = vector::LoadOp::create(kb, VectorType::get({tile}, i32),
+                                          product, ValueRange{at, zero});
+      Value scaled = arith::MulFOp::create(
+          kb, arith::SIToFPOp::create(kb, laneTy, ints), sx);
+      auto broadcast = [&](Value from) -> Value {
+        return vector::BroadcastOp::create(
+            kb, laneTy, memref::LoadOp::create(kb, from, ValueRange{at, k}));
+      };
+      Value sum =
+          vector::FMAOp::create(kb, scaled, broadcast(wScales), acc[size_t(i)]);
+      if (withMin)
+        sum = vector::FMAOp::create(kb, xsum, broadcast(wMins), sum);
+      next.push_back(sum);
+    }
+    return next;
+  };
+
+  // Token block blk of the pass from t0 against the strip from n0 (`rows`
+  // of its rows real): y[t0 + 16 blk + j, n0 + i].
+  auto tileBlock = [&](ImplicitLocOpBuilder &tb, Value t0, Value count,
+                       Value n0, Value rows, Value blk) {
+    SmallVector<Value> init(size_t(tile), zeroLanes);
+    auto loop = scf::ForOp::create(
+        tb, indexConst(tb, 0), indexConst(tb, steps), indexConst(tb, 1), init,
+        [&](OpBuilder &nested, Location loc, Value k, ValueRange acc) {
+          ImplicitLocOpBuilder kb(loc, nested);
+          scf::YieldOp::create(kb, step(kb, blk, k, acc));
+        });
+    for (int64_t i = 0; i < tile; ++i)
+      vector::StoreOp::create(tb, loop.getResult(unsigned(i)), results,
+                              ValueRange{indexConst(tb, i), indexConst(tb, 0)});
+    Value first = times(tb, blk, tile);
+    Value valid = minIndex(tb, arith::SubIOp::create(tb, count, first),
+                           indexConst(tb, tile));
     emitForLoop(
-        tb, indexConst(tb, 0), indexConst(tb, steps), 1,
-        [&](ImplicitLocOpBuilder &kb, Value k) {
-          Value sx =
-              real ? Value(memref::LoadOp::create(kb, row.xs, ValueRange{k}))
-                   : zeroF;
-          memref::StoreOp::create(kb, sx, xScales, ValueRange{blk, k, lane});
+        tb, indexConst(tb, 0), rows, 1, [&](ImplicitLocOpBuilder &ob, Value i) {
+          Value n = arith::AddIOp::create(ob, n0, i);
+          Value biasValue = emitBias(ob, args, n);
+          emitForLoop(ob, indexConst(ob, 0), valid, 1,
+                      [&](ImplicitLocOpBuilder &sb, Value j) {
+                        Value t = arith::AddIOp::create(
+                            sb, t0, arith::AddIOp::create(sb, first, j));
+                        Value v = memref::LoadOp::create(sb, results,
+                                                         ValueRange{i, j});
+                        emitStore(sb, args, n, t, v, biasValue);
+                      });
         });
   };
 
@@ -1249,7 +1388,7 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
         Value count = minIndex(pb, arith::SubIOp::create(pb, tokens, t0),
                                indexConst(pb, pass));
         // Quantized once per pass (per 32, the T = 1 rule), for every strip of
-        // weight rows below.
+        // weight rows below; the last block padded with zero tokens.
         emitForLoop(pb, indexConst(pb, 0), count, 1,
                     [&](ImplicitLocOpBuilder &rb, Value r) {
                       QuantizedRow one = row;
@@ -1261,131 +1400,30 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
         Value blocks = arith::DivUIOp::create(
             pb, arith::AddIOp::create(pb, count, indexConst(pb, tile - 1)),
             indexConst(pb, tile));
-        emitForLoop(pb, count,
-                    arith::MulIOp::create(pb, blocks, indexConst(pb, tile)), 1,
+        emitForLoop(pb, count, times(pb, blocks, tile), 1,
                     [&](ImplicitLocOpBuilder &rb, Value r) {
                       placeToken(rb, r, /*real=*/false);
                     });
-
         emitForLoop(
             pb, indexConst(pb, 0), outputs, tile,
             [&](ImplicitLocOpBuilder &nb, Value n0) {
-              // 16 weight rows' codes as signed bytes (W4 in nibble order, as X's
-              // blocks are stored) and their scales per step; a strip past the
-              // last row repeats it (its outputs are not stored).
+              // A strip past the last row repeats it (its outputs are
+              // not stored).
               Value last =
                   arith::SubIOp::create(nb, outputs, indexConst(nb, 1));
-              for (int64_t i = 0; i < tile; ++i) {
-                Value n = minIndex(
-                    nb, arith::AddIOp::create(nb, n0, indexConst(nb, i)), last);
-                if (widensRowQParams())
-                  emitWidenRowQParams(nb, args, n);
-                Value at = indexConst(nb, i);
-                emitForLoop(
-                    nb, indexConst(nb, 0), indexConst(nb, chunks), 1,
-                    [&](ImplicitLocOpBuilder &cb, Value c) {
-                      Value q = emitSignedCodes(
-                          cb, emitFields(cb, args, n, c, splitsNibbles()));
-                      vector::StoreOp::create(
-                          cb, q, wTiles,
-                          ValueRange{at, arith::MulIOp::create(
-                                             cb, c, indexConst(cb, chunk))});
-                    });
-                emitForLoop(
-                    nb, indexConst(nb, 0), indexConst(nb, steps), 1,
-                    [&](ImplicitLocOpBuilder &kb, Value k) {
-                      Value g = spec.groupSize == 0
-                                    ? indexConst(kb, 0)
-                                    : Value(arith::DivUIOp::create(
-                                          kb,
-                                          arith::MulIOp::create(
-                                              kb, k, indexConst(kb, depth)),
-                                          indexConst(kb, spec.groupSize)));
-                      memref::StoreOp::create(kb, emitScale(kb, args, n, g),
-                                              wScales, ValueRange{at, k});
-                    });
-              }
+              for (int64_t i = 0; i < tile; ++i)
+                placeRow(
+                    nb,
+                    minIndex(nb,
+                             arith::AddIOp::create(nb, n0, indexConst(nb, i)),
+                             last),
+                    i);
               Value rows = minIndex(nb, arith::SubIOp::create(nb, outputs, n0),
                                     indexConst(nb, tile));
-              emitForLoop(
-                  nb, indexConst(nb, 0), blocks, 1,
-                  [&](ImplicitLocOpBuilder &tb, Value blk) {
-                    // One tdpbssd a step: C[n][t] = sum of 32 code x activation
-                    // products (exact: |C| <= 32 * 128 * 127 < 2^24), then
-                    // acc[n] += (C[n] * s_x[t]) * s_w[n], as the T = 1 path rounds.
-                    SmallVector<Value> init(size_t(tile), zeroLanes);
-                    auto loop = scf::ForOp::create(
-                        tb, indexConst(tb, 0), indexConst(tb, steps),
-                        indexConst(tb, 1), init,
-                        [&](OpBuilder &nested, Location loc, Value k,
-                            ValueRange acc) {
-                          ImplicitLocOpBuilder kb(loc, nested);
-                          auto cTy = amx::TileType::get({tile, tile}, i32);
-                          Value c = amx::TileZeroOp::create(kb, cTy);
-                          Value a = amx::TileLoadOp::create(
-                              kb, amx::TileType::get({tile, depth}, i8), wTiles,
-                              ValueRange{indexConst(kb, 0),
-                                         arith::MulIOp::create(
-                                             kb, k, indexConst(kb, depth))});
-                          Value x = amx::TileLoadOp::create(
-                              kb, amx::TileType::get({depth / 4, 4 * tile}, i8),
-                              xTiles,
-                              ValueRange{blk,
-                                         arith::MulIOp::create(
-                                             kb, k, indexConst(kb, depth / 4)),
-                                         indexConst(kb, 0)});
-                          c = amx::TileMulIOp::create(kb, cTy, a, x, c);
-                          amx::TileStoreOp::create(
-                              kb, product,
-                              ValueRange{indexConst(kb, 0), indexConst(kb, 0)},
-                              c);
-                          Value sx = vector::LoadOp::create(
-                              kb, laneTy, xScales,
-                              ValueRange{blk, k, indexConst(kb, 0)});
-                          SmallVector<Value> next;
-                          for (int64_t i = 0; i < tile; ++i) {
-                            Value at = indexConst(kb, i);
-                            Value ints = vector::LoadOp::create(
-                                kb, VectorType::get({tile}, i32), product,
-                                ValueRange{at, indexConst(kb, 0)});
-                            Value scaled = arith::MulFOp::create(
-                                kb, arith::SIToFPOp::create(kb, laneTy, ints),
-                                sx);
-                            Value sw = vector::BroadcastOp::create(
-                                kb, laneTy,
-                                memref::LoadOp::create(kb, wScales,
-                                                       ValueRange{at, k}));
-                            next.push_back(vector::FMAOp::create(
-                                kb, scaled, sw, acc[size_t(i)]));
-                          }
-                          scf::YieldOp::create(kb, next);
-                        });
-                    for (int64_t i = 0; i < tile; ++i)
-                      vector::StoreOp::create(
-                          tb, loop.getResult(unsigned(i)), sums,
-                          ValueRange{indexConst(tb, i), indexConst(tb, 0)});
-                    Value first =
-                        arith::MulIOp::create(tb, blk, indexConst(tb, tile));
-                    Value valid =
-                        minIndex(tb, arith::SubIOp::create(tb, count, first),
-                                 indexConst(tb, tile));
-                    emitForLoop(
-                        tb, indexConst(tb, 0), rows, 1,
-                        [&](ImplicitLocOpBuilder &ob, Value i) {
-                          Value n = arith::AddIOp::create(ob, n0, i);
-                          Value biasValue = emitBias(ob, args, n);
-                          emitForLoop(
-                              ob, indexConst(ob, 0), valid, 1,
-                              [&](ImplicitLocOpBuilder &sb, Value j) {
-                                Value t = arith::AddIOp::create(
-                                    sb, t0,
-                                    arith::AddIOp::create(sb, first, j));
-                                Value v = memref::LoadOp::create(
-                                    sb, sums, ValueRange{i, j});
-                                emitStore(sb, args, n, t, v, biasValue);
-                              });
-                        });
-                  });
+              emitForLoop(nb, indexConst(nb, 0), blocks, 1,
+                          [&](ImplicitLocOpBuilder &tb, Value blk) {
+                            tileBlock(tb, t0, count, n0, rows, blk);
+                          });
             });
       });
 }
@@ -1435,6 +1473,9 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
     if (subtractsFieldOffset())
       quantized.xc = memref::AllocaOp::create(
           b, MemRefType::get({spec.k / 4}, b.getI32Type()));
+    if (spec.minZero)
+      quantized.xm =
+          memref::AllocaOp::create(b, MemRefType::get({spec.k / 4}, f32));
     scf::IfOp::create(
         b, single,
         [&](OpBuilder &nested, Location loc) {

@@ -2,8 +2,9 @@
 //
 // The host GEMM with int8 activations (affine_gemm_host_xq8) quantizes X
 // per 32 at T = 1 everywhere. Built for x86-64-v4-amx it also runs T > 1 on
-// AMX int8 tiles (tdpbssd), and so quantizes X at every T, for the code
-// forms whose products are plain signed bytes. The kernel builder, the
+// AMX int8 tiles, and so quantizes X at every T, for the code forms whose
+// products are plain bytes: signed codes (tdpbssd) and unsigned codes with
+// a min (tdpbusd; the min meets X's sums apart). The kernel builder, the
 // runtime's reference (which X a kernel multiplies) and the parity tests
 // ask this one predicate, so they cannot disagree.
 //
@@ -28,16 +29,18 @@ struct HostGemmCodes {
 };
 
 /// Whether the int8-activation host GEMM built for `cpu` runs T > 1 on AMX
-/// tiles (and quantizes X at every T): x86-64-v4-amx, signed codes without
-/// a codebook, groups of whole 32s (or per channel) so each 32-code tile
-/// step has one weight scale and one activation scale, and K a multiple of
-/// 32 (no padded code inside a tile).
+/// tiles (and quantizes X at every T): x86-64-v4-amx; signed codes, or
+/// unsigned codes with a min (Q4_K, Q5_K, Q4_1, Q2_K), never an integer
+/// zero-point or a codebook; groups of 16 or of whole 32s (or per channel),
+/// so each tile step has one weight scale and one activation scale; and K
+/// a multiple of 32 (no padded code inside a tile).
 bool hostGemmUsesInt8Tiles(HostCpuLevel cpu, const HostGemmCodes &codes);
 
-/// Tokens and weight rows of one AMX tile product (16 x 16 i32), and the
-/// codes of one step (one activation block).
+/// Tokens and weight rows of one AMX tile product (16 x 16 i32).
 inline constexpr int64_t kInt8TileRows = 16;
-inline constexpr int64_t kInt8TileDepth = 32;
+/// The codes of one tile step: 16 for groups of 16 (Q6_K, Q3_K, Q2_K),
+/// else 32 (one activation block).
+int64_t int8TileDepth(int64_t groupSize);
 
 } // namespace qtensor::kernels
 

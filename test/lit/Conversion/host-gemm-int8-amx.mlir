@@ -2,14 +2,17 @@
 // integer GEMV; T > 1 quantizes X per 32 into the tile layout (four codes
 // of each of 16 tokens a row) and multiplies 16 weight rows by 16 tokens by
 // 32 codes a tdpbssd, each product scaled by the tokens' block scales and
-// the row's group scale. Forms whose products are not plain signed bytes
-// (integer zero-points, mins, codebooks, groups of 16) keep the f32 GEMM at
-// T > 1. The lowered code calls LLVM's x86 tile intrinsics.
+// the row's group scale. Groups of 16 (Q6_K) take 16-code steps; codes with
+// a min (Q4_K) go in unsigned (tdpbusd), the min times X's step sums in the
+// same accumulators. Integer zero-points (GPTQ), codebooks and K not a
+// multiple of 32 keep the f32 GEMM at T > 1. The lowered code calls LLVM's
+// x86 tile intrinsics.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=AMX
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w8:gch:sym:bf16:n8:k32768:xq8" | FileCheck %s --check-prefix=LONG
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=FLOAT
-// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w6:g16:sym:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=FLOAT
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w6:g16:sym:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=G16
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:min:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=MIN
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k80:xq8" | FileCheck %s --check-prefix=FLOAT
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-vnni kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=FLOAT
 
@@ -26,9 +29,9 @@
 // AMX: vector.store %{{.*}}, %[[X]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x16x64xi8>, vector<4xi8>
 // AMX: arith.subi %{{.*}} : vector<32xi8>
 // AMX: vector.store %{{.*}}, %[[W]]
-// AMX: %[[ZERO:.*]] = amx.tile_zero : !amx.tile<16x16xi32>
 // AMX: %[[A:.*]] = amx.tile_load %[[W]][%{{.*}}, %{{.*}}] : memref<16x64xi8> into !amx.tile<16x32xi8>
 // AMX: %[[B:.*]] = amx.tile_load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x16x64xi8> into !amx.tile<8x64xi8>
+// AMX: %[[ZERO:.*]] = amx.tile_zero : !amx.tile<16x16xi32>
 // AMX: %[[P:.*]] = amx.tile_muli %[[A]], %[[B]], %[[ZERO]] : !amx.tile<16x32xi8>, !amx.tile<8x64xi8>, !amx.tile<16x16xi32>
 // AMX: amx.tile_store %[[C]][%{{.*}}, %{{.*}}], %[[P]] : memref<16x16xi32>, !amx.tile<16x16xi32>
 // AMX: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
@@ -39,11 +42,25 @@
 // LONG: memref.alloca() : memref<2x8192x64xi8>
 // LONG: amx.tile_muli
 
+// LLVM: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
+// LLVM: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
 // LLVM: llvm.call_intrinsic "llvm.x86.tilezero.internal"
-// LLVM: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
-// LLVM: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
 // LLVM: llvm.call_intrinsic "llvm.x86.tdpbssd.internal"
 // LLVM: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+
+// G16: amx.tile_load %{{.*}} : memref<16x64xi8> into !amx.tile<16x16xi8>
+// G16: amx.tile_load %{{.*}} : memref<4x16x64xi8> into !amx.tile<4x64xi8>
+// G16: amx.tile_muli %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x16xi8>, !amx.tile<4x64xi8>, !amx.tile<16x16xi32>
+
+// MIN: %[[XSUMS:.*]] = memref.alloca() : memref<4x2x16xf32>
+// MIN: %[[MINS:.*]] = memref.alloca() : memref<16x2xf32>
+// MIN: vector.reduction <add>, %{{.*}} : vector<32xi32> into i32
+// MIN: memref.store %{{.*}}, %[[XSUMS]]
+// MIN: amx.tile_muli %{{.*}} zext, %{{.*}}, %{{.*}} :
+// MIN: vector.load %[[XSUMS]]
+// MIN: vector.fma
+// MIN: memref.load %[[MINS]]
+// MIN: vector.fma
 
 // FLOAT-NOT: amx.
 

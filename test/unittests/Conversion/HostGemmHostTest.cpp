@@ -435,8 +435,10 @@ std::vector<Case> allCases() {
   // then integer zero-points (GPTQ's and `asym`'s form): W4 per 128 and
   // per channel, 5-bit per 32 and 3-bit per 16 in bytes, the longest row.
   // The forms x86-64-v4-amx runs on int8 tiles at T > 1 as well (signed
-  // codes, groups of whole 32s, K a multiple of 32): Q4_0, Q8_0, W4 per
-  // 128 with bf16 outputs, Q5_0, with N not a multiple of the 16-row strip.
+  // codes or codes with a min, groups of 16 or whole 32s, K a multiple of
+  // 32): Q4_0, Q8_0, W4 per 128 with bf16 outputs, Q5_0, Q6_K and Q3_K
+  // (16-code steps), Q4_K, Q5_K and Q2_K (a min), with N not a multiple of
+  // the 16-row strip.
   for (Case c : {
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, true, 37,
                 512},
@@ -446,6 +448,16 @@ std::vector<Case> allCases() {
                 1024},
            Case{5, true, 32, f16, FloatType::F16, FloatType::F16, false, 20,
                 320},
+           Case{6, true, 16, f16, FloatType::F32, FloatType::F32, true, 37,
+                512},
+           Case{3, true, 16, bf16, FloatType::F32, FloatType::F16, false, 18,
+                256},
+           Case{4, false, 32, f16, FloatType::F32, FloatType::F32, false, 37,
+                512, true},
+           Case{5, false, 32, bf16, FloatType::F32, FloatType::BF16, true, 33,
+                320, true},
+           Case{2, false, 16, f16, FloatType::F32, FloatType::F32, true, 20,
+                256, true},
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
            Case{8, true, 32, bf16, FloatType::BF16, FloatType::F16, true, 13,

@@ -317,6 +317,10 @@ TEST(HostGemmNested, EqualsTheDecodedFirstLevelBitForBit) {
     levels.push_back(HostCpuLevel::X86_64_V3);
   if (hostCpuSupports(HostCpuLevel::X86_64_V4_VNNI))
     levels.push_back(HostCpuLevel::X86_64_V4_VNNI);
+  // AMX tiles at T > 1 (K-quants: a min, or 16-code steps), two 16-token
+  // blocks included.
+  if (hostCpuSupports(HostCpuLevel::X86_64_V4_AMX))
+    levels.push_back(HostCpuLevel::X86_64_V4_AMX);
   uint32_t seed = 11;
   for (const NestedCase &c : cases()) {
     SCOPED_TRACE(c.what);
@@ -334,7 +338,7 @@ TEST(HostGemmNested, EqualsTheDecodedFirstLevelBitForBit) {
       auto nested = jit.compile(specOf(c, true), build);
       ASSERT_NE(decoded, nullptr);
       ASSERT_NE(nested, nullptr);
-      for (int64_t t : {1, 3, 4, 5, 9})
+      for (int64_t t : {1, 3, 4, 5, 9, 20})
         expectSameBits(*decoded, *nested, c, KernelFamily::HostGemm, o, packed,
                        t, rng);
     }
