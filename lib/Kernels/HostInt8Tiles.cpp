@@ -7,8 +7,9 @@
 namespace qtensor::kernels {
 
 bool hostGemmUsesInt8Tiles(HostCpuLevel cpu, const HostGemmCodes &codes) {
-  const bool bytes = codes.codebook == Codebook::None &&
-                     (codes.codeSigned ? !codes.minZero : codes.minZero);
+  // Signed codes, or unsigned fields with a min or an integer zero-point:
+  // every form but a codebook's.
+  const bool bytes = codes.codebook == Codebook::None;
   const bool groups =
       codes.groupSize == 16 || codes.groupSize % kActivationBlock == 0;
   return cpu == HostCpuLevel::X86_64_V4_AMX && bytes && groups && codes.k > 0 &&

@@ -187,16 +187,16 @@ KernelCapability hostGemm() {
 /// AWQ, `asym`: z times X's sums comes off the integer sums) or a min
 /// (ggml Q4_1, Q4_K, Q5_K, Q2_K: the min meets X's dequantized sums); no
 /// float zero-point or codebook; groups of whole chunks, K within its
-/// stack row. Built for x86-64-v4-amx, signed codes and codes with a min,
-/// in groups of 16 or whole 32s, also run T > 1 on AMX int8 tiles, X
-/// quantized the same way at every T (Kernels/HostInt8Tiles.h). Above the float-activation host GEMM unless
+/// stack row. Built for x86-64-v4-amx, its forms in groups of 16 or whole
+/// 32s also run T > 1 on AMX int8 tiles, X quantized the same way at every
+/// T (Kernels/HostInt8Tiles.h). Above the float-activation host GEMM unless
 /// the compile keeps activations float.
 KernelCapability hostGemmInt8Activations() {
   KernelCapability k = hostGemm();
   k.id = "affine_gemm_host_xq8";
   k.summary = "W2-W8 CPU GEMV with int8 activations per 32 at T = 1 "
               "(ggml Q8_0's rule), f32 GEMM at T > 1 (at x86-64-v4-amx, "
-              "signed codes or a min: int8 AMX tiles), row-split";
+              "int8 AMX tiles), row-split";
   std::vector<CodeContract> codes;
   for (const CodeContract &c : k.codes)
     if (c.isSigned || c.bits <= 7)

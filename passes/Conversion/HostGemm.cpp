@@ -49,13 +49,14 @@
 //    Integer sums are exact, so the error bound is the f32 one on the
 //    quantized X, scaled with a min by |s q| + |m| rather than |s q + m|
 //    (Runtime/Reference.h);
-//  - T > 1 built for x86-64-v4-amx, signed codes or codes with a min in
-//    groups of 16 or whole 32s (Kernels/HostInt8Tiles.h): X quantized per
-//    32 as at T = 1, into the layout of a tile's second operand, weight
-//    rows' codes as bytes 16 rows at a time, one tdpbssd (tdpbusd with a
-//    min) per 16 rows x 16 tokens x 32 (or 16) codes, each exact sum
-//    scaled by the tokens' block scales and the row's group scale, a min
-//    meeting X's sums per step (emitInt8Tiles);
+//  - T > 1 built for x86-64-v4-amx, the int8 forms in groups of 16 or
+//    whole 32s (Kernels/HostInt8Tiles.h): X quantized per 32 as at T = 1,
+//    into the layout of a tile's second operand, weight rows' codes as
+//    bytes 16 rows at a time, one tdpbssd (tdpbusd for unsigned fields)
+//    per 16 rows x 16 tokens x 32 (or 16) codes, each exact sum (less z
+//    times X's step sums with a zero-point) scaled by the tokens' block
+//    scales and the row's group scale, a min meeting X's sums per step
+//    (emitInt8Tiles);
 //  - T > 1: two weight rows at a time (four at x86-64-v4) are decoded
 //    into stack buffers as s * (q - z) in f32 (0 past K), then dotted with
 //    four rows of X at a time, 8 lanes per step (16 at x86-64-v4): eight
@@ -1192,24 +1193,29 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
   const int64_t steps = spec.k / depth, quads = spec.k / 4;
   const int64_t blocksOfX = activationBlocks();
   const int64_t pass = tileTokensPerPass(), blocksPerPass = pass / tile;
-  // Codes with a min go in as their unsigned fields (tdpbusd), the min
-  // meeting X's dequantized sums per step: sum x (s q + m) = s sum x q +
-  // m sum x, as the T = 1 path splits it.
-  const bool withMin = spec.minZero;
+  // Codes with a min or an integer zero-point go in as their unsigned
+  // fields (tdpbusd), as the T = 1 path splits them: with a min, sum x (s q
+  // + m) = s sum x q + m sum x, the min meeting X's dequantized sums per
+  // step; with a zero-point, s sum x (q - z) = s (sum x q - z sum x), z
+  // times X's integer sums per step coming off the exact sums.
+  const bool withMin = spec.minZero, withZero = integerZeroPoints();
+  const bool unsignedFields = withMin || withZero;
   // X of one pass in the layout a tile's second operand takes (VNNI: row
   // q of block tb holds four consecutive codes of each of its 16 tokens),
-  // its block scales by token (and with a min its sums per step); 16 weight
-  // rows' codes as bytes and their scales (and mins) per step; one product
-  // tile and the 16 x 16 results.
+  // its block scales by token (and its sums per step, dequantized for a
+  // min, integers for a zero-point); 16 weight rows' codes as bytes and
+  // their scales (and mins or zero-points) per step; one product tile and
+  // the 16 x 16 results.
   Value xTiles = memref::AllocaOp::create(
       b, MemRefType::get({blocksPerPass, quads, 4 * tile}, i8));
   Value xScales = memref::AllocaOp::create(
       b, MemRefType::get({blocksPerPass, blocksOfX, tile}, f32));
   Value xSums, wMins;
-  if (withMin) {
+  if (unsignedFields) {
     xSums = memref::AllocaOp::create(
-        b, MemRefType::get({blocksPerPass, steps, tile}, f32));
-    wMins = memref::AllocaOp::create(b, MemRefType::get({tile, steps}, f32));
+        b, MemRefType::get({blocksPerPass, steps, tile}, withMin ? f32 : i32));
+    wMins = memref::AllocaOp::create(
+        b, MemRefType::get({tile, steps}, withMin ? f32 : i32));
   }
   Value wTiles =
       memref::AllocaOp::create(b, MemRefType::get({tile, spec.k}, i8));
@@ -1254,12 +1260,15 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
                       : zeroF;
       memref::StoreOp::create(kb, sx, xScales, ValueRange{blk, k, lane});
     });
-    if (!withMin)
+    if (!unsignedFields)
       return;
-    // The step's codes summed exactly in i32, then scaled by their block's
-    // scale: the X a min multiplies.
+    // The step's codes summed exactly in i32; for a min, scaled by their
+    // block's scale: the X it multiplies.
     forRange(tb, steps, [&](ImplicitLocOpBuilder &kb, Value k) {
-      Value sum = zeroF;
+      Value sum =
+          withMin
+              ? zeroF
+              : Value(arith::ConstantOp::create(kb, kb.getI32IntegerAttr(0)));
       if (real) {
         Value codes =
             vector::LoadOp::create(kb, VectorType::get({depth}, i8), row.xq,
@@ -1267,11 +1276,14 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
         Value total = vector::ReductionOp::create(
             kb, vector::CombiningKind::ADD,
             arith::ExtSIOp::create(kb, VectorType::get({depth}, i32), codes));
+        sum = total;
+      }
+      if (real && withMin) {
         Value sx = memref::LoadOp::create(
             kb, row.xs,
             ValueRange{arith::DivUIOp::create(
                 kb, times(kb, k, depth), indexConst(kb, kActivationBlock))});
-        sum = arith::MulFOp::create(kb, arith::SIToFPOp::create(kb, f32, total),
+        sum = arith::MulFOp::create(kb, arith::SIToFPOp::create(kb, f32, sum),
                                     sx);
       }
       memref::StoreOp::create(kb, sum, xSums, ValueRange{blk, k, lane});
@@ -1279,15 +1291,15 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
   };
 
   // Weight row n into strip row i: its codes as bytes (signed codes less
-  // their offset, fields as they are with a min; W4 in nibble order, as X's
-  // blocks are stored), its scales (and mins) per step.
+  // their offset, unsigned fields as they are; W4 in nibble order, as X's
+  // blocks are stored), its scales (and mins or zero-points) per step.
   auto placeRow = [&](ImplicitLocOpBuilder &nb, Value n, int64_t i) {
     if (widensRowQParams())
       emitWidenRowQParams(nb, args, n);
     Value at = indexConst(nb, i);
     forRange(nb, chunks, [&](ImplicitLocOpBuilder &cb, Value c) {
       Value fields = emitFields(cb, args, n, c, splitsNibbles());
-      Value q = withMin ? fields : emitSignedCodes(cb, fields);
+      Value q = unsignedFields ? fields : emitSignedCodes(cb, fields);
       vector::StoreOp::create(cb, q, wTiles,
                               ValueRange{at, times(cb, c, chunk)});
     });
@@ -1302,12 +1314,20 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
       if (withMin)
         memref::StoreOp::create(kb, emitMin(kb, args, n, g), wMins,
                                 ValueRange{at, k});
+      if (withZero)
+        memref::StoreOp::create(
+            kb,
+            arith::ExtUIOp::create(
+                kb, i32,
+                memref::LoadOp::create(kb, zeroPoints(args), ValueRange{n, g})),
+            wMins, ValueRange{at, k});
     });
   };
 
-  // Step k of token block blk: one tdpbssd (tdpbusd with a min) gives
-  // C[n][t], the exact sum of `depth` products (|C| <= 32 * 255 * 127 <
-  // 2^24), then acc[n] += (C[n] * s_x[t]) * s_w[n] (+ m[n] * xsum[t]).
+  // Step k of token block blk: one tdpbssd (tdpbusd for unsigned fields)
+  // gives C[n][t], the exact sum of `depth` products (|C| <= 32 * 255 *
+  // 127 < 2^24; less z[n] * xsum[t] with a zero-point, still exact), then
+  // acc[n] += (C[n] * s_x[t]) * s_w[n] (+ m[n] * xsum[t] with a min).
   auto step = [&](ImplicitLocOpBuilder &kb, Value blk, Value k,
                   ValueRange acc) -> SmallVector<Value> {
     Value zero = indexConst(kb, 0);
@@ -1320,27 +1340,34 @@ void HostGemmEmitter::emitInt8Tiles(ImplicitLocOpBuilder &b, ValueRange args,
         ValueRange{blk, times(kb, k, depth / 4), zero});
     Value c =
         amx::TileMulIOp::create(kb, cTy, a, x, amx::TileZeroOp::create(kb, cTy),
-                                /*isZextLhs=*/withMin,
+                                /*isZextLhs=*/unsignedFields,
                                 /*isZextRhs=*/false);
     amx::TileStoreOp::create(kb, product, ValueRange{zero, zero}, c);
     Value block = arith::DivUIOp::create(kb, times(kb, k, depth),
                                          indexConst(kb, kActivationBlock));
     Value sx = vector::LoadOp::create(kb, laneTy, xScales,
                                       ValueRange{blk, block, zero});
-    Value xsum = withMin ? Value(vector::LoadOp::create(
-                               kb, laneTy, xSums, ValueRange{blk, k, zero}))
-                         : Value();
+    auto intsTy = VectorType::get({tile}, i32);
+    Value xsum =
+        unsignedFields
+            ? Value(vector::LoadOp::create(kb, withMin ? laneTy : intsTy, xSums,
+                                           ValueRange{blk, k, zero}))
+            : Value();
     SmallVector<Value> next;
     for (int64_t i = 0; i < tile; ++i) {
       Value at = indexConst(kb, i);
-      Value ints = vector::LoadOp::create(kb, VectorType::get({tile}, i32),
-                                          product, ValueRange{at, zero});
+      Value ints =
+          vector::LoadOp::create(kb, intsTy, product, ValueRange{at, zero});
+      auto broadcast = [&](Value from) -> Value {
+        Value v = memref::LoadOp::create(kb, from, ValueRange{at, k});
+        return vector::BroadcastOp::create(
+            kb, VectorType::get({tile}, v.getType()), v);
+      };
+      if (withZero)
+        ints = arith::SubIOp::create(
+            kb, ints, arith::MulIOp::create(kb, broadcast(wMins), xsum));
       Value scaled = arith::MulFOp::create(
           kb, arith::SIToFPOp::create(kb, laneTy, ints), sx);
-      auto broadcast = [&](Value from) -> Value {
-        return vector::BroadcastOp::create(
-            kb, laneTy, memref::LoadOp::create(kb, from, ValueRange{at, k}));
-      };
       Value sum =
           vector::FMAOp::create(kb, scaled, broadcast(wScales), acc[size_t(i)]);
       if (withMin)

@@ -4,7 +4,8 @@
 // per 32 at T = 1 everywhere. Built for x86-64-v4-amx it also runs T > 1 on
 // AMX int8 tiles, and so quantizes X at every T, for the code forms whose
 // products are plain bytes: signed codes (tdpbssd) and unsigned codes with
-// a min (tdpbusd; the min meets X's sums apart). The kernel builder, the
+// a min or an integer zero-point (tdpbusd; the min or z meets X's sums
+// apart). The kernel builder, the
 // runtime's reference (which X a kernel multiplies) and the parity tests
 // ask this one predicate, so they cannot disagree.
 //
@@ -30,8 +31,9 @@ struct HostGemmCodes {
 
 /// Whether the int8-activation host GEMM built for `cpu` runs T > 1 on AMX
 /// tiles (and quantizes X at every T): x86-64-v4-amx; signed codes, or
-/// unsigned codes with a min (Q4_K, Q5_K, Q4_1, Q2_K), never an integer
-/// zero-point or a codebook; groups of 16 or of whole 32s (or per channel),
+/// unsigned codes with a min (Q4_K, Q5_K, Q4_1, Q2_K) or an integer
+/// zero-point (GPTQ, AWQ, `asym`), never a codebook; groups of 16 or of
+/// whole 32s (or per channel),
 /// so each tile step has one weight scale and one activation scale; and K
 /// a multiple of 32 (no padded code inside a tile).
 bool hostGemmUsesInt8Tiles(HostCpuLevel cpu, const HostGemmCodes &codes);

@@ -4,13 +4,14 @@
 // 32 codes a tdpbssd, each product scaled by the tokens' block scales and
 // the row's group scale. Groups of 16 (Q6_K) take 16-code steps; codes with
 // a min (Q4_K) go in unsigned (tdpbusd), the min times X's step sums in the
-// same accumulators. Integer zero-points (GPTQ), codebooks and K not a
-// multiple of 32 keep the f32 GEMM at T > 1. The lowered code calls LLVM's
-// x86 tile intrinsics.
+// same accumulators; with an integer zero-point (GPTQ) z times X's integer
+// step sums comes off the products. K not a multiple of 32 keeps the f32
+// GEMM at T > 1, as does the x86-64-v4-vnni level. The lowered code calls
+// LLVM's x86 tile intrinsics.
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" | FileCheck %s --check-prefix=AMX
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w8:gch:sym:bf16:n8:k32768:xq8" | FileCheck %s --check-prefix=LONG
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k64:xq8" --qtensor-lower-kernels-to-host | FileCheck %s --check-prefix=LLVM
-// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=FLOAT
+// RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g128:asym:f16:n8:k256:xq8" | FileCheck %s --check-prefix=ZP
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w6:g16:sym:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=G16
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:min:f16:n8:k64:scf32:xq8" | FileCheck %s --check-prefix=MIN
 // RUN: qopt %s --qtensor-generate-kernels="target=host host-cpu=x86-64-v4-amx kernels=host_gemm:w4:g32:sym:f16:n8:k80:xq8" | FileCheck %s --check-prefix=FLOAT
@@ -61,6 +62,18 @@
 // MIN: vector.fma
 // MIN: memref.load %[[MINS]]
 // MIN: vector.fma
+
+// ZP: %[[XINT:.*]] = memref.alloca() : memref<4x8x16xi32>
+// ZP: %[[ZS:.*]] = memref.alloca() : memref<16x8xi32>
+// ZP: memref.store %{{.*}}, %[[XINT]]
+// ZP: arith.extui %{{.*}} : i8 to i32
+// ZP: memref.store %{{.*}}, %[[ZS]]
+// ZP: amx.tile_muli %{{.*}} zext, %{{.*}}, %{{.*}} :
+// ZP: vector.load %[[XINT]]{{.*}} vector<16xi32>
+// ZP: memref.load %[[ZS]]
+// ZP: arith.muli %{{.*}} : vector<16xi32>
+// ZP: arith.subi %{{.*}} : vector<16xi32>
+// ZP: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 
 // FLOAT-NOT: amx.
 

@@ -437,8 +437,9 @@ std::vector<Case> allCases() {
   // The forms x86-64-v4-amx runs on int8 tiles at T > 1 as well (signed
   // codes or codes with a min, groups of 16 or whole 32s, K a multiple of
   // 32): Q4_0, Q8_0, W4 per 128 with bf16 outputs, Q5_0, Q6_K and Q3_K
-  // (16-code steps), Q4_K, Q5_K and Q2_K (a min), with N not a multiple of
-  // the 16-row strip.
+  // (16-code steps), Q4_K, Q5_K and Q2_K (a min), integer zero-points per
+  // 128, 32 and 16 (GPTQ's form), with N not a multiple of the 16-row
+  // strip.
   for (Case c : {
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, true, 37,
                 512},
@@ -458,6 +459,12 @@ std::vector<Case> allCases() {
                 320, true},
            Case{2, false, 16, f16, FloatType::F32, FloatType::F32, true, 20,
                 256, true},
+           Case{4, false, 128, f16, FloatType::F16, FloatType::F16, true, 37,
+                512},
+           Case{5, false, 32, bf16, FloatType::BF16, FloatType::F32, false, 33,
+                320},
+           Case{3, false, 16, f16, FloatType::F16, FloatType::BF16, true, 20,
+                256},
            Case{4, true, 32, f16, FloatType::F16, FloatType::F32, false, 37,
                 300},
            Case{8, true, 32, bf16, FloatType::BF16, FloatType::F16, true, 13,
