@@ -59,8 +59,9 @@ const char *kUsage =
     "  --host-cpu    CPU level of the host kernels: generic, x86-64-v2,\n"
     "                x86-64-v3 (default on x86-64: AVX2, FMA), x86-64-v4\n"
     "                (AVX-512), x86-64-v4-vnni (and AVX-512 VNNI) or\n"
-    "                x86-64-v4-amx (and AMX: int8 linears' prefill on tiles);\n"
-    "                a CPU below it refuses the artifact\n"
+    "                x86-64-v4-amx (and AMX: int8 linears' prefill on tiles),\n"
+    "                or native (the highest this machine runs, recorded as\n"
+    "                that level); a CPU below it refuses the artifact\n"
     "  --kv-cache    the decoder's KV cache values (default auto: f16 when\n"
     "                the activations are f16, as llama.cpp's cache; else f32)\n"
     "  --host-activations  int8 (default): host linears with signed codes\n"
@@ -125,8 +126,16 @@ std::optional<int> parse(const std::vector<std::string> &args,
                   "expected an integer in [1, 64]"))
       .option(
           {"--host-cpu"}, "a value",
-          parsedInto(request.hostCpu, &parseHostCpuLevel,
-                     std::string("expected one of ") + knownHostCpuLevels()))
+          parsedInto(
+              request.hostCpu,
+              [](const std::string &v) -> std::optional<HostCpuLevel> {
+                // `native`: this machine's highest level, recorded as
+                // that level (an artifact never says "native").
+                if (v == "native")
+                  return nativeHostCpuLevel();
+                return parseHostCpuLevel(v);
+              },
+              std::string("expected native or one of ") + knownHostCpuLevels()))
       .option({"--kv-cache"}, "a value",
               oneOf(request.kvCache, {"auto", "f16", "f32"},
                     "expected auto, f16 or f32"))
