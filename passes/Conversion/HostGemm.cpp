@@ -270,8 +270,14 @@ private:
     Value xq, xs, xc, xm;
     Value t; ///< the row of X quantized; none: row 0
   };
+  /// A row's stack buffers: xq and xs, and xc or xm where the kernel
+  /// needs them.
+  QuantizedRow allocQuantizedRow(ImplicitLocOpBuilder &b) const;
   void emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
                        const QuantizedRow &row) const;
+  /// y[0, n] for every output row n from the quantized row (emitInt8Row).
+  void emitInt8Rows(ImplicitLocOpBuilder &b, ValueRange args, Value outputs,
+                    const QuantizedRow &row) const;
   void emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args, Value n,
                    Value biasValue, const QuantizedRow &row) const;
   /// Row n's scales (and mins) in f32 into `widened` (widensRowQParams):
@@ -794,6 +800,31 @@ void HostGemmEmitter::emitQuantizeRow(ImplicitLocOpBuilder &b, ValueRange args,
       [&](ImplicitLocOpBuilder &ib, Value blk) { quantize(ib, blk, false); });
   if (rest)
     quantize(b, indexConst(b, fullBlocks), true);
+}
+
+HostGemmEmitter::QuantizedRow
+HostGemmEmitter::allocQuantizedRow(ImplicitLocOpBuilder &b) const {
+  const int64_t codes = activationBlocks() * kActivationBlock;
+  auto buffer = [&](int64_t size, Type type) -> Value {
+    return memref::AllocaOp::create(b, MemRefType::get({size}, type));
+  };
+  QuantizedRow row;
+  row.xq = buffer(codes, b.getI8Type());
+  row.xs = buffer(activationBlocks(), f32);
+  if (subtractsFieldOffset())
+    row.xc = buffer(codes / 4, b.getI32Type());
+  if (spec.minZero)
+    row.xm = buffer(codes / 4, f32);
+  return row;
+}
+
+void HostGemmEmitter::emitInt8Rows(ImplicitLocOpBuilder &b, ValueRange args,
+                                   Value outputs,
+                                   const QuantizedRow &row) const {
+  emitForLoop(b, indexConst(b, 0), outputs, 1,
+              [&](ImplicitLocOpBuilder &nb, Value n) {
+                emitInt8Row(nb, args, n, emitBias(nb, args, n), row);
+              });
 }
 
 void HostGemmEmitter::emitInt8Row(ImplicitLocOpBuilder &b, ValueRange args,
@@ -1493,26 +1524,13 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
   if (usesInt8Tiles()) {
     // X quantized at every T: T = 1 is the integer GEMV below, T > 1 AMX
     // tiles; neither decodes weights to f32.
-    quantized.xq =
-        memref::AllocaOp::create(b, MemRefType::get({spec.k}, b.getI8Type()));
-    quantized.xs =
-        memref::AllocaOp::create(b, MemRefType::get({activationBlocks()}, f32));
-    if (subtractsFieldOffset())
-      quantized.xc = memref::AllocaOp::create(
-          b, MemRefType::get({spec.k / 4}, b.getI32Type()));
-    if (spec.minZero)
-      quantized.xm =
-          memref::AllocaOp::create(b, MemRefType::get({spec.k / 4}, f32));
+    quantized = allocQuantizedRow(b);
     scf::IfOp::create(
         b, single,
         [&](OpBuilder &nested, Location loc) {
           ImplicitLocOpBuilder ib(loc, nested);
           emitQuantizeRow(ib, args, quantized);
-          emitForLoop(ib, indexConst(ib, 0), outputs, 1,
-                      [&](ImplicitLocOpBuilder &nb, Value n) {
-                        emitInt8Row(nb, args, n, emitBias(nb, args, n),
-                                    quantized);
-                      });
+          emitInt8Rows(ib, args, outputs, quantized);
           scf::YieldOp::create(ib);
         },
         [&](OpBuilder &nested, Location loc) {
@@ -1527,18 +1545,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
     // T = 1: X widened to f32 (or quantized to int8) once per call, not
     // once per output row.
     if (spec.quantizedActivations) {
-      const int64_t quads = activationBlocks() * kActivationBlock / 4;
-      quantized.xq = memref::AllocaOp::create(
-          b, MemRefType::get({activationBlocks() * kActivationBlock},
-                             b.getI8Type()));
-      quantized.xs = memref::AllocaOp::create(
-          b, MemRefType::get({activationBlocks()}, f32));
-      if (subtractsFieldOffset())
-        quantized.xc = memref::AllocaOp::create(
-            b, MemRefType::get({quads}, b.getI32Type()));
-      if (spec.minZero)
-        quantized.xm =
-            memref::AllocaOp::create(b, MemRefType::get({quads}, f32));
+      quantized = allocQuantizedRow(b);
     } else {
       xrow =
           memref::AllocaOp::create(b, MemRefType::get({chunks * chunk}, f32));
@@ -1597,11 +1604,7 @@ void HostGemmEmitter::emitBody(ImplicitLocOpBuilder &b, ValueRange args) {
       [&](OpBuilder &nested, Location loc) {
         ImplicitLocOpBuilder ib(loc, nested);
         if (quantized.xq)
-          emitForLoop(ib, indexConst(ib, 0), outputs, 1,
-                      [&](ImplicitLocOpBuilder &nb, Value n) {
-                        emitInt8Row(nb, args, n, emitBias(nb, args, n),
-                                    quantized);
-                      });
+          emitInt8Rows(ib, args, outputs, quantized);
         else
           fusedRows(ib, xrow);
         scf::YieldOp::create(ib);
