@@ -2,6 +2,8 @@
 
 #include "qtensor/Runtime/OpKernel.h"
 
+#include "HostCodeKernel.h"
+
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Support/CheckedMath.h"
@@ -124,14 +126,9 @@ Status qtensor::runtime::forTokenChunks(
 
 namespace {
 
-class HostNativeKernel final : public OpKernel {
+class HostNativeKernel final : public HostCodeKernel {
 public:
-  HostNativeKernel(const KernelInstance &instance,
-                   std::vector<void *> functions,
-                   std::shared_ptr<const WeightOperands> operands,
-                   FloatType activation, FloatType output)
-      : instance(instance), functions(std::move(functions)),
-        operands(std::move(operands)), activation(activation), output(output) {}
+  using HostCodeKernel::HostCodeKernel;
 
   Status run(const HostTensor &x, HostTensor &y) override {
     QTENSOR_TRY(checkActivations(x, activation, instance.k));
@@ -150,8 +147,6 @@ public:
       return callRows(function, x, y, t, n0, n1);
     });
   }
-  const char *backend() const override { return "host"; }
-  const std::string &name() const override { return instance.id; }
 
 private:
   /// Output rows [n0, n1) of y: the weight operands from row n0, y from
@@ -218,11 +213,6 @@ private:
     }
     return callMlirCInterface(function, args, count);
   }
-
-  const KernelInstance &instance;
-  std::vector<void *> functions;
-  std::shared_ptr<const WeightOperands> operands;
-  FloatType activation, output;
 };
 
 class FullDequantKernel final : public OpKernel {

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostCodeKernel.h"
+
 #include "qtensor/Runtime/HostBackend.h"
 #include "qtensor/Runtime/OpKernel.h"
 
@@ -20,13 +22,9 @@ using namespace qtensor::runtime;
 
 namespace {
 
-class HostW8A8Kernel final : public OpKernel {
+class HostW8A8Kernel final : public HostCodeKernel {
 public:
-  HostW8A8Kernel(const KernelInstance &instance, std::vector<void *> functions,
-                 std::shared_ptr<const WeightOperands> operands,
-                 FloatType activation, FloatType output)
-      : instance(instance), functions(std::move(functions)),
-        operands(std::move(operands)), activation(activation), output(output) {}
+  using HostCodeKernel::HostCodeKernel;
 
   Status run(const HostTensor &x, HostTensor &y) override {
     if (Status s = checkActivations(x, activation, instance.k); !s)
@@ -40,8 +38,6 @@ public:
         x.rows, *instance.tokens.max,
         [&](int64_t t0, int64_t rows) { return callRows(x, y, t0, rows); });
   }
-  const char *backend() const override { return "host"; }
-  const std::string &name() const override { return instance.id; }
 
 private:
   /// Rows [t0, t0 + rows) of x, quantized, into the same rows of y.
@@ -113,11 +109,6 @@ private:
     }
     return callMlirCInterface(gemv, args, count);
   }
-
-  const KernelInstance &instance;
-  std::vector<void *> functions;
-  std::shared_ptr<const WeightOperands> operands;
-  FloatType activation, output;
 };
 
 } // namespace
