@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -46,6 +47,103 @@ std::string groupText(int64_t row, int64_t group, int64_t lo, int64_t hi) {
   return "row " + std::to_string(row) + ", group " + std::to_string(group) +
          " (columns " + std::to_string(lo) + ".." + std::to_string(hi - 1) +
          ")";
+}
+
+/// The finite values' minimum and maximum of one group, and how many of
+/// its values are not finite. The minimum and maximum are exact, whatever
+/// the order the lanes meet them in (only a zero's sign may differ, which
+/// no parameter depends on).
+struct FiniteRange {
+  float lo = 0, hi = 0;
+  int64_t nonfinite = 0;
+};
+
+typedef float Floats8 __attribute__((ext_vector_type(8), aligned(4)));
+typedef int Ints8 __attribute__((ext_vector_type(8)));
+
+FiniteRange finiteRange(const float *v, int64_t n) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  // Eight lanes at a time: x - x is 0 exactly when x is finite; a value
+  // that is not stands in as the identity of the min and the max.
+  Floats8 lo = inf, hi = -inf;
+  Ints8 bad = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Floats8 x;
+    std::memcpy(&x, v + i, sizeof x);
+    const Ints8 finite = (x - x) == 0.0f; // -1 where finite
+    lo = __builtin_elementwise_min(lo, finite ? x : inf);
+    hi = __builtin_elementwise_max(hi, finite ? x : -inf);
+    bad += finite + 1;
+  }
+  FiniteRange r;
+  float l = inf, h = -inf;
+  for (int j = 0; j < 8; ++j) {
+    l = std::min(l, lo[j]);
+    h = std::max(h, hi[j]);
+    r.nonfinite += bad[j];
+  }
+  for (; i < n; ++i) {
+    if (!std::isfinite(v[i])) {
+      ++r.nonfinite;
+      continue;
+    }
+    l = std::min(l, v[i]);
+    h = std::max(h, v[i]);
+  }
+  if (r.nonfinite < n) { // else no finite value: both stay 0
+    r.lo = l;
+    r.hi = h;
+  }
+  return r;
+}
+
+/// One group's affine map under NearestEven rounding, as quantizeClamped
+/// applies it, with its endpoints precomputed.
+struct GroupCoding {
+  double scale, zeroPoint, lower, upper, qmin, qmax;
+};
+
+/// out[i] = quantizeClamped(v[i], NearestEven) for a finite v[i], qmax for
+/// +inf, qmin for -inf and the zero-point for NaN: quantizeGroupwise's
+/// per-value rule, the same operations in the same order, with selects
+/// for its branches so the loop vectorizes.
+template <bool Builtin>
+inline __attribute__((always_inline)) void
+codeValues(const float *v, int64_t n, const GroupCoding &g, int32_t *out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = v[i];
+    const double step = x / g.scale;
+    double r = (Builtin ? __builtin_roundeven(step) : roundHalfToEven(step)) +
+               g.zeroPoint;
+    r = r < g.qmin ? g.qmin : r;
+    r = r > g.qmax ? g.qmax : r;
+    // quantizeClamped's early saturation (the lower end first), which also
+    // places the infinities.
+    r = x >= g.upper ? g.qmax : r;
+    r = x <= g.lower ? g.qmin : r;
+    r = x != x ? g.zeroPoint : r;
+    out[i] = static_cast<int32_t>(r);
+  }
+}
+
+#if defined(__x86_64__)
+// AVX2's vroundpd rounds half to even by its immediate, whatever the
+// floating-point environment: roundeven is one instruction there.
+__attribute__((target("avx2"))) void
+codeValuesAvx2(const float *v, int64_t n, const GroupCoding &g, int32_t *out) {
+  codeValues<true>(v, n, g, out);
+}
+#endif
+
+void codeValuesNearestEven(const float *v, int64_t n, const GroupCoding &g,
+                           int32_t *out) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2)
+    return codeValuesAvx2(v, n, g, out);
+#endif
+  codeValues<false>(v, n, g, out);
 }
 
 } // namespace
@@ -98,21 +196,15 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
 
       // Range reduction over finite values only; a nonfinite value must not
       // set the scale of the whole group (M8.1 0x02E).
-      double minValue = 0.0, maxValue = 0.0;
-      bool anyFinite = false;
-      for (int64_t k = lo; k < hi; ++k) {
-        double v = row[k];
-        if (!std::isfinite(v)) {
-          if (config.nonfinitePolicy == NonfinitePolicy::Reject)
+      const FiniteRange finite = finiteRange(row + lo, hi - lo);
+      if (finite.nonfinite && config.nonfinitePolicy == NonfinitePolicy::Reject)
+        for (int64_t k = lo; k < hi; ++k)
+          if (!std::isfinite(row[k]))
             return makeError(groupText(n, g, lo, hi), ", column ", k,
-                             ": value ", formatDouble(v),
+                             ": value ", formatDouble(row[k]),
                              " is not finite (NonfinitePolicy::Reject)");
-          continue;
-        }
-        minValue = anyFinite ? std::min(minValue, v) : v;
-        maxValue = anyFinite ? std::max(maxValue, v) : v;
-        anyFinite = true;
-      }
+      const double minValue = finite.lo, maxValue = finite.hi;
+      const bool anyFinite = finite.nonfinite < hi - lo;
 
       // Asymmetric ranges always include 0: exact zero stays representable
       // and a nonzero constant group gets a non-degenerate range. The only
@@ -169,6 +261,19 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
       // quantizeValue's Clamp path without repeating the checks.
       if (Status s = validateQuantizeParams(params, *range); !s)
         return makeError(groupText(n, g, lo, hi), ": ", s.message());
+      int32_t *codes = result.codes.data() + size_t(n * cols);
+      if (config.rounding == RoundingMode::NearestEven) {
+        const double qmin = double(range->qmin), qmax = double(range->qmax);
+        const GroupCoding coding{
+            params.scale,
+            double(params.zeroPoint),
+            params.scale * double(range->qmin - params.zeroPoint),
+            params.scale * double(range->qmax - params.zeroPoint),
+            qmin,
+            qmax};
+        codeValuesNearestEven(row + lo, hi - lo, coding, codes + lo);
+        continue;
+      }
       for (int64_t k = lo; k < hi; ++k) {
         double v = row[k];
         int64_t code;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtensor/Numerics/Groupwise.h"
+#include "qtensor/Numerics/Affine.h"
 
 #include <gtest/gtest.h>
 
@@ -286,6 +287,77 @@ TEST(GroupwiseTest, RoundTripErrorWithinHalfStep) {
       }
     EXPECT_EQ(back[3], 0.0f);
     EXPECT_EQ(back[K + 36], 0.0f);
+  }
+}
+
+// The per-group loop is branch-free and vectorized (AVX2 where the CPU has
+// it); every code must still be the per-value rule's: quantizeClamped under
+// the group's parameters, qmax / qmin for +-inf, the zero-point for NaN.
+// Values sit on exact ties of x / s, at and beyond the saturation points,
+// near zero with either sign, and span subnormal to huge magnitudes, with
+// group sizes that leave every lane count as a tail.
+TEST(GroupwiseTest, EveryCodeIsThePerValueRule) {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 9);
+  const int64_t N = 5, K = 203;
+  for (GroupwiseConfig config :
+       {asym4(128), asym4(7), asym4(32), GroupwiseConfig{}}) {
+    for (bool symmetric : {false, true}) {
+      for (bool f16Scales : {false, true}) {
+        config.symmetric = symmetric;
+        config.bits = symmetric ? 4 : 3;
+        config.constantPolicy = ConstantGroupPolicy::UnitScale;
+        config.nonfinitePolicy = NonfinitePolicy::ExcludeFromRange;
+        if (f16Scales)
+          config.scaleFormat = FloatFormat::F16;
+        else
+          config.scaleFormat.reset();
+        std::vector<float> w(size_t(N * K));
+        for (float &v : w) {
+          switch (pick(rng)) {
+          case 0: // an exact tie in units of a power-of-two scale
+            v = (float(int(normal(rng) * 8)) + 0.5f) * 0.125f;
+            break;
+          case 1:
+            v = pick(rng) < 5 ? -0.0f : 0.0f;
+            break;
+          case 2:
+            // subnormal (f16 scales cannot hold a scale that small)
+            v = normal(rng) * (f16Scales ? 1e-3f : 1e-40f);
+            break;
+          case 3:
+            v = pick(rng) < 3 ? kNaN : (pick(rng) < 5 ? kInf : -kInf);
+            break;
+          case 4:
+            v = normal(rng) * (f16Scales ? 3e3f : 1e30f);
+            break;
+          default:
+            v = normal(rng);
+          }
+        }
+        Expected<GroupwiseQuantized> q =
+            quantizeGroupwise(w.data(), N, K, config);
+        ASSERT_TRUE(bool(q)) << q.message();
+        const int64_t groups = q->numGroupsPerRow;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t k = 0; k < K; ++k) {
+            const size_t meta = size_t(n * groups + k / config.groupSize);
+            const AffineParams params{
+                q->scales[meta], symmetric ? 0 : int64_t(q->zeroPoints[meta])};
+            const double x = w[size_t(n * K + k)];
+            const int64_t expected =
+                std::isnan(x)   ? params.zeroPoint
+                : std::isinf(x) ? (x > 0 ? q->range.qmax : q->range.qmin)
+                                : quantizeClamped(x, params, q->range,
+                                                  RoundingMode::NearestEven);
+            ASSERT_EQ(q->codes[size_t(n * K + k)], expected)
+                << "value " << x << " at row " << n << ", column " << k
+                << ", group size " << config.groupSize
+                << (symmetric ? ", symmetric" : ", asymmetric");
+          }
+      }
+    }
   }
 }
 
