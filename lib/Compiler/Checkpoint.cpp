@@ -892,13 +892,22 @@ std::string detail::shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-Expected<std::string>
-detail::digestFiles(const std::vector<std::string> &paths) {
+Expected<std::string> detail::digestFiles(const std::vector<std::string> &paths,
+                                          const std::atomic<bool> *cancel) {
   std::string lines;
   for (const std::string &path : paths) {
     QTENSOR_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
-    QTENSOR_ASSIGN_OR_RETURN(std::string hex,
-                             sha256HexOfMapped(file.data(), file.size()));
+    QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+    // 8 MiB at a time, each chunk's pages given back once hashed.
+    constexpr size_t kChunk = size_t(8) << 20;
+    for (size_t at = 0; at < file.size(); at += kChunk) {
+      if (cancel && cancel->load(std::memory_order_relaxed))
+        return makeError(path, ": hashing cancelled");
+      const size_t n = std::min(kChunk, file.size() - at);
+      QTENSOR_TRY(sha.update(file.data() + at, n));
+      releaseMappedPages(file.data() + at, n);
+    }
+    QTENSOR_ASSIGN_OR_RETURN(std::string hex, sha.finishHex());
     std::string base = path.substr(path.find_last_of('/') + 1);
     lines += base + " " + hex + "\n";
   }
@@ -1352,7 +1361,7 @@ Expected<Checkpoint> Checkpoint::open(const std::string &path,
   }
   QTENSOR_TRY(selection.checkAllPatternsUsed(path));
 
-  QTENSOR_ASSIGN_OR_RETURN(cp.digest, detail::digestFiles(cp.inputs));
+  cp.digest = SourceDigest::start(cp.inputs);
   return cp;
 }
 

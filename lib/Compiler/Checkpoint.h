@@ -14,6 +14,7 @@
 #define QTENSOR_LIB_COMPILER_CHECKPOINT_H
 
 #include "Selection.h"
+#include "SourceDigest.h"
 
 #include "qtensor/Descriptor/Descriptor.h"
 #include "qtensor/Formats/DecoderProgram.h"
@@ -173,8 +174,10 @@ public:
   /// The quantization_config a Hugging Face checkpoint declares, as its
   /// reader spells it ("gptq 4-bit g128 asym desc_act gptq"); empty if none.
   const std::string &quantization() const { return quantText; }
-  /// SHA-256 over the checkpoint's files, in a fixed order (provenance).
-  const std::string &sha256() const { return digest; }
+  /// SHA-256 over the checkpoint's files, in a fixed order (provenance);
+  /// hashed on a thread of its own since the checkpoint opened, so this
+  /// waits for it (SourceDigest.h).
+  Expected<std::string> sha256() const { return digest.get(); }
   /// The input files hashed, for the report.
   const std::vector<std::string> &files() const { return inputs; }
   /// The whole decoder (hyperparameters the runtime needs to run the model)
@@ -243,7 +246,8 @@ private:
   std::vector<SourceTensor> rest;
   std::vector<KeptTensor> keptList;
   std::vector<std::string> unused, leftOutTensors;
-  std::string digest, quantText;
+  SourceDigest digest;
+  std::string quantText;
   std::vector<std::string> inputs;
   std::shared_ptr<safetensors::SafetensorsFile> single;
   std::shared_ptr<safetensors::SafetensorsIndex> index;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,8 +17,10 @@ namespace qtensor::compiler::detail {
 std::string shapeText(const std::vector<int64_t> &shape);
 
 /// Digest of several files: SHA-256 of "<basename> <sha256>\n" lines, in
-/// the given order (the checkpoint's provenance).
-Expected<std::string> digestFiles(const std::vector<std::string> &paths);
+/// the given order (the checkpoint's provenance). Stops with an error
+/// between chunks once `*cancel` is set.
+Expected<std::string> digestFiles(const std::vector<std::string> &paths,
+                                  const std::atomic<bool> *cancel = nullptr);
 
 /// A Gemma 3 text_config with transformers' Gemma3TextConfig defaults for
 /// the keys it leaves out (VisionLanguage.cpp).

@@ -631,7 +631,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
   if (spec->activationQuant != kernels::ActivationQuant::None)
     input.quantization.config["activation_quant"] =
         kernels::toString(spec->activationQuant);
-  input.provenance.sourceCheckpointSha256 = checkpoint->sha256();
+  // The source's digest, hashed since the checkpoint opened (beside the
+  // stages above); the report below takes it from here.
+  QTENSOR_ASSIGN_OR_RETURN(input.provenance.sourceCheckpointSha256,
+                           checkpoint->sha256());
   input.provenance.converterName = "qtc";
   // The commit the compiler was built from ("-dirty" with local changes,
   // "unknown" outside git); the release is in createdBy.
@@ -664,9 +667,10 @@ Expected<CompileResult> compileArtifact(const CompileRequest &request,
     input.report["program"] = {{"none", programGap}};
   }
   input.report["report_version"] = 1;
-  input.report["source"] = {{"path", request.input},
-                            {"format", checkpoint->format()},
-                            {"sha256", checkpoint->sha256()}};
+  input.report["source"] = {
+      {"path", request.input},
+      {"format", checkpoint->format()},
+      {"sha256", input.provenance.sourceCheckpointSha256}};
   if (!checkpoint->quantization().empty())
     input.report["source"]["quantization_config"] = checkpoint->quantization();
   if (!request.weights.empty()) {

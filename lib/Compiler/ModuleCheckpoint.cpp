@@ -129,7 +129,7 @@ Checkpoint::openForModule(const std::string &modulePath,
     if (!referenced.count(t.name))
       cp.unused.push_back(t.name);
   QTENSOR_TRY(selection.checkAllPatternsUsed(modulePath));
-  QTENSOR_ASSIGN_OR_RETURN(cp.digest, detail::digestFiles(cp.inputs));
+  cp.digest = SourceDigest::start(cp.inputs);
   return cp;
 }
 
