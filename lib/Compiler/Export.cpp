@@ -549,7 +549,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
           std::string digest,
           artifact::reconstructionDigest(
               s.logical, s.codes,
-              std::vector<double>(s.scales.begin(), s.scales.end()), zeros));
+              std::vector<double>(s.scales.begin(), s.scales.end()), zeros,
+              artifact::DigestForm::Blocks));
       StagedQuantized q;
       q.shard = shard;
       q.name = name;
@@ -614,7 +615,8 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       t["relative_error"] = w.relativeError;
       t["max_abs_error"] = w.maxAbsError;
       t["sqnr_db"] = finiteOrNull(w.sqnrDb);
-      t["reconstruction_sha256"] = digest;
+      t["reconstruction_block_sha256"] = digest;
+      t["reconstruction_block_values"] = artifact::kReconstructionDigestBlock;
       t["stored_bytes"] = stored;
       if (!linear)
         t["use"] = artifact::toString(l.use);

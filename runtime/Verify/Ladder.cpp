@@ -290,30 +290,61 @@ LevelResult levelReference(const artifact::Artifact &a) {
     r.detail = report.message();
     return r;
   }
-  std::map<std::string, std::string> expected;
+  // Each tensor's recorded digest and its form: the block form where the
+  // report has it, else the whole-stream one of earlier compilers.
+  std::map<std::string, std::pair<std::string, artifact::DigestForm>> expected;
+  std::string malformed;
   if (report->contains("tensors") && (*report)["tensors"].is_array())
-    for (const auto &t : (*report)["tensors"])
-      if (t.is_object() && t.value("name", "").size() &&
-          t.contains("reconstruction_sha256") &&
-          t["reconstruction_sha256"].is_string())
-        expected[t["name"]] = t["reconstruction_sha256"];
+    for (const auto &t : (*report)["tensors"]) {
+      if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
+        continue;
+      const std::string name = t["name"];
+      auto text = [&](const char *key) -> const nlohmann::json * {
+        return t.contains(key) && t[key].is_string() ? &t[key] : nullptr;
+      };
+      if (const nlohmann::json *blocks = text("reconstruction_block_sha256")) {
+        const nlohmann::json *values = t.contains("reconstruction_block_values")
+                                           ? &t["reconstruction_block_values"]
+                                           : nullptr;
+        if (!values || !values->is_number_unsigned() ||
+            values->get<uint64_t>() != artifact::kReconstructionDigestBlock) {
+          if (malformed.empty())
+            malformed = name +
+                        ": the report's reconstruction_block_values "
+                        "is " +
+                        (values ? values->dump() : std::string("missing")) +
+                        "; this verifier digests blocks of " +
+                        std::to_string(artifact::kReconstructionDigestBlock) +
+                        " values";
+          continue;
+        }
+        expected[name] = {*blocks, artifact::DigestForm::Blocks};
+      } else if (const nlohmann::json *whole = text("reconstruction_sha256")) {
+        expected[name] = {*whole, artifact::DigestForm::Whole};
+      }
+    }
+  if (!malformed.empty()) {
+    r.detail = malformed;
+    return r;
+  }
   auto count =
       forEachQuantized(a, [&](const artifact::TensorEntry &e) -> Status {
         auto it = expected.find(e.name);
         if (it == expected.end())
           return makeError(e.name,
                            ": the report records no reconstruction digest");
+        const auto &[recorded, form] = it->second;
         QTENSOR_ASSIGN_OR_RETURN(detail::LogicalTensor t,
                                  detail::loadQuantized(a, e));
         auto digest = artifact::storedReconstructionDigest(
-            t.descriptor, t.codeBytes, t.codeSize, t.scales, t.zeros);
+            t.descriptor, t.codeBytes, t.codeSize, t.scales, t.zeros, form);
         if (!digest)
           return makeError(e.name, ": ", digest.message());
-        if (*digest != it->second)
+        if (*digest != recorded)
           return makeError(e.name, ": reconstruction digest ",
                            digest->substr(0, 16),
                            "... differs from the compiler's ",
-                           it->second.substr(0, 16), "...");
+                           recorded.substr(0, 16), "...");
         releaseMappedPages(t.codeBytes, t.codeSize);
         return Status::ok();
       });
@@ -326,17 +357,18 @@ LevelResult levelReference(const artifact::Artifact &a) {
       [&](const artifact::TensorEntry &e,
           const Mixed2416Streams &streams) -> Status {
         auto it = expected.find(e.name);
-        if (it == expected.end())
-          return makeError(e.name,
-                           ": the report records no reconstruction digest");
+        if (it == expected.end() ||
+            it->second.second != artifact::DigestForm::Whole)
+          return makeError(e.name, ": the report records no reconstruction "
+                                   "digest (reconstruction_sha256)");
         QTENSOR_ASSIGN_OR_RETURN(std::string digest,
                                  artifact::mixed2416ReconstructionDigest(
                                      e.mixed2416()->logical, streams));
-        if (digest != it->second)
+        if (digest != it->second.first)
           return makeError(e.name, ": reconstruction digest ",
                            digest.substr(0, 16),
                            "... differs from the compiler's ",
-                           it->second.substr(0, 16), "...");
+                           it->second.first.substr(0, 16), "...");
         return Status::ok();
       });
   if (!mixed) {

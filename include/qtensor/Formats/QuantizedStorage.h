@@ -100,20 +100,37 @@ Expected<std::vector<uint8_t>> reconstructionF32Bytes(
     const QuantizedTensorDescriptor &t, const std::vector<int32_t> &codes,
     const std::vector<double> &scales, const std::vector<double> &zeros);
 
-/// SHA-256 of the reconstruction x_hat = s * (q - z) (Descriptor/
-/// Reconstruct.h) as little-endian binary32: the value a compile records and
+/// How a reconstruction's digest is formed; both hash the values x_hat =
+/// s * (q - z) (Descriptor/Reconstruct.h), each rounded once to binary32,
+/// little-endian, in row-major order.
+enum class DigestForm : uint8_t {
+  /// SHA-256 of all the bytes in one stream: the report's
+  /// `reconstruction_sha256` (artifacts compiled before the block form).
+  Whole,
+  /// The values cut into blocks of kReconstructionDigestBlock (the last
+  /// may be short); SHA-256 of the concatenation of the blocks' SHA-256s
+  /// in lowercase hex. The blocks hash on every core, where the whole
+  /// stream keeps one busy. The report's `reconstruction_block_sha256`.
+  Blocks,
+};
+inline constexpr size_t kReconstructionDigestBlock = size_t(1) << 20;
+
+/// The digest of the reconstruction: the value a compile records and
 /// `qtc verify` recomputes from the reopened artifact (parity level L2).
 Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
                                            const std::vector<int32_t> &codes,
                                            const std::vector<double> &scales,
-                                           const std::vector<double> &zeros);
+                                           const std::vector<double> &zeros,
+                                           DigestForm form);
 
 /// reconstructionDigest of stored codes, unpacked a block of rows at a
 /// time (forEachStoredRowBlock): the same digest, with memory for one
 /// block's codes whatever the tensor's size.
-Expected<std::string> storedReconstructionDigest(
-    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
-    const std::vector<double> &scales, const std::vector<double> &zeros);
+Expected<std::string>
+storedReconstructionDigest(const QuantizedTensorDescriptor &t,
+                           const uint8_t *bytes, size_t numBytes,
+                           const std::vector<double> &scales,
+                           const std::vector<double> &zeros, DigestForm form);
 
 /// The stored bytes [first, first + second) of rows [firstRow, firstRow +
 /// rowCount), which must be whole units (storedCodeRowUnit; the last may

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 namespace qtensor::artifact {
 namespace {
@@ -409,12 +410,88 @@ Expected<std::vector<uint8_t>> reconstructionF32Bytes(
 
 namespace {
 
+/// Where reconstructed values go, in order: a running digest of one form.
+class ValueDigest {
+public:
+  static Expected<ValueDigest> create(DigestForm form) {
+    ValueDigest d;
+    d.form = form;
+    QTENSOR_ASSIGN_OR_RETURN(d.sha, Sha256Stream::create());
+    if (form == DigestForm::Blocks)
+      d.carry.reserve(kReconstructionDigestBlock);
+    return d;
+  }
+
+  /// The next n values of the tensor.
+  Status add(const float *values, size_t n) {
+    if (form == DigestForm::Whole)
+      return sha.update(reinterpret_cast<const uint8_t *>(values),
+                        n * sizeof(float));
+    constexpr size_t kBlock = kReconstructionDigestBlock;
+    if (!carry.empty()) { // complete the partial block first
+      const size_t take = std::min(n, kBlock - carry.size());
+      carry.insert(carry.end(), values, values + take);
+      values += take;
+      n -= take;
+      if (carry.size() == kBlock) {
+        QTENSOR_TRY(hashBlocks(carry.data(), 1));
+        carry.clear();
+      }
+    }
+    const size_t whole = n / kBlock;
+    QTENSOR_TRY(hashBlocks(values, whole));
+    carry.insert(carry.end(), values + whole * kBlock, values + n);
+    return Status::ok();
+  }
+
+  Expected<std::string> finish() {
+    if (form == DigestForm::Blocks && !carry.empty()) {
+      QTENSOR_ASSIGN_OR_RETURN(
+          std::string hex,
+          sha256Hex(reinterpret_cast<const uint8_t *>(carry.data()),
+                    carry.size() * sizeof(float)));
+      QTENSOR_TRY(append(hex));
+    }
+    return sha.finishHex();
+  }
+
+private:
+  /// `count` whole blocks from `values`, hashed across the pool; their hex
+  /// digests go into the running digest in order.
+  Status hashBlocks(const float *values, size_t count) {
+    std::vector<std::optional<Expected<std::string>>> hex(count);
+    defaultThreadPool().parallelFor(count, [&](size_t b) {
+      try { // the pool's bodies must not throw
+        hex[b].emplace(sha256Hex(reinterpret_cast<const uint8_t *>(
+                                     values + b * kReconstructionDigestBlock),
+                                 kReconstructionDigestBlock * sizeof(float)));
+      } catch (const std::exception &e) {
+        hex[b].emplace(makeError("sha256: ", e.what()));
+      }
+    });
+    for (std::optional<Expected<std::string>> &h : hex) {
+      if (!*h)
+        return h->error();
+      QTENSOR_TRY(append(**h));
+    }
+    return Status::ok();
+  }
+  Status append(const std::string &hex) {
+    return sha.update(reinterpret_cast<const uint8_t *>(hex.data()),
+                      hex.size());
+  }
+
+  DigestForm form = DigestForm::Blocks;
+  Sha256Stream sha;
+  std::vector<float> carry; ///< Blocks: the values of a partial block
+};
+
 /// Elements [begin, end) of `r`, whose codes from flat index `codesBegin`
 /// are `codes`, reconstructed across the thread pool in blocks, each
-/// rounded once to f32 and hashed in order into `sha`.
-Status hashReconstruction(const AffineReconstruction &r, Sha256Stream &sha,
-                          const int32_t *codes, size_t codesBegin, size_t begin,
-                          size_t end) {
+/// rounded once to f32 and given in order to `digest`.
+Status digestReconstruction(const AffineReconstruction &r, ValueDigest &digest,
+                            const int32_t *codes, size_t codesBegin,
+                            size_t begin, size_t end) {
   constexpr size_t kBlock = size_t(1) << 22;
   std::vector<float> block(std::min(end - begin, kBlock));
   for (size_t b = begin; b < end; b += kBlock) {
@@ -441,8 +518,7 @@ Status hashReconstruction(const AffineReconstruction &r, Sha256Stream &sha,
         });
     if (!failure.empty())
       return makeError(failure);
-    QTENSOR_TRY(sha.update(reinterpret_cast<const uint8_t *>(block.data()),
-                           (e - b) * sizeof(float)));
+    QTENSOR_TRY(digest.add(block.data(), e - b));
   }
   return Status::ok();
 }
@@ -452,33 +528,36 @@ Status hashReconstruction(const AffineReconstruction &r, Sha256Stream &sha,
 Expected<std::string> reconstructionDigest(const QuantizedTensorDescriptor &t,
                                            const std::vector<int32_t> &codes,
                                            const std::vector<double> &scales,
-                                           const std::vector<double> &zeros) {
+                                           const std::vector<double> &zeros,
+                                           DigestForm form) {
   QTENSOR_ASSIGN_OR_RETURN(AffineReconstruction r,
                            AffineReconstruction::make(t, codes, scales, zeros));
-  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+  QTENSOR_ASSIGN_OR_RETURN(ValueDigest digest, ValueDigest::create(form));
   // Streamed in blocks, so the digest is the whole tensor's and memory is
   // one block's whatever the tensor's size.
-  QTENSOR_TRY(hashReconstruction(r, sha, codes.data(), 0, 0, r.size()));
-  return sha.finishHex();
+  QTENSOR_TRY(digestReconstruction(r, digest, codes.data(), 0, 0, r.size()));
+  return digest.finish();
 }
 
-Expected<std::string> storedReconstructionDigest(
-    const QuantizedTensorDescriptor &t, const uint8_t *bytes, size_t numBytes,
-    const std::vector<double> &scales, const std::vector<double> &zeros) {
+Expected<std::string>
+storedReconstructionDigest(const QuantizedTensorDescriptor &t,
+                           const uint8_t *bytes, size_t numBytes,
+                           const std::vector<double> &scales,
+                           const std::vector<double> &zeros, DigestForm form) {
   QTENSOR_ASSIGN_OR_RETURN(
       AffineReconstruction r,
       AffineReconstruction::makeWithoutCodes(t, scales, zeros));
-  QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+  QTENSOR_ASSIGN_OR_RETURN(ValueDigest digest, ValueDigest::create(form));
   const size_t cols = size_t(colsOf(t));
   QTENSOR_TRY(forEachStoredRowBlock(
       t, bytes, numBytes, uint64_t(1) << 22,
       [&](int64_t first, int64_t count,
           const std::vector<int32_t> &codes) -> Status {
         const size_t begin = size_t(first) * cols;
-        return hashReconstruction(r, sha, codes.data(), begin, begin,
-                                  begin + size_t(count) * cols);
+        return digestReconstruction(r, digest, codes.data(), begin, begin,
+                                    begin + size_t(count) * cols);
       }));
-  return sha.finishHex();
+  return digest.finish();
 }
 
 Expected<std::pair<uint64_t, uint64_t>>

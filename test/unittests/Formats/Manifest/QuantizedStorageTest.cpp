@@ -4,9 +4,11 @@
 
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/KernelLayout.h"
+#include "qtensor/Support/Sha256.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace qtensor;
@@ -185,11 +187,13 @@ TEST(QuantizedStorage, RowBlocksRepackToTheirBytesAndDigestTheWhole) {
         scales[i] = 0.125 * double(i + 1);
         zeros[i] = double(i % 16);
       }
-      auto whole = reconstructionDigest(t, codes, scales, zeros);
-      auto stored = storedReconstructionDigest(t, bytes->data(), bytes->size(),
-                                               scales, zeros);
-      ASSERT_TRUE(whole && stored) << family;
-      EXPECT_EQ(*stored, *whole) << family << " " << bits;
+      for (DigestForm form : {DigestForm::Whole, DigestForm::Blocks}) {
+        auto whole = reconstructionDigest(t, codes, scales, zeros, form);
+        auto stored = storedReconstructionDigest(
+            t, bytes->data(), bytes->size(), scales, zeros, form);
+        ASSERT_TRUE(whole && stored) << family;
+        EXPECT_EQ(*stored, *whole) << family << " " << bits;
+      }
     }
   auto t = weight(150, 96, 4, true, "prefill_mma");
   EXPECT_FALSE(storedRowsByteRange(t, 1, 64));  // not a panel's first row
@@ -282,17 +286,58 @@ TEST(QuantizedStorage, ReadsQParams) {
 
 // The digest depends on every code and scale, not on the layout.
 TEST(QuantizedStorage, ReconstructionDigestSeesEveryValue) {
-  auto t = weight(2, 64, 4, true, "logical");
-  auto codes = codesFor(t);
-  std::vector<double> scales(4, 0.25);
-  auto a = reconstructionDigest(t, codes, scales, {});
-  ASSERT_TRUE(a) << a.message();
-  auto kernel = t;
-  kernel.layout.family = "decode_gemv";
-  EXPECT_EQ(*reconstructionDigest(kernel, codes, scales, {}), *a);
-  codes[100] = codes[100] == 0 ? 1 : 0;
-  EXPECT_NE(*reconstructionDigest(t, codes, scales, {}), *a);
-  codes[100] = codesFor(t)[100];
-  scales[3] = 0.5;
-  EXPECT_NE(*reconstructionDigest(t, codes, scales, {}), *a);
+  for (DigestForm form : {DigestForm::Whole, DigestForm::Blocks}) {
+    auto t = weight(2, 64, 4, true, "logical");
+    auto codes = codesFor(t);
+    std::vector<double> scales(4, 0.25);
+    auto a = reconstructionDigest(t, codes, scales, {}, form);
+    ASSERT_TRUE(a) << a.message();
+    auto kernel = t;
+    kernel.layout.family = "decode_gemv";
+    EXPECT_EQ(*reconstructionDigest(kernel, codes, scales, {}, form), *a);
+    codes[100] = codes[100] == 0 ? 1 : 0;
+    EXPECT_NE(*reconstructionDigest(t, codes, scales, {}, form), *a);
+    codes[100] = codesFor(t)[100];
+    scales[3] = 0.5;
+    EXPECT_NE(*reconstructionDigest(t, codes, scales, {}, form), *a);
+  }
+}
+
+// Both forms by their definitions (QuantizedStorage.h), computed here from
+// the f32 bytes: the whole stream's SHA-256, and the SHA-256 of the blocks'
+// hex digests. 4200 x 1024 values are four whole blocks and a short one,
+// and the stored form reads them in row blocks of 2^22 codes, which end
+// inside a digest block (its partial block carries over).
+TEST(QuantizedStorage, ReconstructionDigestFormsAsDefined) {
+  for (const char *family : {"logical", "prefill_mma"}) {
+    auto t = weight(4200, 1024, 4, false, family);
+    auto codes = codesFor(t);
+    std::vector<double> scales(size_t(4200) * 32), zeros(scales.size());
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = 0.001 * double(i % 97 + 1);
+      zeros[i] = double(i % 16);
+    }
+    auto f32 = reconstructionF32Bytes(t, codes, scales, zeros);
+    ASSERT_TRUE(f32) << f32.message();
+    std::string hexes;
+    const size_t blockBytes = kReconstructionDigestBlock * sizeof(float);
+    for (size_t at = 0; at < f32->size(); at += blockBytes)
+      hexes +=
+          *sha256Hex(f32->data() + at, std::min(blockBytes, f32->size() - at));
+    EXPECT_EQ(hexes.size(), 5u * 64);
+    const std::string blocks = *sha256Hex(
+        reinterpret_cast<const uint8_t *>(hexes.data()), hexes.size());
+    const std::string whole = *sha256Hex(f32->data(), f32->size());
+    EXPECT_EQ(
+        *reconstructionDigest(t, codes, scales, zeros, DigestForm::Blocks),
+        blocks);
+    EXPECT_EQ(*reconstructionDigest(t, codes, scales, zeros, DigestForm::Whole),
+              whole);
+    auto bytes = packStoredCodes(t, codes);
+    ASSERT_TRUE(bytes) << bytes.message();
+    EXPECT_EQ(*storedReconstructionDigest(t, bytes->data(), bytes->size(),
+                                          scales, zeros, DigestForm::Blocks),
+              blocks)
+        << family;
+  }
 }
