@@ -9,7 +9,7 @@ packages=(
   # libFuzzer and the ASan/UBSan runtimes for clang-22 (test/fuzz).
   libclang-rt-22-dev
   # Libraries the project links.
-  nlohmann-json3-dev libgtest-dev libssl-dev libbenchmark-dev libicu-dev
+  nlohmann-json3-dev libgtest-dev libssl-dev libxxhash-dev libbenchmark-dev libicu-dev
   # ONNX models: the ONNX project's protobuf code and protobuf itself.
   libonnx-dev libprotobuf-dev
   # One process per tensor-parallel rank: Open MPI (mpirun, libmpi).

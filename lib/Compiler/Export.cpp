@@ -550,7 +550,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
           artifact::reconstructionDigest(
               s.logical, s.codes,
               std::vector<double>(s.scales.begin(), s.scales.end()), zeros,
-              artifact::DigestForm::Blocks));
+              artifact::DigestForm::Xxh3));
       StagedQuantized q;
       q.shard = shard;
       q.name = name;
@@ -615,8 +615,7 @@ Expected<std::shared_ptr<StagedExport>> stageExport(ExportInput &input,
       t["relative_error"] = w.relativeError;
       t["max_abs_error"] = w.maxAbsError;
       t["sqnr_db"] = finiteOrNull(w.sqnrDb);
-      t["reconstruction_block_sha256"] = digest;
-      t["reconstruction_block_values"] = artifact::kReconstructionDigestBlock;
+      t["reconstruction_xxh3_128"] = digest;
       t["stored_bytes"] = stored;
       if (!linear)
         t["use"] = artifact::toString(l.use);

@@ -290,43 +290,21 @@ LevelResult levelReference(const artifact::Artifact &a) {
     r.detail = report.message();
     return r;
   }
-  // Each tensor's recorded digest and its form: the block form where the
-  // report has it, else the whole-stream one of earlier compilers.
+  // Each tensor's recorded digest and its form: XXH3-128 where the report
+  // has it, else the SHA-256 of earlier compilers.
   std::map<std::string, std::pair<std::string, artifact::DigestForm>> expected;
-  std::string malformed;
   if (report->contains("tensors") && (*report)["tensors"].is_array())
     for (const auto &t : (*report)["tensors"]) {
       if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
         continue;
-      const std::string name = t["name"];
       auto text = [&](const char *key) -> const nlohmann::json * {
         return t.contains(key) && t[key].is_string() ? &t[key] : nullptr;
       };
-      if (const nlohmann::json *blocks = text("reconstruction_block_sha256")) {
-        const nlohmann::json *values = t.contains("reconstruction_block_values")
-                                           ? &t["reconstruction_block_values"]
-                                           : nullptr;
-        if (!values || !values->is_number_unsigned() ||
-            values->get<uint64_t>() != artifact::kReconstructionDigestBlock) {
-          if (malformed.empty())
-            malformed = name +
-                        ": the report's reconstruction_block_values "
-                        "is " +
-                        (values ? values->dump() : std::string("missing")) +
-                        "; this verifier digests blocks of " +
-                        std::to_string(artifact::kReconstructionDigestBlock) +
-                        " values";
-          continue;
-        }
-        expected[name] = {*blocks, artifact::DigestForm::Blocks};
-      } else if (const nlohmann::json *whole = text("reconstruction_sha256")) {
-        expected[name] = {*whole, artifact::DigestForm::Whole};
-      }
+      if (const nlohmann::json *xxh = text("reconstruction_xxh3_128"))
+        expected[t["name"]] = {*xxh, artifact::DigestForm::Xxh3};
+      else if (const nlohmann::json *sha = text("reconstruction_sha256"))
+        expected[t["name"]] = {*sha, artifact::DigestForm::Sha256};
     }
-  if (!malformed.empty()) {
-    r.detail = malformed;
-    return r;
-  }
   auto count =
       forEachQuantized(a, [&](const artifact::TensorEntry &e) -> Status {
         auto it = expected.find(e.name);
@@ -358,7 +336,7 @@ LevelResult levelReference(const artifact::Artifact &a) {
           const Mixed2416Streams &streams) -> Status {
         auto it = expected.find(e.name);
         if (it == expected.end() ||
-            it->second.second != artifact::DigestForm::Whole)
+            it->second.second != artifact::DigestForm::Sha256)
           return makeError(e.name, ": the report records no reconstruction "
                                    "digest (reconstruction_sha256)");
         QTENSOR_ASSIGN_OR_RETURN(std::string digest,

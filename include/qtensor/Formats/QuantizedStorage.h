@@ -104,16 +104,16 @@ Expected<std::vector<uint8_t>> reconstructionF32Bytes(
 /// s * (q - z) (Descriptor/Reconstruct.h), each rounded once to binary32,
 /// little-endian, in row-major order.
 enum class DigestForm : uint8_t {
-  /// SHA-256 of all the bytes in one stream: the report's
-  /// `reconstruction_sha256` (artifacts compiled before the block form).
-  Whole,
-  /// The values cut into blocks of kReconstructionDigestBlock (the last
-  /// may be short); SHA-256 of the concatenation of the blocks' SHA-256s
-  /// in lowercase hex. The blocks hash on every core, where the whole
-  /// stream keeps one busy. The report's `reconstruction_block_sha256`.
-  Blocks,
+  /// SHA-256: the report's `reconstruction_sha256` (artifacts of earlier
+  /// compilers).
+  Sha256,
+  /// XXH3-128 (Support/Xxh3.h): the report's `reconstruction_xxh3_128`.
+  /// L2 compares two computations of the project's own, and the report
+  /// that records the compiler's is covered by the manifest's SHA-256; a
+  /// checksum at tens of GB/s replaces a second SHA-256 pass over four
+  /// bytes per weight on each side (7 GB for an 876 M-weight model).
+  Xxh3,
 };
-inline constexpr size_t kReconstructionDigestBlock = size_t(1) << 20;
 
 /// The digest of the reconstruction: the value a compile records and
 /// `qtc verify` recomputes from the reopened artifact (parity level L2).

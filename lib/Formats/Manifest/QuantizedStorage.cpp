@@ -10,6 +10,7 @@
 #include "qtensor/Support/CheckedMath.h"
 #include "qtensor/Support/Sha256.h"
 #include "qtensor/Support/ThreadPool.h"
+#include "qtensor/Support/Xxh3.h"
 
 #include <algorithm>
 #include <atomic>
@@ -415,75 +416,30 @@ class ValueDigest {
 public:
   static Expected<ValueDigest> create(DigestForm form) {
     ValueDigest d;
-    d.form = form;
-    QTENSOR_ASSIGN_OR_RETURN(d.sha, Sha256Stream::create());
-    if (form == DigestForm::Blocks)
-      d.carry.reserve(kReconstructionDigestBlock);
+    if (form == DigestForm::Sha256) {
+      QTENSOR_ASSIGN_OR_RETURN(Sha256Stream sha, Sha256Stream::create());
+      d.sha.emplace(std::move(sha));
+    } else {
+      QTENSOR_ASSIGN_OR_RETURN(Xxh3Stream xxh, Xxh3Stream::create());
+      d.xxh.emplace(std::move(xxh));
+    }
     return d;
   }
-
   /// The next n values of the tensor.
   Status add(const float *values, size_t n) {
-    if (form == DigestForm::Whole)
-      return sha.update(reinterpret_cast<const uint8_t *>(values),
-                        n * sizeof(float));
-    constexpr size_t kBlock = kReconstructionDigestBlock;
-    if (!carry.empty()) { // complete the partial block first
-      const size_t take = std::min(n, kBlock - carry.size());
-      carry.insert(carry.end(), values, values + take);
-      values += take;
-      n -= take;
-      if (carry.size() == kBlock) {
-        QTENSOR_TRY(hashBlocks(carry.data(), 1));
-        carry.clear();
-      }
-    }
-    const size_t whole = n / kBlock;
-    QTENSOR_TRY(hashBlocks(values, whole));
-    carry.insert(carry.end(), values + whole * kBlock, values + n);
-    return Status::ok();
+    const auto *bytes = reinterpret_cast<const uint8_t *>(values);
+    return sha ? sha->update(bytes, n * sizeof(float))
+               : xxh->update(bytes, n * sizeof(float));
   }
-
   Expected<std::string> finish() {
-    if (form == DigestForm::Blocks && !carry.empty()) {
-      QTENSOR_ASSIGN_OR_RETURN(
-          std::string hex,
-          sha256Hex(reinterpret_cast<const uint8_t *>(carry.data()),
-                    carry.size() * sizeof(float)));
-      QTENSOR_TRY(append(hex));
-    }
-    return sha.finishHex();
+    if (sha)
+      return sha->finishHex();
+    return xxh->finishHex();
   }
 
 private:
-  /// `count` whole blocks from `values`, hashed across the pool; their hex
-  /// digests go into the running digest in order.
-  Status hashBlocks(const float *values, size_t count) {
-    std::vector<std::optional<Expected<std::string>>> hex(count);
-    defaultThreadPool().parallelFor(count, [&](size_t b) {
-      try { // the pool's bodies must not throw
-        hex[b].emplace(sha256Hex(reinterpret_cast<const uint8_t *>(
-                                     values + b * kReconstructionDigestBlock),
-                                 kReconstructionDigestBlock * sizeof(float)));
-      } catch (const std::exception &e) {
-        hex[b].emplace(makeError("sha256: ", e.what()));
-      }
-    });
-    for (std::optional<Expected<std::string>> &h : hex) {
-      if (!*h)
-        return h->error();
-      QTENSOR_TRY(append(**h));
-    }
-    return Status::ok();
-  }
-  Status append(const std::string &hex) {
-    return sha.update(reinterpret_cast<const uint8_t *>(hex.data()),
-                      hex.size());
-  }
-
-  DigestForm form = DigestForm::Blocks;
-  Sha256Stream sha;
-  std::vector<float> carry; ///< Blocks: the values of a partial block
+  std::optional<Sha256Stream> sha;
+  std::optional<Xxh3Stream> xxh;
 };
 
 /// Elements [begin, end) of `r`, whose codes from flat index `codesBegin`

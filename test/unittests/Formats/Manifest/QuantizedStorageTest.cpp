@@ -5,6 +5,7 @@
 #include "qtensor/Numerics/FloatFormats.h"
 #include "qtensor/Numerics/KernelLayout.h"
 #include "qtensor/Support/Sha256.h"
+#include "qtensor/Support/Xxh3.h"
 
 #include <gtest/gtest.h>
 
@@ -187,7 +188,7 @@ TEST(QuantizedStorage, RowBlocksRepackToTheirBytesAndDigestTheWhole) {
         scales[i] = 0.125 * double(i + 1);
         zeros[i] = double(i % 16);
       }
-      for (DigestForm form : {DigestForm::Whole, DigestForm::Blocks}) {
+      for (DigestForm form : {DigestForm::Sha256, DigestForm::Xxh3}) {
         auto whole = reconstructionDigest(t, codes, scales, zeros, form);
         auto stored = storedReconstructionDigest(
             t, bytes->data(), bytes->size(), scales, zeros, form);
@@ -286,7 +287,7 @@ TEST(QuantizedStorage, ReadsQParams) {
 
 // The digest depends on every code and scale, not on the layout.
 TEST(QuantizedStorage, ReconstructionDigestSeesEveryValue) {
-  for (DigestForm form : {DigestForm::Whole, DigestForm::Blocks}) {
+  for (DigestForm form : {DigestForm::Sha256, DigestForm::Xxh3}) {
     auto t = weight(2, 64, 4, true, "logical");
     auto codes = codesFor(t);
     std::vector<double> scales(4, 0.25);
@@ -304,10 +305,8 @@ TEST(QuantizedStorage, ReconstructionDigestSeesEveryValue) {
 }
 
 // Both forms by their definitions (QuantizedStorage.h), computed here from
-// the f32 bytes: the whole stream's SHA-256, and the SHA-256 of the blocks'
-// hex digests. 4200 x 1024 values are four whole blocks and a short one,
-// and the stored form reads them in row blocks of 2^22 codes, which end
-// inside a digest block (its partial block carries over).
+// the f32 bytes; 4200 x 1024 values, which the stored form reads in row
+// blocks of 2^22 codes.
 TEST(QuantizedStorage, ReconstructionDigestFormsAsDefined) {
   for (const char *family : {"logical", "prefill_mma"}) {
     auto t = weight(4200, 1024, 4, false, family);
@@ -319,25 +318,41 @@ TEST(QuantizedStorage, ReconstructionDigestFormsAsDefined) {
     }
     auto f32 = reconstructionF32Bytes(t, codes, scales, zeros);
     ASSERT_TRUE(f32) << f32.message();
-    std::string hexes;
-    const size_t blockBytes = kReconstructionDigestBlock * sizeof(float);
-    for (size_t at = 0; at < f32->size(); at += blockBytes)
-      hexes +=
-          *sha256Hex(f32->data() + at, std::min(blockBytes, f32->size() - at));
-    EXPECT_EQ(hexes.size(), 5u * 64);
-    const std::string blocks = *sha256Hex(
-        reinterpret_cast<const uint8_t *>(hexes.data()), hexes.size());
-    const std::string whole = *sha256Hex(f32->data(), f32->size());
+    const std::string sha = *sha256Hex(f32->data(), f32->size());
+    auto xxhStream = Xxh3Stream::create();
+    ASSERT_TRUE(xxhStream);
+    ASSERT_TRUE(xxhStream->update(f32->data(), f32->size()));
+    const std::string xxh = xxhStream->finishHex();
+    EXPECT_EQ(xxh.size(), 32u);
     EXPECT_EQ(
-        *reconstructionDigest(t, codes, scales, zeros, DigestForm::Blocks),
-        blocks);
-    EXPECT_EQ(*reconstructionDigest(t, codes, scales, zeros, DigestForm::Whole),
-              whole);
+        *reconstructionDigest(t, codes, scales, zeros, DigestForm::Sha256),
+        sha);
+    EXPECT_EQ(*reconstructionDigest(t, codes, scales, zeros, DigestForm::Xxh3),
+              xxh);
     auto bytes = packStoredCodes(t, codes);
     ASSERT_TRUE(bytes) << bytes.message();
     EXPECT_EQ(*storedReconstructionDigest(t, bytes->data(), bytes->size(),
-                                          scales, zeros, DigestForm::Blocks),
-              blocks)
+                                          scales, zeros, DigestForm::Xxh3),
+              xxh)
         << family;
   }
+}
+
+// XXH3-128 as xxHash defines it: the empty input's published checksum
+// (0x99aa06d3014798d8'6001c324468d497f, high half first), and pieces
+// giving the checksum of the whole.
+TEST(QuantizedStorage, Xxh3StreamIsXxh128) {
+  auto empty = Xxh3Stream::create();
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->finishHex(), "99aa06d3014798d86001c324468d497f");
+  std::vector<uint8_t> bytes(100000);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = uint8_t(i * 131 + 7);
+  auto whole = Xxh3Stream::create(), pieces = Xxh3Stream::create();
+  ASSERT_TRUE(whole && pieces);
+  ASSERT_TRUE(whole->update(bytes.data(), bytes.size()));
+  for (size_t at = 0; at < bytes.size(); at += 777)
+    ASSERT_TRUE(pieces->update(bytes.data() + at,
+                               std::min<size_t>(777, bytes.size() - at)));
+  EXPECT_EQ(pieces->finishHex(), whole->finishHex());
 }
