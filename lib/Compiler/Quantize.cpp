@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <mutex>
 
 namespace qtensor::compiler {
@@ -425,36 +424,21 @@ Expected<QuantizedTensorDescriptor> describeLinear(const SourceLinear &linear,
 Expected<GroupwiseQuantized>
 quantizeRowsInParallel(const float *values, int64_t rows, int64_t cols,
                        const GroupwiseConfig &config) {
-  // Ranges of at least 2^18 weights, at most one per thread, in row order.
-  std::mutex piecesMutex;
-  std::map<int64_t, GroupwiseQuantized> pieces;
-  std::atomic<bool> failed{false};
-  defaultThreadPool().parallelRanges(
-      rows, rows * cols, int64_t(1) << 18, [&](int64_t r0, int64_t r1) {
-        auto q = quantizeGroupwise(values + size_t(r0) * size_t(cols), r1 - r0,
-                                   cols, config);
-        if (!q) {
-          failed = true;
-          return;
-        }
-        std::lock_guard<std::mutex> lock(piecesMutex);
-        pieces.emplace(r0, q.take());
-      });
-  if (failed)
-    return quantizeGroupwise(values, rows, cols, config);
-  if (pieces.size() == 1)
-    return std::move(pieces.begin()->second);
-  auto it = pieces.begin();
-  GroupwiseQuantized whole = std::move(it->second);
-  whole.rows = rows;
-  whole.codes.reserve(size_t(rows) * size_t(cols));
-  for (it = pieces.erase(it); it != pieces.end(); it = pieces.erase(it)) {
-    GroupwiseQuantized &p = it->second; // freed once appended
-    whole.codes.insert(whole.codes.end(), p.codes.begin(), p.codes.end());
-    whole.scales.insert(whole.scales.end(), p.scales.begin(), p.scales.end());
-    whole.zeroPoints.insert(whole.zeroPoints.end(), p.zeroPoints.begin(),
-                            p.zeroPoints.end());
-  }
+  // One result for the whole weight, its rows quantized in place in ranges
+  // of at least 2^18 weights, at most one per thread.
+  QTENSOR_ASSIGN_OR_RETURN(GroupwiseQuantized whole,
+                           prepareGroupwise(rows, cols, config));
+  std::vector<Status> parts(defaultThreadPool().threads(), Status::ok());
+  defaultThreadPool().parallelParts(rows, rows * cols, int64_t(1) << 18,
+                                    [&](size_t part, int64_t r0, int64_t r1) {
+                                      parts[part] = quantizeGroupwiseRows(
+                                          values, r0, r1, config, whole);
+                                    });
+  // Parts cover the rows in order and each stops at its first error: the
+  // first failed part's error is the first in row order.
+  for (Status &s : parts)
+    if (!s)
+      return s.error();
   return whole;
 }
 

@@ -148,14 +148,10 @@ void codeValuesNearestEven(const float *v, int64_t n, const GroupCoding &g,
 
 } // namespace
 
-Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
-                                               int64_t rows, int64_t cols,
-                                               const GroupwiseConfig &config) {
+Expected<GroupwiseQuantized> prepareGroupwise(int64_t rows, int64_t cols,
+                                              const GroupwiseConfig &config) {
   if (Status status = validateShape(rows, cols, config.groupSize); !status)
     return status.error();
-  if (!weights)
-    return makeError("weight pointer is null for a [", rows, ", ", cols,
-                     "] tensor");
   if (config.narrow && !config.symmetric)
     return makeError("narrow [-Q, Q] codes are only valid for symmetric "
                      "quantization");
@@ -185,8 +181,26 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
   result.scales.resize(static_cast<size_t>(rows * numGroups));
   if (!config.symmetric)
     result.zeroPoints.resize(static_cast<size_t>(rows * numGroups));
+  return result;
+}
 
-  for (int64_t n = 0; n < rows; ++n) {
+Status quantizeGroupwiseRows(const float *weights, int64_t rowBegin,
+                             int64_t rowEnd, const GroupwiseConfig &config,
+                             GroupwiseQuantized &result) {
+  const int64_t rows = result.rows, cols = result.cols;
+  if (!weights)
+    return makeError("weight pointer is null for a [", rows, ", ", cols,
+                     "] tensor");
+  if (rowBegin < 0 || rowBegin > rowEnd || rowEnd > rows ||
+      result.groupSize != config.groupSize ||
+      result.codes.size() != size_t(rows * cols) ||
+      result.zeroPoints.empty() != config.symmetric)
+    return makeError("rows [", rowBegin, ", ", rowEnd,
+                     ") of a tensor prepared for [", rows, ", ", cols,
+                     "] under another configuration");
+  const int64_t numGroups = result.numGroupsPerRow;
+  const CodeRange *range = &result.range;
+  for (int64_t n = rowBegin; n < rowEnd; ++n) {
     const float *row = weights + n * cols;
     for (int64_t g = 0; g < numGroups; ++g) {
       // Groups restart at each row; the last one may be short (M8.1 0x04).
@@ -288,6 +302,15 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
       }
     }
   }
+  return Status::ok();
+}
+
+Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
+                                               int64_t rows, int64_t cols,
+                                               const GroupwiseConfig &config) {
+  QTENSOR_ASSIGN_OR_RETURN(GroupwiseQuantized result,
+                           prepareGroupwise(rows, cols, config));
+  QTENSOR_TRY(quantizeGroupwiseRows(weights, 0, rows, config, result));
   return result;
 }
 

@@ -97,6 +97,18 @@ Expected<GroupwiseQuantized> quantizeGroupwise(const float *weights,
                                                int64_t rows, int64_t cols,
                                                const GroupwiseConfig &config);
 
+/// quantizeGroupwise in two steps, for callers that split the rows across
+/// threads: prepareGroupwise checks the shape and configuration and sizes
+/// the result for all of W; quantizeGroupwiseRows then quantizes rows
+/// [rowBegin, rowEnd) of W (`weights` points at its row 0) into it. Calls
+/// on disjoint rows may run at once; each stops at its range's first
+/// error.
+Expected<GroupwiseQuantized> prepareGroupwise(int64_t rows, int64_t cols,
+                                              const GroupwiseConfig &config);
+Status quantizeGroupwiseRows(const float *weights, int64_t rowBegin,
+                             int64_t rowEnd, const GroupwiseConfig &config,
+                             GroupwiseQuantized &result);
+
 /// Checks that a (possibly hand-built) tensor is self-consistent: positive
 /// shapes, numGroupsPerRow == ceil(cols / groupSize), vector sizes, positive
 /// finite scales, codes and zero-points inside `range`.
