@@ -10,11 +10,9 @@
 #include "qtensor/Support/ThreadPool.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 
 namespace qtensor::compiler {
 namespace {
